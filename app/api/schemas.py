@@ -1,0 +1,243 @@
+"""Request and response models of the HTTP API (pydantic v2).
+
+Requests forbid unknown fields, so a typo is a 400 naming the field instead of a silent
+default. Enumerated values are lower-case snake_case and appear in the OpenAPI schema.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.estimate.types import (
+    Architecture,
+    Attention,
+    Basis,
+    Interconnect,
+    Method,
+    OomRisk,
+    Optimizer,
+    Precision,
+    Sharding,
+)
+
+CURRENCY_PATTERN = r"^[A-Z]{3}$"
+
+Billing = Literal["on_demand", "spot", "reserved_1y", "reserved_3y"]
+
+
+class WorkloadIn(BaseModel):
+    """A training job. ``preset`` supplies defaults for every other field.
+
+    Sizes: ``params`` parameters (count), ``seq_len`` tokens per sample, ``image_size`` pixels
+    per side, ``micro_batch_size`` samples per GPU per step, ``dataset_gb`` GB on disk,
+    ``cpu_ms_per_sample`` CPU milliseconds of data loading per sample on one core.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    preset: str | None = Field(default=None, examples=["resnet50-imagenet"])
+    architecture: Architecture | None = None
+    params: int | None = Field(default=None, gt=0)
+    layers: int | None = Field(default=None, gt=0)
+    hidden_size: int | None = Field(default=None, gt=0)
+    heads: int | None = Field(default=None, gt=0)
+    kv_heads: int | None = Field(default=None, gt=0)
+    ffn_hidden_size: int | None = Field(default=None, gt=0)
+    vocab_size: int | None = Field(default=None, gt=0)
+    seq_len: int | None = Field(default=None, gt=0)
+    image_size: int | None = Field(default=None, gt=0)
+    micro_batch_size: int | None = Field(default=None, gt=0)
+    grad_accum_steps: int | None = Field(default=None, gt=0)
+    precision: Precision | None = None
+    optimizer: Optimizer | None = None
+    method: Method | None = None
+    lora_rank: int | None = Field(default=None, gt=0)
+    gradient_checkpointing: bool | None = None
+    attention: Attention | None = None
+    sharding: Sharding | None = None
+    samples_per_epoch: int | None = Field(default=None, gt=0)
+    epochs: float | None = Field(default=None, gt=0)
+    dataset_gb: float | None = Field(default=None, ge=0)
+    cpu_ms_per_sample: float | None = Field(default=None, ge=0)
+    min_cuda: str | None = Field(default=None, pattern=r"^\d+(\.\d+)?$")
+
+
+class HardwareIn(BaseModel):
+    """A what-if machine: ``gpu`` is any name or alias the catalog knows."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gpu: str = Field(min_length=1, examples=["A100 80GB SXM4"])
+    gpu_count: float = Field(default=1, gt=0, le=1024)
+    interconnect: Interconnect | None = None
+    vcpus: float | None = Field(default=None, gt=0)
+    ram_gb: float | None = Field(default=None, gt=0, description="host RAM, GiB")
+    disk_gb: float | None = Field(default=None, gt=0)
+    max_cuda: str | None = Field(default=None, pattern=r"^\d+(\.\d+)?$")
+    vram_gb: float | None = Field(default=None, gt=0, description="override catalog VRAM")
+
+
+class EstimateRequest(BaseModel):
+    """``POST /v1/estimate`` body. ``price_per_hour`` (optional, in ``currency``) prices it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    workload: WorkloadIn
+    hardware: HardwareIn
+    currency: str = Field(default="USD", pattern=CURRENCY_PATTERN)
+    price_per_hour: float | None = Field(default=None, ge=0)
+
+
+class OfferFilters(BaseModel):
+    """Offer filters shared by ``GET /v1/offers`` and ``POST /v1/rank``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gpu: str | None = Field(default=None, description="GPU name or alias")
+    min_vram_gb: float | None = Field(default=None, ge=0)
+    gpu_count: float | None = Field(default=None, gt=0)
+    min_gpu_count: float | None = Field(default=None, gt=0)
+    provider: str | None = Field(default=None, description="provider slug")
+    region: str | None = Field(default=None, description="case-insensitive substring")
+    billing: Billing | None = None
+    max_price_per_hour: float | None = Field(
+        default=None, gt=0, description="in the request's currency"
+    )
+    available_only: bool = True
+
+
+class RankRequest(BaseModel):
+    """``POST /v1/rank`` body."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    workload: WorkloadIn
+    filters: OfferFilters = Field(default_factory=OfferFilters)
+    sort: Literal["cost_per_epoch", "epoch_hours", "total_cost", "price_per_hour",
+                  "samples_per_s"] = "cost_per_epoch"
+    currency: str = Field(default="USD", pattern=CURRENCY_PATTERN)
+    limit: int = Field(default=50, ge=1, le=1000)
+    drop_oom: bool = Field(default=False, description="leave out offers predicted to OOM")
+
+
+class MemoryOut(BaseModel):
+    """Peak memory per GPU and its components, GiB."""
+
+    weights_gib: float
+    gradients_gib: float
+    optimizer_gib: float
+    activations_gib: float
+    overhead_gib: float
+    usable_vram_gib: float
+
+
+class EvidenceOut(BaseModel):
+    """A measurement the estimate used."""
+
+    benchmark_id: int
+    gpu: str
+    gpu_count: int
+    workload: str
+    precision: str
+    batch_size_per_gpu: int | None
+    samples_per_s: float
+    source: str
+    source_ref: str
+
+
+class EstimateOut(BaseModel):
+    """An estimate. Throughput for the whole GPU set; costs in ``currency``."""
+
+    samples_per_s: float
+    samples_per_s_low: float
+    samples_per_s_high: float
+    tokens_per_s: float | None
+    basis: Basis
+    epoch_hours: float
+    epoch_hours_low: float
+    epoch_hours_high: float
+    total_hours: float
+    cost_per_epoch: float | None
+    cost_per_epoch_low: float | None
+    cost_per_epoch_high: float | None
+    total_cost: float | None
+    currency: str
+    peak_memory_gib: float
+    memory_utilization: float
+    oom_risk: OomRisk
+    max_micro_batch_size: int
+    memory: MemoryOut
+    multi_gpu_efficiency: float
+    data_loader_samples_per_s: float | None
+    warnings: list[str]
+    notes: list[str]
+    evidence: list[EvidenceOut] = Field(description="measurements used (at most 5 in /v1/rank)")
+    evidence_total: int = Field(description="number of measurements the estimate used")
+
+
+class EstimateResponse(BaseModel):
+    """``POST /v1/estimate`` answer: the resolved workload and hardware with the estimate."""
+
+    workload: dict[str, object]
+    hardware: dict[str, object]
+    estimate: EstimateOut
+
+
+class OfferOut(BaseModel):
+    """An instance offer. ``price_per_hour`` is per instance in ``currency`` (as listed)."""
+
+    id: int
+    provider: str
+    provider_name: str
+    offer_key: str
+    instance_type: str
+    region: str
+    gpu: str | None
+    gpu_name_raw: str
+    gpu_count: float
+    vram_gb_per_gpu: float | None
+    vcpus: float | None
+    ram_gb: float | None
+    disk_gb: float | None
+    max_cuda: str | None
+    driver_version: str | None
+    interconnect: str | None
+    billing: str
+    price_per_hour: float | None
+    currency: str
+    price_is_estimate: bool
+    available: bool
+    stale: bool
+    last_seen_at: str
+    source: str
+
+
+class OfferPage(BaseModel):
+    """A page of offers."""
+
+    items: list[OfferOut]
+    total: int
+    limit: int
+    offset: int
+
+
+class RankedOfferOut(BaseModel):
+    """One ranked offer: the offer, its price in the asked currency, and the estimate."""
+
+    rank: int
+    pareto_optimal: bool
+    offer: OfferOut
+    price_per_hour: float | None
+    estimate: EstimateOut
+
+
+class RankResponse(BaseModel):
+    """``POST /v1/rank`` answer."""
+
+    workload: dict[str, object]
+    currency: str
+    sort: str
+    total_offers: int
+    results: list[RankedOfferOut]

@@ -1,0 +1,112 @@
+"""ASGI application factory: the only module that wires settings, database and routes."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from litestar import Litestar, MediaType, Request, Response, get
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.openapi import OpenAPIConfig
+from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
+from sqlalchemy import text
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.api.routes import V1Controller
+from app.db.session import create_engine_from_url, create_session_factory
+from app.services.estimates import HardwareError
+from app.services.offers import FilterError
+from app.services.reference import ReferenceCache
+from app.services.workloads import WorkloadError
+from app.settings import Settings, get_settings
+
+log = logging.getLogger(__name__)
+
+
+def _field_error(request: Request, exc: Exception) -> Response[dict[str, Any]]:
+    field = getattr(exc, "field", "request")
+    reason = getattr(exc, "reason", str(exc))
+    return Response(
+        {
+            "status_code": HTTP_400_BAD_REQUEST,
+            "detail": f"Invalid {field}: {reason}",
+            "extra": [{"key": field, "message": reason}],
+        },
+        status_code=HTTP_400_BAD_REQUEST,
+        media_type=MediaType.JSON,
+    )
+
+
+def _internal_error(request: Request, exc: Exception) -> Response[dict[str, Any]]:
+    if isinstance(exc, HTTPException):
+        body: dict[str, Any] = {"status_code": exc.status_code, "detail": exc.detail}
+        if exc.extra:
+            body["extra"] = exc.extra
+        return Response(body, status_code=exc.status_code, media_type=MediaType.JSON,
+                        headers=exc.headers)
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return Response(
+        {"status_code": HTTP_500_INTERNAL_SERVER_ERROR, "detail": "Internal Server Error"},
+        status_code=HTTP_500_INTERNAL_SERVER_ERROR,
+        media_type=MediaType.JSON,
+    )
+
+
+def _validation_error(request: Request, exc: ValidationException) -> Response[dict[str, Any]]:
+    extra = exc.extra if isinstance(exc.extra, list) else []
+    keys = ", ".join(str(e.get("key")) for e in extra if isinstance(e, dict) and e.get("key"))
+    detail = exc.detail if not keys else f"{exc.detail} ({keys})"
+    return Response({"status_code": HTTP_400_BAD_REQUEST, "detail": detail, "extra": extra},
+                    status_code=HTTP_400_BAD_REQUEST, media_type=MediaType.JSON)
+
+
+@get("/healthz", sync_to_thread=True, include_in_schema=True)
+def healthz(request: Request) -> dict[str, str]:
+    """Liveness and database reachability."""
+    with request.app.state.session_factory() as session:
+        session.execute(text("SELECT 1"))
+    return {"status": "ok"}
+
+
+def create_app(
+    settings: Settings | None = None, *, session_factory: sessionmaker[Session] | None = None
+) -> Litestar:
+    """Build the ASGI app.
+
+    Args:
+        settings: defaults to :func:`app.settings.get_settings` (environment).
+        session_factory: inject a factory (tests); by default one is built from
+            ``settings.database_url``.
+    """
+    settings = settings or get_settings()
+    engine = None
+    if session_factory is None:
+        engine = create_engine_from_url(settings.database_url)
+        session_factory = create_session_factory(engine)
+
+    def _dispose() -> None:
+        if engine is not None:
+            engine.dispose()
+
+    app = Litestar(
+        route_handlers=[V1Controller, healthz],
+        openapi_config=OpenAPIConfig(
+            title="gpucost", version="0.1.0",
+            description="Where to rent GPUs for a training job: offers, predicted throughput, "
+            "cost per epoch and OOM risk.",
+            path="/schema",
+        ),
+        exception_handlers={
+            WorkloadError: _field_error,
+            HardwareError: _field_error,
+            FilterError: _field_error,
+            ValidationException: _validation_error,
+            Exception: _internal_error,
+        },
+        on_shutdown=[_dispose],
+        debug=False,
+    )
+    app.state.settings = settings
+    app.state.session_factory = session_factory
+    app.state.reference = ReferenceCache(session_factory, settings.seed_dir)
+    return app

@@ -1,0 +1,32 @@
+"""Run Alembic migrations programmatically (``gpucost db upgrade``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, inspect
+
+from app.settings import PROJECT_ROOT
+
+
+def alembic_config(url: str, migrations_dir: Path | None = None) -> Config:
+    """Alembic config pointing at ``migrations/`` with the database ``url``."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(migrations_dir or PROJECT_ROOT / "migrations"))
+    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return cfg
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Apply migrations up to ``revision`` on ``engine``'s database."""
+    cfg = alembic_config(engine.url.render_as_string(hide_password=False))
+    with engine.begin() as connection:
+        cfg.attributes["connection"] = connection
+        command.upgrade(cfg, revision)
+
+
+def is_migrated(engine: Engine) -> bool:
+    """True when the database has an Alembic version table (some migration was applied)."""
+    return inspect(engine).has_table("alembic_version")

@@ -1,0 +1,261 @@
+"""SQLAlchemy 2 typed models (tables are created by Alembic migrations only).
+
+Units live in column names: ``*_gb`` are vendor (decimal-ish) gigabytes as printed on
+datasheets and price pages, ``*_gib`` binary GiB, ``*_gbs`` GB/s, ``*_tflops`` dense TFLOPS,
+``price_per_hour`` is in the row's ``currency`` per hour for the whole instance.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Date,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    Numeric,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+#: BigInteger primary keys that are still autoincrementing INTEGER PRIMARY KEY on SQLite.
+PK = BigInteger().with_variant(Integer(), "sqlite")
+
+
+def utcnow() -> dt.datetime:
+    """Current time, timezone-aware UTC."""
+    return dt.datetime.now(dt.UTC)
+
+
+class Base(DeclarativeBase):
+    """Declarative base with stable constraint names (reliable Alembic diffs)."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class Provider(Base):
+    """A cloud or marketplace that sells GPU instances (AWS, RunPod, Vast.ai, 恒源云 …)."""
+
+    __tablename__ = "provider"
+
+    id: Mapped[int] = mapped_column(PK, primary_key=True)
+    slug: Mapped[str] = mapped_column(String(64), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
+    homepage_url: Mapped[str | None] = mapped_column(String(500))
+    kind: Mapped[str] = mapped_column(String(32), default="cloud")
+    source: Mapped[str] = mapped_column(Text)
+
+    offers: Mapped[list[InstanceOffer]] = relationship(back_populates="provider", lazy="raise")
+
+
+class GpuModel(Base):
+    """A GPU model from the spec catalog (one row per SKU, e.g. ``H100 SXM 80GB``).
+
+    Tensor columns are dense TFLOPS (sparsity halved). ``fp16_tflops``/``fp8_tflops`` are the
+    FP16-accumulate peaks; ``fp16_fp32acc_tflops``/``fp8_fp32acc_tflops`` the FP32-accumulate
+    rates that mixed-precision training uses (half rate on GeForce cards). Source of every row:
+    ``source`` (``../shared/data/gpu_specs.csv`` as compiled from vendor datasheets/TechPowerUp).
+    """
+
+    __tablename__ = "gpu_model"
+
+    id: Mapped[int] = mapped_column(PK, primary_key=True)
+    canonical_name: Mapped[str] = mapped_column(String(100), unique=True)
+    vendor: Mapped[str] = mapped_column(String(32))
+    architecture: Mapped[str] = mapped_column(String(64))
+    compute_capability: Mapped[str | None] = mapped_column(String(16))
+    vram_gb: Mapped[float] = mapped_column(Float)
+    memory_type: Mapped[str | None] = mapped_column(String(32))
+    memory_bandwidth_gbs: Mapped[float | None] = mapped_column(Float)
+    fp32_tflops: Mapped[float | None] = mapped_column(Float)
+    tf32_tflops: Mapped[float | None] = mapped_column(Float)
+    fp16_tflops: Mapped[float | None] = mapped_column(Float)
+    bf16_tflops: Mapped[float | None] = mapped_column(Float)
+    fp8_tflops: Mapped[float | None] = mapped_column(Float)
+    fp16_fp32acc_tflops: Mapped[float | None] = mapped_column(Float)
+    fp8_fp32acc_tflops: Mapped[float | None] = mapped_column(Float)
+    tdp_w: Mapped[float | None] = mapped_column(Float)
+    nvlink: Mapped[bool] = mapped_column(Boolean, default=False)
+    nvlink_bandwidth_gbs: Mapped[float | None] = mapped_column(Float)
+    form_factor: Mapped[str | None] = mapped_column(String(32))
+    release_year: Mapped[int | None] = mapped_column(Integer)
+    market: Mapped[str | None] = mapped_column(String(32))
+    aliases: Mapped[list[str]] = mapped_column(JSON, default=list)
+    uncertain_fields: Mapped[list[str]] = mapped_column(JSON, default=list)
+    source: Mapped[str] = mapped_column(Text)
+    seen_on: Mapped[dt.date | None] = mapped_column(Date)
+    notes: Mapped[str | None] = mapped_column(Text)
+
+
+class InstanceOffer(Base):
+    """One purchasable machine shape at a price: provider × offer id × region × billing.
+
+    ``price_per_hour`` is for the whole instance (all its GPUs), in ``currency``; ``NULL`` when
+    unknown (never 0). ``gpu_count`` may be fractional (a third of an A10). Disk sizes in GB as
+    listed, RAM in GiB, network in Mbit/s.
+    """
+
+    __tablename__ = "instance_offer"
+    __table_args__ = (
+        UniqueConstraint("provider_id", "offer_key", "region", "billing"),
+        Index("ix_instance_offer_gpu_model_id_available", "gpu_model_id", "available"),
+    )
+
+    id: Mapped[int] = mapped_column(PK, primary_key=True)
+    provider_id: Mapped[int] = mapped_column(ForeignKey("provider.id", ondelete="CASCADE"))
+    offer_key: Mapped[str] = mapped_column(String(200))
+    instance_type: Mapped[str] = mapped_column(String(200))
+    region: Mapped[str] = mapped_column(String(200))
+    gpu_model_id: Mapped[int | None] = mapped_column(ForeignKey("gpu_model.id"))
+    gpu_name_raw: Mapped[str] = mapped_column(String(200))
+    gpu_count: Mapped[float] = mapped_column(Float)
+    vram_gib_per_gpu: Mapped[float | None] = mapped_column(Float)
+    vcpus: Mapped[float | None] = mapped_column(Float)
+    cpu_model: Mapped[str | None] = mapped_column(String(200))
+    ram_gib: Mapped[float | None] = mapped_column(Float)
+    system_disk_gb: Mapped[float | None] = mapped_column(Float)
+    data_disk_gb: Mapped[float | None] = mapped_column(Float)
+    disk_type: Mapped[str | None] = mapped_column(String(32))
+    max_cuda: Mapped[str | None] = mapped_column(String(16))
+    driver_version: Mapped[str | None] = mapped_column(String(32))
+    interconnect: Mapped[str | None] = mapped_column(String(16))
+    network_up_mbps: Mapped[float | None] = mapped_column(Float)
+    network_down_mbps: Mapped[float | None] = mapped_column(Float)
+    billing: Mapped[str] = mapped_column(String(32))
+    price_per_hour: Mapped[Decimal | None] = mapped_column(Numeric(14, 6))
+    currency: Mapped[str] = mapped_column(String(3))
+    price_is_estimate: Mapped[bool] = mapped_column(Boolean, default=False)
+    available: Mapped[bool] = mapped_column(Boolean, default=True)
+    first_seen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_seen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    source: Mapped[str] = mapped_column(Text)
+    seen_on: Mapped[dt.date | None] = mapped_column(Date)
+    notes: Mapped[str | None] = mapped_column(Text)
+
+    provider: Mapped[Provider] = relationship(back_populates="offers", lazy="raise")
+    gpu_model: Mapped[GpuModel | None] = relationship(lazy="raise")
+
+
+class PriceObservation(Base):
+    """Append-only price history of an offer (never updated, never deleted)."""
+
+    __tablename__ = "price_observation"
+    __table_args__ = (
+        Index("ix_price_observation_offer_id_observed_at", "offer_id", "observed_at"),
+    )
+
+    id: Mapped[int] = mapped_column(PK, primary_key=True)
+    offer_id: Mapped[int] = mapped_column(ForeignKey("instance_offer.id", ondelete="CASCADE"))
+    observed_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    price_per_hour: Mapped[Decimal | None] = mapped_column(Numeric(14, 6))
+    currency: Mapped[str] = mapped_column(String(3))
+    source: Mapped[str] = mapped_column(Text)
+
+
+class ThroughputBenchmark(Base):
+    """A published, measured training throughput.
+
+    ``throughput`` is copied as published with ``throughput_scope`` saying whether it is the
+    total over ``gpu_count`` GPUs or per GPU; ``throughput_total`` is the normalised total for
+    the whole GPU set, in ``throughput_unit`` (images/s, sequences/s, tokens/s, mel_frames/s,
+    audio_samples/s, samples/s). ``peak_memory_gib`` is per GPU.
+    """
+
+    __tablename__ = "throughput_benchmark"
+    __table_args__ = (Index("ix_throughput_benchmark_workload_gpu", "workload", "gpu_model_id"),)
+
+    id: Mapped[int] = mapped_column(PK, primary_key=True)
+    #: Stable hash of the seed row's identifying fields (idempotent re-seeding).
+    seed_key: Mapped[str | None] = mapped_column(String(40), unique=True)
+    gpu_model_id: Mapped[int | None] = mapped_column(ForeignKey("gpu_model.id"))
+    gpu_label: Mapped[str] = mapped_column(String(100))
+    gpu_count: Mapped[int] = mapped_column(Integer)
+    interconnect: Mapped[str | None] = mapped_column(String(16))
+    workload: Mapped[str] = mapped_column(String(100))
+    task: Mapped[str] = mapped_column(Text)
+    method: Mapped[str] = mapped_column(String(16))
+    precision: Mapped[str] = mapped_column(String(16))
+    precision_label: Mapped[str] = mapped_column(String(32))
+    batch_size_per_gpu: Mapped[int | None] = mapped_column(Integer)
+    seq_len: Mapped[int | None] = mapped_column(Integer)
+    throughput: Mapped[float] = mapped_column(Float)
+    throughput_scope: Mapped[str] = mapped_column(String(16))
+    throughput_total: Mapped[float] = mapped_column(Float)
+    throughput_unit: Mapped[str] = mapped_column(String(32))
+    peak_memory_gib: Mapped[float | None] = mapped_column(Float)
+    framework: Mapped[str] = mapped_column(String(200))
+    framework_version: Mapped[str | None] = mapped_column(String(64))
+    suspect: Mapped[bool] = mapped_column(Boolean, default=False)
+    source: Mapped[str] = mapped_column(String(64))
+    source_ref: Mapped[str] = mapped_column(Text)
+    seen_on: Mapped[dt.date | None] = mapped_column(Date)
+    notes: Mapped[str | None] = mapped_column(Text)
+
+
+class WorkloadPreset(Base):
+    """A named workload profile (``resnet50-imagenet`` …); ``fields`` holds the flat workload."""
+
+    __tablename__ = "workload_preset"
+
+    id: Mapped[int] = mapped_column(PK, primary_key=True)
+    slug: Mapped[str] = mapped_column(String(100), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
+    fields: Mapped[dict[str, Any]] = mapped_column(JSON)
+    benchmark_workloads: Mapped[list[str]] = mapped_column(JSON, default=list)
+    benchmark_method: Mapped[str | None] = mapped_column(String(16))
+    units_per_sample: Mapped[float | None] = mapped_column(Float)
+    throughput_unit: Mapped[str | None] = mapped_column(String(32))
+    source: Mapped[str] = mapped_column(Text)
+    seen_on: Mapped[dt.date | None] = mapped_column(Date)
+    notes: Mapped[str | None] = mapped_column(Text)
+
+
+class CurrencyRate(Base):
+    """An exchange rate as published: 1 ``base`` = ``rate`` ``quote`` on ``seen_on``."""
+
+    __tablename__ = "currency_rate"
+    __table_args__ = (UniqueConstraint("base", "quote", "seen_on"),)
+
+    id: Mapped[int] = mapped_column(PK, primary_key=True)
+    base: Mapped[str] = mapped_column(String(3))
+    quote: Mapped[str] = mapped_column(String(3))
+    rate: Mapped[Decimal] = mapped_column(Numeric(18, 8))
+    source: Mapped[str] = mapped_column(Text)
+    seen_on: Mapped[dt.date] = mapped_column(Date)
+
+
+class RefreshRun(Base):
+    """One provider's part of a price-refresh run (the nightly job)."""
+
+    __tablename__ = "refresh_run"
+    __table_args__ = (Index("ix_refresh_run_provider_id_started_at", "provider_id", "started_at"),)
+
+    id: Mapped[int] = mapped_column(PK, primary_key=True)
+    provider_id: Mapped[int] = mapped_column(ForeignKey("provider.id", ondelete="CASCADE"))
+    started_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    status: Mapped[str] = mapped_column(String(16))
+    offers_seen: Mapped[int] = mapped_column(Integer, default=0)
+    offers_new: Mapped[int] = mapped_column(Integer, default=0)
+    offers_changed: Mapped[int] = mapped_column(Integer, default=0)
+    offers_gone: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text)

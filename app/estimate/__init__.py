@@ -1,0 +1,21 @@
+"""The estimation core: pure functions from workload + hardware data to estimates.
+
+No database, HTTP or framework imports here (checked by ``tests/test_core_purity.py``).
+"""
+
+from app.estimate.cost import convert, epoch_hours, estimate
+from app.estimate.memory import estimate_memory
+from app.estimate.rank import Candidate, pareto_front, rank_candidates
+from app.estimate.throughput import estimate_throughput, training_flops_per_sample
+
+__all__ = [
+    "Candidate",
+    "convert",
+    "epoch_hours",
+    "estimate",
+    "estimate_memory",
+    "estimate_throughput",
+    "pareto_front",
+    "rank_candidates",
+    "training_flops_per_sample",
+]

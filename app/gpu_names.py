@@ -1,0 +1,199 @@
+"""The one GPU-name normaliser: maps any provider/benchmark label to a catalog GPU model.
+
+Pure (no I/O). Built from the catalog rows (canonical name, aliases, VRAM, form factor) plus an
+optional extra alias table (``seed_data/gpu_aliases.csv``). Matching, in order:
+
+1. exact alias match on a normalised key (case, punctuation, vendor words, parenthesised
+   remarks ignored; ``4090D`` ≡ ``4090 D``; ``4080S`` ≡ ``4080 SUPER``);
+2. otherwise the *family* of the name (the name with VRAM, form-factor and memory-type tokens
+   removed, e.g. ``H100-80G-PCIe-NVLink`` → family ``h100``, form ``pcie``, VRAM 80);
+3. within the candidates, keep the form factor asked for (from the name or from the offer's
+   interconnect), then the VRAM nearest to the listed VRAM; ties go to the first catalog row.
+
+Tokens that make a different GPU are kept: Ti, SUPER, D, NVL, Ada, PRO, Quadro (so A10 ≠ A10G,
+L40 ≠ L40S, Quadro RTX 6000 ≠ RTX 6000 Ada). A listed VRAM far from the catalog VRAM (a 48 GB
+memory-modded RTX 4090) still matches the family and is flagged ``vram_mismatch``; the offer
+keeps its own VRAM.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+#: Relative VRAM difference above which a match is flagged (22.35 GiB A10G vs 24 GB is 7 %).
+VRAM_TOLERANCE = 0.12
+
+_DROP_WORDS = {"nvidia", "geforce", "tesla", "amd", "instinct", "gpu", "graphics"}
+_FORM_WORDS = {"sxm": "sxm", "pcie": "pcie", "hgx": "sxm", "oam": "oam"}
+_IGNORED_WORDS = {"nvlink", "hbm2", "hbm2e", "hbm3", "hbm3e", "gddr6", "gddr6x", "gddr7"}
+_VRAM_RE = re.compile(r"\b(\d+(?:\.\d+)?)\s*(?:gb|gib|g)\b")
+_SUFFIX_RE = re.compile(r"\b([a-z]*\d{4})(ti|d|s|ada|super)\b")
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogGpu:
+    """What the normaliser needs of a catalog row. ``form_factor`` as in the catalog."""
+
+    canonical_name: str
+    vram_gb: float
+    form_factor: str | None = None
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GpuMatch:
+    """Result of a match: the catalog name and how it was found."""
+
+    canonical_name: str
+    how: str  # "alias" | "family"
+    vram_mismatch: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedName:
+    """A label split into family, VRAM (GB as written) and form factor."""
+
+    key: str
+    family: str
+    vram_gb: float | None
+    form: str | None
+
+
+def normalise_key(raw: str) -> str:
+    """Normalise a GPU label for comparison (see module docstring)."""
+    s = raw.lower()
+    s = re.sub(r"\([^)]*\)", " ", s)
+    s = re.sub(r"[_\-/,:]+", " ", s)
+    s = _SUFFIX_RE.sub(lambda m: f"{m.group(1)} {'super' if m.group(2) == 's' else m.group(2)}", s)
+    words = [w for w in s.split() if w not in _DROP_WORDS]
+    return " ".join(words)
+
+
+def parse_name(raw: str) -> ParsedName:
+    """Split ``raw`` into a family key, VRAM and form factor."""
+    key = normalise_key(raw)
+    vram: float | None = None
+    m = _VRAM_RE.search(key)
+    if m:
+        vram = float(m.group(1))
+    rest = _VRAM_RE.sub(" ", key)
+    form: str | None = None
+    family_words: list[str] = []
+    for word in rest.split():
+        base = re.sub(r"\d+$", "", word) if word.startswith("sxm") else word
+        if base in _FORM_WORDS:
+            form = _FORM_WORDS[base]
+        elif word in _IGNORED_WORDS:
+            continue
+        else:
+            family_words.append(word)
+    return ParsedName(key=key, family=" ".join(family_words), vram_gb=vram, form=form)
+
+
+def _family_variants(family: str) -> list[str]:
+    """The family key, and without a leading ``rtx`` (``rtx a6000`` and ``a6000``)."""
+    out = [family]
+    words = family.split()
+    if len(words) > 1 and words[0] == "rtx":
+        out.append(" ".join(words[1:]))
+    return out
+
+
+class GpuNameNormaliser:
+    """Map labels to catalog canonical names. Build once per catalog; ``match`` is pure."""
+
+    def __init__(self, gpus: Iterable[CatalogGpu], extra_aliases: Mapping[str, str] | None = None):
+        self._gpus: dict[str, CatalogGpu] = {}
+        self._order: dict[str, int] = {}
+        self._alias: dict[str, list[str]] = {}
+        self._family: dict[str, list[str]] = {}
+        self._form: dict[str, str | None] = {}
+        for i, gpu in enumerate(gpus):
+            self._gpus[gpu.canonical_name] = gpu
+            self._order[gpu.canonical_name] = i
+            ff = (gpu.form_factor or "").lower()
+            self._form[gpu.canonical_name] = ff if ff in ("sxm", "pcie", "oam") else None
+            names = (gpu.canonical_name, *gpu.aliases)
+            for name in names:
+                self._add(self._alias, normalise_key(name), gpu.canonical_name)
+            for name in names:
+                parsed = parse_name(name)
+                vram_ok = parsed.vram_gb is None or _close(parsed.vram_gb, gpu.vram_gb)
+                if parsed.family and vram_ok:
+                    for fam in _family_variants(parsed.family):
+                        self._add(self._family, fam, gpu.canonical_name)
+        for alias, canonical in (extra_aliases or {}).items():
+            if canonical in self._gpus:
+                self._alias[normalise_key(alias)] = [canonical]
+
+    @staticmethod
+    def _add(index: dict[str, list[str]], key: str, name: str) -> None:
+        if key:
+            bucket = index.setdefault(key, [])
+            if name not in bucket:
+                bucket.append(name)
+
+    @property
+    def canonical_names(self) -> list[str]:
+        """Catalog names in catalog order."""
+        return list(self._gpus)
+
+    def match(
+        self, raw: str, *, vram_gib: float | None = None, form_hint: str | None = None
+    ) -> GpuMatch | None:
+        """Find the catalog GPU for ``raw``.
+
+        Args:
+            raw: the label as the provider or benchmark writes it.
+            vram_gib: VRAM per GPU listed with the offer, if any (GiB or GB: the 12 % tolerance
+                absorbs the difference).
+            form_hint: ``sxm`` or ``pcie`` when the offer's interconnect implies it
+                (NVSwitch/SXM boards → ``sxm``).
+
+        Returns:
+            The match, or ``None`` when no catalog family fits (the caller stores the raw name
+            and reports it).
+        """
+        parsed = parse_name(raw)
+        vram = vram_gib if vram_gib else parsed.vram_gb
+        form = parsed.form or form_hint
+        family: list[str] = []
+        for fam in _family_variants(parsed.family):
+            family = self._family.get(fam, [])
+            if family:
+                break
+        candidates = self._alias.get(parsed.key)
+        how = "alias"
+        if not candidates:
+            candidates, how = family, "family"
+        if not candidates:
+            return None
+        if how == "alias":
+            # An exact alias already names the part; only the listed VRAM can contradict it
+            # ("GH200 480GB" names CPU memory, not VRAM).
+            vram = vram_gib or None
+        chosen = self._choose(candidates, vram, form)
+        mismatch = vram is not None and not _close(vram, self._gpus[chosen].vram_gb)
+        wrong_form = form is not None and self._form[chosen] not in (None, form)
+        if (mismatch or wrong_form) and family and how == "alias":
+            alt = self._choose(family, vram, form)
+            alt_mismatch = vram is not None and not _close(vram, self._gpus[alt].vram_gb)
+            if not alt_mismatch or mismatch:
+                chosen, how, mismatch = alt, "family", alt_mismatch
+        return GpuMatch(canonical_name=chosen, how=how, vram_mismatch=mismatch)
+
+    def _choose(self, candidates: list[str], vram: float | None, form: str | None) -> str:
+        pool = list(candidates)
+        if form is not None:
+            same_form = [c for c in pool if self._form[c] == form]
+            pool = same_form or pool
+        if vram is not None:
+            best = min(abs(self._gpus[c].vram_gb - vram) for c in pool)
+            pool = [c for c in pool if abs(self._gpus[c].vram_gb - vram) == best]
+        return min(pool, key=lambda c: self._order[c])
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= VRAM_TOLERANCE * max(a, b)

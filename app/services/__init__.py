@@ -1,0 +1,1 @@
+"""Services: thin layers between HTTP/CLI and the estimation core."""

@@ -1,0 +1,171 @@
+"""Estimate and rank services: resolve inputs, call the pure core, shape the answers."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from app.estimate.cost import UnknownCurrencyError, combine, convert, epoch_hours
+from app.estimate.memory import estimate_memory
+from app.estimate.rank import Candidate, rank_candidates
+from app.estimate.throughput import ThroughputModel, estimate_throughput
+from app.estimate.types import (
+    Estimate,
+    Hardware,
+    Interconnect,
+    MemoryEstimate,
+    OomRisk,
+    ThroughputEstimate,
+    Workload,
+)
+from app.services.offers import (
+    FilterError,
+    OfferRow,
+    RankRow,
+    select_offers_by_id,
+    select_rank_rows,
+)
+from app.services.reference import ReferenceData
+
+
+class HardwareError(ValueError):
+    """Bad hardware input; ``field`` names it."""
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+def offer_interconnect(label: str | None) -> Interconnect | None:
+    """Map an offer's interconnect label to the core enum (NVSwitch/SXM boards are NVLink)."""
+    if label in ("nvlink", "nvswitch", "sxm"):
+        return Interconnect.NVLINK
+    if label == "pcie":
+        return Interconnect.PCIE
+    return None
+
+
+def hardware_from_input(h: dict[str, Any], ref: ReferenceData) -> Hardware:
+    """Build core hardware from ``HardwareIn`` values.
+
+    Raises:
+        HardwareError: the GPU name matches nothing in the catalog.
+    """
+    canonical = ref.resolve_gpu(h["gpu"])
+    if canonical is None:
+        raise HardwareError("hardware.gpu", f"unknown GPU {h['gpu']!r}")
+    return Hardware(
+        gpu=ref.gpus[canonical], gpu_count=h.get("gpu_count") or 1,
+        interconnect=Interconnect(h["interconnect"]) if h.get("interconnect") else None,
+        vcpus=h.get("vcpus"), ram_gib=h.get("ram_gb"), disk_gb=h.get("disk_gb"),
+        max_cuda=h.get("max_cuda"), vram_gib_per_gpu=h.get("vram_gb"),
+    )
+
+
+def estimate_what_if(
+    w: Workload, reference: Workload | None, hw: Hardware, ref: ReferenceData, *,
+    price_per_hour: float | None, currency: str,
+) -> Estimate:
+    """Estimate for a hardware configuration with no offer."""
+    vram = hw.vram_gib_per_gpu or hw.gpu.vram_gb
+    memory = estimate_memory(w, vram_gb=vram, gpu_count=hw.gpu_count)
+    tp = estimate_throughput(
+        w, hw.gpu, gpu_count=hw.gpu_count, interconnect=hw.interconnect, points=ref.points,
+        catalog=ref.gpus, reference=reference,
+    )
+    return combine(w, hw, tp, memory, price_per_hour=price_per_hour, currency=currency)
+
+
+@dataclass(frozen=True, slots=True)
+class RankedOffer:
+    """A ranked offer with its full estimate and converted price."""
+
+    rank: int
+    pareto_optimal: bool
+    offer: OfferRow
+    price_per_hour: float | None
+    estimate: Estimate
+
+
+def rank(
+    w: Workload, reference: Workload | None, session: Session, filters: dict[str, Any],
+    ref: ReferenceData, *, currency: str, sort: str, limit: int, drop_oom: bool,
+) -> tuple[list[RankedOffer], int]:
+    """Estimate every matching offer, rank them, and build full estimates for the top ``limit``.
+
+    Throughput depends only on (GPU, count, interconnect) and memory on (VRAM, count), so each
+    is computed once per distinct configuration; the data-loader cap and the price are applied
+    per offer. Full offer rows and estimates are built only for the offers returned.
+
+    Returns:
+        (ranked offers, number of offers considered). Offers whose GPU is unknown to the
+        catalog cannot be estimated and are left out.
+
+    Raises:
+        FilterError: bad filter, or no exchange rate for ``currency``.
+    """
+    rows = select_rank_rows(session, filters, ref, currency=currency)
+    model = ThroughputModel(w, points=ref.points, catalog=ref.gpus, reference=reference)
+    tp_cache: dict[tuple[str, float, Interconnect | None], ThroughputEstimate] = {}
+    mem_cache: dict[tuple[float, int], MemoryEstimate] = {}
+    rate_cache: dict[str, float] = {}
+    cpu_ms = w.cpu_ms_per_sample
+    samples_per_epoch = w.samples_per_epoch
+    prepared: dict[int, tuple[RankRow, ThroughputEstimate, MemoryEstimate, float | None]] = {}
+    candidates = []
+    names = ref.gpu_names_by_id
+    for row in rows:
+        if row.gpu_model_id is None:
+            continue
+        gpu = ref.gpus[names[row.gpu_model_id]]
+        link = offer_interconnect(row.interconnect)
+        tkey = (gpu.name, row.gpu_count, link)
+        tp = tp_cache.get(tkey)
+        if tp is None:
+            tp = tp_cache[tkey] = model.estimate(gpu, row.gpu_count, link)
+        vram = row.vram_gib_per_gpu or gpu.vram_gb
+        mkey = (vram, math.floor(row.gpu_count))
+        mem = mem_cache.get(mkey)
+        if mem is None:
+            mem = mem_cache[mkey] = estimate_memory(w, vram_gb=vram, gpu_count=row.gpu_count)
+        price = row.price_per_hour
+        if price is not None and row.currency != currency:
+            rate = rate_cache.get(row.currency)
+            if rate is None:
+                try:
+                    rate = rate_cache[row.currency] = convert(1.0, row.currency, currency,
+                                                              ref.rates)
+                except UnknownCurrencyError as exc:
+                    raise FilterError("currency", str(exc)) from exc
+            price *= rate
+        samples = tp.samples_per_s
+        if cpu_ms and row.vcpus:
+            samples = min(samples, max(row.vcpus - 1, 1.0) * 1000.0 / cpu_ms)
+        hours = epoch_hours(samples_per_epoch, samples)
+        cost = hours * price if price is not None else None
+        candidates.append(Candidate(
+            offer_id=row.id, cost_per_epoch=cost, epoch_hours=hours,
+            total_cost=cost * w.epochs if cost is not None else None, price_per_hour=price,
+            samples_per_s=samples, oom_high=mem.oom_risk == OomRisk.HIGH,
+        ))
+        prepared[row.id] = (row, tp, mem, price)
+    ranked = rank_candidates(candidates, sort=sort, drop_oom=drop_oom, limit=limit)
+    full = select_offers_by_id(session, [r.candidate.offer_id for r in ranked])
+    out = []
+    for r in ranked:
+        _, tp, mem, price = prepared[r.candidate.offer_id]
+        offer = full[r.candidate.offer_id]
+        gpu = ref.gpus[names[offer.gpu_model_id]]  # type: ignore[index]
+        hw = Hardware(
+            gpu=gpu, gpu_count=offer.gpu_count, interconnect=offer_interconnect(offer.interconnect),
+            vcpus=offer.vcpus, ram_gib=offer.ram_gib, disk_gb=offer.disk_gb,
+            max_cuda=offer.max_cuda, vram_gib_per_gpu=offer.vram_gib_per_gpu,
+        )
+        est = combine(w, hw, tp, mem, price_per_hour=price, currency=currency)
+        out.append(RankedOffer(rank=r.rank, pareto_optimal=r.pareto_optimal, offer=offer,
+                               price_per_hour=price, estimate=est))
+    return out, len(candidates)

@@ -1,0 +1,211 @@
+"""Offer queries: filtered offers as plain rows, with staleness."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from sqlalchemy import Float, Select, cast, func, or_, select
+from sqlalchemy.orm import Session
+
+from app.db.models import InstanceOffer, Provider, RefreshRun, utcnow
+from app.estimate.cost import UnknownCurrencyError, convert
+from app.services.reference import ReferenceData
+
+
+class FilterError(ValueError):
+    """Bad filter value; ``field`` names it."""
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class OfferRow:
+    """An offer as the services use it (no ORM object)."""
+
+    id: int
+    provider: str
+    provider_name: str
+    offer_key: str
+    instance_type: str
+    region: str
+    gpu_model_id: int | None
+    gpu_name_raw: str
+    gpu_count: float
+    vram_gib_per_gpu: float | None
+    vcpus: float | None
+    ram_gib: float | None
+    system_disk_gb: float | None
+    data_disk_gb: float | None
+    max_cuda: str | None
+    driver_version: str | None
+    interconnect: str | None
+    billing: str
+    price_per_hour: float | None
+    currency: str
+    price_is_estimate: bool
+    available: bool
+    last_seen_at: dt.datetime
+    source: str
+    provider_id: int
+
+    @property
+    def disk_gb(self) -> float | None:
+        """System + data disk, GB (``None`` when neither is listed)."""
+        if self.system_disk_gb is None and self.data_disk_gb is None:
+            return None
+        return (self.system_disk_gb or 0) + (self.data_disk_gb or 0)
+
+
+_COLUMNS = (
+    InstanceOffer.id, Provider.slug, Provider.name, InstanceOffer.offer_key,
+    InstanceOffer.instance_type, InstanceOffer.region, InstanceOffer.gpu_model_id,
+    InstanceOffer.gpu_name_raw, InstanceOffer.gpu_count, InstanceOffer.vram_gib_per_gpu,
+    InstanceOffer.vcpus, InstanceOffer.ram_gib, InstanceOffer.system_disk_gb,
+    InstanceOffer.data_disk_gb, InstanceOffer.max_cuda, InstanceOffer.driver_version,
+    InstanceOffer.interconnect, InstanceOffer.billing,
+    cast(InstanceOffer.price_per_hour, Float), InstanceOffer.currency,
+    InstanceOffer.price_is_estimate, InstanceOffer.available, InstanceOffer.last_seen_at,
+    InstanceOffer.source, InstanceOffer.provider_id,
+)
+
+
+def _filtered(stmt: Select, filters: dict, ref: ReferenceData) -> Select:  # type: ignore[type-arg]
+    gpu = filters.get("gpu")
+    if gpu:
+        canonical = ref.resolve_gpu(gpu)
+        if canonical is None:
+            raise FilterError("gpu", f"unknown GPU {gpu!r}")
+        stmt = stmt.where(InstanceOffer.gpu_model_id == ref.gpu_ids_by_name[canonical])
+    if filters.get("gpu_count") is not None:
+        stmt = stmt.where(InstanceOffer.gpu_count == filters["gpu_count"])
+    if filters.get("min_gpu_count") is not None:
+        stmt = stmt.where(InstanceOffer.gpu_count >= filters["min_gpu_count"])
+    if filters.get("provider"):
+        stmt = stmt.where(Provider.slug == filters["provider"])
+    if filters.get("region"):
+        stmt = stmt.where(func.lower(InstanceOffer.region).contains(filters["region"].lower()))
+    if filters.get("billing"):
+        stmt = stmt.where(InstanceOffer.billing == filters["billing"])
+    if filters.get("available_only", True):
+        stmt = stmt.where(InstanceOffer.available.is_(True))
+    if filters.get("min_vram_gb") is not None:
+        stmt = stmt.where(
+            or_(InstanceOffer.vram_gib_per_gpu >= filters["min_vram_gb"],
+                InstanceOffer.vram_gib_per_gpu.is_(None))
+        )
+    return stmt
+
+
+def _row(r: tuple) -> OfferRow:  # type: ignore[type-arg]
+    return OfferRow(*r)
+
+
+class RankRow(NamedTuple):
+    """The few offer columns ranking needs (full rows are fetched for the answer only)."""
+
+    id: int
+    gpu_model_id: int | None
+    gpu_count: float
+    vram_gib_per_gpu: float | None
+    vcpus: float | None
+    interconnect: str | None
+    price_per_hour: float | None
+    currency: str
+
+
+_RANK_COLUMNS = (
+    InstanceOffer.id, InstanceOffer.gpu_model_id, InstanceOffer.gpu_count,
+    InstanceOffer.vram_gib_per_gpu, InstanceOffer.vcpus, InstanceOffer.interconnect,
+    cast(InstanceOffer.price_per_hour, Float), InstanceOffer.currency,
+)
+
+
+def _post_filter(rows: list, filters: dict, ref: ReferenceData, currency: str) -> list:  # type: ignore[type-arg]
+    min_vram = filters.get("min_vram_gb")
+    if min_vram is not None:
+        rows = [r for r in rows if (vram_gib(r, ref) or 0) >= min_vram]
+    max_price = filters.get("max_price_per_hour")
+    if max_price is not None:
+        try:
+            rows = [
+                r for r in rows
+                if r.price_per_hour is not None
+                and convert(r.price_per_hour, r.currency, currency, ref.rates) <= max_price
+            ]
+        except UnknownCurrencyError as exc:
+            raise FilterError("currency", str(exc)) from exc
+    return rows
+
+
+def select_rank_rows(
+    session: Session, filters: dict, ref: ReferenceData, *, currency: str = "USD"
+) -> list[RankRow]:
+    """Like :func:`select_offers` but only the columns ranking needs (fast path)."""
+    stmt = _filtered(select(*_RANK_COLUMNS).join(Provider), filters, ref)
+    rows = [RankRow._make(r) for r in session.execute(stmt)]
+    return _post_filter(rows, filters, ref, currency)
+
+
+def select_offers_by_id(session: Session, ids: list[int]) -> dict[int, OfferRow]:
+    """Full offer rows for ``ids``."""
+    if not ids:
+        return {}
+    stmt = select(*_COLUMNS).join(Provider).where(InstanceOffer.id.in_(ids))
+    return {r[0]: _row(r) for r in session.execute(stmt)}
+
+
+def select_offers(
+    session: Session, filters: dict, ref: ReferenceData, *, currency: str = "USD"
+) -> list[OfferRow]:
+    """All offers matching ``filters`` (see :class:`app.api.schemas.OfferFilters`).
+
+    ``min_vram_gb`` compares the offer's VRAM, or the catalog VRAM when the offer lists none;
+    ``max_price_per_hour`` is in ``currency``.
+
+    Raises:
+        FilterError: unknown GPU or currency.
+    """
+    stmt = _filtered(select(*_COLUMNS).join(Provider), filters, ref).order_by(InstanceOffer.id)
+    rows = [_row(r) for r in session.execute(stmt)]
+    return _post_filter(rows, filters, ref, currency)
+
+
+def vram_gib(row: OfferRow | RankRow, ref: ReferenceData) -> float | None:
+    """VRAM per GPU of an offer: as listed, else from the catalog."""
+    if row.vram_gib_per_gpu:
+        return row.vram_gib_per_gpu
+    if row.gpu_model_id is not None:
+        return ref.gpus[ref.gpu_names_by_id[row.gpu_model_id]].vram_gb
+    return None
+
+
+def stale_provider_ids(session: Session, stale_after_hours: float,
+                       now: dt.datetime | None = None) -> set[int]:
+    """Providers whose last successful refresh run is older than ``stale_after_hours``.
+
+    Providers that never ran a refresh (seed data only) are not stale: their offers carry
+    their own ``seen_on`` dates.
+    """
+    now = now or utcnow()
+    last_ok = dict(session.execute(
+        select(RefreshRun.provider_id, func.max(RefreshRun.finished_at))
+        .where(RefreshRun.status == "ok").group_by(RefreshRun.provider_id)
+    ).all())
+    ran = {pid for (pid,) in session.execute(select(RefreshRun.provider_id).distinct())}
+    cutoff = now - dt.timedelta(hours=stale_after_hours)
+    stale = set()
+    for pid in ran:
+        finished = last_ok.get(pid)
+        if finished is None:
+            stale.add(pid)
+            continue
+        if finished.tzinfo is None:
+            finished = finished.replace(tzinfo=dt.UTC)
+        if finished < cutoff:
+            stale.add(pid)
+    return stale

@@ -1,0 +1,143 @@
+"""Reference data (GPU catalog, benchmarks, presets, exchange rates) as pure core types.
+
+Loaded from the database once and cached for ``ttl_s`` seconds per process: the catalog and
+the benchmarks change only when ``gpucost seed``/``refresh`` runs.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.models import CurrencyRate, GpuModel, ThroughputBenchmark, WorkloadPreset
+from app.db.seed import build_normaliser, load_extra_aliases
+from app.estimate.types import BenchmarkPoint, GpuSpec, Precision
+from app.gpu_names import GpuNameNormaliser
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    """A workload preset: its flat field values and the measurements it stands for."""
+
+    slug: str
+    name: str
+    fields: dict[str, Any]
+    benchmark_workloads: tuple[str, ...]
+    benchmark_method: str | None
+    units_per_sample: float | None
+    throughput_unit: str | None
+    source: str
+    notes: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceData:
+    """Everything the estimators need besides the offers."""
+
+    gpus: dict[str, GpuSpec]
+    gpu_names_by_id: dict[int, str]
+    gpu_ids_by_name: dict[str, int]
+    normaliser: GpuNameNormaliser
+    points: tuple[BenchmarkPoint, ...]
+    presets: dict[str, Preset]
+    #: latest rate per (base, quote): units of quote per base
+    rates: dict[tuple[str, str], float]
+
+    def resolve_gpu(self, name: str) -> str | None:
+        """Canonical name for any alias the catalog knows, else ``None``."""
+        if name in self.gpus:
+            return name
+        match = self.normaliser.match(name)
+        return match.canonical_name if match else None
+
+
+def gpu_spec(g: GpuModel) -> GpuSpec:
+    """Pure spec from an ORM row."""
+    return GpuSpec(
+        name=g.canonical_name, vendor=g.vendor, architecture=g.architecture, vram_gb=g.vram_gb,
+        memory_bandwidth_gbs=g.memory_bandwidth_gbs, fp32_tflops=g.fp32_tflops,
+        tf32_tflops=g.tf32_tflops, fp16_tflops=g.fp16_tflops, bf16_tflops=g.bf16_tflops,
+        fp8_tflops=g.fp8_tflops, fp16_fp32acc_tflops=g.fp16_fp32acc_tflops,
+        fp8_fp32acc_tflops=g.fp8_fp32acc_tflops, nvlink=g.nvlink,
+        nvlink_bandwidth_gbs=g.nvlink_bandwidth_gbs, form_factor=g.form_factor,
+        market=g.market, release_year=g.release_year,
+    )
+
+
+def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
+    """Read the reference tables into pure types."""
+    gpu_rows = list(session.scalars(select(GpuModel).order_by(GpuModel.id)))
+    names = {g.id: g.canonical_name for g in gpu_rows}
+    points = []
+    for b in session.scalars(select(ThroughputBenchmark)):
+        if b.throughput_scope == "unknown":
+            continue
+        points.append(BenchmarkPoint(
+            id=b.id, gpu=names.get(b.gpu_model_id, "") if b.gpu_model_id else "",
+            gpu_count=b.gpu_count, interconnect=b.interconnect, workload=b.workload,
+            method=b.method, precision=Precision(b.precision),
+            batch_size_per_gpu=b.batch_size_per_gpu, seq_len=b.seq_len,
+            throughput_total=b.throughput_total, throughput_unit=b.throughput_unit,
+            peak_memory_gib=b.peak_memory_gib, framework_version=b.framework_version,
+            source=b.source, source_ref=b.source_ref, suspect=b.suspect,
+        ))
+    presets = {
+        p.slug: Preset(
+            slug=p.slug, name=p.name, fields=dict(p.fields),
+            benchmark_workloads=tuple(p.benchmark_workloads or ()),
+            benchmark_method=p.benchmark_method, units_per_sample=p.units_per_sample,
+            throughput_unit=p.throughput_unit, source=p.source, notes=p.notes,
+        )
+        for p in session.scalars(select(WorkloadPreset).order_by(WorkloadPreset.slug))
+    }
+    rates: dict[tuple[str, str], float] = {}
+    for r in session.scalars(select(CurrencyRate).order_by(CurrencyRate.seen_on)):
+        rates[(r.base, r.quote)] = float(r.rate)
+    return ReferenceData(
+        gpus={g.canonical_name: gpu_spec(g) for g in gpu_rows},
+        gpu_names_by_id=names,
+        gpu_ids_by_name={v: k for k, v in names.items()},
+        normaliser=build_normaliser(gpu_rows, load_extra_aliases(seed_dir)),
+        points=tuple(points),
+        presets=presets,
+        rates=rates,
+    )
+
+
+class ReferenceCache:
+    """Per-process cache of :class:`ReferenceData`, reloaded after ``ttl_s`` seconds."""
+
+    def __init__(self, session_factory: sessionmaker[Session], seed_dir: Path,
+                 ttl_s: float = 60.0):
+        self._factory = session_factory
+        self._seed_dir = seed_dir
+        self._ttl_s = ttl_s
+        self._data: ReferenceData | None = None
+        self._loaded = 0.0
+        self._lock = threading.Lock()
+
+    def get(self) -> ReferenceData:
+        """Current reference data (loads on first use and after the TTL)."""
+        with self._lock:
+            if self._data is None or time.monotonic() - self._loaded > self._ttl_s:
+                with self._factory() as session:
+                    self._data = load_reference(session, self._seed_dir)
+                self._loaded = time.monotonic()
+                # The reference data is thousands of long-lived objects; keep the cyclic GC
+                # from rescanning them on every request (a rank over 10k offers allocates a
+                # lot and would otherwise trigger full collections).
+                gc.collect()
+                gc.freeze()
+            return self._data
+
+    def invalidate(self) -> None:
+        """Force a reload on next use."""
+        with self._lock:
+            self._data = None

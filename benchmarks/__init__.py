@@ -1,0 +1,1 @@
+"""Speed measurements (run as scripts; they print their figures)."""

@@ -1,0 +1,77 @@
+"""Shared setup for the speed benchmarks: a PostgreSQL database with 10,000 synthetic offers."""
+
+from __future__ import annotations
+
+import os
+import random
+import uuid
+from decimal import Decimal
+
+from sqlalchemy import create_engine, insert, select, text
+from sqlalchemy.engine import make_url
+
+from app.db.migrate import upgrade
+from app.db.models import GpuModel, InstanceOffer, Provider, utcnow
+from app.db.seed import seed_all
+from app.db.session import create_engine_from_url, create_session_factory
+from app.settings import PROJECT_ROOT
+
+ADMIN_URL = os.environ.get(
+    "GPUCOST_BENCH_ADMIN_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+REGIONS = ["us-east-1", "us-west-2", "eu-central-1", "ap-northeast-1", "华北", "华东"]
+
+
+def create_bench_database(n_offers: int = 10_000, seed: int = 7) -> str:
+    """Create a fresh database, migrate, seed, add ``n_offers`` synthetic offers; return URL.
+
+    Synthetic offers are random shapes (catalog GPU × 1/2/4/8, vCPUs, RAM, price) under one
+    provider ``synthetic``; they exist only to measure speed and are never in seed data.
+    """
+    name = f"gpucost_bench_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    url = make_url(ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    engine = create_engine_from_url(url)
+    upgrade(engine)
+    factory = create_session_factory(engine)
+    rng = random.Random(seed)
+    with factory() as s, s.begin():
+        seed_all(s, PROJECT_ROOT / "seed_data")
+        provider = Provider(slug="synthetic", name="Synthetic (benchmark only)", kind="cloud",
+                            source="benchmarks/common.py (random, not real offers)")
+        s.add(provider)
+        s.flush()
+        gpus = s.execute(select(GpuModel.id, GpuModel.canonical_name, GpuModel.vram_gb)).all()
+        now = utcnow()
+        rows = []
+        for i in range(n_offers):
+            gid, gname, vram = rng.choice(gpus)
+            count = rng.choice([1, 1, 2, 4, 8])
+            rows.append({
+                "provider_id": provider.id, "offer_key": f"syn-{i}",
+                "instance_type": f"syn.{count}x", "region": rng.choice(REGIONS),
+                "gpu_model_id": gid, "gpu_name_raw": gname, "gpu_count": float(count),
+                "vram_gib_per_gpu": vram, "vcpus": float(rng.choice([4, 8, 16, 32, 64]) * count),
+                "ram_gib": float(rng.choice([16, 32, 64, 128]) * count),
+                "system_disk_gb": 100.0, "data_disk_gb": float(rng.choice([0, 200, 1000])),
+                "interconnect": rng.choice([None, "pcie", "nvlink"]) if count > 1 else None,
+                "billing": rng.choice(["on_demand", "spot"]),
+                "price_per_hour": Decimal(str(round(rng.uniform(0.1, 4.0) * count, 4))),
+                "currency": rng.choice(["USD", "USD", "USD", "CNY"]),
+                "price_is_estimate": False, "available": True, "first_seen_at": now,
+                "last_seen_at": now, "source": "synthetic (benchmarks/common.py)",
+            })
+        s.execute(insert(InstanceOffer), rows)
+    engine.dispose()
+    return url
+
+
+def drop_bench_database(url: str) -> None:
+    """Drop a database made by :func:`create_bench_database`."""
+    admin = create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{make_url(url).database}" WITH (FORCE)'))
+    admin.dispose()

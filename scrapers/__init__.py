@@ -1,0 +1,1 @@
+"""Provider scrapers (one module per provider); see issue "Live offers"."""

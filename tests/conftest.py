@@ -1,0 +1,98 @@
+"""Shared fixtures: a throwaway PostgreSQL database per test session, migrated and seeded.
+
+The admin URL comes from ``GPUCOST_TEST_ADMIN_URL`` (default: the local ``postgres`` user over
+TCP with trust auth, as on the development and CI machines). Tests never use the network
+beyond that local server.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from app.db.migrate import upgrade
+from app.db.seed import seed_all
+from app.db.session import create_engine_from_url, create_session_factory
+from app.settings import PROJECT_ROOT, Settings
+
+ADMIN_URL = os.environ.get(
+    "GPUCOST_TEST_ADMIN_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+SEED_DIR = PROJECT_ROOT / "seed_data"
+
+
+def create_database() -> str:
+    """Create an empty database on the test server; return its URL."""
+    name = f"gpucost_test_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:  # pragma: no cover - environment problem, explained
+        pytest.fail(
+            f"cannot create a PostgreSQL test database via {ADMIN_URL!r}: {exc}. "
+            "Start PostgreSQL (see README) or set GPUCOST_TEST_ADMIN_URL."
+        )
+    finally:
+        admin.dispose()
+    return make_url(ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+
+
+def drop_database(url: str) -> None:
+    """Drop a database made by :func:`create_database`."""
+    name = make_url(url).database
+    admin = create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()
+
+
+def migrated_and_seeded(url: str) -> None:
+    """Apply migrations and load the seed data into ``url``."""
+    engine = create_engine_from_url(url)
+    try:
+        upgrade(engine)
+        with create_session_factory(engine)() as session, session.begin():
+            seed_all(session, SEED_DIR)
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def seeded_url() -> Iterator[str]:
+    """A migrated, seeded PostgreSQL database shared by read-only tests."""
+    url = create_database()
+    try:
+        migrated_and_seeded(url)
+        yield url
+    finally:
+        drop_database(url)
+
+
+@pytest.fixture
+def fresh_url() -> Iterator[str]:
+    """An empty PostgreSQL database for one test that writes."""
+    url = create_database()
+    try:
+        yield url
+    finally:
+        drop_database(url)
+
+
+@pytest.fixture(scope="session")
+def client(seeded_url: str) -> Iterator[object]:
+    """Litestar test client on the seeded database."""
+    from litestar.testing import TestClient
+
+    from app.asgi import create_app
+
+    app = create_app(Settings(database_url=seeded_url))
+    with TestClient(app) as c:
+        yield c

@@ -1,0 +1,256 @@
+"""HTTP API on the seeded PostgreSQL database: answers, filters and error handling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.db
+
+
+def post(client: Any, path: str, body: Any) -> Any:
+    return client.post(path, json=body)
+
+
+def test_healthz(client: Any) -> None:
+    r = client.get("/healthz")
+    assert r.status_code == 200 and r.json() == {"status": "ok"}
+
+
+def test_rank_resnet50_returns_seeded_offers_with_costs(client: Any) -> None:
+    r = post(client, "/v1/rank", {"workload": {"preset": "resnet50-imagenet"}})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    results = body["results"]
+    assert len(results) == 50 and body["total_offers"] > 100
+    for x in results:
+        e = x["estimate"]
+        assert e["cost_per_epoch"] is not None and e["epoch_hours"] > 0
+        assert e["oom_risk"] in ("low", "medium", "high")
+        assert x["offer"]["source"]
+    fitting = [x["estimate"]["cost_per_epoch"] for x in results
+               if x["estimate"]["oom_risk"] != "high"]
+    assert fitting == sorted(fitting)
+    assert any(x["pareto_optimal"] for x in results)
+    # the CNY listing from the user guide is converted at 7.0197 CNY/USD
+    guide = [x for x in results if x["offer"]["provider"] == "guide-listing"]
+    assert guide and guide[0]["price_per_hour"] == pytest.approx(0.75 / 7.0197)
+    assert guide[0]["offer"]["currency"] == "CNY"
+
+
+def test_rank_measured_cost_matches_hand_calculation(client: Any) -> None:
+    # Lambda v1 ResNet-50 fp16 on 1x RTX 3090: look the measurement up, then check the epoch
+    # time and cost of the guide's ¥0.75/h 3090 listing by hand.
+    bench = client.get("/v1/benchmarks", params={"gpu": "RTX 3090",
+                                                 "workload": "ResNet-50 v1.5"}).json()["items"]
+    r = post(client, "/v1/rank", {"workload": {"preset": "resnet50-imagenet"},
+                                  "filters": {"provider": "guide-listing"}})
+    (x,) = r.json()["results"]
+    e = x["estimate"]
+    assert e["basis"] == "measured"
+    (used,) = e["evidence"]
+    row = next(b for b in bench if b["id"] == used["benchmark_id"])
+    assert row["gpu_count"] == 1 and row["precision"] == "fp16_amp"
+    assert e["samples_per_s"] == pytest.approx(row["throughput_total"])
+    hours = 1_281_167 / row["throughput_total"] / 3600
+    assert e["epoch_hours"] == pytest.approx(hours)
+    assert e["cost_per_epoch"] == pytest.approx(hours * 0.75 / 7.0197)
+    assert e["total_cost"] == pytest.approx(hours * 0.75 / 7.0197 * 90)
+
+
+def test_bert_fp16_mb320_a100_is_measured_443(client: Any) -> None:
+    r = post(client, "/v1/estimate", {
+        "workload": {"preset": "bert-base-squad", "precision": "fp16_amp",
+                     "micro_batch_size": 320},
+        "hardware": {"gpu": "A100 80GB SXM4", "gpu_count": 1},
+    })
+    assert r.status_code == 200, r.text
+    e = r.json()["estimate"]
+    assert e["basis"] == "measured"
+    assert e["samples_per_s"] == pytest.approx(443, rel=0.10)
+    assert e["evidence"][0]["source"] == "lambda_pytorch_v1"
+
+
+@pytest.mark.parametrize("gpu", ["RTX 4090", "NVIDIA GeForce RTX 3090", "A10", "L4"])
+def test_llama3_8b_full_ooms_on_24gb_but_qlora_does_not(client: Any, gpu: str) -> None:
+    def risk(preset: str) -> str:
+        r = post(client, "/v1/estimate", {"workload": {"preset": preset},
+                                          "hardware": {"gpu": gpu}})
+        assert r.status_code == 200, r.text
+        return r.json()["estimate"]["oom_risk"]
+
+    assert risk("llama3-8b-full") == "high"
+    assert risk("llama3-8b-qlora") != "high"
+
+
+@pytest.mark.parametrize("alias", ["A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB", "A100 SXM4 80GB",
+                                   "a100 sxm 80gb"])
+def test_estimate_accepts_catalog_aliases(client: Any, alias: str) -> None:
+    r = post(client, "/v1/estimate", {"workload": {"preset": "resnet50-imagenet"},
+                                      "hardware": {"gpu": alias}})
+    assert r.status_code == 200, r.text
+    assert r.json()["hardware"]["gpu"] == "A100 SXM4 80GB"
+
+
+def test_estimate_warnings_for_small_host(client: Any) -> None:
+    r = post(client, "/v1/estimate", {
+        "workload": {"preset": "resnet50-imagenet", "min_cuda": "12.4",
+                     "cpu_ms_per_sample": 10},
+        "hardware": {"gpu": "H100 SXM", "gpu_count": 8, "vcpus": 8, "ram_gb": 32,
+                     "disk_gb": 100, "max_cuda": "12.2"},
+        "price_per_hour": 20,
+    })
+    assert r.status_code == 200, r.text
+    e = r.json()["estimate"]
+    codes = {w.split(":")[0] for w in e["warnings"]}
+    assert {"disk_too_small", "ram_short", "cuda_too_old", "data_loader_bound"} <= codes
+    assert e["samples_per_s"] == pytest.approx(7 * 1000 / 10)
+    assert e["cost_per_epoch"] == pytest.approx(e["epoch_hours"] * 20)
+
+
+def test_multi_gpu_pcie_consumer_warns_for_communication_heavy_job(client: Any) -> None:
+    r = post(client, "/v1/estimate", {
+        # DDP all-reduce of 124M fp32 gradients (0.5 GB) over host-routed PCIe (no P2P on
+        # GeForce) cannot hide behind a one-sample, no-accumulation step
+        "workload": {"preset": "gpt2-124m-pretrain", "micro_batch_size": 1,
+                     "grad_accum_steps": 1},
+        "hardware": {"gpu": "RTX 4090", "gpu_count": 8, "interconnect": "pcie"},
+    })
+    e = r.json()["estimate"]
+    assert e["multi_gpu_efficiency"] < 0.85
+    assert any(w.startswith("no_nvlink") for w in e["warnings"])
+
+
+@pytest.mark.parametrize(
+    ("body", "key"),
+    [
+        ({"workload": {"preset": "nope"}, "hardware": {"gpu": "A100"}}, "workload.preset"),
+        ({"workload": {"preset": "bert-base-squad", "micro_batch_size": 0},
+          "hardware": {"gpu": "A100"}}, "workload.micro_batch_size"),
+        ({"workload": {"preset": "bert-base-squad", "micro_batch_size": -4},
+          "hardware": {"gpu": "A100"}}, "workload.micro_batch_size"),
+        ({"workload": {"preset": "bert-base-squad", "micro_batch_size": "many"},
+          "hardware": {"gpu": "A100"}}, "workload.micro_batch_size"),
+        ({"workload": {"preset": "bert-base-squad", "batch": 8},
+          "hardware": {"gpu": "A100"}}, "workload.batch"),
+        ({"workload": {"preset": "bert-base-squad"}, "hardware": {"gpu": "Z9000"}},
+         "hardware.gpu"),
+        ({"workload": {"preset": "bert-base-squad", "precision": "fp64"},
+          "hardware": {"gpu": "A100"}}, "workload.precision"),
+        ({"workload": {"params": 1000}, "hardware": {"gpu": "A100"}}, "workload.architecture"),
+        ({"workload": {"preset": "bert-base-squad"}, "hardware": {"gpu": "A100",
+                                                                  "gpu_count": 0}},
+         "hardware.gpu_count"),
+        ({"workload": {"preset": "bert-base-squad"}}, "hardware"),
+    ],
+)
+def test_bad_estimate_input_is_400_naming_the_field(client: Any, body: dict, key: str) -> None:
+    r = post(client, "/v1/estimate", body)
+    assert r.status_code == 400, r.text
+    payload = r.json()
+    assert key in {e["key"] for e in payload["extra"]}, payload
+    assert "Traceback" not in r.text
+
+
+@pytest.mark.parametrize(
+    ("body", "key"),
+    [
+        ({"workload": {"preset": "resnet50-imagenet"}, "sort": "cheapest"}, "sort"),
+        ({"workload": {"preset": "resnet50-imagenet"}, "limit": 0}, "limit"),
+        ({"workload": {"preset": "resnet50-imagenet"}, "currency": "EUR"}, "currency"),
+        ({"workload": {"preset": "resnet50-imagenet"}, "filters": {"gpu": "Z9000"}}, "gpu"),
+        ({"workload": {"preset": "resnet50-imagenet"}, "filters": {"max_price": 3}},
+         "filters.max_price"),
+    ],
+)
+def test_bad_rank_input_is_400(client: Any, body: dict, key: str) -> None:
+    r = post(client, "/v1/rank", body)
+    assert r.status_code == 400, r.text
+    assert key in {e["key"] for e in r.json()["extra"]}
+
+
+@pytest.mark.parametrize("raw", [b"not json", b"[]", b"null", b'{"workload": 5}', b"{"])
+def test_malformed_bodies_are_4xx_never_500(client: Any, raw: bytes) -> None:
+    for path in ("/v1/estimate", "/v1/rank"):
+        r = client.post(path, content=raw, headers={"content-type": "application/json"})
+        assert 400 <= r.status_code < 500, (path, raw, r.status_code, r.text)
+        assert "Traceback" not in r.text
+
+
+def test_rank_filters_and_drop_oom(client: Any) -> None:
+    r = post(client, "/v1/rank", {
+        "workload": {"preset": "llama3-8b-lora"},
+        "filters": {"billing": "spot", "max_price_per_hour": 100},
+        "sort": "epoch_hours", "limit": 200, "drop_oom": True,
+    })
+    assert r.status_code == 200, r.text
+    results = r.json()["results"]
+    assert results
+    assert all(x["offer"]["billing"] == "spot" for x in results)
+    assert all(x["price_per_hour"] <= 100 for x in results)
+    assert all(x["estimate"]["oom_risk"] != "high" for x in results)
+    hours = [x["estimate"]["epoch_hours"] for x in results]
+    assert hours == sorted(hours)
+
+
+def test_rank_puts_oom_offers_last(client: Any) -> None:
+    r = post(client, "/v1/rank", {"workload": {"preset": "llama3-8b-full"}, "limit": 1000})
+    risks = [x["estimate"]["oom_risk"] for x in r.json()["results"]]
+    assert "high" in risks and risks != ["high"] * len(risks)
+    first_high = risks.index("high")
+    assert all(x == "high" for x in risks[first_high:])
+
+
+def test_offers_filters_and_pagination(client: Any) -> None:
+    all_offers = client.get("/v1/offers", params={"limit": 1000}).json()
+    assert all_offers["total"] >= 40
+    assert len({o["provider"] for o in all_offers["items"]}) >= 5
+    page = client.get("/v1/offers", params={"limit": 5, "offset": 5}).json()
+    assert [o["id"] for o in page["items"]] == [o["id"] for o in all_offers["items"][5:10]]
+    h100 = client.get("/v1/offers", params={"gpu": "H100 SXM", "limit": 1000}).json()["items"]
+    assert h100 and all(o["gpu"] == "H100 SXM 80GB" for o in h100)
+    cheap = client.get("/v1/offers", params={"max_price_per_hour": 1, "limit": 1000}).json()
+    assert cheap["items"] and all(
+        (o["price_per_hour"] if o["currency"] == "USD" else o["price_per_hour"] / 7.0197) <= 1
+        for o in cheap["items"])
+    big = client.get("/v1/offers", params={"min_vram_gb": 80, "gpu_count": 8}).json()["items"]
+    assert big and all(o["vram_gb_per_gpu"] >= 80 and o["gpu_count"] == 8 for o in big)
+    runpod = client.get("/v1/offers", params={"provider": "runpod", "limit": 1000}).json()
+    assert runpod["total"] > 0 and all(o["provider"] == "runpod" for o in runpod["items"])
+    bad = client.get("/v1/offers", params={"limit": 0})
+    assert bad.status_code == 400
+
+
+def test_gpus_and_benchmarks(client: Any) -> None:
+    gpus = client.get("/v1/gpus").json()
+    assert len(gpus) == 81 and all(g["source"] for g in gpus)
+    b = client.get("/v1/benchmarks", params={"gpu": "A100-SXM4-80GB",
+                                             "workload": "BERT-base uncased"}).json()
+    assert b["total"] > 0
+    assert all(x["gpu"] == "A100 SXM4 80GB" and x["workload"] == "BERT-base uncased"
+               for x in b["items"])
+    assert any(x["throughput_total"] == 443 for x in b["items"])
+
+
+def test_workloads_list_presets_with_benchmark_labels(client: Any) -> None:
+    presets = {p["preset"]: p for p in client.get("/v1/workloads").json()}
+    for slug in ("resnet50-imagenet", "vit-b16-imagenet", "bert-base-squad",
+                 "gpt2-124m-pretrain", "llama3-8b-lora", "llama3-8b-qlora", "llama3-8b-full",
+                 "sd15-unet-finetune"):
+        assert slug in presets
+    assert presets["resnet50-imagenet"]["benchmark_workloads"] == ["ResNet-50 v1.5"]
+    assert presets["resnet50-imagenet"]["params"] == 25_557_032
+    labels = {lab for p in presets.values() for lab in p["benchmark_workloads"]}
+    for label in ("SSD300 v1.1 (ResNet-50 backbone)", "Mask R-CNN (ResNet-50 FPN)", "GNMT v2",
+                  "Transformer-XL base", "Transformer-XL large", "Tacotron 2", "WaveGlow",
+                  "NCF (NeuMF)", "VGG-16", "Llama 3.1 8B", "Llama 3.1 70B", "Llama 3.2 3B"):
+        assert label in labels
+
+
+def test_openapi_lists_enums(client: Any) -> None:
+    schema = client.get("/schema/openapi.json").json()
+    text = str(schema)
+    for value in ("fp16_amp", "bf16_amp", "qlora", "flops_model", "transformer_decoder"):
+        assert value in text
+    assert "/v1/rank" in schema["paths"] and "/v1/estimate" in schema["paths"]

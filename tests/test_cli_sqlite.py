@@ -1,0 +1,81 @@
+"""The zero-setup path: ``gpucost serve`` on the embedded SQLite default, end to end."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from app.cli import main
+from app.settings import get_settings
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _gpucost() -> list[str]:
+    exe = shutil.which("gpucost", path=str(Path(sys.executable).parent))
+    return [exe] if exe else [sys.executable, "-m", "app.cli"]
+
+
+def test_serve_on_sqlite_default_answers_rank(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "GPUCOST_DATABASE_URL"}
+    port = _free_port()
+    proc = subprocess.Popen(
+        [*_gpucost(), "serve", "--port", str(port)], cwd=tmp_path, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                out = proc.stdout.read().decode() if proc.stdout else ""
+                pytest.fail(f"gpucost serve did not come up:\n{out}")
+            time.sleep(0.3)
+        assert (tmp_path / "gpucost.db").exists()
+        r = httpx.post(f"{base}/v1/rank", json={"workload": {"preset": "resnet50-imagenet"},
+                                                "limit": 3}, timeout=30)
+        assert r.status_code == 200, r.text
+        results = r.json()["results"]
+        assert len(results) == 3
+        assert all(x["estimate"]["cost_per_epoch"] > 0 for x in results)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def test_cli_upgrade_and_seed_are_idempotent_on_sqlite(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("GPUCOST_DATABASE_URL", f"sqlite:///{tmp_path / 'x.db'}")
+    get_settings.cache_clear()
+    try:
+        runner = CliRunner()
+        assert runner.invoke(main, ["db", "upgrade"]).exit_code == 0
+        first = runner.invoke(main, ["seed"])
+        assert first.exit_code == 0, first.output
+        assert "instance_offer:" in first.output
+        second = runner.invoke(main, ["seed"])
+        assert second.exit_code == 0
+        assert "nothing to change" in second.output
+    finally:
+        get_settings.cache_clear()

@@ -1,0 +1,31 @@
+"""Small builders for core unit tests (specs copied from seed_data/gpus.csv rows)."""
+
+from __future__ import annotations
+
+from app.estimate.types import Architecture, GpuSpec, Precision, Workload
+
+A100_80_SXM = GpuSpec(
+    name="A100 SXM4 80GB", architecture="Ampere", vram_gb=80, memory_bandwidth_gbs=2039,
+    fp32_tflops=19.5, tf32_tflops=156, fp16_tflops=312, bf16_tflops=312,
+    fp16_fp32acc_tflops=312, nvlink=True, nvlink_bandwidth_gbs=600, form_factor="SXM",
+    market="datacenter",
+)
+RTX_4090 = GpuSpec(
+    name="GeForce RTX 4090", architecture="Ada Lovelace", vram_gb=24, memory_bandwidth_gbs=1008,
+    fp32_tflops=82.6, tf32_tflops=82.6, fp16_tflops=330.3, bf16_tflops=165.2,
+    fp8_tflops=660.6, fp16_fp32acc_tflops=165.2, fp8_fp32acc_tflops=330.3, nvlink=False,
+    form_factor="consumer", market="consumer",
+)
+
+GPT2 = Workload(
+    architecture=Architecture.TRANSFORMER_DECODER, params=124_373_760, layers=12,
+    hidden_size=768, heads=12, kv_heads=12, ffn_hidden_size=3072, vocab_size=50304,
+    seq_len=1024, micro_batch_size=1, precision=Precision.BF16_AMP, samples_per_epoch=1000,
+)
+
+LLAMA3_8B = {
+    "architecture": Architecture.TRANSFORMER_DECODER, "params": 8_030_261_248, "layers": 32,
+    "hidden_size": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden_size": 14336,
+    "vocab_size": 128256, "seq_len": 2048, "micro_batch_size": 2, "samples_per_epoch": 51760,
+    "gradient_checkpointing": True,
+}

@@ -1,0 +1,82 @@
+"""Cost per epoch, currency conversion, data-loader cap, warnings, ranking, Pareto front."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from app.estimate.cost import (
+    UnknownCurrencyError,
+    combine,
+    convert,
+    data_loader_rate,
+    epoch_hours,
+)
+from app.estimate.memory import estimate_memory
+from app.estimate.rank import Candidate, pareto_front, rank_candidates
+from app.estimate.throughput import estimate_throughput
+from app.estimate.types import Architecture, Hardware, Precision, Workload
+from tests.unit.helpers import RTX_4090
+
+RATES = {("USD", "CNY"): 7.0197}
+
+CNN = Workload(architecture=Architecture.CNN, params=25_557_032, image_size=224,
+               micro_batch_size=256, precision=Precision.FP16_AMP, samples_per_epoch=1_281_167,
+               epochs=90, dataset_gb=147.9, cpu_ms_per_sample=5.0, min_cuda="12.1",
+               forward_gflops_per_sample=8.178)
+
+
+def test_epoch_hours() -> None:
+    assert epoch_hours(1_281_167, 1000) == pytest.approx(0.355880, rel=1e-5)
+    assert math.isinf(epoch_hours(10, 0))
+
+
+def test_convert_both_directions() -> None:
+    assert convert(0.75, "CNY", "USD", RATES) == pytest.approx(0.75 / 7.0197)
+    assert convert(1.0, "USD", "CNY", RATES) == pytest.approx(7.0197)
+    assert convert(3.0, "USD", "USD", RATES) == 3.0
+    with pytest.raises(UnknownCurrencyError):
+        convert(1.0, "EUR", "USD", RATES)
+
+
+def test_data_loader_rate_leaves_one_core() -> None:
+    assert data_loader_rate(CNN, 11) == pytest.approx(10 * 1000 / 5.0)
+    assert data_loader_rate(CNN, None) is None
+
+
+def test_combine_caps_by_loader_and_prices_epoch() -> None:
+    hw = Hardware(gpu=RTX_4090, vcpus=3, ram_gib=31.5, disk_gb=70, max_cuda="11.8")
+    tp = estimate_throughput(CNN, RTX_4090)
+    mem = estimate_memory(CNN, vram_gb=24)
+    e = combine(CNN, hw, tp, mem, price_per_hour=0.5, currency="USD")
+    assert e.samples_per_s == pytest.approx(400.0)  # (3 - 1) * 1000 / 5 ms < GPU rate
+    assert e.epoch_hours == pytest.approx(1_281_167 / 400 / 3600)
+    assert e.cost_per_epoch == pytest.approx(e.epoch_hours * 0.5)
+    assert e.total_cost == pytest.approx(e.cost_per_epoch * 90)
+    codes = {w.split(":")[0] for w in e.warnings}
+    assert {"data_loader_bound", "disk_too_small", "cuda_too_old"} <= codes
+
+
+def cand(oid: int, cost: float | None, hours: float, oom: bool = False,
+         price: float = 1.0) -> Candidate:
+    return Candidate(offer_id=oid, cost_per_epoch=cost, epoch_hours=hours,
+                     total_cost=cost, price_per_hour=price, samples_per_s=1 / hours,
+                     oom_high=oom)
+
+
+def test_pareto_front() -> None:
+    pts = [(1.0, 10.0), (2.0, 5.0), (3.0, 6.0), (2.0, 5.0), (4.0, 1.0), (math.inf, 0.5)]
+    assert pareto_front(pts) == [True, True, False, True, True, False]
+
+
+def test_rank_puts_oom_last_and_can_drop_it() -> None:
+    cs = [cand(1, 5.0, 1.0), cand(2, 1.0, 9.0, oom=True), cand(3, 2.0, 2.0), cand(4, None, 1.0)]
+    ranked = rank_candidates(cs)
+    assert [r.candidate.offer_id for r in ranked] == [3, 1, 4, 2]
+    assert {r.candidate.offer_id for r in ranked if r.pareto_optimal} == {1, 3}
+    assert [r.candidate.offer_id for r in rank_candidates(cs, drop_oom=True)] == [3, 1, 4]
+    by_time = rank_candidates(cs, sort="epoch_hours")
+    assert [r.candidate.offer_id for r in by_time][:2] == [1, 4]
+    with pytest.raises(ValueError, match="sort must be one of"):
+        rank_candidates(cs, sort="bogus")

@@ -1,0 +1,126 @@
+"""Throughput model: measured lookup, spec scaling, FLOPs model, multi-GPU efficiency."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from app.estimate import fitted
+from app.estimate.throughput import (
+    blend_speedup,
+    estimate_throughput,
+    flops_model_rate,
+    multi_gpu_efficiency,
+    peak_tflops,
+    training_flops_per_sample,
+)
+from app.estimate.types import (
+    Architecture,
+    Basis,
+    BenchmarkPoint,
+    GpuSpec,
+    Interconnect,
+    Method,
+    Precision,
+    Workload,
+)
+from tests.unit.helpers import A100_80_SXM, GPT2, RTX_4090
+
+BERT = Workload(
+    architecture=Architecture.TRANSFORMER_ENCODER, params=109_483_778, layers=12,
+    hidden_size=768, heads=12, seq_len=384, micro_batch_size=320,
+    precision=Precision.FP16_AMP, samples_per_epoch=87599,
+    benchmark_workloads=("BERT-base uncased",), benchmark_method="full", units_per_sample=1,
+    matches_preset=True,
+)
+
+
+def point(gpu: str, total: float, bs: int, count: int = 1, pid: int = 1,
+          precision: Precision = Precision.FP16_AMP, version: str = "1.13",
+          interconnect: str | None = None) -> BenchmarkPoint:
+    return BenchmarkPoint(
+        id=pid, gpu=gpu, gpu_count=count, interconnect=interconnect, workload="BERT-base uncased",
+        method="full", precision=precision, batch_size_per_gpu=bs, seq_len=384,
+        throughput_total=total, throughput_unit="sequences/s", framework_version=version,
+    )
+
+
+def test_peak_uses_fp32_accumulate_rate_on_geforce() -> None:
+    assert peak_tflops(RTX_4090, Precision.FP16_AMP) == 165.2  # not the 330.3 FP16-acc peak
+    assert peak_tflops(A100_80_SXM, Precision.BF16_AMP) == 312
+    assert peak_tflops(A100_80_SXM, Precision.TF32) == 156
+    assert peak_tflops(A100_80_SXM, Precision.FP32) == 19.5
+
+
+def test_measured_picks_nearest_batch() -> None:
+    pts = [point("A100 SXM4 80GB", 443, 320, pid=1), point("A100 SXM4 80GB", 374, 176, pid=2,
+                                                           version="1.10")]
+    tp = estimate_throughput(BERT, A100_80_SXM, points=pts)
+    assert tp.basis == Basis.MEASURED
+    assert tp.samples_per_s == 443
+    assert [e.benchmark_id for e in tp.evidence] == [1]
+
+
+def test_blend_speedup_hand_worked() -> None:
+    # t_B/t_A = 0.3 * 312/165.2 + 0.7 * 2039/1008 = 0.5666 + 1.4160 = 1.9825 -> 0.5044x
+    assert blend_speedup(A100_80_SXM, RTX_4090, Precision.FP16_AMP, 0.3) == pytest.approx(
+        1 / (0.3 * 312 / 165.2 + 0.7 * 2039 / 1008))
+
+
+def test_scaled_from_other_gpu_uses_blend() -> None:
+    pts = [point("A100 SXM4 80GB", 443, 320)]
+    tp = estimate_throughput(BERT, RTX_4090, points=pts, catalog={A100_80_SXM.name: A100_80_SXM})
+    assert tp.basis == Basis.SCALED
+    assert tp.samples_per_s == pytest.approx(443 * blend_speedup(A100_80_SXM, RTX_4090,
+                                                                 Precision.FP16_AMP, 0.3))
+    assert tp.samples_per_s_low < tp.samples_per_s < tp.samples_per_s_high
+
+
+def test_training_flops_per_sample_gpt2() -> None:
+    # PaLM: 6N + 12 L h s per token, times s tokens
+    expected = (6 * 124_373_760 + 12 * 12 * 768 * 1024) * 1024
+    assert training_flops_per_sample(GPT2) == expected
+    lora = dataclasses.replace(GPT2, method=Method.LORA)
+    assert training_flops_per_sample(lora) == (4 * 124_373_760 + 12 * 12 * 768 * 1024) * 1024
+
+
+def test_flops_model_rate() -> None:
+    mfu = fitted.MFU_PRIOR["transformer"]
+    expected = 312e12 * mfu / training_flops_per_sample(GPT2)
+    assert flops_model_rate(GPT2, A100_80_SXM) == pytest.approx(expected)
+    tp = estimate_throughput(GPT2, A100_80_SXM)
+    assert tp.basis == Basis.FLOPS_MODEL
+    assert tp.samples_per_s == pytest.approx(expected)
+
+
+def test_multi_gpu_efficiency_hand_worked() -> None:
+    # 1e9 params, fp32 grads (4 B) = 4e9 B; PCIe gen4 x16 31.5 GB/s * 0.8 = 25.2e9 B/s;
+    # t_comm = 2*7/8 * 4e9 / 25.2e9 = 0.27778 s; t_step = 32 / 100 = 0.32 s;
+    # exposed = 0.27778 - 2/3*0.32 = 0.06444 s; eta = 0.32 / 0.38444 = 0.8324
+    gpu = GpuSpec(name="X", architecture="Ampere", vram_gb=48, memory_bandwidth_gbs=768,
+                  market="professional")
+    w = Workload(architecture=Architecture.CNN, params=1_000_000_000, micro_batch_size=32,
+                 precision=Precision.FP16_AMP, samples_per_epoch=1)
+    eta = multi_gpu_efficiency(w, gpu, 8, Interconnect.PCIE, 100.0)
+    assert eta == pytest.approx(0.32 / (0.32 + (2 * 7 / 8 * 4e9 / 25.2e9 - 2 / 3 * 0.32)))
+    assert multi_gpu_efficiency(w, gpu, 1, Interconnect.PCIE, 100.0) == 1.0
+
+
+def test_multi_gpu_measured_row_is_used_for_same_count() -> None:
+    pts = [point("A100 SXM4 80GB", 443, 320, pid=1),
+           point("A100 SXM4 80GB", 3000, 320, count=8, pid=2, interconnect="nvlink")]
+    tp = estimate_throughput(BERT, A100_80_SXM, gpu_count=8, interconnect=Interconnect.NVLINK,
+                             points=pts)
+    assert tp.basis == Basis.MEASURED
+    assert tp.samples_per_s == 3000
+    assert tp.multi_gpu_efficiency == pytest.approx(3000 / (443 * 8))
+
+
+def test_departing_from_preset_scales_by_flops() -> None:
+    pts = [point("A100 SXM4 80GB", 443, 320)]
+    longer = dataclasses.replace(BERT, seq_len=512, matches_preset=False)
+    tp = estimate_throughput(longer, A100_80_SXM, points=pts, reference=BERT)
+    assert tp.basis == Basis.SCALED
+    ratio = training_flops_per_sample(BERT) / training_flops_per_sample(longer)
+    assert tp.samples_per_s == pytest.approx(443 * ratio)
