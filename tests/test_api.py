@@ -254,3 +254,28 @@ def test_openapi_lists_enums(client: Any) -> None:
     for value in ("fp16_amp", "bf16_amp", "qlora", "flops_model", "transformer_decoder"):
         assert value in text
     assert "/v1/rank" in schema["paths"] and "/v1/estimate" in schema["paths"]
+
+
+def test_estimate_evidence_is_fetchable_from_benchmarks(client: Any) -> None:
+    r = post(client, "/v1/estimate", {"workload": {"preset": "resnet50-imagenet"},
+                                      "hardware": {"gpu": "RTX 4090 D"}})
+    e = r.json()["estimate"]
+    assert e["basis"] == "scaled" and e["evidence_total"] >= 4
+    ids = ",".join(str(x["benchmark_id"]) for x in e["evidence"])
+    rows = client.get("/v1/benchmarks", params={"ids": ids}).json()["items"]
+    assert {x["id"] for x in rows} == {x["benchmark_id"] for x in e["evidence"]}
+    assert all(x["workload"] == "ResNet-50 v1.5" and x["source_ref"] for x in rows)
+    assert e["samples_per_s_low"] < e["samples_per_s"] < e["samples_per_s_high"]
+
+
+def test_custom_cnn_without_flops_is_a_400(client: Any) -> None:
+    r = post(client, "/v1/estimate", {
+        "workload": {"architecture": "cnn", "params": 11_000_000, "samples_per_epoch": 1000},
+        "hardware": {"gpu": "A100"}})
+    assert r.status_code == 400
+    assert r.json()["extra"][0]["key"] == "workload.forward_gflops_per_sample"
+    ok = post(client, "/v1/estimate", {
+        "workload": {"architecture": "cnn", "params": 11_000_000, "samples_per_epoch": 1000,
+                     "forward_gflops_per_sample": 3.6, "image_size": 224},
+        "hardware": {"gpu": "A100"}})
+    assert ok.status_code == 200 and ok.json()["estimate"]["basis"] == "flops_model"

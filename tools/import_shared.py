@@ -57,6 +57,9 @@ BENCH_GPU = {
     "V100 32GB": None,  # Lambda TF benchmark does not state the form factor
 }
 
+#: A row ../shared/docs/benchmarks.md §2.1 calls broken (kept, marked suspect, never used).
+BROKEN_ROW = ("lambda_pytorch_v0", "RTX A4000", "1", "WaveGlow", "fp16", "3029")
+
 PRECISION = {
     "fp16": "fp16_amp",
     "fp32": "fp32",
@@ -240,7 +243,13 @@ def import_benchmarks(shared: Path, out: Path, form_factor: dict[str, str]) -> N
                 precision = "bf16_amp" if r["source"] == "torchtitan" else "bf16"
             else:
                 precision = PRECISION[precision_label]
-            version = re.search(r"PyTorch (\d+\.\d+)", notes)
+            version = re.search(r"PyTorch (\d+\.\d+)\.\d", notes)
+            suspect = "SUSPECT" in notes
+            if (r["source"], r["gpu"], r["gpu_count"], r["model"], r["precision"],
+                    r["throughput"]) == BROKEN_ROW:
+                suspect = True
+                notes += ("; SUSPECT: flagged as looking broken in ../shared/docs/benchmarks.md "
+                          "§2.1 caveats (RTX A4000 1-GPU WaveGlow fp16 3,029)")
             w.writerow({
                 "gpu": gpu or "",
                 "gpu_label": r["gpu"],
@@ -260,7 +269,7 @@ def import_benchmarks(shared: Path, out: Path, form_factor: dict[str, str]) -> N
                 "peak_memory_gib": r["peak_mem_gb"],
                 "framework": r["framework"],
                 "framework_version": version.group(1) if version else "",
-                "suspect": "true" if "SUSPECT" in notes else "false",
+                "suspect": "true" if suspect else "false",
                 "source": r["source"],
                 "source_ref": r["source_ref"],
                 "seen_on": SEEN_ON,

@@ -164,15 +164,19 @@ class V1Controller(Controller):
         ref: NamedDependency[ReferenceData],
         gpu: FromQuery[str | None] = None,
         workload: FromQuery[str | None] = None,
+        ids: Annotated[str | None, QueryParameter(pattern=r"^\d+(,\d+)*$")] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=5000)] = 500,
         offset: Annotated[int, QueryParameter(ge=0)] = 0,
     ) -> dict[str, Any]:
         """Measured training throughput, filtered by GPU (any alias) and workload label.
 
         ``workload`` matches the benchmark label (e.g. "ResNet-50 v1.5") or a preset slug,
-        which selects the labels that preset stands for.
+        which selects the labels that preset stands for; ``ids`` (comma-separated) fetches the
+        measurements an estimate cites in its ``evidence``.
         """
         stmt = select(ThroughputBenchmark)
+        if ids:
+            stmt = stmt.where(ThroughputBenchmark.id.in_([int(i) for i in ids.split(",")]))
         if gpu:
             canonical = ref.resolve_gpu(gpu)
             if canonical is None:

@@ -57,11 +57,19 @@ class WorkloadIn(BaseModel):
     gradient_checkpointing: bool | None = None
     attention: Attention | None = None
     sharding: Sharding | None = None
+    fused_cross_entropy: bool | None = Field(
+        default=None, description="chunked/fused cross-entropy: no full fp32 logits tensor")
+    cpu_offload: bool | None = Field(
+        default=None, description="optimizer states and master weights offloaded to CPU RAM")
     samples_per_epoch: int | None = Field(default=None, gt=0)
     epochs: float | None = Field(default=None, gt=0)
     dataset_gb: float | None = Field(default=None, ge=0)
     cpu_ms_per_sample: float | None = Field(default=None, ge=0)
     min_cuda: str | None = Field(default=None, pattern=r"^\d+(\.\d+)?$")
+    forward_gflops_per_sample: float | None = Field(
+        default=None, gt=0,
+        description="forward-pass GFLOPs per sample (non-transformers without a preset need it "
+        "for a FLOPs-based throughput estimate)")
 
 
 class HardwareIn(BaseModel):

@@ -42,7 +42,8 @@ PRESET_FIELDS: dict[str, type] = {
     "kv_heads": int, "ffn_hidden_size": int, "vocab_size": int, "seq_len": int,
     "image_size": int, "micro_batch_size": int, "grad_accum_steps": int, "precision": str,
     "optimizer": str, "method": str, "lora_rank": int, "gradient_checkpointing": bool,
-    "attention": str, "sharding": str, "samples_per_epoch": int, "epochs": float,
+    "attention": str, "sharding": str, "fused_cross_entropy": bool, "cpu_offload": bool,
+    "samples_per_epoch": int, "epochs": float,
     "dataset_gb": float, "cpu_ms_per_sample": float, "min_cuda": str,
     "forward_gflops_per_sample": float,
 }

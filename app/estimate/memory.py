@@ -58,8 +58,10 @@ NF4_BYTES_PER_PARAM = 4.127 / 8
 #: DeepSpeed all-gather bucket, 5e8 elements (EleutherAI cookbook calc_transformer_mem.py).
 ZERO_BUCKET_ELEMENTS = 5e8
 
-#: OOM bands on memory_utilization = peak / usable (estimation.md §5.1 step 6):
-#: < 0.85 fits with margin, 0.85-1.0 tight, > 1.0 likely OOM.
+#: OOM bands (estimation.md §5.1 step 6). ``memory_utilization`` = peak (allocated × SLACK
+#: + context) / usable: < 0.85 is ``low``. ``high`` means even the allocated bytes plus the
+#: CUDA context exceed usable VRAM (no allocator can make it fit); in between, whether it
+#: fits depends on fragmentation: ``medium``.
 LOW_RISK_MAX = 0.85
 HIGH_RISK_MIN = 1.0
 
@@ -68,6 +70,11 @@ HIGH_RISK_MIN = 1.0
 #: Llama-style SwiGLU blocks: Stas measured c = 28 (Llama-3.1-8B, Mistral-7B).
 COPIES_GPT = 17.0
 COPIES_SWIGLU = 28.0
+#: Activation checkpointing of non-transformer nets keeps this fraction of activations:
+#: Chen et al. 2016 (arXiv:1604.06174) trained a 1,000-layer ResNet in 7 GB instead of 48 GB
+#: (estimation.md §1.5); an optimistic bound for shallower nets.
+CHECKPOINTING_ACTIVATION_FACTOR = 7.0 / 48.0
+
 #: LoRA keeps fewer activations (frozen linears need no inputs for weight gradients):
 #: LitGPT's Llama-2-7B mb1→mb2 delta gives c ≈ 23 vs 28 (estimation.md §5.2b C-2).
 LORA_ACTIVATION_FACTOR = 23.0 / 28.0
@@ -145,8 +152,13 @@ def state_bytes(w: Workload, gpu_count: int) -> StateBytes:
     (LoRA, 16-bit) / 4 B (LoRA, fp32) / NF4 (QLoRA) and is *not* sharded (PEFT caveat,
     xtuner#88); the adapters carry full fp32 Adam states (16 B/param).
     """
-    p = float(w.params)
     n = max(int(gpu_count), 1)
+    if not w.params:
+        # no parameter count: the fixed memory measured with the workload's benchmark
+        fixed = fitted.ACTIVATION_BYTES_PER_SAMPLE.get(_fit_key(w))
+        return StateBytes(weights=fixed[2] if fixed else 0.0, gradients=0.0, optimizer=0.0,
+                          buffers=0.0)
+    p = float(w.params)
     opt = optimizer_state_bytes(w.optimizer, w.precision)
     buffers = 0.0
     if w.method in (Method.LORA, Method.QLORA):
@@ -157,8 +169,17 @@ def state_bytes(w: Workload, gpu_count: int) -> StateBytes:
         else:
             base = p * (4 if w.precision in (Precision.FP32, Precision.TF32) else 2)
         div = n if w.sharding != Sharding.NONE else 1
-        return StateBytes(weights=base + pt * 4, gradients=pt * 4,
-                          optimizer=pt * 8 / div, buffers=0.0)
+        optim = 0.0 if w.cpu_offload else pt * 8 / div
+        # FSDP shards frozen base weights too (16-bit, or NF4 with FSDP2/torchao, as in
+        # torchtune's 405B QLoRA); DeepSpeed ZeRO-3 does not shard bitsandbytes 4-bit weights
+        # (xtuner#88), 16-bit LoRA bases it does.
+        shard_base = w.sharding == Sharding.FSDP or (
+            w.sharding == Sharding.ZERO3 and w.method == Method.LORA)
+        if shard_base:
+            largest_unit = base / (w.layers or 1)
+            base = 2 * largest_unit if w.cpu_offload else base / n + 2 * largest_unit
+        return StateBytes(weights=base + pt * 4, gradients=pt * 4, optimizer=optim,
+                          buffers=0.0)
 
     if w.precision in (Precision.FP32, Precision.TF32):
         weights, grads, optim = 4.0, 4.0, opt
@@ -183,6 +204,15 @@ def state_bytes(w: Workload, gpu_count: int) -> StateBytes:
         buffers += 2 * largest_unit * 2
     if w.sharding in (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3):
         buffers += ZERO_BUCKET_ELEMENTS * 2
+    if w.cpu_offload:
+        # ZeRO-Offload / FSDP CPU offload: optimizer states and fp32 master weights live in
+        # host RAM; with ZeRO-3/FSDP the sharded parameters and gradients too, so the GPU
+        # holds only the gathered units (buffers above).
+        optim = 0.0
+        if w.sharding in (Sharding.ZERO3, Sharding.FSDP):
+            weights = grads = 0.0
+        elif w.precision not in (Precision.FP32, Precision.TF32, Precision.BF16):
+            weights = 2.0
     return StateBytes(weights=weights * p, gradients=grads * p, optimizer=optim * p,
                       buffers=buffers)
 
@@ -198,14 +228,17 @@ def activation_bytes_per_sample(w: Workload) -> float:
     """Saved-activation bytes for one sample (micro-batch 1), logits included.
 
     Transformers (Korthikanti et al. Table 2, Stas's measured c, estimation.md §5.1.3):
-    without checkpointing ``L · c · bytes · s · h``; with full checkpointing
-    ``L · bytes · s · h + c · bytes · s · h`` (layer inputs + one layer's working set);
-    eager attention adds ``a · s² · (2·bytes + 1)`` per stored layer; decoders add fp32 logits
-    ``6 · s · V`` (×1.5 for the upcast copy). LoRA scales c by 23/28.
+    without checkpointing ``L · c · bytes · s · h`` plus the decoder's logits ``6 · s · V``
+    (fp32 plus the 16-bit copy it is upcast from; 0 with fused cross-entropy); with full
+    checkpointing ``L · bytes · s · h + max(c · bytes · s · h, logits)`` (layer inputs, then
+    whichever is larger of one layer's recompute and the loss, which are never alive
+    together); eager attention adds ``a · s² · (2·bytes + 1)`` per stored layer. LoRA scales
+    c by 23/28.
 
     Other families: the per-sample slope fitted from measured peak memory at several batch
-    sizes (:mod:`app.estimate.fitted`), scaled by pixels for vision inputs and by 2 for fp32;
-    CNNs without a fit use ResNet-50's bytes per forward GFLOP.
+    sizes (:mod:`app.estimate.fitted`), scaled by pixels for vision inputs; CNNs without a fit
+    use ResNet-50's bytes per forward GFLOP (×2 for fp32); others a fitted bytes per
+    parameter; recommenders (embedding lookups) ~0.
     """
     nbytes = activation_bytes(w.precision)
     if w.architecture in (Architecture.TRANSFORMER_ENCODER, Architecture.TRANSFORMER_DECODER,
@@ -220,29 +253,34 @@ def activation_bytes_per_sample(w: Workload) -> float:
         scores = 0.0
         if w.attention == Attention.EAGER and w.heads:
             scores = w.heads * s * s * (2 * nbytes + 1)
+        logits = 0.0
+        if (w.architecture == Architecture.TRANSFORMER_DECODER and w.vocab_size
+                and not w.fused_cross_entropy):
+            logits = 6 * s * w.vocab_size
         if w.gradient_checkpointing:
-            act = w.layers * nbytes * s * h + per_layer + scores
-        else:
-            act = w.layers * (per_layer + scores)
-        if w.architecture == Architecture.TRANSFORMER_DECODER and w.vocab_size:
-            act += 6 * s * w.vocab_size
-        return act
+            # the loss runs after the last layer (only checkpoints alive) and the logits are
+            # freed before layers are recomputed in backward: the two peaks do not add up
+            return w.layers * nbytes * s * h + max(per_layer + scores, logits)
+        return w.layers * (per_layer + scores) + logits
 
     fit = fitted.ACTIVATION_BYTES_PER_SAMPLE.get(_fit_key(w))
     ref_pixels = None
     if fit is not None:
-        per_sample, ref_image = fit
+        per_sample, ref_image, _ = fit
         ref_pixels = ref_image * ref_image if ref_image else None
-    elif w.architecture == Architecture.CNN and w.forward_gflops_per_sample:
+    elif (w.architecture in (Architecture.CNN, Architecture.DIFFUSION_UNET)
+          and w.forward_gflops_per_sample):
         per_sample = w.forward_gflops_per_sample * fitted.CNN_ACTIVATION_BYTES_PER_GFLOP
         if nbytes == 4:
             per_sample *= 2
+    elif w.architecture == Architecture.RECOMMENDER or not w.params:
+        per_sample = 0.0  # embedding lookups: negligible per sample
     else:
         per_sample = fitted.DEFAULT_ACTIVATION_BYTES_PER_PARAM * w.params
     if ref_pixels and w.image_size:
         per_sample *= (w.image_size * w.image_size) / ref_pixels
     if w.gradient_checkpointing:
-        per_sample *= fitted.CHECKPOINTING_ACTIVATION_FACTOR
+        per_sample *= CHECKPOINTING_ACTIVATION_FACTOR
     if w.method in (Method.LORA, Method.QLORA):
         per_sample *= LORA_ACTIVATION_FACTOR
     return per_sample
@@ -269,6 +307,7 @@ def peak_memory_bytes(w: Workload, gpu_count: int, micro_batch_size: int) -> Mem
         activations_gib=act / GIB,
         overhead_gib=(overhead + slack + states.buffers) / GIB,
         total_gib=total / GIB,
+        allocated_gib=allocated / GIB,
     )
 
 
@@ -277,9 +316,11 @@ def usable_vram_gib(vram_gb: float) -> float:
     return vram_gb * USABLE_VRAM_FRACTION
 
 
-def oom_risk(utilization: float) -> OomRisk:
-    """Risk band for ``utilization`` = peak / usable (thresholds above)."""
-    if utilization > HIGH_RISK_MIN:
+def oom_risk(utilization: float, floor_utilization: float | None = None) -> OomRisk:
+    """Risk band: ``utilization`` = peak / usable, ``floor_utilization`` = (allocated +
+    context) / usable (defaults to ``utilization``); thresholds above."""
+    floor = utilization if floor_utilization is None else floor_utilization
+    if floor > HIGH_RISK_MIN:
         return OomRisk.HIGH
     if utilization >= LOW_RISK_MAX:
         return OomRisk.MEDIUM
@@ -306,11 +347,13 @@ def estimate_memory(w: Workload, *, vram_gb: float, gpu_count: float = 1) -> Mem
     else:
         max_b = int((usable - fixed) // per_sample)
     utilization = breakdown.total_gib / usable if usable > 0 else math.inf
+    context = breakdown.total_gib - breakdown.allocated_gib * SLACK
+    floor = (breakdown.allocated_gib + context) / usable if usable > 0 else math.inf
     return MemoryEstimate(
         breakdown=breakdown,
         peak_memory_gib=breakdown.total_gib,
         usable_vram_gib=usable,
         memory_utilization=utilization,
-        oom_risk=oom_risk(utilization),
+        oom_risk=oom_risk(utilization, floor),
         max_micro_batch_size=max_b,
     )

@@ -4,27 +4,36 @@ Order of preference (estimation.md §5.2):
 
 1. ``measured``: a published measurement of the same workload (benchmark label and method),
    compatible precision, on the same GPU model. The row whose per-GPU batch is nearest the
-   workload's micro-batch is used (median over replicates); a different GPU count goes through
-   the multi-GPU model below.
-2. ``scaled``: measurements of the same workload on other GPUs, each scaled to the target by
-   the blended roofline of §4.5, ``t_B/t_A = f_c·Peak_A/Peak_B + (1-f_c)·BW_A/BW_B``, combined
-   by a weighted geometric mean (nearer GPUs weigh more). A workload that departs from its
-   preset (other size, sequence length, method) is scaled from the preset's own estimate by the
-   ratio of training FLOPs per sample.
-3. ``flops_model``: ``samples/s = Peak · MFU / FLOPs_per_sample`` (§4.1-4.2) with an MFU prior
-   per architecture family.
+   workload's micro-batch is used (median over replicates, newest software first); another
+   GPU count goes through the multi-GPU model.
+2. ``scaled``: the workload's measurements on other GPUs of one benchmark suite, through the
+   calibrated time model of :mod:`app.estimate.scaling` (or the §4.5 blend when fewer than
+   four GPUs were measured). A workload that departs from its preset (other size, sequence
+   length, method) is scaled from the preset's own rate by the ratio of training FLOPs.
+3. ``flops_model``: FLOPs per sample (§4.1) against the FLOP rate that *other* workloads of
+   the same family achieve on this GPU (measured), else the GPU's peak × an MFU prior fitted
+   from all measurements.
 
-Multi-GPU data parallelism multiplies by an efficiency from a ring all-reduce model (§4.6).
+Multi-GPU data parallelism multiplies by the efficiency of :mod:`app.estimate.multigpu`.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from app.estimate import fitted
-from app.estimate.memory import lora_trainable_params, transformer_tokens
+from app.estimate.memory import transformer_tokens
+from app.estimate.multigpu import multi_gpu_efficiency
+from app.estimate.scaling import (
+    F_COMPUTE,
+    MIN_GPUS_FOR_FIT,
+    TimeModel,
+    blend_predict,
+    group_key,
+    peak_tflops,
+)
 from app.estimate.types import (
     TRANSFORMER_ARCHITECTURES,
     Architecture,
@@ -35,29 +44,20 @@ from app.estimate.types import (
     Interconnect,
     Method,
     Precision,
-    Sharding,
     ThroughputEstimate,
     Workload,
 )
 
-#: Fraction of step time that is compute-bound, by family (estimation.md §4.5: transformers
-#: fit f_c ≈ 0.3, CNNs ≈ 0.2).
-F_COMPUTE = {"transformer": 0.3, "cnn": 0.2, "other": 0.25}
+#: (benchmark label, method) → (family, training FLOPs per published throughput unit, FLOPs
+#: per sample, params or None), built from the presets; lets the FLOPs model learn achieved
+#: FLOP rates from other workloads.
+FlopsTable = Mapping[tuple[str, str], tuple[str, float, float, int | None]]
 
-#: NCCL all-reduce bus bandwidth reaches ~80 % of the link's per-direction spec (§4.6:
-#: nccl-tests 235 of 300 GB/s on A100 NVLink, H200 396/450).
-LINK_EFFICIENCY = 0.8
-
-#: PCIe x16 per-direction bandwidth in GB/s by generation (§4.6, Stas network chapter).
-PCIE_GBS = {3: 15.75, 4: 31.5, 5: 63.0}
-
-#: DDP overlaps the gradient all-reduce with the backward pass (bucketed); we assume the
-#: backward (~2/3 of a step, since backward ≈ 2 × forward FLOPs) can hide communication.
-COMM_OVERLAP = 2.0 / 3.0
+SingleGpu = tuple[float, Basis, tuple[Evidence, ...], tuple[str, ...]]
 
 
 def family(arch: Architecture) -> str:
-    """Throughput family used for the compute/bandwidth blend."""
+    """Throughput family: ``transformer``, ``cnn`` (incl. diffusion UNets) or ``other``."""
     if arch in TRANSFORMER_ARCHITECTURES:
         return "transformer"
     if arch in (Architecture.CNN, Architecture.DIFFUSION_UNET):
@@ -65,38 +65,53 @@ def family(arch: Architecture) -> str:
     return "other"
 
 
-def peak_tflops(gpu: GpuSpec, precision: Precision) -> float:
-    """Dense peak TFLOPS the training math runs at for ``precision``.
+def flops_peak_tflops(gpu: GpuSpec, precision: Precision) -> float:
+    """Peak the FLOPs model measures utilisation against.
 
-    Mixed precision uses the FP32-accumulate tensor rate (half rate on GeForce);
-    ``tf32`` the TF32 tensor rate (fp32 where the GPU has none); ``fp8`` the FP8
-    FP32-accumulate rate (bf16 where the GPU has no FP8). Falls back to FP32 vector TFLOPS
-    on GPUs without tensor cores.
+    As :func:`peak_tflops`, except fp32 counts at the TF32 rate where the GPU has one:
+    cuDNN runs fp32 convolutions as TF32 by default on Ampere and newer, and published
+    "fp32" training often is TF32 (benchmarks.md §1).
     """
-    fp32 = gpu.fp32_tflops or 1.0
     if precision == Precision.FP32:
-        return fp32
-    if precision == Precision.TF32:
-        return gpu.tf32_tflops or fp32
-    half = gpu.fp16_fp32acc_tflops or gpu.bf16_tflops or gpu.fp16_tflops
-    if precision == Precision.FP16_AMP:
-        return half or fp32
-    bf16 = gpu.bf16_tflops or (half if gpu.architecture not in ("Volta", "Turing") else None)
-    if precision in (Precision.BF16_AMP, Precision.BF16):
-        return bf16 or half or fp32
-    return gpu.fp8_fp32acc_tflops or gpu.fp8_tflops or bf16 or half or fp32
+        return peak_tflops(gpu, Precision.TF32)
+    return peak_tflops(gpu, precision)
 
 
-def training_flops_per_sample(w: Workload) -> float:
-    """Training FLOPs per sample (forward + backward).
+def achieved_flops_prior(gpu: GpuSpec, fam: str, precision: Precision) -> float:
+    """FLOP/s a typical ``fam`` workload reaches on ``gpu`` (fitted, no measurement needed).
+
+    ``log(FLOP/s) = a + b·log(peak TFLOPS) + c·log(bandwidth GB/s)`` per family and precision
+    class, least squares over every single-GPU measurement with a FLOPs estimate
+    (``fitted.FLOPS_RATE_MODEL``): MFU falls as peak grows faster than bandwidth, which a
+    flat MFU prior misses (H100 runs ResNet-50 at ~7 % MFU, a V100 at ~20 %). Falls back to
+    peak × ``fitted.MFU_PRIOR`` for families without a fit.
+    """
+    key = f"{fam}|{precision_class(precision)}"
+    peak = flops_peak_tflops(gpu, precision)
+    coef = fitted.FLOPS_RATE_MODEL.get(key)
+    if coef is None:
+        return peak * 1e12 * fitted.MFU_PRIOR.get(key, 0.3)
+    a, b, c = coef
+    bw = gpu.memory_bandwidth_gbs or 1.0
+    return math.exp(a + b * math.log(peak) + c * math.log(bw))
+
+
+def precision_class(p: Precision) -> str:
+    """``32`` for fp32/tf32 regimes, ``16`` for 16-bit and fp8."""
+    return "32" if p in (Precision.FP32, Precision.TF32) else "16"
+
+
+def training_flops_per_sample(w: Workload) -> float | None:
+    """Training FLOPs per sample (forward + backward), ``None`` when unknown.
 
     Transformers: per token ``k·N + 12·L·h·s`` (PaLM appendix B: 6N plus attention), with
     k = 6 for full training, 4 for LoRA/QLoRA (no weight gradients of the frozen base, §4.1),
     plus one extra forward (2N + 4·L·h·s) with activation checkpointing. Other families:
-    ``3 × forward GFLOPs`` (+1 forward with checkpointing); without a published forward cost,
-    ``6 × params`` per sample.
+    ``3 × forward GFLOPs`` (+1 forward with checkpointing). Without a published forward cost
+    a non-transformer has no FLOPs estimate (``6 × params`` would undercount convolutions,
+    which reuse each weight at every pixel, by two orders of magnitude).
     """
-    if w.architecture in TRANSFORMER_ARCHITECTURES:
+    if w.architecture in TRANSFORMER_ARCHITECTURES and w.params:
         s = transformer_tokens(w)
         attention = (w.layers or 0) * (w.hidden_size or 0) * s
         k = 4.0 if w.method in (Method.LORA, Method.QLORA) else 6.0
@@ -107,77 +122,7 @@ def training_flops_per_sample(w: Workload) -> float:
     if w.forward_gflops_per_sample:
         passes = 4.0 if w.gradient_checkpointing else 3.0
         return passes * w.forward_gflops_per_sample * 1e9
-    return 6.0 * w.params
-
-
-def blend_speedup(a: GpuSpec, b: GpuSpec, precision: Precision, f_c: float) -> float:
-    """Speed of GPU ``b`` relative to ``a`` (>1: b is faster), estimation.md §4.5."""
-    peak_ratio = peak_tflops(a, precision) / peak_tflops(b, precision)
-    bw_a, bw_b = a.memory_bandwidth_gbs, b.memory_bandwidth_gbs
-    bw_ratio = (bw_a / bw_b) if bw_a and bw_b else peak_ratio
-    return 1.0 / (f_c * peak_ratio + (1.0 - f_c) * bw_ratio)
-
-
-def pcie_generation(gpu: GpuSpec) -> int:
-    """PCIe generation by GPU architecture (Hopper/Blackwell 5, Ampere/Ada/CDNA 4, older 3)."""
-    arch = gpu.architecture.lower()
-    if arch in ("hopper", "blackwell"):
-        return 5
-    if arch in ("ampere", "ada lovelace", "cdna 2", "cdna 3", "rdna 3"):
-        return 4
-    return 3
-
-
-def link_bytes_per_s(gpu: GpuSpec, interconnect: Interconnect | None) -> float:
-    """Achievable all-reduce bus bandwidth per GPU and direction, bytes/s.
-
-    NVLink: half the catalog's bidirectional per-GPU figure; PCIe: x16 of the GPU's
-    generation, halved for GeForce cards, which lack peer-to-peer and route through the host
-    (§4.6, tinygrad/open-gpu-kernel-modules#17). Both × LINK_EFFICIENCY.
-    """
-    if interconnect == Interconnect.NVLINK and gpu.nvlink and gpu.nvlink_bandwidth_gbs:
-        return gpu.nvlink_bandwidth_gbs / 2 * 1e9 * LINK_EFFICIENCY
-    gbs = PCIE_GBS[pcie_generation(gpu)]
-    if gpu.market == "consumer":
-        gbs /= 2
-    return gbs * 1e9 * LINK_EFFICIENCY
-
-
-def gradient_bytes(w: Workload) -> float:
-    """Bytes all-reduced per optimizer step: trainable params × gradient bytes.
-
-    ZeRO-3/FSDP move 1.5× the DDP volume (reduce-scatter + all-gathers, ZeRO paper §7).
-    """
-    trainable = (
-        lora_trainable_params(w) if w.method in (Method.LORA, Method.QLORA) else w.params
-    )
-    per_param = 2.0 if w.precision == Precision.BF16 or w.sharding != Sharding.NONE else 4.0
-    volume = trainable * per_param
-    if w.sharding in (Sharding.ZERO3, Sharding.FSDP):
-        volume *= 1.5
-    return volume
-
-
-def multi_gpu_efficiency(
-    w: Workload,
-    gpu: GpuSpec,
-    gpu_count: float,
-    interconnect: Interconnect | None,
-    per_gpu_samples_per_s: float,
-) -> float:
-    """Data-parallel scaling efficiency η in (0, 1] (1 for one GPU).
-
-    Ring all-reduce moves ``2(n-1)/n × gradient bytes`` per GPU per optimizer step (§4.6);
-    up to COMM_OVERLAP of the step's compute time hides it; the rest is exposed:
-    ``η = t_step / (t_step + max(0, t_comm - overlap·t_step))``.
-    """
-    n = int(gpu_count)
-    if n <= 1 or per_gpu_samples_per_s <= 0:
-        return 1.0
-    t_comm = 2 * (n - 1) / n * gradient_bytes(w) / link_bytes_per_s(gpu, interconnect)
-    t_step = w.micro_batch_size * w.grad_accum_steps / per_gpu_samples_per_s
-    exposed = max(0.0, t_comm - COMM_OVERLAP * t_step)
-    return t_step / (t_step + exposed)
+    return None
 
 
 def precision_compatible(workload: Precision, measured: Precision) -> int | None:
@@ -201,7 +146,8 @@ def point_samples_per_s(p: BenchmarkPoint, units_per_sample: float | None) -> fl
     return p.throughput_total / (units_per_sample or 1.0) / p.gpu_count
 
 
-def _version_key(p: BenchmarkPoint) -> float:
+def version_key(p: BenchmarkPoint) -> float:
+    """Framework version as a sortable number (1.13 → 1.13, 2.3 → 2.03); 0 when unknown."""
     try:
         major, minor = (p.framework_version or "0.0").split(".")[:2]
         return float(major) + float(minor) / 100
@@ -218,22 +164,21 @@ def _evidence(p: BenchmarkPoint, units: float | None) -> Evidence:
     )
 
 
+def _method_matches(w: Workload, p: BenchmarkPoint) -> bool:
+    method = w.benchmark_method or ("full" if w.method == Method.FULL else w.method.value)
+    return p.method == method or (method == "full" and p.method == "pretrain")
+
+
 def relevant_points(w: Workload, points: Sequence[BenchmarkPoint]) -> list[BenchmarkPoint]:
     """Measurements that stand for ``w``: its benchmark labels and method, usable precision."""
     if not w.benchmark_workloads:
         return []
     labels = set(w.benchmark_workloads)
-    method = w.benchmark_method or ("full" if w.method == Method.FULL else w.method.value)
-    out = []
-    for p in points:
-        if p.workload not in labels or p.suspect or not p.gpu:
-            continue
-        if p.method != method and not (method == "full" and p.method == "pretrain"):
-            continue
-        if precision_compatible(w.precision, p.precision) is None:
-            continue
-        out.append(p)
-    return out
+    return [
+        p for p in points
+        if p.workload in labels and not p.suspect and p.gpu and _method_matches(w, p)
+        and precision_compatible(w.precision, p.precision) is not None
+    ]
 
 
 def _batch_distance(p: BenchmarkPoint, micro_batch: int) -> float:
@@ -242,104 +187,38 @@ def _batch_distance(p: BenchmarkPoint, micro_batch: int) -> float:
     return abs(math.log(p.batch_size_per_gpu / micro_batch))
 
 
-def _best_rows(w: Workload, rows: list[BenchmarkPoint]) -> list[BenchmarkPoint]:
+def best_rows(w: Workload, rows: Sequence[BenchmarkPoint]) -> list[BenchmarkPoint]:
     """Rows of the best precision match, then nearest batch, then newest software."""
-    best_prec = min(precision_compatible(w.precision, p.precision) or 0 for p in rows)
-    rows = [p for p in rows if (precision_compatible(w.precision, p.precision) or 0) == best_prec]
-    best_dist = min(_batch_distance(p, w.micro_batch_size) for p in rows)
-    rows = [p for p in rows if _batch_distance(p, w.micro_batch_size) <= best_dist + 1e-9]
-    newest = max(_version_key(p) for p in rows)
-    return [p for p in rows if _version_key(p) >= newest - 1e-9]
+    prec = min(precision_compatible(w.precision, p.precision) or 0 for p in rows)
+    out = [p for p in rows if (precision_compatible(w.precision, p.precision) or 0) == prec]
+    dist = min(_batch_distance(p, w.micro_batch_size) for p in out)
+    out = [p for p in out if _batch_distance(p, w.micro_batch_size) <= dist + 1e-9]
+    newest = max(version_key(p) for p in out)
+    return [p for p in out if version_key(p) >= newest - 1e-9]
 
 
-def _range(value: float, basis: Basis, widen: float = 1.0) -> tuple[float, float]:
+def _range(value: float, basis: Basis, multi_gpu_model: bool = False) -> tuple[float, float]:
+    """Low–high range: the basis's cross-validated 10th-90th percentile of actual ÷ predicted,
+    times the multi-GPU model's when the GPU count was not itself measured."""
     low, high = fitted.RANGE_FACTORS[basis.value]
-    if widen != 1.0:
-        low, high = low ** widen, high ** widen
+    if multi_gpu_model:
+        m_low, m_high = fitted.MULTI_GPU_RANGE
+        low, high = low * m_low, high * m_high
     return value * low, value * high
-
-
-def estimate_single_gpu(
-    w: Workload,
-    gpu: GpuSpec,
-    points: Sequence[BenchmarkPoint],
-    catalog: dict[str, GpuSpec],
-) -> tuple[float, Basis, tuple[Evidence, ...], tuple[str, ...]]:
-    """Per-GPU samples/s of ``w`` on one ``gpu`` (no multi-GPU effects), with its basis.
-
-    ``points`` may be all measurements; only those relevant to ``w`` are used.
-    """
-    return _single_gpu(w, gpu, relevant_points(w, points), catalog)
-
-
-def _single_gpu(
-    w: Workload,
-    gpu: GpuSpec,
-    rel: Sequence[BenchmarkPoint],
-    catalog: dict[str, GpuSpec],
-) -> tuple[float, Basis, tuple[Evidence, ...], tuple[str, ...]]:
-    units = w.units_per_sample
-    one_gpu = [p for p in rel if p.gpu_count == 1]
-    same = [p for p in one_gpu if p.gpu == gpu.name]
-    if same:
-        rows = _best_rows(w, same)
-        rate = statistics.median(point_samples_per_s(p, units) for p in rows)
-        notes = []
-        bs = rows[0].batch_size_per_gpu
-        if bs and bs != w.micro_batch_size:
-            notes.append(f"measured at micro-batch {bs} per GPU; yours is {w.micro_batch_size}")
-        return rate, Basis.MEASURED, tuple(_evidence(p, units) for p in rows), tuple(notes)
-
-    others: dict[str, list[BenchmarkPoint]] = {}
-    for p in one_gpu:
-        if p.gpu in catalog:
-            others.setdefault(p.gpu, []).append(p)
-    if others:
-        f_c = F_COMPUTE[family(w.architecture)]
-        logs, weights, used = [], [], []
-        for name, rows in others.items():
-            ref = catalog[name]
-            best = _best_rows(w, rows)
-            rate_a = statistics.median(point_samples_per_s(p, units) for p in best)
-            prec = best[0].precision
-            speed = blend_speedup(ref, gpu, prec, f_c)
-            distance = abs(math.log(peak_tflops(ref, prec) / peak_tflops(gpu, prec)))
-            if ref.memory_bandwidth_gbs and gpu.memory_bandwidth_gbs:
-                distance += abs(math.log(ref.memory_bandwidth_gbs / gpu.memory_bandwidth_gbs))
-            weight = 1.0 / (0.1 + distance) * (2.0 if ref.architecture == gpu.architecture else 1.0)
-            logs.append(math.log(rate_a * speed))
-            weights.append(weight)
-            used.extend(best)
-        rate = math.exp(sum(lg * wt for lg, wt in zip(logs, weights, strict=True)) / sum(weights))
-        note = f"scaled from measurements on {len(others)} other GPU model(s) by spec ratios"
-        return rate, Basis.SCALED, tuple(_evidence(p, units) for p in used), (note,)
-
-    return flops_model_rate(w, gpu), Basis.FLOPS_MODEL, (), (
-        f"no measurement of this workload; FLOPs model with MFU prior "
-        f"{fitted.MFU_PRIOR.get(family(w.architecture), 0.3):.2f}",
-    )
-
-
-def flops_model_rate(w: Workload, gpu: GpuSpec) -> float:
-    """Per-GPU samples/s from FLOPs per sample and the family's MFU prior (§4.2, §4.4)."""
-    mfu = fitted.MFU_PRIOR.get(family(w.architecture), 0.3)
-    rate = peak_tflops(gpu, w.precision) * 1e12 * mfu / training_flops_per_sample(w)
-    if w.method == Method.QLORA:
-        rate /= fitted.QLORA_SLOWDOWN
-    return rate
 
 
 class ThroughputModel:
     """Throughput estimates of one workload on any GPU set, memoised per GPU model.
 
     Build one per request (the rank service asks for thousands of offers); the measurements
-    relevant to the workload are selected once. Pure: no I/O, results depend only on inputs.
+    relevant to the workload are selected and the time models fitted once. Pure: no I/O.
 
     Args:
         w: the workload (``w.matches_preset`` says whether measurements apply as is).
         points: measured benchmarks (any workloads; filtered here).
         catalog: GPU specs by name, for scaling measurements from other GPUs.
         reference: the preset ``w`` was derived from, when ``w`` departs from it.
+        flops_table: benchmark label → (family, FLOPs per unit) for the FLOPs model.
     """
 
     def __init__(
@@ -347,41 +226,167 @@ class ThroughputModel:
         w: Workload,
         *,
         points: Sequence[BenchmarkPoint] = (),
-        catalog: dict[str, GpuSpec] | None = None,
+        catalog: Mapping[str, GpuSpec] | None = None,
         reference: Workload | None = None,
+        flops_table: FlopsTable | None = None,
     ):
         self.w = w
         self.catalog = catalog or {}
+        self.flops_table = flops_table or {}
+        self.points = points
         self.reference = reference if (not w.matches_preset and reference is not None
                                        and reference.benchmark_workloads) else None
-        self.relevant = relevant_points(w, points)
-        self.reference_relevant = (
-            relevant_points(self.reference, points) if self.reference is not None else []
-        )
-        self._single: dict[str, tuple[float, Basis, tuple[Evidence, ...], tuple[str, ...]]] = {}
+        self.base = self.reference or w
+        self.relevant = relevant_points(self.base, points)
+        self._single: dict[str, SingleGpu] = {}
+        self._time_models: list[tuple[TimeModel, list[BenchmarkPoint]]] | None = None
 
-    def single_gpu(self, gpu: GpuSpec) -> tuple[float, Basis, tuple[Evidence, ...],
-                                                  tuple[str, ...]]:
+    # -- measured and scaled -------------------------------------------------------------
+    def _groups(self) -> list[tuple[TimeModel, list[BenchmarkPoint]]]:
+        """Time models of the usable suites, best first (precision match, newest software)."""
+        if self._time_models is not None:
+            return self._time_models
+        w = self.base
+        groups: dict[tuple[str, str, str, str], list[BenchmarkPoint]] = {}
+        for p in self.relevant:
+            if p.gpu_count == 1 and p.gpu in self.catalog:
+                groups.setdefault(group_key(p), []).append(p)
+        fitted_groups = []
+        for rows in groups.values():
+            if len({p.gpu for p in rows}) < MIN_GPUS_FOR_FIT:
+                continue
+            data = [(self.catalog[p.gpu], float(p.batch_size_per_gpu or 0) or None,
+                     point_samples_per_s(p, w.units_per_sample)) for p in rows]
+            fitted_groups.append((TimeModel(data, rows[0].precision), rows))
+
+        def rank(item: tuple[TimeModel, list[BenchmarkPoint]]) -> tuple[int, float, int]:
+            model, rows = item
+            prec = precision_compatible(w.precision, rows[0].precision) or 0
+            newest = statistics.median(version_key(p) for p in rows)
+            return (prec, -newest, -model.n_gpus)
+
+        self._time_models = sorted(fitted_groups, key=rank)
+        return self._time_models
+
+    def _measured_or_scaled(self, gpu: GpuSpec) -> SingleGpu | None:
+        w = self.base
+        units = w.units_per_sample
+        one_gpu = [p for p in self.relevant if p.gpu_count == 1]
+        same = [p for p in one_gpu if p.gpu == gpu.name]
+        if same:
+            rows = best_rows(w, same)
+            rate = statistics.median(point_samples_per_s(p, units) for p in rows)
+            notes = []
+            bs = rows[0].batch_size_per_gpu
+            if bs and bs != w.micro_batch_size:
+                notes.append(f"measured at micro-batch {bs} per GPU; yours is "
+                             f"{w.micro_batch_size}")
+            return rate, Basis.MEASURED, tuple(_evidence(p, units) for p in rows), tuple(notes)
+        for model, rows in self._groups():
+            rate = model.samples_per_s(gpu, w.micro_batch_size)
+            if rate:
+                note = (f"scaled from {model.n_gpus} GPUs measured in {rows[0].source} by the "
+                        "calibrated time model (peak, bandwidth, batch)")
+                return rate, Basis.SCALED, tuple(_evidence(p, units) for p in rows), (note,)
+        refs: dict[str, list[BenchmarkPoint]] = {}
+        for p in one_gpu:
+            if p.gpu in self.catalog:
+                refs.setdefault(p.gpu, []).append(p)
+        if refs:
+            pairs, used = [], []
+            prec = None
+            for name, rows in refs.items():
+                best = best_rows(w, rows)
+                prec = best[0].precision
+                pairs.append((self.catalog[name],
+                              statistics.median(point_samples_per_s(p, units) for p in best)))
+                used.extend(best)
+            rate = blend_predict(pairs, gpu, prec or w.precision,
+                                 F_COMPUTE[family(w.architecture)])
+            note = f"scaled from {len(refs)} GPU model(s) by the compute/bandwidth blend"
+            return rate, Basis.SCALED, tuple(_evidence(p, units) for p in used), (note,)
+        return None
+
+    # -- FLOPs model -----------------------------------------------------------------------
+    def achieved_flops(self, gpu: GpuSpec, w: Workload
+                       ) -> tuple[float, list[BenchmarkPoint]] | None:
+        """FLOP/s that other measured workloads reach on this ``gpu`` (median over workloads).
+
+        One value per (label, method): the median of its newest-software rows × its FLOPs per
+        unit; the median over labels is the estimate. All families count alike: weighting by
+        family or size did worse in leave-one-workload-out validation (MFU varies ~3× inside a
+        family too, e.g. AlexNet vs ResNet-50). Labels of ``w`` itself are excluded.
+        """
+        exclude = frozenset(w.benchmark_workloads)
+        by_label: dict[tuple[str, str], list[BenchmarkPoint]] = {}
+        for p in self.points:
+            key = (p.workload, p.method)
+            if (p.gpu != gpu.name or p.gpu_count != 1 or p.suspect or p.workload in exclude
+                    or key not in self.flops_table):
+                continue
+            if precision_class(p.precision) != precision_class(w.precision):
+                continue
+            by_label.setdefault(key, []).append(p)
+        if not by_label:
+            return None
+        rates, used = [], []
+        for key, rows in by_label.items():
+            per_unit = self.flops_table[key][1]
+            newest = max(version_key(p) for p in rows)
+            rows = [p for p in rows if version_key(p) == newest]
+            rates.append(statistics.median(p.throughput_total for p in rows) * per_unit)
+            used.extend(rows)
+        return statistics.median(rates), used
+
+    def flops_rate(self, w: Workload, gpu: GpuSpec) -> SingleGpu:
+        """Per-GPU samples/s from FLOPs per sample (``flops_model`` basis)."""
+        flops = training_flops_per_sample(w)
+        fam = family(w.architecture)
+        if not flops:
+            return 0.0, Basis.FLOPS_MODEL, (), ("no FLOPs per sample for this workload",)
+        achieved = self.achieved_flops(gpu, w)
+        if achieved is not None:
+            rate_flops, used = achieved
+            labels = sorted({p.workload for p in used})
+            note = (f"FLOPs model: {rate_flops / 1e12:.1f} TFLOP/s achieved on this GPU by "
+                    f"{', '.join(labels)}")
+            evidence = tuple(_evidence(p, None) for p in used)
+        else:
+            rate_flops = achieved_flops_prior(gpu, fam, w.precision)
+            peak = flops_peak_tflops(gpu, w.precision) * 1e12
+            note = (f"FLOPs model: no measurement on this GPU; fitted {fam} FLOP rate "
+                    f"{rate_flops / 1e12:.1f} TFLOP/s (MFU {rate_flops / peak:.2f})")
+            evidence = ()
+        rate = rate_flops / flops
+        if w.method == Method.QLORA:
+            rate /= fitted.QLORA_SLOWDOWN
+        return rate, Basis.FLOPS_MODEL, evidence, (note,)
+
+    # -- composition ------------------------------------------------------------------------
+    def single_gpu(self, gpu: GpuSpec) -> SingleGpu:
         """Per-GPU samples/s on one ``gpu`` with basis, evidence and notes (memoised)."""
         hit = self._single.get(gpu.name)
         if hit is not None:
             return hit
         w = self.w
-        if self.reference is not None:
-            ref_rate, ref_basis, evidence, ref_notes = _single_gpu(
-                self.reference, gpu, self.reference_relevant, self.catalog
-            )
-            ratio = training_flops_per_sample(self.reference) / training_flops_per_sample(w)
-            if w.method == Method.QLORA and self.reference.method != Method.QLORA:
-                ratio /= fitted.QLORA_SLOWDOWN
-            notes = (
-                f"scaled from the preset's {ref_basis.value} rate by training FLOPs per sample "
-                f"(×{ratio:.3g})",
-                *ref_notes,
-            )
-            result = (ref_rate * ratio, Basis.SCALED, evidence, notes)
+        base = self._measured_or_scaled(gpu)
+        if base is None:
+            result = self.flops_rate(w, gpu)
+        elif self.reference is not None:
+            rate, basis, evidence, notes = base
+            ref_flops = training_flops_per_sample(self.reference)
+            own_flops = training_flops_per_sample(w)
+            if ref_flops and own_flops:
+                ratio = ref_flops / own_flops
+                if w.method == Method.QLORA and self.reference.method != Method.QLORA:
+                    ratio /= fitted.QLORA_SLOWDOWN
+                result = (rate * ratio, Basis.SCALED, evidence, (
+                    f"scaled from the preset's {basis.value} rate by training FLOPs per "
+                    f"sample (×{ratio:.3g})", *notes))
+            else:
+                result = self.flops_rate(w, gpu)
         else:
-            result = _single_gpu(w, gpu, self.relevant, self.catalog)
+            result = base
         self._single[gpu.name] = result
         return result
 
@@ -404,7 +409,7 @@ class ThroughputModel:
                 and (interconnect is None or (p.interconnect or "pcie") == interconnect.value)
             ]
             if multi:
-                rows = _best_rows(w, multi)
+                rows = best_rows(w, multi)
                 total = statistics.median(
                     point_samples_per_s(p, w.units_per_sample) * p.gpu_count for p in rows
                 )
@@ -417,7 +422,7 @@ class ThroughputModel:
                 )
         eta = multi_gpu_efficiency(w, gpu, n, interconnect, per_gpu) if n > 1 else 1.0
         total = per_gpu * n * eta
-        low, high = _range(total, basis, 1.5 if n > 1 else 1.0)
+        low, high = _range(total, basis, multi_gpu_model=n > 1)
         return ThroughputEstimate(
             samples_per_s=total, samples_per_s_low=low, samples_per_s_high=high, basis=basis,
             multi_gpu_efficiency=eta, evidence=evidence, notes=notes,
@@ -431,9 +436,11 @@ def estimate_throughput(
     gpu_count: float = 1,
     interconnect: Interconnect | None = None,
     points: Sequence[BenchmarkPoint] = (),
-    catalog: dict[str, GpuSpec] | None = None,
+    catalog: Mapping[str, GpuSpec] | None = None,
     reference: Workload | None = None,
+    flops_table: FlopsTable | None = None,
 ) -> ThroughputEstimate:
     """Samples/s of ``gpu_count`` × ``gpu`` for ``w``; see :class:`ThroughputModel`."""
-    model = ThroughputModel(w, points=points, catalog=catalog, reference=reference)
+    model = ThroughputModel(w, points=points, catalog=catalog, reference=reference,
+                            flops_table=flops_table)
     return model.estimate(gpu, gpu_count, interconnect)

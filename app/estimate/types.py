@@ -140,6 +140,13 @@ class Workload:
     ``cpu_ms_per_sample`` CPU milliseconds of data loading per sample on one core;
     ``min_cuda`` lowest CUDA version the software needs (``"12.1"``).
 
+    Memory-regime defaults (estimation.md §1, §6): ``precision`` ``bf16_amp`` (fp32 master
+    weights and gradients, AdamW states fp32: 18 B/param unsharded); ``attention`` ``sdpa``
+    (no s×s score matrices); ``gradient_checkpointing`` off; ``fused_cross_entropy`` off
+    (fp32 logits 6·s·V bytes per sample are materialised); ``optimizer`` ``adamw``;
+    ``sharding`` ``none``; ``cpu_offload`` off (ZeRO-Offload / FSDP CPU offload keeps
+    optimizer states and fp32 master weights in host RAM when on).
+
     The ``benchmark_*``/``units_per_sample``/``forward_gflops_per_sample`` fields come from the
     preset and tie the workload to its measurements.
     """
@@ -164,6 +171,8 @@ class Workload:
     gradient_checkpointing: bool = False
     attention: Attention = Attention.SDPA
     sharding: Sharding = Sharding.NONE
+    fused_cross_entropy: bool = False
+    cpu_offload: bool = False
     samples_per_epoch: int = 1
     epochs: float = 1.0
     dataset_gb: float | None = None
@@ -228,6 +237,9 @@ class MemoryBreakdown:
     activations_gib: float
     overhead_gib: float
     total_gib: float
+    #: bytes the framework allocates (states, activations, buffers), before allocator slack
+    #: and CUDA context: comparable with torch.cuda.max_memory_allocated
+    allocated_gib: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -75,7 +75,7 @@ def estimate_what_if(
     memory = estimate_memory(w, vram_gb=vram, gpu_count=hw.gpu_count)
     tp = estimate_throughput(
         w, hw.gpu, gpu_count=hw.gpu_count, interconnect=hw.interconnect, points=ref.points,
-        catalog=ref.gpus, reference=reference,
+        catalog=ref.gpus, reference=reference, flops_table=ref.flops_table,
     )
     return combine(w, hw, tp, memory, price_per_hour=price_per_hour, currency=currency)
 
@@ -109,7 +109,8 @@ def rank(
         FilterError: bad filter, or no exchange rate for ``currency``.
     """
     rows = select_rank_rows(session, filters, ref, currency=currency)
-    model = ThroughputModel(w, points=ref.points, catalog=ref.gpus, reference=reference)
+    model = ThroughputModel(w, points=ref.points, catalog=ref.gpus, reference=reference,
+                            flops_table=ref.flops_table)
     tp_cache: dict[tuple[str, float, Interconnect | None], ThroughputEstimate] = {}
     mem_cache: dict[tuple[float, int], MemoryEstimate] = {}
     rate_cache: dict[str, float] = {}

@@ -20,6 +20,7 @@ from app.db.models import CurrencyRate, GpuModel, ThroughputBenchmark, WorkloadP
 from app.db.seed import build_normaliser, load_extra_aliases
 from app.estimate.types import BenchmarkPoint, GpuSpec, Precision
 from app.gpu_names import GpuNameNormaliser
+from app.services.presets import flops_table
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +50,8 @@ class ReferenceData:
     presets: dict[str, Preset]
     #: latest rate per (base, quote): units of quote per base
     rates: dict[tuple[str, str], float]
+    #: (benchmark label, method) → (family, training FLOPs per published unit)
+    flops_table: dict[tuple[str, str], tuple[str, float, float, int | None]]
 
     def resolve_gpu(self, name: str) -> str | None:
         """Canonical name for any alias the catalog knows, else ``None``."""
@@ -100,6 +103,12 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
     rates: dict[tuple[str, str], float] = {}
     for r in session.scalars(select(CurrencyRate).order_by(CurrencyRate.seen_on)):
         rates[(r.base, r.quote)] = float(r.rate)
+    table = flops_table([
+        (p.fields, {"benchmark_workloads": p.benchmark_workloads,
+                    "benchmark_method": p.benchmark_method,
+                    "units_per_sample": p.units_per_sample})
+        for p in presets.values()
+    ])
     return ReferenceData(
         gpus={g.canonical_name: gpu_spec(g) for g in gpu_rows},
         gpu_names_by_id=names,
@@ -108,6 +117,7 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
         points=tuple(points),
         presets=presets,
         rates=rates,
+        flops_table=table,
     )
 
 

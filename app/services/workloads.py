@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import fields as dc_fields
 from typing import Any
 
-from app.estimate.types import (
-    Architecture,
-    Attention,
-    Method,
-    Optimizer,
-    Precision,
-    Sharding,
-    Workload,
-)
+from app.estimate.throughput import training_flops_per_sample
+from app.estimate.types import Workload
+from app.services.presets import build_workload
 from app.services.reference import Preset, ReferenceData
 
 #: Fields whose change means the preset's measurements no longer describe the job.
@@ -24,11 +17,6 @@ THROUGHPUT_FIELDS = (
 
 REQUIRED_WITHOUT_PRESET = ("architecture", "params", "samples_per_epoch")
 
-_ENUMS = {
-    "architecture": Architecture, "precision": Precision, "optimizer": Optimizer,
-    "method": Method, "attention": Attention, "sharding": Sharding,
-}
-_WORKLOAD_FIELDS = {f.name for f in dc_fields(Workload)}
 
 
 class WorkloadError(ValueError):
@@ -41,21 +29,19 @@ class WorkloadError(ValueError):
 
 
 def _build(values: dict[str, Any], preset: Preset | None, matches: bool) -> Workload:
-    kwargs: dict[str, Any] = {}
-    for key, value in values.items():
-        if key not in _WORKLOAD_FIELDS or value is None:
-            continue
-        kwargs[key] = _ENUMS[key](value) if key in _ENUMS else value
-    if preset is not None:
-        kwargs.update(
-            preset=preset.slug,
-            benchmark_workloads=preset.benchmark_workloads,
-            benchmark_method=preset.benchmark_method,
-            units_per_sample=preset.units_per_sample,
-            throughput_unit=preset.throughput_unit,
-        )
-    kwargs["matches_preset"] = matches
-    return Workload(**kwargs)
+    meta = preset_meta(preset) if preset is not None else None
+    return build_workload(values, meta, matches)
+
+
+def preset_meta(preset: Preset) -> dict[str, Any]:
+    """The preset-level workload attributes (benchmark labels, units)."""
+    return {
+        "preset": preset.slug,
+        "benchmark_workloads": preset.benchmark_workloads,
+        "benchmark_method": preset.benchmark_method,
+        "units_per_sample": preset.units_per_sample,
+        "throughput_unit": preset.throughput_unit,
+    }
 
 
 def resolve_workload(
@@ -101,6 +87,13 @@ def resolve_workload(
         _same(merged.get(k), base.get(k), k) for k in THROUGHPUT_FIELDS
     )
     workload = _build(merged, preset, matches)
+    if not workload.benchmark_workloads and training_flops_per_sample(workload) is None:
+        field = "params" if arch in ("transformer_encoder", "transformer_decoder", "vit") \
+            else "forward_gflops_per_sample"
+        raise WorkloadError(
+            f"{prefix}.{field}",
+            f"needed to estimate throughput of a {arch} workload that has no measurements "
+            "(or give a preset)")
     reference = None
     if preset is not None and not matches:
         reference = _build(base, preset, True)

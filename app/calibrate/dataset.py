@@ -1,0 +1,148 @@
+"""The calibration data set: seed CSVs read straight into core types (no database).
+
+Used by ``tools/fit_constants.py`` (which writes :mod:`app.estimate.fitted`) and by
+``python -m benchmarks.accuracy`` (cross-validation), so both see exactly the same rows.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.db.seed import PRESET_FIELDS
+from app.estimate.types import BenchmarkPoint, GpuSpec, Precision, Workload
+from app.services.presets import build_workload, flops_table
+
+
+def _f(value: str | None) -> float | None:
+    value = (value or "").strip()
+    return float(value) if value else None
+
+
+def _read(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+@dataclass
+class Preset:
+    """A preset's flat fields and its benchmark metadata."""
+
+    slug: str
+    fields: dict[str, Any]
+    meta: dict[str, Any]
+
+    def workload(self, **overrides: Any) -> Workload:
+        """The preset as a core workload, with field overrides."""
+        return build_workload({**self.fields, **overrides}, self.meta, True)
+
+
+@dataclass
+class Dataset:
+    """Catalog, measurements and presets from ``seed_data/``."""
+
+    catalog: dict[str, GpuSpec]
+    points: list[BenchmarkPoint]
+    presets: dict[str, Preset]
+    #: (benchmark label, method) → the first preset standing for it
+    label_presets: dict[tuple[str, str], Preset]
+    flops_table: dict[tuple[str, str], tuple[str, float, float, int | None]]
+    memory_cases: list[dict[str, str]]
+
+
+def load_dataset(seed_dir: Path) -> Dataset:
+    """Read ``gpus.csv``, ``benchmarks.csv``, ``workloads.csv`` and ``memory_cases.csv``."""
+    catalog = {}
+    for r in _read(seed_dir / "gpus.csv"):
+        year = _f(r["release_year"])
+        catalog[r["canonical_name"]] = GpuSpec(
+            name=r["canonical_name"], vendor=r["vendor"], architecture=r["architecture"],
+            vram_gb=float(r["vram_gb"]), memory_bandwidth_gbs=_f(r["memory_bandwidth_gbs"]),
+            fp32_tflops=_f(r["fp32_tflops"]), tf32_tflops=_f(r["tf32_tflops"]),
+            fp16_tflops=_f(r["fp16_tflops"]), bf16_tflops=_f(r["bf16_tflops"]),
+            fp8_tflops=_f(r["fp8_tflops"]), fp16_fp32acc_tflops=_f(r["fp16_fp32acc_tflops"]),
+            fp8_fp32acc_tflops=_f(r["fp8_fp32acc_tflops"]), nvlink=r["nvlink"] == "yes",
+            nvlink_bandwidth_gbs=_f(r["nvlink_bandwidth_gbs"]), form_factor=r["form_factor"],
+            market=r["market"], release_year=int(year) if year else None,
+        )
+    points = []
+    for i, r in enumerate(_read(seed_dir / "benchmarks.csv")):
+        if r["throughput_scope"] == "unknown":
+            continue
+        bs = _f(r["batch_size_per_gpu"])
+        seq = _f(r["seq_len"])
+        points.append(BenchmarkPoint(
+            id=i + 1, gpu=r["gpu"], gpu_count=int(r["gpu_count"]),
+            interconnect=r["interconnect"] or None, workload=r["workload"], method=r["method"],
+            precision=Precision(r["precision"]), batch_size_per_gpu=int(bs) if bs else None,
+            seq_len=int(seq) if seq else None, throughput_total=float(r["throughput_total"]),
+            throughput_unit=r["throughput_unit"], peak_memory_gib=_f(r["peak_memory_gib"]),
+            framework_version=r["framework_version"] or None, source=r["source"],
+            source_ref=r["source_ref"], suspect=r["suspect"] == "true",
+        ))
+    presets: dict[str, Preset] = {}
+    for r in _read(seed_dir / "workloads.csv"):
+        fields = {}
+        for key, kind in PRESET_FIELDS.items():
+            raw = (r.get(key) or "").strip()
+            if not raw:
+                continue
+            if kind is bool:
+                fields[key] = raw.lower() == "true"
+            elif kind is int:
+                fields[key] = int(float(raw))
+            else:
+                fields[key] = kind(raw)
+        meta = {
+            "preset": r["preset"],
+            "benchmark_workloads": tuple(
+                x.strip() for x in (r["benchmark_workloads"] or "").split("|") if x.strip()),
+            "benchmark_method": r["benchmark_method"] or None,
+            "units_per_sample": _f(r["units_per_sample"]),
+            "throughput_unit": r["throughput_unit"] or None,
+        }
+        presets[r["preset"]] = Preset(r["preset"], fields, meta)
+    label_presets: dict[tuple[str, str], Preset] = {}
+    for p in presets.values():
+        for label in p.meta["benchmark_workloads"]:
+            method = p.meta["benchmark_method"] or p.fields.get("method", "full")
+            label_presets.setdefault((label, method), p)
+    table = flops_table([(p.fields, p.meta) for p in presets.values()])
+    cases_path = seed_dir / "memory_cases.csv"
+    cases = _read(cases_path) if cases_path.exists() else []
+    return Dataset(catalog=catalog, points=points, presets=presets,
+                   label_presets=label_presets, flops_table=table, memory_cases=cases)
+
+
+def rate_rows(ds: Dataset) -> list[BenchmarkPoint]:
+    """Single-GPU rate measurements usable for validation (mapped GPU, not suspect)."""
+    return [p for p in ds.points
+            if p.gpu_count == 1 and p.gpu in ds.catalog and not p.suspect]
+
+
+def row_workload(ds: Dataset, p: BenchmarkPoint) -> Workload | None:
+    """The workload a measurement describes: its preset at the row's precision and batch.
+
+    ``units_per_sample`` stays the preset's: multiply a predicted samples/s by it to compare
+    with the published throughput (see :func:`units`).
+    """
+    preset = ds.label_presets.get((p.workload, p.method))
+    if preset is None and p.method == "pretrain":
+        preset = ds.label_presets.get((p.workload, "full"))
+    if preset is None:
+        return None
+    overrides: dict[str, Any] = {"precision": p.precision.value}
+    if p.batch_size_per_gpu:
+        overrides["micro_batch_size"] = p.batch_size_per_gpu
+    w = preset.workload(**overrides)
+    return Workload(**{
+        **{f: getattr(w, f) for f in w.__dataclass_fields__},
+        "benchmark_workloads": (p.workload,), "benchmark_method": p.method,
+    })
+
+
+def units(w: Workload) -> float:
+    """Published throughput units per sample of ``w`` (1 when not set)."""
+    return w.units_per_sample or 1.0

@@ -1,0 +1,65 @@
+"""Build core workloads from flat field dictionaries (presets, API input)."""
+
+from __future__ import annotations
+
+from dataclasses import fields as dc_fields
+from typing import Any
+
+from app.estimate.throughput import family, training_flops_per_sample
+from app.estimate.types import (
+    Architecture,
+    Attention,
+    Method,
+    Optimizer,
+    Precision,
+    Sharding,
+    Workload,
+)
+
+_ENUMS = {
+    "architecture": Architecture, "precision": Precision, "optimizer": Optimizer,
+    "method": Method, "attention": Attention, "sharding": Sharding,
+}
+_WORKLOAD_FIELDS = {f.name for f in dc_fields(Workload)}
+
+
+def build_workload(values: dict[str, Any], meta: dict[str, Any] | None = None,
+                   matches_preset: bool = False) -> Workload:
+    """Core workload from flat ``values`` (API field names) plus preset ``meta``.
+
+    ``meta`` may carry ``preset``, ``benchmark_workloads``, ``benchmark_method``,
+    ``units_per_sample`` and ``throughput_unit``.
+    """
+    kwargs: dict[str, Any] = {}
+    for key, value in values.items():
+        if key not in _WORKLOAD_FIELDS or value is None:
+            continue
+        kwargs[key] = _ENUMS[key](value) if key in _ENUMS else value
+    kwargs.update(meta or {})
+    kwargs["matches_preset"] = matches_preset
+    return Workload(**kwargs)
+
+
+def flops_table(presets: list[tuple[dict[str, Any], dict[str, Any]]]
+                ) -> dict[tuple[str, str], tuple[str, float, float, int | None]]:
+    """(label, method) → (family, FLOPs per published unit, FLOPs per sample, params).
+
+    ``presets`` is a list of (fields, meta) pairs; presets without FLOPs or units are skipped.
+    The first preset of a (label, method) pair wins.
+    """
+    table: dict[tuple[str, str], tuple[str, float, float, int | None]] = {}
+    for values, meta in presets:
+        units = meta.get("units_per_sample")
+        labels = meta.get("benchmark_workloads") or ()
+        if not units or not labels or "architecture" not in values:
+            continue
+        w = build_workload(values, meta, True)
+        flops = training_flops_per_sample(w)
+        if not flops:
+            continue
+        method = meta.get("benchmark_method") or ("full" if w.method == Method.FULL
+                                                  else w.method.value)
+        for label in labels:
+            table.setdefault((label, method),
+                             (family(w.architecture), flops / units, flops, w.params))
+    return table
