@@ -204,6 +204,7 @@ def seed_benchmarks(session: Session, seed_dir: Path, gpus: dict[str, GpuModel],
         for b in session.scalars(select(ThroughputBenchmark).where(
             ThroughputBenchmark.seed_key.is_not(None)))
     }
+    seen: set[str] = set()
     for path in sorted(seed_dir.glob("benchmarks*.csv")):
         for row in _read(path):
             key = _bench_key(row)
@@ -230,6 +231,12 @@ def seed_benchmarks(session: Session, seed_dir: Path, gpus: dict[str, GpuModel],
             }
             existing[key] = _upsert(session, report, ThroughputBenchmark, existing.get(key),
                                     values)
+            seen.add(key)
+    # seed rows whose source row changed or was removed are replaced, not duplicated
+    for key, row in existing.items():
+        if key not in seen:
+            session.delete(row)
+            report.updated["throughput_benchmark (removed)"] += 1
     session.flush()
 
 
