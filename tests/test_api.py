@@ -279,3 +279,20 @@ def test_custom_cnn_without_flops_is_a_400(client: Any) -> None:
                      "forward_gflops_per_sample": 3.6, "image_size": 224},
         "hardware": {"gpu": "A100"}})
     assert ok.status_code == 200 and ok.json()["estimate"]["basis"] == "flops_model"
+
+
+def test_precision_without_measurement_or_flops_is_a_400(client: Any) -> None:
+    body = {"workload": {"preset": "tacotron2-ljspeech", "precision": "fp8"},
+            "hardware": {"gpu": "H100"}}
+    r = post(client, "/v1/estimate", body)
+    assert r.status_code == 400 and r.json()["extra"][0]["key"] == "workload.precision"
+    r = post(client, "/v1/rank", {"workload": body["workload"]})
+    assert r.status_code == 400 and r.json()["extra"][0]["key"] == "workload.precision"
+
+
+@pytest.mark.parametrize("query", [
+    {"ids": "1," + "9" * 30}, {"offset": 10**30}, {"limit": 10**6}, {"gpu": "x" * 5000},
+])
+def test_hostile_benchmark_queries_are_4xx_or_empty(client: Any, query: dict) -> None:
+    r = client.get("/v1/benchmarks", params=query)
+    assert r.status_code in (200, 400), r.text

@@ -129,7 +129,7 @@ class V1Controller(Controller):
         currency: Annotated[str, QueryParameter(pattern=r"^[A-Z]{3}$")] = "USD",
         available_only: FromQuery[bool] = True,
         limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
-        offset: Annotated[int, QueryParameter(ge=0)] = 0,
+        offset: Annotated[int, QueryParameter(ge=0, le=1_000_000_000)] = 0,
     ) -> OfferPage:
         """Instance offers, filtered and paginated (ordered by id).
 
@@ -164,9 +164,9 @@ class V1Controller(Controller):
         ref: NamedDependency[ReferenceData],
         gpu: FromQuery[str | None] = None,
         workload: FromQuery[str | None] = None,
-        ids: Annotated[str | None, QueryParameter(pattern=r"^\d+(,\d+)*$")] = None,
+        ids: Annotated[str | None, QueryParameter(pattern=r"^\d{1,12}(,\d{1,12}){0,499}$")] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=5000)] = 500,
-        offset: Annotated[int, QueryParameter(ge=0)] = 0,
+        offset: Annotated[int, QueryParameter(ge=0, le=1_000_000_000)] = 0,
     ) -> dict[str, Any]:
         """Measured training throughput, filtered by GPU (any alias) and workload label.
 

@@ -241,6 +241,10 @@ class ThroughputModel:
         self._single: dict[str, SingleGpu] = {}
         self._time_models: list[tuple[TimeModel, list[BenchmarkPoint]]] | None = None
 
+    def can_estimate(self) -> bool:
+        """False when there is neither a usable measurement nor a FLOPs estimate."""
+        return bool(self.relevant) or training_flops_per_sample(self.w) is not None
+
     # -- measured and scaled -------------------------------------------------------------
     def _groups(self) -> list[tuple[TimeModel, list[BenchmarkPoint]]]:
         """Time models of the usable suites, best first (precision match, newest software)."""

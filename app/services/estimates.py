@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from app.estimate.cost import UnknownCurrencyError, combine, convert, epoch_hours
 from app.estimate.memory import estimate_memory
 from app.estimate.rank import Candidate, rank_candidates
-from app.estimate.throughput import ThroughputModel, estimate_throughput
+from app.estimate.throughput import ThroughputModel
 from app.estimate.types import (
     Estimate,
     Hardware,
@@ -29,6 +29,7 @@ from app.services.offers import (
     select_rank_rows,
 )
 from app.services.reference import ReferenceData
+from app.services.workloads import WorkloadError
 
 
 class HardwareError(ValueError):
@@ -66,6 +67,24 @@ def hardware_from_input(h: dict[str, Any], ref: ReferenceData) -> Hardware:
     )
 
 
+def check_estimable(w: Workload, model: ThroughputModel) -> None:
+    """Raise a field error when the workload's throughput cannot be estimated at all.
+
+    Raises:
+        WorkloadError: no measurement at a compatible precision and no FLOPs estimate.
+    """
+    if model.can_estimate():
+        return
+    if w.benchmark_workloads:
+        raise WorkloadError(
+            "workload.precision",
+            f"no measurement of this workload at a precision compatible with "
+            f"{w.precision.value} and no FLOPs per sample to estimate from "
+            "(give forward_gflops_per_sample or another precision)")
+    raise WorkloadError("workload.forward_gflops_per_sample",
+                        "needed to estimate throughput of this workload")
+
+
 def estimate_what_if(
     w: Workload, reference: Workload | None, hw: Hardware, ref: ReferenceData, *,
     price_per_hour: float | None, currency: str,
@@ -73,10 +92,10 @@ def estimate_what_if(
     """Estimate for a hardware configuration with no offer."""
     vram = hw.vram_gib_per_gpu or hw.gpu.vram_gb
     memory = estimate_memory(w, vram_gb=vram, gpu_count=hw.gpu_count)
-    tp = estimate_throughput(
-        w, hw.gpu, gpu_count=hw.gpu_count, interconnect=hw.interconnect, points=ref.points,
-        catalog=ref.gpus, reference=reference, flops_table=ref.flops_table,
-    )
+    model = ThroughputModel(w, points=ref.points, catalog=ref.gpus, reference=reference,
+                            flops_table=ref.flops_table)
+    check_estimable(w, model)
+    tp = model.estimate(hw.gpu, hw.gpu_count, hw.interconnect)
     return combine(w, hw, tp, memory, price_per_hour=price_per_hour, currency=currency)
 
 
@@ -111,6 +130,7 @@ def rank(
     rows = select_rank_rows(session, filters, ref, currency=currency)
     model = ThroughputModel(w, points=ref.points, catalog=ref.gpus, reference=reference,
                             flops_table=ref.flops_table)
+    check_estimable(w, model)
     tp_cache: dict[tuple[str, float, Interconnect | None], ThroughputEstimate] = {}
     mem_cache: dict[tuple[float, int], MemoryEstimate] = {}
     rate_cache: dict[str, float] = {}
