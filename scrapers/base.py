@@ -53,10 +53,13 @@ async def gather_parts(parts: Iterable[Coroutine[Any, Any, ScrapeResult]],
         async with gate:
             return await part
 
+    pending = list(parts)
     try:
         async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(gated(p)) for p in parts]
+            tasks = [group.create_task(gated(p)) for p in pending]
     except* Exception as eg:
+        for part in pending:
+            part.close()  # parts cancelled before they started (no "never awaited" warning)
         raise eg.exceptions[0] from None
     result = ScrapeResult()
     for task in tasks:

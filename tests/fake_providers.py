@@ -219,8 +219,7 @@ class FakeProviders:
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
+        server = _Server(("127.0.0.1", 0), Handler)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
         try:
@@ -229,6 +228,11 @@ class FakeProviders:
             self.release.set()
             server.shutdown()
             server.server_close()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # the default backlog (5) drops bursts of parallel connects
 
 
 def _csv_head(text: str) -> str:
