@@ -232,6 +232,7 @@ class FakeProviders:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    block_on_close = False  # do not wait for handlers still sleeping in a "timeout" fault
     request_queue_size = 128  # the default backlog (5) drops bursts of parallel connects
 
 
