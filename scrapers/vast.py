@@ -121,6 +121,8 @@ def parse_offers(payload: Any, *, source: str, storage_gb: float = 0,
             notes.append(f"reliability {o.reliability:.4f}")
         if o.verification:
             notes.append(f"verification {o.verification}")
+        if (o.bw_nvlink or 0) > 0:
+            notes.append(f"NVLink {o.bw_nvlink:g} GB/s (bw_nvlink)")
         common: dict[str, Any] = {
             "provider": "vast", "offer_key": key,
             "instance_type": f"{o.num_gpus}x {o.gpu_name}",

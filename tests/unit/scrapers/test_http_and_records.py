@@ -17,7 +17,7 @@ from scrapers.records import ScrapedOffer, to_price
 from scrapers.settings import ScraperSettings
 
 
-def call(handler, attempts: int = 3, method: str = "json"):  # type: ignore[no-untyped-def]
+def call(handler, attempts: int = 3, max_wait: float = 0):  # type: ignore[no-untyped-def]
     calls: list[httpx.Request] = []
 
     def counting(request: httpx.Request) -> httpx.Response:
@@ -26,8 +26,9 @@ def call(handler, attempts: int = 3, method: str = "json"):  # type: ignore[no-u
 
     async def run():  # type: ignore[no-untyped-def]
         async with make_client(ScraperSettings(), httpx.MockTransport(counting)) as client:
-            http = Http(client, RetryPolicy(attempts=attempts, backoff_s=0, backoff_max_s=0))
-            return await getattr(http, method)("GET", "http://p.test/x")
+            http = Http(client, RetryPolicy(attempts=attempts, backoff_s=0,
+                                            backoff_max_s=max_wait))
+            return await http.json("GET", "http://p.test/x")
 
     return asyncio.run(run()), calls
 
@@ -41,6 +42,22 @@ def test_429_then_success_is_retried() -> None:
     body, calls = call(handler)
     assert body == {"ok": True} and len(calls) == 2
     assert calls[0].headers["User-Agent"].startswith("gpucost-refresh/")
+
+
+def test_retry_after_is_honoured() -> None:
+    import time
+
+    def handler(request, n):  # type: ignore[no-untyped-def]
+        if n == 1:
+            return httpx.Response(503, headers={"Retry-After": "0.2"})
+        return httpx.Response(200, json={})
+
+    started = time.monotonic()
+    assert call(handler, max_wait=5)[0] == {}
+    assert time.monotonic() - started >= 0.2
+    started = time.monotonic()
+    assert call(handler, max_wait=0)[0] == {}  # capped by backoff_max_s
+    assert time.monotonic() - started < 0.2
 
 
 def test_500_every_time_fails_after_all_attempts() -> None:

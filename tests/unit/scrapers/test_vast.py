@@ -43,6 +43,16 @@ def test_parse_units_keys_and_spot() -> None:
     # dph_total 0 is an unknown price, never 0
     assert offers[("m52005-1x", "on_demand")].price_per_hour is None
     assert "50 GB disk" in (one.notes or "")
+    assert "NVLink 452.1 GB/s" in (h100.notes or "")
+
+
+def test_null_prices_are_unknown_not_zero() -> None:
+    payload = load("vast/bundles.json")
+    first = payload["offers"][0]
+    first["dph_total"] = first["dph_base"] = first["min_bid"] = None
+    offers = by_key(vast.parse_offers(payload, source=SOURCE))
+    assert offers[("m41001-1x", "on_demand")].price_per_hour is None
+    assert ("m41001-1x", "spot") not in offers
 
 
 def test_parse_keeps_only_the_queried_name() -> None:
