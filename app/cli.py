@@ -124,6 +124,8 @@ def refresh(providers: tuple[str, ...], dry_run: bool) -> None:
     migrated), 3 another refresh is running. Provider URLs, keys, timeouts and retries come
     from GPUCOST_SCRAPER_* variables (see docs/refresh.md).
     """
+    from sqlalchemy.exc import OperationalError
+
     from app.db.migrate import revisions
     from app.services.refresh import RefreshLockedError, RefreshSetupError, run_refresh
     from scrapers.settings import load_scraper_settings
@@ -146,6 +148,9 @@ def refresh(providers: tuple[str, ...], dry_run: bool) -> None:
     except RefreshLockedError as exc:
         console.print(f"[yellow]refresh:[/yellow] {exc}; not starting a second one")
         sys.exit(EXIT_LOCKED)
+    except OperationalError as exc:
+        console.print(f"[red]refresh:[/red] database unreachable: {exc.orig or exc}")
+        sys.exit(EXIT_SETUP)
     finally:
         engine.dispose()
     _print_refresh_summary(report)

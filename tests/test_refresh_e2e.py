@@ -137,8 +137,13 @@ def test_killed_refresh_leaves_no_half_written_provider(seeded: str) -> None:
                 [*gpucost(), "refresh", "--provider", "vast", "--provider", "lambda"],
                 env=env_for(seeded, base), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             try:
-                _wait(lambda: bool(waiting_queries(admin)),
-                      what="the refresh to block inside its transaction")
+                def blocked() -> bool:
+                    if proc.poll() is not None:
+                        out = proc.stdout.read().decode() if proc.stdout else ""
+                        pytest.fail(f"refresh ended before blocking ({proc.returncode}):\n{out}")
+                    return bool(waiting_queries(admin))
+
+                _wait(blocked, what="the refresh to block inside its transaction")
                 # offers already updated in the open transaction, history insert pending
                 assert all("INSERT INTO price_observation" in q for q in waiting_queries(admin))
                 proc.send_signal(signal.SIGKILL)
