@@ -71,7 +71,8 @@ AWS_FAMILIES: dict[str, AwsFamily] = {
     "g7e": AwsFamily("RTX PRO Server 6000", 96, "pcie"),
 }
 
-_NEEDLES = tuple(f'"{family}.' for family in AWS_FAMILIES)
+#: A quoted instance type of a GPU-style family (p…, g…, gr…): cheap to test on every line.
+_GPU_TYPE = re.compile(r'"((?:p|g|gr)\d[a-z0-9-]*)\.[a-z0-9]+"')
 _MEMORY = re.compile(r"([\d.,]+)\s*GiB", re.IGNORECASE)
 _STORAGE = re.compile(r"(\d+)\s*x\s*([\d.,]+)")
 #: Legacy region names of the old spot.js feed (still seen in mirrors).
@@ -81,8 +82,8 @@ _SPOT_REGION_ALIASES = {"us-east": "us-east-1", "us-west": "us-west-1", "eu-irel
 
 
 def keep_line(line: str) -> bool:
-    """Cheap prefilter while streaming: the line mentions a GPU instance type."""
-    return any(needle in line for needle in _NEEDLES)
+    """Cheap prefilter while streaming: the line mentions a p/g/gr instance type."""
+    return _GPU_TYPE.search(line) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,14 +120,19 @@ def _disk_gb(storage: str | None) -> float | None:
     return float(m.group(1)) * float(m.group(2).replace(",", ""))
 
 
-def parse_price_list(lines: Iterable[str]) -> list[OnDemandRow]:
+def parse_price_list(lines: Iterable[str], result: ScrapeResult | None = None
+                     ) -> list[OnDemandRow]:
     """Price-list CSV lines (preamble, header, rows; may be prefiltered) → GPU rows (pure).
+
+    A family with GPUs that :data:`AWS_FAMILIES` does not know is reported in ``result``
+    (its model is unknown, so it is not stored).
 
     Raises:
         ScraperError: no header line (``"SKU",…``) or a required column is missing.
     """
     header: dict[str, int] | None = None
     rows: list[OnDemandRow] = []
+    unknown: set[str] = set()
     for line in lines:
         if header is None:
             if line.startswith(('"SKU"', "SKU,")):
@@ -155,7 +161,10 @@ def parse_price_list(lines: Iterable[str]) -> list[OnDemandRow]:
                 or not col("Product Family").startswith("Compute Instance")):
             continue
         instance_type = col("Instance Type")
-        if instance_type.split(".")[0] not in AWS_FAMILIES:
+        family = instance_type.split(".")[0]
+        if family not in AWS_FAMILIES:
+            if (_number(col("GPU")) or 0) > 0:
+                unknown.add(family)
             continue
         rows.append(OnDemandRow(
             instance_type=instance_type, region=col("Region Code"), price=col("PricePerUnit"),
@@ -164,6 +173,10 @@ def parse_price_list(lines: Iterable[str]) -> list[OnDemandRow]:
         ))
     if header is None:
         raise ScraperError("aws price list: no CSV header line (\"SKU\",…) found")
+    for family in sorted(unknown):
+        if result is not None:
+            result.warn(f"aws instance family {family} has GPUs but is not in AWS_FAMILIES "
+                        "(GPU model unknown): not stored")
     return rows
 
 
@@ -276,7 +289,7 @@ def price_list_url(base: str, region: str) -> str:
     return f"{base.rstrip('/')}/offers/v1.0/aws/AmazonEC2/current/{region}/index.csv"
 
 
-async def fetch_region(http: Http, url: str) -> list[OnDemandRow]:
+async def fetch_region(http: Http, url: str, result: ScrapeResult) -> list[OnDemandRow]:
     """Stream one region's CSV, keeping the preamble, the header and GPU lines."""
     kept: list[str] = []
     async with http.stream_lines(url, headers={"Accept": "text/csv"}) as lines:
@@ -285,7 +298,7 @@ async def fetch_region(http: Http, url: str) -> list[OnDemandRow]:
             if head < 8 or keep_line(line):
                 kept.append(line)
             head += 1
-    return parse_price_list(kept)
+    return parse_price_list(kept, result)
 
 
 async def fetch_offers(http: Http, settings: ScraperSettings) -> ScrapeResult:
@@ -300,10 +313,11 @@ async def fetch_offers(http: Http, settings: ScraperSettings) -> ScrapeResult:
     rows: list[OnDemandRow] = []
 
     async def one(region: str) -> ScrapeResult:
-        rows.extend(await fetch_region(http, price_list_url(settings.aws_url, region)))
-        return ScrapeResult()
+        part = ScrapeResult()
+        rows.extend(await fetch_region(http, price_list_url(settings.aws_url, region), part))
+        return part
 
-    await gather_parts((one(r) for r in settings.aws_regions), http.concurrency)
+    result.extend(await gather_parts((one(r) for r in settings.aws_regions), http.concurrency))
     return build_offers(rows, spot, price_list_base=settings.aws_url,
                         spot_source=settings.aws_spot_url, result=result)
 

@@ -61,6 +61,8 @@ class ScraperSettings(BaseSettings):
     vast_gpu_names: StrList = Field(default_factory=lambda: list(DEFAULT_VAST_GPU_NAMES))
     #: ``limit`` per query: without one Vast returns a small subset (vast-cli issue #268).
     vast_limit: int = Field(default=1000, ge=1)
+    #: Also query every GPU name *not* in ``vast_gpu_names`` (one more query, same limit).
+    vast_other_gpus: bool = True
     #: GB of disk priced into ``dph_total`` (Vast ``allocated_storage``).
     vast_storage_gb: float = Field(default=50.0, ge=0)
 

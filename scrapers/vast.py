@@ -1,8 +1,10 @@
 """Vast.ai marketplace offers ("bundles" search).
 
 API: ``POST {GPUCOST_SCRAPER_VAST_URL}/bundles/`` with a JSON query, one query per GPU name with
-a ``limit`` (without one Vast returns only a subset: vast-cli issue #268). No key is needed for
-search; when ``GPUCOST_SCRAPER_VAST_API_KEY`` is set it is sent as ``Authorization: Bearer``.
+a ``limit`` (without one Vast returns only a subset: vast-cli issue #268), plus one catch-all
+query for every other name (``gpu_name notin [...]``) so new models show up as unknown names.
+No key is needed for search; when ``GPUCOST_SCRAPER_VAST_API_KEY`` is set it is sent as
+``Authorization: Bearer``.
 Field names and units follow ``vast-ai/vast-cli`` ``vastai/data/offer.py`` and
 ``vastai/api/offers.py`` (see ``../shared/docs/providers.md`` §1):
 
@@ -151,11 +153,16 @@ def parse_offers(payload: Any, *, source: str, storage_gb: float = 0,
     return result
 
 
-def query_body(gpu_name: str, *, limit: int, storage_gb: float) -> dict[str, Any]:
-    """The search query for one GPU name (operators as in vast-cli ``search_offers``)."""
+def query_body(gpu_name: str | list[str], *, limit: int, storage_gb: float) -> dict[str, Any]:
+    """The search query for one GPU name, or (a list) for every *other* name.
+
+    Operators as in vast-cli ``search_offers``; the ``notin`` query is the catch-all that
+    brings in GPU models missing from ``vast_gpu_names`` (stored raw and reported).
+    """
+    name_filter = {"notin": gpu_name} if isinstance(gpu_name, list) else {"eq": gpu_name}
     return {
         "rentable": {"eq": True}, "rented": {"eq": False}, "num_gpus": {"gte": 1},
-        "gpu_name": {"eq": gpu_name}, "type": "on-demand", "allocated_storage": storage_gb,
+        "gpu_name": name_filter, "type": "on-demand", "allocated_storage": storage_gb,
         "order": [["dph_total", "asc"]], "limit": limit,
     }
 
@@ -170,13 +177,19 @@ async def fetch_offers(http: Http, settings: ScraperSettings) -> ScrapeResult:
     key = settings.api_key("vast")
     headers = {"Authorization": f"Bearer {key}"} if key else {}
 
-    async def one(name: str) -> ScrapeResult:
+    async def one(name: str | list[str]) -> ScrapeResult:
         body = query_body(name, limit=settings.vast_limit, storage_gb=settings.vast_storage_gb)
         payload = await http.json("POST", url, json=body, headers=headers)
-        return parse_offers(payload, source=url, storage_gb=settings.vast_storage_gb,
-                            only_gpu_name=name)
+        result = parse_offers(payload, source=url, storage_gb=settings.vast_storage_gb,
+                              only_gpu_name=name if isinstance(name, str) else None)
+        if isinstance(name, list):  # the catch-all must not repeat the named queries
+            result.offers = [o for o in result.offers if o.gpu_name_raw not in name]
+        return result
 
-    return await gather_parts((one(n) for n in settings.vast_gpu_names), http.concurrency)
+    names: list[str | list[str]] = list(settings.vast_gpu_names)
+    if settings.vast_other_gpus:
+        names.append(list(settings.vast_gpu_names))
+    return await gather_parts((one(n) for n in names), http.concurrency)
 
 
 SCRAPER = Scraper(slug="vast", name="Vast.ai", homepage_url="https://vast.ai", kind="marketplace",

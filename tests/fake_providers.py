@@ -142,9 +142,12 @@ class FakeProviders:
     def _route(self, method: str, path: str, query: dict[str, str],
                body: bytes) -> tuple[str, Any]:
         if path == "/vast/api/v0/bundles/" and method == "POST":
-            name = json.loads(body)["gpu_name"]["eq"]
+            name = json.loads(body)["gpu_name"]
             data = self._json("vast/bundles.json")
-            data["offers"] = [o for o in data["offers"] if o["gpu_name"] == name]
+            data["offers"] = [
+                o for o in data["offers"]
+                if (o["gpu_name"] == name["eq"] if "eq" in name
+                    else o["gpu_name"] not in name["notin"])]
             return "vast", data
         if path == "/runpod/graphql" and method == "POST":
             lowest = json.loads(body)["variables"]["lowestPriceInput"]

@@ -29,6 +29,16 @@ def test_price_list_keeps_linux_shared_on_demand_gpu_rows() -> None:
     assert by_type["g5.xlarge"].disk_gb == 250
 
 
+def test_gpu_family_missing_from_the_table_is_reported() -> None:
+    result = ScrapeResult()
+    rows = aws.parse_price_list(lines(), result)
+    assert "g4ad.xlarge" not in {r.instance_type for r in rows}
+    assert result.warnings == ["aws instance family g4ad has GPUs but is not in AWS_FAMILIES "
+                               "(GPU model unknown): not stored"]
+    assert aws.keep_line('"X","g4ad.xlarge"') and not aws.keep_line('"X","m5.large"')
+    assert not aws.keep_line('"BoxUsage:g5.xlarge"')
+
+
 def test_offers_with_spot_and_unknown_prices() -> None:
     result = ScrapeResult()
     spot = aws.parse_spot(load("aws/spot.json"), result)
@@ -66,5 +76,5 @@ def test_spot_feed_may_be_wrapped_in_a_callback() -> None:
 
 def test_fetch_streams_the_region_file() -> None:
     result = fetch(aws.SCRAPER)
-    assert len(result.offers) == 9
+    assert len(result.offers) == 9 and result.skipped == 1  # g4ad reported
     assert {o.region for o in result.offers} == {"us-east-1"}

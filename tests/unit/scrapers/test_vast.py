@@ -85,7 +85,16 @@ def test_fetch_queries_each_gpu_name_with_a_limit() -> None:
         return original(method, path, query, body, headers)
 
     fake.handle = spy  # type: ignore[method-assign]
-    result = fetch(vast.SCRAPER, fake, vast_gpu_names="RTX 4090,H100 SXM", vast_limit=250)
+    result = fetch(vast.SCRAPER, fake, vast_gpu_names="RTX 4090,H100 SXM", vast_limit=250,
+                   vast_other_gpus=False)
     assert [q["gpu_name"] for q in seen] == [{"eq": "RTX 4090"}, {"eq": "H100 SXM"}]
     assert all(q["limit"] == 250 and q["rentable"] == {"eq": True} for q in seen)
     assert {o.gpu_name_raw for o in result.offers} == {"RTX 4090", "H100 SXM"}
+
+
+def test_catch_all_query_brings_in_the_other_models_once() -> None:
+    fake = FakeProviders()
+    result = fetch(vast.SCRAPER, fake, vast_gpu_names="RTX 4090")
+    assert len([r for r in fake.requests if r[0] == "vast"]) == 2
+    names = [o.gpu_name_raw for o in result.offers if o.billing == "on_demand"]
+    assert names.count("RTX 4090") == 3 and "GTX 1660 S" in names and "H100 SXM" in names
