@@ -110,6 +110,18 @@ def test_seed_offers_of_refreshed_providers_become_unavailable_others_untouched(
     assert prices[-1] == 30.1234 and len(prices) >= 2
 
 
+def test_reseeding_does_not_undo_a_refresh(db: str) -> None:
+    from app.db.seed import seed_all
+    from tests.conftest import SEED_DIR
+
+    before = {slug: offers(db, slug) for slug in ("aws", "vast")}
+    engine = create_engine_from_url(db)
+    with create_session_factory(engine)() as s, s.begin():
+        seed_all(s, SEED_DIR)
+    engine.dispose()
+    assert {slug: offers(db, slug) for slug in ("aws", "vast")} == before
+
+
 def test_price_history_rule_and_gone_offers(db: str) -> None:
     key = ("m52001-8x", "Finland, FI", "on_demand")
     h100 = offers(db, "vast")[key]
