@@ -12,6 +12,7 @@ from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.api.refresh import RefreshController
 from app.api.routes import V1Controller
 from app.db.session import create_engine_from_url, create_session_factory
 from app.services.estimates import HardwareError
@@ -89,7 +90,7 @@ def create_app(
             engine.dispose()
 
     app = Litestar(
-        route_handlers=[V1Controller, healthz],
+        route_handlers=[V1Controller, RefreshController, healthz],
         openapi_config=OpenAPIConfig(
             title="gpucost", version="0.1.0",
             description="Where to rent GPUs for a training job: offers, predicted throughput, "

@@ -1,9 +1,10 @@
-"""The ``gpucost`` command line: serve, db upgrade, seed."""
+"""The ``gpucost`` command line: serve, db upgrade, seed, refresh."""
 
 from __future__ import annotations
 
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -14,6 +15,9 @@ from app.db.models import GpuModel
 from app.db.seed import SeedError, seed_all
 from app.db.session import create_engine_from_url, create_session_factory
 from app.settings import get_settings
+
+if TYPE_CHECKING:
+    from app.services.refresh import RefreshReport
 
 console = Console(stderr=True)
 
@@ -99,6 +103,125 @@ def serve(host: str, port: int) -> None:
         _seed(settings.database_url)
     console.print(f"serving on http://{host}:{port}  (OpenAPI: http://{host}:{port}/schema)")
     uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
+
+
+#: ``gpucost refresh`` exit codes.
+EXIT_OK, EXIT_PROVIDER_FAILED, EXIT_SETUP, EXIT_LOCKED = 0, 1, 2, 3
+
+
+@main.command()
+@click.option("--provider", "providers", multiple=True, metavar="NAME",
+              help="Refresh only this provider (repeatable): vast, runpod, azure, aws, lambda, "
+                   "vultr. Default: every enabled provider.")
+@click.option("--dry-run", is_flag=True,
+              help="Fetch and compare with the database, but write nothing.")
+def refresh(providers: tuple[str, ...], dry_run: bool) -> None:
+    """Fetch current offers from the providers and store them (the nightly job).
+
+    Each provider is applied in its own transaction with one refresh-run record; a provider
+    that fails keeps its stored offers. Exit codes: 0 every enabled provider succeeded,
+    1 at least one failed, 2 setup problem (unknown provider, missing key, database not
+    migrated), 3 another refresh is running. Provider URLs, keys, timeouts and retries come
+    from GPUCOST_SCRAPER_* variables (see docs/refresh.md).
+    """
+    from sqlalchemy.exc import OperationalError
+
+    from app.db.migrate import revisions
+    from app.services.refresh import RefreshLockedError, RefreshSetupError, run_refresh
+    from scrapers.settings import load_scraper_settings
+
+    settings = get_settings()
+    engine = create_engine_from_url(settings.database_url)
+    try:
+        current, head = revisions(engine)
+        if current != head:
+            console.print(f"[red]refresh:[/red] database at revision {current or 'none'}, "
+                          f"code at {head}: run `gpucost db upgrade` first")
+            sys.exit(EXIT_SETUP)
+        with _RefreshProgress(dry_run) as progress:
+            report = run_refresh(engine, create_session_factory(engine),
+                                 load_scraper_settings(), seed_dir=settings.seed_dir,
+                                 providers=providers, dry_run=dry_run, progress=progress.update)
+    except RefreshSetupError as exc:
+        console.print(f"[red]refresh:[/red] {exc}")
+        sys.exit(EXIT_SETUP)
+    except RefreshLockedError as exc:
+        console.print(f"[yellow]refresh:[/yellow] {exc}; not starting a second one")
+        sys.exit(EXIT_LOCKED)
+    except OperationalError as exc:
+        console.print(f"[red]refresh:[/red] database unreachable: {exc.orig or exc}")
+        sys.exit(EXIT_SETUP)
+    finally:
+        engine.dispose()
+    _print_refresh_summary(report)
+    sys.exit(EXIT_OK if report.ok else EXIT_PROVIDER_FAILED)
+
+
+class _RefreshProgress:
+    """A rich progress display: one line per provider with its phase (stderr)."""
+
+    def __init__(self, dry_run: bool):
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+        from rich.table import Column
+
+        self.progress = Progress(
+            SpinnerColumn(),
+            TextColumn("[bold]{task.fields[provider]}", table_column=Column(min_width=7)),
+            TextColumn("{task.description}", table_column=Column(ratio=1, no_wrap=True)),
+            TimeElapsedColumn(), console=console, transient=False, expand=True,
+        )
+        self.tasks: dict[str, int] = {}
+        self.prefix = "[dim](dry run)[/dim] " if dry_run else ""
+
+    def __enter__(self) -> _RefreshProgress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def update(self, slug: str, phase: str, detail: str) -> None:
+        """Show ``phase`` (and ``detail``) for ``slug``."""
+        colour = {"ok": "green", "error": "red", "skipped": "yellow"}.get(phase, "cyan")
+        text = f"{self.prefix}[{colour}]{phase}[/{colour}] {detail}".rstrip()
+        done = phase in ("ok", "error", "skipped")
+        if slug not in self.tasks:
+            self.tasks[slug] = self.progress.add_task(text, provider=slug, total=1)
+        self.progress.update(self.tasks[slug], description=text, completed=1 if done else 0)
+
+
+def _print_refresh_summary(report: RefreshReport) -> None:
+    from rich.table import Table
+
+    title = "refresh (dry run: nothing written)" if report.dry_run else "refresh"
+    table = Table(title=f"{title} at {report.observed_at:%Y-%m-%d %H:%M:%S} UTC")
+    table.add_column("provider")
+    table.add_column("status")
+    for column in ("seen", "new", "changed", "gone", "skipped", "time"):
+        table.add_column(column, justify="right")
+    notes: list[str] = []
+    for o in report.outcomes:
+        c = o.counts
+        style = {"ok": "green", "error": "red", "skipped": "yellow"}[o.status]
+        table.add_row(
+            o.slug, f"[{style}]{o.status}[/{style}]",
+            *(str(v) for v in ((c.seen, c.new, c.changed, c.gone) if c else ("", "", "", ""))),
+            str(o.skipped_rows or ""), f"{o.duration_s:.1f}s" if o.status != "skipped" else "",
+        )
+        if o.error:
+            notes.append(f"[{style}]{o.slug}[/{style}]: {o.error}")
+        if c and c.unknown_gpu_names:
+            notes.append(f"{o.slug}: GPU names with no catalog match (stored raw): "
+                         f"{', '.join(c.unknown_gpu_names)}")
+        if o.skipped_rows:
+            notes.append(f"{o.slug}: {o.skipped_rows} row(s) skipped, e.g. {o.warnings[0]}")
+    console.print(table)
+    for note in notes:
+        console.print(note, highlight=False)
+    failed = [o.slug for o in report.outcomes if o.status == "error"]
+    if failed:
+        console.print(f"[red]failed:[/red] {', '.join(failed)} (their stored offers are "
+                      "unchanged; see GET /v1/refresh-runs)")
 
 
 if __name__ == "__main__":

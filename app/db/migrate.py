@@ -30,3 +30,15 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 def is_migrated(engine: Engine) -> bool:
     """True when the database has an Alembic version table (some migration was applied)."""
     return inspect(engine).has_table("alembic_version")
+
+
+def revisions(engine: Engine) -> tuple[str | None, str | None]:
+    """(the database's current Alembic revision, the newest revision in ``migrations/``)."""
+    from alembic.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory.from_config(alembic_config(engine.url.render_as_string(
+        hide_password=False))).get_current_head()
+    with engine.connect() as conn:
+        current = MigrationContext.configure(conn).get_current_revision()
+    return current, head

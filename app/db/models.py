@@ -244,7 +244,13 @@ class CurrencyRate(Base):
 
 
 class RefreshRun(Base):
-    """One provider's part of a price-refresh run (the nightly job)."""
+    """One provider's part of a price-refresh run (the nightly job).
+
+    ``status``: ``running`` (committed when the provider starts), then ``ok`` or ``error``
+    (with ``error``); a ``running`` row left by a killed process becomes ``interrupted`` on the
+    next run. ``unknown_gpu_names`` lists GPU labels stored without a catalog match;
+    ``warnings`` the rows the scraper skipped and why (capped list).
+    """
 
     __tablename__ = "refresh_run"
     __table_args__ = (Index("ix_refresh_run_provider_id_started_at", "provider_id", "started_at"),)
@@ -259,3 +265,5 @@ class RefreshRun(Base):
     offers_changed: Mapped[int] = mapped_column(Integer, default=0)
     offers_gone: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text)
+    unknown_gpu_names: Mapped[list[str] | None] = mapped_column(JSON)
+    warnings: Mapped[list[str] | None] = mapped_column(JSON)

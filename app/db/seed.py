@@ -334,8 +334,12 @@ def seed_offers(session: Session, seed_dir: Path, providers: dict[str, Provider]
         }
         key = (provider.id, offer_key, region, billing)
         offer = existing.get(key)
+        if offer is not None and offer.source.startswith("live: "):
+            continue  # stored by `gpucost refresh` (app/db/ingest.py): newer than the seed
         if offer is None:
             values.update(first_seen_at=first, last_seen_at=last)
+        else:
+            del values["available"]  # after the first load, availability is the refresh's
         offer = _upsert(session, report, InstanceOffer, offer, values)
         existing[key] = offer
         session.flush()

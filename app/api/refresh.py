@@ -1,0 +1,111 @@
+"""HTTP API of the price refresh: ``GET /v1/refresh-runs`` and ``GET /v1/offers/{id}/prices``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from litestar import Controller, get
+from litestar.di import NamedDependency, Provide
+from litestar.exceptions import NotFoundException
+from litestar.params import FromPath
+from pydantic import BaseModel
+from sqlalchemy.orm import Session
+
+from app.api.routes import provide_session, provide_settings
+from app.services.refresh_runs import latest_runs, price_history
+from app.settings import Settings
+
+
+class RefreshRunOut(BaseModel):
+    """A provider's latest refresh run (times ISO 8601 UTC).
+
+    ``status`` is ``running``, ``ok``, ``error`` (``error`` says why; stored offers were kept)
+    or ``interrupted`` (the process was killed; nothing of that run was applied).
+    ``stale``: the provider's last successful run is older than the stale window (48 h), so its
+    offers are flagged ``stale`` in ``/v1/offers`` and ``/v1/rank``.
+    """
+
+    provider: str
+    provider_name: str
+    run_id: int
+    status: str
+    started_at: str
+    finished_at: str | None
+    offers_seen: int
+    offers_new: int
+    offers_changed: int
+    offers_gone: int
+    error: str | None
+    unknown_gpu_names: list[str]
+    warnings: list[str]
+    last_success_at: str | None
+    stale: bool
+
+
+class PricePointOut(BaseModel):
+    """One observation: ``price_per_hour`` per instance in ``currency``."""
+
+    observed_at: str
+    price_per_hour: float | None
+    currency: str
+    source: str
+
+
+class PriceHistoryOut(BaseModel):
+    """An offer's price history, oldest first, with its current price."""
+
+    offer_id: int
+    provider: str
+    offer_key: str
+    instance_type: str
+    region: str
+    billing: str
+    gpu_name_raw: str
+    available: bool
+    price_per_hour: float | None
+    currency: str
+    observations: list[PricePointOut]
+
+
+def _iso(value: object) -> str | None:
+    return value.isoformat() if value is not None else None  # type: ignore[attr-defined]
+
+
+class RefreshController(Controller):
+    """Refresh-job status and price history (JSON, under ``/v1``)."""
+
+    path = "/v1"
+    dependencies = {  # noqa: RUF012 - Litestar reads this class attribute
+        "session": Provide(provide_session),
+        "settings": Provide(provide_settings, sync_to_thread=False),
+    }
+
+    @get("/refresh-runs", sync_to_thread=True)
+    def refresh_runs(self, session: NamedDependency[Session],
+                     settings: NamedDependency[Settings]) -> list[RefreshRunOut]:
+        """The latest refresh run of every provider that has one, by provider slug."""
+        out = []
+        for r in latest_runs(session, settings.stale_after_hours):
+            values = asdict(r)
+            for key in ("started_at", "finished_at", "last_success_at"):
+                values[key] = _iso(values[key])
+            out.append(RefreshRunOut(**values))
+        return out
+
+    @get("/offers/{offer_id:int}/prices", sync_to_thread=True)
+    def offer_prices(self, offer_id: FromPath[int],
+                     session: NamedDependency[Session]) -> PriceHistoryOut:
+        """Price history of one offer (every observation, oldest first); 404 if no such offer.
+
+        An observation is recorded when the price changed and at least daily while an offer is
+        seen; unknown prices are not observed.
+        """
+        history = price_history(session, offer_id)
+        if history is None:
+            raise NotFoundException(f"no offer with id {offer_id}")
+        values = asdict(history)
+        values["observations"] = [
+            PricePointOut(**{**p, "observed_at": _iso(p["observed_at"])})
+            for p in values["observations"]
+        ]
+        return PriceHistoryOut(**values)

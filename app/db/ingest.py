@@ -1,0 +1,201 @@
+"""Write path of the nightly refresh: scraped offers → ``instance_offer`` + ``price_observation``.
+
+:func:`apply_offers` applies one provider's complete result inside the caller's transaction:
+
+- offers are upserted on their natural key (provider × ``offer_key`` × region × billing); two
+  records with the same key in one result keep the cheapest known price;
+- GPU names go through the one normaliser (:mod:`app.gpu_names`, built from the catalog in the
+  database plus ``seed_data/gpu_aliases.csv``); a name that matches nothing is stored with its
+  raw name and ``gpu_model_id`` NULL and is reported in the counts;
+- listed VRAM is snapped to the nearest catalog size within 7 % (gpuhunt's
+  ``correct_gpu_memory_gib`` rule: 24564 MiB → 24, a 48 GB modded 4090's 47.99 → 48), so the
+  column holds datasheet sizes as the seed data does;
+- a price observation is appended when the price changed, or when the offer's last observation
+  is older than a day (unknown prices are not observed);
+- the provider's offers that this result does not contain are marked ``available = false``;
+  nothing is ever deleted.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from app.db.models import GpuModel, InstanceOffer, PriceObservation, Provider
+from app.db.seed import build_normaliser, load_extra_aliases
+from app.gpu_names import GpuNameNormaliser
+from scrapers.records import ScrapedOffer
+
+log = logging.getLogger(__name__)
+
+#: An offer whose price did not change still gets an observation once a day.
+OBSERVATION_INTERVAL = dt.timedelta(days=1)
+#: Relative distance within which a listed VRAM is snapped to a catalog size (gpuhunt: 7 %).
+VRAM_SNAP_TOLERANCE = 0.07
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """What ingest needs of the GPU catalog: the normaliser, ids, and the known VRAM sizes."""
+
+    normaliser: GpuNameNormaliser
+    gpu_ids: dict[str, int]
+    vram_sizes_gb: tuple[float, ...]
+
+    @property
+    def empty(self) -> bool:
+        """No GPU models loaded (every name would be unknown)."""
+        return not self.gpu_ids
+
+
+def load_catalog(session: Session, seed_dir: Path) -> Catalog:
+    """Build the :class:`Catalog` from the ``gpu_model`` table and the extra alias file."""
+    gpus = list(session.scalars(select(GpuModel).order_by(GpuModel.id)))
+    return Catalog(
+        normaliser=build_normaliser(gpus, load_extra_aliases(seed_dir)),
+        gpu_ids={g.canonical_name: g.id for g in gpus},
+        vram_sizes_gb=tuple(sorted({g.vram_gb for g in gpus if g.vram_gb})),
+    )
+
+
+def snap_vram(listed: float | None, sizes: Sequence[float]) -> float | None:
+    """The catalog size nearest to ``listed`` when within 7 %, else ``listed`` (2 decimals)."""
+    if listed is None:
+        return None
+    best = min(sizes, key=lambda size: abs(size - listed), default=None)
+    if best is not None and abs(best - listed) <= VRAM_SNAP_TOLERANCE * best:
+        return float(best)
+    return round(listed, 2)
+
+
+@dataclass
+class IngestCounts:
+    """What :func:`apply_offers` did for one provider."""
+
+    seen: int = 0
+    new: int = 0
+    changed: int = 0
+    gone: int = 0
+    observations: int = 0
+    duplicates: int = 0
+    unknown_gpu_names: list[str] = field(default_factory=list)
+
+
+def dedupe(offers: Sequence[ScrapedOffer]) -> tuple[list[ScrapedOffer], int]:
+    """One record per natural key (the cheapest known price wins); returns the dropped count."""
+    best: dict[tuple[str, str, str], ScrapedOffer] = {}
+    for offer in offers:
+        kept = best.get(offer.key)
+        if kept is None or (offer.price_per_hour is not None and (
+                kept.price_per_hour is None or offer.price_per_hour < kept.price_per_hour)):
+            best[offer.key] = offer
+    return list(best.values()), len(offers) - len(best)
+
+
+def _form_hint(interconnect: str | None) -> str | None:
+    if interconnect in ("nvswitch", "sxm"):
+        return "sxm"
+    return "pcie" if interconnect == "pcie" else None
+
+
+def _aware(value: dt.datetime) -> dt.datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+
+
+def _same_price(a: Decimal | None, b: Decimal | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return Decimal(a) == Decimal(b)
+
+
+def apply_offers(session: Session, provider: Provider, offers: Sequence[ScrapedOffer],
+                 catalog: Catalog, observed_at: dt.datetime) -> IngestCounts:
+    """Apply one provider's complete scrape (see the module docstring); flushes, never commits.
+
+    Args:
+        session: inside the caller's transaction (one transaction per provider).
+        provider: the provider row the offers belong to.
+        offers: every offer of this provider from this run.
+        catalog: from :func:`load_catalog`.
+        observed_at: the run's timestamp (UTC), used for ``last_seen_at`` and observations.
+    """
+    counts = IngestCounts()
+    unique, counts.duplicates = dedupe(offers)
+    counts.seen = len(unique)
+    existing = {
+        (o.offer_key, o.region, o.billing): o
+        for o in session.scalars(select(InstanceOffer).where(
+            InstanceOffer.provider_id == provider.id))
+    }
+    last_observed = dict(session.execute(
+        select(PriceObservation.offer_id, func.max(PriceObservation.observed_at))
+        .join(InstanceOffer, InstanceOffer.id == PriceObservation.offer_id)
+        .where(InstanceOffer.provider_id == provider.id)
+        .group_by(PriceObservation.offer_id)
+    ).all())
+    unknown: set[str] = set()
+    to_observe: list[tuple[InstanceOffer, ScrapedOffer, bool]] = []
+    for o in unique:
+        match = catalog.normaliser.match(o.gpu_name_raw, vram_gib=o.vram_gib_per_gpu,
+                                         form_hint=_form_hint(o.interconnect))
+        if match is None:
+            unknown.add(o.gpu_name_raw)
+        values = {
+            "instance_type": o.instance_type,
+            "gpu_model_id": catalog.gpu_ids[match.canonical_name] if match else None,
+            "gpu_name_raw": o.gpu_name_raw, "gpu_count": o.gpu_count,
+            "vram_gib_per_gpu": snap_vram(o.vram_gib_per_gpu, catalog.vram_sizes_gb),
+            "vcpus": o.vcpus, "cpu_model": o.cpu_model, "ram_gib": o.ram_gib,
+            "system_disk_gb": None, "data_disk_gb": o.disk_gb, "disk_type": None,
+            "max_cuda": o.max_cuda, "driver_version": o.driver_version,
+            "interconnect": o.interconnect, "network_up_mbps": o.network_up_mbps,
+            "network_down_mbps": o.network_down_mbps, "price_per_hour": o.price_per_hour,
+            "currency": o.currency, "price_is_estimate": o.price_is_estimate,
+            "available": o.available, "last_seen_at": observed_at,
+            "source": f"live: {o.source}", "seen_on": observed_at.date(), "notes": o.notes,
+        }
+        row = existing.get(o.key)
+        if row is None:
+            row = InstanceOffer(provider_id=provider.id, offer_key=o.offer_key, region=o.region,
+                                billing=o.billing, first_seen_at=observed_at, **values)
+            session.add(row)
+            counts.new += 1
+            to_observe.append((row, o, True))
+            continue
+        price_changed = not _same_price(row.price_per_hour, o.price_per_hour)
+        if price_changed:
+            counts.changed += 1
+        for key, value in values.items():
+            setattr(row, key, value)
+        to_observe.append((row, o, price_changed))
+    session.flush()  # new offers get their ids
+
+    for row, o, price_changed in to_observe:
+        if o.price_per_hour is None:
+            continue
+        last = last_observed.get(row.id)
+        due = last is None or observed_at - _aware(last) >= OBSERVATION_INTERVAL
+        if price_changed or due:
+            session.add(PriceObservation(offer_id=row.id, observed_at=observed_at,
+                                         price_per_hour=o.price_per_hour, currency=o.currency,
+                                         source=f"live: {o.source}"))
+            counts.observations += 1
+
+    seen_keys = {o.key for o in unique}
+    for key, row in existing.items():
+        if key not in seen_keys and row.available:
+            row.available = False
+            counts.gone += 1
+    session.flush()
+    counts.unknown_gpu_names = sorted(unknown)
+    for name in counts.unknown_gpu_names:
+        log.warning("%s: GPU %r matches no catalog model; stored with its raw name",
+                    provider.slug, name)
+    return counts

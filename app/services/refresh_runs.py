@@ -1,0 +1,120 @@
+"""Read side of the refresh job: latest run per provider, and an offer's price history."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from sqlalchemy import Float, cast, func, select
+from sqlalchemy.orm import Session
+
+from app.db.models import InstanceOffer, PriceObservation, Provider, RefreshRun
+from app.services.offers import stale_provider_ids
+
+
+def _aware(value: dt.datetime | None) -> dt.datetime | None:
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=dt.UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class RunStatus:
+    """A provider's latest refresh run, its last success, and whether its offers are stale."""
+
+    provider: str
+    provider_name: str
+    run_id: int
+    status: str
+    started_at: dt.datetime
+    finished_at: dt.datetime | None
+    offers_seen: int
+    offers_new: int
+    offers_changed: int
+    offers_gone: int
+    error: str | None
+    unknown_gpu_names: list[str]
+    warnings: list[str]
+    last_success_at: dt.datetime | None
+    stale: bool
+
+
+def latest_runs(session: Session, stale_after_hours: float) -> list[RunStatus]:
+    """The newest refresh-run row of every provider that has one, by provider slug."""
+    newest = select(func.max(RefreshRun.id)).group_by(RefreshRun.provider_id)
+    last_ok = dict(session.execute(
+        select(RefreshRun.provider_id, func.max(RefreshRun.finished_at))
+        .where(RefreshRun.status == "ok").group_by(RefreshRun.provider_id)
+    ).all())
+    stale = stale_provider_ids(session, stale_after_hours)
+    rows = session.execute(
+        select(RefreshRun, Provider.slug, Provider.name).join(Provider)
+        .where(RefreshRun.id.in_(newest)).order_by(Provider.slug)
+    ).all()
+    return [
+        RunStatus(
+            provider=slug, provider_name=name, run_id=run.id, status=run.status,
+            started_at=_aware(run.started_at),  # type: ignore[arg-type]
+            finished_at=_aware(run.finished_at), offers_seen=run.offers_seen,
+            offers_new=run.offers_new, offers_changed=run.offers_changed,
+            offers_gone=run.offers_gone, error=run.error,
+            unknown_gpu_names=list(run.unknown_gpu_names or []),
+            warnings=list(run.warnings or []),
+            last_success_at=_aware(last_ok.get(run.provider_id)),
+            stale=run.provider_id in stale,
+        )
+        for run, slug, name in rows
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class PricePoint:
+    """One observation: price per instance-hour in ``currency`` (``None`` = unknown)."""
+
+    observed_at: dt.datetime
+    price_per_hour: float | None
+    currency: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class PriceHistory:
+    """An offer's identity, its current price and every observation, oldest first."""
+
+    offer_id: int
+    provider: str
+    offer_key: str
+    instance_type: str
+    region: str
+    billing: str
+    gpu_name_raw: str
+    available: bool
+    price_per_hour: float | None
+    currency: str
+    observations: list[PricePoint]
+
+
+def price_history(session: Session, offer_id: int) -> PriceHistory | None:
+    """The offer's price history, or ``None`` when there is no such offer."""
+    row = session.execute(
+        select(InstanceOffer, Provider.slug).join(Provider).where(InstanceOffer.id == offer_id)
+    ).first()
+    if row is None:
+        return None
+    offer, slug = row
+    points = [
+        PricePoint(_aware(at), price, currency, source)  # type: ignore[arg-type]
+        for at, price, currency, source in session.execute(
+            select(PriceObservation.observed_at, cast(PriceObservation.price_per_hour, Float),
+                   PriceObservation.currency, PriceObservation.source)
+            .where(PriceObservation.offer_id == offer_id)
+            .order_by(PriceObservation.observed_at, PriceObservation.id)
+        )
+    ]
+    return PriceHistory(
+        offer_id=offer.id, provider=slug, offer_key=offer.offer_key,
+        instance_type=offer.instance_type, region=offer.region, billing=offer.billing,
+        gpu_name_raw=offer.gpu_name_raw, available=offer.available,
+        price_per_hour=float(offer.price_per_hour) if offer.price_per_hour is not None else None,
+        currency=offer.currency, observations=points,
+    )

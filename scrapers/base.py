@@ -1,0 +1,126 @@
+"""What every provider module provides: a :class:`Scraper` entry and a :class:`ScrapeResult`."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from scrapers.http import Http, ScraperError
+from scrapers.records import ScrapedOffer
+from scrapers.settings import ScraperSettings
+
+M = TypeVar("M", bound=BaseModel)
+
+#: How many skipped-row messages a result keeps (the count is always complete).
+MAX_WARNINGS = 50
+
+
+@dataclass
+class ScrapeResult:
+    """Offers of one provider for one run, and what was skipped on the way (human-readable)."""
+
+    offers: list[ScrapedOffer] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    skipped: int = 0
+
+    def warn(self, message: str) -> None:
+        """Record a skipped row or other oddity (kept up to :data:`MAX_WARNINGS`)."""
+        self.skipped += 1
+        if len(self.warnings) < MAX_WARNINGS:
+            self.warnings.append(message)
+
+    def extend(self, other: ScrapeResult) -> None:
+        """Merge another partial result into this one."""
+        self.offers.extend(other.offers)
+        self.skipped += other.skipped
+        room = MAX_WARNINGS - len(self.warnings)
+        self.warnings.extend(other.warnings[:max(room, 0)])
+
+
+async def gather_parts(parts: Iterable[Coroutine[Any, Any, ScrapeResult]],
+                       limit: int = 4) -> ScrapeResult:
+    """Run partial fetches, ``limit`` at a time, and merge them in order.
+
+    The first failure cancels the rest and is raised (a provider is all or nothing).
+    """
+    gate = asyncio.Semaphore(limit)
+
+    async def gated(part: Coroutine[Any, Any, ScrapeResult]) -> ScrapeResult:
+        async with gate:
+            return await part
+
+    pending = list(parts)
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(gated(p)) for p in pending]
+    except* Exception as eg:
+        for part in pending:
+            part.close()  # parts cancelled before they started (no "never awaited" warning)
+        raise eg.exceptions[0] from None
+    result = ScrapeResult()
+    for task in tasks:
+        result.extend(task.result())
+    return result
+
+
+FetchFn = Callable[[Http, ScraperSettings], Awaitable[ScrapeResult]]
+
+
+@dataclass(frozen=True, slots=True)
+class Scraper:
+    """A provider's scraper as the registry lists it.
+
+    ``slug`` matches the provider slug of the seed data (``vast``, ``runpod`` …);
+    ``needs_api_key`` providers are skipped, with a message, when their key is not set.
+    """
+
+    slug: str
+    name: str
+    homepage_url: str
+    kind: str
+    docs_url: str
+    fetch: FetchFn
+    needs_api_key: bool = False
+
+
+def validate_payload(model: type[M], payload: Any, what: str) -> M:
+    """Validate a whole response against its raw model.
+
+    Raises:
+        ScraperError: the payload does not have the expected shape (a schema change).
+    """
+    try:
+        return model.model_validate(payload)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(root)"
+        raise ScraperError(f"{what}: unexpected payload shape: {where}: {first['msg']} "
+                           f"({exc.error_count()} error(s))") from exc
+
+
+def validate_rows(model: type[M], rows: Iterable[Any], what: str,
+                  result: ScrapeResult) -> list[M]:
+    """Validate rows one by one; a malformed row is skipped and reported in ``result``."""
+    out: list[M] = []
+    for i, row in enumerate(rows):
+        try:
+            out.append(model.model_validate(row))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "(row)"
+            result.warn(f"{what}[{i}] skipped: {where}: {first['msg']}")
+    return out
+
+
+def build_offer(result: ScrapeResult, what: str, **values: Any) -> None:
+    """Validate one :class:`ScrapedOffer` and add it; a value out of range skips the row."""
+    try:
+        result.offers.append(ScrapedOffer(**values))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        result.warn(f"{what} skipped: {where}: {first['msg']}")

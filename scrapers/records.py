@@ -1,0 +1,105 @@
+"""The scraper → app contract: :class:`ScrapedOffer`, plus unit helpers the parsers share.
+
+A scraper emits one validated ``ScrapedOffer`` per purchasable shape (provider × offer key ×
+region × billing). It carries the GPU name exactly as the provider writes it and the VRAM as
+listed (converted to GiB); the app's ingest layer maps names to the catalog and snaps VRAM.
+
+Units (all fields): prices are per **instance** and per **hour** in ``currency`` (cents are
+converted, per-GPU prices are multiplied by the GPU count before a record is built); memory in
+GiB; disk in GB as listed; network in Mbit/s. An unknown price is ``None``, never 0.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Billing = Literal["on_demand", "spot"]
+Interconnect = Literal["nvswitch", "nvlink", "sxm", "pcie"]
+
+#: Prices are stored as ``Numeric(14, 6)``: six decimal places.
+PRICE_QUANTUM = Decimal("0.000001")
+
+
+class ScrapedOffer(BaseModel):
+    """One offer as a scraper saw it (validated; immutable).
+
+    ``offer_key``/``region``/``billing`` are the natural key inside a provider. ``gpu_count``
+    may be fractional (a sixth of an A10); ``vram_gib_per_gpu`` is then the full card's VRAM.
+    ``price_per_hour`` is for the whole instance, in ``currency``, ``None`` when unknown.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    provider: str = Field(min_length=1, max_length=64)
+    offer_key: str = Field(min_length=1, max_length=200)
+    instance_type: str = Field(min_length=1, max_length=200)
+    region: str = Field(min_length=1, max_length=200)
+    billing: Billing
+    gpu_name_raw: str = Field(min_length=1, max_length=200)
+    gpu_count: float = Field(gt=0)
+    vram_gib_per_gpu: float | None = Field(default=None, gt=0)
+    vcpus: float | None = Field(default=None, gt=0)
+    cpu_model: str | None = Field(default=None, max_length=200)
+    ram_gib: float | None = Field(default=None, gt=0)
+    disk_gb: float | None = Field(default=None, ge=0)
+    max_cuda: str | None = Field(default=None, max_length=16)
+    driver_version: str | None = Field(default=None, max_length=32)
+    interconnect: Interconnect | None = None
+    network_up_mbps: float | None = Field(default=None, ge=0)
+    network_down_mbps: float | None = Field(default=None, ge=0)
+    price_per_hour: Decimal | None = Field(default=None, gt=0, max_digits=14, decimal_places=6)
+    currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$")
+    price_is_estimate: bool = False
+    available: bool = True
+    source: str = Field(min_length=1)
+    notes: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """Natural key inside the provider: (offer key, region, billing)."""
+        return (self.offer_key, self.region, self.billing)
+
+
+def to_price(value: object, *, multiplier: float = 1, cents: bool = False) -> Decimal | None:
+    """A listed price as a positive ``Decimal`` per instance-hour, or ``None``.
+
+    Args:
+        value: the number or numeric string the provider sent (``"0.0615"``, ``2.69``, ``149``).
+        multiplier: GPU count for providers that price per GPU-hour (RunPod, …).
+        cents: the value is in cents (Lambda ``price_cents_per_hour``).
+
+    Returns:
+        ``None`` for a missing, non-numeric (``"N/A*"``), zero or negative price: an unknown
+        price is stored as NULL, never 0.
+    """
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        price = Decimal(str(value).strip())
+    except (InvalidOperation, ValueError):
+        return None
+    if not price.is_finite() or price <= 0:
+        return None
+    price *= Decimal(str(multiplier))
+    if cents:
+        price /= 100
+    price = price.quantize(PRICE_QUANTUM, rounding=ROUND_HALF_UP)
+    return price if price > 0 else None
+
+
+def mib_to_gib(value: float | None) -> float | None:
+    """MiB → GiB (2 decimals); ``None`` for missing or non-positive values."""
+    if value is None or not math.isfinite(value) or value <= 0:
+        return None
+    return round(value / 1024, 2)
+
+
+def positive(value: float | None) -> float | None:
+    """``value`` when it is a finite positive number, else ``None``."""
+    if value is None or not math.isfinite(value) or value <= 0:
+        return None
+    return float(value)

@@ -1,0 +1,244 @@
+"""A fake of every provider API, serving the recorded fixtures (no network).
+
+One router answers both ways the tests talk to it: as an ``httpx.MockTransport`` (in-process
+fetch tests) and as a small threaded stdlib HTTP server (``gpucost refresh`` as a subprocess).
+Routes mirror the real endpoints under a per-provider prefix; :func:`scraper_env` points the
+``GPUCOST_SCRAPER_*_URL`` settings at it.
+
+Faults per provider (``FakeProviders.faults[slug]``): ``500``, ``429once`` (one 429, then
+normal answers), ``timeout`` (MockTransport raises ``ReadTimeout``; the server sleeps),
+``garbage`` (HTTP 200 with an HTML body), ``missing_field`` (the payload's top-level keys are
+renamed), ``empty`` (a well-formed answer with no offers), ``stall`` (the server blocks until
+:attr:`FakeProviders.release` is set).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import httpx
+
+FIXTURES = Path(__file__).parent / "fixtures" / "scrapers"
+LAMBDA_TEST_KEY = "test-key"
+
+#: Small run-time settings for tests: few queries, fast retries.
+TEST_SETTINGS: dict[str, str] = {
+    "GPUCOST_SCRAPER_VAST_GPU_NAMES": "RTX 4090,H100 SXM,A100 SXM4,RTX 4070S Ti,GTX 1660 S,"
+                                      "RTX PRO 6000 WS",
+    "GPUCOST_SCRAPER_RUNPOD_GPU_COUNTS": "1,2",
+    "GPUCOST_SCRAPER_AZURE_REGIONS": "eastus",
+    "GPUCOST_SCRAPER_AWS_REGIONS": "us-east-1",
+    "GPUCOST_SCRAPER_LAMBDA_API_KEY": LAMBDA_TEST_KEY,
+    "GPUCOST_SCRAPER_RETRIES": "2",
+    "GPUCOST_SCRAPER_BACKOFF_S": "0",
+    "GPUCOST_SCRAPER_TIMEOUT_S": "2",
+}
+
+_EMPTY: dict[str, Any] = {
+    "vast": {"offers": []},
+    "runpod": {"data": {"gpuTypes": []}},
+    "azure": {"Items": [], "NextPageLink": None, "Count": 0},
+    "lambda": {"data": {}},
+    "vultr-plans": {"plans": [], "meta": {"links": {"next": ""}}},
+    "vultr-metal": {"plans_metal": [], "meta": {"links": {"next": ""}}},
+    "aws-spot": {"config": {"regions": []}},
+}
+
+
+def scraper_env(base_url: str) -> dict[str, str]:
+    """``GPUCOST_SCRAPER_*`` settings pointing every provider at ``base_url``."""
+    return {
+        **TEST_SETTINGS,
+        "GPUCOST_SCRAPER_VAST_URL": f"{base_url}/vast/api/v0",
+        "GPUCOST_SCRAPER_RUNPOD_URL": f"{base_url}/runpod/graphql",
+        "GPUCOST_SCRAPER_AZURE_URL": f"{base_url}/azure/api/retail/prices",
+        "GPUCOST_SCRAPER_AWS_URL": f"{base_url}/aws",
+        "GPUCOST_SCRAPER_AWS_SPOT_URL": f"{base_url}/aws-spot/spot.json",
+        "GPUCOST_SCRAPER_LAMBDA_URL": f"{base_url}/lambda/api/v1",
+        "GPUCOST_SCRAPER_VULTR_URL": f"{base_url}/vultr/v2",
+    }
+
+
+@dataclass
+class Answer:
+    """What the fake sends back."""
+
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class Timeout(Exception):
+    """The fake wants the client to see a timeout."""
+
+
+class Stall(Exception):
+    """The fake wants the request to hang until released."""
+
+
+@dataclass
+class FakeProviders:
+    """The router. ``version`` 2 serves ``*.v2.*`` fixtures where they exist."""
+
+    version: int = 1
+    faults: dict[str, str] = field(default_factory=dict)
+    requests: list[tuple[str, str, str]] = field(default_factory=list)
+    release: threading.Event = field(default_factory=threading.Event)
+    _seen_429: set[str] = field(default_factory=set)
+
+    def _file(self, relative: str) -> Path:
+        path = FIXTURES / relative
+        if self.version >= 2:
+            v2 = path.with_name(path.stem + ".v2" + path.suffix)
+            if v2.exists():
+                return v2
+        return path
+
+    def _json(self, relative: str) -> Any:
+        return json.loads(self._file(relative).read_text(encoding="utf-8"))
+
+    def handle(self, method: str, path: str, query: dict[str, str], body: bytes,
+               headers: dict[str, str]) -> Answer:
+        """Answer one request (raises :class:`Timeout`/:class:`Stall` for those faults)."""
+        slug = path.strip("/").split("/")[0]
+        provider = "aws" if slug == "aws-spot" else slug
+        self.requests.append((provider, method, path))
+        fault = self.faults.get(provider)
+        if fault == "500":
+            return Answer(500, b'{"error": "internal"}')
+        if fault == "429once" and provider not in self._seen_429:
+            self._seen_429.add(provider)
+            return Answer(429, b'{"error": "slow down"}', headers={"Retry-After": "0"})
+        if fault == "timeout":
+            raise Timeout
+        if fault == "stall":
+            raise Stall
+        if fault == "garbage":
+            return Answer(200, b"<html><body>502 Bad Gateway</body></html>")
+        if provider == "lambda" and headers.get("authorization") != f"Bearer {LAMBDA_TEST_KEY}":
+            return Answer(401, b'{"error": {"code": "global/invalid-api-key"}}')
+        kind, payload = self._route(method, path, query, body)
+        if payload is None:
+            return Answer(404, b'{"error": "no such fixture"}')
+        if fault == "empty":
+            payload = _EMPTY[kind] if kind != "aws-csv" else _csv_head(payload)
+        elif fault == "missing_field":
+            payload = ({f"x_{k}": v for k, v in payload.items()} if isinstance(payload, dict)
+                       else payload.replace('"PricePerUnit"', '"Price"'))
+        if isinstance(payload, str):
+            return Answer(200, payload.encode(), "text/csv")
+        return Answer(200, json.dumps(payload).encode())
+
+    def _route(self, method: str, path: str, query: dict[str, str],
+               body: bytes) -> tuple[str, Any]:
+        if path == "/vast/api/v0/bundles/" and method == "POST":
+            name = json.loads(body)["gpu_name"]
+            data = self._json("vast/bundles.json")
+            data["offers"] = [
+                o for o in data["offers"]
+                if (o["gpu_name"] == name["eq"] if "eq" in name
+                    else o["gpu_name"] not in name["notin"])]
+            return "vast", data
+        if path == "/runpod/graphql" and method == "POST":
+            lowest = json.loads(body)["variables"]["lowestPriceInput"]
+            tier = "secure" if lowest["secureCloud"] else "community"
+            name = f"runpod/lowest_{lowest['gpuCount']}_{tier}.json"
+            return "runpod", self._json(name) if (FIXTURES / name).exists() else None
+        if path == "/azure/api/retail/prices":
+            page = 2 if query.get("$skip") else 1
+            return "azure", self._json(f"azure/eastus_page{page}.json")
+        if path.startswith("/aws/offers/v1.0/aws/AmazonEC2/current/"):
+            region = path.split("/")[-2]
+            file = self._file(f"aws/{region}.csv")
+            return "aws-csv", file.read_text(encoding="utf-8") if file.exists() else None
+        if path == "/aws-spot/spot.json":
+            return "aws-spot", self._json("aws/spot.json")
+        if path == "/lambda/api/v1/instance-types":
+            return "lambda", self._json("lambda/instance-types.json")
+        if path == "/vultr/v2/plans":
+            page = 2 if query.get("cursor") else 1
+            return "vultr-plans", self._json(f"vultr/plans_page{page}.json")
+        if path == "/vultr/v2/plans-metal":
+            return "vultr-metal", self._json("vultr/plans_metal.json")
+        return "none", None
+
+    # --- adaptors -------------------------------------------------------------------------
+    def transport(self) -> httpx.MockTransport:
+        """An ``httpx.MockTransport`` over this router (timeouts become ``ReadTimeout``)."""
+
+        def handler(request: httpx.Request) -> httpx.Response:
+            try:
+                answer = self.handle(request.method, request.url.path,
+                                     dict(request.url.params), request.content,
+                                     {k.lower(): v for k, v in request.headers.items()})
+            except (Timeout, Stall):
+                raise httpx.ReadTimeout("fake provider timed out", request=request) from None
+            return httpx.Response(answer.status, content=answer.body,
+                                  headers={"Content-Type": answer.content_type, **answer.headers})
+
+        return httpx.MockTransport(handler)
+
+    @contextmanager
+    def serve(self, timeout_sleep_s: float = 3.0) -> Iterator[str]:
+        """Serve over HTTP on 127.0.0.1 (a thread); yields the base URL."""
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                url = urlsplit(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                try:
+                    answer = fake.handle(self.command, url.path,
+                                         dict(parse_qsl(url.query, keep_blank_values=True)), body,
+                                         {k.lower(): v for k, v in self.headers.items()})
+                except Timeout:
+                    time.sleep(timeout_sleep_s)
+                    answer = Answer(504, b"{}")
+                except Stall:
+                    fake.release.wait(120)
+                    answer = Answer(503, b"{}")
+                self.send_response(answer.status)
+                self.send_header("Content-Type", answer.content_type)
+                self.send_header("Content-Length", str(len(answer.body)))
+                for k, v in answer.headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                with suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(answer.body)
+
+            do_GET = do_POST = _answer
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+        server = _Server(("127.0.0.1", 0), Handler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}"
+        finally:
+            self.release.set()
+            server.shutdown()
+            server.server_close()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # do not wait for handlers still sleeping in a "timeout" fault
+    request_queue_size = 128  # the default backlog (5) drops bursts of parallel connects
+
+
+def _csv_head(text: str) -> str:
+    """The price list's preamble and header only (no rows)."""
+    return "".join(text.splitlines(keepends=True)[:6])

@@ -1,0 +1,86 @@
+"""``gpucost refresh`` on the zero-setup SQLite default: file lock, exit codes, dry run."""
+
+from __future__ import annotations
+
+import fcntl
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from app.cli import EXIT_LOCKED, EXIT_OK, EXIT_PROVIDER_FAILED, EXIT_SETUP, main
+from app.settings import get_settings
+from tests.fake_providers import FakeProviders, scraper_env
+
+
+@pytest.fixture
+def sqlite_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """An empty working directory with no database URL set: the SQLite default applies."""
+    monkeypatch.delenv("GPUCOST_DATABASE_URL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    get_settings.cache_clear()
+    yield tmp_path
+    get_settings.cache_clear()
+
+
+def test_refresh_on_the_sqlite_default(sqlite_cwd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = CliRunner()
+    fake = FakeProviders()
+    with fake.serve() as base:
+        for key, value in scraper_env(base).items():
+            monkeypatch.setenv(key, value)
+        not_migrated = runner.invoke(main, ["refresh"])
+        assert not_migrated.exit_code == EXIT_SETUP
+        assert "gpucost db upgrade" in not_migrated.output
+        assert runner.invoke(main, ["db", "upgrade"]).exit_code == 0
+        assert runner.invoke(main, ["seed"]).exit_code == 0
+
+        dry = runner.invoke(main, ["refresh", "--dry-run", "--provider", "vultr"])
+        assert dry.exit_code == EXIT_OK and "dry run" in dry.output
+        db = sqlite3.connect(sqlite_cwd / "gpucost.db")
+        assert db.execute("SELECT count(*) FROM refresh_run").fetchone() == (0,)
+
+        done = runner.invoke(main, ["refresh"])
+        assert done.exit_code == EXIT_OK, done.output
+        rows = dict(db.execute("SELECT p.slug, r.status FROM refresh_run r "
+                               "JOIN provider p ON p.id = r.provider_id").fetchall())
+        assert rows == dict.fromkeys(("vast", "runpod", "azure", "aws", "lambda", "vultr"), "ok")
+        assert db.execute("SELECT count(*) FROM instance_offer WHERE source LIKE 'live: %'"
+                          ).fetchone()[0] > 50
+
+        # a second run while the first holds the lock file is refused
+        lock = (sqlite_cwd / "gpucost.db.refresh.lock").open("a+")
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        try:
+            locked = runner.invoke(main, ["refresh"])
+            assert locked.exit_code == EXIT_LOCKED and "another refresh is running" in \
+                locked.output
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            lock.close()
+
+        fake.faults = {"vultr": "timeout"}
+        monkeypatch.setenv("GPUCOST_SCRAPER_TIMEOUT_S", "0.3")
+        failed = runner.invoke(main, ["refresh", "--provider", "vultr", "--provider", "aws"])
+        assert failed.exit_code == EXIT_PROVIDER_FAILED
+        assert "timed out" in failed.output
+        assert runner.invoke(main, ["refresh", "--provider", "nope"]).exit_code == EXIT_SETUP
+        db.close()
+
+
+def test_lambda_without_a_key_is_skipped_with_a_message(
+        sqlite_cwd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = CliRunner()
+    with FakeProviders().serve() as base:
+        for key, value in scraper_env(base).items():
+            monkeypatch.setenv(key, value)
+        monkeypatch.delenv("GPUCOST_SCRAPER_LAMBDA_API_KEY")
+        monkeypatch.setenv("GPUCOST_SCRAPER_PROVIDERS", "vultr,lambda")
+        assert runner.invoke(main, ["db", "upgrade"]).exit_code == 0
+        result = runner.invoke(main, ["refresh"])
+        assert result.exit_code == EXIT_OK, result.output
+        assert "lambda: no API key: set GPUCOST_SCRAPER_LAMBDA_API_KEY" in result.output
+        asked = runner.invoke(main, ["refresh", "--provider", "lambda"])
+        assert asked.exit_code == EXIT_SETUP and "LAMBDA_API_KEY" in asked.output

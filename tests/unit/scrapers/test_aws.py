@@ -1,0 +1,80 @@
+"""AWS: the streamed per-region price list, the family table and the spot feed."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from scrapers import aws
+from scrapers.base import ScrapeResult
+from scrapers.http import ScraperError
+from tests.fake_providers import FIXTURES
+from tests.unit.scrapers.helpers import fetch, load
+
+
+def lines() -> list[str]:
+    return (FIXTURES / "aws" / "us-east-1.csv").read_text(encoding="utf-8").splitlines()
+
+
+def test_price_list_keeps_linux_shared_on_demand_gpu_rows() -> None:
+    rows = aws.parse_price_list(lines())
+    by_type = {r.instance_type: r for r in rows}
+    assert sorted(by_type) == ["g5.48xlarge", "g5.xlarge", "g6e.xlarge", "p4d.24xlarge",
+                               "p5.48xlarge", "p6-b200.48xlarge"]
+    assert len(rows) == 6  # Windows, Reserved, Dedicated, SQL and unused-reservation rows out
+    p4d = by_type["p4d.24xlarge"]
+    assert p4d.price == "30.1234000000" and p4d.gpu_count == 8 and p4d.vcpus == 96
+    assert p4d.ram_gib == 1152 and p4d.disk_gb == 8000
+    assert by_type["g5.xlarge"].disk_gb == 250
+
+
+def test_gpu_family_missing_from_the_table_is_reported() -> None:
+    result = ScrapeResult()
+    rows = aws.parse_price_list(lines(), result)
+    assert "g4ad.xlarge" not in {r.instance_type for r in rows}
+    assert result.warnings == ["aws instance family g4ad has GPUs but is not in AWS_FAMILIES "
+                               "(GPU model unknown): not stored"]
+    assert aws.keep_line('"X","g4ad.xlarge"') and not aws.keep_line('"X","m5.large"')
+    assert not aws.keep_line('"BoxUsage:g5.xlarge"')
+
+
+def test_offers_with_spot_and_unknown_prices() -> None:
+    result = ScrapeResult()
+    spot = aws.parse_spot(load("aws/spot.json"), result)
+    assert spot[("us-east-1", "g5.xlarge")] == "0.4444"
+    assert ("us-east-1", "m5.large") not in spot  # not a GPU family
+    offers = aws.build_offers(aws.parse_price_list(lines()), spot,
+                              price_list_base="https://pricing.us-east-1.amazonaws.com",
+                              spot_source="https://example/spot.json").offers
+    got = {(o.offer_key, o.billing): o for o in offers}
+    assert got[("p4d.24xlarge", "on_demand")].gpu_name_raw == "A100 SXM4 40GB"
+    assert got[("p4d.24xlarge", "on_demand")].interconnect == "nvswitch"
+    assert ("p4d.24xlarge", "spot") not in got  # "N/A*"
+    assert ("g6e.xlarge", "spot") not in got  # "0" is no price
+    assert got[("g5.xlarge", "spot")].price_per_hour == Decimal("0.4444")
+    assert got[("g5.xlarge", "on_demand")].gpu_name_raw == "A10G"  # not A10
+    assert got[("g5.xlarge", "on_demand")].interconnect is None  # one GPU
+    assert got[("p6-b200.48xlarge", "on_demand")].price_per_hour is None  # listed at 0
+    assert got[("p4d.24xlarge", "on_demand")].source.endswith("/current/us-east-1/index.csv")
+
+
+def test_price_list_without_header_fails() -> None:
+    with pytest.raises(ScraperError, match="header"):
+        aws.parse_price_list(lines()[:5])
+    broken = [line.replace('"PricePerUnit"', '"Price"') for line in lines()]
+    with pytest.raises(ScraperError, match="PricePerUnit"):
+        aws.parse_price_list(broken)
+
+
+def test_spot_feed_may_be_wrapped_in_a_callback() -> None:
+    assert aws.decode_spot('callback({"config": {"regions": []}});') == {
+        "config": {"regions": []}}
+    with pytest.raises(ScraperError, match="malformed JSON"):
+        aws.decode_spot("<html>")
+
+
+def test_fetch_streams_the_region_file() -> None:
+    result = fetch(aws.SCRAPER)
+    assert len(result.offers) == 9 and result.skipped == 1  # g4ad reported
+    assert {o.region for o in result.offers} == {"us-east-1"}
