@@ -196,7 +196,11 @@ def stale_provider_ids(session: Session, stale_after_hours: float,
         select(RefreshRun.provider_id, func.max(RefreshRun.finished_at))
         .where(RefreshRun.status == "ok").group_by(RefreshRun.provider_id)
     ).all())
-    ran = {pid for (pid,) in session.execute(select(RefreshRun.provider_id).distinct())}
+    # a run still in progress (or skipped for lack of an API key) says nothing yet
+    ran = {pid for (pid,) in session.execute(
+        select(RefreshRun.provider_id).where(RefreshRun.status.in_(("ok", "error",
+                                                                     "interrupted")))
+        .distinct())}
     cutoff = now - dt.timedelta(hours=stale_after_hours)
     stale = set()
     for pid in ran:
