@@ -7,10 +7,18 @@ from typing import Annotated, Any
 
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency, Provide
-from litestar.params import FromQuery, JSONBody, QueryParameter
-from sqlalchemy import func, select
+from litestar.exceptions import NotFoundException, ValidationException
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from sqlalchemy.orm import Session
 
+from app.api.query import (
+    OfferQuery,
+    ParamError,
+    flat_field,
+    order_rows,
+    parse_offer_query,
+    parse_rank_query,
+)
 from app.api.schemas import (
     Billing,
     EstimateOut,
@@ -18,19 +26,29 @@ from app.api.schemas import (
     EstimateResponse,
     EvidenceOut,
     MemoryOut,
+    OfferDetailResponse,
+    OfferDetailsOut,
     OfferFilters,
     OfferOut,
     OfferPage,
+    PricePointOut,
     RankedOfferOut,
     RankRequest,
     RankResponse,
 )
-from app.db.models import GpuModel, ThroughputBenchmark
 from app.estimate.types import Estimate
-from app.services.estimates import estimate_what_if, hardware_from_input, rank
+from app.services.catalog import search_benchmarks, search_gpus
+from app.services.estimates import (
+    RankedOffer,
+    estimate_offer,
+    estimate_what_if,
+    hardware_from_input,
+    rank_offers,
+)
+from app.services.offer_detail import offer_extras, price_history
 from app.services.offers import FilterError, OfferRow, select_offers, stale_provider_ids
 from app.services.reference import ReferenceData
-from app.services.workloads import resolve_workload
+from app.services.workloads import WorkloadError, resolve_workload
 from app.settings import Settings
 
 #: Evidence rows per ranked offer (the full list is in ``POST /v1/estimate``).
@@ -103,6 +121,80 @@ def offer_out(row: OfferRow, ref: ReferenceData, stale: set[int]) -> OfferOut:
     )
 
 
+def rank_response(
+    data: RankRequest, session: Session, ref: ReferenceData, settings: Settings,
+    order: str | None = None,
+) -> RankResponse:
+    """Rank offers for a request (``POST /v1/rank``, ``GET /v1/rank`` and the web page).
+
+    ``order`` re-orders the returned rows by a column (see :func:`app.api.query.order_rows`).
+
+    Raises:
+        WorkloadError, FilterError: bad input, naming the field.
+    """
+    given = data.workload.model_dump(exclude_unset=True, mode="json")
+    workload, reference, echo = resolve_workload(given, ref)
+    ranking = rank_offers(workload, reference, session, data.filters.model_dump(), ref,
+                          currency=data.currency, sort=data.sort, limit=data.limit,
+                          drop_oom=data.drop_oom)
+    stale = stale_provider_ids(session, settings.stale_after_hours)
+
+    def out(r: RankedOffer) -> RankedOfferOut:
+        return RankedOfferOut(rank=r.rank, pareto_optimal=r.pareto_optimal,
+                              offer=offer_out(r.offer, ref, stale),
+                              price_per_hour=r.price_per_hour,
+                              estimate=estimate_out(r.estimate, RANK_MAX_EVIDENCE))
+
+    return RankResponse(workload=echo, currency=data.currency, sort=data.sort, order=order,
+                        total_offers=ranking.total,
+                        results=order_rows([out(r) for r in ranking.results], order),
+                        frontier=[out(r) for r in ranking.frontier])
+
+
+def offer_detail(
+    offer_id: int, query: OfferQuery, session: Session, ref: ReferenceData, settings: Settings,
+) -> OfferDetailResponse:
+    """One offer with its listing details, price history and, for a workload, its estimate.
+
+    Raises:
+        NotFoundException: no offer ``offer_id``.
+        WorkloadError, FilterError: bad input, naming the field.
+    """
+    workload = reference = echo = None
+    if query.workload is not None:
+        given = query.workload.model_dump(exclude_unset=True, mode="json")
+        workload, reference, echo = resolve_workload(given, ref)
+    found = estimate_offer(workload, reference, session, offer_id, ref, currency=query.currency)
+    extras = offer_extras(session, offer_id)
+    if found is None or extras is None:
+        raise NotFoundException(f"no offer {offer_id}")
+    stale = stale_provider_ids(session, settings.stale_after_hours)
+    return OfferDetailResponse(
+        offer=offer_out(found.offer, ref, stale),
+        details=OfferDetailsOut(
+            cpu_model=extras.cpu_model, system_disk_gb=extras.system_disk_gb,
+            data_disk_gb=extras.data_disk_gb, disk_type=extras.disk_type,
+            network_up_mbps=extras.network_up_mbps, network_down_mbps=extras.network_down_mbps,
+            first_seen_at=extras.first_seen_at.isoformat(),
+            seen_on=extras.seen_on.isoformat() if extras.seen_on else None, notes=extras.notes,
+        ),
+        currency=query.currency, price_per_hour=found.price_per_hour, workload=echo,
+        estimate=estimate_out(found.estimate) if found.estimate is not None else None,
+        price_history=[
+            PricePointOut(observed_at=p.observed_at.isoformat(),
+                          price_per_hour=p.price_per_hour, currency=p.currency, source=p.source)
+            for p in price_history(session, offer_id)
+        ],
+    )
+
+
+def bad_params(exc: ParamError | WorkloadError | FilterError) -> ValidationException:
+    """A flat-parameter error as the API's 400 (``extra`` names every parameter, flat)."""
+    if not isinstance(exc, ParamError):
+        exc = ParamError([(flat_field(exc.field), exc.reason)])
+    return ValidationException(detail="Invalid query parameters", extra=exc.as_extra())
+
+
 class V1Controller(Controller):
     """gpucost API v1."""
 
@@ -148,14 +240,16 @@ class V1Controller(Controller):
                          limit=limit, offset=offset)
 
     @get("/gpus", sync_to_thread=True)
-    def list_gpus(self, session: NamedDependency[Session]) -> list[dict[str, Any]]:
-        """The GPU catalog with specs, aliases and sources (dense TFLOPS; VRAM in GB)."""
-        out = []
-        for g in session.scalars(select(GpuModel).order_by(GpuModel.id)):
-            out.append({
-                c.name: getattr(g, c.name) for c in GpuModel.__table__.columns
-            })
-        return out
+    def list_gpus(
+        self, session: NamedDependency[Session], ref: NamedDependency[ReferenceData],
+        q: FromQuery[str | None] = None,
+    ) -> list[dict[str, Any]]:
+        """The GPU catalog with specs, aliases and sources (dense TFLOPS; VRAM in GB).
+
+        ``q`` keeps GPUs whose name, alias, vendor, architecture or market contains it, or
+        whose name it resolves to (``A100-SXM4-80GB``).
+        """
+        return search_gpus(session, ref, q)
 
     @get("/benchmarks", sync_to_thread=True)
     def list_benchmarks(
@@ -164,6 +258,7 @@ class V1Controller(Controller):
         ref: NamedDependency[ReferenceData],
         gpu: FromQuery[str | None] = None,
         workload: FromQuery[str | None] = None,
+        q: FromQuery[str | None] = None,
         ids: Annotated[str | None, QueryParameter(pattern=r"^\d{1,12}(,\d{1,12}){0,499}$")] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=5000)] = 500,
         offset: Annotated[int, QueryParameter(ge=0, le=1_000_000_000)] = 0,
@@ -171,29 +266,14 @@ class V1Controller(Controller):
         """Measured training throughput, filtered by GPU (any alias) and workload label.
 
         ``workload`` matches the benchmark label (e.g. "ResNet-50 v1.5") or a preset slug,
-        which selects the labels that preset stands for; ``ids`` (comma-separated) fetches the
-        measurements an estimate cites in its ``evidence``.
+        which selects the labels that preset stands for; ``q`` is a case-insensitive
+        substring of the label, task, GPU as published, framework, precision or source;
+        ``ids`` (comma-separated) fetches the measurements an estimate cites in its
+        ``evidence``.
         """
-        stmt = select(ThroughputBenchmark)
-        if ids:
-            stmt = stmt.where(ThroughputBenchmark.id.in_([int(i) for i in ids.split(",")]))
-        if gpu:
-            canonical = ref.resolve_gpu(gpu)
-            if canonical is None:
-                raise FilterError("gpu", f"unknown GPU {gpu!r}")
-            stmt = stmt.where(ThroughputBenchmark.gpu_model_id == ref.gpu_ids_by_name[canonical])
-        if workload:
-            labels = list(ref.presets[workload].benchmark_workloads) if workload in ref.presets \
-                else [workload]
-            stmt = stmt.where(ThroughputBenchmark.workload.in_(labels))
-        total = session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-        rows = session.scalars(stmt.order_by(ThroughputBenchmark.id).offset(offset).limit(limit))
-        items = []
-        for b in rows:
-            item = {c.name: getattr(b, c.name) for c in ThroughputBenchmark.__table__.columns}
-            item["gpu"] = ref.gpu_names_by_id.get(b.gpu_model_id) if b.gpu_model_id else None
-            item["throughput_per_gpu"] = b.throughput_total / b.gpu_count
-            items.append(item)
+        items, total = search_benchmarks(
+            session, ref, gpu=gpu, workload=workload, q=q,
+            ids=[int(i) for i in ids.split(",")] if ids else None, limit=limit, offset=offset)
         return {"items": items, "total": total, "limit": limit, "offset": offset}
 
     @get("/workloads", sync_to_thread=False)
@@ -245,17 +325,48 @@ class V1Controller(Controller):
         ``pareto_optimal`` marks offers no other fitting offer beats on both cost per epoch and
         epoch time.
         """
-        given = data.workload.model_dump(exclude_unset=True, mode="json")
-        workload, reference, echo = resolve_workload(given, ref)
-        ranked, total = rank(workload, reference, session, data.filters.model_dump(), ref,
-                             currency=data.currency, sort=data.sort, limit=data.limit,
-                             drop_oom=data.drop_oom)
-        stale = stale_provider_ids(session, settings.stale_after_hours)
-        results = [
-            RankedOfferOut(rank=r.rank, pareto_optimal=r.pareto_optimal,
-                           offer=offer_out(r.offer, ref, stale), price_per_hour=r.price_per_hour,
-                           estimate=estimate_out(r.estimate, RANK_MAX_EVIDENCE))
-            for r in ranked
-        ]
-        return RankResponse(workload=echo, currency=data.currency, sort=data.sort,
-                            total_offers=total, results=results)
+        return rank_response(data, session, ref, settings)
+
+    @get("/rank", sync_to_thread=True)
+    def rank_offers_flat(
+        self,
+        request: Request,
+        session: NamedDependency[Session],
+        ref: NamedDependency[ReferenceData],
+        settings: NamedDependency[Settings],
+    ) -> RankResponse:
+        """``POST /v1/rank`` with flat query parameters: the JSON twin of the web page ``/``.
+
+        Parameters are the body's field names, flat: every workload field (``preset``,
+        ``params``, ``micro_batch_size``, ``seq_len``, ``precision`` …), every filter (``gpu``,
+        ``gpu_count``, ``provider``, ``region``, ``billing``, ``max_price_per_hour`` …),
+        ``currency``, ``sort``, ``limit``, ``drop_oom``, and ``order`` (re-order the returned
+        rows by any table column, ``-`` prefix for descending). Example:
+        ``/v1/rank?preset=resnet50-imagenet&gpu_count=1&currency=CNY``.
+        """
+        try:
+            query = parse_rank_query(dict(request.query_params.items()))
+            return rank_response(query.request, session, ref, settings, order=query.order)
+        except (ParamError, WorkloadError, FilterError) as exc:
+            raise bad_params(exc) from exc
+
+    @get("/offers/{offer_id:int}", sync_to_thread=True)
+    def get_offer(
+        self,
+        offer_id: FromPath[int],
+        request: Request,
+        session: NamedDependency[Session],
+        ref: NamedDependency[ReferenceData],
+        settings: NamedDependency[Settings],
+    ) -> OfferDetailResponse:
+        """One offer, its price history and, given workload parameters, its estimate.
+
+        The JSON twin of the web page ``/offers/{id}``. Parameters: the flat workload fields
+        of ``GET /v1/rank`` (``preset``, ``micro_batch_size`` …) and ``currency``; the
+        estimate lists every measurement it used.
+        """
+        try:
+            query = parse_offer_query(dict(request.query_params.items()))
+            return offer_detail(offer_id, query, session, ref, settings)
+        except (ParamError, WorkloadError, FilterError) as exc:
+            raise bad_params(exc) from exc

@@ -242,10 +242,55 @@ class RankedOfferOut(BaseModel):
 
 
 class RankResponse(BaseModel):
-    """``POST /v1/rank`` answer."""
+    """``POST /v1/rank`` / ``GET /v1/rank`` answer.
+
+    ``frontier`` holds the Pareto-optimal offers ranked below ``limit`` (with their rank in the
+    full order), so that the whole cost/time frontier can be drawn next to the top offers.
+    """
 
     workload: dict[str, object]
     currency: str
     sort: str
+    order: str | None = Field(default=None, description="row order (GET: ``order`` param)")
     total_offers: int
     results: list[RankedOfferOut]
+    frontier: list[RankedOfferOut] = Field(default_factory=list)
+
+
+class PricePointOut(BaseModel):
+    """One observed price of an offer: per hour for the whole instance, as listed."""
+
+    observed_at: str
+    price_per_hour: float | None
+    currency: str
+    source: str
+
+
+class OfferDetailsOut(BaseModel):
+    """Listing details beyond :class:`OfferOut` (disks in GB, network in Mbit/s)."""
+
+    cpu_model: str | None
+    system_disk_gb: float | None
+    data_disk_gb: float | None
+    disk_type: str | None
+    network_up_mbps: float | None
+    network_down_mbps: float | None
+    first_seen_at: str
+    seen_on: str | None
+    notes: str | None
+
+
+class OfferDetailResponse(BaseModel):
+    """``GET /v1/offers/{id}``: one offer, its price history and, for a workload, the estimate.
+
+    ``price_per_hour`` is in ``currency``; ``estimate`` is ``null`` without workload parameters
+    or when the offer's GPU is not in the catalog.
+    """
+
+    offer: OfferOut
+    details: OfferDetailsOut
+    currency: str
+    price_per_hour: float | None
+    workload: dict[str, object] | None
+    estimate: EstimateOut | None
+    price_history: list[PricePointOut]

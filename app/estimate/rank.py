@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -83,6 +84,26 @@ def rank_candidates(
     Raises:
         ValueError: unknown ``sort`` key.
     """
+    return rank_with_frontier(candidates, sort=sort, drop_oom=drop_oom, limit=limit)[0]
+
+
+def rank_with_frontier(
+    candidates: Sequence[Candidate],
+    *,
+    sort: str = "cost_per_epoch",
+    drop_oom: bool = False,
+    limit: int | None = None,
+) -> tuple[list[Ranked], list[Ranked]]:
+    """Like :func:`rank_candidates`, plus the Pareto-optimal offers ranked below ``limit``.
+
+    Returns:
+        (the first ``limit`` ranked offers, the Pareto-optimal offers not among them, each
+        with its rank in the full order, best first). The second list lets a chart draw the
+        whole cost/time frontier while a table shows only the top offers.
+
+    Raises:
+        ValueError: unknown ``sort`` key.
+    """
     if sort not in SORT_KEYS:
         raise ValueError(f"sort must be one of {', '.join(SORT_KEYS)}")
     fits = [c for c in candidates if not c.oom_high]
@@ -103,7 +124,21 @@ def rank_candidates(
         ordered = heapq.nsmallest(limit, fits, key=key)
         if len(ordered) < limit:
             ordered += heapq.nsmallest(limit - len(ordered), oom, key=key)
-    return [
+    top = [
         Ranked(candidate=c, pareto_optimal=c.offer_id in pareto, rank=i + 1)
         for i, c in enumerate(ordered)
     ]
+    shown = {c.offer_id for c in ordered}
+    rest = [c for c in fits if c.offer_id in pareto and c.offer_id not in shown]
+    if not rest:
+        return top, []
+    # Keys are unique (the offer id breaks ties), so a bisect over all sorted keys gives each
+    # frontier offer its position in the full order; Pareto offers always fit, so they rank
+    # among ``fits`` (OOM offers come after all of them).
+    keys = sorted(key(c) for c in fits)
+    extra = sorted(
+        (Ranked(candidate=c, pareto_optimal=True, rank=bisect_left(keys, key(c)) + 1)
+         for c in rest),
+        key=lambda r: r.rank,
+    )
+    return top, extra

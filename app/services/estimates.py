@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from app.estimate.cost import UnknownCurrencyError, combine, convert, epoch_hours
 from app.estimate.memory import estimate_memory
-from app.estimate.rank import Candidate, rank_candidates
+from app.estimate.rank import Candidate, rank_with_frontier
 from app.estimate.throughput import ThroughputModel
 from app.estimate.types import (
     Estimate,
@@ -85,6 +85,31 @@ def check_estimable(w: Workload, model: ThroughputModel) -> None:
                         "needed to estimate throughput of this workload")
 
 
+def offer_hardware(offer: OfferRow, ref: ReferenceData) -> Hardware:
+    """The machine an offer describes (its GPU must be in the catalog)."""
+    gpu = ref.gpus[ref.gpu_names_by_id[offer.gpu_model_id]]  # type: ignore[index]
+    return Hardware(
+        gpu=gpu, gpu_count=offer.gpu_count, interconnect=offer_interconnect(offer.interconnect),
+        vcpus=offer.vcpus, ram_gib=offer.ram_gib, disk_gb=offer.disk_gb,
+        max_cuda=offer.max_cuda, vram_gib_per_gpu=offer.vram_gib_per_gpu,
+    )
+
+
+def price_in(price: float | None, from_currency: str, currency: str,
+             ref: ReferenceData) -> float | None:
+    """An offer's price converted to ``currency``.
+
+    Raises:
+        FilterError: no exchange rate between the two currencies.
+    """
+    if price is None or from_currency == currency:
+        return price
+    try:
+        return convert(price, from_currency, currency, ref.rates)
+    except UnknownCurrencyError as exc:
+        raise FilterError("currency", str(exc)) from exc
+
+
 def estimate_what_if(
     w: Workload, reference: Workload | None, hw: Hardware, ref: ReferenceData, *,
     price_per_hour: float | None, currency: str,
@@ -110,22 +135,48 @@ class RankedOffer:
     estimate: Estimate
 
 
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    """The top offers, the Pareto-optimal offers ranked below them, and how many were ranked."""
+
+    results: list[RankedOffer]
+    frontier: list[RankedOffer]
+    total: int
+
+
 def rank(
     w: Workload, reference: Workload | None, session: Session, filters: dict[str, Any],
     ref: ReferenceData, *, currency: str, sort: str, limit: int, drop_oom: bool,
 ) -> tuple[list[RankedOffer], int]:
     """Estimate every matching offer, rank them, and build full estimates for the top ``limit``.
 
-    Throughput depends only on (GPU, count, interconnect) and memory on (VRAM, count), so each
-    is computed once per distinct configuration; the data-loader cap and the price are applied
-    per offer. Full offer rows and estimates are built only for the offers returned.
-
     Returns:
-        (ranked offers, number of offers considered). Offers whose GPU is unknown to the
-        catalog cannot be estimated and are left out.
+        (ranked offers, number of offers considered). See :func:`rank_offers`.
 
     Raises:
         FilterError: bad filter, or no exchange rate for ``currency``.
+    """
+    ranking = rank_offers(w, reference, session, filters, ref, currency=currency, sort=sort,
+                          limit=limit, drop_oom=drop_oom)
+    return ranking.results, ranking.total
+
+
+def rank_offers(
+    w: Workload, reference: Workload | None, session: Session, filters: dict[str, Any],
+    ref: ReferenceData, *, currency: str, sort: str, limit: int, drop_oom: bool,
+) -> Ranking:
+    """Estimate every matching offer, rank them, and build full estimates for the top ``limit``
+    and for the Pareto-optimal offers ranked below it.
+
+    Throughput depends only on (GPU, count, interconnect) and memory on (VRAM, count), so each
+    is computed once per distinct configuration; the data-loader cap and the price are applied
+    per offer. Full offer rows and estimates are built only for the offers returned. Offers
+    whose GPU is unknown to the catalog cannot be estimated and are left out.
+
+    Raises:
+        FilterError: bad filter, or no exchange rate for ``currency``.
+        WorkloadError: the workload's throughput cannot be estimated (see
+            :func:`check_estimable`).
     """
     rows = select_rank_rows(session, filters, ref, currency=currency)
     model = ThroughputModel(w, points=ref.points, catalog=ref.gpus, reference=reference,
@@ -157,12 +208,8 @@ def rank(
         if price is not None and row.currency != currency:
             rate = rate_cache.get(row.currency)
             if rate is None:
-                try:
-                    rate = rate_cache[row.currency] = convert(1.0, row.currency, currency,
-                                                              ref.rates)
-                except UnknownCurrencyError as exc:
-                    raise FilterError("currency", str(exc)) from exc
-            price *= rate
+                rate = rate_cache[row.currency] = price_in(1.0, row.currency, currency, ref)
+            price *= rate  # type: ignore[operator]
         samples = tp.samples_per_s
         if cpu_ms and row.vcpus:
             samples = min(samples, max(row.vcpus - 1, 1.0) * 1000.0 / cpu_ms)
@@ -174,19 +221,48 @@ def rank(
             samples_per_s=samples, oom_high=mem.oom_risk == OomRisk.HIGH,
         ))
         prepared[row.id] = (row, tp, mem, price)
-    ranked = rank_candidates(candidates, sort=sort, drop_oom=drop_oom, limit=limit)
-    full = select_offers_by_id(session, [r.candidate.offer_id for r in ranked])
-    out = []
-    for r in ranked:
+    ranked, extra = rank_with_frontier(candidates, sort=sort, drop_oom=drop_oom, limit=limit)
+    full = select_offers_by_id(session, [r.candidate.offer_id for r in (*ranked, *extra)])
+
+    def build(r: Any) -> RankedOffer:
         _, tp, mem, price = prepared[r.candidate.offer_id]
         offer = full[r.candidate.offer_id]
-        gpu = ref.gpus[names[offer.gpu_model_id]]  # type: ignore[index]
-        hw = Hardware(
-            gpu=gpu, gpu_count=offer.gpu_count, interconnect=offer_interconnect(offer.interconnect),
-            vcpus=offer.vcpus, ram_gib=offer.ram_gib, disk_gb=offer.disk_gb,
-            max_cuda=offer.max_cuda, vram_gib_per_gpu=offer.vram_gib_per_gpu,
-        )
-        est = combine(w, hw, tp, mem, price_per_hour=price, currency=currency)
-        out.append(RankedOffer(rank=r.rank, pareto_optimal=r.pareto_optimal, offer=offer,
-                               price_per_hour=price, estimate=est))
-    return out, len(candidates)
+        est = combine(w, offer_hardware(offer, ref), tp, mem, price_per_hour=price,
+                      currency=currency)
+        return RankedOffer(rank=r.rank, pareto_optimal=r.pareto_optimal, offer=offer,
+                           price_per_hour=price, estimate=est)
+
+    return Ranking(results=[build(r) for r in ranked], frontier=[build(r) for r in extra],
+                   total=len(candidates))
+
+
+@dataclass(frozen=True, slots=True)
+class OfferEstimate:
+    """One offer with its price in the asked currency and, when possible, its estimate."""
+
+    offer: OfferRow
+    price_per_hour: float | None
+    estimate: Estimate | None
+
+
+def estimate_offer(
+    w: Workload | None, reference: Workload | None, session: Session, offer_id: int,
+    ref: ReferenceData, *, currency: str,
+) -> OfferEstimate | None:
+    """Estimate ``w`` on one offer (``None`` when the offer does not exist).
+
+    Gives the same numbers as :func:`rank_offers` for that offer. The estimate is ``None``
+    without a workload or when the offer's GPU is not in the catalog.
+
+    Raises:
+        FilterError: no exchange rate for ``currency``.
+    """
+    offer = select_offers_by_id(session, [offer_id]).get(offer_id)
+    if offer is None:
+        return None
+    price = price_in(offer.price_per_hour, offer.currency, currency, ref)
+    if w is None or offer.gpu_model_id is None:
+        return OfferEstimate(offer=offer, price_per_hour=price, estimate=None)
+    est = estimate_what_if(w, reference, offer_hardware(offer, ref), ref,
+                           price_per_hour=price, currency=currency)
+    return OfferEstimate(offer=offer, price_per_hour=price, estimate=est)

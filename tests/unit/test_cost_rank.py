@@ -14,7 +14,7 @@ from app.estimate.cost import (
     epoch_hours,
 )
 from app.estimate.memory import estimate_memory
-from app.estimate.rank import Candidate, pareto_front, rank_candidates
+from app.estimate.rank import Candidate, pareto_front, rank_candidates, rank_with_frontier
 from app.estimate.throughput import estimate_throughput
 from app.estimate.types import Architecture, Hardware, Precision, Workload
 from tests.unit.helpers import RTX_4090
@@ -80,3 +80,17 @@ def test_rank_puts_oom_last_and_can_drop_it() -> None:
     assert [r.candidate.offer_id for r in by_time][:2] == [1, 4]
     with pytest.raises(ValueError, match="sort must be one of"):
         rank_candidates(cs, sort="bogus")
+
+
+def test_rank_with_frontier_returns_pareto_offers_beyond_the_limit() -> None:
+    # cost-sorted: 1 (cheap, slow), 2, 3 (dominated by 2), 4 (dearest, fastest, Pareto)
+    cs = [cand(1, 1.0, 10.0), cand(2, 2.0, 5.0), cand(3, 3.0, 6.0), cand(4, 9.0, 1.0),
+          cand(5, 0.5, 0.5, oom=True)]
+    top, extra = rank_with_frontier(cs, limit=2)
+    assert [r.candidate.offer_id for r in top] == [1, 2]
+    assert all(r.pareto_optimal for r in top)
+    assert [(r.candidate.offer_id, r.rank, r.pareto_optimal) for r in extra] == [(4, 4, True)]
+    # nothing extra when the limit already covers the frontier, or with no limit
+    assert rank_with_frontier(cs, limit=4)[1] == []
+    assert rank_with_frontier(cs)[1] == []
+    assert rank_candidates(cs, limit=2) == top

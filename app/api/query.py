@@ -1,0 +1,212 @@
+"""Flat query-string parameters, shared by the web pages and their GET JSON twins.
+
+``POST /v1/rank`` takes a nested JSON body; a browser form and a shareable link need flat
+``key=value`` pairs. The flat names are the body's field names: every field of
+:class:`WorkloadIn` (``preset``, ``params``, ``micro_batch_size`` …), every field of
+:class:`OfferFilters` (``gpu``, ``gpu_count``, ``provider`` …) and the options ``currency``,
+``sort``, ``limit``, ``drop_oom``, plus ``order`` (re-order the returned rows by any column).
+Values are validated by the same pydantic models as the JSON body, so a flat request and the
+equivalent body give the same answer. Empty values count as not given (an HTML form sends
+every field).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from app.api.schemas import OfferFilters, RankedOfferOut, RankRequest, WorkloadIn
+
+WORKLOAD_PARAMS: tuple[str, ...] = tuple(WorkloadIn.model_fields)
+FILTER_PARAMS: tuple[str, ...] = tuple(OfferFilters.model_fields)
+RANK_OPTION_PARAMS = ("currency", "sort", "limit", "drop_oom")
+#: Every parameter of the ranking page and ``GET /v1/rank``, in canonical (URL) order.
+RANK_PARAMS: tuple[str, ...] = (*WORKLOAD_PARAMS, *FILTER_PARAMS, *RANK_OPTION_PARAMS, "order")
+#: Parameters of the offer page and ``GET /v1/offers/{id}``: the workload and the currency.
+OFFER_PARAMS: tuple[str, ...] = (*WORKLOAD_PARAMS, "currency")
+
+#: Fields that accept human counts: ``7B``, ``25.6M``, ``8e9``, ``1,281,167``.
+_COUNT_FIELDS = ("params", "samples_per_epoch")
+_SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+_COUNT_RE = re.compile(r"^([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([kmbgt]?)$", re.IGNORECASE)
+
+
+def _missing(r: RankedOfferOut) -> None:
+    return None
+
+
+#: ``order`` columns of the ranking table: key → value of a row (``None`` sorts last).
+ORDER_COLUMNS: dict[str, Callable[[RankedOfferOut], Any]] = {
+    "rank": lambda r: r.rank,
+    "provider": lambda r: r.offer.provider_name.lower(),
+    "instance": lambda r: r.offer.instance_type.lower(),
+    "gpu": lambda r: (r.offer.gpu or r.offer.gpu_name_raw).lower(),
+    "gpu_count": lambda r: r.offer.gpu_count,
+    "vram": lambda r: r.offer.vram_gb_per_gpu,
+    "vcpus": lambda r: r.offer.vcpus,
+    "ram": lambda r: r.offer.ram_gb,
+    "disk": lambda r: r.offer.disk_gb,
+    "max_cuda": lambda r: _version_key(r.offer.max_cuda),
+    "nvlink": lambda r: r.offer.interconnect in ("nvlink", "nvswitch", "sxm"),
+    "region": lambda r: r.offer.region.lower(),
+    "billing": lambda r: r.offer.billing,
+    "price_per_hour": lambda r: r.price_per_hour,
+    "samples_per_s": lambda r: r.estimate.samples_per_s,
+    "epoch_hours": lambda r: r.estimate.epoch_hours,
+    "cost_per_epoch": lambda r: r.estimate.cost_per_epoch,
+    "total_cost": lambda r: r.estimate.total_cost,
+    "memory": lambda r: r.estimate.memory_utilization,
+    "warnings": lambda r: len(r.estimate.warnings),
+}
+
+
+def _version_key(text: str | None) -> tuple[int, ...] | None:
+    if not text:
+        return None
+    try:
+        return tuple(int(p) for p in text.split("."))
+    except ValueError:
+        return None
+
+
+class ParamError(ValueError):
+    """Bad query parameters: ``errors`` lists (parameter, reason) pairs, every one found."""
+
+    def __init__(self, errors: list[tuple[str, str]]):
+        super().__init__("; ".join(f"{k}: {m}" for k, m in errors))
+        self.errors = errors
+
+    def as_extra(self) -> list[dict[str, str]]:
+        """The errors in the shape of the API's 400 ``extra`` list."""
+        return [{"key": k, "message": m} for k, m in self.errors]
+
+
+@dataclass(frozen=True, slots=True)
+class RankQuery:
+    """A parsed ranking request: the JSON body it stands for, the row order, the given params.
+
+    ``params`` holds the non-empty parameters as given, in canonical order: the state a link
+    to the same page (or to its JSON twin) carries.
+    """
+
+    request: RankRequest
+    order: str | None
+    params: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class OfferQuery:
+    """A parsed offer-page request: the workload (``None`` when none given) and currency."""
+
+    workload: WorkloadIn | None
+    currency: str
+    params: dict[str, str]
+
+
+def flat_field(field: str) -> str:
+    """``workload.micro_batch_size`` / ``filters.gpu`` → the flat parameter name."""
+    for prefix in ("workload.", "filters.", "hardware."):
+        if field.startswith(prefix):
+            return field[len(prefix):]
+    return field
+
+
+def _human_count(text: str) -> str:
+    match = _COUNT_RE.match(text.replace(",", "").replace("_", "").replace(" ", ""))
+    if not match:
+        return text
+    value = float(match.group(1)) * _SUFFIX.get(match.group(2).lower(), 1)
+    if not math.isfinite(value) or value != round(value):
+        return text
+    return str(round(value))
+
+
+def _clean(raw: Mapping[str, str], allowed: tuple[str, ...],
+           errors: list[tuple[str, str]]) -> dict[str, str]:
+    given = {k: v.strip() for k, v in raw.items() if isinstance(v, str) and v.strip()}
+    for key in given:
+        if key not in allowed:
+            errors.append((key, "unknown parameter"))
+    return {k: given[k] for k in allowed if k in given}
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _validate(model: type[M], values: dict[str, Any], errors: list[tuple[str, str]]) -> M | None:
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        for e in exc.errors(include_url=False):
+            key = str(e["loc"][0]) if e["loc"] else "request"
+            errors.append((key, e["msg"]))
+        return None
+
+
+def _workload_values(params: dict[str, str]) -> dict[str, Any]:
+    values: dict[str, Any] = {k: params[k] for k in WORKLOAD_PARAMS if k in params}
+    for key in _COUNT_FIELDS:
+        if key in values:
+            values[key] = _human_count(values[key])
+    return values
+
+
+def parse_rank_query(raw: Mapping[str, str]) -> RankQuery:
+    """Flat parameters → :class:`RankQuery`.
+
+    Raises:
+        ParamError: unknown parameters or invalid values (all of them, by parameter name).
+    """
+    errors: list[tuple[str, str]] = []
+    params = _clean(raw, RANK_PARAMS, errors)
+    workload = _validate(WorkloadIn, _workload_values(params), errors)
+    filters = _validate(OfferFilters, {k: params[k] for k in FILTER_PARAMS if k in params},
+                        errors)
+    options = _validate(
+        RankRequest,
+        {"workload": {}, **{k: params[k] for k in RANK_OPTION_PARAMS if k in params}}, errors)
+    order = params.get("order")
+    if order is not None and order.removeprefix("-") not in ORDER_COLUMNS:
+        errors.append(("order", "must be one of " + ", ".join(ORDER_COLUMNS)
+                       + " (prefix - for descending)"))
+    if errors or workload is None or filters is None or options is None:
+        raise ParamError(errors)
+    request = options.model_copy(update={"workload": workload, "filters": filters})
+    return RankQuery(request=request, order=order, params=params)
+
+
+def parse_offer_query(raw: Mapping[str, str]) -> OfferQuery:
+    """Flat parameters of an offer page → :class:`OfferQuery`.
+
+    Raises:
+        ParamError: unknown parameters or invalid values.
+    """
+    errors: list[tuple[str, str]] = []
+    params = _clean(raw, OFFER_PARAMS, errors)
+    values = _workload_values(params)
+    workload = _validate(WorkloadIn, values, errors) if values else None
+    options = _validate(
+        RankRequest, {"workload": {}, **({"currency": params["currency"]}
+                                         if "currency" in params else {})}, errors)
+    if errors or options is None:
+        raise ParamError(errors)
+    return OfferQuery(workload=workload, currency=options.currency, params=params)
+
+
+def order_rows(rows: list[RankedOfferOut], order: str | None) -> list[RankedOfferOut]:
+    """Rows re-ordered by an ``order`` column (``-`` prefix: descending); missing values last.
+
+    The sort is stable, so rows with equal values keep their rank order.
+    """
+    if not order:
+        return rows
+    descending = order.startswith("-")
+    get = ORDER_COLUMNS.get(order.removeprefix("-"), _missing)
+    present = [r for r in rows if get(r) is not None]
+    absent = [r for r in rows if get(r) is None]
+    return sorted(present, key=get, reverse=descending) + absent
