@@ -20,6 +20,7 @@ from app.services.offers import FilterError
 from app.services.reference import ReferenceCache
 from app.services.workloads import WorkloadError
 from app.settings import Settings, get_settings
+from app.web import WebPlugin
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,7 @@ def create_app(
 
     app = Litestar(
         route_handlers=[V1Controller, RefreshController, healthz],
+        plugins=[WebPlugin()],
         openapi_config=OpenAPIConfig(
             title="gpucost", version="0.1.0",
             description="Where to rent GPUs for a training job: offers, predicted throughput, "

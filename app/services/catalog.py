@@ -85,3 +85,8 @@ def search_benchmarks(
         item["throughput_per_gpu"] = b.throughput_total / b.gpu_count
         items.append(item)
     return items, total
+
+
+def benchmark_labels(session: Session) -> list[str]:
+    """The distinct workload labels of the measurements, sorted."""
+    return sorted(session.scalars(select(ThroughputBenchmark.workload).distinct()))

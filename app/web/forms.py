@@ -1,0 +1,152 @@
+"""The ranking form: which fields it shows, in what order, with which choices.
+
+Field names are the flat parameter names of :mod:`app.api.query`, so the form state *is* the
+URL of the page and of its JSON twin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.estimate.rank import SORT_KEYS
+from app.estimate.types import Architecture, Attention, Method, Optimizer, Precision, Sharding
+
+
+@dataclass(frozen=True, slots=True)
+class FormField:
+    """One input: ``kind`` is ``number``, ``count`` (accepts 7B, 25.6M), ``text`` or
+    ``select``; ``choices`` are (value, label) pairs; an empty value means "not given"."""
+
+    name: str
+    label: str
+    kind: str = "number"
+    choices: tuple[tuple[str, str], ...] = ()
+    hint: str = ""
+    step: str = "any"
+    unit: str = ""
+    #: value used when the parameter is absent (selects then offer no empty choice)
+    default: str = ""
+
+
+PRECISION_LABELS = {
+    "fp32": "FP32", "tf32": "TF32", "fp16_amp": "FP16 mixed (AMP)",
+    "bf16_amp": "BF16 mixed (AMP)", "bf16": "pure BF16", "fp8": "FP8 (on BF16 AMP)",
+}
+METHOD_LABELS = {"full": "full training / fine-tune", "lora": "LoRA", "qlora": "QLoRA (NF4)"}
+BOOL_CHOICES = (("true", "on"), ("false", "off"))
+BILLING_LABELS = {"on_demand": "on demand", "spot": "spot / interruptible",
+                  "reserved_1y": "reserved 1 year", "reserved_3y": "reserved 3 years"}
+SORT_LABELS = {"cost_per_epoch": "cost per epoch", "epoch_hours": "epoch time",
+               "total_cost": "total cost", "price_per_hour": "price per hour",
+               "samples_per_s": "throughput (fastest first)"}
+assert set(SORT_LABELS) == set(SORT_KEYS)
+
+
+def _enum(values: list[str], labels: dict[str, str] | None = None
+          ) -> tuple[tuple[str, str], ...]:
+    labels = labels or {}
+    return tuple((v, labels.get(v, v.replace("_", " "))) for v in values)
+
+
+WORKLOAD_MAIN = (
+    FormField("params", "Parameters", "count", hint="e.g. 7B, 125M, 25557032"),
+    FormField("micro_batch_size", "Micro-batch per GPU", step="1"),
+    FormField("seq_len", "Sequence length", step="1", unit="tokens"),
+    FormField("image_size", "Image size", step="1", unit="px per side"),
+    FormField("precision", "Precision", "select", _enum([p.value for p in Precision],
+                                                        PRECISION_LABELS)),
+    FormField("method", "Method", "select", _enum([m.value for m in Method], METHOD_LABELS)),
+    FormField("gradient_checkpointing", "Activation checkpointing", "select", BOOL_CHOICES),
+    FormField("samples_per_epoch", "Samples per epoch", "count", hint="e.g. 1.28M"),
+    FormField("epochs", "Epochs"),
+    FormField("dataset_gb", "Dataset size", unit="GB on disk"),
+)
+
+WORKLOAD_ADVANCED = (
+    FormField("architecture", "Architecture", "select",
+              _enum([a.value for a in Architecture])),
+    FormField("layers", "Layers", step="1"),
+    FormField("hidden_size", "Hidden size", step="1"),
+    FormField("heads", "Attention heads", step="1"),
+    FormField("kv_heads", "KV heads", step="1"),
+    FormField("ffn_hidden_size", "FFN hidden size", step="1"),
+    FormField("vocab_size", "Vocabulary size", step="1"),
+    FormField("grad_accum_steps", "Gradient accumulation steps", step="1"),
+    FormField("optimizer", "Optimizer", "select", _enum([o.value for o in Optimizer])),
+    FormField("lora_rank", "LoRA rank", step="1"),
+    FormField("attention", "Attention kernel", "select", _enum([a.value for a in Attention])),
+    FormField("sharding", "Sharding", "select", _enum([s.value for s in Sharding])),
+    FormField("cpu_offload", "CPU offload of optimizer state", "select", BOOL_CHOICES),
+    FormField("fused_cross_entropy", "Fused cross-entropy", "select", BOOL_CHOICES),
+    FormField("forward_gflops_per_sample", "Forward GFLOPs", unit="per sample"),
+    FormField("cpu_ms_per_sample", "Data loading", unit="CPU ms per sample"),
+    FormField("min_cuda", "Minimum CUDA", "text", hint="e.g. 12.1"),
+)
+
+#: Filters shown by default; ``provider`` and ``currency`` choices come from the database.
+FILTERS_MAIN = (
+    FormField("gpu", "GPU", "text", hint="any name or alias: 4090, A100-SXM4-80GB"),
+    FormField("gpu_count", "GPU count", step="any"),
+    FormField("provider", "Provider", "select"),
+    FormField("region", "Region", "text", hint="substring: us-east, 华北"),
+    FormField("billing", "Billing", "select", _enum(list(BILLING_LABELS), BILLING_LABELS)),
+    FormField("max_price_per_hour", "Max price per hour", unit="in the currency below"),
+    FormField("currency", "Currency", "select", default="USD"),
+)
+
+FILTERS_ADVANCED = (
+    FormField("min_vram_gb", "Min VRAM per GPU", unit="GB"),
+    FormField("min_gpu_count", "Min GPU count"),
+    FormField("available_only", "Availability", "select",
+              (("true", "available only"), ("false", "include unavailable")), default="true"),
+    FormField("drop_oom", "Out-of-memory offers", "select",
+              (("false", "show last"), ("true", "leave out")), default="false"),
+)
+
+OPTIONS = (
+    FormField("sort", "Rank by", "select", _enum(list(SORT_KEYS), SORT_LABELS),
+              default="cost_per_epoch"),
+    FormField("limit", "Rows", step="1", hint="50"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A results-table column: ``key`` is its ``order`` value; ``rank_key`` the ranking key it
+    stands for (clicking it re-ranks all offers); ``desc_first`` when bigger is better."""
+
+    key: str
+    label: str
+    numeric: bool = True
+    rank_key: str | None = None
+    desc_first: bool = False
+    title: str = ""
+
+
+COLUMNS = (
+    Column("rank", "#", title="rank; ◆ = on the cost/time Pareto frontier"),
+    Column("provider", "Provider", numeric=False),
+    Column("instance", "Instance", numeric=False),
+    Column("gpu", "GPU × count", numeric=False),
+    Column("vram", "VRAM", desc_first=True, title="per GPU, GB"),
+    Column("vcpus", "vCPUs", desc_first=True),
+    Column("ram", "RAM", desc_first=True, title="host RAM, GiB"),
+    Column("disk", "Disk", desc_first=True, title="system + data disk, GB"),
+    Column("max_cuda", "Max CUDA", desc_first=True),
+    Column("nvlink", "NVLink", numeric=False, desc_first=True,
+           title="GPU-to-GPU link inside the instance"),
+    Column("price_per_hour", "Price / h", rank_key="price_per_hour",
+           title="whole instance, converted to the chosen currency"),
+    Column("samples_per_s", "Samples/s", rank_key="samples_per_s", desc_first=True,
+           title="predicted training throughput of all GPUs: value, low–high range, basis"),
+    Column("epoch_hours", "Epoch time", rank_key="epoch_hours"),
+    Column("cost_per_epoch", "Cost / epoch", rank_key="cost_per_epoch"),
+    Column("total_cost", "Total cost", rank_key="total_cost", title="all epochs"),
+    Column("memory", "Memory", title="OOM risk; predicted peak per GPU / usable VRAM"),
+    Column("warnings", "Warnings", numeric=False),
+)
+
+
+def all_form_fields() -> tuple[FormField, ...]:
+    """Every field the ranking form shows."""
+    return (*WORKLOAD_MAIN, *WORKLOAD_ADVANCED, *FILTERS_MAIN, *FILTERS_ADVANCED, *OPTIONS)

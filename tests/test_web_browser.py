@@ -1,0 +1,174 @@
+"""End to end in headless Chromium: pick a preset, rank, read the chart, open an offer.
+
+Drives the system ``chromium`` binary through Playwright (no browser download). Skipped, with
+the reason in the test summary, only where no Chromium binary exists (CI sets
+``GPUCOST_REQUIRE_BROWSER=1`` so that there a missing browser is a failure). With
+``GPUCOST_SCREENSHOT=docs/screenshot-rank.png`` the test also writes the README screenshot.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import uvicorn
+from playwright.sync_api import Page, sync_playwright
+
+from app.asgi import create_app
+from app.settings import PROJECT_ROOT, Settings
+
+
+def find_chromium() -> str | None:
+    """The Chromium binary: ``GPUCOST_CHROMIUM``, else the usual names on the PATH."""
+    candidates = [os.environ.get("GPUCOST_CHROMIUM"), "/usr/bin/chromium",
+                  *(shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome"))]
+    return next((c for c in candidates if c and os.path.isfile(c) and os.access(c, os.X_OK)),
+                None)
+
+
+CHROMIUM = find_chromium()
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+#: CI sets this so that a missing browser fails the run instead of skipping the test.
+REQUIRED = os.environ.get("GPUCOST_REQUIRE_BROWSER") == "1"
+NO_CHROMIUM = ("no Chromium binary found (apt-get install -y chromium, or set "
+               "GPUCOST_CHROMIUM=/path/to/chromium)")
+
+pytestmark = [
+    pytest.mark.db,
+    pytest.mark.skipif(CHROMIUM is None and not REQUIRED, reason=NO_CHROMIUM),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def base_url(seeded_url: str) -> Iterator[str]:
+    """The app served by uvicorn on a free local port (in a thread)."""
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(Settings(database_url=seeded_url)),
+                                           host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            pytest.fail("the test server did not start")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser_page(base_url: str) -> Iterator[tuple[Page, list[str]]]:
+    """A Chromium page that may only talk to the test server; collects problems."""
+    if CHROMIUM is None:
+        pytest.fail(f"GPUCOST_REQUIRE_BROWSER=1 but {NO_CHROMIUM}")
+    problems: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+
+        def only_local(route: object) -> None:
+            url = route.request.url  # type: ignore[attr-defined]
+            if url.startswith(base_url):
+                route.continue_()  # type: ignore[attr-defined]
+            else:
+                problems.append(f"external request: {url}")
+                route.abort()  # type: ignore[attr-defined]
+
+        page.route("**/*", only_local)
+        page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+        page.on("console", lambda msg: problems.append(f"console: {msg.text}")
+                if msg.type == "error" else None)
+        try:
+            yield page, problems
+        finally:
+            browser.close()
+
+
+def test_rank_page_preset_to_offer(base_url: str, browser_page: tuple[Page, list[str]]) -> None:
+    page, problems = browser_page
+    page.goto(f"{base_url}/")
+    page.select_option("#f-preset", "resnet50-imagenet")
+    # the preset's values show up as placeholders of the empty fields
+    assert page.get_attribute("#f-micro_batch_size", "placeholder") == "256"
+    page.click("#submit")
+    page.wait_for_selector("#results-table tbody tr")
+    # the form state is the URL, without the empty fields
+    assert "preset=resnet50-imagenet" in page.url
+    assert "micro_batch_size=" not in page.url and "sort=" not in page.url
+
+    rows = page.locator("#results-table tbody tr")
+    assert rows.count() == 50
+    costs = rows.locator("td.cost").all_inner_texts()
+    assert all(re.match(r"^[$¥][0-9]", c.strip()) for c in costs), costs[:5]
+    row_ids = rows.evaluate_all("rs => rs.map(r => r.dataset.offerId)")
+
+    # one point per offer: the table's rows plus the Pareto offers ranked below them,
+    # exactly the offers of the JSON twin that have a cost
+    point_ids = page.locator("svg.scatter circle.pt").evaluate_all(
+        "ps => ps.map(p => p.dataset.offerId)")
+    twin = page.request.get(base_url + (page.get_attribute("a.json-twin", "href") or "")).json()
+    costed = [str(x["offer"]["id"]) for x in [*twin["results"], *twin["frontier"]]
+              if x["estimate"]["cost_per_epoch"] is not None]
+    assert sorted(point_ids) == sorted(costed)
+    assert len(point_ids) == len(set(point_ids))
+    assert [str(x["offer"]["id"]) for x in twin["results"]] == row_ids
+    assert page.locator("svg.scatter polyline.frontier-line").count() == 1
+
+    # hovering a point names the offer (the last one drawn is on top of any it overlaps)
+    top = page.locator("svg.scatter circle.pt").last
+    top.hover(timeout=5000)
+    label = page.inner_text("#chart-label")
+    assert "per epoch" in label and label == top.locator("title").text_content()
+
+    screenshot = os.environ.get("GPUCOST_SCREENSHOT")
+    if screenshot:
+        page.locator("#results").scroll_into_view_if_needed()
+        page.mouse.move(0, 0)
+        page.screenshot(path=str(PROJECT_ROOT / screenshot))
+
+    # open the first offer from the table
+    link = rows.first.locator("td.instance a")
+    name = link.inner_text()
+    link.click()
+    page.wait_for_selector("#memory")
+    assert name in page.inner_text("h1")
+    assert "/offers/" in page.url and "preset=resnet50-imagenet" in page.url
+    assert page.locator("#memory .membar .seg").count() == 5
+    assert page.locator("#throughput .evidence tbody tr").count() >= 1
+    assert page.locator("#prices svg.timeline").count() == 1
+    assert page.get_attribute("a.json-twin", "href", timeout=1000).startswith("/v1/offers/")
+    assert not problems, problems
+
+
+def test_phone_width_scrolls_the_table_not_the_page(
+    base_url: str, browser_page: tuple[Page, list[str]],
+) -> None:
+    page, problems = browser_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        page.goto(f"{base_url}/?preset=llama3-8b-qlora&gpu_count=1")
+        page.wait_for_selector("#results-table tbody tr")
+        page_width = page.evaluate("document.documentElement.scrollWidth")
+        table_wrap = page.evaluate(
+            "document.querySelector('.table-wrap').scrollWidth > "
+            "document.querySelector('.table-wrap').clientWidth")
+        assert page_width <= 391, page_width
+        assert table_wrap, "the results table scrolls sideways inside its wrapper"
+    finally:
+        page.set_viewport_size({"width": 1600, "height": 1000})
+    assert not problems, problems
