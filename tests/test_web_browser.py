@@ -79,7 +79,7 @@ def browser_page(base_url: str) -> Iterator[tuple[Page, list[str]]]:
     problems: list[str] = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        page = browser.new_page(viewport={"width": 1800, "height": 1040})
 
         def only_local(route: object) -> None:
             url = route.request.url  # type: ignore[attr-defined]
@@ -170,5 +170,5 @@ def test_phone_width_scrolls_the_table_not_the_page(
         assert page_width <= 391, page_width
         assert table_wrap, "the results table scrolls sideways inside its wrapper"
     finally:
-        page.set_viewport_size({"width": 1600, "height": 1000})
+        page.set_viewport_size({"width": 1800, "height": 1040})
     assert not problems, problems
