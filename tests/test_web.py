@@ -293,3 +293,12 @@ def test_banner_lists_every_provider_as_seed_data(client: Any) -> None:
     assert len(rows) >= 19
     assert any("seed data, seen 20" in tr.text for tr in rows)
     assert not banner.find_all("p", cls="stale")
+
+
+def test_malformed_page_parameters_render_html_errors(client: Any) -> None:
+    for path in ("/benchmarks?ids=abc", "/benchmarks?limit=0", "/offers/1?params=0"):
+        r = client.get(path)
+        assert r.status_code == 400, path
+        assert r.headers["content-type"].startswith("text/html"), path
+        assert "Traceback" not in r.text
+    assert "ids" in parse(client.get("/benchmarks?ids=abc").text).find("p", cls="errors").text

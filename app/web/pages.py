@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 
 from litestar import Controller, Request, Response, get
 from litestar.di import NamedDependency, Provide
-from litestar.exceptions import HTTPException
+from litestar.exceptions import HTTPException, ValidationException
 from litestar.params import FromPath, FromQuery, QueryParameter
 from litestar.response import Template
 from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
@@ -44,6 +44,7 @@ from app.api.routes import (
 )
 from app.api.schemas import OfferDetailResponse, RankedOfferOut, RankResponse
 from app.services.catalog import benchmark_labels, search_benchmarks, search_gpus
+from app.services.estimates import HardwareError
 from app.services.freshness import ProviderFreshness, provider_freshness
 from app.services.offers import FilterError
 from app.services.reference import ReferenceData
@@ -214,12 +215,19 @@ def _raw(request: Request) -> dict[str, str]:
 
 def _html_error(request: Request, exc: Exception) -> Response[Any]:
     """Errors on pages render as HTML (never a traceback)."""
-    status = exc.status_code if isinstance(exc, HTTPException) else HTTP_500_INTERNAL_SERVER_ERROR
+    if isinstance(exc, WorkloadError | FilterError | HardwareError):
+        status, message = HTTP_400_BAD_REQUEST, f"Invalid {flat_field(exc.field)}: {exc.reason}"
+    elif isinstance(exc, HTTPException):
+        status, message = exc.status_code, str(exc.detail)
+        extra = exc.extra if isinstance(exc, ValidationException) else None
+        if isinstance(extra, list) and extra:
+            keys = ", ".join(str(e.get("key")) for e in extra if isinstance(e, dict))
+            message = f"{message} ({keys})" if keys else message
+    else:
+        status = HTTP_500_INTERNAL_SERVER_ERROR
     if status >= 500:
         request.logger.exception("error on page %s", request.url.path)
         message = "Something went wrong on our side; the error was logged."
-    else:
-        message = str(exc.detail) if isinstance(exc, HTTPException) else "Bad request"
     return Template("error.html", context={
         "title": f"Error {status}", "status": status, "message": message, "json_url": None,
         "banner": None,
@@ -236,7 +244,9 @@ class PageController(Controller):
         "ref": Provide(provide_reference, sync_to_thread=False),
         "settings": Provide(provide_settings, sync_to_thread=False),
     }
-    exception_handlers = {HTTPException: _html_error, Exception: _html_error}  # noqa: RUF012
+    exception_handlers = dict.fromkeys(
+        (HTTPException, ValidationException, WorkloadError, FilterError, HardwareError,
+         Exception), _html_error)
 
     def _banner(self, session: Session, settings: Settings) -> dict[str, Any]:
         return banner(provider_freshness(session, settings.stale_after_hours),
