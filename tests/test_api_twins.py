@@ -135,3 +135,11 @@ def test_gpu_and_benchmark_search(client: Any) -> None:
     one = hits["items"][0]["id"]
     assert [b["id"] for b in client.get("/v1/benchmarks", params={"ids": one}).json()["items"]] \
         == [one]
+
+
+def test_offer_ids_out_of_range_are_400_not_database_errors(client: Any) -> None:
+    for path in ("/v1/offers/99999999999999999999", "/v1/offers/0",
+                 "/offers/99999999999999999999"):
+        r = client.get(path)
+        assert r.status_code == 400, (path, r.status_code, r.text[:300])
+        assert "Traceback" not in r.text

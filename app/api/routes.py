@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import NotFoundException, ValidationException
-from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.params import FromQuery, JSONBody, PathParameter, QueryParameter
 from sqlalchemy.orm import Session
 
 from app.api.query import (
@@ -50,6 +50,9 @@ from app.services.offers import FilterError, OfferRow, select_offers, stale_prov
 from app.services.reference import ReferenceData
 from app.services.workloads import WorkloadError, resolve_workload
 from app.settings import Settings
+
+#: Largest id a BIGINT primary key holds (bigger path ids are a 400, not a database error).
+MAX_ID = 2**63 - 1
 
 #: Evidence rows per ranked offer (the full list is in ``POST /v1/estimate``).
 RANK_MAX_EVIDENCE = 5
@@ -353,7 +356,7 @@ class V1Controller(Controller):
     @get("/offers/{offer_id:int}", sync_to_thread=True)
     def get_offer(
         self,
-        offer_id: FromPath[int],
+        offer_id: Annotated[int, PathParameter(ge=1, le=MAX_ID)],
         request: Request,
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],

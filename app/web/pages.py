@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 from litestar import Controller, Request, Response, get
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import HTTPException, ValidationException
-from litestar.params import FromPath, FromQuery, QueryParameter
+from litestar.params import FromQuery, PathParameter, QueryParameter
 from litestar.response import Template
 from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
 from sqlalchemy.orm import Session
@@ -36,6 +36,7 @@ from app.api.query import (
     parse_rank_query,
 )
 from app.api.routes import (
+    MAX_ID,
     offer_detail,
     provide_reference,
     provide_session,
@@ -311,7 +312,8 @@ class PageController(Controller):
 
     @get("/offers/{offer_id:int}", sync_to_thread=True, name="offer_page")
     def offer_page(
-        self, offer_id: FromPath[int], request: Request, session: NamedDependency[Session],
+        self, offer_id: Annotated[int, PathParameter(ge=1, le=MAX_ID)], request: Request,
+        session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData], settings: NamedDependency[Settings],
     ) -> Template:
         """One offer: details, the estimate explained, price history."""
@@ -372,9 +374,9 @@ class PageController(Controller):
         settings: NamedDependency[Settings],
         gpu: FromQuery[str | None] = None, workload: FromQuery[str | None] = None,
         q: FromQuery[str | None] = None,
-        ids: Annotated[str | None, QueryParameter(pattern=r"^\d+(,\d+)*$")] = None,
+        ids: Annotated[str | None, QueryParameter(pattern=r"^\d{1,12}(,\d{1,12}){0,499}$")] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=5000)] = 200,
-        offset: Annotated[int, QueryParameter(ge=0)] = 0,
+        offset: Annotated[int, QueryParameter(ge=0, le=1_000_000_000)] = 0,
     ) -> Template:
         """Measured training throughput with sources, filtered and searchable."""
         params = {k: str(v).strip() for k, v in (
