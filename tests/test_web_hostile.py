@@ -121,9 +121,11 @@ def test_banner_warns_about_stale_providers(hostile: tuple[Any, int]) -> None:
     assert "Evil" in stale.text and "last refresh failed" in stale.text
     rows = {tr.find("td").text: tr for tr in banner.find("table").find("tbody").find_all("tr")}
     evil = next(tr for name, tr in rows.items() if name.startswith("Evil"))
-    assert "stale" in evil.text and "error" in evil.text
-    assert "refreshed" in rows["Lambda"].text and "ok" in rows["Lambda"].text
+    assert "stale" in evil.text and "last run failed" in evil.text and "HTTP 500" in evil.text
+    assert "refreshed " + (NOW - dt.timedelta(days=3)).strftime("%Y-%m-%d") in evil.text
+    assert "refreshed" in rows["Lambda"].text and "last run succeeded" in rows["Lambda"].text
     assert "2 refreshed" in banner.find("summary").text
+    assert "seed data" in rows["Amazon Web Services"].text
     ranked = parse(client.get("/?preset=llama3-8b-full&provider=evil").text)
     assert ranked.find("table", id="results-table").find("span", cls="stale")
 

@@ -45,9 +45,10 @@ from app.services.estimates import (
     hardware_from_input,
     rank_offers,
 )
-from app.services.offer_detail import offer_extras, price_history
+from app.services.offer_detail import offer_extras
 from app.services.offers import FilterError, OfferRow, select_offers, stale_provider_ids
 from app.services.reference import ReferenceData
+from app.services.refresh_runs import price_history
 from app.services.workloads import WorkloadError, resolve_workload
 from app.settings import Settings
 
@@ -169,7 +170,8 @@ def offer_detail(
         workload, reference, echo = resolve_workload(given, ref)
     found = estimate_offer(workload, reference, session, offer_id, ref, currency=query.currency)
     extras = offer_extras(session, offer_id)
-    if found is None or extras is None:
+    history = price_history(session, offer_id)
+    if found is None or extras is None or history is None:
         raise NotFoundException(f"no offer {offer_id}")
     stale = stale_provider_ids(session, settings.stale_after_hours)
     return OfferDetailResponse(
@@ -186,7 +188,7 @@ def offer_detail(
         price_history=[
             PricePointOut(observed_at=p.observed_at.isoformat(),
                           price_per_hour=p.price_per_hour, currency=p.currency, source=p.source)
-            for p in price_history(session, offer_id)
+            for p in history.observations
         ],
     )
 

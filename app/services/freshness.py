@@ -8,16 +8,17 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.db.models import InstanceOffer, Provider, RefreshRun
-from app.services.offers import stale_provider_ids
+from app.db.models import InstanceOffer, Provider
+from app.services.refresh_runs import latest_runs
 
 
 @dataclass(frozen=True, slots=True)
 class ProviderFreshness:
-    """A provider's latest refresh run, or, without runs, the newest ``seen_on`` of its offers.
+    """A provider's latest refresh run (:func:`app.services.refresh_runs.latest_runs`), or,
+    for a provider never refreshed, the newest ``seen_on`` of its (seed) offers.
 
-    ``stale`` is :func:`app.services.offers.stale_provider_ids`: the provider ran refreshes
-    but none succeeded within ``stale_after_hours``.
+    ``stale`` is the refresh job's flag: the provider ran refreshes but none succeeded within
+    ``stale_after_hours``.
     """
 
     slug: str
@@ -31,54 +32,26 @@ class ProviderFreshness:
     stale: bool
 
 
-def _aware(t: dt.datetime | None) -> dt.datetime | None:
-    if t is None or t.tzinfo is not None:
-        return t
-    return t.replace(tzinfo=dt.UTC)
-
-
-def provider_freshness(session: Session, stale_after_hours: float,
-                       now: dt.datetime | None = None) -> list[ProviderFreshness]:
+def provider_freshness(session: Session, stale_after_hours: float) -> list[ProviderFreshness]:
     """One entry per provider that has offers or refresh runs, by name."""
-    counts = {
-        pid: (n, seen)
-        for pid, n, seen in session.execute(
-            select(InstanceOffer.provider_id, func.count(), func.max(InstanceOffer.seen_on))
-            .group_by(InstanceOffer.provider_id)
-        )
-    }
-    latest_start = (
-        select(RefreshRun.provider_id, func.max(RefreshRun.started_at).label("started_at"))
-        .group_by(RefreshRun.provider_id).subquery()
-    )
-    latest = {
-        run.provider_id: run
-        for run in session.scalars(
-            select(RefreshRun).join(
-                latest_start,
-                (RefreshRun.provider_id == latest_start.c.provider_id)
-                & (RefreshRun.started_at == latest_start.c.started_at),
-            )
-        )
-    }
-    last_ok = dict(session.execute(
-        select(RefreshRun.provider_id, func.max(RefreshRun.finished_at))
-        .where(RefreshRun.status == "ok").group_by(RefreshRun.provider_id)
-    ).all())
-    stale = stale_provider_ids(session, stale_after_hours, now)
+    runs = {r.provider: r for r in latest_runs(session, stale_after_hours)}
+    rows = session.execute(
+        select(Provider.slug, Provider.name, func.count(InstanceOffer.id),
+               func.max(InstanceOffer.seen_on))
+        .outerjoin(InstanceOffer, InstanceOffer.provider_id == Provider.id)
+        .group_by(Provider.id, Provider.slug, Provider.name).order_by(Provider.name)
+    ).all()
     out = []
-    for pid, slug, name in session.execute(
-        select(Provider.id, Provider.slug, Provider.name).order_by(Provider.name)
-    ):
-        run = latest.get(pid)
-        n, seen = counts.get(pid, (0, None))
-        if not n and run is None:
+    for slug, name, offers, seen in rows:
+        run = runs.get(slug)
+        if not offers and run is None:
             continue
         out.append(ProviderFreshness(
-            slug=slug, name=name, offers=n,
-            last_run_at=_aware(run.finished_at or run.started_at) if run else None,
+            slug=slug, name=name, offers=offers,
+            last_run_at=(run.finished_at or run.started_at) if run else None,
             last_run_status=run.status if run else None,
             last_run_error=run.error if run else None,
-            last_ok_at=_aware(last_ok.get(pid)), seen_on=seen, stale=pid in stale,
+            last_ok_at=run.last_success_at if run else None, seen_on=seen,
+            stale=run.stale if run else False,
         ))
     return out

@@ -126,8 +126,8 @@ def preset_display(fields: Mapping[str, Any]) -> dict[str, str]:
 
 def banner(entries: list[ProviderFreshness], stale_after_hours: float) -> dict[str, Any]:
     """The freshness banner: per-provider lines plus a one-line summary."""
-    refreshed = [e for e in entries if e.last_run_at is not None]
-    seed_only = [e for e in entries if e.last_run_at is None]
+    refreshed = [e for e in entries if e.last_ok_at is not None]
+    seed_only = [e for e in entries if e.last_ok_at is None]
     seen = sorted(e.seen_on for e in seed_only if e.seen_on is not None)
     last_ok = [e.last_ok_at for e in refreshed if e.last_ok_at is not None]
     return {
