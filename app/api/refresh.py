@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from app.api.routes import provide_session, provide_settings
+from app.api.schemas import PricePointOut
 from app.services.refresh_runs import latest_runs, price_history
 from app.settings import Settings
 
@@ -40,15 +41,6 @@ class RefreshRunOut(BaseModel):
     warnings: list[str]
     last_success_at: str | None
     stale: bool
-
-
-class PricePointOut(BaseModel):
-    """One observation: ``price_per_hour`` per instance in ``currency``."""
-
-    observed_at: str
-    price_per_hour: float | None
-    currency: str
-    source: str
 
 
 class PriceHistoryOut(BaseModel):

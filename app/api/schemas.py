@@ -258,7 +258,8 @@ class RankResponse(BaseModel):
 
 
 class PricePointOut(BaseModel):
-    """One observed price of an offer: per hour for the whole instance, as listed."""
+    """One observed price of an offer: ``price_per_hour`` per instance in ``currency``, as
+    listed (``GET /v1/offers/{id}/prices`` and ``GET /v1/offers/{id}``)."""
 
     observed_at: str
     price_per_hour: float | None
