@@ -296,3 +296,17 @@ def test_precision_without_measurement_or_flops_is_a_400(client: Any) -> None:
 def test_hostile_benchmark_queries_are_4xx_or_empty(client: Any, query: dict) -> None:
     r = client.get("/v1/benchmarks", params=query)
     assert r.status_code in (200, 400), r.text
+
+
+@pytest.mark.parametrize("preset", ["vit-b16-imagenet", "gpt2-124m-pretrain"])
+def test_flops_model_orders_gpus_like_their_specs(client: Any, preset: str) -> None:
+    # regression: the FLOPs model once put an RTX 4090 ahead of an H100 because different
+    # workload mixes were measured on each
+    rates = []
+    for gpu in ("H100 SXM", "A100 80GB SXM4", "RTX 4090", "RTX 3090", "T4"):
+        r = post(client, "/v1/estimate", {"workload": {"preset": preset},
+                                          "hardware": {"gpu": gpu}})
+        e = r.json()["estimate"]
+        assert e["basis"] == "flops_model"
+        rates.append(e["samples_per_s"])
+    assert rates == sorted(rates, reverse=True)

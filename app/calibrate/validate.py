@@ -24,6 +24,7 @@ from typing import Any
 
 from app.calibrate.dataset import Dataset, rate_rows, row_workload, units
 from app.estimate import fitted
+from app.estimate.floprate import FlopRateModel
 from app.estimate.linalg import lstsq
 from app.estimate.memory import (
     CUDA_CONTEXT_GIB,
@@ -186,12 +187,14 @@ def lowo(ds: Dataset) -> list[Residual]:
         table = {k: v for k, v in ds.flops_table.items() if k[0] != label}
         prior = {**fitted.MFU_PRIOR, **fit_mfu_prior(ds, frozenset({label}))}
         rate_model = fit_flops_rate_model(ds, frozenset({label}))
+        donors = FlopRateModel(train, ds.catalog, table)
         with patched(MFU_PRIOR=prior, FLOPS_RATE_MODEL=rate_model):
             for r in (x for x in rows if x.workload == label):
                 w = row_workload(ds, r)
                 if w is None or not training_flops_per_sample(w):
                     continue
-                model = ThroughputModel(w, points=train, catalog=ds.catalog, flops_table=table)
+                model = ThroughputModel(w, points=train, catalog=ds.catalog, flops_table=table,
+                                        flop_rates=donors)
                 rate, basis, _, _ = model.single_gpu(ds.catalog[r.gpu])
                 if rate <= 0:
                     continue

@@ -46,7 +46,7 @@ MULTI_GPU_RANGE = (0.7576, 1.0609)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'flops_model': (0.5403, 2.5009),
+RANGE_FACTORS = {'flops_model': (0.5174, 2.1091),
  'measured': (0.8331, 1.1849),
  'scaled': (0.8394, 1.1695)}
 

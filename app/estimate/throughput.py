@@ -10,9 +10,9 @@ Order of preference (estimation.md §5.2):
    calibrated time model of :mod:`app.estimate.scaling` (or the §4.5 blend when fewer than
    four GPUs were measured). A workload that departs from its preset (other size, sequence
    length, method) is scaled from the preset's own rate by the ratio of training FLOPs.
-3. ``flops_model``: FLOPs per sample (§4.1) against the FLOP rate that *other* workloads of
-   the same family achieve on this GPU (measured), else the GPU's peak × an MFU prior fitted
-   from all measurements.
+3. ``flops_model``: FLOPs per sample (§4.1) against the median FLOP rate the *other*
+   measured workloads reach on this GPU (measured there, or scaled to it by their own time
+   models: :mod:`app.estimate.floprate`), else a FLOP-rate regression on peak and bandwidth.
 
 Multi-GPU data parallelism multiplies by the efficiency of :mod:`app.estimate.multigpu`.
 """
@@ -24,6 +24,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 
 from app.estimate import fitted
+from app.estimate.floprate import FlopRateModel
 from app.estimate.memory import transformer_tokens
 from app.estimate.multigpu import multi_gpu_efficiency
 from app.estimate.scaling import (
@@ -219,6 +220,7 @@ class ThroughputModel:
         catalog: GPU specs by name, for scaling measurements from other GPUs.
         reference: the preset ``w`` was derived from, when ``w`` departs from it.
         flops_table: benchmark label → (family, FLOPs per unit) for the FLOPs model.
+        flop_rates: a prebuilt :class:`FlopRateModel` of the same points (a cache).
     """
 
     def __init__(
@@ -229,8 +231,10 @@ class ThroughputModel:
         catalog: Mapping[str, GpuSpec] | None = None,
         reference: Workload | None = None,
         flops_table: FlopsTable | None = None,
+        flop_rates: FlopRateModel | None = None,
     ):
         self.w = w
+        self._flop_rates = flop_rates
         self.catalog = catalog or {}
         self.flops_table = flops_table or {}
         self.points = points
@@ -312,35 +316,11 @@ class ThroughputModel:
         return None
 
     # -- FLOPs model -----------------------------------------------------------------------
-    def achieved_flops(self, gpu: GpuSpec, w: Workload
-                       ) -> tuple[float, list[BenchmarkPoint]] | None:
-        """FLOP/s that other measured workloads reach on this ``gpu`` (median over workloads).
-
-        One value per (label, method): the median of its newest-software rows × its FLOPs per
-        unit; the median over labels is the estimate. All families count alike: weighting by
-        family or size did worse in leave-one-workload-out validation (MFU varies ~3× inside a
-        family too, e.g. AlexNet vs ResNet-50). Labels of ``w`` itself are excluded.
-        """
-        exclude = frozenset(w.benchmark_workloads)
-        by_label: dict[tuple[str, str], list[BenchmarkPoint]] = {}
-        for p in self.points:
-            key = (p.workload, p.method)
-            if (p.gpu != gpu.name or p.gpu_count != 1 or p.suspect or p.workload in exclude
-                    or key not in self.flops_table):
-                continue
-            if precision_class(p.precision) != precision_class(w.precision):
-                continue
-            by_label.setdefault(key, []).append(p)
-        if not by_label:
-            return None
-        rates, used = [], []
-        for key, rows in by_label.items():
-            per_unit = self.flops_table[key][1]
-            newest = max(version_key(p) for p in rows)
-            rows = [p for p in rows if version_key(p) == newest]
-            rates.append(statistics.median(p.throughput_total for p in rows) * per_unit)
-            used.extend(rows)
-        return statistics.median(rates), used
+    def flop_rates(self) -> FlopRateModel:
+        """The achieved-FLOP-rate model (built on first use unless one was passed in)."""
+        if self._flop_rates is None:
+            self._flop_rates = FlopRateModel(self.points, self.catalog, self.flops_table)
+        return self._flop_rates
 
     def flops_rate(self, w: Workload, gpu: GpuSpec) -> SingleGpu:
         """Per-GPU samples/s from FLOPs per sample (``flops_model`` basis)."""
@@ -348,11 +328,12 @@ class ThroughputModel:
         fam = family(w.architecture)
         if not flops:
             return 0.0, Basis.FLOPS_MODEL, (), ("no FLOPs per sample for this workload",)
-        achieved = self.achieved_flops(gpu, w)
+        achieved = self.flop_rates().achieved(gpu, w.precision,
+                                              frozenset(w.benchmark_workloads))
         if achieved is not None:
-            rate_flops, used = achieved
-            labels = sorted({p.workload for p in used})
-            note = (f"FLOPs model: {rate_flops / 1e12:.1f} TFLOP/s achieved on this GPU by "
+            rate_flops, used, labels = achieved
+            note = (f"FLOPs model: {rate_flops / 1e12:.1f} TFLOP/s, the median FLOP rate of "
+                    f"{len(labels)} measured workloads on this GPU (measured or scaled): "
                     f"{', '.join(labels)}")
             evidence = tuple(_evidence(p, None) for p in used)
         else:

@@ -118,7 +118,7 @@ def estimate_what_if(
     vram = hw.vram_gib_per_gpu or hw.gpu.vram_gb
     memory = estimate_memory(w, vram_gb=vram, gpu_count=hw.gpu_count)
     model = ThroughputModel(w, points=ref.points, catalog=ref.gpus, reference=reference,
-                            flops_table=ref.flops_table)
+                            flops_table=ref.flops_table, flop_rates=ref.flop_rates)
     check_estimable(w, model)
     tp = model.estimate(hw.gpu, hw.gpu_count, hw.interconnect)
     return combine(w, hw, tp, memory, price_per_hour=price_per_hour, currency=currency)
@@ -180,7 +180,7 @@ def rank_offers(
     """
     rows = select_rank_rows(session, filters, ref, currency=currency)
     model = ThroughputModel(w, points=ref.points, catalog=ref.gpus, reference=reference,
-                            flops_table=ref.flops_table)
+                            flops_table=ref.flops_table, flop_rates=ref.flop_rates)
     check_estimable(w, model)
     tp_cache: dict[tuple[str, float, Interconnect | None], ThroughputEstimate] = {}
     mem_cache: dict[tuple[float, int], MemoryEstimate] = {}

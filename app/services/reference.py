@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.models import CurrencyRate, GpuModel, ThroughputBenchmark, WorkloadPreset
 from app.db.seed import build_normaliser, load_extra_aliases
+from app.estimate.floprate import FlopRateModel
 from app.estimate.types import BenchmarkPoint, GpuSpec, Precision
 from app.gpu_names import GpuNameNormaliser
 from app.services.presets import flops_table
@@ -52,6 +53,8 @@ class ReferenceData:
     rates: dict[tuple[str, str], float]
     #: (benchmark label, method) → (family, training FLOPs per published unit)
     flops_table: dict[tuple[str, str], tuple[str, float, float, int | None]]
+    #: achieved FLOP rates of the measured workloads on every GPU (FLOPs model)
+    flop_rates: FlopRateModel
 
     def resolve_gpu(self, name: str) -> str | None:
         """Canonical name for any alias the catalog knows, else ``None``."""
@@ -109,8 +112,9 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
                     "units_per_sample": p.units_per_sample})
         for p in presets.values()
     ])
+    gpus = {g.canonical_name: gpu_spec(g) for g in gpu_rows}
     return ReferenceData(
-        gpus={g.canonical_name: gpu_spec(g) for g in gpu_rows},
+        gpus=gpus,
         gpu_names_by_id=names,
         gpu_ids_by_name={v: k for k, v in names.items()},
         normaliser=build_normaliser(gpu_rows, load_extra_aliases(seed_dir)),
@@ -118,6 +122,7 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
         presets=presets,
         rates=rates,
         flops_table=table,
+        flop_rates=FlopRateModel(points, gpus, table),
     )
 
 

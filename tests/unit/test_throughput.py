@@ -96,16 +96,29 @@ def test_flops_model_uses_fitted_flop_rate_without_any_measurement() -> None:
 
 
 def test_flops_model_transfers_achieved_flops_of_other_workloads() -> None:
-    # BERT measured at 443 seq/s on the A100; GPT-2 (no measurement) gets the FLOP rate BERT
-    # achieves there: 443 * flops(BERT) / flops(GPT-2).
+    # BERT measured on four GPUs; GPT-2 (no measurement) gets the FLOP rate BERT reaches on
+    # the A100 it was measured on: 443 * flops(BERT) / flops(GPT-2). On an unmeasured GPU the
+    # donor's own time model supplies BERT's rate, so GPUs keep a consistent order.
+    v100 = dataclasses.replace(A100_80_SXM, name="V", architecture="Volta",
+                               memory_bandwidth_gbs=900, fp16_fp32acc_tflops=125,
+                               bf16_tflops=None, tf32_tflops=None, fp32_tflops=15.7)
+    h100 = dataclasses.replace(A100_80_SXM, name="H", architecture="Hopper",
+                               memory_bandwidth_gbs=3350, fp16_fp32acc_tflops=989.5,
+                               bf16_tflops=989.5, tf32_tflops=494.5, fp32_tflops=67)
     bert_flops = training_flops_per_sample(BERT)
     table = {("BERT-base uncased", "full"): ("transformer", bert_flops, bert_flops,
                                              109_483_778)}
-    model = ThroughputModel(GPT2, points=[point("A100 SXM4 80GB", 443, 320)], flops_table=table)
+    pts = [point("A100 SXM4 80GB", 443, 320, pid=1), point("GeForce RTX 4090", 255, 320, pid=2),
+           point("V", 189, 320, pid=3), point("H", 870, 320, pid=4)]
+    catalog = {g.name: g for g in (A100_80_SXM, RTX_4090, v100, h100)}
+    model = ThroughputModel(GPT2, points=pts, catalog=catalog, flops_table=table)
     rate, basis, evidence, _ = model.single_gpu(A100_80_SXM)
     assert basis == Basis.FLOPS_MODEL
     assert rate == pytest.approx(443 * bert_flops / training_flops_per_sample(GPT2))
     assert [e.workload for e in evidence] == ["BERT-base uncased"]
+    unmeasured = dataclasses.replace(A100_80_SXM, name="A100 PCIe", memory_bandwidth_gbs=1935)
+    slower = model.single_gpu(unmeasured)[0]
+    assert model.single_gpu(v100)[0] < slower < rate
 
 
 def test_time_model_recovers_known_coefficients() -> None:
