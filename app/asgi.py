@@ -8,8 +8,14 @@ from typing import Any
 from litestar import Litestar, MediaType, Request, Response, get
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
-from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
+from litestar.openapi.plugins import JsonRenderPlugin, YamlRenderPlugin
+from litestar.status_codes import (
+    HTTP_400_BAD_REQUEST,
+    HTTP_500_INTERNAL_SERVER_ERROR,
+    HTTP_503_SERVICE_UNAVAILABLE,
+)
 from sqlalchemy import text
+from sqlalchemy.exc import DataError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.api.refresh import RefreshController
@@ -63,11 +69,25 @@ def _validation_error(request: Request, exc: ValidationException) -> Response[di
 
 
 @get("/healthz", sync_to_thread=True, include_in_schema=True)
-def healthz(request: Request) -> dict[str, str]:
-    """Liveness and database reachability."""
-    with request.app.state.session_factory() as session:
-        session.execute(text("SELECT 1"))
-    return {"status": "ok"}
+def healthz(request: Request) -> Response[dict[str, str]]:
+    """Liveness and database reachability: 200 ``ok``, or 503 when the database fails."""
+    try:
+        with request.app.state.session_factory() as session:
+            session.execute(text("SELECT 1"))
+    except SQLAlchemyError as exc:
+        log.warning("healthz: database unreachable: %s", exc)
+        return Response({"status": "error", "database": "unreachable"},
+                        status_code=HTTP_503_SERVICE_UNAVAILABLE, media_type=MediaType.JSON)
+    return Response({"status": "ok", "database": "ok"}, media_type=MediaType.JSON)
+
+
+def _bad_input(request: Request, exc: Exception) -> Response[dict[str, Any]]:
+    """Input the database or the JSON decoder cannot take (NUL bytes, absurd nesting)."""
+    reason = ("a text value contains a character the database cannot store (e.g. NUL)"
+              if isinstance(exc, DataError) else "the request body is nested too deeply")
+    return Response({"status_code": HTTP_400_BAD_REQUEST, "detail": f"Invalid input: {reason}",
+                     "extra": [{"key": "request", "message": reason}]},
+                    status_code=HTTP_400_BAD_REQUEST, media_type=MediaType.JSON)
 
 
 def create_app(
@@ -98,12 +118,17 @@ def create_app(
             description="Where to rent GPUs for a training job: offers, predicted throughput, "
             "cost per epoch and OOM risk.",
             path="/schema",
+            # JSON and YAML only: the HTML viewers Litestar offers load their JavaScript from
+            # CDNs, and nothing here may depend on the internet at run time
+            render_plugins=[JsonRenderPlugin(path=["/openapi.json", "/"]), YamlRenderPlugin()],
         ),
         exception_handlers={
             WorkloadError: _field_error,
             HardwareError: _field_error,
             FilterError: _field_error,
             ValidationException: _validation_error,
+            DataError: _bad_input,
+            RecursionError: _bad_input,
             Exception: _internal_error,
         },
         on_shutdown=[_dispose],

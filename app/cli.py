@@ -28,6 +28,7 @@ def _seed(url: str, seed_dir_override: str | None = None) -> int:
     engine = create_engine_from_url(url)
     factory = create_session_factory(engine)
     try:
+        upgrade(engine)  # seeding an unmigrated database would fail: migrate first
         with factory() as session, session.begin():
             report = seed_all(session, seed_dir)  # type: ignore[arg-type]
     finally:
@@ -42,7 +43,25 @@ def _seed(url: str, seed_dir_override: str | None = None) -> int:
     return report.changed
 
 
-@click.group()
+class _Cli(click.Group):
+    """Turns database connection and URL errors into one clear line and exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        from sqlalchemy.exc import ArgumentError, NoSuchModuleError, OperationalError
+
+        try:
+            return super().invoke(ctx)
+        except (ArgumentError, NoSuchModuleError, ModuleNotFoundError) as exc:
+            console.print(f"[red]gpucost:[/red] GPUCOST_DATABASE_URL is not a usable database "
+                          f"URL ({exc}); use sqlite:///path.db or "
+                          "postgresql+psycopg://user@host:5432/dbname")
+            sys.exit(2)
+        except OperationalError as exc:
+            console.print(f"[red]gpucost:[/red] database unreachable: {exc.orig or exc}")
+            sys.exit(2)
+
+
+@click.group(cls=_Cli)
 @click.option("-v", "--verbose", is_flag=True, help="Log at INFO level.")
 def main(verbose: bool) -> None:
     """gpucost: where to rent GPUs for a training job.
@@ -73,7 +92,10 @@ def db_upgrade(revision: str) -> None:
 
 @main.command()
 def seed() -> None:
-    """Load seed_data/ (GPU catalog, benchmarks, presets, offers, rates); idempotent."""
+    """Load seed_data/ (GPU catalog, benchmarks, presets, offers, rates); idempotent.
+
+    Applies pending migrations first.
+    """
     try:
         _seed(get_settings().database_url)
     except SeedError as exc:
@@ -83,7 +105,7 @@ def seed() -> None:
 
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
 def serve(host: str, port: int) -> None:
     """Apply migrations, seed an empty database, and serve the API and web page."""
     import uvicorn
@@ -101,7 +123,7 @@ def serve(host: str, port: int) -> None:
     if empty:
         console.print("empty database: loading seed data")
         _seed(settings.database_url)
-    console.print(f"serving on http://{host}:{port}  (OpenAPI: http://{host}:{port}/schema)")
+    console.print(f"serving on http://{host}:{port}  (OpenAPI: http://{host}:{port}/schema/openapi.json)")
     uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
 
 

@@ -140,6 +140,22 @@ class GpuNameNormaliser:
         """Catalog names in catalog order."""
         return list(self._gpus)
 
+    def family_members(self, raw: str) -> list[str]:
+        """Every catalog model of the family ``raw`` names when it names no size or form.
+
+        ``"A100"`` → all four A100s; ``"A100 80GB"`` or ``"H100 PCIe"`` → ``[]`` (the caller
+        uses :meth:`match` for a specific model). Used by offer filters, where a bare family
+        name means "any of them".
+        """
+        parsed = parse_name(raw)
+        if parsed.vram_gb is not None or parsed.form is not None:
+            return []
+        for fam in _family_variants(parsed.family):
+            members = self._family.get(fam)
+            if members:
+                return sorted(members, key=lambda c: self._order[c])
+        return []
+
     def match(
         self, raw: str, *, vram_gib: float | None = None, form_hint: str | None = None
     ) -> GpuMatch | None:

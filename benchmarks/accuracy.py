@@ -337,7 +337,10 @@ def main() -> None:
     for key, value in numbers.items():
         target = TARGETS.get(key)
         shown = pct(value) if "side" not in key else f"{value:.3g}"
-        suffix = f"  (target ≤ {pct(target)})" if target is not None else ""
+        suffix = ""
+        if target is not None:
+            verdict = "met" if value <= target else "NOT MET"
+            suffix = f"  (target ≤ {pct(target)}: {verdict})"
         print(f"{key:<{width}}  {shown}{suffix}")
     print(f"wrote {args.out / 'accuracy.md'} in {time.perf_counter() - t0:.1f} s")
 

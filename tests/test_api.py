@@ -15,7 +15,39 @@ def post(client: Any, path: str, body: Any) -> Any:
 
 def test_healthz(client: Any) -> None:
     r = client.get("/healthz")
-    assert r.status_code == 200 and r.json() == {"status": "ok"}
+    assert r.status_code == 200 and r.json() == {"status": "ok", "database": "ok"}
+
+
+def test_healthz_is_503_when_the_database_is_gone() -> None:
+    from litestar.testing import TestClient
+
+    from app.asgi import create_app
+    from app.settings import Settings
+    from tests.conftest import ADMIN_URL
+
+    url = ADMIN_URL.rsplit("/", 1)[0] + "/gpucost_no_such_database"
+    with TestClient(create_app(Settings(database_url=url))) as c:
+        r = c.get("/healthz")
+    assert r.status_code == 503 and r.json()["database"] == "unreachable"
+
+
+@pytest.mark.parametrize("request_args", [
+    ("GET", "/v1/offers", {"params": {"provider": "\x00"}}),
+    ("GET", "/v1/offers", {"params": {"region": "x\x00"}}),
+    ("GET", "/v1/benchmarks", {"params": {"workload": "\x00"}}),
+    ("POST", "/v1/rank", {"json": {"workload": {"preset": "resnet50-imagenet"},
+                                    "filters": {"provider": "\x00"}}}),
+])
+def test_nul_bytes_are_400_not_500(client: Any, request_args: tuple) -> None:
+    method, path, kwargs = request_args
+    r = client.request(method, path, **kwargs)
+    assert r.status_code == 400, r.text
+
+
+def test_deeply_nested_body_is_400(client: Any) -> None:
+    body = "[" * 5000 + "]" * 5000
+    r = client.post("/v1/estimate", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 400
 
 
 def test_rank_resnet50_returns_seeded_offers_with_costs(client: Any) -> None:
@@ -310,3 +342,14 @@ def test_flops_model_orders_gpus_like_their_specs(client: Any, preset: str) -> N
         assert e["basis"] == "flops_model"
         rates.append(e["samples_per_s"])
     assert rates == sorted(rates, reverse=True)
+
+
+def test_gpu_filter_by_family_covers_every_variant(client: Any) -> None:
+    a100 = client.get("/v1/offers", params={"gpu": "A100", "limit": 1000}).json()["items"]
+    assert {"A100 SXM4 80GB", "A100 PCIe 80GB", "A100 SXM4 40GB"} <= {o["gpu"] for o in a100}
+    pcie = client.get("/v1/offers", params={"gpu": "A100 PCIe 80GB", "limit": 1000}).json()
+    assert {o["gpu"] for o in pcie["items"]} == {"A100 PCIe 80GB"}
+    region = client.get("/v1/offers", params={"region": "%", "limit": 1000}).json()
+    assert region["total"] == 0  # LIKE wildcards are literal
+    upper = client.get("/v1/offers", params={"provider": "RUNPOD"}).json()
+    assert upper["total"] > 0

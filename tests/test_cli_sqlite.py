@@ -79,3 +79,18 @@ def test_cli_upgrade_and_seed_are_idempotent_on_sqlite(tmp_path: Path, monkeypat
         assert "nothing to change" in second.output
     finally:
         get_settings.cache_clear()
+
+
+@pytest.mark.parametrize("url", ["notaurl", "mysql://x@y/z",
+                                 "postgresql+psycopg://postgres@127.0.0.1:1/nodb"])
+def test_cli_bad_database_url_is_one_clear_line(url: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("GPUCOST_DATABASE_URL", url)
+    get_settings.cache_clear()
+    try:
+        for args in (["db", "upgrade"], ["seed"]):
+            result = CliRunner().invoke(main, args)
+            assert result.exit_code == 2, result.output
+            assert "Traceback" not in result.output
+            assert "database" in result.output
+    finally:
+        get_settings.cache_clear()

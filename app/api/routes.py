@@ -36,6 +36,7 @@ from app.api.schemas import (
     RankRequest,
     RankResponse,
 )
+from app.estimate.memory import vram_per_gpu_gb
 from app.estimate.types import Estimate
 from app.services.catalog import search_benchmarks, search_gpus
 from app.services.estimates import (
@@ -109,7 +110,8 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
 def offer_out(row: OfferRow, ref: ReferenceData, stale: set[int]) -> OfferOut:
     """Offer row → response model."""
     gpu = ref.gpu_names_by_id.get(row.gpu_model_id) if row.gpu_model_id else None
-    vram = row.vram_gib_per_gpu or (ref.gpus[gpu].vram_gb if gpu else None)
+    vram = (vram_per_gpu_gb(ref.gpus[gpu].vram_gb, row.vram_gib_per_gpu, row.gpu_count)
+            if gpu else row.vram_gib_per_gpu)
     last_seen = row.last_seen_at
     if last_seen.tzinfo is None:
         last_seen = last_seen.replace(tzinfo=dt.UTC)
@@ -151,6 +153,7 @@ def rank_response(
 
     return RankResponse(workload=echo, currency=data.currency, sort=data.sort, order=order,
                         total_offers=ranking.total,
+                        unestimated_offers=ranking.unestimated,
                         results=order_rows([out(r) for r in ranking.results], order),
                         frontier=[out(r) for r in ranking.frontier])
 
@@ -313,7 +316,8 @@ class V1Controller(Controller):
             raise FilterError("currency", f"no exchange rate for {data.currency}")
         est = estimate_what_if(workload, reference, hw, ref, price_per_hour=data.price_per_hour,
                                currency=data.currency)
-        hw_echo = {**hw_in, "gpu": hw.gpu.name, "vram_gb": hw.vram_gib_per_gpu or hw.gpu.vram_gb}
+        hw_echo = {**hw_in, "gpu": hw.gpu.name,
+                   "vram_gb": vram_per_gpu_gb(hw.gpu.vram_gb, hw.vram_gib_per_gpu, hw.gpu_count)}
         return EstimateResponse(workload=echo, hardware=hw_echo, estimate=estimate_out(est))
 
     @post("/rank", sync_to_thread=True, status_code=200)

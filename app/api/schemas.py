@@ -39,21 +39,21 @@ class WorkloadIn(BaseModel):
 
     preset: str | None = Field(default=None, examples=["resnet50-imagenet"])
     architecture: Architecture | None = None
-    params: int | None = Field(default=None, gt=0)
-    layers: int | None = Field(default=None, gt=0)
-    hidden_size: int | None = Field(default=None, gt=0)
-    heads: int | None = Field(default=None, gt=0)
-    kv_heads: int | None = Field(default=None, gt=0)
-    ffn_hidden_size: int | None = Field(default=None, gt=0)
-    vocab_size: int | None = Field(default=None, gt=0)
-    seq_len: int | None = Field(default=None, gt=0)
-    image_size: int | None = Field(default=None, gt=0)
-    micro_batch_size: int | None = Field(default=None, gt=0)
-    grad_accum_steps: int | None = Field(default=None, gt=0)
+    params: int | None = Field(default=None, gt=0, le=10**14, allow_inf_nan=False)
+    layers: int | None = Field(default=None, gt=0, le=10_000, allow_inf_nan=False)
+    hidden_size: int | None = Field(default=None, gt=0, le=10**6, allow_inf_nan=False)
+    heads: int | None = Field(default=None, gt=0, le=10**5, allow_inf_nan=False)
+    kv_heads: int | None = Field(default=None, gt=0, le=10**5, allow_inf_nan=False)
+    ffn_hidden_size: int | None = Field(default=None, gt=0, le=10**7, allow_inf_nan=False)
+    vocab_size: int | None = Field(default=None, gt=0, le=10**8, allow_inf_nan=False)
+    seq_len: int | None = Field(default=None, gt=0, le=10**8, allow_inf_nan=False)
+    image_size: int | None = Field(default=None, gt=0, le=100_000, allow_inf_nan=False)
+    micro_batch_size: int | None = Field(default=None, gt=0, le=10**9, allow_inf_nan=False)
+    grad_accum_steps: int | None = Field(default=None, gt=0, le=10**6, allow_inf_nan=False)
     precision: Precision | None = None
     optimizer: Optimizer | None = None
     method: Method | None = None
-    lora_rank: int | None = Field(default=None, gt=0)
+    lora_rank: int | None = Field(default=None, gt=0, le=10**5, allow_inf_nan=False)
     gradient_checkpointing: bool | None = None
     attention: Attention | None = None
     sharding: Sharding | None = None
@@ -61,13 +61,14 @@ class WorkloadIn(BaseModel):
         default=None, description="chunked/fused cross-entropy: no full fp32 logits tensor")
     cpu_offload: bool | None = Field(
         default=None, description="optimizer states and master weights offloaded to CPU RAM")
-    samples_per_epoch: int | None = Field(default=None, gt=0)
-    epochs: float | None = Field(default=None, gt=0)
-    dataset_gb: float | None = Field(default=None, ge=0)
-    cpu_ms_per_sample: float | None = Field(default=None, ge=0)
+    samples_per_epoch: int | None = Field(default=None, gt=0, le=10**15, allow_inf_nan=False)
+    epochs: float | None = Field(default=None, gt=0, le=10**6, allow_inf_nan=False)
+    dataset_gb: float | None = Field(default=None, ge=0, le=10**9, allow_inf_nan=False)
+    cpu_ms_per_sample: float | None = Field(default=None, ge=0, le=10**7,
+                                             allow_inf_nan=False)
     min_cuda: str | None = Field(default=None, pattern=r"^\d+(\.\d+)?$")
     forward_gflops_per_sample: float | None = Field(
-        default=None, gt=0,
+        default=None, gt=0, le=10**9, allow_inf_nan=False,
         description="forward-pass GFLOPs per sample (non-transformers without a preset need it "
         "for a FLOPs-based throughput estimate)")
 
@@ -78,13 +79,16 @@ class HardwareIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     gpu: str = Field(min_length=1, examples=["A100 80GB SXM4"])
-    gpu_count: float = Field(default=1, gt=0, le=1024)
+    gpu_count: float = Field(default=1, ge=0.05, le=1024,
+                             description="GPUs; below 1 a slice (vGPU/MIG share) of one card")
     interconnect: Interconnect | None = None
-    vcpus: float | None = Field(default=None, gt=0)
-    ram_gb: float | None = Field(default=None, gt=0, description="host RAM, GiB")
-    disk_gb: float | None = Field(default=None, gt=0)
+    vcpus: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    ram_gb: float | None = Field(default=None, gt=0, le=10**7, allow_inf_nan=False,
+                                 description="host RAM, GiB")
+    disk_gb: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_cuda: str | None = Field(default=None, pattern=r"^\d+(\.\d+)?$")
-    vram_gb: float | None = Field(default=None, gt=0, description="override catalog VRAM")
+    vram_gb: float | None = Field(default=None, gt=0, le=10**5, allow_inf_nan=False,
+                                  description="override catalog VRAM, GB")
 
 
 class EstimateRequest(BaseModel):
@@ -95,7 +99,7 @@ class EstimateRequest(BaseModel):
     workload: WorkloadIn
     hardware: HardwareIn
     currency: str = Field(default="USD", pattern=CURRENCY_PATTERN)
-    price_per_hour: float | None = Field(default=None, ge=0)
+    price_per_hour: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
 class OfferFilters(BaseModel):
@@ -104,9 +108,9 @@ class OfferFilters(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     gpu: str | None = Field(default=None, description="GPU name or alias")
-    min_vram_gb: float | None = Field(default=None, ge=0)
-    gpu_count: float | None = Field(default=None, gt=0)
-    min_gpu_count: float | None = Field(default=None, gt=0)
+    min_vram_gb: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    gpu_count: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    min_gpu_count: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     provider: str | None = Field(default=None, description="provider slug")
     region: str | None = Field(default=None, description="case-insensitive substring")
     billing: Billing | None = None
@@ -253,6 +257,9 @@ class RankResponse(BaseModel):
     sort: str
     order: str | None = Field(default=None, description="row order (GET: ``order`` param)")
     total_offers: int
+    unestimated_offers: int = Field(
+        default=0, description="offers matching the filters whose GPU model is not in the "
+        "catalog (stored with their raw name; cannot be estimated)")
     results: list[RankedOfferOut]
     frontier: list[RankedOfferOut] = Field(default_factory=list)
 

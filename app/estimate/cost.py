@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from app.estimate.memory import estimate_memory, transformer_tokens
+from app.estimate.memory import estimate_memory, transformer_tokens, vram_per_gpu_gb
 from app.estimate.throughput import estimate_throughput
 from app.estimate.types import (
     TRANSFORMER_ARCHITECTURES,
@@ -83,8 +83,8 @@ def hardware_warnings(
 ) -> list[str]:
     """Bottlenecks and mismatches of ``w`` on ``hw`` as short machine-readable sentences.
 
-    Each warning starts with a stable code: ``oom``, ``disk_too_small``, ``ram_short``,
-    ``cuda_too_old``, ``no_nvlink``, ``data_loader_bound``.
+    Each warning starts with a stable code: ``oom``, ``oom_possible``, ``disk_too_small``,
+    ``ram_short``, ``cuda_too_old``, ``no_nvlink``, ``data_loader_bound``.
     """
     out: list[str] = []
     if memory.oom_risk.value == "high":
@@ -92,11 +92,18 @@ def hardware_warnings(
             f"oom: predicted peak {memory.peak_memory_gib:.1f} GiB per GPU exceeds the "
             f"{memory.usable_vram_gib:.1f} GiB usable"
         )
+    elif memory.memory_utilization > 1.0:
+        out.append(
+            f"oom_possible: predicted peak {memory.peak_memory_gib:.1f} GiB per GPU (with "
+            f"allocator slack) exceeds the {memory.usable_vram_gib:.1f} GiB usable; it fits "
+            "only if fragmentation stays low (lower the micro-batch to be safe)"
+        )
     if w.dataset_gb and hw.disk_gb and w.dataset_gb > hw.disk_gb:
         out.append(f"disk_too_small: dataset {w.dataset_gb:g} GB > disk {hw.disk_gb:g} GB")
     if hw.ram_gib:
-        model_fp32_gib = w.params * 4 / 2**30
-        total_vram = hw.gpu_count * (hw.vram_gib_per_gpu or hw.gpu.vram_gb)
+        model_fp32_gib = (w.params or 0) * 4 / 2**30
+        total_vram = hw.gpu_count * vram_per_gpu_gb(hw.gpu.vram_gb, hw.vram_gib_per_gpu,
+                                                     hw.gpu_count)
         if hw.ram_gib < model_fp32_gib:
             out.append(
                 f"ram_short: {hw.ram_gib:g} GiB RAM < {model_fp32_gib:.1f} GiB to load the "
@@ -199,7 +206,7 @@ def estimate(
     currency: str = "USD",
 ) -> Estimate:
     """Full estimate of ``w`` on ``hw`` (what-if, or priced when ``price_per_hour`` is given)."""
-    vram = hw.vram_gib_per_gpu or hw.gpu.vram_gb
+    vram = vram_per_gpu_gb(hw.gpu.vram_gb, hw.vram_gib_per_gpu, hw.gpu_count)
     memory = estimate_memory(w, vram_gb=vram, gpu_count=hw.gpu_count)
     tp = estimate_throughput(
         w, hw.gpu, gpu_count=hw.gpu_count, interconnect=hw.interconnect, points=points,

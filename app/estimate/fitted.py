@@ -48,6 +48,6 @@ QLORA_SLOWDOWN = 1.1426
 
 RANGE_FACTORS = {'flops_model': (0.5174, 2.1091),
  'measured': (0.8331, 1.1849),
- 'scaled': (0.8394, 1.1695)}
+ 'scaled': (0.8416, 1.1705)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.015, 'pcie_consumer': 0.035}

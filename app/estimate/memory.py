@@ -121,7 +121,7 @@ def lora_trainable_params(w: Workload) -> int:
     r = w.lora_rank or 8
     h, layers = w.hidden_size, w.layers
     if not h or not layers:
-        return int(w.params * 0.002)
+        return int((w.params or 0) * 0.002)
     heads = w.heads or 1
     kv = w.kv_heads or heads
     kv_dim = h * kv // heads
@@ -309,6 +309,21 @@ def peak_memory_bytes(w: Workload, gpu_count: int, micro_batch_size: int) -> Mem
         total_gib=total / GIB,
         allocated_gib=allocated / GIB,
     )
+
+
+def vram_per_gpu_gb(catalog_vram_gb: float, listed_vram_gb: float | None,
+                    gpu_count: float) -> float:
+    """VRAM one (possibly fractional) GPU of an offer gives a job.
+
+    A listed figure wins when the offer states one. A fractional GPU (``gpu_count`` < 1: a
+    vGPU or MIG-style slice, e.g. a third of an A10) gets its share of the card unless the
+    listing already states the slice's memory (a listed figure below the catalog's).
+    """
+    if gpu_count >= 1:
+        return listed_vram_gb or catalog_vram_gb
+    if listed_vram_gb and listed_vram_gb < catalog_vram_gb * 0.95:
+        return listed_vram_gb
+    return catalog_vram_gb * gpu_count
 
 
 def usable_vram_gib(vram_gb: float) -> float:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from app.estimate import fitted
 from app.estimate.floprate import FlopRateModel
@@ -241,9 +242,35 @@ class ThroughputModel:
         self.reference = reference if (not w.matches_preset and reference is not None
                                        and reference.benchmark_workloads) else None
         self.base = self.reference or w
-        self.relevant = relevant_points(self.base, points)
+        self.relevant = self._with_single_gpu_rates(relevant_points(self.base, points))
         self._single: dict[str, SingleGpu] = {}
         self._time_models: list[tuple[TimeModel, list[BenchmarkPoint]]] | None = None
+
+    def _with_single_gpu_rates(self, rows: list[BenchmarkPoint]) -> list[BenchmarkPoint]:
+        """Add a single-GPU rate for GPUs measured only in multi-GPU runs.
+
+        The per-GPU throughput of the run divided by the multi-GPU model's efficiency at its
+        GPU count (e.g. torchtitan's Llama pre-training, measured on 8-512 GPUs). The
+        synthetic row keeps the id and source of the measurement it comes from.
+        """
+        single = {p.gpu for p in rows if p.gpu_count == 1}
+        extra = []
+        by_gpu: dict[str, list[BenchmarkPoint]] = {}
+        for p in rows:
+            if p.gpu_count > 1 and p.gpu not in single and p.gpu in self.catalog:
+                by_gpu.setdefault(p.gpu, []).append(p)
+        w = self.base
+        for name, multi in by_gpu.items():
+            fewest = min(p.gpu_count for p in multi)
+            for p in (x for x in multi if x.gpu_count == fewest):
+                gpu = self.catalog[name]
+                link = Interconnect.NVLINK if p.interconnect == "nvlink" else Interconnect.PCIE
+                per_gpu = point_samples_per_s(p, w.units_per_sample)
+                eta = multi_gpu_efficiency(w, gpu, p.gpu_count, link, per_gpu,
+                                           micro_batch=p.batch_size_per_gpu)
+                extra.append(replace(p, gpu_count=1,
+                                     throughput_total=p.throughput_total / p.gpu_count / eta))
+        return rows + extra
 
     def can_estimate(self) -> bool:
         """False when there is neither a usable measurement nor a FLOPs estimate."""
@@ -369,7 +396,10 @@ class ThroughputModel:
                     f"scaled from the preset's {basis.value} rate by training FLOPs per "
                     f"sample (×{ratio:.3g})", *notes))
             else:
-                result = self.flops_rate(w, gpu)
+                result = (rate, Basis.SCALED, evidence, (
+                    "your changes to the preset could not be scaled (no FLOPs estimate for "
+                    f"this architecture): the preset's {basis.value} rate is used as is",
+                    *notes))
         else:
             result = base
         self._single[gpu.name] = result

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from app.estimate.cost import UnknownCurrencyError, combine, convert, epoch_hours
-from app.estimate.memory import estimate_memory
+from app.estimate.memory import estimate_memory, vram_per_gpu_gb
 from app.estimate.rank import Candidate, rank_with_frontier
 from app.estimate.throughput import ThroughputModel
 from app.estimate.types import (
@@ -115,7 +115,7 @@ def estimate_what_if(
     price_per_hour: float | None, currency: str,
 ) -> Estimate:
     """Estimate for a hardware configuration with no offer."""
-    vram = hw.vram_gib_per_gpu or hw.gpu.vram_gb
+    vram = vram_per_gpu_gb(hw.gpu.vram_gb, hw.vram_gib_per_gpu, hw.gpu_count)
     memory = estimate_memory(w, vram_gb=vram, gpu_count=hw.gpu_count)
     model = ThroughputModel(w, points=ref.points, catalog=ref.gpus, reference=reference,
                             flops_table=ref.flops_table, flop_rates=ref.flop_rates)
@@ -142,6 +142,8 @@ class Ranking:
     results: list[RankedOffer]
     frontier: list[RankedOffer]
     total: int
+    #: matching offers whose GPU is not in the catalog (no estimate possible)
+    unestimated: int = 0
 
 
 def rank(
@@ -199,7 +201,7 @@ def rank_offers(
         tp = tp_cache.get(tkey)
         if tp is None:
             tp = tp_cache[tkey] = model.estimate(gpu, row.gpu_count, link)
-        vram = row.vram_gib_per_gpu or gpu.vram_gb
+        vram = vram_per_gpu_gb(gpu.vram_gb, row.vram_gib_per_gpu, row.gpu_count)
         mkey = (vram, math.floor(row.gpu_count))
         mem = mem_cache.get(mkey)
         if mem is None:
@@ -233,7 +235,7 @@ def rank_offers(
                            price_per_hour=price, estimate=est)
 
     return Ranking(results=[build(r) for r in ranked], frontier=[build(r) for r in extra],
-                   total=len(candidates))
+                   total=len(candidates), unestimated=len(rows) - len(candidates))
 
 
 @dataclass(frozen=True, slots=True)

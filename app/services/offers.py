@@ -77,18 +77,20 @@ _COLUMNS = (
 def _filtered(stmt: Select, filters: dict, ref: ReferenceData) -> Select:  # type: ignore[type-arg]
     gpu = filters.get("gpu")
     if gpu:
-        canonical = ref.resolve_gpu(gpu)
-        if canonical is None:
+        names = ref.resolve_gpu_filter(gpu)
+        if not names:
             raise FilterError("gpu", f"unknown GPU {gpu!r}")
-        stmt = stmt.where(InstanceOffer.gpu_model_id == ref.gpu_ids_by_name[canonical])
+        stmt = stmt.where(InstanceOffer.gpu_model_id.in_(
+            [ref.gpu_ids_by_name[n] for n in names]))
     if filters.get("gpu_count") is not None:
         stmt = stmt.where(InstanceOffer.gpu_count == filters["gpu_count"])
     if filters.get("min_gpu_count") is not None:
         stmt = stmt.where(InstanceOffer.gpu_count >= filters["min_gpu_count"])
     if filters.get("provider"):
-        stmt = stmt.where(Provider.slug == filters["provider"])
+        stmt = stmt.where(func.lower(Provider.slug) == filters["provider"].lower())
     if filters.get("region"):
-        stmt = stmt.where(func.lower(InstanceOffer.region).contains(filters["region"].lower()))
+        stmt = stmt.where(func.lower(InstanceOffer.region).contains(
+            filters["region"].lower(), autoescape=True))
     if filters.get("billing"):
         stmt = stmt.where(InstanceOffer.billing == filters["billing"])
     if filters.get("available_only", True):

@@ -56,6 +56,17 @@ class ReferenceData:
     #: achieved FLOP rates of the measured workloads on every GPU (FLOPs model)
     flop_rates: FlopRateModel
 
+    def resolve_gpu_filter(self, name: str) -> list[str]:
+        """Catalog names an offer filter means: the exact model, or a whole family when the
+        name gives no size or form (``A100`` → every A100). Empty when unknown."""
+        if name in self.gpus:
+            return [name]
+        members = self.normaliser.family_members(name)
+        if len(members) > 1:
+            return members
+        one = self.resolve_gpu(name)
+        return [one] if one else []
+
     def resolve_gpu(self, name: str) -> str | None:
         """Canonical name for any alias the catalog knows, else ``None``."""
         if name in self.gpus:

@@ -13,6 +13,7 @@ from app.services.reference import Preset, ReferenceData
 THROUGHPUT_FIELDS = (
     "architecture", "params", "layers", "hidden_size", "heads", "kv_heads", "ffn_hidden_size",
     "vocab_size", "seq_len", "image_size", "method", "gradient_checkpointing",
+    "forward_gflops_per_sample",
 )
 
 REQUIRED_WITHOUT_PRESET = ("architecture", "params", "samples_per_epoch")
@@ -70,8 +71,27 @@ def resolve_workload(
         base = dict(preset.fields)
     merged = {**base, **{k: v for k, v in given.items() if k != "preset" and v is not None}}
     for name in REQUIRED_WITHOUT_PRESET:
-        if merged.get(name) is None:
+        if merged.get(name) is not None:
+            continue
+        if preset is None:
             raise WorkloadError(f"{prefix}.{name}", "required when no preset is given")
+        if name == "samples_per_epoch":
+            raise WorkloadError(
+                f"{prefix}.samples_per_epoch",
+                f"preset {preset.slug!r} has no sourced dataset size; give the number of "
+                "training samples per epoch")
+        if name == "params" and not preset.benchmark_workloads:
+            raise WorkloadError(f"{prefix}.params", f"preset {preset.slug!r} has no sourced "
+                                "parameter count; give it")
+    # convolutions cost per pixel: a preset's published forward cost scales with image area
+    # when only the image size is changed (ViT FLOPs follow from the token count instead)
+    old_image, new_image = base.get("image_size"), merged.get("image_size")
+    if (preset is not None and old_image and new_image and new_image != old_image
+            and base.get("forward_gflops_per_sample")
+            and "forward_gflops_per_sample" not in given
+            and merged.get("architecture") in ("cnn", "diffusion_unet")):
+        merged["forward_gflops_per_sample"] = (
+            base["forward_gflops_per_sample"] * (new_image / old_image) ** 2)
     method = merged.get("method", "full")
     if method in ("lora", "qlora") and not merged.get("lora_rank"):
         merged["lora_rank"] = 8
