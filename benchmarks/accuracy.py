@@ -49,6 +49,11 @@ def stats_row(name: str, apes: list[float]) -> str:
     return f"| {name} | {pct(med)} | {pct(p90)} | {n} |"
 
 
+def baseline_apes(rows: Iterable[Residual], name: str) -> list[float]:
+    """Absolute percentage errors of the baseline ``name`` on ``rows``."""
+    return [abs(r.baselines[name] / r.actual - 1) for r in rows]
+
+
 def headline_logo(res: list[Residual]) -> list[Residual]:
     """LOGO rows whose workload was measured on another GPU of the same suite."""
     return [r for r in res if r.baselines]
@@ -129,8 +134,8 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
     head = headline_logo(lg)
 
     cal = [r.ape for r in head]
-    blend = [abs(r.baselines["blend"] / r.actual - 1) for r in head]
-    fp32 = [abs(r.baselines["fp32_ratio"] / r.actual - 1) for r in head]
+    blend = baseline_apes(head, "blend")
+    fp32 = baseline_apes(head, "fp32_ratio")
     section7 = [c for c in mem if not c.case.startswith("bench-")]
     bench_mem = [c for c in mem if c.case.startswith("bench-")]
     numbers = {
@@ -142,8 +147,7 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         "fp32_median": ape_stats(fp32)[0],
         "lowo_median": ape_stats([r.ape for r in lw])[0],
         "multi_median": ape_stats([r.ape for r in multi])[0],
-        "linear_median": ape_stats([abs(r.baselines["linear"] / r.actual - 1)
-                                    for r in multi])[0],
+        "linear_median": ape_stats(baseline_apes(multi, "linear"))[0],
         "memory_median": ape_stats([c.ape for c in section7 if c.ape is not None])[0],
         "memory_right_side": sum(c.right_side for c in section7) / len(section7),
         "memory_wrong_side": float(sum(not c.right_side for c in section7)),
@@ -200,16 +204,16 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
     ]
     for gpu, rows in grouped(head, lambda r: r.row.gpu).items():
         c = ape_stats([r.ape for r in rows])
-        b = ape_stats([abs(r.baselines["blend"] / r.actual - 1) for r in rows])
-        f = ape_stats([abs(r.baselines["fp32_ratio"] / r.actual - 1) for r in rows])
+        b = ape_stats(baseline_apes(rows, "blend"))
+        f = ape_stats(baseline_apes(rows, "fp32_ratio"))
         out.append(f"| {gpu} | {pct(c[0])} (p90 {pct(c[1])}) | {pct(b[0])} | {pct(f[0])} "
                    f"| {c[2]} |")
     out += ["", "### Per workload (calibrated / blend / FP32 ratio, median APE)", "",
             "| workload | calibrated | blend | FP32 ratio | rows |", "|---|---|---|---|---|"]
     for label, rows in grouped(head, lambda r: r.row.workload).items():
         c = ape_stats([r.ape for r in rows])
-        b = ape_stats([abs(r.baselines["blend"] / r.actual - 1) for r in rows])
-        f = ape_stats([abs(r.baselines["fp32_ratio"] / r.actual - 1) for r in rows])
+        b = ape_stats(baseline_apes(rows, "blend"))
+        f = ape_stats(baseline_apes(rows, "fp32_ratio"))
         out.append(f"| {label} | {pct(c[0])} (p90 {pct(c[1])}) | {pct(b[0])} | {pct(f[0])} "
                    f"| {c[2]} |")
     out += [
@@ -228,10 +232,10 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
     ]
     for label, rows in grouped(lw, lambda r: r.row.workload).items():
         c = ape_stats([r.ape for r in rows])
-        n = ape_stats([abs(r.baselines["flat_mfu_0.3"] / r.actual - 1) for r in rows])
+        n = ape_stats(baseline_apes(rows, "flat_mfu_0.3"))
         out.append(f"| {label} | {pct(c[0])} | {pct(c[1])} | {pct(n[0])} | {c[2]} |")
     c = ape_stats([r.ape for r in lw])
-    n = ape_stats([abs(r.baselines["flat_mfu_0.3"] / r.actual - 1) for r in lw])
+    n = ape_stats(baseline_apes(lw, "flat_mfu_0.3"))
     out += [f"| **all** | **{pct(c[0])}** | {pct(c[1])} | {pct(n[0])} | {c[2]} |", ""]
     out += [
         "Workloads without a published forward cost (SSD, Mask R-CNN, GNMT, Tacotron 2, "
@@ -254,11 +258,11 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
     for key, rows in grouped(multi, lambda r: f"{r.basis}|{r.row.gpu_count:03d}").items():
         cls, n_gpu = key.split("|")
         c = ape_stats([r.ape for r in rows])
-        lin = ape_stats([abs(r.baselines["linear"] / r.actual - 1) for r in rows])
+        lin = ape_stats(baseline_apes(rows, "linear"))
         out.append(f"| {cls} | {int(n_gpu)} | {pct(c[0])} | {pct(c[1])} | {pct(lin[0])} "
                    f"| {c[2]} |")
     c = ape_stats([r.ape for r in multi])
-    lin = ape_stats([abs(r.baselines["linear"] / r.actual - 1) for r in multi])
+    lin = ape_stats(baseline_apes(multi, "linear"))
     out += [f"| **all** | | **{pct(c[0])}** | {pct(c[1])} | {pct(lin[0])} | {c[2]} |", ""]
 
     meas_cov = coverage(repl, "measured")

@@ -7,6 +7,7 @@ beyond that local server.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -65,15 +66,22 @@ def migrated_and_seeded(url: str) -> None:
         engine.dispose()
 
 
-@pytest.fixture(scope="session")
-def seeded_url() -> Iterator[str]:
-    """A migrated, seeded PostgreSQL database shared by read-only tests."""
+@contextlib.contextmanager
+def seeded_database() -> Iterator[str]:
+    """A throwaway database, migrated and seeded, dropped on exit."""
     url = create_database()
     try:
         migrated_and_seeded(url)
         yield url
     finally:
         drop_database(url)
+
+
+@pytest.fixture(scope="session")
+def seeded_url() -> Iterator[str]:
+    """A migrated, seeded PostgreSQL database shared by read-only tests."""
+    with seeded_database() as url:
+        yield url
 
 
 @pytest.fixture

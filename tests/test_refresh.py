@@ -19,7 +19,7 @@ from app.db.models import InstanceOffer, PriceObservation, Provider, RefreshRun
 from app.db.session import create_engine_from_url, create_session_factory
 from app.services import refresh as refresh_service
 from app.services.refresh import ADVISORY_LOCK_KEY, RefreshLockedError, RefreshSetupError
-from tests.conftest import create_database, drop_database, migrated_and_seeded
+from tests.conftest import seeded_database
 from tests.fake_providers import FakeProviders
 from tests.refresh_helpers import T0, fake_settings, latest_run, observations, offers, refresh
 
@@ -32,14 +32,10 @@ HOUR = dt.timedelta(hours=1)
 @pytest.fixture(scope="module")
 def db() -> Iterator[str]:
     """A migrated, seeded database, refreshed once at ``T0`` (tests run later refreshes)."""
-    url = create_database()
-    try:
-        migrated_and_seeded(url)
+    with seeded_database() as url:
         report = refresh(url, FakeProviders(), at=T0)
         assert report.ok, report
         yield url
-    finally:
-        drop_database(url)
 
 
 class Clock:

@@ -22,7 +22,7 @@ import pytest
 from sqlalchemy import Engine, create_engine, func, select, text
 
 from app.services.refresh import ADVISORY_LOCK_KEY
-from tests.conftest import create_database, drop_database, migrated_and_seeded
+from tests.conftest import seeded_database
 from tests.fake_providers import FakeProviders, scraper_env
 from tests.refresh_helpers import latest_run, observations, offers
 
@@ -49,12 +49,8 @@ def run_cli(url: str, base_url: str, *args: str) -> subprocess.CompletedProcess[
 
 @pytest.fixture
 def seeded() -> Iterator[str]:
-    url = create_database()
-    try:
-        migrated_and_seeded(url)
+    with seeded_database() as url:
         yield url
-    finally:
-        drop_database(url)
 
 
 def test_refresh_cli_end_to_end(seeded: str) -> None:

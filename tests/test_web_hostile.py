@@ -15,7 +15,7 @@ from app.asgi import create_app
 from app.db.models import GpuModel, InstanceOffer, PriceObservation, Provider, RefreshRun
 from app.db.session import create_engine_from_url, create_session_factory
 from app.settings import Settings
-from tests.conftest import migrated_and_seeded
+from tests.conftest import seeded_database
 from tests.html_tree import parse
 
 pytestmark = pytest.mark.db
@@ -69,14 +69,8 @@ def hostile(fresh_db_module: str) -> Iterator[tuple[Any, int]]:
 
 @pytest.fixture(scope="module")
 def fresh_db_module() -> Iterator[str]:
-    from tests.conftest import create_database, drop_database
-
-    url = create_database()
-    try:
-        migrated_and_seeded(url)
+    with seeded_database() as url:
         yield url
-    finally:
-        drop_database(url)
 
 
 def assert_escaped(html: str) -> None:

@@ -3,16 +3,16 @@
 No database, HTTP or framework imports here (checked by ``tests/test_core_purity.py``).
 """
 
-from app.estimate.cost import convert, epoch_hours, estimate
+from app.estimate.cost import combine, convert, epoch_hours
 from app.estimate.memory import estimate_memory
 from app.estimate.rank import Candidate, pareto_front, rank_candidates
 from app.estimate.throughput import estimate_throughput, training_flops_per_sample
 
 __all__ = [
     "Candidate",
+    "combine",
     "convert",
     "epoch_hours",
-    "estimate",
     "estimate_memory",
     "estimate_throughput",
     "pareto_front",

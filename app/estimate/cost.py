@@ -5,14 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from app.estimate.memory import estimate_memory, transformer_tokens, vram_per_gpu_gb
-from app.estimate.throughput import estimate_throughput
+from app.estimate.memory import transformer_tokens, vram_per_gpu_gb
 from app.estimate.types import (
     TRANSFORMER_ARCHITECTURES,
     Architecture,
-    BenchmarkPoint,
     Estimate,
-    GpuSpec,
     Hardware,
     Interconnect,
     MemoryEstimate,
@@ -194,22 +191,3 @@ def combine(
         notes=tp.notes,
     )
 
-
-def estimate(
-    w: Workload,
-    hw: Hardware,
-    *,
-    points: tuple[BenchmarkPoint, ...] = (),
-    catalog: dict[str, GpuSpec] | None = None,
-    reference: Workload | None = None,
-    price_per_hour: float | None = None,
-    currency: str = "USD",
-) -> Estimate:
-    """Full estimate of ``w`` on ``hw`` (what-if, or priced when ``price_per_hour`` is given)."""
-    vram = vram_per_gpu_gb(hw.gpu.vram_gb, hw.vram_gib_per_gpu, hw.gpu_count)
-    memory = estimate_memory(w, vram_gb=vram, gpu_count=hw.gpu_count)
-    tp = estimate_throughput(
-        w, hw.gpu, gpu_count=hw.gpu_count, interconnect=hw.interconnect, points=points,
-        catalog=catalog, reference=reference,
-    )
-    return combine(w, hw, tp, memory, price_per_hour=price_per_hour, currency=currency)
