@@ -50,8 +50,9 @@ def _internal_error(request: Request, exc: Exception) -> Response[dict[str, Any]
         body: dict[str, Any] = {"status_code": exc.status_code, "detail": exc.detail}
         if exc.extra:
             body["extra"] = exc.extra
-        return Response(body, status_code=exc.status_code, media_type=MediaType.JSON,
-                        headers=exc.headers)
+        return Response(
+            body, status_code=exc.status_code, media_type=MediaType.JSON, headers=exc.headers
+        )
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return Response(
         {"status_code": HTTP_500_INTERNAL_SERVER_ERROR, "detail": "Internal Server Error"},
@@ -64,8 +65,11 @@ def _validation_error(request: Request, exc: ValidationException) -> Response[di
     extra = exc.extra if isinstance(exc.extra, list) else []
     keys = ", ".join(str(e.get("key")) for e in extra if isinstance(e, dict) and e.get("key"))
     detail = exc.detail if not keys else f"{exc.detail} ({keys})"
-    return Response({"status_code": HTTP_400_BAD_REQUEST, "detail": detail, "extra": extra},
-                    status_code=HTTP_400_BAD_REQUEST, media_type=MediaType.JSON)
+    return Response(
+        {"status_code": HTTP_400_BAD_REQUEST, "detail": detail, "extra": extra},
+        status_code=HTTP_400_BAD_REQUEST,
+        media_type=MediaType.JSON,
+    )
 
 
 @get("/healthz", sync_to_thread=True, include_in_schema=True)
@@ -76,18 +80,30 @@ def healthz(request: Request) -> Response[dict[str, str]]:
             session.execute(text("SELECT 1"))
     except SQLAlchemyError as exc:
         log.warning("healthz: database unreachable: %s", exc)
-        return Response({"status": "error", "database": "unreachable"},
-                        status_code=HTTP_503_SERVICE_UNAVAILABLE, media_type=MediaType.JSON)
+        return Response(
+            {"status": "error", "database": "unreachable"},
+            status_code=HTTP_503_SERVICE_UNAVAILABLE,
+            media_type=MediaType.JSON,
+        )
     return Response({"status": "ok", "database": "ok"}, media_type=MediaType.JSON)
 
 
 def _bad_input(request: Request, exc: Exception) -> Response[dict[str, Any]]:
     """Input the database or the JSON decoder cannot take (NUL bytes, absurd nesting)."""
-    reason = ("a text value contains a character the database cannot store (e.g. NUL)"
-              if isinstance(exc, DataError) else "the request body is nested too deeply")
-    return Response({"status_code": HTTP_400_BAD_REQUEST, "detail": f"Invalid input: {reason}",
-                     "extra": [{"key": "request", "message": reason}]},
-                    status_code=HTTP_400_BAD_REQUEST, media_type=MediaType.JSON)
+    reason = (
+        "a text value contains a character the database cannot store (e.g. NUL)"
+        if isinstance(exc, DataError)
+        else "the request body is nested too deeply"
+    )
+    return Response(
+        {
+            "status_code": HTTP_400_BAD_REQUEST,
+            "detail": f"Invalid input: {reason}",
+            "extra": [{"key": "request", "message": reason}],
+        },
+        status_code=HTTP_400_BAD_REQUEST,
+        media_type=MediaType.JSON,
+    )
 
 
 def create_app(
@@ -114,7 +130,8 @@ def create_app(
         route_handlers=[V1Controller, RefreshController, healthz],
         plugins=[WebPlugin()],
         openapi_config=OpenAPIConfig(
-            title="gpucost", version="0.1.0",
+            title="gpucost",
+            version="0.1.0",
             description="Where to rent GPUs for a training job: offers, predicted throughput, "
             "cost per epoch and OOM risk.",
             path="/schema",

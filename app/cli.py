@@ -52,9 +52,11 @@ class _Cli(click.Group):
         try:
             return super().invoke(ctx)
         except (ArgumentError, NoSuchModuleError, ModuleNotFoundError) as exc:
-            console.print(f"[red]gpucost:[/red] GPUCOST_DATABASE_URL is not a usable database "
-                          f"URL ({exc}); use sqlite:///path.db or "
-                          "postgresql+psycopg://user@host:5432/dbname")
+            console.print(
+                f"[red]gpucost:[/red] GPUCOST_DATABASE_URL is not a usable database "
+                f"URL ({exc}); use sqlite:///path.db or "
+                "postgresql+psycopg://user@host:5432/dbname"
+            )
             sys.exit(2)
         except OperationalError as exc:
             console.print(f"[red]gpucost:[/red] database unreachable: {exc.orig or exc}")
@@ -69,8 +71,10 @@ def main(verbose: bool) -> None:
     The database URL comes from GPUCOST_DATABASE_URL (default: SQLite file gpucost.db in the
     current directory).
     """
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
 
 
 @main.group()
@@ -123,7 +127,9 @@ def serve(host: str, port: int) -> None:
     if empty:
         console.print("empty database: loading seed data")
         _seed(settings.database_url)
-    console.print(f"serving on http://{host}:{port}  (OpenAPI: http://{host}:{port}/schema/openapi.json)")
+    console.print(
+        f"serving on http://{host}:{port}  (OpenAPI: http://{host}:{port}/schema/openapi.json)"
+    )
     uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
 
 
@@ -132,11 +138,17 @@ EXIT_OK, EXIT_PROVIDER_FAILED, EXIT_SETUP, EXIT_LOCKED = 0, 1, 2, 3
 
 
 @main.command()
-@click.option("--provider", "providers", multiple=True, metavar="NAME",
-              help="Refresh only this provider (repeatable): vast, runpod, azure, aws, lambda, "
-                   "vultr. Default: every enabled provider.")
-@click.option("--dry-run", is_flag=True,
-              help="Fetch and compare with the database, but write nothing.")
+@click.option(
+    "--provider",
+    "providers",
+    multiple=True,
+    metavar="NAME",
+    help="Refresh only this provider (repeatable): vast, runpod, azure, aws, lambda, "
+    "vultr. Default: every enabled provider.",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="Fetch and compare with the database, but write nothing."
+)
 def refresh(providers: tuple[str, ...], dry_run: bool) -> None:
     """Fetch current offers from the providers and store them (the nightly job).
 
@@ -157,13 +169,21 @@ def refresh(providers: tuple[str, ...], dry_run: bool) -> None:
     try:
         current, head = revisions(engine)
         if current != head:
-            console.print(f"[red]refresh:[/red] database at revision {current or 'none'}, "
-                          f"code at {head}: run `gpucost db upgrade` first")
+            console.print(
+                f"[red]refresh:[/red] database at revision {current or 'none'}, "
+                f"code at {head}: run `gpucost db upgrade` first"
+            )
             sys.exit(EXIT_SETUP)
         with _RefreshProgress(dry_run) as progress:
-            report = run_refresh(engine, create_session_factory(engine),
-                                 load_scraper_settings(), seed_dir=settings.seed_dir,
-                                 providers=providers, dry_run=dry_run, progress=progress.update)
+            report = run_refresh(
+                engine,
+                create_session_factory(engine),
+                load_scraper_settings(),
+                seed_dir=settings.seed_dir,
+                providers=providers,
+                dry_run=dry_run,
+                progress=progress.update,
+            )
     except RefreshSetupError as exc:
         console.print(f"[red]refresh:[/red] {exc}")
         sys.exit(EXIT_SETUP)
@@ -190,7 +210,10 @@ class _RefreshProgress:
             SpinnerColumn(),
             TextColumn("[bold]{task.fields[provider]}", table_column=Column(min_width=7)),
             TextColumn("{task.description}", table_column=Column(ratio=1, no_wrap=True)),
-            TimeElapsedColumn(), console=console, transient=False, expand=True,
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+            expand=True,
         )
         self.tasks: dict[str, int] = {}
         self.prefix = "[dim](dry run)[/dim] " if dry_run else ""
@@ -226,15 +249,19 @@ def _print_refresh_summary(report: RefreshReport) -> None:
         c = o.counts
         style = {"ok": "green", "error": "red", "skipped": "yellow"}[o.status]
         table.add_row(
-            o.slug, f"[{style}]{o.status}[/{style}]",
+            o.slug,
+            f"[{style}]{o.status}[/{style}]",
             *(str(v) for v in ((c.seen, c.new, c.changed, c.gone) if c else ("", "", "", ""))),
-            str(o.skipped_rows or ""), f"{o.duration_s:.1f}s" if o.status != "skipped" else "",
+            str(o.skipped_rows or ""),
+            f"{o.duration_s:.1f}s" if o.status != "skipped" else "",
         )
         if o.error:
             notes.append(f"[{style}]{o.slug}[/{style}]: {o.error}")
         if c and c.unknown_gpu_names:
-            notes.append(f"{o.slug}: GPU names with no catalog match (stored raw): "
-                         f"{', '.join(c.unknown_gpu_names)}")
+            notes.append(
+                f"{o.slug}: GPU names with no catalog match (stored raw): "
+                f"{', '.join(c.unknown_gpu_names)}"
+            )
         if o.skipped_rows:
             notes.append(f"{o.slug}: {o.skipped_rows} row(s) skipped, e.g. {o.warnings[0]}")
     console.print(table)
@@ -242,8 +269,10 @@ def _print_refresh_summary(report: RefreshReport) -> None:
         console.print(note, highlight=False)
     failed = [o.slug for o in report.outcomes if o.status == "error"]
     if failed:
-        console.print(f"[red]failed:[/red] {', '.join(failed)} (their stored offers are "
-                      "unchanged; see GET /v1/refresh-runs)")
+        console.print(
+            f"[red]failed:[/red] {', '.join(failed)} (their stored offers are "
+            "unchanged; see GET /v1/refresh-runs)"
+        )
 
 
 if __name__ == "__main__":

@@ -59,8 +59,7 @@ def headline_logo(res: list[Residual]) -> list[Residual]:
     return [r for r in res if r.baselines]
 
 
-def grouped(res: Iterable[Residual], key: Callable[[Residual], str]
-            ) -> dict[str, list[Residual]]:
+def grouped(res: Iterable[Residual], key: Callable[[Residual], str]) -> dict[str, list[Residual]]:
     """Residuals grouped by ``key``, sorted by group name."""
     out: dict[str, list[Residual]] = defaultdict(list)
     for r in res:
@@ -85,12 +84,30 @@ def plot(lg: list[Residual], lw: list[Residual], path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(7, 6.5), dpi=110)
     head = headline_logo(lg)
-    ax.scatter([r.actual for r in head], [r.baselines["blend"] for r in head], s=7,
-               alpha=0.35, color="#bbbbbb", label="§4.5 blend baseline (LOGO)")
-    ax.scatter([r.actual for r in lw], [r.predicted for r in lw], s=8, alpha=0.55,
-               color="#e08a2c", label="FLOPs model (leave-one-workload-out)")
-    ax.scatter([r.actual for r in head], [r.predicted for r in head], s=8, alpha=0.7,
-               color="#1f5fa8", label="calibrated time model (leave-one-GPU-out)")
+    ax.scatter(
+        [r.actual for r in head],
+        [r.baselines["blend"] for r in head],
+        s=7,
+        alpha=0.35,
+        color="#bbbbbb",
+        label="§4.5 blend baseline (LOGO)",
+    )
+    ax.scatter(
+        [r.actual for r in lw],
+        [r.predicted for r in lw],
+        s=8,
+        alpha=0.55,
+        color="#e08a2c",
+        label="FLOPs model (leave-one-workload-out)",
+    )
+    ax.scatter(
+        [r.actual for r in head],
+        [r.predicted for r in head],
+        s=8,
+        alpha=0.7,
+        color="#1f5fa8",
+        label="calibrated time model (leave-one-GPU-out)",
+    )
     values = [r.actual for r in lg + lw] + [r.predicted for r in lg + lw]
     lo, hi = min(values) / 2, max(values) * 2
     ax.plot([lo, hi], [lo, hi], color="black", lw=0.8)
@@ -102,8 +119,9 @@ def plot(lg: list[Residual], lw: list[Residual], path: Path) -> None:
     ax.set_ylim(lo, hi)
     ax.set_xlabel("measured throughput (published units, 1 GPU)")
     ax.set_ylabel("predicted throughput")
-    ax.set_title("gpucost throughput estimates vs published measurements\n"
-                 "(dotted: ±25 %)", fontsize=10)
+    ax.set_title(
+        "gpucost throughput estimates vs published measurements\n(dotted: ±25 %)", fontsize=10
+    )
     ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, metadata={"Software": None})
@@ -112,15 +130,19 @@ def plot(lg: list[Residual], lw: list[Residual], path: Path) -> None:
 
 def memory_table(checks: list[MemoryCheck]) -> list[str]:
     """Markdown table of memory cases."""
-    lines = ["| case | description | GPU | metric | observed GiB | outcome | predicted GiB "
-             "| predicted risk | right side | APE |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| case | description | GPU | metric | observed GiB | outcome | predicted GiB "
+        "| predicted risk | right side | APE |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for c in checks:
         observed = f"{c.observed_gib:.2f}" if c.observed_gib is not None else "–"
         ape = pct(c.ape) if c.ape is not None else "–"
         lines.append(
             f"| {c.case} | {c.description[:70]} | {c.gpu} | {c.metric} | {observed} | "
             f"{c.outcome} | {c.predicted_gib:.2f} | {c.predicted_risk} | "
-            f"{'yes' if c.right_side else '**no**'} | {ape} |")
+            f"{'yes' if c.right_side else '**no**'} | {ape} |"
+        )
     return lines
 
 
@@ -206,16 +228,23 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         c = ape_stats([r.ape for r in rows])
         b = ape_stats(baseline_apes(rows, "blend"))
         f = ape_stats(baseline_apes(rows, "fp32_ratio"))
-        out.append(f"| {gpu} | {pct(c[0])} (p90 {pct(c[1])}) | {pct(b[0])} | {pct(f[0])} "
-                   f"| {c[2]} |")
-    out += ["", "### Per workload (calibrated / blend / FP32 ratio, median APE)", "",
-            "| workload | calibrated | blend | FP32 ratio | rows |", "|---|---|---|---|---|"]
+        out.append(
+            f"| {gpu} | {pct(c[0])} (p90 {pct(c[1])}) | {pct(b[0])} | {pct(f[0])} | {c[2]} |"
+        )
+    out += [
+        "",
+        "### Per workload (calibrated / blend / FP32 ratio, median APE)",
+        "",
+        "| workload | calibrated | blend | FP32 ratio | rows |",
+        "|---|---|---|---|---|",
+    ]
     for label, rows in grouped(head, lambda r: r.row.workload).items():
         c = ape_stats([r.ape for r in rows])
         b = ape_stats(baseline_apes(rows, "blend"))
         f = ape_stats(baseline_apes(rows, "fp32_ratio"))
-        out.append(f"| {label} | {pct(c[0])} (p90 {pct(c[1])}) | {pct(b[0])} | {pct(f[0])} "
-                   f"| {c[2]} |")
+        out.append(
+            f"| {label} | {pct(c[0])} (p90 {pct(c[1])}) | {pct(b[0])} | {pct(f[0])} | {c[2]} |"
+        )
     out += [
         "",
         "## Throughput, leave-one-workload-out (`flops_model` basis)",
@@ -259,8 +288,7 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         cls, n_gpu = key.split("|")
         c = ape_stats([r.ape for r in rows])
         lin = ape_stats(baseline_apes(rows, "linear"))
-        out.append(f"| {cls} | {int(n_gpu)} | {pct(c[0])} | {pct(c[1])} | {pct(lin[0])} "
-                   f"| {c[2]} |")
+        out.append(f"| {cls} | {int(n_gpu)} | {pct(c[0])} | {pct(c[1])} | {pct(lin[0])} | {c[2]} |")
     c = ape_stats([r.ape for r in multi])
     lin = ape_stats(baseline_apes(multi, "linear"))
     out += [f"| **all** | | **{pct(c[0])}** | {pct(c[1])} | {pct(lin[0])} | {c[2]} |", ""]
@@ -280,12 +308,18 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         "| basis | range (× estimate) | held-out rows inside | rows |",
         "|---|---|---|---|",
     ]
-    for basis, (cov, n) in (("measured", meas_cov), ("scaled", scaled_cov),
-                            ("flops_model", flops_cov)):
+    for basis, (cov, n) in (
+        ("measured", meas_cov),
+        ("scaled", scaled_cov),
+        ("flops_model", flops_cov),
+    ):
         low, high = fitted.RANGE_FACTORS[basis]
         out.append(f"| {basis} | {low:.2f} – {high:.2f} | {pct(cov)} | {n} |")
-    out += [f"| multi-GPU factor | {fitted.MULTI_GPU_RANGE[0]:.2f} – "
-            f"{fitted.MULTI_GPU_RANGE[1]:.2f} | | |", ""]
+    out += [
+        f"| multi-GPU factor | {fitted.MULTI_GPU_RANGE[0]:.2f} – "
+        f"{fitted.MULTI_GPU_RANGE[1]:.2f} | | |",
+        "",
+    ]
 
     out += [
         "## Memory",

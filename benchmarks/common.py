@@ -40,8 +40,12 @@ def create_bench_database(n_offers: int = 10_000, seed: int = 7) -> str:
     rng = random.Random(seed)
     with factory() as s, s.begin():
         seed_all(s, PROJECT_ROOT / "seed_data")
-        provider = Provider(slug="synthetic", name="Synthetic (benchmark only)", kind="cloud",
-                            source="benchmarks/common.py (random, not real offers)")
+        provider = Provider(
+            slug="synthetic",
+            name="Synthetic (benchmark only)",
+            kind="cloud",
+            source="benchmarks/common.py (random, not real offers)",
+        )
         s.add(provider)
         s.flush()
         gpus = s.execute(select(GpuModel.id, GpuModel.canonical_name, GpuModel.vram_gb)).all()
@@ -50,20 +54,31 @@ def create_bench_database(n_offers: int = 10_000, seed: int = 7) -> str:
         for i in range(n_offers):
             gid, gname, vram = rng.choice(gpus)
             count = rng.choice([1, 1, 2, 4, 8])
-            rows.append({
-                "provider_id": provider.id, "offer_key": f"syn-{i}",
-                "instance_type": f"syn.{count}x", "region": rng.choice(REGIONS),
-                "gpu_model_id": gid, "gpu_name_raw": gname, "gpu_count": float(count),
-                "vram_gib_per_gpu": vram, "vcpus": float(rng.choice([4, 8, 16, 32, 64]) * count),
-                "ram_gib": float(rng.choice([16, 32, 64, 128]) * count),
-                "system_disk_gb": 100.0, "data_disk_gb": float(rng.choice([0, 200, 1000])),
-                "interconnect": rng.choice([None, "pcie", "nvlink"]) if count > 1 else None,
-                "billing": rng.choice(["on_demand", "spot"]),
-                "price_per_hour": Decimal(str(round(rng.uniform(0.1, 4.0) * count, 4))),
-                "currency": rng.choice(["USD", "USD", "USD", "CNY"]),
-                "price_is_estimate": False, "available": True, "first_seen_at": now,
-                "last_seen_at": now, "source": "synthetic (benchmarks/common.py)",
-            })
+            rows.append(
+                {
+                    "provider_id": provider.id,
+                    "offer_key": f"syn-{i}",
+                    "instance_type": f"syn.{count}x",
+                    "region": rng.choice(REGIONS),
+                    "gpu_model_id": gid,
+                    "gpu_name_raw": gname,
+                    "gpu_count": float(count),
+                    "vram_gib_per_gpu": vram,
+                    "vcpus": float(rng.choice([4, 8, 16, 32, 64]) * count),
+                    "ram_gib": float(rng.choice([16, 32, 64, 128]) * count),
+                    "system_disk_gb": 100.0,
+                    "data_disk_gb": float(rng.choice([0, 200, 1000])),
+                    "interconnect": rng.choice([None, "pcie", "nvlink"]) if count > 1 else None,
+                    "billing": rng.choice(["on_demand", "spot"]),
+                    "price_per_hour": Decimal(str(round(rng.uniform(0.1, 4.0) * count, 4))),
+                    "currency": rng.choice(["USD", "USD", "USD", "CNY"]),
+                    "price_is_estimate": False,
+                    "available": True,
+                    "first_seen_at": now,
+                    "last_seen_at": now,
+                    "source": "synthetic (benchmarks/common.py)",
+                }
+            )
         s.execute(insert(InstanceOffer), rows)
     engine.dispose()
     return url

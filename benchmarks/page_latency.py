@@ -51,21 +51,26 @@ def main() -> None:
     logging.disable(logging.WARNING)
     t0 = time.perf_counter()
     url = create_bench_database(args.offers)
-    print(f"setup: {args.offers} synthetic + seed offers loaded in "
-          f"{time.perf_counter() - t0:.1f} s")
+    print(
+        f"setup: {args.offers} synthetic + seed offers loaded in {time.perf_counter() - t0:.1f} s"
+    )
     try:
         app = create_app(Settings(database_url=url))
         with TestClient(app) as client:
-            first = client.get("/v1/rank", params={"preset": "resnet50-imagenet",
-                                                   "limit": 1}).json()
+            first = client.get(
+                "/v1/rank", params={"preset": "resnet50-imagenet", "limit": 1}
+            ).json()
             print(f"offers ranked per request: {first['total_offers']}")
             offer_id = first["results"][0]["offer"]["id"]
             for path in [*PAGES, f"/offers/{offer_id}?preset=resnet50-imagenet"]:
                 p50, p95, size = _time(client, path, args.requests)
-                target = f"  (target p50 < {TARGET_MS:.0f} ms)" if not path.startswith(
-                    "/v1") else ""
-                print(f"GET {path:<70} p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  "
-                      f"{size / 1024:6.0f} KiB{target}")
+                target = (
+                    f"  (target p50 < {TARGET_MS:.0f} ms)" if not path.startswith("/v1") else ""
+                )
+                print(
+                    f"GET {path:<70} p50 {p50:6.1f} ms  p95 {p95:6.1f} ms  "
+                    f"{size / 1024:6.0f} KiB{target}"
+                )
     finally:
         drop_bench_database(url)
 

@@ -39,8 +39,9 @@ def main() -> None:
     logging.disable(logging.WARNING)
     t0 = time.perf_counter()
     url = create_bench_database(args.offers)
-    print(f"setup: {args.offers} synthetic + seed offers loaded in "
-          f"{time.perf_counter() - t0:.1f} s")
+    print(
+        f"setup: {args.offers} synthetic + seed offers loaded in {time.perf_counter() - t0:.1f} s"
+    )
     try:
         engine = create_engine_from_url(url)
         with engine.connect() as conn:
@@ -48,8 +49,11 @@ def main() -> None:
             selects = []
             for _ in range(args.requests):
                 t = time.perf_counter()
-                conn.execute(select(InstanceOffer.__table__, Provider.slug).join(Provider)
-                             .where(InstanceOffer.available.is_(True))).all()
+                conn.execute(
+                    select(InstanceOffer.__table__, Provider.slug)
+                    .join(Provider)
+                    .where(InstanceOffer.available.is_(True))
+                ).all()
                 selects.append((time.perf_counter() - t) * 1000)
         engine.dispose()
         p50, p95 = _percentiles(selects)
@@ -68,8 +72,10 @@ def main() -> None:
                     assert r.status_code == 200, r.text
                 p50, p95 = _percentiles(times)
                 n = r.json()["total_offers"]
-                print(f"POST /v1/rank {preset:<20} over {n} offers: "
-                      f"p50 {p50:.1f} ms  p95 {p95:.1f} ms  (target p50 <= 100 ms)")
+                print(
+                    f"POST /v1/rank {preset:<20} over {n} offers: "
+                    f"p50 {p50:.1f} ms  p95 {p95:.1f} ms  (target p50 <= 100 ms)"
+                )
     finally:
         drop_bench_database(url)
 

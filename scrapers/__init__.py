@@ -17,8 +17,14 @@ from scrapers.records import ScrapedOffer
 #: Every scraper by provider slug (the slugs of ``seed_data/providers.csv``).
 SCRAPERS: dict[str, Scraper] = {
     s.slug: s
-    for s in (vast.SCRAPER, runpod.SCRAPER, azure.SCRAPER, aws.SCRAPER, lambda_cloud.SCRAPER,
-              vultr.SCRAPER)
+    for s in (
+        vast.SCRAPER,
+        runpod.SCRAPER,
+        azure.SCRAPER,
+        aws.SCRAPER,
+        lambda_cloud.SCRAPER,
+        vultr.SCRAPER,
+    )
 }
 
 __all__ = ["SCRAPERS", "ScrapeResult", "ScrapedOffer", "Scraper", "ScraperError"]

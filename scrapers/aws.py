@@ -76,9 +76,14 @@ _GPU_TYPE = re.compile(r'"((?:p|g|gr)\d[a-z0-9-]*)\.[a-z0-9]+"')
 _MEMORY = re.compile(r"([\d.,]+)\s*GiB", re.IGNORECASE)
 _STORAGE = re.compile(r"(\d+)\s*x\s*([\d.,]+)")
 #: Legacy region names of the old spot.js feed (still seen in mirrors).
-_SPOT_REGION_ALIASES = {"us-east": "us-east-1", "us-west": "us-west-1", "eu-ireland": "eu-west-1",
-                        "apac-sin": "ap-southeast-1", "apac-syd": "ap-southeast-2",
-                        "apac-tokyo": "ap-northeast-1"}
+_SPOT_REGION_ALIASES = {
+    "us-east": "us-east-1",
+    "us-west": "us-west-1",
+    "eu-ireland": "eu-west-1",
+    "apac-sin": "ap-southeast-1",
+    "apac-syd": "ap-southeast-2",
+    "apac-tokyo": "ap-northeast-1",
+}
 
 
 def keep_line(line: str) -> bool:
@@ -120,8 +125,7 @@ def _disk_gb(storage: str | None) -> float | None:
     return float(m.group(1)) * float(m.group(2).replace(",", ""))
 
 
-def parse_price_list(lines: Iterable[str], result: ScrapeResult | None = None
-                     ) -> list[OnDemandRow]:
+def parse_price_list(lines: Iterable[str], result: ScrapeResult | None = None) -> list[OnDemandRow]:
     """Price-list CSV lines (preamble, header, rows; may be prefiltered) → GPU rows (pure).
 
     A family with GPUs that :data:`AWS_FAMILIES` does not know is reported in ``result``
@@ -152,13 +156,17 @@ def parse_price_list(lines: Iterable[str], result: ScrapeResult | None = None
         def col(name: str, row: dict[str, str] = row) -> str:
             return row.get(name, "")
 
-        if (col("TermType") != "OnDemand" or col("Unit") not in ("", "Hrs")
-                or col("Currency") not in ("", "USD") or col("Tenancy") not in ("", "Shared")
-                or col("Operating System") not in ("", "Linux")
-                or col("CapacityStatus") not in ("", "Used")
-                or col("Pre Installed S/W") not in ("", "NA")
-                or col("MarketOption") not in ("", "OnDemand")
-                or not col("Product Family").startswith("Compute Instance")):
+        if (
+            col("TermType") != "OnDemand"
+            or col("Unit") not in ("", "Hrs")
+            or col("Currency") not in ("", "USD")
+            or col("Tenancy") not in ("", "Shared")
+            or col("Operating System") not in ("", "Linux")
+            or col("CapacityStatus") not in ("", "Used")
+            or col("Pre Installed S/W") not in ("", "NA")
+            or col("MarketOption") not in ("", "OnDemand")
+            or not col("Product Family").startswith("Compute Instance")
+        ):
             continue
         instance_type = col("Instance Type")
         family = instance_type.split(".")[0]
@@ -166,17 +174,25 @@ def parse_price_list(lines: Iterable[str], result: ScrapeResult | None = None
             if (_number(col("GPU")) or 0) > 0:
                 unknown.add(family)
             continue
-        rows.append(OnDemandRow(
-            instance_type=instance_type, region=col("Region Code"), price=col("PricePerUnit"),
-            vcpus=_number(col("vCPU")), ram_gib=_number(col("Memory"), _MEMORY),
-            disk_gb=_disk_gb(col("Storage")), gpu_count=_number(col("GPU")),
-        ))
+        rows.append(
+            OnDemandRow(
+                instance_type=instance_type,
+                region=col("Region Code"),
+                price=col("PricePerUnit"),
+                vcpus=_number(col("vCPU")),
+                ram_gib=_number(col("Memory"), _MEMORY),
+                disk_gb=_disk_gb(col("Storage")),
+                gpu_count=_number(col("GPU")),
+            )
+        )
     if header is None:
-        raise ScraperError("aws price list: no CSV header line (\"SKU\",…) found")
+        raise ScraperError('aws price list: no CSV header line ("SKU",…) found')
     for family in sorted(unknown):
         if result is not None:
-            result.warn(f"aws instance family {family} has GPUs but is not in AWS_FAMILIES "
-                        "(GPU model unknown): not stored")
+            result.warn(
+                f"aws instance family {family} has GPUs but is not in AWS_FAMILIES "
+                "(GPU model unknown): not stored"
+            )
     return rows
 
 
@@ -226,8 +242,9 @@ def parse_spot(payload: Any, result: ScrapeResult) -> dict[tuple[str, str], str]
     prices: dict[tuple[str, str], str] = {}
     for region in feed.config.regions:
         name = _SPOT_REGION_ALIASES.get(region.region, region.region)
-        for itype in validate_rows(_SpotType, region.instanceTypes, "aws spot instanceTypes",
-                                   result):
+        for itype in validate_rows(
+            _SpotType, region.instanceTypes, "aws spot instanceTypes", result
+        ):
             for size in itype.sizes:
                 if size.size.split(".")[0] not in AWS_FAMILIES:
                     continue
@@ -245,17 +262,23 @@ def decode_spot(text: str) -> Any:
     """
     body = text.strip()
     if body.startswith("callback("):
-        body = body[len("callback("):].rstrip(";").rstrip(")")
+        body = body[len("callback(") :].rstrip(";").rstrip(")")
     try:
         return json.loads(body)
     except json.JSONDecodeError as exc:
-        raise ScraperError(f"aws spot feed: malformed JSON ({exc.msg}); "
-                           f"body starts {body[:60]!r}") from exc
+        raise ScraperError(
+            f"aws spot feed: malformed JSON ({exc.msg}); body starts {body[:60]!r}"
+        ) from exc
 
 
-def build_offers(rows: list[OnDemandRow], spot: dict[tuple[str, str], str], *,
-                 price_list_base: str, spot_source: str, result: ScrapeResult | None = None
-                 ) -> ScrapeResult:
+def build_offers(
+    rows: list[OnDemandRow],
+    spot: dict[tuple[str, str], str],
+    *,
+    price_list_base: str,
+    spot_source: str,
+    result: ScrapeResult | None = None,
+) -> ScrapeResult:
     """On-demand rows + spot prices → offers (pure); sources are the URLs read."""
     result = result or ScrapeResult()
     for row in rows:
@@ -265,22 +288,39 @@ def build_offers(rows: list[OnDemandRow], spot: dict[tuple[str, str], str], *,
             result.warn(f"aws {row.instance_type} {row.region}: no GPU count; skipped")
             continue
         common: dict[str, Any] = {
-            "provider": "aws", "offer_key": row.instance_type,
-            "instance_type": row.instance_type, "region": row.region or "unknown",
-            "gpu_name_raw": family.gpu, "gpu_count": count,
-            "vram_gib_per_gpu": family.vram_gib, "vcpus": positive(row.vcpus),
-            "ram_gib": positive(row.ram_gib), "disk_gb": row.disk_gb,
-            "interconnect": family.interconnect if count > 1 else None, "currency": "USD",
+            "provider": "aws",
+            "offer_key": row.instance_type,
+            "instance_type": row.instance_type,
+            "region": row.region or "unknown",
+            "gpu_name_raw": family.gpu,
+            "gpu_count": count,
+            "vram_gib_per_gpu": family.vram_gib,
+            "vcpus": positive(row.vcpus),
+            "ram_gib": positive(row.ram_gib),
+            "disk_gb": row.disk_gb,
+            "interconnect": family.interconnect if count > 1 else None,
+            "currency": "USD",
         }
-        build_offer(result, f"aws {row.instance_type} {row.region}", billing="on_demand",
-                    price_per_hour=to_price(row.price),
-                    source=price_list_url(price_list_base, row.region),
-                    notes="public price list; GPU model from the family table", **common)
+        build_offer(
+            result,
+            f"aws {row.instance_type} {row.region}",
+            billing="on_demand",
+            price_per_hour=to_price(row.price),
+            source=price_list_url(price_list_base, row.region),
+            notes="public price list; GPU model from the family table",
+            **common,
+        )
         spot_price = to_price(spot.get((row.region, row.instance_type)))
         if spot_price is not None:
-            build_offer(result, f"aws {row.instance_type} {row.region} spot", billing="spot",
-                        price_per_hour=spot_price, source=spot_source,
-                        notes="spot.json linux price for the region", **common)
+            build_offer(
+                result,
+                f"aws {row.instance_type} {row.region} spot",
+                billing="spot",
+                price_per_hour=spot_price,
+                source=spot_source,
+                notes="spot.json linux price for the region",
+                **common,
+            )
     return result
 
 
@@ -318,9 +358,20 @@ async def fetch_offers(http: Http, settings: ScraperSettings) -> ScrapeResult:
         return part
 
     result.extend(await gather_parts((one(r) for r in settings.aws_regions), http.concurrency))
-    return build_offers(rows, spot, price_list_base=settings.aws_url,
-                        spot_source=settings.aws_spot_url, result=result)
+    return build_offers(
+        rows,
+        spot,
+        price_list_base=settings.aws_url,
+        spot_source=settings.aws_spot_url,
+        result=result,
+    )
 
 
-SCRAPER = Scraper(slug="aws", name="Amazon Web Services", homepage_url="https://aws.amazon.com",
-                  kind="cloud", docs_url=DOCS_URL, fetch=fetch_offers)
+SCRAPER = Scraper(
+    slug="aws",
+    name="Amazon Web Services",
+    homepage_url="https://aws.amazon.com",
+    kind="cloud",
+    docs_url=DOCS_URL,
+    fetch=fetch_offers,
+)

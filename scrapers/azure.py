@@ -54,8 +54,10 @@ class AzureSize:
     interconnect: str | None = None
 
 
-_ASPIRE = ("microsoft/aspire src/Aspire.Hosting.Azure.Kubernetes/AksNodeVmSizes.cs "
-           "(vCPUs, RAM, GPU count per size)")
+_ASPIRE = (
+    "microsoft/aspire src/Aspire.Hosting.Azure.Kubernetes/AksNodeVmSizes.cs "
+    "(vCPUs, RAM, GPU count per size)"
+)
 #: Sources: vCPU/RAM/GPU count from :data:`_ASPIRE` (generated from Azure's SKU API), except
 #: the NCasT4_v3 sizes (Azure "NCasT4_v3-series" size page); GPU model and per-GPU VRAM per
 #: series from the Azure size pages as summarised in providers.md §4 (gpuhunt
@@ -124,8 +126,10 @@ def region_filter(region: str) -> str:
 
     Values are case-sensitive since ``2023-01-01-preview`` (API docs).
     """
-    return ("serviceName eq 'Virtual Machines' and priceType eq 'Consumption' "
-            f"and armRegionName eq '{region}' and contains(armSkuName, 'Standard_N')")
+    return (
+        "serviceName eq 'Virtual Machines' and priceType eq 'Consumption' "
+        f"and armRegionName eq '{region}' and contains(armSkuName, 'Standard_N')"
+    )
 
 
 def parse_items(pages: list[Any], *, source: str) -> ScrapeResult:
@@ -141,10 +145,13 @@ def parse_items(pages: list[Any], *, source: str) -> ScrapeResult:
         items = validate_payload(AzurePage, page, "azure prices page").Items
         for item in validate_rows(AzurePriceItem, items, "azure Items", result):
             text = f"{item.skuName} {item.meterName}"
-            if (item.type not in (None, "Consumption")
-                    or (item.unitOfMeasure or "1 Hour") != "1 Hour"
-                    or _WINDOWS.search(item.productName) or "Cloud Services" in item.productName
-                    or "Low Priority" in text):
+            if (
+                item.type not in (None, "Consumption")
+                or (item.unitOfMeasure or "1 Hour") != "1 Hour"
+                or _WINDOWS.search(item.productName)
+                or "Cloud Services" in item.productName
+                or "Low Priority" in text
+            ):
                 continue
             if item.armSkuName not in AZURE_SIZES:
                 if item.armSkuName.startswith("Standard_N"):
@@ -154,18 +161,29 @@ def parse_items(pages: list[Any], *, source: str) -> ScrapeResult:
             key = (item.armSkuName, item.armRegionName.lower(), billing)
             previous = chosen.get(key)
             if previous is None or (item.effectiveStartDate or "") > (
-                    previous.effectiveStartDate or ""):
+                previous.effectiveStartDate or ""
+            ):
                 chosen[key] = item
     for name in sorted(unknown):
         result.warn(f"azure VM size {name} is not in AZURE_SIZES (GPU unknown): not stored")
     for (sku, region, billing), item in chosen.items():
         size = AZURE_SIZES[sku]
         build_offer(
-            result, f"azure {sku} {region} {billing}", provider="azure", offer_key=sku,
-            instance_type=sku, region=region, billing=billing, gpu_name_raw=size.gpu,
-            gpu_count=round(size.gpu_count, 4), vram_gib_per_gpu=size.vram_gib, vcpus=size.vcpus,
-            ram_gib=size.ram_gib, interconnect=size.interconnect,
-            price_per_hour=to_price(item.retailPrice), currency=item.currencyCode.upper(),
+            result,
+            f"azure {sku} {region} {billing}",
+            provider="azure",
+            offer_key=sku,
+            instance_type=sku,
+            region=region,
+            billing=billing,
+            gpu_name_raw=size.gpu,
+            gpu_count=round(size.gpu_count, 4),
+            vram_gib_per_gpu=size.vram_gib,
+            vcpus=size.vcpus,
+            ram_gib=size.ram_gib,
+            interconnect=size.interconnect,
+            price_per_hour=to_price(item.retailPrice),
+            currency=item.currencyCode.upper(),
             source=source,
             notes=f"meter '{item.meterName}'; listed price (no capacity data in the price API)",
         )
@@ -191,8 +209,10 @@ async def fetch_region(http: Http, settings: ScraperSettings, region: str) -> li
     fetched = 0
     while True:
         if len(pages) >= settings.azure_max_pages:
-            raise ScraperError(f"azure {region}: more than {settings.azure_max_pages} pages; "
-                               "refusing to store a truncated price list")
+            raise ScraperError(
+                f"azure {region}: more than {settings.azure_max_pages} pages; "
+                "refusing to store a truncated price list"
+            )
         page = await http.json("GET", base, params=params)
         pages.append(page)
         parsed = validate_payload(AzurePage, page, f"azure prices page ({region})")
@@ -220,5 +240,11 @@ async def fetch_offers(http: Http, settings: ScraperSettings) -> ScrapeResult:
     return await gather_parts((one(r) for r in settings.azure_regions), http.concurrency)
 
 
-SCRAPER = Scraper(slug="azure", name="Microsoft Azure", homepage_url="https://azure.microsoft.com",
-                  kind="cloud", docs_url=DOCS_URL, fetch=fetch_offers)
+SCRAPER = Scraper(
+    slug="azure",
+    name="Microsoft Azure",
+    homepage_url="https://azure.microsoft.com",
+    kind="cloud",
+    docs_url=DOCS_URL,
+    fetch=fetch_offers,
+)

@@ -38,11 +38,12 @@ class ScrapeResult:
         self.offers.extend(other.offers)
         self.skipped += other.skipped
         room = MAX_WARNINGS - len(self.warnings)
-        self.warnings.extend(other.warnings[:max(room, 0)])
+        self.warnings.extend(other.warnings[: max(room, 0)])
 
 
-async def gather_parts(parts: Iterable[Coroutine[Any, Any, ScrapeResult]],
-                       limit: int = 4) -> ScrapeResult:
+async def gather_parts(
+    parts: Iterable[Coroutine[Any, Any, ScrapeResult]], limit: int = 4
+) -> ScrapeResult:
     """Run partial fetches, ``limit`` at a time, and merge them in order.
 
     The first failure cancels the rest and is raised (a provider is all or nothing).
@@ -98,12 +99,13 @@ def validate_payload(model: type[M], payload: Any, what: str) -> M:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise ScraperError(f"{what}: unexpected payload shape: {where}: {first['msg']} "
-                           f"({exc.error_count()} error(s))") from exc
+        raise ScraperError(
+            f"{what}: unexpected payload shape: {where}: {first['msg']} "
+            f"({exc.error_count()} error(s))"
+        ) from exc
 
 
-def validate_rows(model: type[M], rows: Iterable[Any], what: str,
-                  result: ScrapeResult) -> list[M]:
+def validate_rows(model: type[M], rows: Iterable[Any], what: str, result: ScrapeResult) -> list[M]:
     """Validate rows one by one; a malformed row is skipped and reported in ``result``."""
     out: list[M] = []
     for i, row in enumerate(rows):

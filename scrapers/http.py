@@ -66,8 +66,9 @@ class Http:
         concurrency: parallel requests a single provider may make.
     """
 
-    def __init__(self, client: httpx.AsyncClient, retry: RetryPolicy | None = None,
-                 concurrency: int = 4):
+    def __init__(
+        self, client: httpx.AsyncClient, retry: RetryPolicy | None = None, concurrency: int = 4
+    ):
         self.client = client
         self.retry = retry or RetryPolicy()
         self.concurrency = concurrency
@@ -80,8 +81,12 @@ class Http:
         return min(self.retry.backoff_s * 2 ** (state.attempt_number - 1), cap)
 
     def _retrying(self) -> AsyncRetrying:
-        return AsyncRetrying(stop=stop_after_attempt(self.retry.attempts), wait=self._wait,
-                             retry=retry_if_exception(_is_retryable), reraise=True)
+        return AsyncRetrying(
+            stop=stop_after_attempt(self.retry.attempts),
+            wait=self._wait,
+            retry=retry_if_exception(_is_retryable),
+            reraise=True,
+        )
 
     def _failure(self, method: str, url: str, exc: Exception) -> ScraperError:
         tries = f"after {self.retry.attempts} attempt{'s' if self.retry.attempts > 1 else ''}"
@@ -89,8 +94,9 @@ class Http:
             return ScraperError(f"{method} {url}: HTTP {exc.status_code} {tries}")
         if isinstance(exc, httpx.TimeoutException):
             return ScraperError(f"{method} {url}: timed out {tries} ({type(exc).__name__})")
-        return ScraperError(f"{method} {url}: connection failed {tries}: "
-                            f"{type(exc).__name__}: {exc}")
+        return ScraperError(
+            f"{method} {url}: connection failed {tries}: {type(exc).__name__}: {exc}"
+        )
 
     @staticmethod
     def _check(method: str, url: str, response: httpx.Response, body: str) -> None:
@@ -127,8 +133,9 @@ class Http:
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
             snippet = " ".join(response.text.split())[:80]
-            raise ScraperError(f"{method} {url}: malformed JSON ({reason}); "
-                               f"body starts {snippet!r}") from exc
+            raise ScraperError(
+                f"{method} {url}: malformed JSON ({reason}); body starts {snippet!r}"
+            ) from exc
 
     @asynccontextmanager
     async def stream_lines(self, url: str, **kwargs: Any) -> AsyncIterator[AsyncIterator[str]]:
@@ -153,14 +160,16 @@ class Http:
                 self._check("GET", url, response, response.text)
             yield response.aiter_lines()
         except httpx.TransportError as exc:
-            raise ScraperError(f"GET {url}: connection failed while reading: "
-                               f"{type(exc).__name__}: {exc}") from exc
+            raise ScraperError(
+                f"GET {url}: connection failed while reading: {type(exc).__name__}: {exc}"
+            ) from exc
         finally:
             await response.aclose()
 
 
-def make_client(settings: ScraperSettings,
-                transport: httpx.AsyncBaseTransport | None = None) -> httpx.AsyncClient:
+def make_client(
+    settings: ScraperSettings, transport: httpx.AsyncBaseTransport | None = None
+) -> httpx.AsyncClient:
     """The shared ``httpx.AsyncClient``: timeouts, User-Agent, connection limits.
 
     ``transport`` replaces the network (``httpx.MockTransport`` in tests).
@@ -176,5 +185,8 @@ def make_client(settings: ScraperSettings,
 
 def make_http(settings: ScraperSettings, client: httpx.AsyncClient) -> Http:
     """:class:`Http` over ``client`` with the retry policy and concurrency of ``settings``."""
-    return Http(client, RetryPolicy(settings.retries, settings.backoff_s, settings.backoff_max_s),
-                settings.concurrency)
+    return Http(
+        client,
+        RetryPolicy(settings.retries, settings.backoff_s, settings.backoff_max_s),
+        settings.concurrency,
+    )

@@ -33,8 +33,11 @@ from scrapers.settings import ScraperSettings
 DOCS_URL = "https://docs.lambda.ai/api/cloud"
 GIB_TO_GB = 1.073741824
 
-_LABEL = re.compile(r"^\s*(?:(\d+)\s*x\s+)?(?P<name>[^(]+?)\s*(?:\((?P<vram>\d+(?:\.\d+)?)\s*GB"
-                    r"\s*(?P<form>[^)]*)\))?\s*$", re.IGNORECASE)
+_LABEL = re.compile(
+    r"^\s*(?:(\d+)\s*x\s+)?(?P<name>[^(]+?)\s*(?:\((?P<vram>\d+(?:\.\d+)?)\s*GB"
+    r"\s*(?P<form>[^)]*)\))?\s*$",
+    re.IGNORECASE,
+)
 _COUNT = re.compile(r"^gpu_(\d+)x_")
 
 
@@ -127,13 +130,24 @@ def parse_offers(payload: Any, *, source: str) -> ScrapeResult:
         disk = specs.storage_gib * GIB_TO_GB if specs.storage_gib else None
         for region in entry.regions_with_capacity_available:
             build_offer(
-                result, f"lambda {t.name} {region.name}", provider="lambda", offer_key=t.name,
-                instance_type=t.name, region=region.name, billing="on_demand",
-                gpu_name_raw=label, gpu_count=count, vram_gib_per_gpu=vram,
-                vcpus=positive(specs.vcpus), ram_gib=positive(specs.memory_gib),
-                disk_gb=round(disk, 1) if disk else None, interconnect=interconnect,
-                price_per_hour=to_price(t.price_cents_per_hour, cents=True), currency="USD",
-                source=source, notes=f"{t.description or t.name}; capacity available now",
+                result,
+                f"lambda {t.name} {region.name}",
+                provider="lambda",
+                offer_key=t.name,
+                instance_type=t.name,
+                region=region.name,
+                billing="on_demand",
+                gpu_name_raw=label,
+                gpu_count=count,
+                vram_gib_per_gpu=vram,
+                vcpus=positive(specs.vcpus),
+                ram_gib=positive(specs.memory_gib),
+                disk_gb=round(disk, 1) if disk else None,
+                interconnect=interconnect,
+                price_per_hour=to_price(t.price_cents_per_hour, cents=True),
+                currency="USD",
+                source=source,
+                notes=f"{t.description or t.name}; capacity available now",
             )
     return result
 
@@ -152,5 +166,12 @@ async def fetch_offers(http: Http, settings: ScraperSettings) -> ScrapeResult:
     return parse_offers(payload, source=url)
 
 
-SCRAPER = Scraper(slug="lambda", name="Lambda", homepage_url="https://lambda.ai", kind="cloud",
-                  docs_url=DOCS_URL, fetch=fetch_offers, needs_api_key=True)
+SCRAPER = Scraper(
+    slug="lambda",
+    name="Lambda",
+    homepage_url="https://lambda.ai",
+    kind="cloud",
+    docs_url=DOCS_URL,
+    fetch=fetch_offers,
+    needs_api_key=True,
+)

@@ -117,8 +117,9 @@ def _interconnect(name: str) -> str | None:
     return None
 
 
-def parse_offers(payload: Any, *, gpu_count: int, secure: bool, source: str,
-                 min_cuda: str | None = None) -> ScrapeResult:
+def parse_offers(
+    payload: Any, *, gpu_count: int, secure: bool, source: str, min_cuda: str | None = None
+) -> ScrapeResult:
     """One ``lowestPrice`` answer → offers for ``gpu_count`` GPUs in one cloud (pure).
 
     Raises:
@@ -134,8 +135,9 @@ def parse_offers(payload: Any, *, gpu_count: int, secure: bool, source: str,
     tier = "secure" if secure else "community"
     for t in answer.data.gpuTypes:
         offered = t.secureCloud if secure else t.communityCloud
-        most = (t.maxGpuCountSecureCloud if secure else t.maxGpuCountCommunityCloud) \
-            or t.maxGpuCount
+        most = (
+            t.maxGpuCountSecureCloud if secure else t.maxGpuCountCommunityCloud
+        ) or t.maxGpuCount
         if offered is False or (most is not None and gpu_count > most):
             continue
         lp = t.lowestPrice or LowestPrice()
@@ -147,26 +149,47 @@ def parse_offers(payload: Any, *, gpu_count: int, secure: bool, source: str,
         if not in_stock and on_demand is None and spot is None:
             continue  # not offered for this count/cloud
         name = t.displayName or t.id
-        notes = [f"lowest price over {tier} cloud (lowestPrice)",
-                 f"stock {lp.stockStatus or 'none'}"]
+        notes = [
+            f"lowest price over {tier} cloud (lowestPrice)",
+            f"stock {lp.stockStatus or 'none'}",
+        ]
         if lp.countryCode:
             notes.append(f"country {lp.countryCode}")
         if min_cuda:
             notes.append(f"filtered to hosts with CUDA >= {min_cuda}")
         common: dict[str, Any] = {
-            "provider": "runpod", "offer_key": f"{t.id}|{gpu_count}x|{tier}",
-            "instance_type": f"{gpu_count}x {name} ({tier.title()} Cloud)", "region": "any",
-            "gpu_name_raw": name, "gpu_count": gpu_count,
-            "vram_gib_per_gpu": positive(t.memoryInGb), "vcpus": positive(lp.minVcpu),
-            "ram_gib": positive(lp.minMemory), "interconnect": _interconnect(name),
-            "currency": "USD", "available": in_stock, "source": source,
+            "provider": "runpod",
+            "offer_key": f"{t.id}|{gpu_count}x|{tier}",
+            "instance_type": f"{gpu_count}x {name} ({tier.title()} Cloud)",
+            "region": "any",
+            "gpu_name_raw": name,
+            "gpu_count": gpu_count,
+            "vram_gib_per_gpu": positive(t.memoryInGb),
+            "vcpus": positive(lp.minVcpu),
+            "ram_gib": positive(lp.minMemory),
+            "interconnect": _interconnect(name),
+            "currency": "USD",
+            "available": in_stock,
+            "source": source,
         }
-        build_offer(result, f"runpod {t.id} {tier} x{gpu_count}", billing="on_demand",
-                    price_per_hour=on_demand, notes="; ".join(notes), **common)
+        build_offer(
+            result,
+            f"runpod {t.id} {tier} x{gpu_count}",
+            billing="on_demand",
+            price_per_hour=on_demand,
+            notes="; ".join(notes),
+            **common,
+        )
         if spot is not None:
-            build_offer(result, f"runpod {t.id} {tier} x{gpu_count} spot", billing="spot",
-                        price_per_hour=spot, price_is_estimate=True,
-                        notes="; ".join([*notes, "interruptible: bid floor"]), **common)
+            build_offer(
+                result,
+                f"runpod {t.id} {tier} x{gpu_count} spot",
+                billing="spot",
+                price_per_hour=spot,
+                price_is_estimate=True,
+                notes="; ".join([*notes, "interruptible: bid floor"]),
+                **common,
+            )
     return result
 
 
@@ -189,15 +212,24 @@ async def fetch_offers(http: Http, settings: ScraperSettings) -> ScrapeResult:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
 
     async def one(count: int, secure: bool) -> ScrapeResult:
-        body = {"query": LOWEST_PRICE_QUERY,
-                "variables": variables(count, secure, settings.runpod_min_cuda)}
+        body = {
+            "query": LOWEST_PRICE_QUERY,
+            "variables": variables(count, secure, settings.runpod_min_cuda),
+        }
         payload = await http.json("POST", url, json=body, headers=headers)
-        return parse_offers(payload, gpu_count=count, secure=secure, source=url,
-                            min_cuda=settings.runpod_min_cuda)
+        return parse_offers(
+            payload, gpu_count=count, secure=secure, source=url, min_cuda=settings.runpod_min_cuda
+        )
 
     parts = (one(c, s) for c in settings.runpod_gpu_counts for s in (True, False))
     return await gather_parts(parts, http.concurrency)
 
 
-SCRAPER = Scraper(slug="runpod", name="RunPod", homepage_url="https://www.runpod.io",
-                  kind="cloud", docs_url=DOCS_URL, fetch=fetch_offers)
+SCRAPER = Scraper(
+    slug="runpod",
+    name="RunPod",
+    homepage_url="https://www.runpod.io",
+    kind="cloud",
+    docs_url=DOCS_URL,
+    fetch=fetch_offers,
+)

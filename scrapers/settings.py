@@ -22,10 +22,33 @@ IntList = Annotated[list[int], NoDecode]
 
 #: Vast ``gpu_name`` values queried one by one (exact names, see providers.md §1 pitfalls).
 DEFAULT_VAST_GPU_NAMES = [
-    "RTX 4090", "RTX 5090", "RTX 3090", "RTX 4080S", "RTX 4070S Ti", "RTX A6000",
-    "RTX 6000Ada", "RTX PRO 6000 WS", "RTX PRO 6000 S", "A40", "A10", "L4", "L40", "L40S",
-    "A100 PCIE", "A100 SXM4", "A100X", "H100 PCIE", "H100 SXM", "H100 NVL", "H200", "H200 NVL",
-    "B200", "Tesla V100", "Tesla T4", "Q RTX 6000", "Q RTX 8000",
+    "RTX 4090",
+    "RTX 5090",
+    "RTX 3090",
+    "RTX 4080S",
+    "RTX 4070S Ti",
+    "RTX A6000",
+    "RTX 6000Ada",
+    "RTX PRO 6000 WS",
+    "RTX PRO 6000 S",
+    "A40",
+    "A10",
+    "L4",
+    "L40",
+    "L40S",
+    "A100 PCIE",
+    "A100 SXM4",
+    "A100X",
+    "H100 PCIE",
+    "H100 SXM",
+    "H100 NVL",
+    "H200",
+    "H200 NVL",
+    "B200",
+    "Tesla V100",
+    "Tesla T4",
+    "Q RTX 6000",
+    "Q RTX 8000",
 ]
 
 
@@ -74,10 +97,18 @@ class ScraperSettings(BaseSettings):
 
     azure_url: str = "https://prices.azure.com/api/retail/prices"
     azure_api_key: SecretStr | None = None
-    azure_regions: StrList = Field(default_factory=lambda: [
-        "eastus", "eastus2", "southcentralus", "westus2", "westus3", "westeurope",
-        "northeurope", "swedencentral",
-    ])
+    azure_regions: StrList = Field(
+        default_factory=lambda: [
+            "eastus",
+            "eastus2",
+            "southcentralus",
+            "westus2",
+            "westus3",
+            "westeurope",
+            "northeurope",
+            "swedencentral",
+        ]
+    )
     #: Safety stop for ``NextPageLink`` walks; hitting it fails the provider (never truncates).
     azure_max_pages: int = Field(default=200, ge=1)
 
@@ -92,8 +123,14 @@ class ScraperSettings(BaseSettings):
     vultr_url: str = "https://api.vultr.com/v2"
     vultr_api_key: SecretStr | None = None
 
-    @field_validator("providers", "vast_gpu_names", "azure_regions", "aws_regions",
-                     "runpod_gpu_counts", mode="before")
+    @field_validator(
+        "providers",
+        "vast_gpu_names",
+        "azure_regions",
+        "aws_regions",
+        "runpod_gpu_counts",
+        mode="before",
+    )
     @classmethod
     def _lists(cls, value: Any) -> Any:
         return _split(value)

@@ -95,8 +95,9 @@ def _ram_gib(o: VastOffer) -> float | None:
     return positive(round(o.cpu_ram * o.cpu_cores_effective / o.cpu_cores / 1024, 2))
 
 
-def parse_offers(payload: Any, *, source: str, storage_gb: float = 0,
-                 only_gpu_name: str | None = None) -> ScrapeResult:
+def parse_offers(
+    payload: Any, *, source: str, storage_gb: float = 0, only_gpu_name: str | None = None
+) -> ScrapeResult:
     """Vast ``/bundles/`` payload → offers (pure).
 
     Args:
@@ -126,30 +127,46 @@ def parse_offers(payload: Any, *, source: str, storage_gb: float = 0,
         if (o.bw_nvlink or 0) > 0:
             notes.append(f"NVLink {o.bw_nvlink:g} GB/s (bw_nvlink)")
         common: dict[str, Any] = {
-            "provider": "vast", "offer_key": key,
+            "provider": "vast",
+            "offer_key": key,
             "instance_type": f"{o.num_gpus}x {o.gpu_name}",
             "region": (o.geolocation or "").strip() or "unknown",
-            "gpu_name_raw": o.gpu_name, "gpu_count": o.num_gpus,
+            "gpu_name_raw": o.gpu_name,
+            "gpu_count": o.num_gpus,
             "vram_gib_per_gpu": mib_to_gib(o.gpu_ram),
-            "vcpus": positive(o.cpu_cores_effective), "cpu_model": o.cpu_name,
-            "ram_gib": _ram_gib(o), "disk_gb": positive(o.disk_space),
+            "vcpus": positive(o.cpu_cores_effective),
+            "cpu_model": o.cpu_name,
+            "ram_gib": _ram_gib(o),
+            "disk_gb": positive(o.disk_space),
             "max_cuda": f"{o.cuda_max_good:g}" if positive(o.cuda_max_good) else None,
-            "driver_version": o.driver_version, "interconnect": _interconnect(o),
-            "network_up_mbps": positive(o.inet_up), "network_down_mbps": positive(o.inet_down),
-            "currency": "USD", "available": bool(o.rentable) and not o.rented,
+            "driver_version": o.driver_version,
+            "interconnect": _interconnect(o),
+            "network_up_mbps": positive(o.inet_up),
+            "network_down_mbps": positive(o.inet_down),
+            "currency": "USD",
+            "available": bool(o.rentable) and not o.rented,
             "source": source,
         }
         total = o.dph_total if o.dph_total is not None else o.dph_base
-        build_offer(result, f"vast offer {o.id}", billing="on_demand",
-                    price_per_hour=to_price(total),
-                    notes="; ".join([*notes, f"price incl. {storage_gb:g} GB disk (dph_total)"]),
-                    **common)
+        build_offer(
+            result,
+            f"vast offer {o.id}",
+            billing="on_demand",
+            price_per_hour=to_price(total),
+            notes="; ".join([*notes, f"price incl. {storage_gb:g} GB disk (dph_total)"]),
+            **common,
+        )
         spot = to_price(o.min_bid)
         if spot is not None:
-            build_offer(result, f"vast offer {o.id} (bid)", billing="spot", price_per_hour=spot,
-                        price_is_estimate=True,
-                        notes="; ".join([*notes, "interruptible: current minimum bid (min_bid)"]),
-                        **common)
+            build_offer(
+                result,
+                f"vast offer {o.id} (bid)",
+                billing="spot",
+                price_per_hour=spot,
+                price_is_estimate=True,
+                notes="; ".join([*notes, "interruptible: current minimum bid (min_bid)"]),
+                **common,
+            )
     return result
 
 
@@ -161,9 +178,14 @@ def query_body(gpu_name: str | list[str], *, limit: int, storage_gb: float) -> d
     """
     name_filter = {"notin": gpu_name} if isinstance(gpu_name, list) else {"eq": gpu_name}
     return {
-        "rentable": {"eq": True}, "rented": {"eq": False}, "num_gpus": {"gte": 1},
-        "gpu_name": name_filter, "type": "on-demand", "allocated_storage": storage_gb,
-        "order": [["dph_total", "asc"]], "limit": limit,
+        "rentable": {"eq": True},
+        "rented": {"eq": False},
+        "num_gpus": {"gte": 1},
+        "gpu_name": name_filter,
+        "type": "on-demand",
+        "allocated_storage": storage_gb,
+        "order": [["dph_total", "asc"]],
+        "limit": limit,
     }
 
 
@@ -180,8 +202,12 @@ async def fetch_offers(http: Http, settings: ScraperSettings) -> ScrapeResult:
     async def one(name: str | list[str]) -> ScrapeResult:
         body = query_body(name, limit=settings.vast_limit, storage_gb=settings.vast_storage_gb)
         payload = await http.json("POST", url, json=body, headers=headers)
-        result = parse_offers(payload, source=url, storage_gb=settings.vast_storage_gb,
-                              only_gpu_name=name if isinstance(name, str) else None)
+        result = parse_offers(
+            payload,
+            source=url,
+            storage_gb=settings.vast_storage_gb,
+            only_gpu_name=name if isinstance(name, str) else None,
+        )
         if isinstance(name, list):  # the catch-all must not repeat the named queries
             result.offers = [o for o in result.offers if o.gpu_name_raw not in name]
         return result
@@ -192,5 +218,11 @@ async def fetch_offers(http: Http, settings: ScraperSettings) -> ScrapeResult:
     return await gather_parts((one(n) for n in names), http.concurrency)
 
 
-SCRAPER = Scraper(slug="vast", name="Vast.ai", homepage_url="https://vast.ai", kind="marketplace",
-                  docs_url=DOCS_URL, fetch=fetch_offers)
+SCRAPER = Scraper(
+    slug="vast",
+    name="Vast.ai",
+    homepage_url="https://vast.ai",
+    kind="marketplace",
+    docs_url=DOCS_URL,
+    fetch=fetch_offers,
+)

@@ -33,14 +33,30 @@ from scrapers.settings import ScraperSettings
 
 DOCS_URL = "https://www.vultr.com/api/#tag/plans"
 #: Nominal VRAM (GB) of one card, to turn a plan's total VRAM into a GPU count.
-CARD_VRAM_GB = {"A100": 80, "A40": 48, "A16": 16, "L40S": 48, "L40": 48, "H100": 80,
-                "H200": 141, "GH200": 96, "B200": 180, "MI300X": 192, "MI325X": 256}
+CARD_VRAM_GB = {
+    "A100": 80,
+    "A40": 48,
+    "A16": 16,
+    "L40S": 48,
+    "L40": 48,
+    "H100": 80,
+    "H200": 141,
+    "GH200": 96,
+    "B200": 180,
+    "MI300X": 192,
+    "MI325X": 256,
+}
 #: Bare-metal plan id token → (GPU label, VRAM GB per GPU, link between the GPUs).
 BARE_METAL_GPUS: dict[str, tuple[str, float, str | None]] = {
-    "h100": ("H100 SXM", 80, "nvswitch"), "h200": ("H200 SXM", 141, "nvswitch"),
-    "a100": ("A100 SXM4 80GB", 80, "nvswitch"), "b200": ("B200", 180, "nvswitch"),
-    "l40": ("L40S", 48, "pcie"), "l40s": ("L40S", 48, "pcie"), "gh200": ("GH200", 96, None),
-    "mi300x": ("MI300X", 192, None), "mi325x": ("MI325X", 256, None),
+    "h100": ("H100 SXM", 80, "nvswitch"),
+    "h200": ("H200 SXM", 141, "nvswitch"),
+    "a100": ("A100 SXM4 80GB", 80, "nvswitch"),
+    "b200": ("B200", 180, "nvswitch"),
+    "l40": ("L40S", 48, "pcie"),
+    "l40s": ("L40S", 48, "pcie"),
+    "gh200": ("GH200", 96, None),
+    "mi300x": ("MI300X", 192, None),
+    "mi325x": ("MI325X", 256, None),
 }
 _VCG_ID = re.compile(r"^vcg-([a-z0-9]+)-\d+c-\d+g-(\d+)vram$")
 _VBM_ID = re.compile(r"^vbm-\d+c-\d+gb-(?:(\d+)-)?([a-z0-9]+)-gpu$")
@@ -135,8 +151,9 @@ def parse_plans(pages: list[Any], *, source: str, metal: bool) -> ScrapeResult:
         parsed = validate_payload(VultrPage, page, what)
         rows = parsed.plans_metal if metal else parsed.plans
         if rows is None:
-            raise ScraperError(f"{what}: unexpected payload shape: "
-                               f"{'plans_metal' if metal else 'plans'}: missing")
+            raise ScraperError(
+                f"{what}: unexpected payload shape: {'plans_metal' if metal else 'plans'}: missing"
+            )
         for p in validate_rows(VultrPlan, rows, what, result):
             gpu = _metal_gpu(p) if metal else _vm_gpu(p)
             if gpu is None:
@@ -144,30 +161,51 @@ def parse_plans(pages: list[Any], *, source: str, metal: bool) -> ScrapeResult:
             label, count, vram, link = gpu
             disk = p.disk * (p.disk_count or 1) if p.disk else None
             common: dict[str, Any] = {
-                "provider": "vultr", "offer_key": p.id, "instance_type": p.id,
-                "gpu_name_raw": label, "gpu_count": count, "vram_gib_per_gpu": positive(vram),
+                "provider": "vultr",
+                "offer_key": p.id,
+                "instance_type": p.id,
+                "gpu_name_raw": label,
+                "gpu_count": count,
+                "vram_gib_per_gpu": positive(vram),
                 "vcpus": positive(p.cpu_threads if metal else p.vcpu_count),
-                "cpu_model": p.cpu_model, "ram_gib": positive(round((p.ram or 0) / 1024, 2)),
-                "disk_gb": disk, "interconnect": link, "currency": "USD", "source": source,
+                "cpu_model": p.cpu_model,
+                "ram_gib": positive(round((p.ram or 0) / 1024, 2)),
+                "disk_gb": disk,
+                "interconnect": link,
+                "currency": "USD",
+                "source": source,
             }
             note = "fraction of one GPU" if count < 1 else "plan list (no capacity data)"
             for location in (loc.strip() for loc in p.locations):
                 if not location:
                     continue
                 if p.deploy_ondemand is not False:
-                    build_offer(result, f"vultr {p.id} {location}", region=location,
-                                billing="on_demand", price_per_hour=to_price(p.hourly_cost),
-                                notes=note, **common)
+                    build_offer(
+                        result,
+                        f"vultr {p.id} {location}",
+                        region=location,
+                        billing="on_demand",
+                        price_per_hour=to_price(p.hourly_cost),
+                        notes=note,
+                        **common,
+                    )
                 spot = to_price(p.hourly_cost_preemptible)
                 if spot is not None and p.deploy_preemptible is not False:
-                    build_offer(result, f"vultr {p.id} {location} preemptible",
-                                region=location, billing="spot", price_per_hour=spot,
-                                notes="preemptible list price", **common)
+                    build_offer(
+                        result,
+                        f"vultr {p.id} {location} preemptible",
+                        region=location,
+                        billing="spot",
+                        price_per_hour=spot,
+                        notes="preemptible list price",
+                        **common,
+                    )
     return result
 
 
-async def fetch_pages(http: Http, url: str, params: dict[str, str],
-                      max_pages: int = 100) -> list[Any]:
+async def fetch_pages(
+    http: Http, url: str, params: dict[str, str], max_pages: int = 100
+) -> list[Any]:
     """Every page of a cursor-paged list.
 
     Raises:
@@ -200,5 +238,11 @@ async def fetch_offers(http: Http, settings: ScraperSettings) -> ScrapeResult:
     return result
 
 
-SCRAPER = Scraper(slug="vultr", name="Vultr", homepage_url="https://www.vultr.com", kind="cloud",
-                  docs_url=DOCS_URL, fetch=fetch_offers)
+SCRAPER = Scraper(
+    slug="vultr",
+    name="Vultr",
+    homepage_url="https://www.vultr.com",
+    kind="cloud",
+    docs_url=DOCS_URL,
+    fetch=fetch_offers,
+)

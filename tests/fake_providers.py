@@ -33,7 +33,7 @@ LAMBDA_TEST_KEY = "test-key"
 #: Small run-time settings for tests: few queries, fast retries.
 TEST_SETTINGS: dict[str, str] = {
     "GPUCOST_SCRAPER_VAST_GPU_NAMES": "RTX 4090,H100 SXM,A100 SXM4,RTX 4070S Ti,GTX 1660 S,"
-                                      "RTX PRO 6000 WS",
+    "RTX PRO 6000 WS",
     "GPUCOST_SCRAPER_RUNPOD_GPU_COUNTS": "1,2",
     "GPUCOST_SCRAPER_AZURE_REGIONS": "eastus",
     "GPUCOST_SCRAPER_AWS_REGIONS": "us-east-1",
@@ -107,8 +107,9 @@ class FakeProviders:
     def _json(self, relative: str) -> Any:
         return json.loads(self._file(relative).read_text(encoding="utf-8"))
 
-    def handle(self, method: str, path: str, query: dict[str, str], body: bytes,
-               headers: dict[str, str]) -> Answer:
+    def handle(
+        self, method: str, path: str, query: dict[str, str], body: bytes, headers: dict[str, str]
+    ) -> Answer:
         """Answer one request (raises :class:`Timeout`/:class:`Stall` for those faults)."""
         slug = path.strip("/").split("/")[0]
         provider = "aws" if slug == "aws-spot" else slug
@@ -133,21 +134,28 @@ class FakeProviders:
         if fault == "empty":
             payload = _EMPTY[kind] if kind != "aws-csv" else _csv_head(payload)
         elif fault == "missing_field":
-            payload = ({f"x_{k}": v for k, v in payload.items()} if isinstance(payload, dict)
-                       else payload.replace('"PricePerUnit"', '"Price"'))
+            payload = (
+                {f"x_{k}": v for k, v in payload.items()}
+                if isinstance(payload, dict)
+                else payload.replace('"PricePerUnit"', '"Price"')
+            )
         if isinstance(payload, str):
             return Answer(200, payload.encode(), "text/csv")
         return Answer(200, json.dumps(payload).encode())
 
-    def _route(self, method: str, path: str, query: dict[str, str],
-               body: bytes) -> tuple[str, Any]:
+    def _route(self, method: str, path: str, query: dict[str, str], body: bytes) -> tuple[str, Any]:
         if path == "/vast/api/v0/bundles/" and method == "POST":
             name = json.loads(body)["gpu_name"]
             data = self._json("vast/bundles.json")
             data["offers"] = [
-                o for o in data["offers"]
-                if (o["gpu_name"] == name["eq"] if "eq" in name
-                    else o["gpu_name"] not in name["notin"])]
+                o
+                for o in data["offers"]
+                if (
+                    o["gpu_name"] == name["eq"]
+                    if "eq" in name
+                    else o["gpu_name"] not in name["notin"]
+                )
+            ]
             return "vast", data
         if path == "/runpod/graphql" and method == "POST":
             lowest = json.loads(body)["variables"]["lowestPriceInput"]
@@ -178,13 +186,20 @@ class FakeProviders:
 
         def handler(request: httpx.Request) -> httpx.Response:
             try:
-                answer = self.handle(request.method, request.url.path,
-                                     dict(request.url.params), request.content,
-                                     {k.lower(): v for k, v in request.headers.items()})
+                answer = self.handle(
+                    request.method,
+                    request.url.path,
+                    dict(request.url.params),
+                    request.content,
+                    {k.lower(): v for k, v in request.headers.items()},
+                )
             except (Timeout, Stall):
                 raise httpx.ReadTimeout("fake provider timed out", request=request) from None
-            return httpx.Response(answer.status, content=answer.body,
-                                  headers={"Content-Type": answer.content_type, **answer.headers})
+            return httpx.Response(
+                answer.status,
+                content=answer.body,
+                headers={"Content-Type": answer.content_type, **answer.headers},
+            )
 
         return httpx.MockTransport(handler)
 
@@ -199,9 +214,13 @@ class FakeProviders:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
                 try:
-                    answer = fake.handle(self.command, url.path,
-                                         dict(parse_qsl(url.query, keep_blank_values=True)), body,
-                                         {k.lower(): v for k, v in self.headers.items()})
+                    answer = fake.handle(
+                        self.command,
+                        url.path,
+                        dict(parse_qsl(url.query, keep_blank_values=True)),
+                        body,
+                        {k.lower(): v for k, v in self.headers.items()},
+                    )
                 except Timeout:
                     time.sleep(timeout_sleep_s)
                     answer = Answer(504, b"{}")

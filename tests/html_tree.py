@@ -6,8 +6,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
-VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-        "track", "wbr"}
+VOID = {
+    "area",
+    "base",
+    "br",
+    "col",
+    "embed",
+    "hr",
+    "img",
+    "input",
+    "link",
+    "meta",
+    "source",
+    "track",
+    "wbr",
+}
 
 
 @dataclass
@@ -43,14 +56,15 @@ class Node:
             if isinstance(c, Node):
                 yield from c.iter()
 
-    def find_all(self, tag: str | None = None, cls: str | None = None,
-                 **attrs: str) -> list[Node]:
+    def find_all(self, tag: str | None = None, cls: str | None = None, **attrs: str) -> list[Node]:
         """Elements by tag, a class they carry, and exact attribute values
         (``data_offer_id=...`` matches ``data-offer-id``)."""
         wanted = {k.replace("_", "-"): v for k, v in attrs.items()}
         return [
-            n for n in self.iter()
-            if (tag is None or n.tag == tag) and (cls is None or cls in n.classes)
+            n
+            for n in self.iter()
+            if (tag is None or n.tag == tag)
+            and (cls is None or cls in n.classes)
             and all(n.attrs.get(k) == v for k, v in wanted.items())
         ]
 

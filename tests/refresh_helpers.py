@@ -19,8 +19,9 @@ T0 = dt.datetime(2026, 11, 20, 2, 0, tzinfo=dt.UTC)
 
 def fake_settings(**overrides: Any) -> ScraperSettings:
     """Scraper settings for the fake providers (``http://fake`` via MockTransport)."""
-    env = {k.removeprefix("GPUCOST_SCRAPER_").lower(): v
-           for k, v in scraper_env("http://fake").items()}
+    env = {
+        k.removeprefix("GPUCOST_SCRAPER_").lower(): v for k, v in scraper_env("http://fake").items()
+    }
     return ScraperSettings(**{**env, **overrides})
 
 
@@ -28,9 +29,15 @@ def refresh(url: str, fake: FakeProviders, *, at: dt.datetime, **kwargs: Any) ->
     """One refresh of ``url`` through ``fake``'s MockTransport, observed at ``at``."""
     engine = create_engine_from_url(url)
     try:
-        return run_refresh(engine, create_session_factory(engine), fake_settings(),
-                           seed_dir=SEED_DIR, observed_at=at, transport=fake.transport(),
-                           **kwargs)
+        return run_refresh(
+            engine,
+            create_session_factory(engine),
+            fake_settings(),
+            seed_dir=SEED_DIR,
+            observed_at=at,
+            transport=fake.transport(),
+            **kwargs,
+        )
     finally:
         engine.dispose()
 
@@ -43,9 +50,14 @@ def offers(url: str, slug: str) -> dict[tuple[str, str, str], dict[str, Any]]:
             rows = s.scalars(select(InstanceOffer).join(Provider).where(Provider.slug == slug))
             return {
                 (o.offer_key, o.region, o.billing): {
-                    "id": o.id, "price": o.price_per_hour, "available": o.available,
-                    "last_seen_at": o.last_seen_at, "gpu_model_id": o.gpu_model_id,
-                    "vram": o.vram_gib_per_gpu, "source": o.source, "raw": o.gpu_name_raw,
+                    "id": o.id,
+                    "price": o.price_per_hour,
+                    "available": o.available,
+                    "last_seen_at": o.last_seen_at,
+                    "gpu_model_id": o.gpu_model_id,
+                    "vram": o.vram_gib_per_gpu,
+                    "source": o.source,
+                    "raw": o.gpu_name_raw,
                 }
                 for o in rows
             }
@@ -58,10 +70,14 @@ def observations(url: str, offer_id: int) -> list[tuple[dt.datetime, float | Non
     engine = create_engine_from_url(url)
     try:
         with create_session_factory(engine)() as s:
-            return [(at, float(p) if p is not None else None) for at, p in s.execute(
-                select(PriceObservation.observed_at, PriceObservation.price_per_hour)
-                .where(PriceObservation.offer_id == offer_id)
-                .order_by(PriceObservation.observed_at))]
+            return [
+                (at, float(p) if p is not None else None)
+                for at, p in s.execute(
+                    select(PriceObservation.observed_at, PriceObservation.price_per_hour)
+                    .where(PriceObservation.offer_id == offer_id)
+                    .order_by(PriceObservation.observed_at)
+                )
+            ]
     finally:
         engine.dispose()
 
@@ -71,8 +87,13 @@ def latest_run(url: str, slug: str) -> RefreshRun:
     engine = create_engine_from_url(url)
     try:
         with create_session_factory(engine)() as s:
-            run = s.scalars(select(RefreshRun).join(Provider).where(Provider.slug == slug)
-                            .order_by(RefreshRun.id.desc()).limit(1)).one()
+            run = s.scalars(
+                select(RefreshRun)
+                .join(Provider)
+                .where(Provider.slug == slug)
+                .order_by(RefreshRun.id.desc())
+                .limit(1)
+            ).one()
             s.expunge(run)
             return run
     finally:

@@ -70,6 +70,9 @@ def test_report_builds(ds) -> None:  # type: ignore[no-untyped-def]
 def test_fitted_constants_are_reproduced_by_the_fit_script() -> None:
     result = subprocess.run(
         [sys.executable, str(PROJECT_ROOT / "tools" / "fit_constants.py"), "--check"],
-        capture_output=True, text=True, cwd=PROJECT_ROOT, check=False,
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr

@@ -31,13 +31,24 @@ def test_healthz_is_503_when_the_database_is_gone() -> None:
     assert r.status_code == 503 and r.json()["database"] == "unreachable"
 
 
-@pytest.mark.parametrize("request_args", [
-    ("GET", "/v1/offers", {"params": {"provider": "\x00"}}),
-    ("GET", "/v1/offers", {"params": {"region": "x\x00"}}),
-    ("GET", "/v1/benchmarks", {"params": {"workload": "\x00"}}),
-    ("POST", "/v1/rank", {"json": {"workload": {"preset": "resnet50-imagenet"},
-                                    "filters": {"provider": "\x00"}}}),
-])
+@pytest.mark.parametrize(
+    "request_args",
+    [
+        ("GET", "/v1/offers", {"params": {"provider": "\x00"}}),
+        ("GET", "/v1/offers", {"params": {"region": "x\x00"}}),
+        ("GET", "/v1/benchmarks", {"params": {"workload": "\x00"}}),
+        (
+            "POST",
+            "/v1/rank",
+            {
+                "json": {
+                    "workload": {"preset": "resnet50-imagenet"},
+                    "filters": {"provider": "\x00"},
+                }
+            },
+        ),
+    ],
+)
 def test_nul_bytes_are_400_not_500(client: Any, request_args: tuple) -> None:
     method, path, kwargs = request_args
     r = client.request(method, path, **kwargs)
@@ -61,8 +72,9 @@ def test_rank_resnet50_returns_seeded_offers_with_costs(client: Any) -> None:
         assert e["cost_per_epoch"] is not None and e["epoch_hours"] > 0
         assert e["oom_risk"] in ("low", "medium", "high")
         assert x["offer"]["source"]
-    fitting = [x["estimate"]["cost_per_epoch"] for x in results
-               if x["estimate"]["oom_risk"] != "high"]
+    fitting = [
+        x["estimate"]["cost_per_epoch"] for x in results if x["estimate"]["oom_risk"] != "high"
+    ]
     assert fitting == sorted(fitting)
     assert any(x["pareto_optimal"] for x in results)
     # the CNY listing from the user guide is converted at 7.0197 CNY/USD
@@ -74,10 +86,14 @@ def test_rank_resnet50_returns_seeded_offers_with_costs(client: Any) -> None:
 def test_rank_measured_cost_matches_hand_calculation(client: Any) -> None:
     # Lambda v1 ResNet-50 fp16 on 1x RTX 3090: look the measurement up, then check the epoch
     # time and cost of the guide's ¥0.75/h 3090 listing by hand.
-    bench = client.get("/v1/benchmarks", params={"gpu": "RTX 3090",
-                                                 "workload": "ResNet-50 v1.5"}).json()["items"]
-    r = post(client, "/v1/rank", {"workload": {"preset": "resnet50-imagenet"},
-                                  "filters": {"provider": "guide-listing"}})
+    bench = client.get(
+        "/v1/benchmarks", params={"gpu": "RTX 3090", "workload": "ResNet-50 v1.5"}
+    ).json()["items"]
+    r = post(
+        client,
+        "/v1/rank",
+        {"workload": {"preset": "resnet50-imagenet"}, "filters": {"provider": "guide-listing"}},
+    )
     (x,) = r.json()["results"]
     e = x["estimate"]
     assert e["basis"] == "measured"
@@ -92,11 +108,18 @@ def test_rank_measured_cost_matches_hand_calculation(client: Any) -> None:
 
 
 def test_bert_fp16_mb320_a100_is_measured_443(client: Any) -> None:
-    r = post(client, "/v1/estimate", {
-        "workload": {"preset": "bert-base-squad", "precision": "fp16_amp",
-                     "micro_batch_size": 320},
-        "hardware": {"gpu": "A100 80GB SXM4", "gpu_count": 1},
-    })
+    r = post(
+        client,
+        "/v1/estimate",
+        {
+            "workload": {
+                "preset": "bert-base-squad",
+                "precision": "fp16_amp",
+                "micro_batch_size": 320,
+            },
+            "hardware": {"gpu": "A100 80GB SXM4", "gpu_count": 1},
+        },
+    )
     assert r.status_code == 200, r.text
     e = r.json()["estimate"]
     assert e["basis"] == "measured"
@@ -107,8 +130,7 @@ def test_bert_fp16_mb320_a100_is_measured_443(client: Any) -> None:
 @pytest.mark.parametrize("gpu", ["RTX 4090", "NVIDIA GeForce RTX 3090", "A10", "L4"])
 def test_llama3_8b_full_ooms_on_24gb_but_qlora_does_not(client: Any, gpu: str) -> None:
     def risk(preset: str) -> str:
-        r = post(client, "/v1/estimate", {"workload": {"preset": preset},
-                                          "hardware": {"gpu": gpu}})
+        r = post(client, "/v1/estimate", {"workload": {"preset": preset}, "hardware": {"gpu": gpu}})
         assert r.status_code == 200, r.text
         return r.json()["estimate"]["oom_risk"]
 
@@ -116,23 +138,40 @@ def test_llama3_8b_full_ooms_on_24gb_but_qlora_does_not(client: Any, gpu: str) -
     assert risk("llama3-8b-qlora") != "high"
 
 
-@pytest.mark.parametrize("alias", ["A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB", "A100 SXM4 80GB",
-                                   "a100 sxm 80gb"])
+@pytest.mark.parametrize(
+    "alias", ["A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB", "A100 SXM4 80GB", "a100 sxm 80gb"]
+)
 def test_estimate_accepts_catalog_aliases(client: Any, alias: str) -> None:
-    r = post(client, "/v1/estimate", {"workload": {"preset": "resnet50-imagenet"},
-                                      "hardware": {"gpu": alias}})
+    r = post(
+        client,
+        "/v1/estimate",
+        {"workload": {"preset": "resnet50-imagenet"}, "hardware": {"gpu": alias}},
+    )
     assert r.status_code == 200, r.text
     assert r.json()["hardware"]["gpu"] == "A100 SXM4 80GB"
 
 
 def test_estimate_warnings_for_small_host(client: Any) -> None:
-    r = post(client, "/v1/estimate", {
-        "workload": {"preset": "resnet50-imagenet", "min_cuda": "12.4",
-                     "cpu_ms_per_sample": 10},
-        "hardware": {"gpu": "H100 SXM", "gpu_count": 8, "vcpus": 8, "ram_gb": 32,
-                     "disk_gb": 100, "max_cuda": "12.2"},
-        "price_per_hour": 20,
-    })
+    r = post(
+        client,
+        "/v1/estimate",
+        {
+            "workload": {
+                "preset": "resnet50-imagenet",
+                "min_cuda": "12.4",
+                "cpu_ms_per_sample": 10,
+            },
+            "hardware": {
+                "gpu": "H100 SXM",
+                "gpu_count": 8,
+                "vcpus": 8,
+                "ram_gb": 32,
+                "disk_gb": 100,
+                "max_cuda": "12.2",
+            },
+            "price_per_hour": 20,
+        },
+    )
     assert r.status_code == 200, r.text
     e = r.json()["estimate"]
     codes = {w.split(":")[0] for w in e["warnings"]}
@@ -142,13 +181,20 @@ def test_estimate_warnings_for_small_host(client: Any) -> None:
 
 
 def test_multi_gpu_pcie_consumer_warns_for_communication_heavy_job(client: Any) -> None:
-    r = post(client, "/v1/estimate", {
-        # DDP all-reduce of 124M fp32 gradients (0.5 GB) over host-routed PCIe (no P2P on
-        # GeForce) cannot hide behind a one-sample, no-accumulation step
-        "workload": {"preset": "gpt2-124m-pretrain", "micro_batch_size": 1,
-                     "grad_accum_steps": 1},
-        "hardware": {"gpu": "RTX 4090", "gpu_count": 8, "interconnect": "pcie"},
-    })
+    r = post(
+        client,
+        "/v1/estimate",
+        {
+            # DDP all-reduce of 124M fp32 gradients (0.5 GB) over host-routed PCIe (no P2P on
+            # GeForce) cannot hide behind a one-sample, no-accumulation step
+            "workload": {
+                "preset": "gpt2-124m-pretrain",
+                "micro_batch_size": 1,
+                "grad_accum_steps": 1,
+            },
+            "hardware": {"gpu": "RTX 4090", "gpu_count": 8, "interconnect": "pcie"},
+        },
+    )
     e = r.json()["estimate"]
     assert e["multi_gpu_efficiency"] < 0.85
     assert any(w.startswith("no_nvlink") for w in e["warnings"])
@@ -158,22 +204,47 @@ def test_multi_gpu_pcie_consumer_warns_for_communication_heavy_job(client: Any) 
     ("body", "key"),
     [
         ({"workload": {"preset": "nope"}, "hardware": {"gpu": "A100"}}, "workload.preset"),
-        ({"workload": {"preset": "bert-base-squad", "micro_batch_size": 0},
-          "hardware": {"gpu": "A100"}}, "workload.micro_batch_size"),
-        ({"workload": {"preset": "bert-base-squad", "micro_batch_size": -4},
-          "hardware": {"gpu": "A100"}}, "workload.micro_batch_size"),
-        ({"workload": {"preset": "bert-base-squad", "micro_batch_size": "many"},
-          "hardware": {"gpu": "A100"}}, "workload.micro_batch_size"),
-        ({"workload": {"preset": "bert-base-squad", "batch": 8},
-          "hardware": {"gpu": "A100"}}, "workload.batch"),
-        ({"workload": {"preset": "bert-base-squad"}, "hardware": {"gpu": "Z9000"}},
-         "hardware.gpu"),
-        ({"workload": {"preset": "bert-base-squad", "precision": "fp64"},
-          "hardware": {"gpu": "A100"}}, "workload.precision"),
+        (
+            {
+                "workload": {"preset": "bert-base-squad", "micro_batch_size": 0},
+                "hardware": {"gpu": "A100"},
+            },
+            "workload.micro_batch_size",
+        ),
+        (
+            {
+                "workload": {"preset": "bert-base-squad", "micro_batch_size": -4},
+                "hardware": {"gpu": "A100"},
+            },
+            "workload.micro_batch_size",
+        ),
+        (
+            {
+                "workload": {"preset": "bert-base-squad", "micro_batch_size": "many"},
+                "hardware": {"gpu": "A100"},
+            },
+            "workload.micro_batch_size",
+        ),
+        (
+            {"workload": {"preset": "bert-base-squad", "batch": 8}, "hardware": {"gpu": "A100"}},
+            "workload.batch",
+        ),
+        ({"workload": {"preset": "bert-base-squad"}, "hardware": {"gpu": "Z9000"}}, "hardware.gpu"),
+        (
+            {
+                "workload": {"preset": "bert-base-squad", "precision": "fp64"},
+                "hardware": {"gpu": "A100"},
+            },
+            "workload.precision",
+        ),
         ({"workload": {"params": 1000}, "hardware": {"gpu": "A100"}}, "workload.architecture"),
-        ({"workload": {"preset": "bert-base-squad"}, "hardware": {"gpu": "A100",
-                                                                  "gpu_count": 0}},
-         "hardware.gpu_count"),
+        (
+            {
+                "workload": {"preset": "bert-base-squad"},
+                "hardware": {"gpu": "A100", "gpu_count": 0},
+            },
+            "hardware.gpu_count",
+        ),
         ({"workload": {"preset": "bert-base-squad"}}, "hardware"),
     ],
 )
@@ -192,8 +263,10 @@ def test_bad_estimate_input_is_400_naming_the_field(client: Any, body: dict, key
         ({"workload": {"preset": "resnet50-imagenet"}, "limit": 0}, "limit"),
         ({"workload": {"preset": "resnet50-imagenet"}, "currency": "EUR"}, "currency"),
         ({"workload": {"preset": "resnet50-imagenet"}, "filters": {"gpu": "Z9000"}}, "gpu"),
-        ({"workload": {"preset": "resnet50-imagenet"}, "filters": {"max_price": 3}},
-         "filters.max_price"),
+        (
+            {"workload": {"preset": "resnet50-imagenet"}, "filters": {"max_price": 3}},
+            "filters.max_price",
+        ),
     ],
 )
 def test_bad_rank_input_is_400(client: Any, body: dict, key: str) -> None:
@@ -211,11 +284,17 @@ def test_malformed_bodies_are_4xx_never_500(client: Any, raw: bytes) -> None:
 
 
 def test_rank_filters_and_drop_oom(client: Any) -> None:
-    r = post(client, "/v1/rank", {
-        "workload": {"preset": "llama3-8b-lora"},
-        "filters": {"billing": "spot", "max_price_per_hour": 100},
-        "sort": "epoch_hours", "limit": 200, "drop_oom": True,
-    })
+    r = post(
+        client,
+        "/v1/rank",
+        {
+            "workload": {"preset": "llama3-8b-lora"},
+            "filters": {"billing": "spot", "max_price_per_hour": 100},
+            "sort": "epoch_hours",
+            "limit": 200,
+            "drop_oom": True,
+        },
+    )
     assert r.status_code == 200, r.text
     results = r.json()["results"]
     assert results
@@ -245,7 +324,8 @@ def test_offers_filters_and_pagination(client: Any) -> None:
     cheap = client.get("/v1/offers", params={"max_price_per_hour": 1, "limit": 1000}).json()
     assert cheap["items"] and all(
         (o["price_per_hour"] if o["currency"] == "USD" else o["price_per_hour"] / 7.0197) <= 1
-        for o in cheap["items"])
+        for o in cheap["items"]
+    )
     big = client.get("/v1/offers", params={"min_vram_gb": 80, "gpu_count": 8}).json()["items"]
     assert big and all(o["vram_gb_per_gpu"] >= 80 and o["gpu_count"] == 8 for o in big)
     runpod = client.get("/v1/offers", params={"provider": "runpod", "limit": 1000}).json()
@@ -257,26 +337,46 @@ def test_offers_filters_and_pagination(client: Any) -> None:
 def test_gpus_and_benchmarks(client: Any) -> None:
     gpus = client.get("/v1/gpus").json()
     assert len(gpus) == 81 and all(g["source"] for g in gpus)
-    b = client.get("/v1/benchmarks", params={"gpu": "A100-SXM4-80GB",
-                                             "workload": "BERT-base uncased"}).json()
+    b = client.get(
+        "/v1/benchmarks", params={"gpu": "A100-SXM4-80GB", "workload": "BERT-base uncased"}
+    ).json()
     assert b["total"] > 0
-    assert all(x["gpu"] == "A100 SXM4 80GB" and x["workload"] == "BERT-base uncased"
-               for x in b["items"])
+    assert all(
+        x["gpu"] == "A100 SXM4 80GB" and x["workload"] == "BERT-base uncased" for x in b["items"]
+    )
     assert any(x["throughput_total"] == 443 for x in b["items"])
 
 
 def test_workloads_list_presets_with_benchmark_labels(client: Any) -> None:
     presets = {p["preset"]: p for p in client.get("/v1/workloads").json()}
-    for slug in ("resnet50-imagenet", "vit-b16-imagenet", "bert-base-squad",
-                 "gpt2-124m-pretrain", "llama3-8b-lora", "llama3-8b-qlora", "llama3-8b-full",
-                 "sd15-unet-finetune"):
+    for slug in (
+        "resnet50-imagenet",
+        "vit-b16-imagenet",
+        "bert-base-squad",
+        "gpt2-124m-pretrain",
+        "llama3-8b-lora",
+        "llama3-8b-qlora",
+        "llama3-8b-full",
+        "sd15-unet-finetune",
+    ):
         assert slug in presets
     assert presets["resnet50-imagenet"]["benchmark_workloads"] == ["ResNet-50 v1.5"]
     assert presets["resnet50-imagenet"]["params"] == 25_557_032
     labels = {lab for p in presets.values() for lab in p["benchmark_workloads"]}
-    for label in ("SSD300 v1.1 (ResNet-50 backbone)", "Mask R-CNN (ResNet-50 FPN)", "GNMT v2",
-                  "Transformer-XL base", "Transformer-XL large", "Tacotron 2", "WaveGlow",
-                  "NCF (NeuMF)", "VGG-16", "Llama 3.1 8B", "Llama 3.1 70B", "Llama 3.2 3B"):
+    for label in (
+        "SSD300 v1.1 (ResNet-50 backbone)",
+        "Mask R-CNN (ResNet-50 FPN)",
+        "GNMT v2",
+        "Transformer-XL base",
+        "Transformer-XL large",
+        "Tacotron 2",
+        "WaveGlow",
+        "NCF (NeuMF)",
+        "VGG-16",
+        "Llama 3.1 8B",
+        "Llama 3.1 70B",
+        "Llama 3.2 3B",
+    ):
         assert label in labels
 
 
@@ -289,8 +389,11 @@ def test_openapi_lists_enums(client: Any) -> None:
 
 
 def test_estimate_evidence_is_fetchable_from_benchmarks(client: Any) -> None:
-    r = post(client, "/v1/estimate", {"workload": {"preset": "resnet50-imagenet"},
-                                      "hardware": {"gpu": "RTX 4090 D"}})
+    r = post(
+        client,
+        "/v1/estimate",
+        {"workload": {"preset": "resnet50-imagenet"}, "hardware": {"gpu": "RTX 4090 D"}},
+    )
     e = r.json()["estimate"]
     assert e["basis"] == "scaled" and e["evidence_total"] >= 4
     ids = ",".join(str(x["benchmark_id"]) for x in e["evidence"])
@@ -301,30 +404,53 @@ def test_estimate_evidence_is_fetchable_from_benchmarks(client: Any) -> None:
 
 
 def test_custom_cnn_without_flops_is_a_400(client: Any) -> None:
-    r = post(client, "/v1/estimate", {
-        "workload": {"architecture": "cnn", "params": 11_000_000, "samples_per_epoch": 1000},
-        "hardware": {"gpu": "A100"}})
+    r = post(
+        client,
+        "/v1/estimate",
+        {
+            "workload": {"architecture": "cnn", "params": 11_000_000, "samples_per_epoch": 1000},
+            "hardware": {"gpu": "A100"},
+        },
+    )
     assert r.status_code == 400
     assert r.json()["extra"][0]["key"] == "workload.forward_gflops_per_sample"
-    ok = post(client, "/v1/estimate", {
-        "workload": {"architecture": "cnn", "params": 11_000_000, "samples_per_epoch": 1000,
-                     "forward_gflops_per_sample": 3.6, "image_size": 224},
-        "hardware": {"gpu": "A100"}})
+    ok = post(
+        client,
+        "/v1/estimate",
+        {
+            "workload": {
+                "architecture": "cnn",
+                "params": 11_000_000,
+                "samples_per_epoch": 1000,
+                "forward_gflops_per_sample": 3.6,
+                "image_size": 224,
+            },
+            "hardware": {"gpu": "A100"},
+        },
+    )
     assert ok.status_code == 200 and ok.json()["estimate"]["basis"] == "flops_model"
 
 
 def test_precision_without_measurement_or_flops_is_a_400(client: Any) -> None:
-    body = {"workload": {"preset": "tacotron2-ljspeech", "precision": "fp8"},
-            "hardware": {"gpu": "H100"}}
+    body = {
+        "workload": {"preset": "tacotron2-ljspeech", "precision": "fp8"},
+        "hardware": {"gpu": "H100"},
+    }
     r = post(client, "/v1/estimate", body)
     assert r.status_code == 400 and r.json()["extra"][0]["key"] == "workload.precision"
     r = post(client, "/v1/rank", {"workload": body["workload"]})
     assert r.status_code == 400 and r.json()["extra"][0]["key"] == "workload.precision"
 
 
-@pytest.mark.parametrize("query", [
-    {"ids": "1," + "9" * 30}, {"offset": 10**30}, {"limit": 10**6}, {"gpu": "x" * 5000},
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"ids": "1," + "9" * 30},
+        {"offset": 10**30},
+        {"limit": 10**6},
+        {"gpu": "x" * 5000},
+    ],
+)
 def test_hostile_benchmark_queries_are_4xx_or_empty(client: Any, query: dict) -> None:
     r = client.get("/v1/benchmarks", params=query)
     assert r.status_code in (200, 400), r.text
@@ -336,8 +462,7 @@ def test_flops_model_orders_gpus_like_their_specs(client: Any, preset: str) -> N
     # workload mixes were measured on each
     rates = []
     for gpu in ("H100 SXM", "A100 80GB SXM4", "RTX 4090", "RTX 3090", "T4"):
-        r = post(client, "/v1/estimate", {"workload": {"preset": preset},
-                                          "hardware": {"gpu": gpu}})
+        r = post(client, "/v1/estimate", {"workload": {"preset": preset}, "hardware": {"gpu": gpu}})
         e = r.json()["estimate"]
         assert e["basis"] == "flops_model"
         rates.append(e["samples_per_s"])

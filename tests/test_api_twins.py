@@ -14,12 +14,25 @@ def ids(results: list[dict[str, Any]]) -> list[int]:
 
 
 def test_get_rank_equals_post_rank(client: Any) -> None:
-    flat = {"preset": "llama3-8b-lora", "micro_batch_size": "2", "seq_len": "1024",
-            "billing": "spot", "max_price_per_hour": "100", "currency": "CNY",
-            "sort": "epoch_hours", "limit": "20", "drop_oom": "true"}
-    body = {"workload": {"preset": "llama3-8b-lora", "micro_batch_size": 2, "seq_len": 1024},
-            "filters": {"billing": "spot", "max_price_per_hour": 100}, "currency": "CNY",
-            "sort": "epoch_hours", "limit": 20, "drop_oom": True}
+    flat = {
+        "preset": "llama3-8b-lora",
+        "micro_batch_size": "2",
+        "seq_len": "1024",
+        "billing": "spot",
+        "max_price_per_hour": "100",
+        "currency": "CNY",
+        "sort": "epoch_hours",
+        "limit": "20",
+        "drop_oom": "true",
+    }
+    body = {
+        "workload": {"preset": "llama3-8b-lora", "micro_batch_size": 2, "seq_len": 1024},
+        "filters": {"billing": "spot", "max_price_per_hour": 100},
+        "currency": "CNY",
+        "sort": "epoch_hours",
+        "limit": 20,
+        "drop_oom": True,
+    }
     got = client.get("/v1/rank", params=flat)
     assert got.status_code == 200, got.text
     posted = client.post("/v1/rank", json=body).json()
@@ -28,22 +41,39 @@ def test_get_rank_equals_post_rank(client: Any) -> None:
 
 
 def test_get_rank_human_parameter_counts(client: Any) -> None:
-    a = client.get("/v1/rank", params={"preset": "gpt2-124m-pretrain", "params": "124.37376M",
-                                       "samples_per_epoch": "8,823,810", "limit": 5}).json()
-    b = client.get("/v1/rank", params={"preset": "gpt2-124m-pretrain", "params": "124373760",
-                                       "samples_per_epoch": "8823810", "limit": 5}).json()
+    a = client.get(
+        "/v1/rank",
+        params={
+            "preset": "gpt2-124m-pretrain",
+            "params": "124.37376M",
+            "samples_per_epoch": "8,823,810",
+            "limit": 5,
+        },
+    ).json()
+    b = client.get(
+        "/v1/rank",
+        params={
+            "preset": "gpt2-124m-pretrain",
+            "params": "124373760",
+            "samples_per_epoch": "8823810",
+            "limit": 5,
+        },
+    ).json()
     assert a == b and a["workload"]["params"] == 124_373_760
 
 
 def test_rank_frontier_completes_the_pareto_set(client: Any) -> None:
-    everything = client.post("/v1/rank", json={"workload": {"preset": "resnet50-imagenet"},
-                                               "limit": 1000}).json()
-    pareto_all = {x["offer"]["id"]: x["rank"] for x in everything["results"]
-                  if x["pareto_optimal"]}
+    everything = client.post(
+        "/v1/rank", json={"workload": {"preset": "resnet50-imagenet"}, "limit": 1000}
+    ).json()
+    pareto_all = {x["offer"]["id"]: x["rank"] for x in everything["results"] if x["pareto_optimal"]}
     top = client.get("/v1/rank", params={"preset": "resnet50-imagenet", "limit": 3}).json()
     assert len(top["results"]) == 3
-    shown = {x["offer"]["id"]: x["rank"] for x in [*top["results"], *top["frontier"]]
-             if x["pareto_optimal"]}
+    shown = {
+        x["offer"]["id"]: x["rank"]
+        for x in [*top["results"], *top["frontier"]]
+        if x["pareto_optimal"]
+    }
     assert shown == pareto_all  # same offers, same ranks as in the full order
     assert top["frontier"], "the fastest Pareto offers rank below the 3 cheapest"
     assert all(x["rank"] > 3 for x in top["frontier"])
@@ -85,8 +115,9 @@ def test_get_rank_order_reorders_rows(client: Any) -> None:
         ({}, "architecture"),
     ],
 )
-def test_get_rank_bad_input_is_400_naming_the_parameter(client: Any, params: dict,
-                                                        key: str) -> None:
+def test_get_rank_bad_input_is_400_naming_the_parameter(
+    client: Any, params: dict, key: str
+) -> None:
     r = client.get("/v1/rank", params=params)
     assert r.status_code == 400, r.text
     assert key in {e["key"] for e in r.json()["extra"]}, r.json()
@@ -94,18 +125,28 @@ def test_get_rank_bad_input_is_400_naming_the_parameter(client: Any, params: dic
 
 
 def test_get_offer_matches_its_rank_row(client: Any) -> None:
-    ranked = client.get("/v1/rank", params={"preset": "bert-base-squad", "currency": "CNY",
-                                            "limit": 5}).json()["results"]
+    ranked = client.get(
+        "/v1/rank", params={"preset": "bert-base-squad", "currency": "CNY", "limit": 5}
+    ).json()["results"]
     row = ranked[3]
-    r = client.get(f"/v1/offers/{row['offer']['id']}",
-                   params={"preset": "bert-base-squad", "currency": "CNY"})
+    r = client.get(
+        f"/v1/offers/{row['offer']['id']}", params={"preset": "bert-base-squad", "currency": "CNY"}
+    )
     assert r.status_code == 200, r.text
     detail = r.json()
     assert detail["offer"] == row["offer"]
     assert detail["price_per_hour"] == pytest.approx(row["price_per_hour"])
     e, want = detail["estimate"], row["estimate"]
-    for k in ("samples_per_s", "epoch_hours", "cost_per_epoch", "total_cost", "peak_memory_gib",
-              "oom_risk", "basis", "warnings"):
+    for k in (
+        "samples_per_s",
+        "epoch_hours",
+        "cost_per_epoch",
+        "total_cost",
+        "peak_memory_gib",
+        "oom_risk",
+        "basis",
+        "warnings",
+    ):
         assert e[k] == want[k], k
     assert len(e["evidence"]) == e["evidence_total"] >= len(want["evidence"])
     assert detail["price_history"], "seeded offers have at least one observed price"
@@ -124,22 +165,24 @@ def test_get_offer_without_workload_and_missing_offer(client: Any) -> None:
 
 def test_gpu_and_benchmark_search(client: Any) -> None:
     a100 = client.get("/v1/gpus", params={"q": "a100"}).json()
-    assert a100 and all("a100" in (g["canonical_name"] + " ".join(g["aliases"])).lower()
-                        for g in a100)
+    assert a100 and all(
+        "a100" in (g["canonical_name"] + " ".join(g["aliases"])).lower() for g in a100
+    )
     alias = client.get("/v1/gpus", params={"q": "NVIDIA A100-SXM4-80GB"}).json()
     assert [g["canonical_name"] for g in alias] == ["A100 SXM4 80GB"]
     hits = client.get("/v1/benchmarks", params={"q": "squad", "limit": 5000}).json()
     assert hits["total"] > 0
-    assert all("squad" in (b["workload"] + b["task"] + b["source_ref"]).lower()
-               for b in hits["items"])
+    assert all(
+        "squad" in (b["workload"] + b["task"] + b["source_ref"]).lower() for b in hits["items"]
+    )
     one = hits["items"][0]["id"]
-    assert [b["id"] for b in client.get("/v1/benchmarks", params={"ids": one}).json()["items"]] \
-        == [one]
+    assert [b["id"] for b in client.get("/v1/benchmarks", params={"ids": one}).json()["items"]] == [
+        one
+    ]
 
 
 def test_offer_ids_out_of_range_are_400_not_database_errors(client: Any) -> None:
-    for path in ("/v1/offers/99999999999999999999", "/v1/offers/0",
-                 "/offers/99999999999999999999"):
+    for path in ("/v1/offers/99999999999999999999", "/v1/offers/0", "/offers/99999999999999999999"):
         r = client.get(path)
         assert r.status_code == 400, (path, r.status_code, r.text[:300])
         assert "Traceback" not in r.text

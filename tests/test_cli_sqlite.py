@@ -34,8 +34,11 @@ def test_serve_on_sqlite_default_answers_rank(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "GPUCOST_DATABASE_URL"}
     port = _free_port()
     proc = subprocess.Popen(
-        [*_gpucost(), "serve", "--port", str(port)], cwd=tmp_path, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        [*_gpucost(), "serve", "--port", str(port)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
     )
     try:
         base = f"http://127.0.0.1:{port}"
@@ -51,8 +54,11 @@ def test_serve_on_sqlite_default_answers_rank(tmp_path: Path) -> None:
                 pytest.fail(f"gpucost serve did not come up:\n{out}")
             time.sleep(0.3)
         assert (tmp_path / "gpucost.db").exists()
-        r = httpx.post(f"{base}/v1/rank", json={"workload": {"preset": "resnet50-imagenet"},
-                                                "limit": 3}, timeout=30)
+        r = httpx.post(
+            f"{base}/v1/rank",
+            json={"workload": {"preset": "resnet50-imagenet"}, "limit": 3},
+            timeout=30,
+        )
         assert r.status_code == 200, r.text
         results = r.json()["results"]
         assert len(results) == 3
@@ -81,8 +87,9 @@ def test_cli_upgrade_and_seed_are_idempotent_on_sqlite(tmp_path: Path, monkeypat
         get_settings.cache_clear()
 
 
-@pytest.mark.parametrize("url", ["notaurl", "mysql://x@y/z",
-                                 "postgresql+psycopg://postgres@127.0.0.1:1/nodb"])
+@pytest.mark.parametrize(
+    "url", ["notaurl", "mysql://x@y/z", "postgresql+psycopg://postgres@127.0.0.1:1/nodb"]
+)
 def test_cli_bad_database_url_is_one_clear_line(url: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("GPUCOST_DATABASE_URL", url)
     get_settings.cache_clear()

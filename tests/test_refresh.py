@@ -54,8 +54,9 @@ def gpu_name(url: str, gpu_model_id: int | None) -> str | None:
         return None
     engine = create_engine_from_url(url)
     with engine.connect() as conn:
-        name = conn.execute(text("SELECT canonical_name FROM gpu_model WHERE id = :i"),
-                            {"i": gpu_model_id}).scalar()
+        name = conn.execute(
+            text("SELECT canonical_name FROM gpu_model WHERE id = :i"), {"i": gpu_model_id}
+        ).scalar()
     engine.dispose()
     return name
 
@@ -71,8 +72,10 @@ def test_first_refresh_stores_every_provider_normalised(db: str) -> None:
     modded = vast[("m41003-1x", "Hong Kong, HK", "on_demand")]
     assert gpu_name(db, modded["gpu_model_id"]) == "GeForce RTX 4090" and modded["vram"] == 48
     assert vast[("m41001-1x", "Texas, US", "on_demand")]["vram"] == 24  # 24564 MiB snapped
-    assert gpu_name(db, vast[("m52003-1x", "Poland, PL", "on_demand")]["gpu_model_id"]) == \
-        "GeForce RTX 4070 Ti SUPER"
+    assert (
+        gpu_name(db, vast[("m52003-1x", "Poland, PL", "on_demand")]["gpu_model_id"])
+        == "GeForce RTX 4070 Ti SUPER"
+    )
     # an unknown name is stored raw and reported; a 0 price is stored as NULL
     unknown = vast[("m52004-1x", "Brazil, BR", "on_demand")]
     assert unknown["gpu_model_id"] is None and unknown["raw"] == "GTX 1660 S"
@@ -90,8 +93,7 @@ def test_first_refresh_stores_every_provider_normalised(db: str) -> None:
     assert gpu_name(db, ada["gpu_model_id"]) == "RTX 6000 Ada"
     # per-GPU prices × count; cents → dollars
     runpod = offers(db, "runpod")
-    assert runpod[("NVIDIA H100 80GB HBM3|2x|secure", "any", "on_demand")]["price"] == \
-        Decimal("5")
+    assert runpod[("NVIDIA H100 80GB HBM3|2x|secure", "any", "on_demand")]["price"] == Decimal("5")
     assert lambda_a10["price"] == Decimal("0.77")
 
 
@@ -143,17 +145,21 @@ def test_price_history_rule_and_gone_offers(db: str) -> None:
     assert observations(db, nulls["id"]) == []  # unknown prices are not observed
 
 
-@pytest.mark.parametrize(("provider", "fault", "expected"), [
-    ("vast", "timeout", "timed out after 2 attempts"),
-    ("runpod", "500", "HTTP 500 after 2 attempts"),
-    ("azure", "garbage", "malformed JSON"),
-    ("lambda", "missing_field", "unexpected payload shape"),
-    ("aws", "missing_field", "unexpected payload shape"),
-    ("vultr", "empty", "empty result"),
-    ("runpod", "empty", "empty result"),
-])
+@pytest.mark.parametrize(
+    ("provider", "fault", "expected"),
+    [
+        ("vast", "timeout", "timed out after 2 attempts"),
+        ("runpod", "500", "HTTP 500 after 2 attempts"),
+        ("azure", "garbage", "malformed JSON"),
+        ("lambda", "missing_field", "unexpected payload shape"),
+        ("aws", "missing_field", "unexpected payload shape"),
+        ("vultr", "empty", "empty result"),
+        ("runpod", "empty", "empty result"),
+    ],
+)
 def test_failing_provider_keeps_its_offers_while_others_land(
-        db: str, provider: str, fault: str, expected: str) -> None:
+    db: str, provider: str, fault: str, expected: str
+) -> None:
     assert refresh(db, FakeProviders(), at=Clock.next()).ok  # a clean state
     kept = offers(db, provider)
     at = Clock.next()
@@ -176,12 +182,14 @@ def test_429_then_success_lands(db: str) -> None:
     report = refresh(db, fake, at=at, providers=["lambda"])
     assert report.ok
     assert [r for r in fake.requests if r[0] == "lambda"] == [
-        ("lambda", "GET", "/lambda/api/v1/instance-types")] * 2
+        ("lambda", "GET", "/lambda/api/v1/instance-types")
+    ] * 2
     assert latest_run(db, "lambda").status == "ok"
 
 
 def test_failure_while_applying_rolls_the_provider_back(
-        db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     kept = offers(db, "vultr")
     real = refresh_service.apply_offers
 
@@ -201,8 +209,10 @@ def test_dry_run_writes_nothing(db: str) -> None:
 
     def counts() -> tuple[int, ...]:
         with engine.connect() as conn:
-            return tuple(conn.execute(select(func.count()).select_from(t)).scalar_one()
-                         for t in (InstanceOffer, PriceObservation, RefreshRun, Provider))
+            return tuple(
+                conn.execute(select(func.count()).select_from(t)).scalar_one()
+                for t in (InstanceOffer, PriceObservation, RefreshRun, Provider)
+            )
 
     before = counts()
     report = refresh(db, FakeProviders(version=2), at=Clock.next(), dry_run=True)
@@ -226,12 +236,22 @@ def test_unfinished_rows_of_a_dead_run_are_marked_interrupted(db: str) -> None:
     factory = create_session_factory(engine)
     with factory() as s, s.begin():
         pid = s.scalar(select(Provider.id).where(Provider.slug == "aws"))
-        s.add(RefreshRun(provider_id=pid, started_at=Clock.now, status="running",
-                         offers_seen=0, offers_new=0, offers_changed=0, offers_gone=0))
+        s.add(
+            RefreshRun(
+                provider_id=pid,
+                started_at=Clock.now,
+                status="running",
+                offers_seen=0,
+                offers_new=0,
+                offers_changed=0,
+                offers_gone=0,
+            )
+        )
     assert refresh(db, FakeProviders(), at=Clock.next(), providers=["vultr"]).ok
     with factory() as s:
-        statuses = s.scalars(select(RefreshRun.status).where(RefreshRun.provider_id == pid)
-                             .order_by(RefreshRun.id)).all()
+        statuses = s.scalars(
+            select(RefreshRun.status).where(RefreshRun.provider_id == pid).order_by(RefreshRun.id)
+        ).all()
     assert statuses[-1] == "interrupted"
     engine.dispose()
 
@@ -261,12 +281,16 @@ def test_api_refresh_runs_history_and_stale_flags(db: str) -> None:
         assert set(PROVIDERS) <= set(runs)
         assert all(runs[p]["status"] == "ok" and not runs[p]["stale"] for p in PROVIDERS)
         assert runs["vast"]["unknown_gpu_names"] == ["GTX 1660 S"]
-        assert runs["azure"]["warnings"] and "Standard_NC8ads_A10_v4" in runs["azure"][
-            "warnings"][0]
+        assert (
+            runs["azure"]["warnings"] and "Standard_NC8ads_A10_v4" in runs["azure"]["warnings"][0]
+        )
 
         page = client.get("/v1/offers", params={"provider": "vast", "limit": 1000}).json()
-        h100 = next(o for o in page["items"] if o["offer_key"] == "m52001-8x"
-                    and o["billing"] == "on_demand")
+        h100 = next(
+            o
+            for o in page["items"]
+            if o["offer_key"] == "m52001-8x" and o["billing"] == "on_demand"
+        )
         assert h100["gpu"] == "H100 SXM 80GB" and not h100["stale"]
         history = client.get(f"/v1/offers/{h100['id']}/prices").json()
         assert [p["price_per_hour"] for p in history["observations"]][:2] == [15.2, 14.8]
@@ -277,16 +301,21 @@ def test_api_refresh_runs_history_and_stale_flags(db: str) -> None:
         engine = create_engine_from_url(db)
         with engine.begin() as conn:
             vast_id = conn.execute(select(Provider.id).where(Provider.slug == "vast")).scalar()
-            conn.execute(update(RefreshRun).where(RefreshRun.provider_id == vast_id).values(
-                finished_at=func.now() - dt.timedelta(days=3)))
+            conn.execute(
+                update(RefreshRun)
+                .where(RefreshRun.provider_id == vast_id)
+                .values(finished_at=func.now() - dt.timedelta(days=3))
+            )
         engine.dispose()
-        assert {r["provider"]: r for r in client.get("/v1/refresh-runs").json()}["vast"][
-            "stale"]
+        assert {r["provider"]: r for r in client.get("/v1/refresh-runs").json()}["vast"]["stale"]
         page = client.get("/v1/offers", params={"provider": "vast"}).json()
         assert page["items"] and all(o["stale"] for o in page["items"])
-        assert not any(o["stale"] for o in client.get(
-            "/v1/offers", params={"provider": "aws"}).json()["items"])
-        ranked = client.post("/v1/rank", json={"workload": {"preset": "resnet50-imagenet"},
-                                               "filters": {"provider": "vast"}}).json()
+        assert not any(
+            o["stale"] for o in client.get("/v1/offers", params={"provider": "aws"}).json()["items"]
+        )
+        ranked = client.post(
+            "/v1/rank",
+            json={"workload": {"preset": "resnet50-imagenet"}, "filters": {"provider": "vast"}},
+        ).json()
         assert ranked["results"] and all(r["offer"]["stale"] for r in ranked["results"])
     assert refresh(db, FakeProviders(), at=Clock.next(), providers=["vast"]).ok  # fresh again

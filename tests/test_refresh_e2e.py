@@ -38,13 +38,17 @@ def gpucost() -> list[str]:
 
 def env_for(url: str, base_url: str) -> dict[str, str]:
     keep = {k: v for k, v in os.environ.items() if not k.startswith("GPUCOST_")}
-    return {**keep, **scraper_env(base_url), "GPUCOST_DATABASE_URL": url,
-            "COLUMNS": "120"}
+    return {**keep, **scraper_env(base_url), "GPUCOST_DATABASE_URL": url, "COLUMNS": "120"}
 
 
 def run_cli(url: str, base_url: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*gpucost(), "refresh", *args], env=env_for(url, base_url),
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [*gpucost(), "refresh", *args],
+        env=env_for(url, base_url),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture
@@ -66,14 +70,19 @@ def test_refresh_cli_end_to_end(seeded: str) -> None:
         assert "refresh at" in first.stderr and "GTX 1660 S" in first.stderr
         with TestClient(create_app(Settings(database_url=seeded))) as client:
             for slug in PROVIDERS:
-                items = client.get("/v1/offers", params={"provider": slug, "limit": 1000}
-                                   ).json()["items"]
+                items = client.get("/v1/offers", params={"provider": slug, "limit": 1000}).json()[
+                    "items"
+                ]
                 live = [o for o in items if o["source"].startswith("live: ")]
                 assert live and not any(o["stale"] for o in live), slug
-            ranked = client.post("/v1/rank", json={
-                "workload": {"preset": "resnet50-imagenet"}, "limit": 500}).json()
-            providers = {r["offer"]["provider"] for r in ranked["results"]
-                         if r["offer"]["source"].startswith("live: ")}
+            ranked = client.post(
+                "/v1/rank", json={"workload": {"preset": "resnet50-imagenet"}, "limit": 500}
+            ).json()
+            providers = {
+                r["offer"]["provider"]
+                for r in ranked["results"]
+                if r["offer"]["source"].startswith("live: ")
+            }
             assert {"vast", "runpod", "aws", "lambda"} <= providers
             runs = {r["provider"]: r["status"] for r in client.get("/v1/refresh-runs").json()}
             assert all(runs[p] == "ok" for p in PROVIDERS)
@@ -113,9 +122,15 @@ def _wait(predicate, timeout_s: float = 30, what: str = "condition") -> None:  #
 def waiting_queries(engine: Engine) -> list[str]:
     """Statements of this database's sessions that wait for a lock."""
     with engine.connect() as conn:
-        return [q for (q,) in conn.execute(text(
-            "SELECT query FROM pg_stat_activity WHERE datname = current_database() "
-            "AND wait_event_type = 'Lock'"))]
+        return [
+            q
+            for (q,) in conn.execute(
+                text(
+                    "SELECT query FROM pg_stat_activity WHERE datname = current_database() "
+                    "AND wait_event_type = 'Lock'"
+                )
+            )
+        ]
 
 
 def test_killed_refresh_leaves_no_half_written_provider(seeded: str) -> None:
@@ -131,8 +146,12 @@ def test_killed_refresh_leaves_no_half_written_provider(seeded: str) -> None:
             blocker.execute(text("LOCK TABLE price_observation IN EXCLUSIVE MODE"))
             proc = subprocess.Popen(
                 [*gpucost(), "refresh", "--provider", "vast", "--provider", "lambda"],
-                env=env_for(seeded, base), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                env=env_for(seeded, base),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
             try:
+
                 def blocked() -> bool:
                     if proc.poll() is not None:
                         out = proc.stdout.read().decode() if proc.stdout else ""
@@ -148,6 +167,7 @@ def test_killed_refresh_leaves_no_half_written_provider(seeded: str) -> None:
                 if proc.poll() is None:
                     proc.kill()
             blocker.rollback()
+
         # PostgreSQL notices the dead client and rolls its transaction back; the advisory lock
         # goes with the session.
         def lock_free() -> bool:
@@ -166,9 +186,15 @@ def test_killed_refresh_leaves_no_half_written_provider(seeded: str) -> None:
         assert rerun.returncode == 0, rerun.stderr
     admin.dispose()
     with create_engine(seeded).connect() as conn:
-        statuses = [r[0] for r in conn.execute(text(
-            "SELECT r.status FROM refresh_run r JOIN provider p ON p.id = r.provider_id "
-            "WHERE p.slug IN ('vast', 'lambda') ORDER BY r.id"))]
+        statuses = [
+            r[0]
+            for r in conn.execute(
+                text(
+                    "SELECT r.status FROM refresh_run r JOIN provider p ON p.id = r.provider_id "
+                    "WHERE p.slug IN ('vast', 'lambda') ORDER BY r.id"
+                )
+            )
+        ]
     assert statuses.count("interrupted") == 2 and statuses[-2:] == ["ok", "ok"]
     h100 = offers(seeded, "vast")[("m52001-8x", "Finland, FI", "on_demand")]
     assert h100["price"] == Decimal("14.8")

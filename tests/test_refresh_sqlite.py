@@ -44,19 +44,25 @@ def test_refresh_on_the_sqlite_default(sqlite_cwd: Path, monkeypatch: pytest.Mon
 
         done = runner.invoke(main, ["refresh"])
         assert done.exit_code == EXIT_OK, done.output
-        rows = dict(db.execute("SELECT p.slug, r.status FROM refresh_run r "
-                               "JOIN provider p ON p.id = r.provider_id").fetchall())
+        rows = dict(
+            db.execute(
+                "SELECT p.slug, r.status FROM refresh_run r JOIN provider p ON p.id = r.provider_id"
+            ).fetchall()
+        )
         assert rows == dict.fromkeys(("vast", "runpod", "azure", "aws", "lambda", "vultr"), "ok")
-        assert db.execute("SELECT count(*) FROM instance_offer WHERE source LIKE 'live: %'"
-                          ).fetchone()[0] > 50
+        assert (
+            db.execute(
+                "SELECT count(*) FROM instance_offer WHERE source LIKE 'live: %'"
+            ).fetchone()[0]
+            > 50
+        )
 
         # a second run while the first holds the lock file is refused
         lock = (sqlite_cwd / "gpucost.db.refresh.lock").open("a+")
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         try:
             locked = runner.invoke(main, ["refresh"])
-            assert locked.exit_code == EXIT_LOCKED and "another refresh is running" in \
-                locked.output
+            assert locked.exit_code == EXIT_LOCKED and "another refresh is running" in locked.output
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
             lock.close()
@@ -71,7 +77,8 @@ def test_refresh_on_the_sqlite_default(sqlite_cwd: Path, monkeypatch: pytest.Mon
 
 
 def test_lambda_without_a_key_is_skipped_with_a_message(
-        sqlite_cwd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sqlite_cwd: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     runner = CliRunner()
     with FakeProviders().serve() as base:
         for key, value in scraper_env(base).items():

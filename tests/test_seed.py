@@ -38,8 +38,13 @@ def test_seed_is_idempotent_and_covers_the_brief(fresh_url: str) -> None:
         offers = s.scalars(select(InstanceOffer)).all()
         providers = {o.provider_id for o in offers}
         assert len(offers) >= 40 and len(providers) >= 5
-        assert any(o.currency == "CNY" and o.gpu_name_raw == "3090-24G" and o.vcpus == 11
-                   and o.max_cuda == "13.0" for o in offers)
+        assert any(
+            o.currency == "CNY"
+            and o.gpu_name_raw == "3090-24G"
+            and o.vcpus == 11
+            and o.max_cuda == "13.0"
+            for o in offers
+        )
         multi = [o for o in offers if o.gpu_count > 1]
         assert any(o.interconnect in ("nvlink", "nvswitch") for o in multi)
         assert any(o.interconnect == "pcie" for o in multi)
@@ -47,15 +52,27 @@ def test_seed_is_idempotent_and_covers_the_brief(fresh_url: str) -> None:
         assert all(o.source for o in offers)
         assert all(o.price_per_hour is None or o.price_per_hour > 0 for o in offers)
         # RunPod H100 SXM Secure was seen at three prices: three observations, latest current
-        hist = s.execute(
-            select(PriceObservation.price_per_hour).join(InstanceOffer).join(Provider)
-            .where(Provider.slug == "runpod", InstanceOffer.offer_key == "H100 SXM (Secure Cloud)")
-            .order_by(PriceObservation.observed_at)
-        ).scalars().all()
+        hist = (
+            s.execute(
+                select(PriceObservation.price_per_hour)
+                .join(InstanceOffer)
+                .join(Provider)
+                .where(
+                    Provider.slug == "runpod", InstanceOffer.offer_key == "H100 SXM (Secure Cloud)"
+                )
+                .order_by(PriceObservation.observed_at)
+            )
+            .scalars()
+            .all()
+        )
         assert [float(p) for p in hist] == [3.29, 3.49, 3.99]
         assert s.scalar(select(func.count()).select_from(ThroughputBenchmark)) > 2500
-        assert s.scalar(select(func.count()).where(
-            ThroughputBenchmark.throughput_unit.like("%minutes%"))) == 0
+        assert (
+            s.scalar(
+                select(func.count()).where(ThroughputBenchmark.throughput_unit.like("%minutes%"))
+            )
+            == 0
+        )
     engine.dispose()
 
 

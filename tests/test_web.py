@@ -15,8 +15,7 @@ from tests.html_tree import Node, parse
 pytestmark = pytest.mark.db
 
 
-def page(client: Any, path: str, params: dict[str, str] | None = None,
-         status: int = 200) -> Node:
+def page(client: Any, path: str, params: dict[str, str] | None = None, status: int = 200) -> Node:
     r = client.get(path, params=params)
     assert r.status_code == status, r.text[:2000]
     assert r.headers["content-type"].startswith("text/html")
@@ -36,8 +35,9 @@ def results(doc: Node, part: str) -> Node:
 
 def row_ids(doc: Node) -> list[int]:
     table = doc.find("table", id="results-table")
-    return [int(tr.attrs["data-offer-id"]) for tr in table.find_all("tr")
-            if "data-offer-id" in tr.attrs]
+    return [
+        int(tr.attrs["data-offer-id"]) for tr in table.find_all("tr") if "data-offer-id" in tr.attrs
+    ]
 
 
 def test_form_covers_every_flat_parameter() -> None:
@@ -54,8 +54,15 @@ def test_index_without_parameters_shows_the_form(client: Any) -> None:
     # advanced fields are folded away, filters are there
     assert doc.find("input", id="f-layers")
     assert "open" not in doc.find("details", cls="advanced").attrs
-    for name in ("gpu", "gpu_count", "provider", "region", "billing", "max_price_per_hour",
-                 "currency"):
+    for name in (
+        "gpu",
+        "gpu_count",
+        "provider",
+        "region",
+        "billing",
+        "max_price_per_hour",
+        "currency",
+    ):
         assert doc.find_all(id=f"f-{name}"), name
 
 
@@ -63,8 +70,9 @@ def test_index_with_preset_shows_the_ranking_of_its_json_twin(client: Any) -> No
     doc = page(client, "/", {"preset": "resnet50-imagenet"})
     r = twin(client, doc)
     assert r.status_code == 200
-    assert urlsplit(doc.find("a", cls="json-twin").attrs["href"]).query \
-        == "preset=resnet50-imagenet"
+    assert (
+        urlsplit(doc.find("a", cls="json-twin").attrs["href"]).query == "preset=resnet50-imagenet"
+    )
     data = r.json()
     assert row_ids(doc) == [x["offer"]["id"] for x in data["results"]]
     assert len(row_ids(doc)) == 50
@@ -79,13 +87,15 @@ def test_index_with_preset_shows_the_ranking_of_its_json_twin(client: Any) -> No
     assert doc.find("input", id="f-micro_batch_size").attrs["placeholder"] == "256"
     # one chart point per offer with a cost (table rows + frontier beyond them)
     points = doc.find("svg", cls="scatter").find_all("circle", cls="pt")
-    costed = [x["offer"]["id"] for x in [*data["results"], *data["frontier"]]
-              if x["estimate"]["cost_per_epoch"] is not None]
+    costed = [
+        x["offer"]["id"]
+        for x in [*data["results"], *data["frontier"]]
+        if x["estimate"]["cost_per_epoch"] is not None
+    ]
     assert sorted(int(p.attrs["data-offer-id"]) for p in points) == sorted(costed)
     assert all(p.find("title").text for p in points)
     frontier = [p for p in points if "frontier" in p.classes]
-    assert len(frontier) == sum(x["pareto_optimal"] for x in [*data["results"],
-                                                              *data["frontier"]])
+    assert len(frontier) == sum(x["pareto_optimal"] for x in [*data["results"], *data["frontier"]])
     assert doc.find("polyline", cls="frontier-line")
     # each point links to its offer page with the workload
     link = doc.find("svg", cls="scatter").find("a")
@@ -98,14 +108,22 @@ def test_frontier_offers_below_the_table_are_plotted(client: Any) -> None:
     assert data["frontier"]
     extra = doc.find("svg", cls="scatter").find_all("circle", cls="extra")
     assert {int(p.attrs["data-offer-id"]) for p in extra} == {
-        x["offer"]["id"] for x in data["frontier"]}
+        x["offer"]["id"] for x in data["frontier"]
+    }
     assert "Also on the Pareto frontier" in doc.find("p", cls="frontier-extra").text
 
 
 def test_filters_currency_and_form_state_round_trip(client: Any) -> None:
-    params = {"preset": "llama3-8b-qlora", "micro_batch_size": "4", "gpu": "RTX 4090",
-              "gpu_count": "1", "billing": "on_demand", "max_price_per_hour": "20",
-              "currency": "CNY", "limit": "10"}
+    params = {
+        "preset": "llama3-8b-qlora",
+        "micro_batch_size": "4",
+        "gpu": "RTX 4090",
+        "gpu_count": "1",
+        "billing": "on_demand",
+        "max_price_per_hour": "20",
+        "currency": "CNY",
+        "limit": "10",
+    }
     doc = page(client, "/", params)
     data = twin(client, doc).json()
     assert data["results"] and data["currency"] == "CNY"
@@ -114,8 +132,9 @@ def test_filters_currency_and_form_state_round_trip(client: Any) -> None:
     assert doc.find("input", id="f-micro_batch_size").attrs["value"] == "4"
     assert doc.find("input", id="f-gpu").attrs["value"] == "RTX 4090"
     currency = doc.find("select", id="f-currency")
-    assert [o.attrs["value"] for o in currency.find_all("option") if "selected" in o.attrs] \
-        == ["CNY"]
+    assert [o.attrs["value"] for o in currency.find_all("option") if "selected" in o.attrs] == [
+        "CNY"
+    ]
     assert "¥" in doc.find("table", id="results-table").find("td", cls="cost").text
     assert "with micro_batch_size changed" in doc.find("p", cls="summary").text
     # the twin link carries exactly the form state
@@ -129,14 +148,19 @@ def test_column_headers_sort_server_side(client: Any) -> None:
     heads = {a.attrs["data-sort"]: a for a in results(doc, "thead").find_all("a")}
     cost_th = results(doc, "thead").find_all("th")[13]
     assert cost_th.attrs.get("aria-sort") == "ascending"
-    assert heads["epoch_hours"].attrs["href"].startswith(
-        "/?preset=bert-base-squad&sort=epoch_hours&limit=40")
+    assert (
+        heads["epoch_hours"]
+        .attrs["href"]
+        .startswith("/?preset=bert-base-squad&sort=epoch_hours&limit=40")
+    )
     by_time = page(client, heads["epoch_hours"].attrs["href"].split("#")[0])
     data = twin(client, by_time).json()
-    hours = [x["estimate"]["epoch_hours"] for x in data["results"]
-             if x["estimate"]["oom_risk"] != "high"]
-    assert hours == sorted(hours) and row_ids(by_time) == [x["offer"]["id"]
-                                                           for x in data["results"]]
+    hours = [
+        x["estimate"]["epoch_hours"] for x in data["results"] if x["estimate"]["oom_risk"] != "high"
+    ]
+    assert hours == sorted(hours) and row_ids(by_time) == [
+        x["offer"]["id"] for x in data["results"]
+    ]
     # a non-ranking column re-orders the shown rows; clicking again flips the direction
     vcpus_href = heads["vcpus"].attrs["href"].split("#")[0]
     assert "order=-vcpus" in vcpus_href
@@ -148,8 +172,9 @@ def test_column_headers_sort_server_side(client: Any) -> None:
     flipped = {a.attrs["data-sort"]: a for a in results(by_vcpus, "thead").find_all("a")}
     assert "order=vcpus" in flipped["vcpus"].attrs["href"]
     provider_sorted = page(client, "/", {**base, "order": "provider"})
-    names = [tr.find_all("td")[1].text.lower() for tr in
-             results(provider_sorted, "tbody").find_all("tr")]
+    names = [
+        tr.find_all("td")[1].text.lower() for tr in results(provider_sorted, "tbody").find_all("tr")
+    ]
     assert names == sorted(names)
 
 
@@ -169,8 +194,7 @@ def test_column_headers_sort_server_side(client: Any) -> None:
         ({"preset": "resnet50-imagenet", "colour": "red"}, "colour"),
     ],
 )
-def test_bad_input_shows_a_message_naming_the_field(client: Any, params: dict,
-                                                    field: str) -> None:
+def test_bad_input_shows_a_message_naming_the_field(client: Any, params: dict, field: str) -> None:
     doc = page(client, "/", params, status=400)
     box = doc.find("div", cls="errors")
     assert field in box.text
@@ -218,10 +242,15 @@ def test_offer_page_explains_the_estimate(client: Any) -> None:
     prices = doc.find("section", id="prices")
     assert prices.find("svg", cls="timeline")
     assert len(prices.find("table", cls="history").find("tbody").find_all("tr")) == len(
-        data["price_history"])
+        data["price_history"]
+    )
     # back to the ranking with the same workload
-    assert doc.find("p", cls="crumbs").find("a").attrs["href"].startswith(
-        "/?preset=resnet50-imagenet&currency=CNY")
+    assert (
+        doc.find("p", cls="crumbs")
+        .find("a")
+        .attrs["href"]
+        .startswith("/?preset=resnet50-imagenet&currency=CNY")
+    )
 
 
 def test_offer_page_without_workload_errors_and_missing(client: Any) -> None:
@@ -229,8 +258,12 @@ def test_offer_page_without_workload_errors_and_missing(client: Any) -> None:
     doc = page(client, f"/offers/{offer_id}")
     assert "Pick a workload" in doc.text
     assert not doc.find_all("section", id="memory")
-    bad = page(client, f"/offers/{offer_id}", {"preset": "resnet50-imagenet",
-                                               "currency": "EUR"}, status=400)
+    bad = page(
+        client,
+        f"/offers/{offer_id}",
+        {"preset": "resnet50-imagenet", "currency": "EUR"},
+        status=400,
+    )
     assert "currency" in bad.find("div", cls="errors").text
     assert bad.find("h1").text  # the offer itself still shows
     missing = page(client, "/offers/99999999", status=404)
@@ -248,8 +281,11 @@ def test_gpu_catalog_search(client: Any) -> None:
     everything = page(client, "/gpus")
     assert len(everything.find("table", cls="catalog").find("tbody").find_all("tr")) == 81
     sources = [td for td in everything.find_all("td", cls="source") if td.find_all("a")]
-    assert sources and all(a.attrs["href"].startswith(("https://", "http://"))
-                           for td in sources for a in td.find_all("a"))
+    assert sources and all(
+        a.attrs["href"].startswith(("https://", "http://"))
+        for td in sources
+        for a in td.find_all("a")
+    )
 
 
 def test_benchmarks_search_and_errors(client: Any) -> None:
@@ -262,8 +298,9 @@ def test_benchmarks_search_and_errors(client: Any) -> None:
     one = page(client, "/benchmarks", {"ids": str(data["items"][0]["id"])})
     assert len(one.find("table", cls="benchmarks").find("tbody").find_all("tr")) == 1
     paged = page(client, "/benchmarks", {"limit": "100"})
-    assert paged.find("p", cls="pager").find("a").attrs["href"] == \
-        "/benchmarks?limit=100&offset=100"
+    assert (
+        paged.find("p", cls="pager").find("a").attrs["href"] == "/benchmarks?limit=100&offset=100"
+    )
     bad = page(client, "/benchmarks", {"gpu": "Z9000"}, status=400)
     assert "gpu" in bad.find("div", cls="errors").text
     assert twin(client, bad).status_code == 400
@@ -278,7 +315,8 @@ def test_pages_load_nothing_from_the_internet(client: Any) -> None:
     for asset, kind in (("gpucost.css", "text/css"), ("gpucost.js", "javascript")):
         href = page(client, "/").find_all(
             "link" if asset.endswith("css") else "script",
-            **({"rel": "stylesheet"} if asset.endswith("css") else {}))[0]
+            **({"rel": "stylesheet"} if asset.endswith("css") else {}),
+        )[0]
         url = href.attrs.get("href") or href.attrs["src"]
         r = client.get(url)
         assert r.status_code == 200 and kind in r.headers["content-type"], asset

@@ -26,18 +26,22 @@ from app.settings import PROJECT_ROOT, Settings
 
 def find_chromium() -> str | None:
     """The Chromium binary: ``GPUCOST_CHROMIUM``, else the usual names on the PATH."""
-    candidates = [os.environ.get("GPUCOST_CHROMIUM"), "/usr/bin/chromium",
-                  *(shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome"))]
-    return next((c for c in candidates if c and os.path.isfile(c) and os.access(c, os.X_OK)),
-                None)
+    candidates = [
+        os.environ.get("GPUCOST_CHROMIUM"),
+        "/usr/bin/chromium",
+        *(shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")),
+    ]
+    return next((c for c in candidates if c and os.path.isfile(c) and os.access(c, os.X_OK)), None)
 
 
 CHROMIUM = find_chromium()
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 #: CI sets this so that a missing browser fails the run instead of skipping the test.
 REQUIRED = os.environ.get("GPUCOST_REQUIRE_BROWSER") == "1"
-NO_CHROMIUM = ("no Chromium binary found (apt-get install -y chromium, or set "
-               "GPUCOST_CHROMIUM=/path/to/chromium)")
+NO_CHROMIUM = (
+    "no Chromium binary found (apt-get install -y chromium, or set "
+    "GPUCOST_CHROMIUM=/path/to/chromium)"
+)
 
 pytestmark = [
     pytest.mark.db,
@@ -55,8 +59,14 @@ def _free_port() -> int:
 def base_url(seeded_url: str) -> Iterator[str]:
     """The app served by uvicorn on a free local port (in a thread)."""
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(Settings(database_url=seeded_url)),
-                                           host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(Settings(database_url=seeded_url)),
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+        )
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -91,8 +101,10 @@ def browser_page(base_url: str) -> Iterator[tuple[Page, list[str]]]:
 
         page.route("**/*", only_local)
         page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-        page.on("console", lambda msg: problems.append(f"console: {msg.text}")
-                if msg.type == "error" else None)
+        page.on(
+            "console",
+            lambda msg: problems.append(f"console: {msg.text}") if msg.type == "error" else None,
+        )
         try:
             yield page, problems
         finally:
@@ -120,10 +132,14 @@ def test_rank_page_preset_to_offer(base_url: str, browser_page: tuple[Page, list
     # one point per offer: the table's rows plus the Pareto offers ranked below them,
     # exactly the offers of the JSON twin that have a cost
     point_ids = page.locator("svg.scatter circle.pt").evaluate_all(
-        "ps => ps.map(p => p.dataset.offerId)")
+        "ps => ps.map(p => p.dataset.offerId)"
+    )
     twin = page.request.get(base_url + (page.get_attribute("a.json-twin", "href") or "")).json()
-    costed = [str(x["offer"]["id"]) for x in [*twin["results"], *twin["frontier"]]
-              if x["estimate"]["cost_per_epoch"] is not None]
+    costed = [
+        str(x["offer"]["id"])
+        for x in [*twin["results"], *twin["frontier"]]
+        if x["estimate"]["cost_per_epoch"] is not None
+    ]
     assert sorted(point_ids) == sorted(costed)
     assert len(point_ids) == len(set(point_ids))
     assert [str(x["offer"]["id"]) for x in twin["results"]] == row_ids
@@ -156,7 +172,8 @@ def test_rank_page_preset_to_offer(base_url: str, browser_page: tuple[Page, list
 
 
 def test_phone_width_scrolls_the_table_not_the_page(
-    base_url: str, browser_page: tuple[Page, list[str]],
+    base_url: str,
+    browser_page: tuple[Page, list[str]],
 ) -> None:
     page, problems = browser_page
     page.set_viewport_size({"width": 390, "height": 844})
@@ -166,7 +183,8 @@ def test_phone_width_scrolls_the_table_not_the_page(
         page_width = page.evaluate("document.documentElement.scrollWidth")
         table_wrap = page.evaluate(
             "document.querySelector('.table-wrap').scrollWidth > "
-            "document.querySelector('.table-wrap').clientWidth")
+            "document.querySelector('.table-wrap').clientWidth"
+        )
         assert page_width <= 391, page_width
         assert table_wrap, "the results table scrolls sideways inside its wrapper"
     finally:

@@ -31,18 +31,36 @@ def hostile(fresh_db_module: str) -> Iterator[tuple[Any, int]]:
     engine = create_engine_from_url(fresh_db_module)
     with create_session_factory(engine)() as s, s.begin():
         gpu_id = s.scalar(select(GpuModel.id).where(GpuModel.canonical_name == "H100 SXM 80GB"))
-        evil = Provider(slug="evil", name=f"Evil {EVIL} Cloud", kind="cloud",
-                        source=f"javascript:alert(1) {EVIL}")
+        evil = Provider(
+            slug="evil",
+            name=f"Evil {EVIL} Cloud",
+            kind="cloud",
+            source=f"javascript:alert(1) {EVIL}",
+        )
         s.add(evil)
         s.flush()
         offer = InstanceOffer(
-            provider_id=evil.id, offer_key=f"k{EVIL}",
+            provider_id=evil.id,
+            offer_key=f"k{EVIL}",
             instance_type=f'"><img src=x onerror=alert(1)>{EVIL}',
-            region=f"华北 {EVIL}", gpu_model_id=gpu_id, gpu_name_raw=f"H100 {EVIL}", gpu_count=8,
-            vram_gib_per_gpu=80, vcpus=100, cpu_model=EVIL, ram_gib=1000, system_disk_gb=100,
-            data_disk_gb=1000, max_cuda=f"12.4{EVIL}"[:16], driver_version=EVIL[:32],
-            interconnect="nvswitch", billing="on_demand", price_per_hour=Decimal("20"),
-            currency="USD", available=True, first_seen_at=NOW - dt.timedelta(days=20),
+            region=f"华北 {EVIL}",
+            gpu_model_id=gpu_id,
+            gpu_name_raw=f"H100 {EVIL}",
+            gpu_count=8,
+            vram_gib_per_gpu=80,
+            vcpus=100,
+            cpu_model=EVIL,
+            ram_gib=1000,
+            system_disk_gb=100,
+            data_disk_gb=1000,
+            max_cuda=f"12.4{EVIL}"[:16],
+            driver_version=EVIL[:32],
+            interconnect="nvswitch",
+            billing="on_demand",
+            price_per_hour=Decimal("20"),
+            currency="USD",
+            available=True,
+            first_seen_at=NOW - dt.timedelta(days=20),
             last_seen_at=NOW - dt.timedelta(days=3),
             source=f"javascript:alert(1) https://example.com/a?b=<c> {EVIL}",
             notes=f"<b>bold</b> {EVIL}",
@@ -50,17 +68,42 @@ def hostile(fresh_db_module: str) -> Iterator[tuple[Any, int]]:
         s.add(offer)
         s.flush()
         for days, price in ((20, "24"), (10, "22"), (3, "20")):
-            s.add(PriceObservation(offer_id=offer.id, observed_at=NOW - dt.timedelta(days=days),
-                                   price_per_hour=Decimal(price), currency="USD",
-                                   source=f"scrape {EVIL}"))
-        s.add(RefreshRun(provider_id=evil.id, started_at=NOW - dt.timedelta(days=3, hours=1),
-                         finished_at=NOW - dt.timedelta(days=3), status="ok", offers_seen=1))
-        s.add(RefreshRun(provider_id=evil.id, started_at=NOW - dt.timedelta(hours=2),
-                         finished_at=NOW - dt.timedelta(hours=1), status="error",
-                         error=f"HTTP 500 {EVIL}"))
+            s.add(
+                PriceObservation(
+                    offer_id=offer.id,
+                    observed_at=NOW - dt.timedelta(days=days),
+                    price_per_hour=Decimal(price),
+                    currency="USD",
+                    source=f"scrape {EVIL}",
+                )
+            )
+        s.add(
+            RefreshRun(
+                provider_id=evil.id,
+                started_at=NOW - dt.timedelta(days=3, hours=1),
+                finished_at=NOW - dt.timedelta(days=3),
+                status="ok",
+                offers_seen=1,
+            )
+        )
+        s.add(
+            RefreshRun(
+                provider_id=evil.id,
+                started_at=NOW - dt.timedelta(hours=2),
+                finished_at=NOW - dt.timedelta(hours=1),
+                status="error",
+                error=f"HTTP 500 {EVIL}",
+            )
+        )
         lam = s.scalar(select(Provider.id).where(Provider.slug == "lambda"))
-        s.add(RefreshRun(provider_id=lam, started_at=NOW - dt.timedelta(hours=1),
-                         finished_at=NOW - dt.timedelta(minutes=50), status="ok"))
+        s.add(
+            RefreshRun(
+                provider_id=lam,
+                started_at=NOW - dt.timedelta(hours=1),
+                finished_at=NOW - dt.timedelta(minutes=50),
+                status="ok",
+            )
+        )
         offer_id = offer.id
     engine.dispose()
     with TestClient(create_app(Settings(database_url=fresh_db_module))) as client:

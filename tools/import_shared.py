@@ -86,20 +86,36 @@ PROVIDERS = {
     "Hyperstack": ("hyperstack", "Hyperstack", "https://www.hyperstack.cloud", "cloud"),
     "Nebius": ("nebius", "Nebius", "https://nebius.com", "cloud"),
     "Verda (formerly DataCrunch)": (
-        "verda", "Verda (formerly DataCrunch)", "https://verda.com", "cloud"),
+        "verda",
+        "Verda (formerly DataCrunch)",
+        "https://verda.com",
+        "cloud",
+    ),
     "OCI": ("oci", "Oracle Cloud Infrastructure", "https://www.oracle.com/cloud", "cloud"),
     "Cudo Compute": ("cudo", "Cudo Compute", "https://www.cudocompute.com", "cloud"),
     "Paperspace": ("paperspace", "Paperspace", "https://www.paperspace.com", "cloud"),
     "DigitalOcean": ("digitalocean", "DigitalOcean", "https://www.digitalocean.com", "cloud"),
     "Vultr": ("vultr", "Vultr", "https://www.vultr.com", "cloud"),
-    "恒源云 (gpushare.com)": ("gpushare", "恒源云 (gpushare.com)", "https://gpushare.com",
-                             "marketplace"),
+    "恒源云 (gpushare.com)": (
+        "gpushare",
+        "恒源云 (gpushare.com)",
+        "https://gpushare.com",
+        "marketplace",
+    ),
     "算家云": ("suanjiayun", "算家云", None, "marketplace"),
-    "矩池云 (matpool.com)": ("matpool", "矩池云 (matpool.com)", "https://matpool.com",
-                           "marketplace"),
+    "矩池云 (matpool.com)": (
+        "matpool",
+        "矩池云 (matpool.com)",
+        "https://matpool.com",
+        "marketplace",
+    ),
     "晨涧云": ("chenjianyun", "晨涧云", None, "marketplace"),
-    "优云智算 (UCloud Compshare)": ("compshare", "优云智算 (UCloud Compshare)", None,
-                                  "marketplace"),
+    "优云智算 (UCloud Compshare)": (
+        "compshare",
+        "优云智算 (UCloud Compshare)",
+        None,
+        "marketplace",
+    ),
 }
 
 BILLING = {
@@ -123,23 +139,53 @@ def import_gpus(shared: Path, out: Path) -> None:
     """Copy the GPU catalog, moving ``?`` marks into ``uncertain_fields``."""
     src = list(csv.DictReader((shared / "data/gpu_specs.csv").open(encoding="utf-8")))
     numeric = [
-        "vram_gb", "memory_bandwidth_gbs", "fp32_tflops", "tf32_tensor_tflops",
-        "fp16_tensor_tflops", "bf16_tensor_tflops", "fp8_tensor_tflops", "tdp_w",
-        "release_year", "nvlink_bandwidth_gbs", "fp16_fp32acc_tensor_tflops",
+        "vram_gb",
+        "memory_bandwidth_gbs",
+        "fp32_tflops",
+        "tf32_tensor_tflops",
+        "fp16_tensor_tflops",
+        "bf16_tensor_tflops",
+        "fp8_tensor_tflops",
+        "tdp_w",
+        "release_year",
+        "nvlink_bandwidth_gbs",
+        "fp16_fp32acc_tensor_tflops",
         "fp8_fp32acc_tensor_tflops",
     ]
     rename = {
-        "tf32_tensor_tflops": "tf32_tflops", "fp16_tensor_tflops": "fp16_tflops",
-        "bf16_tensor_tflops": "bf16_tflops", "fp8_tensor_tflops": "fp8_tflops",
+        "tf32_tensor_tflops": "tf32_tflops",
+        "fp16_tensor_tflops": "fp16_tflops",
+        "bf16_tensor_tflops": "bf16_tflops",
+        "fp8_tensor_tflops": "fp8_tflops",
         "fp16_fp32acc_tensor_tflops": "fp16_fp32acc_tflops",
         "fp8_fp32acc_tensor_tflops": "fp8_fp32acc_tflops",
     }
     cols = [
-        "canonical_name", "vendor", "architecture", "compute_capability", "vram_gb",
-        "memory_type", "memory_bandwidth_gbs", "fp32_tflops", "tf32_tflops", "fp16_tflops",
-        "bf16_tflops", "fp8_tflops", "fp16_fp32acc_tflops", "fp8_fp32acc_tflops", "tdp_w",
-        "nvlink", "nvlink_bandwidth_gbs", "form_factor", "release_year", "market", "aliases",
-        "uncertain_fields", "source", "seen_on", "notes",
+        "canonical_name",
+        "vendor",
+        "architecture",
+        "compute_capability",
+        "vram_gb",
+        "memory_type",
+        "memory_bandwidth_gbs",
+        "fp32_tflops",
+        "tf32_tflops",
+        "fp16_tflops",
+        "bf16_tflops",
+        "fp8_tflops",
+        "fp16_fp32acc_tflops",
+        "fp8_fp32acc_tflops",
+        "tdp_w",
+        "nvlink",
+        "nvlink_bandwidth_gbs",
+        "form_factor",
+        "release_year",
+        "market",
+        "aliases",
+        "uncertain_fields",
+        "source",
+        "seen_on",
+        "notes",
     ]
     with (out / "gpus.csv").open("w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=cols)
@@ -207,11 +253,30 @@ def import_benchmarks(shared: Path, out: Path, form_factor: dict[str, str]) -> N
     """Normalise the measured benchmarks (see module docstring)."""
     src = list(csv.DictReader((shared / "data/benchmarks_measured.csv").open(encoding="utf-8")))
     cols = [
-        "gpu", "gpu_label", "gpu_count", "interconnect", "workload", "task", "method",
-        "precision", "precision_label", "batch_size_per_gpu", "seq_len", "throughput",
-        "throughput_scope", "throughput_total", "throughput_unit", "peak_memory_gib",
-        "framework", "framework_version", "suspect", "source", "source_ref", "seen_on",
-        "published_on", "notes",
+        "gpu",
+        "gpu_label",
+        "gpu_count",
+        "interconnect",
+        "workload",
+        "task",
+        "method",
+        "precision",
+        "precision_label",
+        "batch_size_per_gpu",
+        "seq_len",
+        "throughput",
+        "throughput_scope",
+        "throughput_total",
+        "throughput_unit",
+        "peak_memory_gib",
+        "framework",
+        "framework_version",
+        "suspect",
+        "source",
+        "source_ref",
+        "seen_on",
+        "published_on",
+        "notes",
     ]
     with (out / "benchmarks.csv").open("w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=cols)
@@ -245,48 +310,80 @@ def import_benchmarks(shared: Path, out: Path, form_factor: dict[str, str]) -> N
                 precision = PRECISION[precision_label]
             version = re.search(r"PyTorch (\d+\.\d+)\.\d", notes)
             suspect = "SUSPECT" in notes
-            if (r["source"], r["gpu"], r["gpu_count"], r["model"], r["precision"],
-                    r["throughput"]) == BROKEN_ROW:
+            if (
+                r["source"],
+                r["gpu"],
+                r["gpu_count"],
+                r["model"],
+                r["precision"],
+                r["throughput"],
+            ) == BROKEN_ROW:
                 suspect = True
-                notes += ("; SUSPECT: flagged as looking broken in ../shared/docs/benchmarks.md "
-                          "§2.1 caveats (RTX A4000 1-GPU WaveGlow fp16 3,029)")
-            w.writerow({
-                "gpu": gpu or "",
-                "gpu_label": r["gpu"],
-                "gpu_count": count,
-                "interconnect": interconnect,
-                "workload": r["model"],
-                "task": r["task"],
-                "method": _method(r["task"]),
-                "precision": precision,
-                "precision_label": precision_label,
-                "batch_size_per_gpu": r["batch_size_per_gpu"],
-                "seq_len": _seq_len(r["task"]),
-                "throughput": r["throughput"],
-                "throughput_scope": scope,
-                "throughput_total": f"{total:g}",
-                "throughput_unit": unit,
-                "peak_memory_gib": r["peak_mem_gb"],
-                "framework": r["framework"],
-                "framework_version": version.group(1) if version else "",
-                "suspect": "true" if suspect else "false",
-                "source": r["source"],
-                "source_ref": r["source_ref"],
-                "seen_on": SEEN_ON,
-                "published_on": PUBLISHED_ON.get(r["source"], ""),
-                "notes": notes,
-            })
+                notes += (
+                    "; SUSPECT: flagged as looking broken in ../shared/docs/benchmarks.md "
+                    "§2.1 caveats (RTX A4000 1-GPU WaveGlow fp16 3,029)"
+                )
+            w.writerow(
+                {
+                    "gpu": gpu or "",
+                    "gpu_label": r["gpu"],
+                    "gpu_count": count,
+                    "interconnect": interconnect,
+                    "workload": r["model"],
+                    "task": r["task"],
+                    "method": _method(r["task"]),
+                    "precision": precision,
+                    "precision_label": precision_label,
+                    "batch_size_per_gpu": r["batch_size_per_gpu"],
+                    "seq_len": _seq_len(r["task"]),
+                    "throughput": r["throughput"],
+                    "throughput_scope": scope,
+                    "throughput_total": f"{total:g}",
+                    "throughput_unit": unit,
+                    "peak_memory_gib": r["peak_mem_gb"],
+                    "framework": r["framework"],
+                    "framework_version": version.group(1) if version else "",
+                    "suspect": "true" if suspect else "false",
+                    "source": r["source"],
+                    "source_ref": r["source_ref"],
+                    "seen_on": SEEN_ON,
+                    "published_on": PUBLISHED_ON.get(r["source"], ""),
+                    "notes": notes,
+                }
+            )
 
 
 def import_offers(shared: Path, out: Path) -> None:
     """Normalise the published offers to per-instance prices; write providers too."""
     src = list(csv.DictReader((shared / "data/offers_public.csv").open(encoding="utf-8")))
     cols = [
-        "provider", "offer_key", "instance_type", "region", "gpu_name_raw", "gpu_count",
-        "vram_gib_per_gpu", "vcpus", "cpu_model", "ram_gib", "system_disk_gb", "data_disk_gb",
-        "disk_type", "max_cuda", "driver_version", "interconnect", "network_up_mbps",
-        "network_down_mbps", "billing", "price_per_hour", "currency", "price_is_estimate",
-        "published_price", "published_price_unit", "source", "seen_on", "notes",
+        "provider",
+        "offer_key",
+        "instance_type",
+        "region",
+        "gpu_name_raw",
+        "gpu_count",
+        "vram_gib_per_gpu",
+        "vcpus",
+        "cpu_model",
+        "ram_gib",
+        "system_disk_gb",
+        "data_disk_gb",
+        "disk_type",
+        "max_cuda",
+        "driver_version",
+        "interconnect",
+        "network_up_mbps",
+        "network_down_mbps",
+        "billing",
+        "price_per_hour",
+        "currency",
+        "price_is_estimate",
+        "published_price",
+        "published_price_unit",
+        "source",
+        "seen_on",
+        "notes",
     ]
     with (out / "offers_public.csv").open("w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=cols)
@@ -303,41 +400,52 @@ def import_offers(shared: Path, out: Path) -> None:
                 notes += f"; price_per_hour = published per-GPU price x {count:g} GPUs"
             if r["billing"] != BILLING[r["billing"]]:
                 notes += f"; published billing label '{r['billing']}'"
-            w.writerow({
-                "provider": slug,
-                "offer_key": r["instance_type"],
-                "instance_type": r["instance_type"],
-                "region": r["region"] or "unspecified",
-                "gpu_name_raw": r["gpu"],
-                "gpu_count": f"{count:g}",
-                "vram_gib_per_gpu": r["vram_gb_per_gpu"],
-                "vcpus": r["vcpus"],
-                "cpu_model": "",
-                "ram_gib": r["ram_gb"],
-                "system_disk_gb": r["disk_gb"],
-                "data_disk_gb": "",
-                "disk_type": "",
-                "max_cuda": r["max_cuda"],
-                "driver_version": "",
-                "interconnect": r["interconnect"],
-                "network_up_mbps": "",
-                "network_down_mbps": "",
-                "billing": BILLING[r["billing"]],
-                "price_per_hour": f"{price:.6g}",
-                "currency": r["currency"],
-                "price_is_estimate": "true" if r["billing"] == "marketplace_median" else "false",
-                "published_price": r["price_per_hour"],
-                "published_price_unit": note,
-                "source": r["source"],
-                "seen_on": r["seen_on"],
-                "notes": notes,
-            })
+            w.writerow(
+                {
+                    "provider": slug,
+                    "offer_key": r["instance_type"],
+                    "instance_type": r["instance_type"],
+                    "region": r["region"] or "unspecified",
+                    "gpu_name_raw": r["gpu"],
+                    "gpu_count": f"{count:g}",
+                    "vram_gib_per_gpu": r["vram_gb_per_gpu"],
+                    "vcpus": r["vcpus"],
+                    "cpu_model": "",
+                    "ram_gib": r["ram_gb"],
+                    "system_disk_gb": r["disk_gb"],
+                    "data_disk_gb": "",
+                    "disk_type": "",
+                    "max_cuda": r["max_cuda"],
+                    "driver_version": "",
+                    "interconnect": r["interconnect"],
+                    "network_up_mbps": "",
+                    "network_down_mbps": "",
+                    "billing": BILLING[r["billing"]],
+                    "price_per_hour": f"{price:.6g}",
+                    "currency": r["currency"],
+                    "price_is_estimate": "true"
+                    if r["billing"] == "marketplace_median"
+                    else "false",
+                    "published_price": r["price_per_hour"],
+                    "published_price_unit": note,
+                    "source": r["source"],
+                    "seen_on": r["seen_on"],
+                    "notes": notes,
+                }
+            )
     with (out / "providers.csv").open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["slug", "name", "homepage_url", "kind", "source"])
         for published, (slug, name, home, kind) in PROVIDERS.items():
-            w.writerow([slug, name, home or "", kind,
-                        f"provider column '{published}' of ../shared/data/offers_public.csv"])
+            w.writerow(
+                [
+                    slug,
+                    name,
+                    home or "",
+                    kind,
+                    f"provider column '{published}' of ../shared/data/offers_public.csv",
+                ]
+            )
 
 
 def main() -> None:

@@ -112,7 +112,7 @@ def flat_field(field: str) -> str:
     """``workload.micro_batch_size`` / ``filters.gpu`` → the flat parameter name."""
     for prefix in ("workload.", "filters.", "hardware."):
         if field.startswith(prefix):
-            return field[len(prefix):]
+            return field[len(prefix) :]
     return field
 
 
@@ -126,8 +126,9 @@ def _human_count(text: str) -> str:
     return str(round(value))
 
 
-def _clean(raw: Mapping[str, str], allowed: tuple[str, ...],
-           errors: list[tuple[str, str]]) -> dict[str, str]:
+def _clean(
+    raw: Mapping[str, str], allowed: tuple[str, ...], errors: list[tuple[str, str]]
+) -> dict[str, str]:
     given = {k: v.strip() for k, v in raw.items() if isinstance(v, str) and v.strip()}
     for key in given:
         if key not in allowed:
@@ -165,15 +166,17 @@ def parse_rank_query(raw: Mapping[str, str]) -> RankQuery:
     errors: list[tuple[str, str]] = []
     params = _clean(raw, RANK_PARAMS, errors)
     workload = _validate(WorkloadIn, _workload_values(params), errors)
-    filters = _validate(OfferFilters, {k: params[k] for k in FILTER_PARAMS if k in params},
-                        errors)
+    filters = _validate(OfferFilters, {k: params[k] for k in FILTER_PARAMS if k in params}, errors)
     options = _validate(
         RankRequest,
-        {"workload": {}, **{k: params[k] for k in RANK_OPTION_PARAMS if k in params}}, errors)
+        {"workload": {}, **{k: params[k] for k in RANK_OPTION_PARAMS if k in params}},
+        errors,
+    )
     order = params.get("order")
     if order is not None and order.removeprefix("-") not in ORDER_COLUMNS:
-        errors.append(("order", "must be one of " + ", ".join(ORDER_COLUMNS)
-                       + " (prefix - for descending)"))
+        errors.append(
+            ("order", "must be one of " + ", ".join(ORDER_COLUMNS) + " (prefix - for descending)")
+        )
     if errors or workload is None or filters is None or options is None:
         raise ParamError(errors)
     request = options.model_copy(update={"workload": workload, "filters": filters})
@@ -191,8 +194,10 @@ def parse_offer_query(raw: Mapping[str, str]) -> OfferQuery:
     values = _workload_values(params)
     workload = _validate(WorkloadIn, values, errors) if values else None
     options = _validate(
-        RankRequest, {"workload": {}, **({"currency": params["currency"]}
-                                         if "currency" in params else {})}, errors)
+        RankRequest,
+        {"workload": {}, **({"currency": params["currency"]} if "currency" in params else {})},
+        errors,
+    )
     if errors or options is None:
         raise ParamError(errors)
     return OfferQuery(workload=workload, currency=options.currency, params=params)

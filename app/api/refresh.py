@@ -73,8 +73,9 @@ class RefreshController(Controller):
     }
 
     @get("/refresh-runs", sync_to_thread=True)
-    def refresh_runs(self, session: NamedDependency[Session],
-                     settings: NamedDependency[Settings]) -> list[RefreshRunOut]:
+    def refresh_runs(
+        self, session: NamedDependency[Session], settings: NamedDependency[Settings]
+    ) -> list[RefreshRunOut]:
         """The latest refresh run of every provider that has one, by provider slug."""
         out = []
         for r in latest_runs(session, settings.stale_after_hours):
@@ -85,8 +86,9 @@ class RefreshController(Controller):
         return out
 
     @get("/offers/{offer_id:int}/prices", sync_to_thread=True)
-    def offer_prices(self, offer_id: FromPath[int],
-                     session: NamedDependency[Session]) -> PriceHistoryOut:
+    def offer_prices(
+        self, offer_id: FromPath[int], session: NamedDependency[Session]
+    ) -> PriceHistoryOut:
         """Price history of one offer (every observation, oldest first); 404 if no such offer.
 
         An observation is recorded when the price changed and at least daily while an offer is

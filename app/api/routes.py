@@ -84,25 +84,39 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
     m = e.memory
     b = m.breakdown
     return EstimateOut(
-        samples_per_s=e.samples_per_s, samples_per_s_low=e.samples_per_s_low,
-        samples_per_s_high=e.samples_per_s_high, tokens_per_s=e.tokens_per_s, basis=e.basis,
-        epoch_hours=e.epoch_hours, epoch_hours_low=e.epoch_hours_low,
-        epoch_hours_high=e.epoch_hours_high, total_hours=e.total_hours,
-        cost_per_epoch=e.cost_per_epoch, cost_per_epoch_low=e.cost_per_epoch_low,
-        cost_per_epoch_high=e.cost_per_epoch_high, total_cost=e.total_cost,
-        currency=e.currency, peak_memory_gib=m.peak_memory_gib,
-        memory_utilization=m.memory_utilization, oom_risk=m.oom_risk,
+        samples_per_s=e.samples_per_s,
+        samples_per_s_low=e.samples_per_s_low,
+        samples_per_s_high=e.samples_per_s_high,
+        tokens_per_s=e.tokens_per_s,
+        basis=e.basis,
+        epoch_hours=e.epoch_hours,
+        epoch_hours_low=e.epoch_hours_low,
+        epoch_hours_high=e.epoch_hours_high,
+        total_hours=e.total_hours,
+        cost_per_epoch=e.cost_per_epoch,
+        cost_per_epoch_low=e.cost_per_epoch_low,
+        cost_per_epoch_high=e.cost_per_epoch_high,
+        total_cost=e.total_cost,
+        currency=e.currency,
+        peak_memory_gib=m.peak_memory_gib,
+        memory_utilization=m.memory_utilization,
+        oom_risk=m.oom_risk,
         max_micro_batch_size=m.max_micro_batch_size,
         memory=MemoryOut(
-            weights_gib=b.weights_gib, gradients_gib=b.gradients_gib,
-            optimizer_gib=b.optimizer_gib, activations_gib=b.activations_gib,
-            overhead_gib=b.overhead_gib, usable_vram_gib=m.usable_vram_gib,
+            weights_gib=b.weights_gib,
+            gradients_gib=b.gradients_gib,
+            optimizer_gib=b.optimizer_gib,
+            activations_gib=b.activations_gib,
+            overhead_gib=b.overhead_gib,
+            usable_vram_gib=m.usable_vram_gib,
         ),
         multi_gpu_efficiency=e.multi_gpu_efficiency,
         data_loader_samples_per_s=e.data_loader_samples_per_s,
-        warnings=list(e.warnings), notes=list(e.notes),
-        evidence=[EvidenceOut.model_validate(ev, from_attributes=True)
-                  for ev in e.evidence[:max_evidence]],
+        warnings=list(e.warnings),
+        notes=list(e.notes),
+        evidence=[
+            EvidenceOut.model_validate(ev, from_attributes=True) for ev in e.evidence[:max_evidence]
+        ],
         evidence_total=len(e.evidence),
     )
 
@@ -110,25 +124,47 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
 def offer_out(row: OfferRow, ref: ReferenceData, stale: set[int]) -> OfferOut:
     """Offer row → response model."""
     gpu = ref.gpu_names_by_id.get(row.gpu_model_id) if row.gpu_model_id else None
-    vram = (vram_per_gpu_gb(ref.gpus[gpu].vram_gb, row.vram_gib_per_gpu, row.gpu_count)
-            if gpu else row.vram_gib_per_gpu)
+    vram = (
+        vram_per_gpu_gb(ref.gpus[gpu].vram_gb, row.vram_gib_per_gpu, row.gpu_count)
+        if gpu
+        else row.vram_gib_per_gpu
+    )
     last_seen = row.last_seen_at
     if last_seen.tzinfo is None:
         last_seen = last_seen.replace(tzinfo=dt.UTC)
     return OfferOut(
-        id=row.id, provider=row.provider, provider_name=row.provider_name,
-        offer_key=row.offer_key, instance_type=row.instance_type, region=row.region, gpu=gpu,
-        gpu_name_raw=row.gpu_name_raw, gpu_count=row.gpu_count, vram_gb_per_gpu=vram,
-        vcpus=row.vcpus, ram_gb=row.ram_gib, disk_gb=row.disk_gb, max_cuda=row.max_cuda,
-        driver_version=row.driver_version, interconnect=row.interconnect, billing=row.billing,
-        price_per_hour=row.price_per_hour, currency=row.currency,
-        price_is_estimate=row.price_is_estimate, available=row.available,
-        stale=row.provider_id in stale, last_seen_at=last_seen.isoformat(), source=row.source,
+        id=row.id,
+        provider=row.provider,
+        provider_name=row.provider_name,
+        offer_key=row.offer_key,
+        instance_type=row.instance_type,
+        region=row.region,
+        gpu=gpu,
+        gpu_name_raw=row.gpu_name_raw,
+        gpu_count=row.gpu_count,
+        vram_gb_per_gpu=vram,
+        vcpus=row.vcpus,
+        ram_gb=row.ram_gib,
+        disk_gb=row.disk_gb,
+        max_cuda=row.max_cuda,
+        driver_version=row.driver_version,
+        interconnect=row.interconnect,
+        billing=row.billing,
+        price_per_hour=row.price_per_hour,
+        currency=row.currency,
+        price_is_estimate=row.price_is_estimate,
+        available=row.available,
+        stale=row.provider_id in stale,
+        last_seen_at=last_seen.isoformat(),
+        source=row.source,
     )
 
 
 def rank_response(
-    data: RankRequest, session: Session, ref: ReferenceData, settings: Settings,
+    data: RankRequest,
+    session: Session,
+    ref: ReferenceData,
+    settings: Settings,
     order: str | None = None,
 ) -> RankResponse:
     """Rank offers for a request (``POST /v1/rank``, ``GET /v1/rank`` and the web page).
@@ -140,26 +176,46 @@ def rank_response(
     """
     given = data.workload.model_dump(exclude_unset=True, mode="json")
     workload, reference, echo = resolve_workload(given, ref)
-    ranking = rank_offers(workload, reference, session, data.filters.model_dump(), ref,
-                          currency=data.currency, sort=data.sort, limit=data.limit,
-                          drop_oom=data.drop_oom)
+    ranking = rank_offers(
+        workload,
+        reference,
+        session,
+        data.filters.model_dump(),
+        ref,
+        currency=data.currency,
+        sort=data.sort,
+        limit=data.limit,
+        drop_oom=data.drop_oom,
+    )
     stale = stale_provider_ids(session, settings.stale_after_hours)
 
     def out(r: RankedOffer) -> RankedOfferOut:
-        return RankedOfferOut(rank=r.rank, pareto_optimal=r.pareto_optimal,
-                              offer=offer_out(r.offer, ref, stale),
-                              price_per_hour=r.price_per_hour,
-                              estimate=estimate_out(r.estimate, RANK_MAX_EVIDENCE))
+        return RankedOfferOut(
+            rank=r.rank,
+            pareto_optimal=r.pareto_optimal,
+            offer=offer_out(r.offer, ref, stale),
+            price_per_hour=r.price_per_hour,
+            estimate=estimate_out(r.estimate, RANK_MAX_EVIDENCE),
+        )
 
-    return RankResponse(workload=echo, currency=data.currency, sort=data.sort, order=order,
-                        total_offers=ranking.total,
-                        unestimated_offers=ranking.unestimated,
-                        results=order_rows([out(r) for r in ranking.results], order),
-                        frontier=[out(r) for r in ranking.frontier])
+    return RankResponse(
+        workload=echo,
+        currency=data.currency,
+        sort=data.sort,
+        order=order,
+        total_offers=ranking.total,
+        unestimated_offers=ranking.unestimated,
+        results=order_rows([out(r) for r in ranking.results], order),
+        frontier=[out(r) for r in ranking.frontier],
+    )
 
 
 def offer_detail(
-    offer_id: int, query: OfferQuery, session: Session, ref: ReferenceData, settings: Settings,
+    offer_id: int,
+    query: OfferQuery,
+    session: Session,
+    ref: ReferenceData,
+    settings: Settings,
 ) -> OfferDetailResponse:
     """One offer with its listing details, price history and, for a workload, its estimate.
 
@@ -180,17 +236,27 @@ def offer_detail(
     return OfferDetailResponse(
         offer=offer_out(found.offer, ref, stale),
         details=OfferDetailsOut(
-            cpu_model=extras.cpu_model, system_disk_gb=extras.system_disk_gb,
-            data_disk_gb=extras.data_disk_gb, disk_type=extras.disk_type,
-            network_up_mbps=extras.network_up_mbps, network_down_mbps=extras.network_down_mbps,
+            cpu_model=extras.cpu_model,
+            system_disk_gb=extras.system_disk_gb,
+            data_disk_gb=extras.data_disk_gb,
+            disk_type=extras.disk_type,
+            network_up_mbps=extras.network_up_mbps,
+            network_down_mbps=extras.network_down_mbps,
             first_seen_at=extras.first_seen_at.isoformat(),
-            seen_on=extras.seen_on.isoformat() if extras.seen_on else None, notes=extras.notes,
+            seen_on=extras.seen_on.isoformat() if extras.seen_on else None,
+            notes=extras.notes,
         ),
-        currency=query.currency, price_per_hour=found.price_per_hour, workload=echo,
+        currency=query.currency,
+        price_per_hour=found.price_per_hour,
+        workload=echo,
         estimate=estimate_out(found.estimate) if found.estimate is not None else None,
         price_history=[
-            PricePointOut(observed_at=p.observed_at.isoformat(),
-                          price_per_hour=p.price_per_hour, currency=p.currency, source=p.source)
+            PricePointOut(
+                observed_at=p.observed_at.isoformat(),
+                price_per_hour=p.price_per_hour,
+                currency=p.currency,
+                source=p.source,
+            )
             for p in history.observations
         ],
     )
@@ -237,19 +303,30 @@ class V1Controller(Controller):
         with the stored exchange rates); prices in the answer are as listed.
         """
         filters = OfferFilters(
-            gpu=gpu, min_vram_gb=min_vram_gb, gpu_count=gpu_count, provider=provider,
-            region=region, billing=billing, max_price_per_hour=max_price_per_hour,
+            gpu=gpu,
+            min_vram_gb=min_vram_gb,
+            gpu_count=gpu_count,
+            provider=provider,
+            region=region,
+            billing=billing,
+            max_price_per_hour=max_price_per_hour,
             available_only=available_only,
         ).model_dump()
         rows = select_offers(session, filters, ref, currency=currency)
         stale = stale_provider_ids(session, settings.stale_after_hours)
-        page = rows[offset:offset + limit]
-        return OfferPage(items=[offer_out(r, ref, stale) for r in page], total=len(rows),
-                         limit=limit, offset=offset)
+        page = rows[offset : offset + limit]
+        return OfferPage(
+            items=[offer_out(r, ref, stale) for r in page],
+            total=len(rows),
+            limit=limit,
+            offset=offset,
+        )
 
     @get("/gpus", sync_to_thread=True)
     def list_gpus(
-        self, session: NamedDependency[Session], ref: NamedDependency[ReferenceData],
+        self,
+        session: NamedDependency[Session],
+        ref: NamedDependency[ReferenceData],
         q: FromQuery[str | None] = None,
     ) -> list[dict[str, Any]]:
         """The GPU catalog with specs, aliases and sources (dense TFLOPS; VRAM in GB).
@@ -280,8 +357,15 @@ class V1Controller(Controller):
         ``evidence``.
         """
         items, total = search_benchmarks(
-            session, ref, gpu=gpu, workload=workload, q=q,
-            ids=[int(i) for i in ids.split(",")] if ids else None, limit=limit, offset=offset)
+            session,
+            ref,
+            gpu=gpu,
+            workload=workload,
+            q=q,
+            ids=[int(i) for i in ids.split(",")] if ids else None,
+            limit=limit,
+            offset=offset,
+        )
         return {"items": items, "total": total, "limit": limit, "offset": offset}
 
     @get("/workloads", sync_to_thread=False)
@@ -289,11 +373,15 @@ class V1Controller(Controller):
         """Workload presets: every field value, the benchmark labels they stand for, sources."""
         return [
             {
-                "preset": p.slug, "name": p.name, **p.fields,
+                "preset": p.slug,
+                "name": p.name,
+                **p.fields,
                 "benchmark_workloads": list(p.benchmark_workloads),
                 "benchmark_method": p.benchmark_method,
-                "units_per_sample": p.units_per_sample, "throughput_unit": p.throughput_unit,
-                "source": p.source, "notes": p.notes,
+                "units_per_sample": p.units_per_sample,
+                "throughput_unit": p.throughput_unit,
+                "source": p.source,
+                "notes": p.notes,
             }
             for p in ref.presets.values()
         ]
@@ -314,10 +402,14 @@ class V1Controller(Controller):
         hw = hardware_from_input(hw_in, ref)
         if data.currency not in {c for pair in ref.rates for c in pair} | {"USD"}:
             raise FilterError("currency", f"no exchange rate for {data.currency}")
-        est = estimate_what_if(workload, reference, hw, ref, price_per_hour=data.price_per_hour,
-                               currency=data.currency)
-        hw_echo = {**hw_in, "gpu": hw.gpu.name,
-                   "vram_gb": vram_per_gpu_gb(hw.gpu.vram_gb, hw.vram_gib_per_gpu, hw.gpu_count)}
+        est = estimate_what_if(
+            workload, reference, hw, ref, price_per_hour=data.price_per_hour, currency=data.currency
+        )
+        hw_echo = {
+            **hw_in,
+            "gpu": hw.gpu.name,
+            "vram_gb": vram_per_gpu_gb(hw.gpu.vram_gb, hw.vram_gib_per_gpu, hw.gpu_count),
+        }
         return EstimateResponse(workload=echo, hardware=hw_echo, estimate=estimate_out(est))
 
     @post("/rank", sync_to_thread=True, status_code=200)

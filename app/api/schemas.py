@@ -58,19 +58,24 @@ class WorkloadIn(BaseModel):
     attention: Attention | None = None
     sharding: Sharding | None = None
     fused_cross_entropy: bool | None = Field(
-        default=None, description="chunked/fused cross-entropy: no full fp32 logits tensor")
+        default=None, description="chunked/fused cross-entropy: no full fp32 logits tensor"
+    )
     cpu_offload: bool | None = Field(
-        default=None, description="optimizer states and master weights offloaded to CPU RAM")
+        default=None, description="optimizer states and master weights offloaded to CPU RAM"
+    )
     samples_per_epoch: int | None = Field(default=None, gt=0, le=10**15, allow_inf_nan=False)
     epochs: float | None = Field(default=None, gt=0, le=10**6, allow_inf_nan=False)
     dataset_gb: float | None = Field(default=None, ge=0, le=10**9, allow_inf_nan=False)
-    cpu_ms_per_sample: float | None = Field(default=None, ge=0, le=10**7,
-                                             allow_inf_nan=False)
+    cpu_ms_per_sample: float | None = Field(default=None, ge=0, le=10**7, allow_inf_nan=False)
     min_cuda: str | None = Field(default=None, pattern=r"^\d+(\.\d+)?$")
     forward_gflops_per_sample: float | None = Field(
-        default=None, gt=0, le=10**9, allow_inf_nan=False,
+        default=None,
+        gt=0,
+        le=10**9,
+        allow_inf_nan=False,
         description="forward-pass GFLOPs per sample (non-transformers without a preset need it "
-        "for a FLOPs-based throughput estimate)")
+        "for a FLOPs-based throughput estimate)",
+    )
 
 
 class HardwareIn(BaseModel):
@@ -79,16 +84,22 @@ class HardwareIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     gpu: str = Field(min_length=1, examples=["A100 80GB SXM4"])
-    gpu_count: float = Field(default=1, ge=0.05, le=1024,
-                             description="GPUs; below 1 a slice (vGPU/MIG share) of one card")
+    gpu_count: float = Field(
+        default=1,
+        ge=0.05,
+        le=1024,
+        description="GPUs; below 1 a slice (vGPU/MIG share) of one card",
+    )
     interconnect: Interconnect | None = None
     vcpus: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    ram_gb: float | None = Field(default=None, gt=0, le=10**7, allow_inf_nan=False,
-                                 description="host RAM, GiB")
+    ram_gb: float | None = Field(
+        default=None, gt=0, le=10**7, allow_inf_nan=False, description="host RAM, GiB"
+    )
     disk_gb: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_cuda: str | None = Field(default=None, pattern=r"^\d+(\.\d+)?$")
-    vram_gb: float | None = Field(default=None, gt=0, le=10**5, allow_inf_nan=False,
-                                  description="override catalog VRAM, GB")
+    vram_gb: float | None = Field(
+        default=None, gt=0, le=10**5, allow_inf_nan=False, description="override catalog VRAM, GB"
+    )
 
 
 class EstimateRequest(BaseModel):
@@ -127,8 +138,9 @@ class RankRequest(BaseModel):
 
     workload: WorkloadIn
     filters: OfferFilters = Field(default_factory=OfferFilters)
-    sort: Literal["cost_per_epoch", "epoch_hours", "total_cost", "price_per_hour",
-                  "samples_per_s"] = "cost_per_epoch"
+    sort: Literal[
+        "cost_per_epoch", "epoch_hours", "total_cost", "price_per_hour", "samples_per_s"
+    ] = "cost_per_epoch"
     currency: str = Field(default="USD", pattern=CURRENCY_PATTERN)
     limit: int = Field(default=50, ge=1, le=1000)
     drop_oom: bool = Field(default=False, description="leave out offers predicted to OOM")
@@ -258,8 +270,10 @@ class RankResponse(BaseModel):
     order: str | None = Field(default=None, description="row order (GET: ``order`` param)")
     total_offers: int
     unestimated_offers: int = Field(
-        default=0, description="offers matching the filters whose GPU model is not in the "
-        "catalog (stored with their raw name; cannot be estimated)")
+        default=0,
+        description="offers matching the filters whose GPU model is not in the "
+        "catalog (stored with their raw name; cannot be estimated)",
+    )
     results: list[RankedOfferOut]
     frontier: list[RankedOfferOut] = Field(default_factory=list)
 

@@ -58,14 +58,23 @@ def load_dataset(seed_dir: Path) -> Dataset:
     for r in _read(seed_dir / "gpus.csv"):
         year = _f(r["release_year"])
         catalog[r["canonical_name"]] = GpuSpec(
-            name=r["canonical_name"], vendor=r["vendor"], architecture=r["architecture"],
-            vram_gb=float(r["vram_gb"]), memory_bandwidth_gbs=_f(r["memory_bandwidth_gbs"]),
-            fp32_tflops=_f(r["fp32_tflops"]), tf32_tflops=_f(r["tf32_tflops"]),
-            fp16_tflops=_f(r["fp16_tflops"]), bf16_tflops=_f(r["bf16_tflops"]),
-            fp8_tflops=_f(r["fp8_tflops"]), fp16_fp32acc_tflops=_f(r["fp16_fp32acc_tflops"]),
-            fp8_fp32acc_tflops=_f(r["fp8_fp32acc_tflops"]), nvlink=r["nvlink"] == "yes",
-            nvlink_bandwidth_gbs=_f(r["nvlink_bandwidth_gbs"]), form_factor=r["form_factor"],
-            market=r["market"], release_year=int(year) if year else None,
+            name=r["canonical_name"],
+            vendor=r["vendor"],
+            architecture=r["architecture"],
+            vram_gb=float(r["vram_gb"]),
+            memory_bandwidth_gbs=_f(r["memory_bandwidth_gbs"]),
+            fp32_tflops=_f(r["fp32_tflops"]),
+            tf32_tflops=_f(r["tf32_tflops"]),
+            fp16_tflops=_f(r["fp16_tflops"]),
+            bf16_tflops=_f(r["bf16_tflops"]),
+            fp8_tflops=_f(r["fp8_tflops"]),
+            fp16_fp32acc_tflops=_f(r["fp16_fp32acc_tflops"]),
+            fp8_fp32acc_tflops=_f(r["fp8_fp32acc_tflops"]),
+            nvlink=r["nvlink"] == "yes",
+            nvlink_bandwidth_gbs=_f(r["nvlink_bandwidth_gbs"]),
+            form_factor=r["form_factor"],
+            market=r["market"],
+            release_year=int(year) if year else None,
         )
     points = []
     for i, r in enumerate(_read(seed_dir / "benchmarks.csv")):
@@ -73,15 +82,26 @@ def load_dataset(seed_dir: Path) -> Dataset:
             continue
         bs = _f(r["batch_size_per_gpu"])
         seq = _f(r["seq_len"])
-        points.append(BenchmarkPoint(
-            id=i + 1, gpu=r["gpu"], gpu_count=int(r["gpu_count"]),
-            interconnect=r["interconnect"] or None, workload=r["workload"], method=r["method"],
-            precision=Precision(r["precision"]), batch_size_per_gpu=int(bs) if bs else None,
-            seq_len=int(seq) if seq else None, throughput_total=float(r["throughput_total"]),
-            throughput_unit=r["throughput_unit"], peak_memory_gib=_f(r["peak_memory_gib"]),
-            framework_version=r["framework_version"] or None, source=r["source"],
-            source_ref=r["source_ref"], suspect=r["suspect"] == "true",
-        ))
+        points.append(
+            BenchmarkPoint(
+                id=i + 1,
+                gpu=r["gpu"],
+                gpu_count=int(r["gpu_count"]),
+                interconnect=r["interconnect"] or None,
+                workload=r["workload"],
+                method=r["method"],
+                precision=Precision(r["precision"]),
+                batch_size_per_gpu=int(bs) if bs else None,
+                seq_len=int(seq) if seq else None,
+                throughput_total=float(r["throughput_total"]),
+                throughput_unit=r["throughput_unit"],
+                peak_memory_gib=_f(r["peak_memory_gib"]),
+                framework_version=r["framework_version"] or None,
+                source=r["source"],
+                source_ref=r["source_ref"],
+                suspect=r["suspect"] == "true",
+            )
+        )
     presets: dict[str, Preset] = {}
     for r in _read(seed_dir / "workloads.csv"):
         fields = {}
@@ -98,7 +118,8 @@ def load_dataset(seed_dir: Path) -> Dataset:
         meta = {
             "preset": r["preset"],
             "benchmark_workloads": tuple(
-                x.strip() for x in (r["benchmark_workloads"] or "").split("|") if x.strip()),
+                x.strip() for x in (r["benchmark_workloads"] or "").split("|") if x.strip()
+            ),
             "benchmark_method": r["benchmark_method"] or None,
             "units_per_sample": _f(r["units_per_sample"]),
             "throughput_unit": r["throughput_unit"] or None,
@@ -112,14 +133,19 @@ def load_dataset(seed_dir: Path) -> Dataset:
     table = flops_table([(p.fields, p.meta) for p in presets.values()])
     cases_path = seed_dir / "memory_cases.csv"
     cases = _read(cases_path) if cases_path.exists() else []
-    return Dataset(catalog=catalog, points=points, presets=presets,
-                   label_presets=label_presets, flops_table=table, memory_cases=cases)
+    return Dataset(
+        catalog=catalog,
+        points=points,
+        presets=presets,
+        label_presets=label_presets,
+        flops_table=table,
+        memory_cases=cases,
+    )
 
 
 def rate_rows(ds: Dataset) -> list[BenchmarkPoint]:
     """Single-GPU rate measurements usable for validation (mapped GPU, not suspect)."""
-    return [p for p in ds.points
-            if p.gpu_count == 1 and p.gpu in ds.catalog and not p.suspect]
+    return [p for p in ds.points if p.gpu_count == 1 and p.gpu in ds.catalog and not p.suspect]
 
 
 def row_workload(ds: Dataset, p: BenchmarkPoint) -> Workload | None:
@@ -137,10 +163,13 @@ def row_workload(ds: Dataset, p: BenchmarkPoint) -> Workload | None:
     if p.batch_size_per_gpu:
         overrides["micro_batch_size"] = p.batch_size_per_gpu
     w = preset.workload(**overrides)
-    return Workload(**{
-        **{f: getattr(w, f) for f in w.__dataclass_fields__},
-        "benchmark_workloads": (p.workload,), "benchmark_method": p.method,
-    })
+    return Workload(
+        **{
+            **{f: getattr(w, f) for f in w.__dataclass_fields__},
+            "benchmark_workloads": (p.workload,),
+            "benchmark_method": p.method,
+        }
+    )
 
 
 def units(w: Workload) -> float:

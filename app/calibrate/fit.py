@@ -53,12 +53,17 @@ def fit_memory(ds: Dataset) -> dict[str, Any]:
     """
     groups: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for p in ds.points:
-        if (p.source != "lambda_pytorch_v0" or p.gpu_count != 1 or p.peak_memory_gib is None
-                or not p.batch_size_per_gpu):
+        if (
+            p.source != "lambda_pytorch_v0"
+            or p.gpu_count != 1
+            or p.peak_memory_gib is None
+            or not p.batch_size_per_gpu
+        ):
             continue
         regime = "32" if p.precision in (Precision.FP32, Precision.TF32) else "16"
         groups.setdefault((p.workload, regime), []).append(
-            (float(p.batch_size_per_gpu), p.peak_memory_gib))
+            (float(p.batch_size_per_gpu), p.peak_memory_gib)
+        )
     fits: dict[str, tuple[float, int | None, float]] = {}
     per_param = []
     for (label, regime), pts in sorted(groups.items()):
@@ -126,8 +131,10 @@ def fit_multigpu(ds: Dataset) -> dict[str, Any]:
     best = loss(params)
     for _ in range(3):
         for cls in ("nvlink", "pcie", "pcie_consumer"):
-            for name, grid in (("LINK_EFFICIENCY", grid_eff[cls]),
-                               ("SCALING_LOSS_PER_DOUBLING", grid_loss)):
+            for name, grid in (
+                ("LINK_EFFICIENCY", grid_eff[cls]),
+                ("SCALING_LOSS_PER_DOUBLING", grid_loss),
+            ):
                 for value in grid:
                     cand = {**params, name: {**params[name], cls: value}}
                     eff = cand["LINK_EFFICIENCY"]

@@ -91,14 +91,20 @@ def patched(**constants: Any) -> Iterator[None]:
             setattr(fitted, k, v)
 
 
-def _group_refs(ds: Dataset, points: Sequence[BenchmarkPoint],
-                row: BenchmarkPoint) -> list[tuple[Any, float]]:
+def _group_refs(
+    ds: Dataset, points: Sequence[BenchmarkPoint], row: BenchmarkPoint
+) -> list[tuple[Any, float]]:
     """Per other GPU of the row's group: (spec, median throughput) for the baselines."""
     key = group_key(row)
     by_gpu: dict[str, list[float]] = {}
     for p in points:
-        if (p.gpu_count == 1 and not p.suspect and p.gpu in ds.catalog and p.gpu != row.gpu
-                and group_key(p) == key):
+        if (
+            p.gpu_count == 1
+            and not p.suspect
+            and p.gpu in ds.catalog
+            and p.gpu != row.gpu
+            and group_key(p) == key
+        ):
             by_gpu.setdefault(p.gpu, []).append(p.throughput_total)
     return [(ds.catalog[g], statistics.median(v)) for g, v in by_gpu.items()]
 
@@ -115,8 +121,7 @@ def logo(ds: Dataset) -> list[Residual]:
             if w is None:
                 continue
             suite = [p for p in train if p.source == r.source]
-            model = ThroughputModel(w, points=suite, catalog=ds.catalog,
-                                    flops_table=ds.flops_table)
+            model = ThroughputModel(w, points=suite, catalog=ds.catalog, flops_table=ds.flops_table)
             rate, basis, _, _ = model.single_gpu(gpu)
             if rate <= 0:
                 continue
@@ -124,8 +129,9 @@ def logo(ds: Dataset) -> list[Residual]:
             baselines = {}
             if refs:
                 baselines["fp32_ratio"] = fp32_ratio_predict(refs, gpu)
-                baselines["blend"] = blend_predict(refs, gpu, r.precision,
-                                                   F_COMPUTE[family(w.architecture)])
+                baselines["blend"] = blend_predict(
+                    refs, gpu, r.precision, F_COMPUTE[family(w.architecture)]
+                )
             out.append(Residual(r, r.throughput_total, rate * units(w), basis.value, baselines))
     return out
 
@@ -147,8 +153,9 @@ def fit_mfu_prior(ds: Dataset, exclude: frozenset[str] = frozenset()) -> dict[st
     return {k: round(statistics.median(v), 4) for k, v in sorted(by_key.items())}
 
 
-def fit_flops_rate_model(ds: Dataset, exclude: frozenset[str] = frozenset()
-                         ) -> dict[str, tuple[float, float, float]]:
+def fit_flops_rate_model(
+    ds: Dataset, exclude: frozenset[str] = frozenset()
+) -> dict[str, tuple[float, float, float]]:
     """Least-squares ``log FLOP/s = a + b log peak + c log BW`` per ``family|precision class``.
 
     Over single-GPU measurements with a FLOPs estimate; needs ≥ 6 rows on ≥ 4 GPUs.
@@ -162,8 +169,11 @@ def fit_flops_rate_model(ds: Dataset, exclude: frozenset[str] = frozenset()
         fam, per_unit = entry[0], entry[1]
         gpu = ds.catalog[p.gpu]
         key = f"{fam}|{precision_class(p.precision)}"
-        x = [1.0, math.log(flops_peak_tflops(gpu, p.precision)),
-             math.log(gpu.memory_bandwidth_gbs or 1.0)]
+        x = [
+            1.0,
+            math.log(flops_peak_tflops(gpu, p.precision)),
+            math.log(gpu.memory_bandwidth_gbs or 1.0),
+        ]
         groups.setdefault(key, []).append((x, math.log(p.throughput_total * per_unit)))
         gpus.setdefault(key, set()).add(p.gpu)
     out = {}
@@ -193,15 +203,27 @@ def lowo(ds: Dataset) -> list[Residual]:
                 w = row_workload(ds, r)
                 if w is None or not training_flops_per_sample(w):
                     continue
-                model = ThroughputModel(w, points=train, catalog=ds.catalog, flops_table=table,
-                                        flop_rates=donors)
+                model = ThroughputModel(
+                    w, points=train, catalog=ds.catalog, flops_table=table, flop_rates=donors
+                )
                 rate, basis, _, _ = model.single_gpu(ds.catalog[r.gpu])
                 if rate <= 0:
                     continue
-                naive = (flops_peak_tflops(ds.catalog[r.gpu], r.precision) * 1e12 * 0.3
-                         / (training_flops_per_sample(w) or 1.0))
-                out.append(Residual(r, r.throughput_total, rate * units(w), basis.value,
-                                    {"flat_mfu_0.3": naive * units(w)}))
+                naive = (
+                    flops_peak_tflops(ds.catalog[r.gpu], r.precision)
+                    * 1e12
+                    * 0.3
+                    / (training_flops_per_sample(w) or 1.0)
+                )
+                out.append(
+                    Residual(
+                        r,
+                        r.throughput_total,
+                        rate * units(w),
+                        basis.value,
+                        {"flat_mfu_0.3": naive * units(w)},
+                    )
+                )
     return out
 
 
@@ -254,15 +276,23 @@ def multigpu_residuals(ds: Dataset) -> list[Residual]:
         gpu = ds.catalog[r.gpu]
         link = Interconnect.NVLINK if r.interconnect == "nvlink" else Interconnect.PCIE
         per_gpu_samples = base.throughput_total / (w.units_per_sample or 1.0)
-        eta = multi_gpu_efficiency(w, gpu, r.gpu_count, link, per_gpu_samples,
-                                   micro_batch=r.batch_size_per_gpu or w.micro_batch_size)
+        eta = multi_gpu_efficiency(
+            w,
+            gpu,
+            r.gpu_count,
+            link,
+            per_gpu_samples,
+            micro_batch=r.batch_size_per_gpu or w.micro_batch_size,
+        )
         linear = base.throughput_total * r.gpu_count
-        out.append(Residual(r, r.throughput_total, linear * eta, link_class(gpu, link),
-                            {"linear": linear}))
+        out.append(
+            Residual(r, r.throughput_total, linear * eta, link_class(gpu, link), {"linear": linear})
+        )
     return out
 
 
 # -- memory -----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class MemoryCheck:
@@ -319,26 +349,38 @@ def case_workload(ds: Dataset, row: dict[str, str]) -> Workload | None:
         return None  # non-square detection inputs: outside the model
     optimizer = {"paged_adamw_8bit": "adamw_8bit"}.get(row["optimizer"], row["optimizer"])
     values: dict[str, Any] = {
-        "architecture": arch, "params": _int(row["params"]), "layers": _int(row["layers"]),
-        "hidden_size": _int(row["hidden_size"]), "heads": _int(row["heads"]),
-        "kv_heads": _int(row["kv_heads"]), "ffn_hidden_size": _int(row["ffn_hidden_size"]),
-        "vocab_size": _int(row["vocab_size"]), "seq_len": _int(row["seq_len"]),
-        "image_size": _int(image), "micro_batch_size": _int(row["micro_batch_size"]) or 1,
-        "precision": row["precision"], "optimizer": optimizer, "method": row["method"],
+        "architecture": arch,
+        "params": _int(row["params"]),
+        "layers": _int(row["layers"]),
+        "hidden_size": _int(row["hidden_size"]),
+        "heads": _int(row["heads"]),
+        "kv_heads": _int(row["kv_heads"]),
+        "ffn_hidden_size": _int(row["ffn_hidden_size"]),
+        "vocab_size": _int(row["vocab_size"]),
+        "seq_len": _int(row["seq_len"]),
+        "image_size": _int(image),
+        "micro_batch_size": _int(row["micro_batch_size"]) or 1,
+        "precision": row["precision"],
+        "optimizer": optimizer,
+        "method": row["method"],
         "lora_rank": _int(row["lora_rank"]),
         "gradient_checkpointing": row["gradient_checkpointing"] == "true",
-        "attention": row["attention"] or "sdpa", "sharding": row["sharding"] or "none",
-        "cpu_offload": row["cpu_offload"] == "true", "samples_per_epoch": 1,
+        "attention": row["attention"] or "sdpa",
+        "sharding": row["sharding"] or "none",
+        "cpu_offload": row["cpu_offload"] == "true",
+        "samples_per_epoch": 1,
     }
     meta: dict[str, Any] = {}
     if arch == "diffusion_unet" and "sd15-unet-finetune" in ds.presets:
         # same UNet as the preset: its published forward cost sizes the activations
         values["forward_gflops_per_sample"] = ds.presets["sd15-unet-finetune"].fields.get(
-            "forward_gflops_per_sample")
+            "forward_gflops_per_sample"
+        )
     if arch == "cnn" and "resnet50-imagenet" in ds.presets and values["params"] == 25557032:
         meta = dict(ds.presets["resnet50-imagenet"].meta)
         values["forward_gflops_per_sample"] = ds.presets["resnet50-imagenet"].fields.get(
-            "forward_gflops_per_sample")
+            "forward_gflops_per_sample"
+        )
     from app.services.presets import build_workload
 
     return build_workload(values, meta)
@@ -350,18 +392,39 @@ def case_workload(ds: Dataset, row: dict[str, str]) -> Workload | None:
 PEAK_ROW_CONFIGS: list[tuple[Callable[[BenchmarkPoint], bool], str, dict[str, Any], str]] = [
     # torchtune README, Llama 3.1 8B on RTX 4090: bf16, bs 2, packed 2048, compile, AC on;
     # full: 8-bit paged AdamW with the optimizer step fused into backward
-    (lambda p: p.source == "torchtune" and p.workload == "Llama 3.1 8B" and p.method == "lora",
-     "llama3-8b-lora", {}, "active"),
-    (lambda p: p.source == "torchtune" and p.workload == "Llama 3.1 8B" and p.method == "qlora",
-     "llama3-8b-qlora", {}, "active"),
-    (lambda p: p.source == "torchtune" and p.workload == "Llama 3.1 8B" and p.method == "full",
-     "llama31-8b-full-single-device", {}, "active"),
+    (
+        lambda p: p.source == "torchtune" and p.workload == "Llama 3.1 8B" and p.method == "lora",
+        "llama3-8b-lora",
+        {},
+        "active",
+    ),
+    (
+        lambda p: p.source == "torchtune" and p.workload == "Llama 3.1 8B" and p.method == "qlora",
+        "llama3-8b-qlora",
+        {},
+        "active",
+    ),
+    (
+        lambda p: p.source == "torchtune" and p.workload == "Llama 3.1 8B" and p.method == "full",
+        "llama31-8b-full-single-device",
+        {},
+        "active",
+    ),
     # torchtitan Table 1/3: Llama 3.1 8B FSDP, local batch 2, seq 8192, selective AC (modelled
     # as full checkpointing), bf16 mixed precision
-    (lambda p: p.source == "torchtitan" and p.workload == "Llama 3.1 8B" and p.seq_len == 8192
-     and p.gpu_count in (8, 128) and p.precision == Precision.BF16_AMP
-     and p.batch_size_per_gpu == 2,
-     "llama31-8b-pretrain", {"gradient_checkpointing": True, "sharding": "fsdp"}, "reserved"),
+    (
+        lambda p: (
+            p.source == "torchtitan"
+            and p.workload == "Llama 3.1 8B"
+            and p.seq_len == 8192
+            and p.gpu_count in (8, 128)
+            and p.precision == Precision.BF16_AMP
+            and p.batch_size_per_gpu == 2
+        ),
+        "llama31-8b-pretrain",
+        {"gradient_checkpointing": True, "sharding": "fsdp"},
+        "reserved",
+    ),
 ]
 
 
@@ -377,12 +440,19 @@ def memory_checks(ds: Dataset) -> list[MemoryCheck]:
         est = estimate_memory(w, vram_gb=gpu.vram_gb, gpu_count=count)
         metric = row["metric"] if row["metric"] != "outcome" else "smi"
         observed = float(row["observed_gib"]) if row["observed_gib"].strip() else None
-        out.append(MemoryCheck(
-            case=row["case_id"], description=row["description"], gpu=gpu.name,
-            metric=row["metric"], observed_gib=observed, outcome=row["outcome"],
-            predicted_gib=_metric_gib(w, count, metric), predicted_risk=est.oom_risk.value,
-            in_sample=False,
-        ))
+        out.append(
+            MemoryCheck(
+                case=row["case_id"],
+                description=row["description"],
+                gpu=gpu.name,
+                metric=row["metric"],
+                observed_gib=observed,
+                outcome=row["outcome"],
+                predicted_gib=_metric_gib(w, count, metric),
+                predicted_risk=est.oom_risk.value,
+                in_sample=False,
+            )
+        )
     for p in ds.points:
         if p.peak_memory_gib is None or p.gpu not in ds.catalog:
             continue
@@ -391,8 +461,10 @@ def memory_checks(ds: Dataset) -> list[MemoryCheck]:
         if p.source == "lambda_pytorch_v0" and p.gpu_count == 1:
             w = row_workload(ds, p)
             if w is not None:
-                transformer = w.architecture in (Architecture.TRANSFORMER_ENCODER,
-                                                 Architecture.TRANSFORMER_DECODER)
+                transformer = w.architecture in (
+                    Architecture.TRANSFORMER_ENCODER,
+                    Architecture.TRANSFORMER_DECODER,
+                )
                 config = (w, "smi", not transformer)
         else:
             for match, preset, overrides, metric in PEAK_ROW_CONFIGS:
@@ -404,14 +476,21 @@ def memory_checks(ds: Dataset) -> list[MemoryCheck]:
             continue
         w, metric, in_sample = config
         est = estimate_memory(w, vram_gb=gpu.vram_gb, gpu_count=p.gpu_count)
-        out.append(MemoryCheck(
-            case=f"bench-{p.id}", description=f"{p.workload} {p.precision.value} bs "
-            f"{p.batch_size_per_gpu} ({p.source})", gpu=gpu.name, metric=metric,
-            observed_gib=p.peak_memory_gib, outcome="fits",
-            predicted_gib=_metric_gib(w, p.gpu_count, metric),
-            predicted_risk=est.oom_risk.value, in_sample=in_sample,
-            notes="per-sample slope fitted on these rows" if in_sample else "",
-        ))
+        out.append(
+            MemoryCheck(
+                case=f"bench-{p.id}",
+                description=f"{p.workload} {p.precision.value} bs "
+                f"{p.batch_size_per_gpu} ({p.source})",
+                gpu=gpu.name,
+                metric=metric,
+                observed_gib=p.peak_memory_gib,
+                outcome="fits",
+                predicted_gib=_metric_gib(w, p.gpu_count, metric),
+                predicted_risk=est.oom_risk.value,
+                in_sample=in_sample,
+                notes="per-sample slope fitted on these rows" if in_sample else "",
+            )
+        )
     return out
 
 
@@ -426,4 +505,3 @@ def qlora_pairs(ds: Dataset) -> list[float]:
         if method == "lora" and (source, label, "qlora") in by_key:
             ratios.append(thr / by_key[(source, label, "qlora")])
     return ratios
-

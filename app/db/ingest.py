@@ -93,8 +93,10 @@ def dedupe(offers: Sequence[ScrapedOffer]) -> tuple[list[ScrapedOffer], int]:
     best: dict[tuple[str, str, str], ScrapedOffer] = {}
     for offer in offers:
         kept = best.get(offer.key)
-        if kept is None or (offer.price_per_hour is not None and (
-                kept.price_per_hour is None or offer.price_per_hour < kept.price_per_hour)):
+        if kept is None or (
+            offer.price_per_hour is not None
+            and (kept.price_per_hour is None or offer.price_per_hour < kept.price_per_hour)
+        ):
             best[offer.key] = offer
     return list(best.values()), len(offers) - len(best)
 
@@ -115,8 +117,13 @@ def _same_price(a: Decimal | None, b: Decimal | None) -> bool:
     return Decimal(a) == Decimal(b)
 
 
-def apply_offers(session: Session, provider: Provider, offers: Sequence[ScrapedOffer],
-                 catalog: Catalog, observed_at: dt.datetime) -> IngestCounts:
+def apply_offers(
+    session: Session,
+    provider: Provider,
+    offers: Sequence[ScrapedOffer],
+    catalog: Catalog,
+    observed_at: dt.datetime,
+) -> IngestCounts:
     """Apply one provider's complete scrape (see the module docstring); flushes, never commits.
 
     Args:
@@ -131,40 +138,62 @@ def apply_offers(session: Session, provider: Provider, offers: Sequence[ScrapedO
     counts.seen = len(unique)
     existing = {
         (o.offer_key, o.region, o.billing): o
-        for o in session.scalars(select(InstanceOffer).where(
-            InstanceOffer.provider_id == provider.id))
+        for o in session.scalars(
+            select(InstanceOffer).where(InstanceOffer.provider_id == provider.id)
+        )
     }
-    last_observed = dict(session.execute(
-        select(PriceObservation.offer_id, func.max(PriceObservation.observed_at))
-        .join(InstanceOffer, InstanceOffer.id == PriceObservation.offer_id)
-        .where(InstanceOffer.provider_id == provider.id)
-        .group_by(PriceObservation.offer_id)
-    ).all())
+    last_observed = dict(
+        session.execute(
+            select(PriceObservation.offer_id, func.max(PriceObservation.observed_at))
+            .join(InstanceOffer, InstanceOffer.id == PriceObservation.offer_id)
+            .where(InstanceOffer.provider_id == provider.id)
+            .group_by(PriceObservation.offer_id)
+        ).all()
+    )
     unknown: set[str] = set()
     to_observe: list[tuple[InstanceOffer, ScrapedOffer, bool]] = []
     for o in unique:
-        match = catalog.normaliser.match(o.gpu_name_raw, vram_gib=o.vram_gib_per_gpu,
-                                         form_hint=_form_hint(o.interconnect))
+        match = catalog.normaliser.match(
+            o.gpu_name_raw, vram_gib=o.vram_gib_per_gpu, form_hint=_form_hint(o.interconnect)
+        )
         if match is None:
             unknown.add(o.gpu_name_raw)
         values = {
             "instance_type": o.instance_type,
             "gpu_model_id": catalog.gpu_ids[match.canonical_name] if match else None,
-            "gpu_name_raw": o.gpu_name_raw, "gpu_count": o.gpu_count,
+            "gpu_name_raw": o.gpu_name_raw,
+            "gpu_count": o.gpu_count,
             "vram_gib_per_gpu": snap_vram(o.vram_gib_per_gpu, catalog.vram_sizes_gb),
-            "vcpus": o.vcpus, "cpu_model": o.cpu_model, "ram_gib": o.ram_gib,
-            "system_disk_gb": None, "data_disk_gb": o.disk_gb, "disk_type": None,
-            "max_cuda": o.max_cuda, "driver_version": o.driver_version,
-            "interconnect": o.interconnect, "network_up_mbps": o.network_up_mbps,
-            "network_down_mbps": o.network_down_mbps, "price_per_hour": o.price_per_hour,
-            "currency": o.currency, "price_is_estimate": o.price_is_estimate,
-            "available": o.available, "last_seen_at": observed_at,
-            "source": f"live: {o.source}", "seen_on": observed_at.date(), "notes": o.notes,
+            "vcpus": o.vcpus,
+            "cpu_model": o.cpu_model,
+            "ram_gib": o.ram_gib,
+            "system_disk_gb": None,
+            "data_disk_gb": o.disk_gb,
+            "disk_type": None,
+            "max_cuda": o.max_cuda,
+            "driver_version": o.driver_version,
+            "interconnect": o.interconnect,
+            "network_up_mbps": o.network_up_mbps,
+            "network_down_mbps": o.network_down_mbps,
+            "price_per_hour": o.price_per_hour,
+            "currency": o.currency,
+            "price_is_estimate": o.price_is_estimate,
+            "available": o.available,
+            "last_seen_at": observed_at,
+            "source": f"live: {o.source}",
+            "seen_on": observed_at.date(),
+            "notes": o.notes,
         }
         row = existing.get(o.key)
         if row is None:
-            row = InstanceOffer(provider_id=provider.id, offer_key=o.offer_key, region=o.region,
-                                billing=o.billing, first_seen_at=observed_at, **values)
+            row = InstanceOffer(
+                provider_id=provider.id,
+                offer_key=o.offer_key,
+                region=o.region,
+                billing=o.billing,
+                first_seen_at=observed_at,
+                **values,
+            )
             session.add(row)
             counts.new += 1
             to_observe.append((row, o, True))
@@ -183,9 +212,15 @@ def apply_offers(session: Session, provider: Provider, offers: Sequence[ScrapedO
         last = last_observed.get(row.id)
         due = last is None or observed_at - _aware(last) >= OBSERVATION_INTERVAL
         if price_changed or due:
-            session.add(PriceObservation(offer_id=row.id, observed_at=observed_at,
-                                         price_per_hour=o.price_per_hour, currency=o.currency,
-                                         source=f"live: {o.source}"))
+            session.add(
+                PriceObservation(
+                    offer_id=row.id,
+                    observed_at=observed_at,
+                    price_per_hour=o.price_per_hour,
+                    currency=o.currency,
+                    source=f"live: {o.source}",
+                )
+            )
             counts.observations += 1
 
     seen_keys = {o.key for o in unique}
@@ -196,6 +231,7 @@ def apply_offers(session: Session, provider: Provider, offers: Sequence[ScrapedO
     session.flush()
     counts.unknown_gpu_names = sorted(unknown)
     for name in counts.unknown_gpu_names:
-        log.warning("%s: GPU %r matches no catalog model; stored with its raw name",
-                    provider.slug, name)
+        log.warning(
+            "%s: GPU %r matches no catalog model; stored with its raw name", provider.slug, name
+        )
     return counts

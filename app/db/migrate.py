@@ -37,8 +37,9 @@ def revisions(engine: Engine) -> tuple[str | None, str | None]:
     from alembic.migration import MigrationContext
     from alembic.script import ScriptDirectory
 
-    head = ScriptDirectory.from_config(alembic_config(engine.url.render_as_string(
-        hide_password=False))).get_current_head()
+    head = ScriptDirectory.from_config(
+        alembic_config(engine.url.render_as_string(hide_password=False))
+    ).get_current_head()
     with engine.connect() as conn:
         current = MigrationContext.configure(conn).get_current_revision()
     return current, head

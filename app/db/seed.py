@@ -38,13 +38,32 @@ log = logging.getLogger(__name__)
 
 #: Workload fields a preset row carries (the flat workload of the API), with their types.
 PRESET_FIELDS: dict[str, type] = {
-    "architecture": str, "params": int, "layers": int, "hidden_size": int, "heads": int,
-    "kv_heads": int, "ffn_hidden_size": int, "vocab_size": int, "seq_len": int,
-    "image_size": int, "micro_batch_size": int, "grad_accum_steps": int, "precision": str,
-    "optimizer": str, "method": str, "lora_rank": int, "gradient_checkpointing": bool,
-    "attention": str, "sharding": str, "fused_cross_entropy": bool, "cpu_offload": bool,
-    "samples_per_epoch": int, "epochs": float,
-    "dataset_gb": float, "cpu_ms_per_sample": float, "min_cuda": str,
+    "architecture": str,
+    "params": int,
+    "layers": int,
+    "hidden_size": int,
+    "heads": int,
+    "kv_heads": int,
+    "ffn_hidden_size": int,
+    "vocab_size": int,
+    "seq_len": int,
+    "image_size": int,
+    "micro_batch_size": int,
+    "grad_accum_steps": int,
+    "precision": str,
+    "optimizer": str,
+    "method": str,
+    "lora_rank": int,
+    "gradient_checkpointing": bool,
+    "attention": str,
+    "sharding": str,
+    "fused_cross_entropy": bool,
+    "cpu_offload": bool,
+    "samples_per_epoch": int,
+    "epochs": float,
+    "dataset_gb": float,
+    "cpu_ms_per_sample": float,
+    "min_cuda": str,
     "forward_gflops_per_sample": float,
 }
 
@@ -115,8 +134,9 @@ def _apply(obj: Any, values: dict[str, Any]) -> bool:
     return changed
 
 
-def _upsert(session: Session, report: SeedReport, model: type, existing: Any,
-            values: dict[str, Any]) -> Any:
+def _upsert(
+    session: Session, report: SeedReport, model: type, existing: Any, values: dict[str, Any]
+) -> Any:
     table = model.__tablename__  # type: ignore[attr-defined]
     if existing is None:
         obj = model(**values)
@@ -134,12 +154,15 @@ def seed_providers(session: Session, seed_dir: Path, report: SeedReport) -> dict
     for path in sorted(seed_dir.glob("providers*.csv")):
         for row in _read(path):
             values = {
-                "slug": row["slug"], "name": row["name"],
+                "slug": row["slug"],
+                "name": row["name"],
                 "homepage_url": _opt(row.get("homepage_url")),
-                "kind": row.get("kind") or "cloud", "source": row["source"],
+                "kind": row.get("kind") or "cloud",
+                "source": row["source"],
             }
-            by_slug[row["slug"]] = _upsert(session, report, Provider, by_slug.get(row["slug"]),
-                                           values)
+            by_slug[row["slug"]] = _upsert(
+                session, report, Provider, by_slug.get(row["slug"]), values
+            )
     session.flush()
     return by_slug
 
@@ -148,20 +171,35 @@ def seed_gpus(session: Session, seed_dir: Path, report: SeedReport) -> dict[str,
     """Load ``gpus.csv``; returns GPU models by canonical name."""
     by_name = {g.canonical_name: g for g in session.scalars(select(GpuModel))}
     floats = [
-        "vram_gb", "memory_bandwidth_gbs", "fp32_tflops", "tf32_tflops", "fp16_tflops",
-        "bf16_tflops", "fp8_tflops", "fp16_fp32acc_tflops", "fp8_fp32acc_tflops", "tdp_w",
+        "vram_gb",
+        "memory_bandwidth_gbs",
+        "fp32_tflops",
+        "tf32_tflops",
+        "fp16_tflops",
+        "bf16_tflops",
+        "fp8_tflops",
+        "fp16_fp32acc_tflops",
+        "fp8_fp32acc_tflops",
+        "tdp_w",
         "nvlink_bandwidth_gbs",
     ]
     for row in _read(seed_dir / "gpus.csv"):
         values: dict[str, Any] = {k: _opt(row[k], float) for k in floats}
         values.update(
-            canonical_name=row["canonical_name"], vendor=row["vendor"],
-            architecture=row["architecture"], compute_capability=_opt(row["compute_capability"]),
-            memory_type=_opt(row["memory_type"]), nvlink=row["nvlink"].strip() == "yes",
-            form_factor=_opt(row["form_factor"]), release_year=_opt(row["release_year"], int),
-            market=_opt(row["market"]), aliases=_split(row["aliases"]),
-            uncertain_fields=_split(row["uncertain_fields"]), source=row["source"],
-            seen_on=_date(row["seen_on"]), notes=_opt(row["notes"]),
+            canonical_name=row["canonical_name"],
+            vendor=row["vendor"],
+            architecture=row["architecture"],
+            compute_capability=_opt(row["compute_capability"]),
+            memory_type=_opt(row["memory_type"]),
+            nvlink=row["nvlink"].strip() == "yes",
+            form_factor=_opt(row["form_factor"]),
+            release_year=_opt(row["release_year"], int),
+            market=_opt(row["market"]),
+            aliases=_split(row["aliases"]),
+            uncertain_fields=_split(row["uncertain_fields"]),
+            source=row["source"],
+            seen_on=_date(row["seen_on"]),
+            notes=_opt(row["notes"]),
         )
         name = row["canonical_name"]
         by_name[name] = _upsert(session, report, GpuModel, by_name.get(name), values)
@@ -190,19 +228,32 @@ def build_normaliser(gpus: list[GpuModel], extra_aliases: dict[str, str]) -> Gpu
 
 def _bench_key(row: dict[str, str]) -> str:
     ident = "\x1f".join(
-        row[k] for k in ("source", "source_ref", "gpu_label", "gpu_count", "workload", "task",
-                         "precision_label", "batch_size_per_gpu", "throughput", "notes")
+        row[k]
+        for k in (
+            "source",
+            "source_ref",
+            "gpu_label",
+            "gpu_count",
+            "workload",
+            "task",
+            "precision_label",
+            "batch_size_per_gpu",
+            "throughput",
+            "notes",
+        )
     )
     return hashlib.sha1(ident.encode("utf-8")).hexdigest()
 
 
-def seed_benchmarks(session: Session, seed_dir: Path, gpus: dict[str, GpuModel],
-                    report: SeedReport) -> None:
+def seed_benchmarks(
+    session: Session, seed_dir: Path, gpus: dict[str, GpuModel], report: SeedReport
+) -> None:
     """Load ``benchmarks*.csv`` (normalised measurements)."""
     existing = {
         b.seed_key: b
-        for b in session.scalars(select(ThroughputBenchmark).where(
-            ThroughputBenchmark.seed_key.is_not(None)))
+        for b in session.scalars(
+            select(ThroughputBenchmark).where(ThroughputBenchmark.seed_key.is_not(None))
+        )
     }
     seen: set[str] = set()
     for path in sorted(seed_dir.glob("benchmarks*.csv")):
@@ -212,25 +263,32 @@ def seed_benchmarks(session: Session, seed_dir: Path, gpus: dict[str, GpuModel],
             if row["gpu"] and gpu is None:
                 raise SeedError(f"{path.name}: unknown GPU {row['gpu']!r}")
             values = {
-                "seed_key": key, "gpu_model_id": gpu.id if gpu else None,
-                "gpu_label": row["gpu_label"], "gpu_count": int(row["gpu_count"]),
-                "interconnect": _opt(row["interconnect"]), "workload": row["workload"],
-                "task": row["task"], "method": row["method"], "precision": row["precision"],
+                "seed_key": key,
+                "gpu_model_id": gpu.id if gpu else None,
+                "gpu_label": row["gpu_label"],
+                "gpu_count": int(row["gpu_count"]),
+                "interconnect": _opt(row["interconnect"]),
+                "workload": row["workload"],
+                "task": row["task"],
+                "method": row["method"],
+                "precision": row["precision"],
                 "precision_label": row["precision_label"],
                 "batch_size_per_gpu": _opt(row["batch_size_per_gpu"], int),
-                "seq_len": _opt(row["seq_len"], int), "throughput": float(row["throughput"]),
+                "seq_len": _opt(row["seq_len"], int),
+                "throughput": float(row["throughput"]),
                 "throughput_scope": row["throughput_scope"],
                 "throughput_total": float(row["throughput_total"]),
                 "throughput_unit": row["throughput_unit"],
                 "peak_memory_gib": _opt(row["peak_memory_gib"], float),
                 "framework": row["framework"],
                 "framework_version": _opt(row["framework_version"]),
-                "suspect": row["suspect"] == "true", "source": row["source"],
-                "source_ref": row["source_ref"], "seen_on": _date(row["seen_on"]),
+                "suspect": row["suspect"] == "true",
+                "source": row["source"],
+                "source_ref": row["source_ref"],
+                "seen_on": _date(row["seen_on"]),
                 "notes": _opt(row["notes"]),
             }
-            existing[key] = _upsert(session, report, ThroughputBenchmark, existing.get(key),
-                                    values)
+            existing[key] = _upsert(session, report, ThroughputBenchmark, existing.get(key), values)
             seen.add(key)
     # seed rows whose source row changed or was removed are replaced, not duplicated
     for key, row in existing.items():
@@ -250,16 +308,20 @@ def seed_presets(session: Session, seed_dir: Path, report: SeedReport) -> None:
         fields = {k: _opt(row.get(k), kind) for k, kind in PRESET_FIELDS.items()}
         fields = {k: v for k, v in fields.items() if v is not None}
         values = {
-            "slug": row["preset"], "name": row["name"], "fields": fields,
+            "slug": row["preset"],
+            "name": row["name"],
+            "fields": fields,
             "benchmark_workloads": _split(row.get("benchmark_workloads")),
             "benchmark_method": _opt(row.get("benchmark_method")),
             "units_per_sample": _opt(row.get("units_per_sample"), float),
             "throughput_unit": _opt(row.get("throughput_unit")),
-            "source": row["source"], "seen_on": _date(row.get("seen_on")),
+            "source": row["source"],
+            "seen_on": _date(row.get("seen_on")),
             "notes": _opt(row.get("notes")),
         }
-        by_slug[row["preset"]] = _upsert(session, report, WorkloadPreset,
-                                         by_slug.get(row["preset"]), values)
+        by_slug[row["preset"]] = _upsert(
+            session, report, WorkloadPreset, by_slug.get(row["preset"]), values
+        )
     session.flush()
 
 
@@ -269,15 +331,25 @@ def seed_rates(session: Session, seed_dir: Path, report: SeedReport) -> None:
     existing = {(r.base, r.quote, r.seen_on): r for r in session.scalars(select(CurrencyRate))}
     for row in _read(path):
         key = (row["base"], row["quote"], _date(row["seen_on"]))
-        values = {"base": row["base"], "quote": row["quote"], "rate": Decimal(row["rate"]),
-                  "source": row["source"], "seen_on": key[2]}
+        values = {
+            "base": row["base"],
+            "quote": row["quote"],
+            "rate": Decimal(row["rate"]),
+            "source": row["source"],
+            "seen_on": key[2],
+        }
         existing[key] = _upsert(session, report, CurrencyRate, existing.get(key), values)
     session.flush()
 
 
-def seed_offers(session: Session, seed_dir: Path, providers: dict[str, Provider],
-                normaliser: GpuNameNormaliser, gpus: dict[str, GpuModel],
-                report: SeedReport) -> list[str]:
+def seed_offers(
+    session: Session,
+    seed_dir: Path,
+    providers: dict[str, Provider],
+    normaliser: GpuNameNormaliser,
+    gpus: dict[str, GpuModel],
+    report: SeedReport,
+) -> list[str]:
     """Load ``offers*.csv``; rows sharing a natural key are the offer's price history.
 
     Returns GPU names that matched no catalog model (stored raw, reported).
@@ -303,8 +375,11 @@ def seed_offers(session: Session, seed_dir: Path, providers: dict[str, Provider]
         rows.sort(key=lambda r: r["seen_on"] or "")
         latest = rows[-1]
         interconnect = _opt(latest["interconnect"])
-        hint = "sxm" if interconnect in ("nvswitch", "sxm") else (
-            "pcie" if interconnect == "pcie" else None)
+        hint = (
+            "sxm"
+            if interconnect in ("nvswitch", "sxm")
+            else ("pcie" if interconnect == "pcie" else None)
+        )
         vram = _opt(latest["vram_gib_per_gpu"], float)
         match = normaliser.match(latest["gpu_name_raw"], vram_gib=vram, form_hint=hint)
         gpu = gpus[match.canonical_name] if match else None
@@ -315,21 +390,32 @@ def seed_offers(session: Session, seed_dir: Path, providers: dict[str, Provider]
         last = dt.datetime.combine(max(dates), dt.time(), dt.UTC) if dates else now
         price = _opt(latest["price_per_hour"], Decimal)
         values = {
-            "provider_id": provider.id, "offer_key": offer_key,
-            "instance_type": latest["instance_type"], "region": region,
-            "gpu_model_id": gpu.id if gpu else None, "gpu_name_raw": latest["gpu_name_raw"],
-            "gpu_count": float(latest["gpu_count"]), "vram_gib_per_gpu": vram,
-            "vcpus": _opt(latest["vcpus"], float), "cpu_model": _opt(latest["cpu_model"]),
+            "provider_id": provider.id,
+            "offer_key": offer_key,
+            "instance_type": latest["instance_type"],
+            "region": region,
+            "gpu_model_id": gpu.id if gpu else None,
+            "gpu_name_raw": latest["gpu_name_raw"],
+            "gpu_count": float(latest["gpu_count"]),
+            "vram_gib_per_gpu": vram,
+            "vcpus": _opt(latest["vcpus"], float),
+            "cpu_model": _opt(latest["cpu_model"]),
             "ram_gib": _opt(latest["ram_gib"], float),
             "system_disk_gb": _opt(latest["system_disk_gb"], float),
             "data_disk_gb": _opt(latest["data_disk_gb"], float),
-            "disk_type": _opt(latest["disk_type"]), "max_cuda": _opt(latest["max_cuda"]),
-            "driver_version": _opt(latest["driver_version"]), "interconnect": interconnect,
+            "disk_type": _opt(latest["disk_type"]),
+            "max_cuda": _opt(latest["max_cuda"]),
+            "driver_version": _opt(latest["driver_version"]),
+            "interconnect": interconnect,
             "network_up_mbps": _opt(latest["network_up_mbps"], float),
             "network_down_mbps": _opt(latest["network_down_mbps"], float),
-            "billing": billing, "price_per_hour": price, "currency": latest["currency"],
-            "price_is_estimate": latest["price_is_estimate"] == "true", "available": True,
-            "source": latest["source"], "seen_on": _date(latest["seen_on"]),
+            "billing": billing,
+            "price_per_hour": price,
+            "currency": latest["currency"],
+            "price_is_estimate": latest["price_is_estimate"] == "true",
+            "available": True,
+            "source": latest["source"],
+            "seen_on": _date(latest["seen_on"]),
             "notes": _opt(latest["notes"]),
         }
         key = (provider.id, offer_key, region, billing)
@@ -348,10 +434,18 @@ def seed_offers(session: Session, seed_dir: Path, providers: dict[str, Provider]
             obs_key = (offer.id, p, r["currency"], r["source"])
             if p is None or obs_key in observed:
                 continue
-            when = dt.datetime.combine(_date(r["seen_on"]), dt.time(), dt.UTC) if r[
-                "seen_on"] else now
-            session.add(PriceObservation(offer_id=offer.id, observed_at=when, price_per_hour=p,
-                                         currency=r["currency"], source=r["source"]))
+            when = (
+                dt.datetime.combine(_date(r["seen_on"]), dt.time(), dt.UTC) if r["seen_on"] else now
+            )
+            session.add(
+                PriceObservation(
+                    offer_id=offer.id,
+                    observed_at=when,
+                    price_per_hour=p,
+                    currency=r["currency"],
+                    source=r["source"],
+                )
+            )
             observed.add(obs_key)
             report.inserted["price_observation"] += 1
     session.flush()

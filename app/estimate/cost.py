@@ -75,7 +75,10 @@ def _version(text: str | None) -> tuple[int, ...] | None:
 
 
 def hardware_warnings(
-    w: Workload, hw: Hardware, tp: ThroughputEstimate, loader_rate: float | None,
+    w: Workload,
+    hw: Hardware,
+    tp: ThroughputEstimate,
+    loader_rate: float | None,
     memory: MemoryEstimate,
 ) -> list[str]:
     """Bottlenecks and mismatches of ``w`` on ``hw`` as short machine-readable sentences.
@@ -99,8 +102,9 @@ def hardware_warnings(
         out.append(f"disk_too_small: dataset {w.dataset_gb:g} GB > disk {hw.disk_gb:g} GB")
     if hw.ram_gib:
         model_fp32_gib = (w.params or 0) * 4 / 2**30
-        total_vram = hw.gpu_count * vram_per_gpu_gb(hw.gpu.vram_gb, hw.vram_gib_per_gpu,
-                                                     hw.gpu_count)
+        total_vram = hw.gpu_count * vram_per_gpu_gb(
+            hw.gpu.vram_gb, hw.vram_gib_per_gpu, hw.gpu_count
+        )
         if hw.ram_gib < model_fp32_gib:
             out.append(
                 f"ram_short: {hw.ram_gib:g} GiB RAM < {model_fp32_gib:.1f} GiB to load the "
@@ -190,4 +194,3 @@ def combine(
         evidence=tp.evidence,
         notes=tp.notes,
     )
-

@@ -66,33 +66,48 @@ class FlopRateModel:
             params), as built from the presets.
     """
 
-    def __init__(self, points: Sequence[BenchmarkPoint], catalog: Mapping[str, GpuSpec],
-                 flops_table: Mapping[tuple[str, str], tuple[str, float, float, int | None]]):
+    def __init__(
+        self,
+        points: Sequence[BenchmarkPoint],
+        catalog: Mapping[str, GpuSpec],
+        flops_table: Mapping[tuple[str, str], tuple[str, float, float, int | None]],
+    ):
         groups: dict[tuple[str, str, str, str], list[BenchmarkPoint]] = {}
         for p in points:
-            if (p.gpu_count == 1 and not p.suspect and p.gpu in catalog
-                    and (p.workload, p.method) in flops_table):
+            if (
+                p.gpu_count == 1
+                and not p.suspect
+                and p.gpu in catalog
+                and (p.workload, p.method) in flops_table
+            ):
                 groups.setdefault(group_key(p), []).append(p)
         self.donors: list[Donor] = []
         for (label, method, _, _), rows in sorted(groups.items()):
             if len({p.gpu for p in rows}) < MIN_GPUS_FOR_FIT:
                 continue
-            data = [(catalog[p.gpu], float(p.batch_size_per_gpu or 0) or None,
-                     p.throughput_total) for p in rows]
+            data = [
+                (catalog[p.gpu], float(p.batch_size_per_gpu or 0) or None, p.throughput_total)
+                for p in rows
+            ]
             batches = [p.batch_size_per_gpu for p in rows if p.batch_size_per_gpu]
             measured: dict[str, list[BenchmarkPoint]] = {}
             for p in rows:
                 measured.setdefault(p.gpu, []).append(p)
-            self.donors.append(Donor(
-                label=label, method=method, precision=rows[0].precision,
-                flops_per_unit=flops_table[(label, method)][1],
-                model=TimeModel(data, rows[0].precision),
-                batch=float(statistics.median(batches)) if batches else None,
-                measured=measured,
-            ))
+            self.donors.append(
+                Donor(
+                    label=label,
+                    method=method,
+                    precision=rows[0].precision,
+                    flops_per_unit=flops_table[(label, method)][1],
+                    model=TimeModel(data, rows[0].precision),
+                    batch=float(statistics.median(batches)) if batches else None,
+                    measured=measured,
+                )
+            )
 
-    def achieved(self, gpu: GpuSpec, precision: Precision, exclude: frozenset[str] = frozenset()
-                 ) -> tuple[float, list[BenchmarkPoint], list[str]] | None:
+    def achieved(
+        self, gpu: GpuSpec, precision: Precision, exclude: frozenset[str] = frozenset()
+    ) -> tuple[float, list[BenchmarkPoint], list[str]] | None:
         """Median achieved FLOP/s on ``gpu`` over donors of the same precision class.
 
         Returns ``(FLOP/s, measured rows used on this GPU, donor labels)`` or ``None`` when no

@@ -57,8 +57,7 @@ def nnls(x: Sequence[Sequence[float]], y: Sequence[float], max_iter: int = 100) 
     passive: list[int] = []
 
     def gradient(coef: list[float]) -> list[float]:
-        resid = [yi - sum(row[j] * coef[j] for j in range(k)) for row, yi in zip(x, y,
-                                                                               strict=True)]
+        resid = [yi - sum(row[j] * coef[j] for j in range(k)) for row, yi in zip(x, y, strict=True)]
         return [sum(row[j] * r for row, r in zip(x, resid, strict=True)) for j in range(k)]
 
     for _ in range(max_iter):
@@ -80,9 +79,7 @@ def nnls(x: Sequence[Sequence[float]], y: Sequence[float], max_iter: int = 100) 
                 for j, v in zip(passive, z_sub, strict=True):
                     b[j] = v
                 break
-            alpha = min(
-                b[j] / (b[j] - v) for j, v in zip(passive, z_sub, strict=True) if v <= 0
-            )
+            alpha = min(b[j] / (b[j] - v) for j, v in zip(passive, z_sub, strict=True) if v <= 0)
             for idx, j in enumerate(passive):
                 b[j] += alpha * (z_sub[idx] - b[j])
             passive = [j for j in passive if b[j] > 1e-15]

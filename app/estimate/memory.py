@@ -156,8 +156,9 @@ def state_bytes(w: Workload, gpu_count: int) -> StateBytes:
     if not w.params:
         # no parameter count: the fixed memory measured with the workload's benchmark
         fixed = fitted.ACTIVATION_BYTES_PER_SAMPLE.get(_fit_key(w))
-        return StateBytes(weights=fixed[2] if fixed else 0.0, gradients=0.0, optimizer=0.0,
-                          buffers=0.0)
+        return StateBytes(
+            weights=fixed[2] if fixed else 0.0, gradients=0.0, optimizer=0.0, buffers=0.0
+        )
     p = float(w.params)
     opt = optimizer_state_bytes(w.optimizer, w.precision)
     buffers = 0.0
@@ -174,12 +175,12 @@ def state_bytes(w: Workload, gpu_count: int) -> StateBytes:
         # torchtune's 405B QLoRA); DeepSpeed ZeRO-3 does not shard bitsandbytes 4-bit weights
         # (xtuner#88), 16-bit LoRA bases it does.
         shard_base = w.sharding == Sharding.FSDP or (
-            w.sharding == Sharding.ZERO3 and w.method == Method.LORA)
+            w.sharding == Sharding.ZERO3 and w.method == Method.LORA
+        )
         if shard_base:
             largest_unit = base / (w.layers or 1)
             base = 2 * largest_unit if w.cpu_offload else base / n + 2 * largest_unit
-        return StateBytes(weights=base + pt * 4, gradients=pt * 4, optimizer=optim,
-                          buffers=0.0)
+        return StateBytes(weights=base + pt * 4, gradients=pt * 4, optimizer=optim, buffers=0.0)
 
     if w.precision in (Precision.FP32, Precision.TF32):
         weights, grads, optim = 4.0, 4.0, opt
@@ -213,8 +214,9 @@ def state_bytes(w: Workload, gpu_count: int) -> StateBytes:
             weights = grads = 0.0
         elif w.precision not in (Precision.FP32, Precision.TF32, Precision.BF16):
             weights = 2.0
-    return StateBytes(weights=weights * p, gradients=grads * p, optimizer=optim * p,
-                      buffers=buffers)
+    return StateBytes(
+        weights=weights * p, gradients=grads * p, optimizer=optim * p, buffers=buffers
+    )
 
 
 def transformer_tokens(w: Workload) -> int:
@@ -241,8 +243,12 @@ def activation_bytes_per_sample(w: Workload) -> float:
     parameter; recommenders (embedding lookups) ~0.
     """
     nbytes = activation_bytes(w.precision)
-    if w.architecture in (Architecture.TRANSFORMER_ENCODER, Architecture.TRANSFORMER_DECODER,
-                          Architecture.VIT) and w.hidden_size and w.layers:
+    if (
+        w.architecture
+        in (Architecture.TRANSFORMER_ENCODER, Architecture.TRANSFORMER_DECODER, Architecture.VIT)
+        and w.hidden_size
+        and w.layers
+    ):
         s = transformer_tokens(w)
         h = w.hidden_size
         swiglu = bool(w.ffn_hidden_size) and w.ffn_hidden_size != 4 * h
@@ -254,8 +260,11 @@ def activation_bytes_per_sample(w: Workload) -> float:
         if w.attention == Attention.EAGER and w.heads:
             scores = w.heads * s * s * (2 * nbytes + 1)
         logits = 0.0
-        if (w.architecture == Architecture.TRANSFORMER_DECODER and w.vocab_size
-                and not w.fused_cross_entropy):
+        if (
+            w.architecture == Architecture.TRANSFORMER_DECODER
+            and w.vocab_size
+            and not w.fused_cross_entropy
+        ):
             logits = 6 * s * w.vocab_size
         if w.gradient_checkpointing:
             # the loss runs after the last layer (only checkpoints alive) and the logits are
@@ -268,8 +277,10 @@ def activation_bytes_per_sample(w: Workload) -> float:
     if fit is not None:
         per_sample, ref_image, _ = fit
         ref_pixels = ref_image * ref_image if ref_image else None
-    elif (w.architecture in (Architecture.CNN, Architecture.DIFFUSION_UNET)
-          and w.forward_gflops_per_sample):
+    elif (
+        w.architecture in (Architecture.CNN, Architecture.DIFFUSION_UNET)
+        and w.forward_gflops_per_sample
+    ):
         per_sample = w.forward_gflops_per_sample * fitted.CNN_ACTIVATION_BYTES_PER_GFLOP
         if nbytes == 4:
             per_sample *= 2
@@ -311,8 +322,9 @@ def peak_memory_bytes(w: Workload, gpu_count: int, micro_batch_size: int) -> Mem
     )
 
 
-def vram_per_gpu_gb(catalog_vram_gb: float, listed_vram_gb: float | None,
-                    gpu_count: float) -> float:
+def vram_per_gpu_gb(
+    catalog_vram_gb: float, listed_vram_gb: float | None, gpu_count: float
+) -> float:
     """VRAM one (possibly fractional) GPU of an offer gives a job.
 
     A listed figure wins when the offer states one. A fractional GPU (``gpu_count`` < 1: a

@@ -108,10 +108,12 @@ def rank_with_frontier(
         raise ValueError(f"sort must be one of {', '.join(SORT_KEYS)}")
     fits = [c for c in candidates if not c.oom_high]
     oom = [] if drop_oom else [c for c in candidates if c.oom_high]
-    flags = pareto_front([
-        (c.cost_per_epoch if c.cost_per_epoch is not None else math.inf, c.epoch_hours)
-        for c in fits
-    ])
+    flags = pareto_front(
+        [
+            (c.cost_per_epoch if c.cost_per_epoch is not None else math.inf, c.epoch_hours)
+            for c in fits
+        ]
+    )
     pareto = {c.offer_id for c, f in zip(fits, flags, strict=True) if f}
 
     def key(c: Candidate) -> tuple[float, float, int]:
@@ -137,8 +139,10 @@ def rank_with_frontier(
     # among ``fits`` (OOM offers come after all of them).
     keys = sorted(key(c) for c in fits)
     extra = sorted(
-        (Ranked(candidate=c, pareto_optimal=True, rank=bisect_left(keys, key(c)) + 1)
-         for c in rest),
+        (
+            Ranked(candidate=c, pareto_optimal=True, rank=bisect_left(keys, key(c)) + 1)
+            for c in rest
+        ),
         key=lambda r: r.rank,
     )
     return top, extra

@@ -57,8 +57,9 @@ def peak_tflops(gpu: GpuSpec, precision: Precision) -> float:
     return gpu.fp8_fp32acc_tflops or gpu.fp8_tflops or bf16 or half or fp32
 
 
-def time_features(gpu: GpuSpec, precision: Precision, batch: float | None,
-                  with_batch: bool) -> list[float]:
+def time_features(
+    gpu: GpuSpec, precision: Precision, batch: float | None, with_batch: bool
+) -> list[float]:
     """Regressors of the time model for ``gpu`` at ``precision`` and per-GPU ``batch``."""
     bw = gpu.memory_bandwidth_gbs or 1.0
     fp32 = gpu.fp32_tflops or 1.0
@@ -82,8 +83,7 @@ class TimeModel:
         precision: the precision the rows ran at.
     """
 
-    def __init__(self, rows: Sequence[tuple[GpuSpec, float | None, float]],
-                 precision: Precision):
+    def __init__(self, rows: Sequence[tuple[GpuSpec, float | None, float]], precision: Precision):
         self.precision = precision
         self.with_batch = all(b for _, b, _ in rows)
         x = [time_features(g, precision, b, self.with_batch) for g, b, _ in rows]
@@ -111,8 +111,9 @@ def blend_speedup(a: GpuSpec, b: GpuSpec, precision: Precision, f_c: float) -> f
     return 1.0 / (f_c * peak_ratio + (1.0 - f_c) * bw_ratio)
 
 
-def blend_predict(refs: Sequence[tuple[GpuSpec, float]], target: GpuSpec,
-                  precision: Precision, f_c: float) -> float:
+def blend_predict(
+    refs: Sequence[tuple[GpuSpec, float]], target: GpuSpec, precision: Precision, f_c: float
+) -> float:
     """§4.5 baseline: blend-scale each reference GPU's throughput, weighted geometric mean.
 
     References nearer the target in (peak, bandwidth) and of the same architecture weigh

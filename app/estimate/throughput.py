@@ -159,10 +159,15 @@ def version_key(p: BenchmarkPoint) -> float:
 
 def _evidence(p: BenchmarkPoint, units: float | None) -> Evidence:
     return Evidence(
-        benchmark_id=p.id, gpu=p.gpu, gpu_count=p.gpu_count, workload=p.workload,
-        precision=p.precision.value, batch_size_per_gpu=p.batch_size_per_gpu,
+        benchmark_id=p.id,
+        gpu=p.gpu,
+        gpu_count=p.gpu_count,
+        workload=p.workload,
+        precision=p.precision.value,
+        batch_size_per_gpu=p.batch_size_per_gpu,
         samples_per_s=point_samples_per_s(p, units) * p.gpu_count,
-        source=p.source, source_ref=p.source_ref,
+        source=p.source,
+        source_ref=p.source_ref,
     )
 
 
@@ -177,8 +182,12 @@ def relevant_points(w: Workload, points: Sequence[BenchmarkPoint]) -> list[Bench
         return []
     labels = set(w.benchmark_workloads)
     return [
-        p for p in points
-        if p.workload in labels and not p.suspect and p.gpu and _method_matches(w, p)
+        p
+        for p in points
+        if p.workload in labels
+        and not p.suspect
+        and p.gpu
+        and _method_matches(w, p)
         and precision_compatible(w.precision, p.precision) is not None
     ]
 
@@ -239,8 +248,11 @@ class ThroughputModel:
         self.catalog = catalog or {}
         self.flops_table = flops_table or {}
         self.points = points
-        self.reference = reference if (not w.matches_preset and reference is not None
-                                       and reference.benchmark_workloads) else None
+        self.reference = (
+            reference
+            if (not w.matches_preset and reference is not None and reference.benchmark_workloads)
+            else None
+        )
         self.base = self.reference or w
         self.relevant = self._with_single_gpu_rates(relevant_points(self.base, points))
         self._single: dict[str, SingleGpu] = {}
@@ -266,10 +278,12 @@ class ThroughputModel:
                 gpu = self.catalog[name]
                 link = Interconnect.NVLINK if p.interconnect == "nvlink" else Interconnect.PCIE
                 per_gpu = point_samples_per_s(p, w.units_per_sample)
-                eta = multi_gpu_efficiency(w, gpu, p.gpu_count, link, per_gpu,
-                                           micro_batch=p.batch_size_per_gpu)
-                extra.append(replace(p, gpu_count=1,
-                                     throughput_total=p.throughput_total / p.gpu_count / eta))
+                eta = multi_gpu_efficiency(
+                    w, gpu, p.gpu_count, link, per_gpu, micro_batch=p.batch_size_per_gpu
+                )
+                extra.append(
+                    replace(p, gpu_count=1, throughput_total=p.throughput_total / p.gpu_count / eta)
+                )
         return rows + extra
 
     def can_estimate(self) -> bool:
@@ -290,8 +304,14 @@ class ThroughputModel:
         for rows in groups.values():
             if len({p.gpu for p in rows}) < MIN_GPUS_FOR_FIT:
                 continue
-            data = [(self.catalog[p.gpu], float(p.batch_size_per_gpu or 0) or None,
-                     point_samples_per_s(p, w.units_per_sample)) for p in rows]
+            data = [
+                (
+                    self.catalog[p.gpu],
+                    float(p.batch_size_per_gpu or 0) or None,
+                    point_samples_per_s(p, w.units_per_sample),
+                )
+                for p in rows
+            ]
             fitted_groups.append((TimeModel(data, rows[0].precision), rows))
 
         def rank(item: tuple[TimeModel, list[BenchmarkPoint]]) -> tuple[int, float, int]:
@@ -314,14 +334,15 @@ class ThroughputModel:
             notes = []
             bs = rows[0].batch_size_per_gpu
             if bs and bs != w.micro_batch_size:
-                notes.append(f"measured at micro-batch {bs} per GPU; yours is "
-                             f"{w.micro_batch_size}")
+                notes.append(f"measured at micro-batch {bs} per GPU; yours is {w.micro_batch_size}")
             return rate, Basis.MEASURED, tuple(_evidence(p, units) for p in rows), tuple(notes)
         for model, rows in self._groups():
             rate = model.samples_per_s(gpu, w.micro_batch_size)
             if rate:
-                note = (f"scaled from {model.n_gpus} GPUs measured in {rows[0].source} by the "
-                        "calibrated time model (peak, bandwidth, batch)")
+                note = (
+                    f"scaled from {model.n_gpus} GPUs measured in {rows[0].source} by the "
+                    "calibrated time model (peak, bandwidth, batch)"
+                )
                 return rate, Basis.SCALED, tuple(_evidence(p, units) for p in rows), (note,)
         refs: dict[str, list[BenchmarkPoint]] = {}
         for p in one_gpu:
@@ -333,11 +354,14 @@ class ThroughputModel:
             for name, rows in refs.items():
                 best = best_rows(w, rows)
                 prec = best[0].precision
-                pairs.append((self.catalog[name],
-                              statistics.median(point_samples_per_s(p, units) for p in best)))
+                pairs.append(
+                    (
+                        self.catalog[name],
+                        statistics.median(point_samples_per_s(p, units) for p in best),
+                    )
+                )
                 used.extend(best)
-            rate = blend_predict(pairs, gpu, prec or w.precision,
-                                 F_COMPUTE[family(w.architecture)])
+            rate = blend_predict(pairs, gpu, prec or w.precision, F_COMPUTE[family(w.architecture)])
             note = f"scaled from {len(refs)} GPU model(s) by the compute/bandwidth blend"
             return rate, Basis.SCALED, tuple(_evidence(p, units) for p in used), (note,)
         return None
@@ -355,19 +379,22 @@ class ThroughputModel:
         fam = family(w.architecture)
         if not flops:
             return 0.0, Basis.FLOPS_MODEL, (), ("no FLOPs per sample for this workload",)
-        achieved = self.flop_rates().achieved(gpu, w.precision,
-                                              frozenset(w.benchmark_workloads))
+        achieved = self.flop_rates().achieved(gpu, w.precision, frozenset(w.benchmark_workloads))
         if achieved is not None:
             rate_flops, used, labels = achieved
-            note = (f"FLOPs model: {rate_flops / 1e12:.1f} TFLOP/s, the median FLOP rate of "
-                    f"{len(labels)} measured workloads on this GPU (measured or scaled): "
-                    f"{', '.join(labels)}")
+            note = (
+                f"FLOPs model: {rate_flops / 1e12:.1f} TFLOP/s, the median FLOP rate of "
+                f"{len(labels)} measured workloads on this GPU (measured or scaled): "
+                f"{', '.join(labels)}"
+            )
             evidence = tuple(_evidence(p, None) for p in used)
         else:
             rate_flops = achieved_flops_prior(gpu, fam, w.precision)
             peak = flops_peak_tflops(gpu, w.precision) * 1e12
-            note = (f"FLOPs model: no measurement on this GPU; fitted {fam} FLOP rate "
-                    f"{rate_flops / 1e12:.1f} TFLOP/s (MFU {rate_flops / peak:.2f})")
+            note = (
+                f"FLOPs model: no measurement on this GPU; fitted {fam} FLOP rate "
+                f"{rate_flops / 1e12:.1f} TFLOP/s (MFU {rate_flops / peak:.2f})"
+            )
             evidence = ()
         rate = rate_flops / flops
         if w.method == Method.QLORA:
@@ -392,14 +419,27 @@ class ThroughputModel:
                 ratio = ref_flops / own_flops
                 if w.method == Method.QLORA and self.reference.method != Method.QLORA:
                     ratio /= fitted.QLORA_SLOWDOWN
-                result = (rate * ratio, Basis.SCALED, evidence, (
-                    f"scaled from the preset's {basis.value} rate by training FLOPs per "
-                    f"sample (×{ratio:.3g})", *notes))
+                result = (
+                    rate * ratio,
+                    Basis.SCALED,
+                    evidence,
+                    (
+                        f"scaled from the preset's {basis.value} rate by training FLOPs per "
+                        f"sample (×{ratio:.3g})",
+                        *notes,
+                    ),
+                )
             else:
-                result = (rate, Basis.SCALED, evidence, (
-                    "your changes to the preset could not be scaled (no FLOPs estimate for "
-                    f"this architecture): the preset's {basis.value} rate is used as is",
-                    *notes))
+                result = (
+                    rate,
+                    Basis.SCALED,
+                    evidence,
+                    (
+                        "your changes to the preset could not be scaled (no FLOPs estimate for "
+                        f"this architecture): the preset's {basis.value} rate is used as is",
+                        *notes,
+                    ),
+                )
         else:
             result = base
         self._single[gpu.name] = result
@@ -419,8 +459,10 @@ class ThroughputModel:
         n = gpu_count
         if n > 1 and basis == Basis.MEASURED and self.reference is None:
             multi = [
-                p for p in self.relevant
-                if p.gpu == gpu.name and p.gpu_count == int(n)
+                p
+                for p in self.relevant
+                if p.gpu == gpu.name
+                and p.gpu_count == int(n)
                 and (interconnect is None or (p.interconnect or "pcie") == interconnect.value)
             ]
             if multi:
@@ -431,16 +473,25 @@ class ThroughputModel:
                 eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
                 low, high = _range(total, basis)
                 return ThroughputEstimate(
-                    samples_per_s=total, samples_per_s_low=low, samples_per_s_high=high,
-                    basis=basis, multi_gpu_efficiency=min(eta, 1.0),
-                    evidence=tuple(_evidence(p, w.units_per_sample) for p in rows), notes=notes,
+                    samples_per_s=total,
+                    samples_per_s_low=low,
+                    samples_per_s_high=high,
+                    basis=basis,
+                    multi_gpu_efficiency=min(eta, 1.0),
+                    evidence=tuple(_evidence(p, w.units_per_sample) for p in rows),
+                    notes=notes,
                 )
         eta = multi_gpu_efficiency(w, gpu, n, interconnect, per_gpu) if n > 1 else 1.0
         total = per_gpu * n * eta
         low, high = _range(total, basis, multi_gpu_model=n > 1)
         return ThroughputEstimate(
-            samples_per_s=total, samples_per_s_low=low, samples_per_s_high=high, basis=basis,
-            multi_gpu_efficiency=eta, evidence=evidence, notes=notes,
+            samples_per_s=total,
+            samples_per_s_low=low,
+            samples_per_s_high=high,
+            basis=basis,
+            multi_gpu_efficiency=eta,
+            evidence=evidence,
+            notes=notes,
         )
 
 
@@ -456,6 +507,7 @@ def estimate_throughput(
     flops_table: FlopsTable | None = None,
 ) -> ThroughputEstimate:
     """Samples/s of ``gpu_count`` × ``gpu`` for ``w``; see :class:`ThroughputModel`."""
-    model = ThroughputModel(w, points=points, catalog=catalog, reference=reference,
-                            flops_table=flops_table)
+    model = ThroughputModel(
+        w, points=points, catalog=catalog, reference=reference, flops_table=flops_table
+    )
     return model.estimate(gpu, gpu_count, interconnect)

@@ -17,8 +17,7 @@ def _like(text: str) -> str:
     return f"%{escaped}%"
 
 
-def search_gpus(session: Session, ref: ReferenceData, q: str | None = None
-                ) -> list[dict[str, Any]]:
+def search_gpus(session: Session, ref: ReferenceData, q: str | None = None) -> list[dict[str, Any]]:
     """Catalog rows (every column) by id; ``q`` keeps GPUs whose name, alias, vendor,
     architecture or market contains it (case-insensitive), or whose name ``q`` resolves to.
     """
@@ -32,17 +31,28 @@ def search_gpus(session: Session, ref: ReferenceData, q: str | None = None
     def hit(g: dict[str, Any]) -> bool:
         if g["canonical_name"] == resolved:
             return True
-        fields = [g["canonical_name"], g["vendor"], g["architecture"], g["market"] or "",
-                  *(g["aliases"] or [])]
+        fields = [
+            g["canonical_name"],
+            g["vendor"],
+            g["architecture"],
+            g["market"] or "",
+            *(g["aliases"] or []),
+        ]
         return any(needle in str(f).lower() for f in fields)
 
     return [g for g in out if hit(g)]
 
 
 def search_benchmarks(
-    session: Session, ref: ReferenceData, *, gpu: str | None = None,
-    workload: str | None = None, q: str | None = None, ids: list[int] | None = None,
-    limit: int = 500, offset: int = 0,
+    session: Session,
+    ref: ReferenceData,
+    *,
+    gpu: str | None = None,
+    workload: str | None = None,
+    q: str | None = None,
+    ids: list[int] | None = None,
+    limit: int = 500,
+    offset: int = 0,
 ) -> tuple[list[dict[str, Any]], int]:
     """Measured throughput rows by id, filtered; returns (page of rows, total matching).
 
@@ -62,20 +72,32 @@ def search_benchmarks(
             raise FilterError("gpu", f"unknown GPU {gpu!r}")
         stmt = stmt.where(ThroughputBenchmark.gpu_model_id == ref.gpu_ids_by_name[canonical])
     if workload:
-        labels = list(ref.presets[workload].benchmark_workloads) if workload in ref.presets \
+        labels = (
+            list(ref.presets[workload].benchmark_workloads)
+            if workload in ref.presets
             else [workload]
+        )
         stmt = stmt.where(ThroughputBenchmark.workload.in_(labels))
     if ids:
         stmt = stmt.where(ThroughputBenchmark.id.in_(ids))
     if q and q.strip():
         pattern = _like(q.strip())
-        stmt = stmt.where(or_(*(
-            func.lower(cast(col, String)).like(pattern, escape="\\")
-            for col in (ThroughputBenchmark.workload, ThroughputBenchmark.task,
-                        ThroughputBenchmark.gpu_label, ThroughputBenchmark.framework,
-                        ThroughputBenchmark.precision_label, ThroughputBenchmark.source,
-                        ThroughputBenchmark.source_ref)
-        )))
+        stmt = stmt.where(
+            or_(
+                *(
+                    func.lower(cast(col, String)).like(pattern, escape="\\")
+                    for col in (
+                        ThroughputBenchmark.workload,
+                        ThroughputBenchmark.task,
+                        ThroughputBenchmark.gpu_label,
+                        ThroughputBenchmark.framework,
+                        ThroughputBenchmark.precision_label,
+                        ThroughputBenchmark.source,
+                        ThroughputBenchmark.source_ref,
+                    )
+                )
+            )
+        )
     total = session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
     rows = session.scalars(stmt.order_by(ThroughputBenchmark.id).offset(offset).limit(limit))
     items = []

@@ -60,10 +60,14 @@ def hardware_from_input(h: dict[str, Any], ref: ReferenceData) -> Hardware:
     if canonical is None:
         raise HardwareError("hardware.gpu", f"unknown GPU {h['gpu']!r}")
     return Hardware(
-        gpu=ref.gpus[canonical], gpu_count=h.get("gpu_count") or 1,
+        gpu=ref.gpus[canonical],
+        gpu_count=h.get("gpu_count") or 1,
         interconnect=Interconnect(h["interconnect"]) if h.get("interconnect") else None,
-        vcpus=h.get("vcpus"), ram_gib=h.get("ram_gb"), disk_gb=h.get("disk_gb"),
-        max_cuda=h.get("max_cuda"), vram_gib_per_gpu=h.get("vram_gb"),
+        vcpus=h.get("vcpus"),
+        ram_gib=h.get("ram_gb"),
+        disk_gb=h.get("disk_gb"),
+        max_cuda=h.get("max_cuda"),
+        vram_gib_per_gpu=h.get("vram_gb"),
     )
 
 
@@ -80,23 +84,31 @@ def check_estimable(w: Workload, model: ThroughputModel) -> None:
             "workload.precision",
             f"no measurement of this workload at a precision compatible with "
             f"{w.precision.value} and no FLOPs per sample to estimate from "
-            "(give forward_gflops_per_sample or another precision)")
-    raise WorkloadError("workload.forward_gflops_per_sample",
-                        "needed to estimate throughput of this workload")
+            "(give forward_gflops_per_sample or another precision)",
+        )
+    raise WorkloadError(
+        "workload.forward_gflops_per_sample", "needed to estimate throughput of this workload"
+    )
 
 
 def offer_hardware(offer: OfferRow, ref: ReferenceData) -> Hardware:
     """The machine an offer describes (its GPU must be in the catalog)."""
     gpu = ref.gpus[ref.gpu_names_by_id[offer.gpu_model_id]]  # type: ignore[index]
     return Hardware(
-        gpu=gpu, gpu_count=offer.gpu_count, interconnect=offer_interconnect(offer.interconnect),
-        vcpus=offer.vcpus, ram_gib=offer.ram_gib, disk_gb=offer.disk_gb,
-        max_cuda=offer.max_cuda, vram_gib_per_gpu=offer.vram_gib_per_gpu,
+        gpu=gpu,
+        gpu_count=offer.gpu_count,
+        interconnect=offer_interconnect(offer.interconnect),
+        vcpus=offer.vcpus,
+        ram_gib=offer.ram_gib,
+        disk_gb=offer.disk_gb,
+        max_cuda=offer.max_cuda,
+        vram_gib_per_gpu=offer.vram_gib_per_gpu,
     )
 
 
-def price_in(price: float | None, from_currency: str, currency: str,
-             ref: ReferenceData) -> float | None:
+def price_in(
+    price: float | None, from_currency: str, currency: str, ref: ReferenceData
+) -> float | None:
     """An offer's price converted to ``currency``.
 
     Raises:
@@ -111,14 +123,25 @@ def price_in(price: float | None, from_currency: str, currency: str,
 
 
 def estimate_what_if(
-    w: Workload, reference: Workload | None, hw: Hardware, ref: ReferenceData, *,
-    price_per_hour: float | None, currency: str,
+    w: Workload,
+    reference: Workload | None,
+    hw: Hardware,
+    ref: ReferenceData,
+    *,
+    price_per_hour: float | None,
+    currency: str,
 ) -> Estimate:
     """Estimate for a hardware configuration with no offer."""
     vram = vram_per_gpu_gb(hw.gpu.vram_gb, hw.vram_gib_per_gpu, hw.gpu_count)
     memory = estimate_memory(w, vram_gb=vram, gpu_count=hw.gpu_count)
-    model = ThroughputModel(w, points=ref.points, catalog=ref.gpus, reference=reference,
-                            flops_table=ref.flops_table, flop_rates=ref.flop_rates)
+    model = ThroughputModel(
+        w,
+        points=ref.points,
+        catalog=ref.gpus,
+        reference=reference,
+        flops_table=ref.flops_table,
+        flop_rates=ref.flop_rates,
+    )
     check_estimable(w, model)
     tp = model.estimate(hw.gpu, hw.gpu_count, hw.interconnect)
     return combine(w, hw, tp, memory, price_per_hour=price_per_hour, currency=currency)
@@ -147,8 +170,16 @@ class Ranking:
 
 
 def rank(
-    w: Workload, reference: Workload | None, session: Session, filters: dict[str, Any],
-    ref: ReferenceData, *, currency: str, sort: str, limit: int, drop_oom: bool,
+    w: Workload,
+    reference: Workload | None,
+    session: Session,
+    filters: dict[str, Any],
+    ref: ReferenceData,
+    *,
+    currency: str,
+    sort: str,
+    limit: int,
+    drop_oom: bool,
 ) -> tuple[list[RankedOffer], int]:
     """Estimate every matching offer, rank them, and build full estimates for the top ``limit``.
 
@@ -158,14 +189,31 @@ def rank(
     Raises:
         FilterError: bad filter, or no exchange rate for ``currency``.
     """
-    ranking = rank_offers(w, reference, session, filters, ref, currency=currency, sort=sort,
-                          limit=limit, drop_oom=drop_oom)
+    ranking = rank_offers(
+        w,
+        reference,
+        session,
+        filters,
+        ref,
+        currency=currency,
+        sort=sort,
+        limit=limit,
+        drop_oom=drop_oom,
+    )
     return ranking.results, ranking.total
 
 
 def rank_offers(
-    w: Workload, reference: Workload | None, session: Session, filters: dict[str, Any],
-    ref: ReferenceData, *, currency: str, sort: str, limit: int, drop_oom: bool,
+    w: Workload,
+    reference: Workload | None,
+    session: Session,
+    filters: dict[str, Any],
+    ref: ReferenceData,
+    *,
+    currency: str,
+    sort: str,
+    limit: int,
+    drop_oom: bool,
 ) -> Ranking:
     """Estimate every matching offer, rank them, and build full estimates for the top ``limit``
     and for the Pareto-optimal offers ranked below it.
@@ -181,8 +229,14 @@ def rank_offers(
             :func:`check_estimable`).
     """
     rows = select_rank_rows(session, filters, ref, currency=currency)
-    model = ThroughputModel(w, points=ref.points, catalog=ref.gpus, reference=reference,
-                            flops_table=ref.flops_table, flop_rates=ref.flop_rates)
+    model = ThroughputModel(
+        w,
+        points=ref.points,
+        catalog=ref.gpus,
+        reference=reference,
+        flops_table=ref.flops_table,
+        flop_rates=ref.flop_rates,
+    )
     check_estimable(w, model)
     tp_cache: dict[tuple[str, float, Interconnect | None], ThroughputEstimate] = {}
     mem_cache: dict[tuple[float, int], MemoryEstimate] = {}
@@ -217,11 +271,17 @@ def rank_offers(
             samples = min(samples, max(row.vcpus - 1, 1.0) * 1000.0 / cpu_ms)
         hours = epoch_hours(samples_per_epoch, samples)
         cost = hours * price if price is not None else None
-        candidates.append(Candidate(
-            offer_id=row.id, cost_per_epoch=cost, epoch_hours=hours,
-            total_cost=cost * w.epochs if cost is not None else None, price_per_hour=price,
-            samples_per_s=samples, oom_high=mem.oom_risk == OomRisk.HIGH,
-        ))
+        candidates.append(
+            Candidate(
+                offer_id=row.id,
+                cost_per_epoch=cost,
+                epoch_hours=hours,
+                total_cost=cost * w.epochs if cost is not None else None,
+                price_per_hour=price,
+                samples_per_s=samples,
+                oom_high=mem.oom_risk == OomRisk.HIGH,
+            )
+        )
         prepared[row.id] = (row, tp, mem, price)
     ranked, extra = rank_with_frontier(candidates, sort=sort, drop_oom=drop_oom, limit=limit)
     full = select_offers_by_id(session, [r.candidate.offer_id for r in (*ranked, *extra)])
@@ -229,13 +289,23 @@ def rank_offers(
     def build(r: Any) -> RankedOffer:
         _, tp, mem, price = prepared[r.candidate.offer_id]
         offer = full[r.candidate.offer_id]
-        est = combine(w, offer_hardware(offer, ref), tp, mem, price_per_hour=price,
-                      currency=currency)
-        return RankedOffer(rank=r.rank, pareto_optimal=r.pareto_optimal, offer=offer,
-                           price_per_hour=price, estimate=est)
+        est = combine(
+            w, offer_hardware(offer, ref), tp, mem, price_per_hour=price, currency=currency
+        )
+        return RankedOffer(
+            rank=r.rank,
+            pareto_optimal=r.pareto_optimal,
+            offer=offer,
+            price_per_hour=price,
+            estimate=est,
+        )
 
-    return Ranking(results=[build(r) for r in ranked], frontier=[build(r) for r in extra],
-                   total=len(candidates), unestimated=len(rows) - len(candidates))
+    return Ranking(
+        results=[build(r) for r in ranked],
+        frontier=[build(r) for r in extra],
+        total=len(candidates),
+        unestimated=len(rows) - len(candidates),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,8 +318,13 @@ class OfferEstimate:
 
 
 def estimate_offer(
-    w: Workload | None, reference: Workload | None, session: Session, offer_id: int,
-    ref: ReferenceData, *, currency: str,
+    w: Workload | None,
+    reference: Workload | None,
+    session: Session,
+    offer_id: int,
+    ref: ReferenceData,
+    *,
+    currency: str,
 ) -> OfferEstimate | None:
     """Estimate ``w`` on one offer (``None`` when the offer does not exist).
 
@@ -265,6 +340,7 @@ def estimate_offer(
     price = price_in(offer.price_per_hour, offer.currency, currency, ref)
     if w is None or offer.gpu_model_id is None:
         return OfferEstimate(offer=offer, price_per_hour=price, estimate=None)
-    est = estimate_what_if(w, reference, offer_hardware(offer, ref), ref,
-                           price_per_hour=price, currency=currency)
+    est = estimate_what_if(
+        w, reference, offer_hardware(offer, ref), ref, price_per_hour=price, currency=currency
+    )
     return OfferEstimate(offer=offer, price_per_hour=price, estimate=est)

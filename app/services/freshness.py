@@ -36,22 +36,32 @@ def provider_freshness(session: Session, stale_after_hours: float) -> list[Provi
     """One entry per provider that has offers or refresh runs, by name."""
     runs = {r.provider: r for r in latest_runs(session, stale_after_hours)}
     rows = session.execute(
-        select(Provider.slug, Provider.name, func.count(InstanceOffer.id),
-               func.max(InstanceOffer.seen_on))
+        select(
+            Provider.slug,
+            Provider.name,
+            func.count(InstanceOffer.id),
+            func.max(InstanceOffer.seen_on),
+        )
         .outerjoin(InstanceOffer, InstanceOffer.provider_id == Provider.id)
-        .group_by(Provider.id, Provider.slug, Provider.name).order_by(Provider.name)
+        .group_by(Provider.id, Provider.slug, Provider.name)
+        .order_by(Provider.name)
     ).all()
     out = []
     for slug, name, offers, seen in rows:
         run = runs.get(slug)
         if not offers and run is None:
             continue
-        out.append(ProviderFreshness(
-            slug=slug, name=name, offers=offers,
-            last_run_at=(run.finished_at or run.started_at) if run else None,
-            last_run_status=run.status if run else None,
-            last_run_error=run.error if run else None,
-            last_ok_at=run.last_success_at if run else None, seen_on=seen,
-            stale=run.stale if run else False,
-        ))
+        out.append(
+            ProviderFreshness(
+                slug=slug,
+                name=name,
+                offers=offers,
+                last_run_at=(run.finished_at or run.started_at) if run else None,
+                last_run_status=run.status if run else None,
+                last_run_error=run.error if run else None,
+                last_ok_at=run.last_success_at if run else None,
+                seen_on=seen,
+                stale=run.stale if run else False,
+            )
+        )
     return out

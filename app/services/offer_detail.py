@@ -36,11 +36,17 @@ def _aware(t: dt.datetime) -> dt.datetime:
 def offer_extras(session: Session, offer_id: int) -> OfferExtras | None:
     """The listing details of one offer, ``None`` if it does not exist."""
     row = session.execute(
-        select(InstanceOffer.cpu_model, InstanceOffer.system_disk_gb, InstanceOffer.data_disk_gb,
-               InstanceOffer.disk_type, InstanceOffer.network_up_mbps,
-               InstanceOffer.network_down_mbps, InstanceOffer.first_seen_at,
-               InstanceOffer.seen_on, InstanceOffer.notes)
-        .where(InstanceOffer.id == offer_id)
+        select(
+            InstanceOffer.cpu_model,
+            InstanceOffer.system_disk_gb,
+            InstanceOffer.data_disk_gb,
+            InstanceOffer.disk_type,
+            InstanceOffer.network_up_mbps,
+            InstanceOffer.network_down_mbps,
+            InstanceOffer.first_seen_at,
+            InstanceOffer.seen_on,
+            InstanceOffer.notes,
+        ).where(InstanceOffer.id == offer_id)
     ).first()
     if row is None:
         return None

@@ -62,15 +62,31 @@ class OfferRow:
 
 
 _COLUMNS = (
-    InstanceOffer.id, Provider.slug, Provider.name, InstanceOffer.offer_key,
-    InstanceOffer.instance_type, InstanceOffer.region, InstanceOffer.gpu_model_id,
-    InstanceOffer.gpu_name_raw, InstanceOffer.gpu_count, InstanceOffer.vram_gib_per_gpu,
-    InstanceOffer.vcpus, InstanceOffer.ram_gib, InstanceOffer.system_disk_gb,
-    InstanceOffer.data_disk_gb, InstanceOffer.max_cuda, InstanceOffer.driver_version,
-    InstanceOffer.interconnect, InstanceOffer.billing,
-    cast(InstanceOffer.price_per_hour, Float), InstanceOffer.currency,
-    InstanceOffer.price_is_estimate, InstanceOffer.available, InstanceOffer.last_seen_at,
-    InstanceOffer.source, InstanceOffer.provider_id,
+    InstanceOffer.id,
+    Provider.slug,
+    Provider.name,
+    InstanceOffer.offer_key,
+    InstanceOffer.instance_type,
+    InstanceOffer.region,
+    InstanceOffer.gpu_model_id,
+    InstanceOffer.gpu_name_raw,
+    InstanceOffer.gpu_count,
+    InstanceOffer.vram_gib_per_gpu,
+    InstanceOffer.vcpus,
+    InstanceOffer.ram_gib,
+    InstanceOffer.system_disk_gb,
+    InstanceOffer.data_disk_gb,
+    InstanceOffer.max_cuda,
+    InstanceOffer.driver_version,
+    InstanceOffer.interconnect,
+    InstanceOffer.billing,
+    cast(InstanceOffer.price_per_hour, Float),
+    InstanceOffer.currency,
+    InstanceOffer.price_is_estimate,
+    InstanceOffer.available,
+    InstanceOffer.last_seen_at,
+    InstanceOffer.source,
+    InstanceOffer.provider_id,
 )
 
 
@@ -80,8 +96,7 @@ def _filtered(stmt: Select, filters: dict, ref: ReferenceData) -> Select:  # typ
         names = ref.resolve_gpu_filter(gpu)
         if not names:
             raise FilterError("gpu", f"unknown GPU {gpu!r}")
-        stmt = stmt.where(InstanceOffer.gpu_model_id.in_(
-            [ref.gpu_ids_by_name[n] for n in names]))
+        stmt = stmt.where(InstanceOffer.gpu_model_id.in_([ref.gpu_ids_by_name[n] for n in names]))
     if filters.get("gpu_count") is not None:
         stmt = stmt.where(InstanceOffer.gpu_count == filters["gpu_count"])
     if filters.get("min_gpu_count") is not None:
@@ -89,16 +104,19 @@ def _filtered(stmt: Select, filters: dict, ref: ReferenceData) -> Select:  # typ
     if filters.get("provider"):
         stmt = stmt.where(func.lower(Provider.slug) == filters["provider"].lower())
     if filters.get("region"):
-        stmt = stmt.where(func.lower(InstanceOffer.region).contains(
-            filters["region"].lower(), autoescape=True))
+        stmt = stmt.where(
+            func.lower(InstanceOffer.region).contains(filters["region"].lower(), autoescape=True)
+        )
     if filters.get("billing"):
         stmt = stmt.where(InstanceOffer.billing == filters["billing"])
     if filters.get("available_only", True):
         stmt = stmt.where(InstanceOffer.available.is_(True))
     if filters.get("min_vram_gb") is not None:
         stmt = stmt.where(
-            or_(InstanceOffer.vram_gib_per_gpu >= filters["min_vram_gb"],
-                InstanceOffer.vram_gib_per_gpu.is_(None))
+            or_(
+                InstanceOffer.vram_gib_per_gpu >= filters["min_vram_gb"],
+                InstanceOffer.vram_gib_per_gpu.is_(None),
+            )
         )
     return stmt
 
@@ -121,9 +139,14 @@ class RankRow(NamedTuple):
 
 
 _RANK_COLUMNS = (
-    InstanceOffer.id, InstanceOffer.gpu_model_id, InstanceOffer.gpu_count,
-    InstanceOffer.vram_gib_per_gpu, InstanceOffer.vcpus, InstanceOffer.interconnect,
-    cast(InstanceOffer.price_per_hour, Float), InstanceOffer.currency,
+    InstanceOffer.id,
+    InstanceOffer.gpu_model_id,
+    InstanceOffer.gpu_count,
+    InstanceOffer.vram_gib_per_gpu,
+    InstanceOffer.vcpus,
+    InstanceOffer.interconnect,
+    cast(InstanceOffer.price_per_hour, Float),
+    InstanceOffer.currency,
 )
 
 
@@ -135,7 +158,8 @@ def _post_filter(rows: list, filters: dict, ref: ReferenceData, currency: str) -
     if max_price is not None:
         try:
             rows = [
-                r for r in rows
+                r
+                for r in rows
                 if r.price_per_hour is not None
                 and convert(r.price_per_hour, r.currency, currency, ref.rates) <= max_price
             ]
@@ -186,23 +210,31 @@ def vram_gib(row: OfferRow | RankRow, ref: ReferenceData) -> float | None:
     return None
 
 
-def stale_provider_ids(session: Session, stale_after_hours: float,
-                       now: dt.datetime | None = None) -> set[int]:
+def stale_provider_ids(
+    session: Session, stale_after_hours: float, now: dt.datetime | None = None
+) -> set[int]:
     """Providers whose last successful refresh run is older than ``stale_after_hours``.
 
     Providers that never ran a refresh (seed data only) are not stale: their offers carry
     their own ``seen_on`` dates.
     """
     now = now or utcnow()
-    last_ok = dict(session.execute(
-        select(RefreshRun.provider_id, func.max(RefreshRun.finished_at))
-        .where(RefreshRun.status == "ok").group_by(RefreshRun.provider_id)
-    ).all())
+    last_ok = dict(
+        session.execute(
+            select(RefreshRun.provider_id, func.max(RefreshRun.finished_at))
+            .where(RefreshRun.status == "ok")
+            .group_by(RefreshRun.provider_id)
+        ).all()
+    )
     # a run still in progress (or skipped for lack of an API key) says nothing yet
-    ran = {pid for (pid,) in session.execute(
-        select(RefreshRun.provider_id).where(RefreshRun.status.in_(("ok", "error",
-                                                                     "interrupted")))
-        .distinct())}
+    ran = {
+        pid
+        for (pid,) in session.execute(
+            select(RefreshRun.provider_id)
+            .where(RefreshRun.status.in_(("ok", "error", "interrupted")))
+            .distinct()
+        )
+    }
     cutoff = now - dt.timedelta(hours=stale_after_hours)
     stale = set()
     for pid in ran:

@@ -17,14 +17,19 @@ from app.estimate.types import (
 )
 
 _ENUMS = {
-    "architecture": Architecture, "precision": Precision, "optimizer": Optimizer,
-    "method": Method, "attention": Attention, "sharding": Sharding,
+    "architecture": Architecture,
+    "precision": Precision,
+    "optimizer": Optimizer,
+    "method": Method,
+    "attention": Attention,
+    "sharding": Sharding,
 }
 _WORKLOAD_FIELDS = {f.name for f in dc_fields(Workload)}
 
 
-def build_workload(values: dict[str, Any], meta: dict[str, Any] | None = None,
-                   matches_preset: bool = False) -> Workload:
+def build_workload(
+    values: dict[str, Any], meta: dict[str, Any] | None = None, matches_preset: bool = False
+) -> Workload:
     """Core workload from flat ``values`` (API field names) plus preset ``meta``.
 
     ``meta`` may carry ``preset``, ``benchmark_workloads``, ``benchmark_method``,
@@ -40,8 +45,9 @@ def build_workload(values: dict[str, Any], meta: dict[str, Any] | None = None,
     return Workload(**kwargs)
 
 
-def flops_table(presets: list[tuple[dict[str, Any], dict[str, Any]]]
-                ) -> dict[tuple[str, str], tuple[str, float, float, int | None]]:
+def flops_table(
+    presets: list[tuple[dict[str, Any], dict[str, Any]]],
+) -> dict[tuple[str, str], tuple[str, float, float, int | None]]:
     """(label, method) → (family, FLOPs per published unit, FLOPs per sample, params).
 
     ``presets`` is a list of (fields, meta) pairs; presets without FLOPs or units are skipped.
@@ -57,9 +63,11 @@ def flops_table(presets: list[tuple[dict[str, Any], dict[str, Any]]]
         flops = training_flops_per_sample(w)
         if not flops:
             continue
-        method = meta.get("benchmark_method") or ("full" if w.method == Method.FULL
-                                                  else w.method.value)
+        method = meta.get("benchmark_method") or (
+            "full" if w.method == Method.FULL else w.method.value
+        )
         for label in labels:
-            table.setdefault((label, method),
-                             (family(w.architecture), flops / units, flops, w.params))
+            table.setdefault(
+                (label, method), (family(w.architecture), flops / units, flops, w.params)
+            )
     return table

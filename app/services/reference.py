@@ -78,13 +78,23 @@ class ReferenceData:
 def gpu_spec(g: GpuModel) -> GpuSpec:
     """Pure spec from an ORM row."""
     return GpuSpec(
-        name=g.canonical_name, vendor=g.vendor, architecture=g.architecture, vram_gb=g.vram_gb,
-        memory_bandwidth_gbs=g.memory_bandwidth_gbs, fp32_tflops=g.fp32_tflops,
-        tf32_tflops=g.tf32_tflops, fp16_tflops=g.fp16_tflops, bf16_tflops=g.bf16_tflops,
-        fp8_tflops=g.fp8_tflops, fp16_fp32acc_tflops=g.fp16_fp32acc_tflops,
-        fp8_fp32acc_tflops=g.fp8_fp32acc_tflops, nvlink=g.nvlink,
-        nvlink_bandwidth_gbs=g.nvlink_bandwidth_gbs, form_factor=g.form_factor,
-        market=g.market, release_year=g.release_year,
+        name=g.canonical_name,
+        vendor=g.vendor,
+        architecture=g.architecture,
+        vram_gb=g.vram_gb,
+        memory_bandwidth_gbs=g.memory_bandwidth_gbs,
+        fp32_tflops=g.fp32_tflops,
+        tf32_tflops=g.tf32_tflops,
+        fp16_tflops=g.fp16_tflops,
+        bf16_tflops=g.bf16_tflops,
+        fp8_tflops=g.fp8_tflops,
+        fp16_fp32acc_tflops=g.fp16_fp32acc_tflops,
+        fp8_fp32acc_tflops=g.fp8_fp32acc_tflops,
+        nvlink=g.nvlink,
+        nvlink_bandwidth_gbs=g.nvlink_bandwidth_gbs,
+        form_factor=g.form_factor,
+        market=g.market,
+        release_year=g.release_year,
     )
 
 
@@ -96,33 +106,56 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
     for b in session.scalars(select(ThroughputBenchmark)):
         if b.throughput_scope == "unknown":
             continue
-        points.append(BenchmarkPoint(
-            id=b.id, gpu=names.get(b.gpu_model_id, "") if b.gpu_model_id else "",
-            gpu_count=b.gpu_count, interconnect=b.interconnect, workload=b.workload,
-            method=b.method, precision=Precision(b.precision),
-            batch_size_per_gpu=b.batch_size_per_gpu, seq_len=b.seq_len,
-            throughput_total=b.throughput_total, throughput_unit=b.throughput_unit,
-            peak_memory_gib=b.peak_memory_gib, framework_version=b.framework_version,
-            source=b.source, source_ref=b.source_ref, suspect=b.suspect,
-        ))
+        points.append(
+            BenchmarkPoint(
+                id=b.id,
+                gpu=names.get(b.gpu_model_id, "") if b.gpu_model_id else "",
+                gpu_count=b.gpu_count,
+                interconnect=b.interconnect,
+                workload=b.workload,
+                method=b.method,
+                precision=Precision(b.precision),
+                batch_size_per_gpu=b.batch_size_per_gpu,
+                seq_len=b.seq_len,
+                throughput_total=b.throughput_total,
+                throughput_unit=b.throughput_unit,
+                peak_memory_gib=b.peak_memory_gib,
+                framework_version=b.framework_version,
+                source=b.source,
+                source_ref=b.source_ref,
+                suspect=b.suspect,
+            )
+        )
     presets = {
         p.slug: Preset(
-            slug=p.slug, name=p.name, fields=dict(p.fields),
+            slug=p.slug,
+            name=p.name,
+            fields=dict(p.fields),
             benchmark_workloads=tuple(p.benchmark_workloads or ()),
-            benchmark_method=p.benchmark_method, units_per_sample=p.units_per_sample,
-            throughput_unit=p.throughput_unit, source=p.source, notes=p.notes,
+            benchmark_method=p.benchmark_method,
+            units_per_sample=p.units_per_sample,
+            throughput_unit=p.throughput_unit,
+            source=p.source,
+            notes=p.notes,
         )
         for p in session.scalars(select(WorkloadPreset).order_by(WorkloadPreset.slug))
     }
     rates: dict[tuple[str, str], float] = {}
     for r in session.scalars(select(CurrencyRate).order_by(CurrencyRate.seen_on)):
         rates[(r.base, r.quote)] = float(r.rate)
-    table = flops_table([
-        (p.fields, {"benchmark_workloads": p.benchmark_workloads,
+    table = flops_table(
+        [
+            (
+                p.fields,
+                {
+                    "benchmark_workloads": p.benchmark_workloads,
                     "benchmark_method": p.benchmark_method,
-                    "units_per_sample": p.units_per_sample})
-        for p in presets.values()
-    ])
+                    "units_per_sample": p.units_per_sample,
+                },
+            )
+            for p in presets.values()
+        ]
+    )
     gpus = {g.canonical_name: gpu_spec(g) for g in gpu_rows}
     return ReferenceData(
         gpus=gpus,
@@ -140,8 +173,7 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
 class ReferenceCache:
     """Per-process cache of :class:`ReferenceData`, reloaded after ``ttl_s`` seconds."""
 
-    def __init__(self, session_factory: sessionmaker[Session], seed_dir: Path,
-                 ttl_s: float = 60.0):
+    def __init__(self, session_factory: sessionmaker[Session], seed_dir: Path, ttl_s: float = 60.0):
         self._factory = session_factory
         self._seed_dir = seed_dir
         self._ttl_s = ttl_s

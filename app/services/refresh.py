@@ -90,8 +90,9 @@ class RefreshReport:
         return all(o.status != "error" for o in self.outcomes)
 
 
-def plan_providers(settings: ScraperSettings, requested: Sequence[str] = ()
-                   ) -> tuple[list[Scraper], list[tuple[Scraper, str]]]:
+def plan_providers(
+    settings: ScraperSettings, requested: Sequence[str] = ()
+) -> tuple[list[Scraper], list[tuple[Scraper, str]]]:
     """Split the scrapers into enabled ones and skipped ones (with the reason).
 
     Without ``requested``, all registered providers (or ``GPUCOST_SCRAPER_PROVIDERS``) are
@@ -104,8 +105,9 @@ def plan_providers(settings: ScraperSettings, requested: Sequence[str] = ()
     names = [n.strip().lower() for n in (requested or settings.providers or SCRAPERS)]
     unknown = [n for n in names if n not in SCRAPERS]
     if unknown:
-        raise RefreshSetupError(f"unknown provider(s) {', '.join(unknown)}; "
-                                f"known: {', '.join(SCRAPERS)}")
+        raise RefreshSetupError(
+            f"unknown provider(s) {', '.join(unknown)}; known: {', '.join(SCRAPERS)}"
+        )
     enabled: list[Scraper] = []
     skipped: list[tuple[Scraper, str]] = []
     for name in dict.fromkeys(names):
@@ -132,8 +134,10 @@ def refresh_lock(engine: Engine) -> Iterator[None]:
             got = conn.execute(select(func.pg_try_advisory_lock(ADVISORY_LOCK_KEY))).scalar()
             conn.commit()
             if not got:
-                raise RefreshLockedError("another refresh is running (PostgreSQL advisory lock "
-                                         f"{ADVISORY_LOCK_KEY} is held)")
+                raise RefreshLockedError(
+                    "another refresh is running (PostgreSQL advisory lock "
+                    f"{ADVISORY_LOCK_KEY} is held)"
+                )
             try:
                 yield
             finally:
@@ -150,8 +154,9 @@ def refresh_lock(engine: Engine) -> Iterator[None]:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise RefreshLockedError(f"another refresh is running (lock file {path} is held)") \
-                from None
+            raise RefreshLockedError(
+                f"another refresh is running (lock file {path} is held)"
+            ) from None
         try:
             yield
         finally:
@@ -163,9 +168,13 @@ def refresh_lock(engine: Engine) -> Iterator[None]:
 def _ensure_provider(session: Session, scraper: Scraper) -> Provider:
     provider = session.scalar(select(Provider).where(Provider.slug == scraper.slug))
     if provider is None:
-        provider = Provider(slug=scraper.slug, name=scraper.name,
-                            homepage_url=scraper.homepage_url, kind=scraper.kind,
-                            source=f"created by gpucost refresh; API docs {scraper.docs_url}")
+        provider = Provider(
+            slug=scraper.slug,
+            name=scraper.name,
+            homepage_url=scraper.homepage_url,
+            kind=scraper.kind,
+            source=f"created by gpucost refresh; API docs {scraper.docs_url}",
+        )
         session.add(provider)
         session.flush()
     return provider
@@ -187,8 +196,14 @@ def _empty_text(result: ScrapeResult) -> str:
 class _Run:
     """State of one refresh run (database side)."""
 
-    def __init__(self, session_factory: sessionmaker[Session], catalog: Catalog,
-                 observed_at: dt.datetime, dry_run: bool, progress: Progress):
+    def __init__(
+        self,
+        session_factory: sessionmaker[Session],
+        catalog: Catalog,
+        observed_at: dt.datetime,
+        dry_run: bool,
+        progress: Progress,
+    ):
         self.factory = session_factory
         self.catalog = catalog
         self.observed_at = observed_at
@@ -204,34 +219,48 @@ class _Run:
         now = utcnow()
         with self.factory() as session, session.begin():
             stale = session.execute(
-                update(RefreshRun).where(RefreshRun.status == "running")
-                .values(status="interrupted", finished_at=now,
-                        error="the refresh process ended before this provider finished "
-                              "(killed or crashed); nothing of it was applied")
+                update(RefreshRun)
+                .where(RefreshRun.status == "running")
+                .values(
+                    status="interrupted",
+                    finished_at=now,
+                    error="the refresh process ended before this provider finished "
+                    "(killed or crashed); nothing of it was applied",
+                )
             )
             if stale.rowcount:
                 log.warning("marked %d unfinished refresh run(s) as interrupted", stale.rowcount)
             ids: dict[str, tuple[int, int]] = {}
             for scraper in scrapers:
                 provider = _ensure_provider(session, scraper)
-                run = RefreshRun(provider_id=provider.id, started_at=now, status="running",
-                                 offers_seen=0, offers_new=0, offers_changed=0, offers_gone=0)
+                run = RefreshRun(
+                    provider_id=provider.id,
+                    started_at=now,
+                    status="running",
+                    offers_seen=0,
+                    offers_new=0,
+                    offers_changed=0,
+                    offers_gone=0,
+                )
                 session.add(run)
                 session.flush()
                 ids[scraper.slug] = (provider.id, run.id)
         return ids
 
-    def apply(self, scraper: Scraper, ids: tuple[int, int] | None,
-              result: ScrapeResult) -> IngestCounts:
+    def apply(
+        self, scraper: Scraper, ids: tuple[int, int] | None, result: ScrapeResult
+    ) -> IngestCounts:
         """Apply the result and close the refresh-run row, in one transaction."""
         with self.factory() as session:
             session.begin()
             try:
-                provider = (session.get(Provider, ids[0]) if ids
-                            else _ensure_provider(session, scraper))
+                provider = (
+                    session.get(Provider, ids[0]) if ids else _ensure_provider(session, scraper)
+                )
                 assert provider is not None
-                counts = apply_offers(session, provider, result.offers, self.catalog,
-                                      self.observed_at)
+                counts = apply_offers(
+                    session, provider, result.offers, self.catalog, self.observed_at
+                )
                 if self.dry_run:
                     session.rollback()
                     return counts
@@ -263,10 +292,15 @@ class _Run:
                 run.warnings = warnings or None
 
 
-async def _one(run: _Run, scraper: Scraper, ids: tuple[int, int] | None,
-               fetch: Callable[[Scraper], Awaitable[ScrapeResult]]) -> ProviderOutcome:
-    outcome = ProviderOutcome(slug=scraper.slug, name=scraper.name, status="error",
-                              run_id=ids[1] if ids else None)
+async def _one(
+    run: _Run,
+    scraper: Scraper,
+    ids: tuple[int, int] | None,
+    fetch: Callable[[Scraper], Awaitable[ScrapeResult]],
+) -> ProviderOutcome:
+    outcome = ProviderOutcome(
+        slug=scraper.slug, name=scraper.name, status="error", run_id=ids[1] if ids else None
+    )
     started = time.monotonic()
     result = ScrapeResult()
     try:
@@ -292,18 +326,28 @@ async def _one(run: _Run, scraper: Scraper, ids: tuple[int, int] | None,
             log.exception("%s: could not record the failure", scraper.slug)
     outcome.duration_s = time.monotonic() - started
     c = outcome.counts
-    run.progress(scraper.slug, outcome.status,
-                 f"{c.seen} seen, {c.new} new, {c.changed} changed, {c.gone} gone" if c
-                 else outcome.error or "")
+    run.progress(
+        scraper.slug,
+        outcome.status,
+        f"{c.seen} seen, {c.new} new, {c.changed} changed, {c.gone} gone"
+        if c
+        else outcome.error or "",
+    )
     return outcome
 
 
-async def refresh_async(engine: Engine, session_factory: sessionmaker[Session],
-                        settings: ScraperSettings, *, seed_dir: Path,
-                        providers: Sequence[str] = (), dry_run: bool = False,
-                        observed_at: dt.datetime | None = None,
-                        transport: httpx.AsyncBaseTransport | None = None,
-                        progress: Progress | None = None) -> RefreshReport:
+async def refresh_async(
+    engine: Engine,
+    session_factory: sessionmaker[Session],
+    settings: ScraperSettings,
+    *,
+    seed_dir: Path,
+    providers: Sequence[str] = (),
+    dry_run: bool = False,
+    observed_at: dt.datetime | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    progress: Progress | None = None,
+) -> RefreshReport:
     """Run the refresh (the caller holds the lock unless ``dry_run``); see the module docstring.
 
     Args:
@@ -341,19 +385,25 @@ async def refresh_async(engine: Engine, session_factory: sessionmaker[Session],
         async def fetch(scraper: Scraper) -> ScrapeResult:
             return await scraper.fetch(http, settings)
 
-        results = await asyncio.gather(*(
-            _one(run, s, ids.get(s.slug), fetch) for s in enabled))
+        results = await asyncio.gather(*(_one(run, s, ids.get(s.slug), fetch) for s in enabled))
     outcomes.extend(results)
     order = {slug: i for i, slug in enumerate(SCRAPERS)}
     outcomes.sort(key=lambda o: order.get(o.slug, len(order)))
     return RefreshReport(outcomes=outcomes, dry_run=dry_run, observed_at=observed_at)
 
 
-def run_refresh(engine: Engine, session_factory: sessionmaker[Session],
-                settings: ScraperSettings, *, seed_dir: Path, providers: Sequence[str] = (),
-                dry_run: bool = False, observed_at: dt.datetime | None = None,
-                transport: httpx.AsyncBaseTransport | None = None,
-                progress: Progress | None = None) -> RefreshReport:
+def run_refresh(
+    engine: Engine,
+    session_factory: sessionmaker[Session],
+    settings: ScraperSettings,
+    *,
+    seed_dir: Path,
+    providers: Sequence[str] = (),
+    dry_run: bool = False,
+    observed_at: dt.datetime | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    progress: Progress | None = None,
+) -> RefreshReport:
     """Take the lock (unless ``dry_run``) and run :func:`refresh_async` to completion.
 
     Raises:
@@ -363,9 +413,19 @@ def run_refresh(engine: Engine, session_factory: sessionmaker[Session],
     plan_providers(settings, providers)  # fail on bad names before taking the lock
 
     def go() -> RefreshReport:
-        return asyncio.run(refresh_async(
-            engine, session_factory, settings, seed_dir=seed_dir, providers=providers,
-            dry_run=dry_run, observed_at=observed_at, transport=transport, progress=progress))
+        return asyncio.run(
+            refresh_async(
+                engine,
+                session_factory,
+                settings,
+                seed_dir=seed_dir,
+                providers=providers,
+                dry_run=dry_run,
+                observed_at=observed_at,
+                transport=transport,
+                progress=progress,
+            )
+        )
 
     if dry_run:
         return go()

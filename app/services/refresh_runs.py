@@ -42,22 +42,33 @@ class RunStatus:
 def latest_runs(session: Session, stale_after_hours: float) -> list[RunStatus]:
     """The newest refresh-run row of every provider that has one, by provider slug."""
     newest = select(func.max(RefreshRun.id)).group_by(RefreshRun.provider_id)
-    last_ok = dict(session.execute(
-        select(RefreshRun.provider_id, func.max(RefreshRun.finished_at))
-        .where(RefreshRun.status == "ok").group_by(RefreshRun.provider_id)
-    ).all())
+    last_ok = dict(
+        session.execute(
+            select(RefreshRun.provider_id, func.max(RefreshRun.finished_at))
+            .where(RefreshRun.status == "ok")
+            .group_by(RefreshRun.provider_id)
+        ).all()
+    )
     stale = stale_provider_ids(session, stale_after_hours)
     rows = session.execute(
-        select(RefreshRun, Provider.slug, Provider.name).join(Provider)
-        .where(RefreshRun.id.in_(newest)).order_by(Provider.slug)
+        select(RefreshRun, Provider.slug, Provider.name)
+        .join(Provider)
+        .where(RefreshRun.id.in_(newest))
+        .order_by(Provider.slug)
     ).all()
     return [
         RunStatus(
-            provider=slug, provider_name=name, run_id=run.id, status=run.status,
+            provider=slug,
+            provider_name=name,
+            run_id=run.id,
+            status=run.status,
             started_at=_aware(run.started_at),  # type: ignore[arg-type]
-            finished_at=_aware(run.finished_at), offers_seen=run.offers_seen,
-            offers_new=run.offers_new, offers_changed=run.offers_changed,
-            offers_gone=run.offers_gone, error=run.error,
+            finished_at=_aware(run.finished_at),
+            offers_seen=run.offers_seen,
+            offers_new=run.offers_new,
+            offers_changed=run.offers_changed,
+            offers_gone=run.offers_gone,
+            error=run.error,
             unknown_gpu_names=list(run.unknown_gpu_names or []),
             warnings=list(run.warnings or []),
             last_success_at=_aware(last_ok.get(run.provider_id)),
@@ -105,16 +116,26 @@ def price_history(session: Session, offer_id: int) -> PriceHistory | None:
     points = [
         PricePoint(_aware(at), price, currency, source)  # type: ignore[arg-type]
         for at, price, currency, source in session.execute(
-            select(PriceObservation.observed_at, cast(PriceObservation.price_per_hour, Float),
-                   PriceObservation.currency, PriceObservation.source)
+            select(
+                PriceObservation.observed_at,
+                cast(PriceObservation.price_per_hour, Float),
+                PriceObservation.currency,
+                PriceObservation.source,
+            )
             .where(PriceObservation.offer_id == offer_id)
             .order_by(PriceObservation.observed_at, PriceObservation.id)
         )
     ]
     return PriceHistory(
-        offer_id=offer.id, provider=slug, offer_key=offer.offer_key,
-        instance_type=offer.instance_type, region=offer.region, billing=offer.billing,
-        gpu_name_raw=offer.gpu_name_raw, available=offer.available,
+        offer_id=offer.id,
+        provider=slug,
+        offer_key=offer.offer_key,
+        instance_type=offer.instance_type,
+        region=offer.region,
+        billing=offer.billing,
+        gpu_name_raw=offer.gpu_name_raw,
+        available=offer.available,
         price_per_hour=float(offer.price_per_hour) if offer.price_per_hour is not None else None,
-        currency=offer.currency, observations=points,
+        currency=offer.currency,
+        observations=points,
     )

@@ -11,13 +11,22 @@ from app.services.reference import Preset, ReferenceData
 
 #: Fields whose change means the preset's measurements no longer describe the job.
 THROUGHPUT_FIELDS = (
-    "architecture", "params", "layers", "hidden_size", "heads", "kv_heads", "ffn_hidden_size",
-    "vocab_size", "seq_len", "image_size", "method", "gradient_checkpointing",
+    "architecture",
+    "params",
+    "layers",
+    "hidden_size",
+    "heads",
+    "kv_heads",
+    "ffn_hidden_size",
+    "vocab_size",
+    "seq_len",
+    "image_size",
+    "method",
+    "gradient_checkpointing",
     "forward_gflops_per_sample",
 )
 
 REQUIRED_WITHOUT_PRESET = ("architecture", "params", "samples_per_epoch")
-
 
 
 class WorkloadError(ValueError):
@@ -79,19 +88,28 @@ def resolve_workload(
             raise WorkloadError(
                 f"{prefix}.samples_per_epoch",
                 f"preset {preset.slug!r} has no sourced dataset size; give the number of "
-                "training samples per epoch")
+                "training samples per epoch",
+            )
         if name == "params" and not preset.benchmark_workloads:
-            raise WorkloadError(f"{prefix}.params", f"preset {preset.slug!r} has no sourced "
-                                "parameter count; give it")
+            raise WorkloadError(
+                f"{prefix}.params",
+                f"preset {preset.slug!r} has no sourced parameter count; give it",
+            )
     # convolutions cost per pixel: a preset's published forward cost scales with image area
     # when only the image size is changed (ViT FLOPs follow from the token count instead)
     old_image, new_image = base.get("image_size"), merged.get("image_size")
-    if (preset is not None and old_image and new_image and new_image != old_image
-            and base.get("forward_gflops_per_sample")
-            and "forward_gflops_per_sample" not in given
-            and merged.get("architecture") in ("cnn", "diffusion_unet")):
+    if (
+        preset is not None
+        and old_image
+        and new_image
+        and new_image != old_image
+        and base.get("forward_gflops_per_sample")
+        and "forward_gflops_per_sample" not in given
+        and merged.get("architecture") in ("cnn", "diffusion_unet")
+    ):
         merged["forward_gflops_per_sample"] = (
-            base["forward_gflops_per_sample"] * (new_image / old_image) ** 2)
+            base["forward_gflops_per_sample"] * (new_image / old_image) ** 2
+        )
     method = merged.get("method", "full")
     if method in ("lora", "qlora") and not merged.get("lora_rank"):
         merged["lora_rank"] = 8
@@ -108,12 +126,16 @@ def resolve_workload(
     )
     workload = _build(merged, preset, matches)
     if not workload.benchmark_workloads and training_flops_per_sample(workload) is None:
-        field = "params" if arch in ("transformer_encoder", "transformer_decoder", "vit") \
+        field = (
+            "params"
+            if arch in ("transformer_encoder", "transformer_decoder", "vit")
             else "forward_gflops_per_sample"
+        )
         raise WorkloadError(
             f"{prefix}.{field}",
             f"needed to estimate throughput of a {arch} workload that has no measurements "
-            "(or give a preset)")
+            "(or give a preset)",
+        )
     reference = None
     if preset is not None and not matches:
         reference = _build(base, preset, True)

@@ -102,8 +102,11 @@ def _nice(value: float) -> float:
 
 
 def _log_bounds(lo: float, hi: float) -> tuple[float, float]:
-    steps = [m * 10**e for e in range(math.floor(math.log10(lo)) - 1,
-                                      math.ceil(math.log10(hi)) + 2) for m in (1, 2, 5)]
+    steps = [
+        m * 10**e
+        for e in range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 2)
+        for m in (1, 2, 5)
+    ]
     low = max(s for s in steps if s <= lo * (1 + 1e-9))
     high = min(s for s in steps if s >= hi * (1 - 1e-9))
     return low, high
@@ -113,7 +116,11 @@ def _log_bounds(lo: float, hi: float) -> tuple[float, float]:
 DURATION_MARKS_H: tuple[float, ...] = (
     *(x / 3600 for x in (1, 2, 5, 10, 15, 30)),
     *(x / 60 for x in (1, 2, 5, 10, 15, 30)),
-    1, 2, 3, 6, 12,
+    1,
+    2,
+    3,
+    6,
+    12,
     *(24 * d for d in (1, 2, 3, 7, 14, 30, 60, 90, 180, 365, 730, 1825, 3650)),
 )
 
@@ -125,9 +132,15 @@ def _thin(marks: list[float], most: int = 8) -> list[float]:
     return marks[::step]
 
 
-def axis(values: Sequence[float], p0: float, p1: float, fmt: Callable[[float], str],
-         *, zero: bool = True, log_marks: Sequence[float] | None = None,
-         ) -> tuple[Scale, list[Tick]]:
+def axis(
+    values: Sequence[float],
+    p0: float,
+    p1: float,
+    fmt: Callable[[float], str],
+    *,
+    zero: bool = True,
+    log_marks: Sequence[float] | None = None,
+) -> tuple[Scale, list[Tick]]:
     """A scale over ``values`` (positive) and about five ticks, log when they span widely.
 
     ``log_marks`` are the round values a log axis may start, end and tick at (default:
@@ -160,9 +173,15 @@ def axis(values: Sequence[float], p0: float, p1: float, fmt: Callable[[float], s
 
 
 def scatter(
-    data: Sequence[Datum], *, x_format: Callable[[float], str],
-    y_format: Callable[[float], str], x_label: str, y_label: str,
-    x_marks: Sequence[float] | None = None, width: int = 960, height: int = 380,
+    data: Sequence[Datum],
+    *,
+    x_format: Callable[[float], str],
+    y_format: Callable[[float], str],
+    x_label: str,
+    y_label: str,
+    x_marks: Sequence[float] | None = None,
+    width: int = 960,
+    height: int = 380,
 ) -> ChartLayout:
     """Lay out a scatter plot; points with ``frontier`` are joined by a line, left to right.
 
@@ -170,11 +189,24 @@ def scatter(
     ``skipped``.
     """
     left, top, right, bottom = 78, 16, width - 16, height - 50
-    usable = [d for d in data if math.isfinite(d.x) and math.isfinite(d.y) and d.x > 0
-              and d.y > 0]
+    usable = [d for d in data if math.isfinite(d.x) and math.isfinite(d.y) and d.x > 0 and d.y > 0]
     if not usable:
-        return ChartLayout(width, height, left, top, right, bottom, [], [], [], x_label,
-                           y_label, False, False, skipped=len(data))
+        return ChartLayout(
+            width,
+            height,
+            left,
+            top,
+            right,
+            bottom,
+            [],
+            [],
+            [],
+            x_label,
+            y_label,
+            False,
+            False,
+            skipped=len(data),
+        )
     sx, x_ticks = axis([d.x for d in usable], left, right, x_format, log_marks=x_marks)
     sy, y_ticks = axis([d.y for d in usable], bottom, top, y_format)
     spots: dict[tuple[int, int], int] = {}
@@ -193,9 +225,23 @@ def scatter(
     line = " ".join(f"{sx(d.x)},{sy(d.y)}" for d in front) if len(front) > 1 else ""
     # frontier points on top of the others, so hovering them always works
     placed.sort(key=lambda p: "frontier" in p.classes)
-    return ChartLayout(width, height, left, top, right, bottom, placed, x_ticks, y_ticks,
-                       x_label, y_label, sx.log, sy.log, line=line,
-                       skipped=len(data) - len(usable))
+    return ChartLayout(
+        width,
+        height,
+        left,
+        top,
+        right,
+        bottom,
+        placed,
+        x_ticks,
+        y_ticks,
+        x_label,
+        y_label,
+        sx.log,
+        sy.log,
+        line=line,
+        skipped=len(data) - len(usable),
+    )
 
 
 def _day_ticks(start: float, end: float, most: int = 6) -> list[tuple[float, dt.date]]:
@@ -212,8 +258,13 @@ def _day_ticks(start: float, end: float, most: int = 6) -> list[tuple[float, dt.
 
 
 def timeline(
-    observations: Sequence[tuple[dt.datetime, float]], *, y_format: Callable[[float], str],
-    y_label: str, now: dt.datetime, width: int = 960, height: int = 240,
+    observations: Sequence[tuple[dt.datetime, float]],
+    *,
+    y_format: Callable[[float], str],
+    y_label: str,
+    now: dt.datetime,
+    width: int = 960,
+    height: int = 240,
 ) -> ChartLayout:
     """A price-over-time step chart: each price holds until the next observation (or ``now``).
 
@@ -221,8 +272,9 @@ def timeline(
     """
     left, top, right, bottom = 78, 16, width - 16, height - 44
     if not observations:
-        return ChartLayout(width, height, left, top, right, bottom, [], [], [], "", y_label,
-                           False, False)
+        return ChartLayout(
+            width, height, left, top, right, bottom, [], [], [], "", y_label, False, False
+        )
     times = [t.timestamp() for t, _ in observations]
     start, end = times[0], max(times[-1], now.timestamp())
     if end - start < 86400:
@@ -240,8 +292,22 @@ def timeline(
         path.append(f"{p.cx},{p.cy}")
     path.append(f"{sx(end)},{placed[-1].cy}")
     x_ticks = [Tick(sx(t), d.isoformat()) for t, d in _day_ticks(start, end)]
-    return ChartLayout(width, height, left, top, right, bottom, placed, x_ticks, y_ticks,
-                       "", y_label, False, sy.log, line=" ".join(path))
+    return ChartLayout(
+        width,
+        height,
+        left,
+        top,
+        right,
+        bottom,
+        placed,
+        x_ticks,
+        y_ticks,
+        "",
+        y_label,
+        False,
+        sy.log,
+        line=" ".join(path),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,8 +322,9 @@ class Segment:
     of_usable: float
 
 
-def memory_bar(components: Sequence[tuple[str, str, float]], usable_gib: float
-               ) -> tuple[list[Segment], float, float]:
+def memory_bar(
+    components: Sequence[tuple[str, str, float]], usable_gib: float
+) -> tuple[list[Segment], float, float]:
     """Stack (name, css class, GiB) components; returns (segments, usable VRAM position in
     percent, the bar's full scale in GiB). The scale fits both the total and usable VRAM.
     """
@@ -266,7 +333,15 @@ def memory_bar(components: Sequence[tuple[str, str, float]], usable_gib: float
     segments, x = [], 0.0
     for name, css, gib in components:
         w = 100 * gib / full
-        segments.append(Segment(name, css, gib, round(x, 2), round(w, 2),
-                                gib / usable_gib if usable_gib else math.inf))
+        segments.append(
+            Segment(
+                name,
+                css,
+                gib,
+                round(x, 2),
+                round(w, 2),
+                gib / usable_gib if usable_gib else math.inf,
+            )
+        )
         x += w
     return segments, round(100 * usable_gib / full, 2), full

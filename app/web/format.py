@@ -99,11 +99,12 @@ def linkify(text: str | None) -> Markup:
     out = []
     last = 0
     for m in _URL.finditer(text):
-        out.append(escape(text[last:m.start()]))
+        out.append(escape(text[last : m.start()]))
         url = m.group(0)
         short = url if len(url) <= 70 else url[:45] + "…" + url[-20:]
-        out.append(Markup('<a href="{}" rel="noopener noreferrer nofollow">{}</a>').format(
-            url, short))
+        out.append(
+            Markup('<a href="{}" rel="noopener noreferrer nofollow">{}</a>').format(url, short)
+        )
         last = m.end()
     out.append(escape(text[last:]))
     return Markup("").join(out)
@@ -115,6 +116,12 @@ def warning_code(text: str) -> str:
 
 
 FILTERS = {
-    "num": num, "money": money, "money_short": money_short, "hours": hours, "gpus": gpus,
-    "when": when, "linkify": linkify, "warning_code": warning_code,
+    "num": num,
+    "money": money,
+    "money_short": money_short,
+    "hours": hours,
+    "gpus": gpus,
+    "when": when,
+    "linkify": linkify,
+    "warning_code": warning_code,
 }

@@ -29,21 +29,32 @@ class FormField:
 
 
 PRECISION_LABELS = {
-    "fp32": "FP32", "tf32": "TF32", "fp16_amp": "FP16 mixed (AMP)",
-    "bf16_amp": "BF16 mixed (AMP)", "bf16": "pure BF16", "fp8": "FP8 (on BF16 AMP)",
+    "fp32": "FP32",
+    "tf32": "TF32",
+    "fp16_amp": "FP16 mixed (AMP)",
+    "bf16_amp": "BF16 mixed (AMP)",
+    "bf16": "pure BF16",
+    "fp8": "FP8 (on BF16 AMP)",
 }
 METHOD_LABELS = {"full": "full training / fine-tune", "lora": "LoRA", "qlora": "QLoRA (NF4)"}
 BOOL_CHOICES = (("true", "on"), ("false", "off"))
-BILLING_LABELS = {"on_demand": "on demand", "spot": "spot / interruptible",
-                  "reserved_1y": "reserved 1 year", "reserved_3y": "reserved 3 years"}
-SORT_LABELS = {"cost_per_epoch": "cost per epoch", "epoch_hours": "epoch time",
-               "total_cost": "total cost", "price_per_hour": "price per hour",
-               "samples_per_s": "throughput (fastest first)"}
+BILLING_LABELS = {
+    "on_demand": "on demand",
+    "spot": "spot / interruptible",
+    "reserved_1y": "reserved 1 year",
+    "reserved_3y": "reserved 3 years",
+}
+SORT_LABELS = {
+    "cost_per_epoch": "cost per epoch",
+    "epoch_hours": "epoch time",
+    "total_cost": "total cost",
+    "price_per_hour": "price per hour",
+    "samples_per_s": "throughput (fastest first)",
+}
 assert set(SORT_LABELS) == set(SORT_KEYS)
 
 
-def _enum(values: list[str], labels: dict[str, str] | None = None
-          ) -> tuple[tuple[str, str], ...]:
+def _enum(values: list[str], labels: dict[str, str] | None = None) -> tuple[tuple[str, str], ...]:
     labels = labels or {}
     return tuple((v, labels.get(v, v.replace("_", " "))) for v in values)
 
@@ -53,8 +64,9 @@ WORKLOAD_MAIN = (
     FormField("micro_batch_size", "Micro-batch per GPU", step="1"),
     FormField("seq_len", "Sequence length", step="1", unit="tokens"),
     FormField("image_size", "Image size", step="1", unit="px per side"),
-    FormField("precision", "Precision", "select", _enum([p.value for p in Precision],
-                                                        PRECISION_LABELS)),
+    FormField(
+        "precision", "Precision", "select", _enum([p.value for p in Precision], PRECISION_LABELS)
+    ),
     FormField("method", "Method", "select", _enum([m.value for m in Method], METHOD_LABELS)),
     FormField("gradient_checkpointing", "Activation checkpointing", "select", BOOL_CHOICES),
     FormField("samples_per_epoch", "Samples per epoch", "count", hint="e.g. 1.28M"),
@@ -63,8 +75,7 @@ WORKLOAD_MAIN = (
 )
 
 WORKLOAD_ADVANCED = (
-    FormField("architecture", "Architecture", "select",
-              _enum([a.value for a in Architecture])),
+    FormField("architecture", "Architecture", "select", _enum([a.value for a in Architecture])),
     FormField("layers", "Layers", step="1"),
     FormField("hidden_size", "Hidden size", step="1"),
     FormField("heads", "Attention heads", step="1"),
@@ -97,15 +108,26 @@ FILTERS_MAIN = (
 FILTERS_ADVANCED = (
     FormField("min_vram_gb", "Min VRAM per GPU", unit="GB"),
     FormField("min_gpu_count", "Min GPU count"),
-    FormField("available_only", "Availability", "select",
-              (("true", "available only"), ("false", "include unavailable")), default="true"),
-    FormField("drop_oom", "Out-of-memory offers", "select",
-              (("false", "show last"), ("true", "leave out")), default="false"),
+    FormField(
+        "available_only",
+        "Availability",
+        "select",
+        (("true", "available only"), ("false", "include unavailable")),
+        default="true",
+    ),
+    FormField(
+        "drop_oom",
+        "Out-of-memory offers",
+        "select",
+        (("false", "show last"), ("true", "leave out")),
+        default="false",
+    ),
 )
 
 OPTIONS = (
-    FormField("sort", "Rank by", "select", _enum(list(SORT_KEYS), SORT_LABELS),
-              default="cost_per_epoch"),
+    FormField(
+        "sort", "Rank by", "select", _enum(list(SORT_KEYS), SORT_LABELS), default="cost_per_epoch"
+    ),
     FormField("limit", "Rows", step="1", hint="50"),
 )
 
@@ -133,12 +155,26 @@ COLUMNS = (
     Column("ram", "RAM", desc_first=True, title="host RAM, GiB"),
     Column("disk", "Disk", desc_first=True, title="system + data disk, GB"),
     Column("max_cuda", "Max CUDA", desc_first=True),
-    Column("nvlink", "NVLink", numeric=False, desc_first=True,
-           title="GPU-to-GPU link inside the instance"),
-    Column("price_per_hour", "Price / h", rank_key="price_per_hour",
-           title="whole instance, converted to the chosen currency"),
-    Column("samples_per_s", "Samples/s", rank_key="samples_per_s", desc_first=True,
-           title="predicted training throughput of all GPUs: value, low–high range, basis"),
+    Column(
+        "nvlink",
+        "NVLink",
+        numeric=False,
+        desc_first=True,
+        title="GPU-to-GPU link inside the instance",
+    ),
+    Column(
+        "price_per_hour",
+        "Price / h",
+        rank_key="price_per_hour",
+        title="whole instance, converted to the chosen currency",
+    ),
+    Column(
+        "samples_per_s",
+        "Samples/s",
+        rank_key="samples_per_s",
+        desc_first=True,
+        title="predicted training throughput of all GPUs: value, low–high range, basis",
+    ),
     Column("epoch_hours", "Epoch time", rank_key="epoch_hours"),
     Column("cost_per_epoch", "Cost / epoch", rank_key="cost_per_epoch"),
     Column("total_cost", "Total cost", rank_key="total_cost", title="all epochs"),

@@ -66,26 +66,34 @@ from app.web.forms import (
 
 #: Labels of fields for error messages ("Micro-batch per GPU (micro_batch_size): …").
 FIELD_LABELS = {f.name: f.label for f in all_form_fields()} | {
-    "preset": "Preset", "order": "Row order", "q": "Search", "ids": "Benchmark ids",
+    "preset": "Preset",
+    "order": "Row order",
+    "q": "Search",
+    "ids": "Benchmark ids",
 }
 NVLINK_LABELS = {"nvlink": "NVLink", "nvswitch": "NVSwitch", "sxm": "SXM", "pcie": "PCIe"}
 BASIS_TEXT = {
     "measured": "Measured: published runs of this workload on this GPU model (the measurements "
-                "below); a different GPU count goes through the multi-GPU scaling model.",
+    "below); a different GPU count goes through the multi-GPU scaling model.",
     "scaled": "Scaled: measurements of this workload on other GPU models, scaled to this GPU "
-              "by the ratio of their compute and memory bandwidth (or, for a workload that "
-              "departs from its preset, the preset's estimate scaled by training FLOPs).",
+    "by the ratio of their compute and memory bandwidth (or, for a workload that "
+    "departs from its preset, the preset's estimate scaled by training FLOPs).",
     "flops_model": "FLOPs model: no usable measurement, so training FLOPs per sample divided "
-                   "by the GPU's peak tensor throughput at a typical utilisation (MFU) for "
-                   "this model family. The least certain basis.",
+    "by the GPU's peak tensor throughput at a typical utilisation (MFU) for "
+    "this model family. The least certain basis.",
 }
-MEMORY_PARTS = (("weights", "Weights"), ("gradients", "Gradients"),
-                ("optimizer", "Optimizer state"), ("activations", "Activations"),
-                ("overhead", "CUDA context, workspace, fragmentation"))
+MEMORY_PARTS = (
+    ("weights", "Weights"),
+    ("gradients", "Gradients"),
+    ("optimizer", "Optimizer state"),
+    ("activations", "Activations"),
+    ("overhead", "CUDA context, workspace, fragmentation"),
+)
 
 
-def url(path: str, params: Mapping[str, str], keys: tuple[str, ...] = RANK_PARAMS,
-        **changes: str | None) -> str:
+def url(
+    path: str, params: Mapping[str, str], keys: tuple[str, ...] = RANK_PARAMS, **changes: str | None
+) -> str:
     """``path`` with ``params`` (only ``keys``, in their order) updated by ``changes``; a
     change to ``None`` removes the parameter."""
     merged = {k: v for k, v in params.items() if k in keys}
@@ -119,8 +127,9 @@ def preset_display(fields: Mapping[str, Any]) -> dict[str, str]:
             text = num(value, 4)
         else:
             text = str(value)
-        out[key] = labels.get(key, {}).get(text if not isinstance(value, bool) else
-                                           str(value).lower(), text)
+        out[key] = labels.get(key, {}).get(
+            text if not isinstance(value, bool) else str(value).lower(), text
+        )
     return out
 
 
@@ -131,9 +140,12 @@ def banner(entries: list[ProviderFreshness], stale_after_hours: float) -> dict[s
     seen = sorted(e.seen_on for e in seed_only if e.seen_on is not None)
     last_ok = [e.last_ok_at for e in refreshed if e.last_ok_at is not None]
     return {
-        "entries": entries, "stale": [e for e in entries if e.stale],
-        "refreshed": refreshed, "seed_only": seed_only,
-        "seed_oldest": seen[0] if seen else None, "seed_newest": seen[-1] if seen else None,
+        "entries": entries,
+        "stale": [e for e in entries if e.stale],
+        "refreshed": refreshed,
+        "seed_only": seed_only,
+        "seed_oldest": seen[0] if seen else None,
+        "seed_newest": seen[-1] if seen else None,
         "seed_undated": sum(1 for e in seed_only if e.seen_on is None),
         "latest_ok": max(last_ok) if last_ok else None,
         "stale_after_hours": stale_after_hours,
@@ -143,9 +155,11 @@ def banner(entries: list[ProviderFreshness], stale_after_hours: float) -> dict[s
 def _offer_label(r: RankedOfferOut, currency: str) -> str:
     o, e = r.offer, r.estimate
     gpu = o.gpu or o.gpu_name_raw
-    return (f"#{r.rank} {o.provider_name} · {o.instance_type} · {gpu} × {o.gpu_count:g} — "
-            f"{money(e.cost_per_epoch, currency)} per epoch, {hours(e.epoch_hours)} per epoch"
-            + (" (predicted OOM)" if e.oom_risk == "high" else ""))
+    return (
+        f"#{r.rank} {o.provider_name} · {o.instance_type} · {gpu} × {o.gpu_count:g} — "
+        f"{money(e.cost_per_epoch, currency)} per epoch, {hours(e.epoch_hours)} per epoch"
+        + (" (predicted OOM)" if e.oom_risk == "high" else "")
+    )
 
 
 def rank_chart(result: RankResponse, link_params: Mapping[str, str]) -> charts.ChartLayout:
@@ -162,24 +176,33 @@ def rank_chart(result: RankResponse, link_params: Mapping[str, str]) -> charts.C
             classes.append("oom")
         if r.offer.id not in shown:
             classes.append("extra")
-        data.append(charts.Datum(
-            key=r.offer.id, x=r.estimate.epoch_hours, y=r.estimate.cost_per_epoch,
-            label=_offer_label(r, result.currency),
-            href=url(f"/offers/{r.offer.id}", link_params, OFFER_PARAMS),
-            classes=" ".join(classes), frontier=r.pareto_optimal,
-        ))
+        data.append(
+            charts.Datum(
+                key=r.offer.id,
+                x=r.estimate.epoch_hours,
+                y=r.estimate.cost_per_epoch,
+                label=_offer_label(r, result.currency),
+                href=url(f"/offers/{r.offer.id}", link_params, OFFER_PARAMS),
+                classes=" ".join(classes),
+                frontier=r.pareto_optimal,
+            )
+        )
     layout = charts.scatter(
-        data, x_format=hours,
-        y_format=lambda v: money_short(v, result.currency), x_marks=charts.DURATION_MARKS_H,
-        x_label="epoch time", y_label=f"cost per epoch ({result.currency})",
+        data,
+        x_format=hours,
+        y_format=lambda v: money_short(v, result.currency),
+        x_marks=charts.DURATION_MARKS_H,
+        x_label="epoch time",
+        y_label=f"cost per epoch ({result.currency})",
     )
-    layout.extra.update(has_extra=any("extra" in p.classes for p in layout.points),
-                        has_oom=any("oom" in p.classes for p in layout.points))
+    layout.extra.update(
+        has_extra=any("extra" in p.classes for p in layout.points),
+        has_oom=any("oom" in p.classes for p in layout.points),
+    )
     return layout
 
 
-def column_headers(params: Mapping[str, str], sort: str, order: str | None
-                   ) -> list[dict[str, Any]]:
+def column_headers(params: Mapping[str, str], sort: str, order: str | None) -> list[dict[str, Any]]:
     """Header cells with the link that sorts by the column (toggling its direction)."""
     out = []
     for col in COLUMNS:
@@ -229,10 +252,17 @@ def _html_error(request: Request, exc: Exception) -> Response[Any]:
     if status >= 500:
         request.logger.exception("error on page %s", request.url.path)
         message = "Something went wrong on our side; the error was logged."
-    return Template("error.html", context={
-        "title": f"Error {status}", "status": status, "message": message, "json_url": None,
-        "banner": None,
-    }, status_code=status)
+    return Template(
+        "error.html",
+        context={
+            "title": f"Error {status}",
+            "status": status,
+            "message": message,
+            "json_url": None,
+            "banner": None,
+        },
+        status_code=status,
+    )
 
 
 class PageController(Controller):
@@ -246,17 +276,22 @@ class PageController(Controller):
         "settings": Provide(provide_settings, sync_to_thread=False),
     }
     exception_handlers = dict.fromkeys(
-        (HTTPException, ValidationException, WorkloadError, FilterError, HardwareError,
-         Exception), _html_error)
+        (HTTPException, ValidationException, WorkloadError, FilterError, HardwareError, Exception),
+        _html_error,
+    )
 
     def _banner(self, session: Session, settings: Settings) -> dict[str, Any]:
-        return banner(provider_freshness(session, settings.stale_after_hours),
-                      settings.stale_after_hours)
+        return banner(
+            provider_freshness(session, settings.stale_after_hours), settings.stale_after_hours
+        )
 
     @get("/", sync_to_thread=True, name="rank_page")
     def rank_page(
-        self, request: Request, session: NamedDependency[Session],
-        ref: NamedDependency[ReferenceData], settings: NamedDependency[Settings],
+        self,
+        request: Request,
+        session: NamedDependency[Session],
+        ref: NamedDependency[ReferenceData],
+        settings: NamedDependency[Settings],
     ) -> Template:
         """Workload form, filters, ranked offers and the cost/time chart."""
         raw = _raw(request)
@@ -280,41 +315,61 @@ class PageController(Controller):
         preset = ref.presets.get(form.get("preset", ""))
         currency = result.currency if result else params.get("currency", "USD")
         overrides = [k for k in WORKLOAD_PARAMS if k in params and k != "preset"]
-        workload_title = "your workload" if preset is None else (
-            f"{preset.name}, with {', '.join(overrides)} changed" if overrides else preset.name)
+        workload_title = (
+            "your workload"
+            if preset is None
+            else (
+                f"{preset.name}, with {', '.join(overrides)} changed" if overrides else preset.name
+            )
+        )
         currencies = sorted({"USD", *(c for pair in ref.rates for c in pair)})
         context = {
             "title": "Compare GPU offers for a training job",
-            "form": form, "params": params, "errors": _error_list(errors),
-            "error_fields": {k for k, _ in errors}, "result": result,
-            "currency": currency, "sort": sort, "order": order,
+            "form": form,
+            "params": params,
+            "errors": _error_list(errors),
+            "error_fields": {k for k, _ in errors},
+            "result": result,
+            "currency": currency,
+            "sort": sort,
+            "order": order,
             "chart": rank_chart(result, params) if result else None,
             "headers": column_headers(params, sort, order),
             "json_url": url("/v1/rank", form, _with_unknown(RANK_PARAMS, form)),
             "offer_url": lambda offer_id: url(f"/offers/{offer_id}", params, OFFER_PARAMS),
             "more_url": url("/", params, limit=str(min(1000, len(result.results) + 100)))
-            if result and result.total_offers > len(result.results) else None,
+            if result and result.total_offers > len(result.results)
+            else None,
             "presets": list(ref.presets.values()),
             "preset": preset,
             "preset_values": preset_display(preset.fields) if preset else {},
             "preset_json": {slug: preset_display(p.fields) for slug, p in ref.presets.items()},
-            "workload_main": WORKLOAD_MAIN, "workload_advanced": WORKLOAD_ADVANCED,
-            "filters_main": FILTERS_MAIN, "filters_advanced": FILTERS_ADVANCED,
+            "workload_main": WORKLOAD_MAIN,
+            "workload_advanced": WORKLOAD_ADVANCED,
+            "filters_main": FILTERS_MAIN,
+            "filters_advanced": FILTERS_ADVANCED,
             "options": OPTIONS,
             "providers": [(e.slug, e.name) for e in fresh["entries"] if e.offers],
-            "currency_choices": [(c, c) for c in currencies], "workload_title": workload_title,
-            "sort_labels": SORT_LABELS, "column_labels": {c.key: c.label for c in COLUMNS},
+            "currency_choices": [(c, c) for c in currencies],
+            "workload_title": workload_title,
+            "sort_labels": SORT_LABELS,
+            "column_labels": {c.key: c.label for c in COLUMNS},
             "gpu_names": sorted(ref.gpus),
-            "nvlink_labels": NVLINK_LABELS, "banner": fresh,
+            "nvlink_labels": NVLINK_LABELS,
+            "banner": fresh,
         }
-        return Template("rank.html", context=context,
-                        status_code=HTTP_400_BAD_REQUEST if errors else 200)
+        return Template(
+            "rank.html", context=context, status_code=HTTP_400_BAD_REQUEST if errors else 200
+        )
 
     @get("/offers/{offer_id:int}", sync_to_thread=True, name="offer_page")
     def offer_page(
-        self, offer_id: Annotated[int, PathParameter(ge=1, le=MAX_ID)], request: Request,
+        self,
+        offer_id: Annotated[int, PathParameter(ge=1, le=MAX_ID)],
+        request: Request,
         session: NamedDependency[Session],
-        ref: NamedDependency[ReferenceData], settings: NamedDependency[Settings],
+        ref: NamedDependency[ReferenceData],
+        settings: NamedDependency[Settings],
     ) -> Template:
         """One offer: details, the estimate explained, price history."""
         raw = _raw(request)
@@ -331,85 +386,136 @@ class PageController(Controller):
             errors = [(flat_field(exc.field), exc.reason)]
             query = OfferQuery(workload=None, currency="USD", params={})
             detail = offer_detail(offer_id, query, session, ref, settings)
-        params = query.params if not errors else {
-            k: v for k, v in form.items() if k in OFFER_PARAMS}
+        params = (
+            query.params if not errors else {k: v for k, v in form.items() if k in OFFER_PARAMS}
+        )
         preset = ref.presets.get(detail.workload.get("preset") or "") if detail.workload else None
         overrides = [k for k in WORKLOAD_PARAMS if k in params and k != "preset"]
-        workload_title = "your workload" if preset is None else (
-            f"{preset.name}, with {', '.join(overrides)} changed" if overrides else preset.name)
+        workload_title = (
+            "your workload"
+            if preset is None
+            else (
+                f"{preset.name}, with {', '.join(overrides)} changed" if overrides else preset.name
+            )
+        )
         context = {
             "title": f"{detail.offer.provider_name} {detail.offer.instance_type}",
-            "d": detail, "o": detail.offer, "e": detail.estimate, "form": form,
+            "d": detail,
+            "o": detail.offer,
+            "e": detail.estimate,
+            "form": form,
             "workload_title": workload_title,
-            "params": params, "errors": _error_list(errors),
-            "error_fields": {k for k, _ in errors}, "preset_values": {},
+            "params": params,
+            "errors": _error_list(errors),
+            "error_fields": {k for k, _ in errors},
+            "preset_values": {},
             "json_url": url(f"/v1/offers/{offer_id}", form, _with_unknown(OFFER_PARAMS, form)),
             "rank_url": url("/", params, OFFER_PARAMS),
             "presets": list(ref.presets.values()),
             "currencies": sorted({"USD", *(c for pair in ref.rates for c in pair)}),
-            "memory": _memory(detail), "basis_text": BASIS_TEXT,
+            "memory": _memory(detail),
+            "basis_text": BASIS_TEXT,
             "price_chart": _price_chart(detail),
-            "nvlink_labels": NVLINK_LABELS, "banner": self._banner(session, settings),
+            "nvlink_labels": NVLINK_LABELS,
+            "banner": self._banner(session, settings),
         }
-        return Template("offer.html", context=context,
-                        status_code=HTTP_400_BAD_REQUEST if errors else 200)
+        return Template(
+            "offer.html", context=context, status_code=HTTP_400_BAD_REQUEST if errors else 200
+        )
 
     @get("/gpus", sync_to_thread=True, name="gpus_page")
     def gpus_page(
-        self, session: NamedDependency[Session], ref: NamedDependency[ReferenceData],
-        settings: NamedDependency[Settings], q: FromQuery[str | None] = None,
+        self,
+        session: NamedDependency[Session],
+        ref: NamedDependency[ReferenceData],
+        settings: NamedDependency[Settings],
+        q: FromQuery[str | None] = None,
     ) -> Template:
         """The GPU catalog with sources, searchable by name, alias, vendor or architecture."""
         params = {"q": q.strip()} if q and q.strip() else {}
         context = {
-            "title": "GPU catalog", "gpus": search_gpus(session, ref, q), "q": q or "",
-            "total": len(ref.gpus), "json_url": url("/v1/gpus", params, ("q",)),
+            "title": "GPU catalog",
+            "gpus": search_gpus(session, ref, q),
+            "q": q or "",
+            "total": len(ref.gpus),
+            "json_url": url("/v1/gpus", params, ("q",)),
             "banner": self._banner(session, settings),
         }
         return Template("gpus.html", context=context)
 
     @get("/benchmarks", sync_to_thread=True, name="benchmarks_page")
     def benchmarks_page(
-        self, session: NamedDependency[Session], ref: NamedDependency[ReferenceData],
+        self,
+        session: NamedDependency[Session],
+        ref: NamedDependency[ReferenceData],
         settings: NamedDependency[Settings],
-        gpu: FromQuery[str | None] = None, workload: FromQuery[str | None] = None,
+        gpu: FromQuery[str | None] = None,
+        workload: FromQuery[str | None] = None,
         q: FromQuery[str | None] = None,
         ids: Annotated[str | None, QueryParameter(pattern=r"^\d{1,12}(,\d{1,12}){0,499}$")] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=5000)] = 200,
         offset: Annotated[int, QueryParameter(ge=0, le=1_000_000_000)] = 0,
     ) -> Template:
         """Measured training throughput with sources, filtered and searchable."""
-        params = {k: str(v).strip() for k, v in (
-            ("gpu", gpu), ("workload", workload), ("q", q), ("ids", ids),
-            ("limit", limit if limit != 200 else None), ("offset", offset or None),
-        ) if v is not None and str(v).strip()}
+        params = {
+            k: str(v).strip()
+            for k, v in (
+                ("gpu", gpu),
+                ("workload", workload),
+                ("q", q),
+                ("ids", ids),
+                ("limit", limit if limit != 200 else None),
+                ("offset", offset or None),
+            )
+            if v is not None and str(v).strip()
+        }
         keys = ("gpu", "workload", "q", "ids", "limit", "offset")
         errors: list[tuple[str, str]] = []
         items: list[dict[str, Any]] = []
         total = 0
         try:
             items, total = search_benchmarks(
-                session, ref, gpu=params.get("gpu"), workload=params.get("workload"),
-                q=params.get("q"), ids=[int(i) for i in ids.split(",")] if ids else None,
-                limit=limit, offset=offset)
+                session,
+                ref,
+                gpu=params.get("gpu"),
+                workload=params.get("workload"),
+                q=params.get("q"),
+                ids=[int(i) for i in ids.split(",")] if ids else None,
+                limit=limit,
+                offset=offset,
+            )
         except FilterError as exc:
             errors = [(exc.field, exc.reason)]
         labels = benchmark_labels(session)
         json_params = {**params, "limit": str(limit)} if "limit" not in params else params
         context = {
-            "title": "Measured training throughput", "items": items, "total": total,
-            "params": params, "limit": limit, "offset": offset,
-            "errors": _error_list(errors), "labels": labels,
-            "presets": list(ref.presets.values()), "gpu_names": sorted(ref.gpus),
+            "title": "Measured training throughput",
+            "items": items,
+            "total": total,
+            "params": params,
+            "limit": limit,
+            "offset": offset,
+            "errors": _error_list(errors),
+            "labels": labels,
+            "presets": list(ref.presets.values()),
+            "gpu_names": sorted(ref.gpus),
             "json_url": url("/v1/benchmarks", json_params, keys),
-            "prev_url": url("/benchmarks", params, keys, offset=str(max(0, offset - limit))
-                            if offset - limit > 0 else None) if offset else None,
+            "prev_url": url(
+                "/benchmarks",
+                params,
+                keys,
+                offset=str(max(0, offset - limit)) if offset - limit > 0 else None,
+            )
+            if offset
+            else None,
             "next_url": url("/benchmarks", params, keys, offset=str(offset + limit))
-            if offset + limit < total else None,
+            if offset + limit < total
+            else None,
             "banner": self._banner(session, settings),
         }
-        return Template("benchmarks.html", context=context,
-                        status_code=HTTP_400_BAD_REQUEST if errors else 200)
+        return Template(
+            "benchmarks.html", context=context, status_code=HTTP_400_BAD_REQUEST if errors else 200
+        )
 
 
 def _memory(detail: OfferDetailResponse) -> dict[str, Any] | None:
@@ -419,18 +525,28 @@ def _memory(detail: OfferDetailResponse) -> dict[str, Any] | None:
     m = e.memory
     parts = [(label, key, float(getattr(m, f"{key}_gib"))) for key, label in MEMORY_PARTS]
     segments, usable_at, scale = charts.memory_bar(parts, m.usable_vram_gib)
-    return {"segments": segments, "usable_at": usable_at, "scale": scale,
-            "usable": m.usable_vram_gib, "peak": e.peak_memory_gib,
-            "vram": detail.offer.vram_gb_per_gpu}
+    return {
+        "segments": segments,
+        "usable_at": usable_at,
+        "scale": scale,
+        "usable": m.usable_vram_gib,
+        "peak": e.peak_memory_gib,
+        "vram": detail.offer.vram_gb_per_gpu,
+    }
 
 
 def _price_chart(detail: OfferDetailResponse) -> charts.ChartLayout | None:
     currency = detail.offer.currency
-    obs = [(dt.datetime.fromisoformat(p.observed_at), p.price_per_hour)
-           for p in detail.price_history
-           if p.price_per_hour is not None and p.currency == currency]
+    obs = [
+        (dt.datetime.fromisoformat(p.observed_at), p.price_per_hour)
+        for p in detail.price_history
+        if p.price_per_hour is not None and p.currency == currency
+    ]
     if not obs:
         return None
-    return charts.timeline(obs, y_format=lambda v: money_short(v, currency),  # type: ignore[arg-type]
-                           y_label=f"price per hour ({currency})",
-                           now=dt.datetime.now(dt.UTC))
+    return charts.timeline(
+        obs,
+        y_format=lambda v: money_short(v, currency),  # type: ignore[arg-type]
+        y_label=f"price per hour ({currency})",
+        now=dt.datetime.now(dt.UTC),
+    )

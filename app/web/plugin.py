@@ -32,11 +32,12 @@ def template_environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(TEMPLATE_DIR),
         autoescape=select_autoescape(default=True, default_for_string=True),
-        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
     env.filters.update(FILTERS)
-    env.globals["static"] = {name: static_url(name)
-                             for name in ("gpucost.css", "gpucost.js")}
+    env.globals["static"] = {name: static_url(name) for name in ("gpucost.css", "gpucost.js")}
     return env
 
 
@@ -45,14 +46,19 @@ class WebPlugin(InitPluginProtocol):
 
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
         """Litestar hook: extend the app's configuration."""
-        app_config.route_handlers.extend([
-            PageController,
-            create_static_files_router(
-                path="/static", directories=[STATIC_DIR], name="static",
-                cache_control=CacheControlHeader(max_age=86400, public=True),
-                include_in_schema=False,
-            ),
-        ])
+        app_config.route_handlers.extend(
+            [
+                PageController,
+                create_static_files_router(
+                    path="/static",
+                    directories=[STATIC_DIR],
+                    name="static",
+                    cache_control=CacheControlHeader(max_age=86400, public=True),
+                    include_in_schema=False,
+                ),
+            ]
+        )
         app_config.template_config = TemplateConfig(
-            instance=JinjaTemplateEngine.from_environment(template_environment()))
+            instance=JinjaTemplateEngine.from_environment(template_environment())
+        )
         return app_config

@@ -7,8 +7,17 @@ from pathlib import Path
 
 import app.estimate
 
-FORBIDDEN = ("sqlalchemy", "litestar", "httpx", "pydantic", "app.db", "app.api",
-             "app.services", "scrapers", "alembic")
+FORBIDDEN = (
+    "sqlalchemy",
+    "litestar",
+    "httpx",
+    "pydantic",
+    "app.db",
+    "app.api",
+    "app.services",
+    "scrapers",
+    "alembic",
+)
 
 
 def test_estimate_package_is_pure() -> None:

@@ -21,10 +21,19 @@ from tests.unit.helpers import RTX_4090
 
 RATES = {("USD", "CNY"): 7.0197}
 
-CNN = Workload(architecture=Architecture.CNN, params=25_557_032, image_size=224,
-               micro_batch_size=256, precision=Precision.FP16_AMP, samples_per_epoch=1_281_167,
-               epochs=90, dataset_gb=147.9, cpu_ms_per_sample=5.0, min_cuda="12.1",
-               forward_gflops_per_sample=8.178)
+CNN = Workload(
+    architecture=Architecture.CNN,
+    params=25_557_032,
+    image_size=224,
+    micro_batch_size=256,
+    precision=Precision.FP16_AMP,
+    samples_per_epoch=1_281_167,
+    epochs=90,
+    dataset_gb=147.9,
+    cpu_ms_per_sample=5.0,
+    min_cuda="12.1",
+    forward_gflops_per_sample=8.178,
+)
 
 
 def test_epoch_hours() -> None:
@@ -58,11 +67,18 @@ def test_combine_caps_by_loader_and_prices_epoch() -> None:
     assert {"data_loader_bound", "disk_too_small", "cuda_too_old"} <= codes
 
 
-def cand(oid: int, cost: float | None, hours: float, oom: bool = False,
-         price: float = 1.0) -> Candidate:
-    return Candidate(offer_id=oid, cost_per_epoch=cost, epoch_hours=hours,
-                     total_cost=cost, price_per_hour=price, samples_per_s=1 / hours,
-                     oom_high=oom)
+def cand(
+    oid: int, cost: float | None, hours: float, oom: bool = False, price: float = 1.0
+) -> Candidate:
+    return Candidate(
+        offer_id=oid,
+        cost_per_epoch=cost,
+        epoch_hours=hours,
+        total_cost=cost,
+        price_per_hour=price,
+        samples_per_s=1 / hours,
+        oom_high=oom,
+    )
 
 
 def test_pareto_front() -> None:
@@ -84,8 +100,13 @@ def test_rank_puts_oom_last_and_can_drop_it() -> None:
 
 def test_rank_with_frontier_returns_pareto_offers_beyond_the_limit() -> None:
     # cost-sorted: 1 (cheap, slow), 2, 3 (dominated by 2), 4 (dearest, fastest, Pareto)
-    cs = [cand(1, 1.0, 10.0), cand(2, 2.0, 5.0), cand(3, 3.0, 6.0), cand(4, 9.0, 1.0),
-          cand(5, 0.5, 0.5, oom=True)]
+    cs = [
+        cand(1, 1.0, 10.0),
+        cand(2, 2.0, 5.0),
+        cand(3, 3.0, 6.0),
+        cand(4, 9.0, 1.0),
+        cand(5, 0.5, 0.5, oom=True),
+    ]
     top, extra = rank_with_frontier(cs, limit=2)
     assert [r.candidate.offer_id for r in top] == [1, 2]
     assert all(r.pareto_optimal for r in top)

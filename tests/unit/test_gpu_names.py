@@ -16,8 +16,12 @@ def normaliser() -> GpuNameNormaliser:
     with (SEED_DIR / "gpus.csv").open(encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     gpus = [
-        CatalogGpu(r["canonical_name"], float(r["vram_gb"]), r["form_factor"],
-                   tuple(a.strip() for a in r["aliases"].split("|") if a.strip()))
+        CatalogGpu(
+            r["canonical_name"],
+            float(r["vram_gb"]),
+            r["form_factor"],
+            tuple(a.strip() for a in r["aliases"].split("|") if a.strip()),
+        )
         for r in rows
     ]
     return GpuNameNormaliser(gpus, load_extra_aliases(SEED_DIR))
@@ -50,8 +54,9 @@ def normaliser() -> GpuNameNormaliser:
         ("MI300X (amd_mi300x)", 192, None, "Instinct MI300X"),
     ],
 )
-def test_known_names(normaliser: GpuNameNormaliser, raw: str, vram: float | None,
-                     hint: str | None, expected: str) -> None:
+def test_known_names(
+    normaliser: GpuNameNormaliser, raw: str, vram: float | None, hint: str | None, expected: str
+) -> None:
     match = normaliser.match(raw, vram_gib=vram, form_hint=hint)
     assert match is not None and match.canonical_name == expected
 

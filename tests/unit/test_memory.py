@@ -29,8 +29,14 @@ from app.estimate.types import (
 )
 from tests.unit.helpers import GPT2, LLAMA3_8B
 
-ONE_B = Workload(architecture=Architecture.TRANSFORMER_DECODER, params=1_000_000_000,
-                 layers=24, hidden_size=2048, seq_len=1024, samples_per_epoch=1)
+ONE_B = Workload(
+    architecture=Architecture.TRANSFORMER_DECODER,
+    params=1_000_000_000,
+    layers=24,
+    hidden_size=2048,
+    seq_len=1024,
+    samples_per_epoch=1,
+)
 
 
 @pytest.mark.parametrize(
@@ -108,8 +114,13 @@ def test_max_micro_batch_size_is_the_largest_that_fits() -> None:
 
 @pytest.mark.parametrize(
     ("utilization", "risk"),
-    [(0.5, OomRisk.LOW), (0.849, OomRisk.LOW), (0.85, OomRisk.MEDIUM), (1.0, OomRisk.MEDIUM),
-     (1.01, OomRisk.HIGH)],
+    [
+        (0.5, OomRisk.LOW),
+        (0.849, OomRisk.LOW),
+        (0.85, OomRisk.MEDIUM),
+        (1.0, OomRisk.MEDIUM),
+        (1.01, OomRisk.HIGH),
+    ],
 )
 def test_oom_bands(utilization: float, risk: OomRisk) -> None:
     assert oom_risk(utilization) == risk

@@ -28,21 +28,45 @@ from app.estimate.types import (
 from tests.unit.helpers import A100_80_SXM, GPT2, RTX_4090
 
 BERT = Workload(
-    architecture=Architecture.TRANSFORMER_ENCODER, params=109_483_778, layers=12,
-    hidden_size=768, heads=12, seq_len=384, micro_batch_size=320,
-    precision=Precision.FP16_AMP, samples_per_epoch=87599,
-    benchmark_workloads=("BERT-base uncased",), benchmark_method="full", units_per_sample=1,
+    architecture=Architecture.TRANSFORMER_ENCODER,
+    params=109_483_778,
+    layers=12,
+    hidden_size=768,
+    heads=12,
+    seq_len=384,
+    micro_batch_size=320,
+    precision=Precision.FP16_AMP,
+    samples_per_epoch=87599,
+    benchmark_workloads=("BERT-base uncased",),
+    benchmark_method="full",
+    units_per_sample=1,
     matches_preset=True,
 )
 
 
-def point(gpu: str, total: float, bs: int, count: int = 1, pid: int = 1,
-          precision: Precision = Precision.FP16_AMP, version: str = "1.13",
-          interconnect: str | None = None) -> BenchmarkPoint:
+def point(
+    gpu: str,
+    total: float,
+    bs: int,
+    count: int = 1,
+    pid: int = 1,
+    precision: Precision = Precision.FP16_AMP,
+    version: str = "1.13",
+    interconnect: str | None = None,
+) -> BenchmarkPoint:
     return BenchmarkPoint(
-        id=pid, gpu=gpu, gpu_count=count, interconnect=interconnect, workload="BERT-base uncased",
-        method="full", precision=precision, batch_size_per_gpu=bs, seq_len=384,
-        throughput_total=total, throughput_unit="sequences/s", framework_version=version,
+        id=pid,
+        gpu=gpu,
+        gpu_count=count,
+        interconnect=interconnect,
+        workload="BERT-base uncased",
+        method="full",
+        precision=precision,
+        batch_size_per_gpu=bs,
+        seq_len=384,
+        throughput_total=total,
+        throughput_unit="sequences/s",
+        framework_version=version,
     )
 
 
@@ -54,8 +78,10 @@ def test_peak_uses_fp32_accumulate_rate_on_geforce() -> None:
 
 
 def test_measured_picks_nearest_batch() -> None:
-    pts = [point("A100 SXM4 80GB", 443, 320, pid=1), point("A100 SXM4 80GB", 374, 176, pid=2,
-                                                           version="1.10")]
+    pts = [
+        point("A100 SXM4 80GB", 443, 320, pid=1),
+        point("A100 SXM4 80GB", 374, 176, pid=2, version="1.10"),
+    ]
     tp = estimate_throughput(BERT, A100_80_SXM, points=pts)
     assert tp.basis == Basis.MEASURED
     assert tp.samples_per_s == 443
@@ -65,15 +91,17 @@ def test_measured_picks_nearest_batch() -> None:
 def test_blend_speedup_hand_worked() -> None:
     # t_B/t_A = 0.3 * 312/165.2 + 0.7 * 2039/1008 = 0.5666 + 1.4160 = 1.9825 -> 0.5044x
     assert blend_speedup(A100_80_SXM, RTX_4090, Precision.FP16_AMP, 0.3) == pytest.approx(
-        1 / (0.3 * 312 / 165.2 + 0.7 * 2039 / 1008))
+        1 / (0.3 * 312 / 165.2 + 0.7 * 2039 / 1008)
+    )
 
 
 def test_scaled_from_one_other_gpu_uses_the_blend() -> None:
     pts = [point("A100 SXM4 80GB", 443, 320)]
     tp = estimate_throughput(BERT, RTX_4090, points=pts, catalog={A100_80_SXM.name: A100_80_SXM})
     assert tp.basis == Basis.SCALED
-    assert tp.samples_per_s == pytest.approx(443 * blend_speedup(A100_80_SXM, RTX_4090,
-                                                                 Precision.FP16_AMP, 0.3))
+    assert tp.samples_per_s == pytest.approx(
+        443 * blend_speedup(A100_80_SXM, RTX_4090, Precision.FP16_AMP, 0.3)
+    )
     assert tp.samples_per_s_low < tp.samples_per_s < tp.samples_per_s_high
 
 
@@ -99,17 +127,34 @@ def test_flops_model_transfers_achieved_flops_of_other_workloads() -> None:
     # BERT measured on four GPUs; GPT-2 (no measurement) gets the FLOP rate BERT reaches on
     # the A100 it was measured on: 443 * flops(BERT) / flops(GPT-2). On an unmeasured GPU the
     # donor's own time model supplies BERT's rate, so GPUs keep a consistent order.
-    v100 = dataclasses.replace(A100_80_SXM, name="V", architecture="Volta",
-                               memory_bandwidth_gbs=900, fp16_fp32acc_tflops=125,
-                               bf16_tflops=None, tf32_tflops=None, fp32_tflops=15.7)
-    h100 = dataclasses.replace(A100_80_SXM, name="H", architecture="Hopper",
-                               memory_bandwidth_gbs=3350, fp16_fp32acc_tflops=989.5,
-                               bf16_tflops=989.5, tf32_tflops=494.5, fp32_tflops=67)
+    v100 = dataclasses.replace(
+        A100_80_SXM,
+        name="V",
+        architecture="Volta",
+        memory_bandwidth_gbs=900,
+        fp16_fp32acc_tflops=125,
+        bf16_tflops=None,
+        tf32_tflops=None,
+        fp32_tflops=15.7,
+    )
+    h100 = dataclasses.replace(
+        A100_80_SXM,
+        name="H",
+        architecture="Hopper",
+        memory_bandwidth_gbs=3350,
+        fp16_fp32acc_tflops=989.5,
+        bf16_tflops=989.5,
+        tf32_tflops=494.5,
+        fp32_tflops=67,
+    )
     bert_flops = training_flops_per_sample(BERT)
-    table = {("BERT-base uncased", "full"): ("transformer", bert_flops, bert_flops,
-                                             109_483_778)}
-    pts = [point("A100 SXM4 80GB", 443, 320, pid=1), point("GeForce RTX 4090", 255, 320, pid=2),
-           point("V", 189, 320, pid=3), point("H", 870, 320, pid=4)]
+    table = {("BERT-base uncased", "full"): ("transformer", bert_flops, bert_flops, 109_483_778)}
+    pts = [
+        point("A100 SXM4 80GB", 443, 320, pid=1),
+        point("GeForce RTX 4090", 255, 320, pid=2),
+        point("V", 189, 320, pid=3),
+        point("H", 870, 320, pid=4),
+    ]
     catalog = {g.name: g for g in (A100_80_SXM, RTX_4090, v100, h100)}
     model = ThroughputModel(GPT2, points=pts, catalog=catalog, flops_table=table)
     rate, basis, evidence, _ = model.single_gpu(A100_80_SXM)
@@ -125,14 +170,23 @@ def test_time_model_recovers_known_coefficients() -> None:
     # Synthetic "measurements" from seconds/sample = 2e-3/peak + 5e-3/bw + 1e-6 on five GPUs
     # (no batch term): the NNLS fit must reproduce an unseen sixth GPU.
     def gpu(name: str, peak: float, bw: float) -> GpuSpec:
-        return GpuSpec(name=name, architecture="Ampere", vram_gb=24, memory_bandwidth_gbs=bw,
-                       fp32_tflops=peak / 8, tf32_tflops=peak / 2, fp16_fp32acc_tflops=peak)
+        return GpuSpec(
+            name=name,
+            architecture="Ampere",
+            vram_gb=24,
+            memory_bandwidth_gbs=bw,
+            fp32_tflops=peak / 8,
+            tf32_tflops=peak / 2,
+            fp16_fp32acc_tflops=peak,
+        )
 
     def truth(g: GpuSpec) -> float:
         return 1 / (2e-3 / g.fp16_fp32acc_tflops + 5e-3 / g.memory_bandwidth_gbs + 1e-6)
 
-    gpus = [gpu(f"g{i}", p, b) for i, (p, b) in enumerate(
-        [(70, 900), (125, 600), (165, 1000), (312, 2000), (989, 3350)])]
+    gpus = [
+        gpu(f"g{i}", p, b)
+        for i, (p, b) in enumerate([(70, 900), (125, 600), (165, 1000), (312, 2000), (989, 3350)])
+    ]
     model = TimeModel([(g, None, truth(g)) for g in gpus], Precision.FP16_AMP)
     new = gpu("new", 400, 1500)
     assert model.samples_per_s(new, None) == pytest.approx(truth(new), rel=1e-6)
@@ -143,10 +197,16 @@ def test_multi_gpu_efficiency_hand_worked() -> None:
     # 1e9 params, fp32 grads (4 B) = 4e9 B; PCIe gen4 x16 31.5 GB/s * efficiency e;
     # t_comm = 2*7/8 * 4e9 / (31.5e9 e); t_step = 32 / 100 = 0.32 s;
     # exposed = t_comm - overlap*0.32; eta = 0.32 / (0.32 + exposed)
-    gpu = GpuSpec(name="X", architecture="Ampere", vram_gb=48, memory_bandwidth_gbs=768,
-                  market="professional")
-    w = Workload(architecture=Architecture.CNN, params=1_000_000_000, micro_batch_size=32,
-                 precision=Precision.FP16_AMP, samples_per_epoch=1)
+    gpu = GpuSpec(
+        name="X", architecture="Ampere", vram_gb=48, memory_bandwidth_gbs=768, market="professional"
+    )
+    w = Workload(
+        architecture=Architecture.CNN,
+        params=1_000_000_000,
+        micro_batch_size=32,
+        precision=Precision.FP16_AMP,
+        samples_per_epoch=1,
+    )
     # and the per-doubling loss: (1 - kappa)^log2(8)
     t_comm = 2 * 7 / 8 * 4e9 / (31.5e9 * fitted.LINK_EFFICIENCY["pcie"])
     exposed = max(0.0, t_comm - fitted.COMM_OVERLAP * 0.32)
@@ -159,10 +219,13 @@ def test_multi_gpu_efficiency_hand_worked() -> None:
 
 
 def test_multi_gpu_measured_row_is_used_for_same_count() -> None:
-    pts = [point("A100 SXM4 80GB", 443, 320, pid=1),
-           point("A100 SXM4 80GB", 3000, 320, count=8, pid=2, interconnect="nvlink")]
-    tp = estimate_throughput(BERT, A100_80_SXM, gpu_count=8, interconnect=Interconnect.NVLINK,
-                             points=pts)
+    pts = [
+        point("A100 SXM4 80GB", 443, 320, pid=1),
+        point("A100 SXM4 80GB", 3000, 320, count=8, pid=2, interconnect="nvlink"),
+    ]
+    tp = estimate_throughput(
+        BERT, A100_80_SXM, gpu_count=8, interconnect=Interconnect.NVLINK, points=pts
+    )
     assert tp.basis == Basis.MEASURED
     assert tp.samples_per_s == 3000
     assert tp.multi_gpu_efficiency == pytest.approx(3000 / (443 * 8))

@@ -15,8 +15,15 @@ from app.web.pages import human_count, url
 
 
 def d(key: int, x: float, y: float, frontier: bool = False) -> charts.Datum:
-    return charts.Datum(key=key, x=x, y=y, label=f"offer {key}", href=f"/offers/{key}",
-                        classes="pt frontier" if frontier else "pt", frontier=frontier)
+    return charts.Datum(
+        key=key,
+        x=x,
+        y=y,
+        label=f"offer {key}",
+        href=f"/offers/{key}",
+        classes="pt frontier" if frontier else "pt",
+        frontier=frontier,
+    )
 
 
 def test_axis_is_linear_from_zero_until_the_range_is_wide() -> None:
@@ -34,10 +41,15 @@ def test_time_axis_ticks_at_round_durations() -> None:
 
 
 def test_scatter_lays_out_points_frontier_and_overlaps() -> None:
-    data = [d(1, 10, 1, frontier=True), d(2, 1, 10, frontier=True), d(3, 5, 8),
-            d(4, 5, 8), d(5, math.inf, 1), d(6, 2, 0)]
-    layout = charts.scatter(data, x_format=hours, y_format=money_short, x_label="t",
-                            y_label="c")
+    data = [
+        d(1, 10, 1, frontier=True),
+        d(2, 1, 10, frontier=True),
+        d(3, 5, 8),
+        d(4, 5, 8),
+        d(5, math.inf, 1),
+        d(6, 2, 0),
+    ]
+    layout = charts.scatter(data, x_format=hours, y_format=money_short, x_label="t", y_label="c")
     assert layout.skipped == 2
     assert {p.key for p in layout.points} == {1, 2, 3, 4}
     # frontier points are drawn last (on top), and joined left to right
@@ -54,8 +66,7 @@ def test_scatter_lays_out_points_frontier_and_overlaps() -> None:
 def test_timeline_steps_and_day_ticks() -> None:
     t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     obs = [(t0, 2.0), (t0 + dt.timedelta(days=10), 1.5)]
-    layout = charts.timeline(obs, y_format=money_short, y_label="p",
-                             now=t0 + dt.timedelta(days=20))
+    layout = charts.timeline(obs, y_format=money_short, y_label="p", now=t0 + dt.timedelta(days=20))
     assert len(layout.points) == 2 and len(layout.line.split()) == 4  # step: 2 + 1 corner + now
     labels = [t.label for t in layout.x_ticks]
     assert labels[0] == "2026-01-02" and len(labels) <= 6
@@ -63,8 +74,7 @@ def test_timeline_steps_and_day_ticks() -> None:
 
 
 def test_memory_bar_scales_to_the_larger_of_peak_and_usable() -> None:
-    segs, usable_at, full = charts.memory_bar([("W", "weights", 10), ("A", "activations", 30)],
-                                              20)
+    segs, usable_at, full = charts.memory_bar([("W", "weights", 10), ("A", "activations", 30)], 20)
     assert full == pytest.approx(40 * 1.08)
     assert segs[1].x == pytest.approx(segs[0].w) and segs[1].of_usable == pytest.approx(1.5)
     assert usable_at == pytest.approx(100 * 20 / full, abs=0.01)
@@ -74,15 +84,16 @@ def test_formatting() -> None:
     assert num(1234.5) == "1,234" and num(12.3456) == "12.3" and num(0.012345) == "0.0123"
     assert num(None) == "—" and num(math.inf) == "∞"
     assert money(0.0412) == "$0.0412" and money(12.345, "CNY") == "¥12.35"
-    assert money(1234.5) == "$1,234" and money(3, "EUR") == "€3.00" and money(2, "JPY") == \
-        "2.00 JPY"
+    assert (
+        money(1234.5) == "$1,234" and money(3, "EUR") == "€3.00" and money(2, "JPY") == "2.00 JPY"
+    )
     assert hours(0) == "0" and hours(0.001) == "4 s" and hours(0.39) == "23 min"
     assert hours(13.85) == "13.8 h" and hours(350) == "14.6 d" and hours(math.inf) == "∞"
     assert human_count(25_557_032) == "25.6M" and human_count(8_030_261_248) == "8.03B"
 
 
 def test_linkify_escapes_and_links_only_http() -> None:
-    out = linkify('see https://a.b/c?x=1&y=2. <b>bold</b> javascript:alert(1)')
+    out = linkify("see https://a.b/c?x=1&y=2. <b>bold</b> javascript:alert(1)")
     assert isinstance(out, Markup)
     assert '<a href="https://a.b/c?x=1&amp;y=2" rel="noopener noreferrer nofollow">' in out
     assert "&lt;b&gt;bold&lt;/b&gt;" in out and 'href="javascript' not in out
@@ -90,9 +101,18 @@ def test_linkify_escapes_and_links_only_http() -> None:
 
 
 def test_flat_query_parsing() -> None:
-    q = parse_rank_query({"preset": "x", "params": "7B", "micro_batch_size": " 8 ",
-                          "gpu_count": "2", "drop_oom": "on", "sort": "epoch_hours",
-                          "order": "-vcpus", "region": ""})
+    q = parse_rank_query(
+        {
+            "preset": "x",
+            "params": "7B",
+            "micro_batch_size": " 8 ",
+            "gpu_count": "2",
+            "drop_oom": "on",
+            "sort": "epoch_hours",
+            "order": "-vcpus",
+            "region": "",
+        }
+    )
     assert q.request.workload.params == 7_000_000_000
     assert q.request.workload.micro_batch_size == 8
     assert q.request.filters.gpu_count == 2 and q.request.drop_oom is True

@@ -19,8 +19,9 @@ def load(relative: str) -> Any:
 
 def settings(**overrides: Any) -> ScraperSettings:
     """Settings pointing at the fake providers (``http://fake``), overrides win."""
-    env = {k.removeprefix("GPUCOST_SCRAPER_").lower(): v
-           for k, v in scraper_env("http://fake").items()}
+    env = {
+        k.removeprefix("GPUCOST_SCRAPER_").lower(): v for k, v in scraper_env("http://fake").items()
+    }
     env.update(overrides)
     return ScraperSettings(**env)
 

@@ -20,8 +20,14 @@ def lines() -> list[str]:
 def test_price_list_keeps_linux_shared_on_demand_gpu_rows() -> None:
     rows = aws.parse_price_list(lines())
     by_type = {r.instance_type: r for r in rows}
-    assert sorted(by_type) == ["g5.48xlarge", "g5.xlarge", "g6e.xlarge", "p4d.24xlarge",
-                               "p5.48xlarge", "p6-b200.48xlarge"]
+    assert sorted(by_type) == [
+        "g5.48xlarge",
+        "g5.xlarge",
+        "g6e.xlarge",
+        "p4d.24xlarge",
+        "p5.48xlarge",
+        "p6-b200.48xlarge",
+    ]
     assert len(rows) == 6  # Windows, Reserved, Dedicated, SQL and unused-reservation rows out
     p4d = by_type["p4d.24xlarge"]
     assert p4d.price == "30.1234000000" and p4d.gpu_count == 8 and p4d.vcpus == 96
@@ -33,8 +39,10 @@ def test_gpu_family_missing_from_the_table_is_reported() -> None:
     result = ScrapeResult()
     rows = aws.parse_price_list(lines(), result)
     assert "g4ad.xlarge" not in {r.instance_type for r in rows}
-    assert result.warnings == ["aws instance family g4ad has GPUs but is not in AWS_FAMILIES "
-                               "(GPU model unknown): not stored"]
+    assert result.warnings == [
+        "aws instance family g4ad has GPUs but is not in AWS_FAMILIES "
+        "(GPU model unknown): not stored"
+    ]
     assert aws.keep_line('"X","g4ad.xlarge"') and not aws.keep_line('"X","m5.large"')
     assert not aws.keep_line('"BoxUsage:g5.xlarge"')
 
@@ -44,9 +52,12 @@ def test_offers_with_spot_and_unknown_prices() -> None:
     spot = aws.parse_spot(load("aws/spot.json"), result)
     assert spot[("us-east-1", "g5.xlarge")] == "0.4444"
     assert ("us-east-1", "m5.large") not in spot  # not a GPU family
-    offers = aws.build_offers(aws.parse_price_list(lines()), spot,
-                              price_list_base="https://pricing.us-east-1.amazonaws.com",
-                              spot_source="https://example/spot.json").offers
+    offers = aws.build_offers(
+        aws.parse_price_list(lines()),
+        spot,
+        price_list_base="https://pricing.us-east-1.amazonaws.com",
+        spot_source="https://example/spot.json",
+    ).offers
     got = {(o.offer_key, o.billing): o for o in offers}
     assert got[("p4d.24xlarge", "on_demand")].gpu_name_raw == "A100 SXM4 40GB"
     assert got[("p4d.24xlarge", "on_demand")].interconnect == "nvswitch"
@@ -68,8 +79,7 @@ def test_price_list_without_header_fails() -> None:
 
 
 def test_spot_feed_may_be_wrapped_in_a_callback() -> None:
-    assert aws.decode_spot('callback({"config": {"regions": []}});') == {
-        "config": {"regions": []}}
+    assert aws.decode_spot('callback({"config": {"regions": []}});') == {"config": {"regions": []}}
     with pytest.raises(ScraperError, match="malformed JSON"):
         aws.decode_spot("<html>")
 

@@ -29,8 +29,9 @@ def test_linux_consumption_and_spot_rows_only() -> None:
     # the same size on two pages: the row with the latest effectiveStartDate wins
     assert offers[("Standard_ND96isr_H100_v5", "on_demand")].price_per_hour == Decimal("88.88")
     assert offers[("Standard_ND96isr_H100_v5", "on_demand")].interconnect == "nvswitch"
-    assert offers[("Standard_NV6ads_A10_v5", "on_demand")].gpu_count == pytest.approx(1 / 6,
-                                                                                      abs=1e-4)
+    assert offers[("Standard_NV6ads_A10_v5", "on_demand")].gpu_count == pytest.approx(
+        1 / 6, abs=1e-4
+    )
     # retailPrice 0 on a spot meter: stored as an unknown price
     assert offers[("Standard_NC40ads_H100_v5", "spot")].price_per_hour is None
     assert all(o.region == "eastus" for o in result.offers)
@@ -54,7 +55,8 @@ def test_fetch_walks_both_pages_through_the_mirror() -> None:
     fake = FakeProviders()
     result = fetch(azure.SCRAPER, fake)
     assert [r for r in fake.requests if r[0] == "azure"] == [
-        ("azure", "GET", "/azure/api/retail/prices")] * 2
+        ("azure", "GET", "/azure/api/retail/prices")
+    ] * 2
     assert len(result.offers) == 6
 
 

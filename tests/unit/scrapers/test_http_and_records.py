@@ -26,8 +26,7 @@ def call(handler, attempts: int = 3, max_wait: float = 0):  # type: ignore[no-un
 
     async def run():  # type: ignore[no-untyped-def]
         async with make_client(ScraperSettings(), httpx.MockTransport(counting)) as client:
-            http = Http(client, RetryPolicy(attempts=attempts, backoff_s=0,
-                                            backoff_max_s=max_wait))
+            http = Http(client, RetryPolicy(attempts=attempts, backoff_s=0, backoff_max_s=max_wait))
             return await http.json("GET", "http://p.test/x")
 
     return asyncio.run(run()), calls
@@ -90,18 +89,36 @@ def test_malformed_json_is_a_scraper_error() -> None:
         call(lambda r, n: httpx.Response(200, text="<html>oops"))
 
 
-@pytest.mark.parametrize(("value", "kwargs", "expected"), [
-    (None, {}, None), ("N/A*", {}, None), (0, {}, None), ("0.0000", {}, None), (-1, {}, None),
-    (float("nan"), {}, None), (True, {}, None), ("0.0615", {}, Decimal("0.0615")),
-    (149, {"cents": True}, Decimal("1.49")), (2.69, {"multiplier": 2}, Decimal("5.38")),
-])
+@pytest.mark.parametrize(
+    ("value", "kwargs", "expected"),
+    [
+        (None, {}, None),
+        ("N/A*", {}, None),
+        (0, {}, None),
+        ("0.0000", {}, None),
+        (-1, {}, None),
+        (float("nan"), {}, None),
+        (True, {}, None),
+        ("0.0615", {}, Decimal("0.0615")),
+        (149, {"cents": True}, Decimal("1.49")),
+        (2.69, {"multiplier": 2}, Decimal("5.38")),
+    ],
+)
 def test_to_price(value, kwargs, expected) -> None:  # type: ignore[no-untyped-def]
     assert to_price(value, **kwargs) == expected
 
 
 def test_a_record_never_carries_a_zero_price() -> None:
-    base = {"provider": "x", "offer_key": "k", "instance_type": "t", "region": "r",
-            "billing": "on_demand", "gpu_name_raw": "L4", "gpu_count": 1, "source": "s"}
+    base = {
+        "provider": "x",
+        "offer_key": "k",
+        "instance_type": "t",
+        "region": "r",
+        "billing": "on_demand",
+        "gpu_name_raw": "L4",
+        "gpu_count": 1,
+        "source": "s",
+    }
     assert ScrapedOffer(**base).price_per_hour is None
     with pytest.raises(ValidationError):
         ScrapedOffer(**base, price_per_hour=Decimal(0))
@@ -122,8 +139,11 @@ def test_scrapers_package_stands_alone() -> None:
     root = Path(scrapers.__file__).parent
     for path in root.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else ([node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            )
             for name in names:
                 assert not name.startswith(("app", "sqlalchemy", "litestar")), (path, name)
 

@@ -56,8 +56,7 @@ def test_null_prices_are_unknown_not_zero() -> None:
 
 
 def test_parse_keeps_only_the_queried_name() -> None:
-    result = vast.parse_offers(load("vast/bundles.json"), source=SOURCE,
-                               only_gpu_name="H100 SXM")
+    result = vast.parse_offers(load("vast/bundles.json"), source=SOURCE, only_gpu_name="H100 SXM")
     assert {o.gpu_name_raw for o in result.offers} == {"H100 SXM"}
 
 
@@ -85,8 +84,13 @@ def test_fetch_queries_each_gpu_name_with_a_limit() -> None:
         return original(method, path, query, body, headers)
 
     fake.handle = spy  # type: ignore[method-assign]
-    result = fetch(vast.SCRAPER, fake, vast_gpu_names="RTX 4090,H100 SXM", vast_limit=250,
-                   vast_other_gpus=False)
+    result = fetch(
+        vast.SCRAPER,
+        fake,
+        vast_gpu_names="RTX 4090,H100 SXM",
+        vast_limit=250,
+        vast_other_gpus=False,
+    )
     assert [q["gpu_name"] for q in seen] == [{"eq": "RTX 4090"}, {"eq": "H100 SXM"}]
     assert all(q["limit"] == 250 and q["rentable"] == {"eq": True} for q in seen)
     assert {o.gpu_name_raw for o in result.offers} == {"RTX 4090", "H100 SXM"}

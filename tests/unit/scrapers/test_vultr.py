@@ -13,8 +13,9 @@ from tests.unit.scrapers.helpers import fetch, load
 
 def test_cloud_gpu_plans() -> None:
     pages = [load("vultr/plans_page1.json"), load("vultr/plans_page2.json")]
-    offers = {(o.offer_key, o.region): o
-              for o in vultr.parse_plans(pages, source="x", metal=False).offers}
+    offers = {
+        (o.offer_key, o.region): o for o in vultr.parse_plans(pages, source="x", metal=False).offers
+    }
     assert not any(k[0].startswith("vc2") for k in offers)  # CPU plans are not offers
     slice_ = offers[("vcg-a100-1c-6g-4vram", "ewr")]
     assert slice_.gpu_count == pytest.approx(0.05) and slice_.vram_gib_per_gpu == 80
@@ -40,6 +41,9 @@ def test_bare_metal_plans() -> None:
 def test_fetch_follows_the_cursor() -> None:
     fake = FakeProviders()
     result = fetch(vultr.SCRAPER, fake)
-    assert [r[2] for r in fake.requests] == ["/vultr/v2/plans", "/vultr/v2/plans",
-                                             "/vultr/v2/plans-metal"]
+    assert [r[2] for r in fake.requests] == [
+        "/vultr/v2/plans",
+        "/vultr/v2/plans",
+        "/vultr/v2/plans-metal",
+    ]
     assert len(result.offers) == 7
