@@ -8,7 +8,10 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-#: Root of the source checkout (the folder holding ``migrations/`` and ``seed_data/``).
+from app import resources
+
+#: Root of the source checkout, for tests, tools and benchmarks only: the service finds its
+#: migrations and seed data through :mod:`app.resources`, which also works from a wheel.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_SQLITE_URL = "sqlite:///gpucost.db"
@@ -32,8 +35,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GPUCOST_", extra="ignore")
 
     database_url: str = Field(default=DEFAULT_SQLITE_URL)
-    seed_dir: Path = Field(default=PROJECT_ROOT / "seed_data")
-    migrations_dir: Path = Field(default=PROJECT_ROOT / "migrations")
+    seed_dir: Path = Field(default_factory=resources.seed_dir)
+    migrations_dir: Path = Field(default_factory=resources.migrations_dir)
     #: Offers whose provider last refreshed successfully longer ago than this are ``stale``.
     stale_after_hours: float = 48.0
     #: Connections kept open per server process.
