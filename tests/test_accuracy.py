@@ -53,7 +53,7 @@ def test_multi_gpu_model_beats_linear_scaling(ds) -> None:  # type: ignore[no-un
 
 
 def test_memory_cases_median_and_sides(ds) -> None:  # type: ignore[no-untyped-def]
-    cases = [c for c in memory_checks(ds) if not c.case.startswith("bench-")]
+    cases = [c for c in memory_checks(ds) if c.case.startswith("C-")]
     median = ape_stats([c.ape for c in cases if c.ape is not None])[0]
     assert median <= 0.20
     wrong = sorted(c.case for c in cases if not c.right_side)
