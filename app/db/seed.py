@@ -65,6 +65,13 @@ PRESET_FIELDS: dict[str, type] = {
     "cpu_ms_per_sample": float,
     "min_cuda": str,
     "forward_gflops_per_sample": float,
+    # run cost (issue 10)
+    "tokens_per_epoch": int,
+    "packed": bool,
+    "cuda_build": str,
+    "cuda_only_libraries": str,  # "bitsandbytes|flash-attn"
+    "min_compute_capability": str,
+    "checkpoints_kept": int,
 }
 
 

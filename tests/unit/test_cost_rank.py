@@ -63,7 +63,7 @@ def test_combine_caps_by_loader_and_prices_epoch() -> None:
     assert e.epoch_hours == pytest.approx(1_281_167 / 400 / 3600)
     assert e.cost_per_epoch == pytest.approx(e.epoch_hours * 0.5)
     assert e.total_cost == pytest.approx(e.cost_per_epoch * 90)
-    codes = {w.split(":")[0] for w in e.warnings}
+    codes = {w.code for w in e.warnings}
     assert {"data_loader_bound", "disk_too_small", "cuda_too_old"} <= codes
 
 
