@@ -226,3 +226,15 @@ def test_budget_on_the_page_and_its_json_twin(client: Any) -> None:
     page = client.get("/", params=params)
     assert page.status_code == 200
     assert 'name="max_total_cost"' in page.text and 'name="exclude_spot"' in page.text
+
+
+def test_imagenet_from_a_hard_disk_is_disk_bound(client: Any) -> None:
+    hw = {"gpu": "RTX 4090", "vcpus": 6, "ram_gb": 32, "disk_gb": 500}
+    e = estimate(client, {"preset": "resnet50-imagenet"}, {**hw, "disk_type": "hdd"})
+    w = warning(e, "slow_disk")
+    # 7,200 rpm: half a turn per random read = 4.17 ms → at most 240 files/s
+    assert w["values"]["disk_samples_per_s"] == pytest.approx(240)
+    assert e["samples_per_s"] == pytest.approx(240)
+    assert e["epoch_hours"] == pytest.approx(1_281_167 / 240 / 3600)
+    e = estimate(client, {"preset": "resnet50-imagenet"}, {**hw, "disk_type": "nvme"})
+    assert "slow_disk" not in codes(e) and e["samples_per_s"] > 240

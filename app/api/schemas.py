@@ -146,6 +146,7 @@ class HardwareIn(BaseModel):
     vram_gb: float | None = Field(
         default=None, gt=0, le=10**5, allow_inf_nan=False, description="override catalog VRAM, GB"
     )
+    disk_type: Literal["hdd", "ssd", "nvme"] | None = None
 
 
 class EstimateRequest(SpotIn):

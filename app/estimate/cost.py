@@ -80,6 +80,27 @@ def data_loader_rate(w: Workload, vcpus: float | None) -> float | None:
     return workers * 1000.0 / w.cpu_ms_per_sample
 
 
+#: Upper bound on random reads per second of a 7,200 rpm hard disk from rotation alone: half a
+#: revolution on average, 60 s / 7,200 / 2 = 4.17 ms per read → 240 reads/s (arithmetic; seek
+#: time comes on top, so real disks are slower).
+HDD_MAX_RANDOM_READS_PER_S = 2 * 7200 / 60
+
+
+def disk_read_rate(w: Workload, hw: Hardware) -> float | None:
+    """Samples/s a hard disk can deliver when every sample is a random read, else ``None``.
+
+    Applies when the offer's disk is a hard disk (``disk_type`` ``hdd``) and the dataset does
+    not fit in host RAM (so the page cache cannot serve later epochs): one file per sample at
+    :data:`HDD_MAX_RANDOM_READS_PER_S`. Only for datasets of many files (images, audio): a
+    token stream or a record file is read sequentially.
+    """
+    if (hw.disk_type or "").lower() != "hdd" or not w.dataset_gb or not w.cpu_ms_per_sample:
+        return None
+    if hw.ram_gib and w.dataset_gb * 1e9 < hw.ram_gib * 2**30:
+        return None
+    return HDD_MAX_RANDOM_READS_PER_S
+
+
 #: Measured GPU-to-GPU bandwidth through a PCIe host bridge (no peer-to-peer), GB/s per
 #: direction: 3.32 GB/s (5.55 GB/s after switching the CPU to NUMA mode) between two RTX
 #: 3070 Ti on a Threadripper 2950X, ``nvidia-smi topo -m`` = PHB, CUDA p2pBandwidthLatencyTest
@@ -270,6 +291,22 @@ def hardware_warnings(
             )
         )
     out.extend(_link_warnings(w, hw, tp))
+    disk_rate = disk_read_rate(w, hw)
+    if disk_rate is not None and disk_rate < tp.samples_per_s:
+        out.append(
+            _warn(
+                WarningCode.SLOW_DISK,
+                f"the dataset ({w.dataset_gb:g} GB, {w.samples_per_epoch:,} files) does not fit "
+                "in host RAM, so every epoch reads it from the hard disk: at most "
+                f"~{disk_rate:.0f} random reads/s (rotation alone), against the "
+                f"{tp.samples_per_s:.0f} samples/s the GPUs could train; copy it to an SSD or "
+                "pack it into large record files",
+                disk_type=hw.disk_type,
+                dataset_gb=w.dataset_gb,
+                disk_samples_per_s=disk_rate,
+                gpu_samples_per_s=round(tp.samples_per_s, 2),
+            )
+        )
     if loader_rate is not None and loader_rate < tp.samples_per_s:
         out.append(
             _warn(
@@ -454,7 +491,11 @@ def combine(
     ``spot`` adds the interruption warning and the expected time and cost under ``spot``
     (default :class:`SpotAssumptions`).
     """
-    loader = data_loader_rate(w, hw.vcpus)
+    cpu_loader = data_loader_rate(w, hw.vcpus)
+    disk = disk_read_rate(w, hw)
+    loader = cpu_loader
+    if disk is not None:
+        loader = disk if loader is None else min(loader, disk)
     samples, low, high = tp.samples_per_s, tp.samples_per_s_low, tp.samples_per_s_high
     if loader is not None and loader < samples:
         samples, low, high = loader, min(low, loader), loader
@@ -469,7 +510,7 @@ def combine(
         cost_high = hours_high * price_per_hour
         total = cost * w.epochs
     tokens = tokens_per_sample(w)
-    warnings = hardware_warnings(w, hw, tp, loader, memory)
+    warnings = hardware_warnings(w, hw, tp, cpu_loader, memory)
     if plan.assumed_full_length:
         warnings.append(
             _warn(

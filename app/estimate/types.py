@@ -221,6 +221,8 @@ class Hardware:
     disk_gb: float | None = None
     max_cuda: str | None = None
     vram_gib_per_gpu: float | None = None
+    #: ``hdd``, ``ssd`` or ``nvme`` where the offer says it
+    disk_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -318,6 +320,7 @@ class WarningCode(StrEnum):
     NO_NVLINK = "no_nvlink"
     PCIE_HOST_BRIDGE = "pcie_host_bridge"
     DATA_LOADER_BOUND = "data_loader_bound"
+    SLOW_DISK = "slow_disk"
     EPOCH_TOKENS_PADDED = "epoch_tokens_padded"
     SPOT_INTERRUPTIBLE = "spot_interruptible"
 

@@ -80,6 +80,7 @@ def hardware_from_input(h: dict[str, Any], ref: ReferenceData) -> Hardware:
         disk_gb=h.get("disk_gb"),
         max_cuda=h.get("max_cuda"),
         vram_gib_per_gpu=h.get("vram_gb"),
+        disk_type=h.get("disk_type"),
     )
 
 
