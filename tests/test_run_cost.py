@@ -238,3 +238,14 @@ def test_imagenet_from_a_hard_disk_is_disk_bound(client: Any) -> None:
     assert e["epoch_hours"] == pytest.approx(1_281_167 / 240 / 3600)
     e = estimate(client, {"preset": "resnet50-imagenet"}, {**hw, "disk_type": "nvme"})
     assert "slow_disk" not in codes(e) and e["samples_per_s"] > 240
+
+
+def test_sharded_full_fine_tune_needs_host_ram_for_its_checkpoint(client: Any) -> None:
+    # the FSDP checkpoint gathers fp32 weights + AdamW state of 8B parameters (89.7 GiB) in one
+    # process: 80 GiB of RAM is short, 1 TiB is plenty
+    hw = {"gpu": "H100 SXM", "gpu_count": 8, "ram_gb": 80}
+    e = estimate(client, {"preset": "llama3-8b-full"}, hw)
+    w = warning(e, "ram_short")
+    assert w["values"]["needed_gib"] == pytest.approx(8_030_261_248 * 12 / 2**30, rel=1e-3)
+    e = estimate(client, {"preset": "llama3-8b-full"}, {**hw, "ram_gb": 1024})
+    assert "ram_short" not in codes(e)

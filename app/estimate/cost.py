@@ -24,6 +24,7 @@ from app.estimate.types import (
     Method,
     Precision,
     RunWarning,
+    Sharding,
     ThroughputEstimate,
     WarningCode,
     Workload,
@@ -185,6 +186,19 @@ def disk_needed_gb(w: Workload) -> dict[str, float]:
     }
 
 
+def _gathered_checkpoint_gib(w: Workload, hw: Hardware) -> float:
+    """Host RAM (GiB) to save a full checkpoint of sharded training, else 0.
+
+    FSDP / ZeRO-3 gather the full state dict (weights + optimizer state) into rank 0's CPU
+    memory before writing it (torch.distributed.checkpoint ``full_state_dict`` with
+    ``cpu_offload``, torchtune's full_finetune_distributed); unsharded jobs write each tensor
+    as they copy it.
+    """
+    if hw.gpu_count <= 1 or w.sharding not in (Sharding.FSDP, Sharding.ZERO3):
+        return 0.0
+    return checkpoint_gb(w) * 1e9 / 2**30
+
+
 def _warn(code: WarningCode, message: str, **values: object) -> RunWarning:
     return RunWarning(code=code, message=message, values=values)
 
@@ -256,6 +270,18 @@ def hardware_warnings(
                     "needed to load the model in fp32 (and to gather it for a checkpoint)",
                     ram_gib=hw.ram_gib,
                     needed_gib=round(model_fp32_gib, 2),
+                )
+            )
+        elif hw.ram_gib < (ckpt_gib := _gathered_checkpoint_gib(w, hw)):
+            out.append(
+                _warn(
+                    WarningCode.RAM_SHORT,
+                    f"{hw.ram_gib:g} GiB of host RAM is less than the {ckpt_gib:.1f} GiB of a "
+                    "full checkpoint (weights + optimizer state), which sharded training "
+                    "gathers in one process's RAM to save it",
+                    ram_gib=hw.ram_gib,
+                    needed_gib=round(ckpt_gib, 2),
+                    checkpoint_gb=round(checkpoint_gb(w), 2),
                 )
             )
         elif hw.ram_gib < total_vram:
