@@ -29,6 +29,9 @@ class Settings(BaseSettings):
     migrations_dir: Path = Field(default=PROJECT_ROOT / "migrations")
     #: Offers whose provider last refreshed successfully longer ago than this are ``stale``.
     stale_after_hours: float = 48.0
+    #: An offer whose source last showed it longer ago than this (or never dated it) is
+    #: ``stale`` (``GPUCOST_OFFER_STALE_AFTER_DAYS``).
+    offer_stale_after_days: float = Field(default=7.0, gt=0)
 
 
 @functools.cache

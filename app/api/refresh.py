@@ -8,7 +8,7 @@ from litestar import Controller, get
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
 from app.api.routes import provide_session, provide_settings
@@ -41,6 +41,11 @@ class RefreshRunOut(BaseModel):
     warnings: list[str]
     last_success_at: str | None
     stale: bool
+    offers_suspect: int = Field(
+        default=0,
+        description="offers of the run stored suspect (failed a plausibility rule at ingest; "
+        "left out of rankings unless include_suspect)",
+    )
 
 
 class PriceHistoryOut(BaseModel):

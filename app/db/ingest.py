@@ -12,6 +12,9 @@
   column holds datasheet sizes as the seed data does;
 - a price observation is appended when the price changed, or when the offer's last observation
   is older than a day (unknown prices are not observed);
+- every offer of the result is judged by the plausibility rules (:mod:`app.db.trust`, the
+  same as for seed data) against bands built from the history stored before it; one that
+  fails is stored with ``suspect = true`` and the reason, and counted;
 - the provider's offers that this result does not contain are marked ``available = false``;
   nothing is ever deleted.
 """
@@ -30,6 +33,7 @@ from sqlalchemy.orm import Session
 
 from app.db.models import GpuModel, InstanceOffer, PriceObservation, Provider
 from app.db.seed import build_normaliser, load_extra_aliases
+from app.db.trust import assess_offers, load_trust_context
 from app.gpu_names import GpuNameNormaliser
 from scrapers.records import ScrapedOffer
 
@@ -85,6 +89,8 @@ class IngestCounts:
     gone: int = 0
     observations: int = 0
     duplicates: int = 0
+    #: offers of this result stored ``suspect`` (:mod:`app.db.trust`)
+    suspect: int = 0
     unknown_gpu_names: list[str] = field(default_factory=list)
 
 
@@ -134,6 +140,7 @@ def apply_offers(
         observed_at: the run's timestamp (UTC), used for ``last_seen_at`` and observations.
     """
     counts = IngestCounts()
+    trust = load_trust_context(session)  # bands from the history stored before this result
     unique, counts.duplicates = dedupe(offers)
     counts.seen = len(unique)
     existing = {
@@ -152,6 +159,7 @@ def apply_offers(
     )
     unknown: set[str] = set()
     to_observe: list[tuple[InstanceOffer, ScrapedOffer, bool]] = []
+    batch: list[InstanceOffer] = []
     for o in unique:
         match = catalog.normaliser.match(
             o.gpu_name_raw, vram_gib=o.vram_gib_per_gpu, form_hint=_form_hint(o.interconnect)
@@ -197,6 +205,7 @@ def apply_offers(
             session.add(row)
             counts.new += 1
             to_observe.append((row, o, True))
+            batch.append(row)
             continue
         price_changed = not _same_price(row.price_per_hour, o.price_per_hour)
         if price_changed:
@@ -204,6 +213,8 @@ def apply_offers(
         for key, value in values.items():
             setattr(row, key, value)
         to_observe.append((row, o, price_changed))
+        batch.append(row)
+    counts.suspect = assess_offers(batch, trust, same_provider=existing.values())
     session.flush()  # new offers get their ids
 
     for row, o, price_changed in to_observe:

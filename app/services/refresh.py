@@ -271,6 +271,7 @@ class _Run:
                     run.offers_seen, run.offers_new = counts.seen, counts.new
                     run.offers_changed, run.offers_gone = counts.changed, counts.gone
                     run.unknown_gpu_names = counts.unknown_gpu_names or None
+                    run.offers_suspect = counts.suspect
                     run.warnings = result.warnings or None
                     run.error = None
                 session.commit()
@@ -329,7 +330,7 @@ async def _one(
     run.progress(
         scraper.slug,
         outcome.status,
-        f"{c.seen} seen, {c.new} new, {c.changed} changed, {c.gone} gone"
+        f"{c.seen} seen, {c.new} new, {c.changed} changed, {c.gone} gone, {c.suspect} suspect"
         if c
         else outcome.error or "",
     )

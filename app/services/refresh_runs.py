@@ -37,6 +37,8 @@ class RunStatus:
     warnings: list[str]
     last_success_at: dt.datetime | None
     stale: bool
+    #: offers of the run stored ``suspect`` (failed a plausibility rule)
+    offers_suspect: int = 0
 
 
 def latest_runs(session: Session, stale_after_hours: float) -> list[RunStatus]:
@@ -73,6 +75,7 @@ def latest_runs(session: Session, stale_after_hours: float) -> list[RunStatus]:
             warnings=list(run.warnings or []),
             last_success_at=_aware(last_ok.get(run.provider_id)),
             stale=run.provider_id in stale,
+            offers_suspect=run.offers_suspect or 0,
         )
         for run, slug, name in rows
     ]
