@@ -173,3 +173,26 @@ def test_price_per_gpu_hour_is_next_to_the_price(db: str) -> None:
         ).json()["items"]
     h100 = next(o for o in items if o["offer_key"] == "m52001-8x" and o["billing"] == "on_demand")
     assert h100["price_per_hour"] == 15.2 and h100["price_per_gpu_hour"] == 1.9
+
+
+def test_every_seeded_offer_is_estimable_or_listed_with_its_reason(client: Any) -> None:
+    every = client.get(
+        "/v1/offers", params={"limit": 1000, "available_only": False, "include_suspect": True}
+    ).json()
+    assert every["total"] == len(every["items"]) > 100
+    body = {
+        "workload": {"preset": "resnet50-imagenet"},
+        "filters": {"available_only": False, "include_suspect": True},
+        "limit": 1000,
+    }
+    r = client.post("/v1/rank", json=body)
+    assert r.status_code == 200, r.text[:500]
+    answer = r.json()
+    ranked = {x["offer"]["id"] for x in answer["results"]}
+    listed = {x["offer"]["id"]: x["reason"] for x in answer["unestimable"]}
+    assert ranked | set(listed) == {o["id"] for o in every["items"]}
+    assert not ranked & set(listed)
+    assert answer["unestimated_offers"] == len(listed)
+    for x in answer["unestimable"]:
+        assert x["offer"]["gpu"] is None
+        assert x["reason"].startswith(f"GPU {x['offer']['gpu_name_raw']!r} matches no catalog")

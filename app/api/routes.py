@@ -35,6 +35,7 @@ from app.api.schemas import (
     RankedOfferOut,
     RankRequest,
     RankResponse,
+    UnestimableOfferOut,
 )
 from app.estimate.memory import vram_per_gpu_gb
 from app.estimate.types import Estimate
@@ -237,6 +238,13 @@ def rank_response(
         unestimated_offers=ranking.unestimated,
         results=order_rows([out(r) for r in ranking.results], order),
         frontier=[out(r) for r in ranking.frontier],
+        unestimable=[
+            UnestimableOfferOut(
+                offer=offer_out(o, ref, stale, stale_after_days=settings.offer_stale_after_days),
+                reason=reason,
+            )
+            for o, reason in ranking.unestimable
+        ],
     )
 
 

@@ -283,6 +283,13 @@ class RankedOfferOut(BaseModel):
     estimate: EstimateOut
 
 
+class UnestimableOfferOut(BaseModel):
+    """An offer matching the filters that cannot be estimated, with the reason."""
+
+    offer: OfferOut
+    reason: str
+
+
 class RankResponse(BaseModel):
     """``POST /v1/rank`` / ``GET /v1/rank`` answer.
 
@@ -302,6 +309,11 @@ class RankResponse(BaseModel):
     )
     results: list[RankedOfferOut]
     frontier: list[RankedOfferOut] = Field(default_factory=list)
+    unestimable: list[UnestimableOfferOut] = Field(
+        default_factory=list,
+        description="offers matching the filters that cannot be estimated, each with the "
+        "reason (listed, not dropped)",
+    )
 
 
 class PricePointOut(BaseModel):

@@ -390,6 +390,12 @@ def seed_offers(
         vram = _opt(latest["vram_gib_per_gpu"], float)
         match = normaliser.match(latest["gpu_name_raw"], vram_gib=vram, form_hint=hint)
         gpu = gpus[match.canonical_name] if match else None
+        note = (
+            f"listed VRAM {vram:g} GiB per GPU differs from the {gpu.canonical_name}'s "
+            f"{gpu.vram_gb:g} GB datasheet size (kept as listed)"
+            if match and gpu and match.vram_mismatch and vram is not None
+            else None
+        )
         if match is None:
             unknown.append(latest["gpu_name_raw"])
         dates = [_date(r["seen_on"]) for r in rows if r["seen_on"]]
@@ -426,6 +432,7 @@ def seed_offers(
             "seen_on": _date(latest["seen_on"]),
             "notes": _opt(latest["notes"]),
             "last_seen_at": last,
+            "gpu_note": note,
         }
         key = (provider.id, offer_key, region, billing)
         offer = existing.get(key)

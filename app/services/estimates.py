@@ -167,6 +167,8 @@ class Ranking:
     total: int
     #: matching offers whose GPU is not in the catalog (no estimate possible)
     unestimated: int = 0
+    #: those offers, each with the reason it cannot be estimated (listed, never dropped)
+    unestimable: tuple[tuple[OfferRow, str], ...] = ()
 
 
 def rank(
@@ -246,8 +248,10 @@ def rank_offers(
     prepared: dict[int, tuple[RankRow, ThroughputEstimate, MemoryEstimate, float | None]] = {}
     candidates = []
     names = ref.gpu_names_by_id
+    skipped: list[int] = []
     for row in rows:
         if row.gpu_model_id is None:
+            skipped.append(row.id)
             continue
         gpu = ref.gpus[names[row.gpu_model_id]]
         link = offer_interconnect(row.interconnect)
@@ -284,7 +288,7 @@ def rank_offers(
         )
         prepared[row.id] = (row, tp, mem, price)
     ranked, extra = rank_with_frontier(candidates, sort=sort, drop_oom=drop_oom, limit=limit)
-    full = select_offers_by_id(session, [r.candidate.offer_id for r in (*ranked, *extra)])
+    full = select_offers_by_id(session, [r.candidate.offer_id for r in (*ranked, *extra)] + skipped)
 
     def build(r: Any) -> RankedOffer:
         _, tp, mem, price = prepared[r.candidate.offer_id]
@@ -305,6 +309,14 @@ def rank_offers(
         frontier=[build(r) for r in extra],
         total=len(candidates),
         unestimated=len(rows) - len(candidates),
+        unestimable=tuple(
+            (
+                full[i],
+                f"GPU {full[i].gpu_name_raw!r} matches no catalog model: no specs or "
+                "measurements to estimate from",
+            )
+            for i in skipped
+        ),
     )
 
 
