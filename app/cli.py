@@ -296,7 +296,7 @@ def _print_refresh_summary(report: RefreshReport) -> None:
     table = Table(title=f"{title} at {report.observed_at:%Y-%m-%d %H:%M:%S} UTC")
     table.add_column("provider")
     table.add_column("status")
-    for column in ("seen", "new", "changed", "gone", "skipped", "time"):
+    for column in ("seen", "new", "changed", "gone", "suspect", "skipped", "time"):
         table.add_column(column, justify="right")
     notes: list[str] = []
     for o in report.outcomes:
@@ -305,7 +305,12 @@ def _print_refresh_summary(report: RefreshReport) -> None:
         table.add_row(
             o.slug,
             f"[{style}]{o.status}[/{style}]",
-            *(str(v) for v in ((c.seen, c.new, c.changed, c.gone) if c else ("", "", "", ""))),
+            *(
+                str(v)
+                for v in (
+                    (c.seen, c.new, c.changed, c.gone, c.suspect) if c else ("", "", "", "", "")
+                )
+            ),
             str(o.skipped_rows or ""),
             f"{o.duration_s:.1f}s" if o.status != "skipped" else "",
         )
@@ -315,6 +320,11 @@ def _print_refresh_summary(report: RefreshReport) -> None:
             notes.append(
                 f"{o.slug}: GPU names with no catalog match (stored raw): "
                 f"{', '.join(c.unknown_gpu_names)}"
+            )
+        if c and c.suspect:
+            notes.append(
+                f"{o.slug}: {c.suspect} offer(s) stored suspect (implausible; left out of "
+                "rankings, see GET /v1/offers?include_suspect=true)"
             )
         if o.skipped_rows:
             notes.append(f"{o.slug}: {o.skipped_rows} row(s) skipped, e.g. {escape(o.warnings[0])}")
