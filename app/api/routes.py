@@ -38,8 +38,8 @@ from app.api.schemas import (
     RankRequest,
     RankResponse,
     SpotIn,
-    WarningOut,
     UnestimableOfferOut,
+    WarningOut,
 )
 from app.estimate.cost import SpotAssumptions
 from app.estimate.memory import vram_per_gpu_gb
