@@ -178,6 +178,11 @@ class OfferFilters(BaseModel):
         default=None, gt=0, description="in the request's currency"
     )
     available_only: bool = True
+    include_suspect: bool = Field(
+        default=False,
+        description="also list offers that failed a plausibility check at ingest (marked "
+        "suspect, with the reason)",
+    )
 
 
 class RankRequest(SpotIn):
@@ -313,8 +318,29 @@ class OfferOut(BaseModel):
     price_is_estimate: bool
     available: bool
     stale: bool
-    last_seen_at: str
+    last_seen_at: str | None = Field(
+        description="when the source last showed the offer (ISO 8601); null: the source gives "
+        "no date"
+    )
     source: str
+    age_days: float | None = Field(
+        default=None,
+        description="days since last_seen_at; null when undated (then stale is true)",
+    )
+    price_per_gpu_hour: float | None = Field(
+        default=None, description="price_per_hour / gpu_count, in currency"
+    )
+    suspect: bool = Field(
+        default=False, description="failed a plausibility check at ingest (see suspect_reason)"
+    )
+    suspect_reason: str | None = None
+    gpu_note: str | None = Field(
+        default=None,
+        description="what GPU-name matching noticed (VRAM mismatch, ambiguity)",
+    )
+    offer_url: str | None = Field(
+        default=None, description="the provider's page or console link for this offer"
+    )
 
 
 class OfferPage(BaseModel):
@@ -334,6 +360,13 @@ class RankedOfferOut(BaseModel):
     offer: OfferOut
     price_per_hour: float | None
     estimate: EstimateOut
+
+
+class UnestimableOfferOut(BaseModel):
+    """An offer matching the filters that cannot be estimated, with the reason."""
+
+    offer: OfferOut
+    reason: str
 
 
 class RankResponse(BaseModel):
@@ -358,6 +391,11 @@ class RankResponse(BaseModel):
     )
     results: list[RankedOfferOut]
     frontier: list[RankedOfferOut] = Field(default_factory=list)
+    unestimable: list[UnestimableOfferOut] = Field(
+        default_factory=list,
+        description="offers matching the filters that cannot be estimated, each with the "
+        "reason (listed, not dropped)",
+    )
 
 
 class PricePointOut(BaseModel):

@@ -34,6 +34,12 @@ class Optimizer(StrEnum):
     SGD_MOMENTUM = "sgd_momentum"
     ADAFACTOR = "adafactor"
     LAMB = "lamb"
+    #: bitsandbytes PagedAdamW8bit: 8-bit states in paged (unified) memory
+    PAGED_ADAMW_8BIT = "paged_adamw_8bit"
+    #: Lion (Chen et al. 2023, arXiv:2302.06675): one momentum buffer
+    LION = "lion"
+    #: plain SGD without momentum: no state
+    SGD = "sgd"
 
 
 class Method(StrEnum):
@@ -63,6 +69,18 @@ class Attention(StrEnum):
 
     EAGER = "eager"
     SDPA = "sdpa"
+
+
+class CheckpointGranularity(StrEnum):
+    """What activation checkpointing recomputes when ``gradient_checkpointing`` is on.
+
+    ``full``: every transformer block keeps only its input (Chen et al. 2016);
+    ``selective``: only the attention core is recomputed (Korthikanti et al. 2022,
+    arXiv:2205.05198).
+    """
+
+    FULL = "full"
+    SELECTIVE = "selective"
 
 
 class Sharding(StrEnum):
@@ -176,6 +194,18 @@ class Workload:
     sharding: Sharding = Sharding.NONE
     fused_cross_entropy: bool = False
     cpu_offload: bool = False
+    # -- memory set-up (issue 9): optional, defaults describe a plain PyTorch loop --
+    #: optimizer step fused into backward (torchtune ``optimizer_in_bwd``): gradients are
+    #: applied and freed per parameter, so no full gradient buffer exists
+    optimizer_in_backward: bool = False
+    #: checkpointed activations offloaded to host RAM (torchtune activation offloading)
+    activation_offloading: bool = False
+    checkpoint_granularity: CheckpointGranularity = CheckpointGranularity.FULL
+    #: QLoRA NF4 with double quantisation (~4.127 bits/param) instead of plain NF4 (~4.5)
+    double_quant: bool = True
+    #: every rank materialises the full 16-bit model on its GPU before FSDP shards it
+    #: (no meta-device init / ``cpu_ram_efficient_loading``)
+    full_model_init: bool = False
     samples_per_epoch: int = 1
     epochs: float = 1.0
     dataset_gb: float | None = None
@@ -260,6 +290,25 @@ class MemoryBreakdown:
     #: bytes the framework allocates (states, activations, buffers), before allocator slack
     #: and CUDA context: comparable with torch.cuda.max_memory_allocated
     allocated_gib: float = 0.0
+    #: components inside the figures above (issue 9): loss-side logits (in activations),
+    #: sharding/dequantisation buffers, initialisation peak above the step, CUDA context +
+    #: NCCL, allocator slack (the last four make up ``overhead_gib``)
+    logits_gib: float = 0.0
+    buffers_gib: float = 0.0
+    init_extra_gib: float = 0.0
+    context_gib: float = 0.0
+    allocator_slack_gib: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryFix:
+    """One change to a workload that is predicted to fit: ``changes`` maps field → new value."""
+
+    label: str
+    changes: tuple[tuple[str, str], ...]
+    peak_memory_gib: float
+    oom_risk: OomRisk
+    oom_probability: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -272,6 +321,12 @@ class MemoryEstimate:
     memory_utilization: float
     oom_risk: OomRisk
     max_micro_batch_size: int
+    #: calibrated probability that the run runs out of memory (memory_fitted.py)
+    oom_probability: float | None = None
+    #: when ``oom_risk`` is high: the smallest changes predicted to fit on this hardware
+    fixes: tuple[MemoryFix, ...] = ()
+    #: what the memory model does not cover for this workload
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -219,6 +219,8 @@ class Ranking:
     unestimated: int = 0
     #: estimated offers left out by ``max_total_cost`` / ``max_total_hours``
     over_budget: int = 0
+    #: the unestimated offers, each with the reason it cannot be estimated (listed, never dropped)
+    unestimable: tuple[tuple[OfferRow, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,8 +314,10 @@ def rank_offers(
     candidates = []
     over_budget = 0
     names = ref.gpu_names_by_id
+    skipped: list[int] = []
     for row in rows:
         if row.gpu_model_id is None:
+            skipped.append(row.id)
             continue
         gpu = ref.gpus[names[row.gpu_model_id]]
         link = offer_interconnect(row.interconnect)
@@ -354,7 +358,7 @@ def rank_offers(
         )
         prepared[row.id] = (row, tp, mem, price)
     ranked, extra = rank_with_frontier(candidates, sort=sort, drop_oom=drop_oom, limit=limit)
-    full = select_offers_by_id(session, [r.candidate.offer_id for r in (*ranked, *extra)])
+    full = select_offers_by_id(session, [r.candidate.offer_id for r in (*ranked, *extra)] + skipped)
 
     def build(r: Any) -> RankedOffer:
         _, tp, mem, price = prepared[r.candidate.offer_id]
@@ -383,6 +387,14 @@ def rank_offers(
         total=len(candidates),
         unestimated=len(rows) - len(candidates) - over_budget,
         over_budget=over_budget,
+        unestimable=tuple(
+            (
+                full[i],
+                f"GPU {full[i].gpu_name_raw!r} matches no catalog model: no specs or "
+                "measurements to estimate from",
+            )
+            for i in skipped
+        ),
     )
 
 

@@ -124,6 +124,13 @@ FILTERS_ADVANCED = (
         default="true",
     ),
     FormField(
+        "include_suspect",
+        "Implausible offers",
+        "select",
+        (("false", "leave out"), ("true", "show, marked")),
+        default="false",
+    ),
+    FormField(
         "drop_oom",
         "Out-of-memory offers",
         "select",
