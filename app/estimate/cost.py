@@ -192,5 +192,5 @@ def combine(
         data_loader_samples_per_s=loader,
         warnings=tuple(hardware_warnings(w, hw, tp, loader, memory)),
         evidence=tp.evidence,
-        notes=tp.notes,
+        notes=tp.notes + memory.notes,
     )

@@ -548,10 +548,30 @@ def _fix_candidates(w: Workload, gpu_count: int) -> list[tuple[str, dict[str, ob
                 {"sharding": Sharding.FSDP, "cpu_offload": True},
             )
         )
+    if w.method == Method.FULL and transformer and w.sharding == Sharding.NONE:
+        # torchtune's single-device full fine-tune recipe (llama3_1/8B_full_single_device)
+        out.append(
+            (
+                "pure bf16 + paged 8-bit AdamW + step in backward + checkpointing",
+                {
+                    "precision": Precision.BF16,
+                    "optimizer": Optimizer.PAGED_ADAMW_8BIT,
+                    "optimizer_in_backward": True,
+                    "gradient_checkpointing": True,
+                    **(
+                        {"fused_cross_entropy": True}
+                        if w.architecture == Architecture.TRANSFORMER_DECODER and w.vocab_size
+                        else {}
+                    ),
+                },
+            )
+        )
+    # adapters on a 16-bit base (an AMP run would keep the frozen base in fp32)
+    bf16 = {"precision": Precision.BF16} if _amp(w.precision) else {}
     if transformer and w.method == Method.FULL:
-        out.append(("LoRA", {"method": Method.LORA, "lora_rank": w.lora_rank or 8}))
+        out.append(("LoRA", {"method": Method.LORA, "lora_rank": w.lora_rank or 8, **bf16}))
     if transformer and w.method != Method.QLORA:
-        out.append(("QLoRA", {"method": Method.QLORA, "lora_rank": w.lora_rank or 8}))
+        out.append(("QLoRA", {"method": Method.QLORA, "lora_rank": w.lora_rank or 8, **bf16}))
     return out
 
 
