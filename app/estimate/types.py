@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 
 class Precision(StrEnum):
@@ -146,6 +147,8 @@ class GpuSpec:
     form_factor: str | None = None
     market: str | None = None
     release_year: int | None = None
+    #: NVIDIA compute capability (``"9.0"``); ``None`` for AMD and unknown cards
+    compute_capability: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -215,6 +218,21 @@ class Workload:
     throughput_unit: str | None = None
     #: True when every throughput-relevant field equals the preset's (measurements apply as is).
     matches_preset: bool = False
+    # -- run cost (issue 10): epoch in tokens, software the job needs, checkpoints ----------
+    #: real (non-padding) tokens in one pass over the dataset; with ``packed`` the epoch is
+    #: ``tokens_per_epoch / seq_len`` sequences of ``seq_len`` tokens
+    tokens_per_epoch: int | None = None
+    #: samples packed into ``seq_len`` sequences (True) or each padded to ``seq_len``
+    #: (False); ``None``: packed when ``tokens_per_epoch`` is given, else padded
+    packed: bool | None = None
+    #: CUDA version the framework build targets (a ``cu121`` PyTorch wheel → ``"12.1"``)
+    cuda_build: str | None = None
+    #: libraries with CUDA-only builds the job imports (``bitsandbytes``, ``flash-attn``)
+    cuda_only_libraries: tuple[str, ...] = ()
+    #: lowest compute capability the build supports (``"8.0"`` for FlashAttention-2)
+    min_compute_capability: str | None = None
+    #: full checkpoints kept on disk at once
+    checkpoints_kept: int = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -233,6 +251,8 @@ class Hardware:
     disk_gb: float | None = None
     max_cuda: str | None = None
     vram_gib_per_gpu: float | None = None
+    #: ``hdd``, ``ssd`` or ``nvme`` where the offer says it
+    disk_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -337,6 +357,45 @@ class ThroughputEstimate:
     notes: tuple[str, ...] = ()
 
 
+class WarningCode(StrEnum):
+    """Stable codes of :class:`RunWarning` (clients may switch on them; never renamed)."""
+
+    OOM = "oom"
+    OOM_POSSIBLE = "oom_possible"
+    DISK_TOO_SMALL = "disk_too_small"
+    RAM_SHORT = "ram_short"
+    CUDA_TOO_OLD = "cuda_too_old"
+    CUDA_BUILD_TOO_OLD_FOR_GPU = "cuda_build_too_old_for_gpu"
+    CUDA_BUILD_TOO_NEW_FOR_GPU = "cuda_build_too_new_for_gpu"
+    CUDA_ONLY_LIBRARY = "cuda_only_library"
+    COMPUTE_CAPABILITY_TOO_LOW = "compute_capability_too_low"
+    BF16_UNSUPPORTED = "bf16_unsupported"
+    FP8_UNSUPPORTED = "fp8_unsupported"
+    TF32_UNSUPPORTED = "tf32_unsupported"
+    NO_NVLINK = "no_nvlink"
+    PCIE_HOST_BRIDGE = "pcie_host_bridge"
+    DATA_LOADER_BOUND = "data_loader_bound"
+    SLOW_DISK = "slow_disk"
+    EPOCH_TOKENS_PADDED = "epoch_tokens_padded"
+    SPOT_INTERRUPTIBLE = "spot_interruptible"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunWarning:
+    """Why a run may fail, be slower or cost more than its headline figure.
+
+    ``code`` is stable (:class:`WarningCode`); ``message`` a sentence for the user;
+    ``values`` the numbers behind it, with units in the keys (``disk_gb``, ``needed_gb``).
+    """
+
+    code: WarningCode
+    message: str
+    values: dict[str, Any] = field(default_factory=dict, hash=False, compare=True)
+
+    def __str__(self) -> str:
+        return f"{self.code.value}: {self.message}"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Estimate:
     """The full answer for a workload on a hardware configuration (optionally priced)."""
@@ -358,6 +417,17 @@ class Estimate:
     memory: MemoryEstimate
     multi_gpu_efficiency: float
     data_loader_samples_per_s: float | None
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[RunWarning, ...] = ()
     evidence: tuple[Evidence, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: what one epoch is, in words (samples, or tokens packed into sequences)
+    epoch_definition: str = ""
+    #: samples (as ``samples_per_s`` counts them) in one epoch
+    epoch_samples: float = 0.0
+    #: tokens in one epoch (token workloads), padding included when samples are padded
+    epoch_tokens: float | None = None
+    #: spot/preemptible offer: the run can be interrupted
+    interruptible: bool = False
+    #: spot only: wall-clock hours and cost of all epochs with interruptions and restarts
+    expected_total_hours: float | None = None
+    expected_total_cost: float | None = None
