@@ -585,7 +585,7 @@ def combine(
         data_loader_samples_per_s=loader,
         warnings=tuple(warnings),
         evidence=tp.evidence,
-        notes=tp.notes,
+        notes=tp.notes + memory.notes,
         epoch_definition=plan.definition,
         epoch_samples=plan.samples,
         epoch_tokens=plan.tokens,

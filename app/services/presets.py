@@ -9,6 +9,7 @@ from app.estimate.throughput import family, training_flops_per_sample
 from app.estimate.types import (
     Architecture,
     Attention,
+    CheckpointGranularity,
     Method,
     Optimizer,
     Precision,
@@ -23,6 +24,7 @@ _ENUMS = {
     "method": Method,
     "attention": Attention,
     "sharding": Sharding,
+    "checkpoint_granularity": CheckpointGranularity,
 }
 _WORKLOAD_FIELDS = {f.name for f in dc_fields(Workload)}
 
