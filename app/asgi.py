@@ -44,7 +44,9 @@ def _field_error(request: Request, exc: Exception) -> Response[dict[str, Any]]:
         {
             "status_code": HTTP_400_BAD_REQUEST,
             "detail": f"Invalid {field}: {reason}",
-            "extra": [{"key": field, "message": reason}],
+            "extra": [
+                {"key": k, "message": m} for k, m in getattr(exc, "errors", [(field, reason)])
+            ],
         },
         status_code=HTTP_400_BAD_REQUEST,
         media_type=MediaType.JSON,

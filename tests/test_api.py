@@ -540,3 +540,20 @@ def test_memory_setup_fields_are_validated(client: Any, field: str, value: objec
     )
     assert r.status_code == 400
     assert field in r.text
+
+
+def test_custom_workload_names_every_missing_field_at_once(client: Any) -> None:
+    r = client.get("/v1/rank", params={"architecture": "transformer_decoder", "layers": "32"})
+    assert r.status_code == 400
+    keys = [e["key"] for e in r.json()["extra"]]
+    assert keys == ["params", "samples_per_epoch", "hidden_size", "seq_len"], r.json()
+
+
+def test_hf_config_endpoint_reads_the_shape(client: Any) -> None:
+    gpt2 = {"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12}
+    r = client.post("/v1/workloads/from-hf-config", json={**gpt2, "vocab_size": 50257})
+    assert r.status_code == 200, r.text
+    assert r.json()["fields"]["layers"] == 12 and r.json()["fields"]["ffn_hidden_size"] == 3072
+    r = client.post("/v1/workloads/from-hf-config", json=gpt2)
+    assert r.status_code == 400
+    assert [e["key"] for e in r.json()["extra"]] == ["vocab_size"]

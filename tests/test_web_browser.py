@@ -171,22 +171,130 @@ def test_rank_page_preset_to_offer(base_url: str, browser_page: tuple[Page, list
     assert not problems, problems
 
 
-def test_phone_width_scrolls_the_table_not_the_page(
+#: every element's right edge, less the viewport width (positive: wider than the screen)
+OVERFLOW_JS = """() => {
+  const w = document.documentElement.clientWidth;
+  const out = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && (r.right > w + 1 || r.left < -1)) {
+      out.push(`${el.tagName}.${el.className} ${Math.round(r.left)}..${Math.round(r.right)}`);
+    }
+  }
+  return {scroll: document.documentElement.scrollWidth, width: w, over: out.slice(0, 10)};
+}"""
+
+
+def _shot(page: Page, name: str) -> None:
+    """With ``GPUCOST_SCREENSHOT`` set, also write ``docs/screenshot-<name>.png``."""
+    if os.environ.get("GPUCOST_SCREENSHOT"):
+        page.evaluate("document.getElementById('results').scrollIntoView()")
+        page.mouse.move(0, 0)
+        page.screenshot(path=str(PROJECT_ROOT / "docs" / f"screenshot-{name}.png"))
+
+
+@pytest.mark.parametrize(("width", "height", "name"), [(1440, 900, "desktop"), (390, 844, "phone")])
+def test_ranked_llm_results_fit_the_viewport(
     base_url: str,
     browser_page: tuple[Page, list[str]],
+    width: int,
+    height: int,
+    name: str,
 ) -> None:
     page, problems = browser_page
-    page.set_viewport_size({"width": 390, "height": 844})
+    page.set_viewport_size({"width": width, "height": height})
     try:
         page.goto(f"{base_url}/?preset=llama3-8b-qlora&gpu_count=1")
         page.wait_for_selector("#results-table tbody tr")
-        page_width = page.evaluate("document.documentElement.scrollWidth")
-        table_wrap = page.evaluate(
-            "document.querySelector('.table-wrap').scrollWidth > "
-            "document.querySelector('.table-wrap').clientWidth"
-        )
-        assert page_width <= 391, page_width
-        assert table_wrap, "the results table scrolls sideways inside its wrapper"
+        fit = page.evaluate(OVERFLOW_JS)
+        assert fit["scroll"] <= width and not fit["over"], fit
+        # an LLM ranking counts tokens, and says so where the figures are read
+        first = page.locator("#results-table tbody tr").first
+        cell = first.locator("td.c-samples_per_s")
+        assert cell.is_visible()
+        if name == "desktop":
+            head = page.locator("#results-table th.c-samples_per_s")
+            assert head.inner_text().strip().startswith("Tokens/s")
+            # every decision column is on screen without scrolling sideways
+            for key in (
+                "gpu",
+                "price_per_hour",
+                "samples_per_s",
+                "epoch_hours",
+                "cost_per_epoch",
+                "total_cost",
+                "memory",
+                "warnings",
+            ):
+                box = page.locator(f"#results-table th.c-{key}").bounding_box()
+                assert box and box["x"] + box["width"] <= width, key
+            # the header sticks to the top of the window when the table scrolls
+            page.locator("#results-table tbody tr").nth(30).scroll_into_view_if_needed()
+            top = page.locator("#results-table th.c-cost_per_epoch").bounding_box()
+            assert top and abs(top["y"]) < 2, top
+            page.locator("#results").scroll_into_view_if_needed()
+        else:
+            # a card per offer: the cell carries its label and the unit
+            assert "tokens/s" in cell.inner_text()
+            label = cell.evaluate("el => getComputedStyle(el, '::before').content")
+            assert "tokens/s" in label
+            # the chart's tick labels stay readable (at least 7 px on screen)
+            tick = page.locator("svg.scatter text.tick").first.bounding_box()
+            assert tick and tick["height"] >= 7, tick
+            page.locator("#results-table").scroll_into_view_if_needed()
+        cols = ("c-price_per_hour", "c-epoch_hours", "c-cost_per_epoch", "c-memory")
+        for c in cols:
+            assert first.locator(f"td.{c}").is_visible(), c
+        assert "GiB" in first.locator("td.c-memory").inner_text()
+        assert re.search(r"(\d+ min|\d h|\d d)", first.locator("td.c-epoch_hours").inner_text())
+        _shot(page, f"rank-llm-{name}")
     finally:
         page.set_viewport_size({"width": 1800, "height": 1040})
     assert not problems, problems
+
+
+def test_empty_form_says_what_to_pick(base_url: str, browser_page: tuple[Page, list[str]]) -> None:
+    page, problems = browser_page
+    page.set_viewport_size({"width": 1440, "height": 900})
+    try:
+        page.goto(f"{base_url}/")
+        page.click("#submit")
+        box = page.locator("#pick-workload")
+        box.wait_for(state="visible", timeout=5000)
+        assert "preset" in box.inner_text()
+        # one of the suggested presets ranks at once
+        page.locator("#results a.try-preset").first.click()
+        page.wait_for_selector("#results-table tbody tr")
+    finally:
+        page.set_viewport_size({"width": 1800, "height": 1040})
+    assert not problems, problems
+
+
+def test_config_json_fills_the_model_in_one_step(
+    base_url: str, browser_page: tuple[Page, list[str]]
+) -> None:
+    page, problems = browser_page
+    config = (
+        '{"model_type": "llama", "hidden_act": "silu", "hidden_size": 4096, '
+        '"intermediate_size": 14336, "max_position_embeddings": 8192, '
+        '"num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, '
+        '"tie_word_embeddings": false, "vocab_size": 128256}'
+    )
+    page.goto(f"{base_url}/")
+    page.click("#hf-config-box summary")
+    page.fill("#hf-config", config)
+    page.click("#hf-fill")
+    page.wait_for_function("document.getElementById('f-layers').value === '32'")
+    assert page.input_value("#f-kv_heads") == "8"
+    assert page.input_value("#f-ffn_hidden_size") == "14336"
+    assert page.input_value("#f-params") == "8030261248"
+    assert page.input_value("#f-architecture") == "transformer_decoder"
+    assert "8192 tokens" in page.inner_text("#hf-result")
+    assert not problems, problems
+    # without the rest of a custom workload, every missing field is named in one answer (a 400)
+    page.click("#submit")
+    page.wait_for_selector("#errors")
+    errors = page.inner_text("#errors")
+    assert "samples_per_epoch" in errors and "seq_len" in errors, errors
+    assert all("status of 400" in p for p in problems), problems
+    problems.clear()

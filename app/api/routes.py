@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import AsyncGenerator
 from typing import Annotated, Any
 
@@ -45,6 +46,7 @@ from app.api.schemas import (
 from app.estimate.cost import SpotAssumptions
 from app.estimate.memory import vram_per_gpu_gb
 from app.estimate.types import Estimate
+from app.hf_config import HFConfigError, parse_hf_config
 from app.services.catalog import search_benchmarks, search_gpus
 from app.services.estimates import (
     Budget,
@@ -364,7 +366,9 @@ def offer_detail(
 def bad_params(exc: ParamError | WorkloadError | FilterError) -> ValidationException:
     """A flat-parameter error as the API's 400 (``extra`` names every parameter, flat)."""
     if not isinstance(exc, ParamError):
-        exc = ParamError([(flat_field(exc.field), exc.reason)])
+        exc = ParamError(
+            [(flat_field(f), r) for f, r in getattr(exc, "errors", [(exc.field, exc.reason)])]
+        )
     return ValidationException(detail="Invalid query parameters", extra=exc.as_extra())
 
 
@@ -489,6 +493,26 @@ class V1Controller(Controller):
             }
             for p in ref.presets.values()
         ]
+
+    @post("/workloads/from-hf-config", sync_to_thread=False, status_code=200)
+    def workload_from_hf_config(self, data: JSONBody[dict[str, Any]]) -> dict[str, Any]:
+        """Read a Hugging Face ``config.json`` (the request body, as is) into workload fields.
+
+        Returns ``fields`` under the flat parameter names of ``GET /v1/rank`` (``layers``,
+        ``hidden_size``, ``heads``, ``kv_heads``, ``ffn_hidden_size``, ``vocab_size``,
+        ``architecture``, ``params`` as an approximate count) plus ``max_positions`` (tokens),
+        and ``notes`` saying what was assumed. A config without layers, hidden size, heads or
+        vocabulary gets a 400 naming every missing field.
+        """
+        try:
+            parsed = parse_hf_config(json.dumps(data))
+        except HFConfigError as exc:
+            extra = [{"key": k, "message": "missing in config.json"} for k in exc.missing]
+            raise ValidationException(
+                detail=f"Invalid config.json: {exc.reason}",
+                extra=extra or [{"key": "body", "message": exc.reason}],
+            ) from None
+        return {"fields": parsed.fields, "notes": parsed.notes}
 
     @post("/estimate", sync_to_thread=False, status_code=200)
     def estimate(

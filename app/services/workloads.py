@@ -30,12 +30,17 @@ REQUIRED_WITHOUT_PRESET = ("architecture", "params", "samples_per_epoch")
 
 
 class WorkloadError(ValueError):
-    """Bad workload input; ``field`` names the offending field (dotted path)."""
+    """Bad workload input; ``field`` names the offending field (dotted path).
 
-    def __init__(self, field: str, reason: str):
-        super().__init__(f"{field}: {reason}")
+    ``errors`` lists every (field, reason) found at once, the first being (field, reason):
+    a custom workload missing several required fields names them all in one answer.
+    """
+
+    def __init__(self, field: str, reason: str, more: tuple[tuple[str, str], ...] = ()):
+        super().__init__("; ".join(f"{f}: {r}" for f, r in ((field, reason), *more)))
         self.field = field
         self.reason = reason
+        self.errors: list[tuple[str, str]] = [(field, reason), *more]
 
 
 def _build(values: dict[str, Any], preset: Preset | None, matches: bool) -> Workload:
@@ -52,6 +57,33 @@ def preset_meta(preset: Preset) -> dict[str, Any]:
         "units_per_sample": preset.units_per_sample,
         "throughput_unit": preset.throughput_unit,
     }
+
+
+def _raise_all_missing(merged: dict[str, Any], prefix: str) -> None:
+    """Without a preset: every required field that is missing, named in one error.
+
+    Raises:
+        WorkloadError: with ``errors`` listing each missing field (none missing: no error).
+    """
+    missing = [
+        (f"{prefix}.{name}", "required when no preset is given")
+        for name in REQUIRED_WITHOUT_PRESET
+        if merged.get(name) is None
+    ]
+    arch = merged.get("architecture")
+    shape = {
+        "transformer_encoder": ("layers", "hidden_size", "seq_len"),
+        "transformer_decoder": ("layers", "hidden_size", "seq_len"),
+        "vit": ("layers", "hidden_size"),
+    }.get(str(arch), ())
+    missing += [
+        (f"{prefix}.{name}", f"required for architecture {arch}")
+        for name in shape
+        if not merged.get(name)
+    ]
+    if missing:
+        (field, reason), *more = missing
+        raise WorkloadError(field, reason, tuple(more))
 
 
 def resolve_workload(
@@ -79,11 +111,11 @@ def resolve_workload(
             )
         base = dict(preset.fields)
     merged = {**base, **{k: v for k, v in given.items() if k != "preset" and v is not None}}
+    if preset is None:
+        _raise_all_missing(merged, prefix)
     for name in REQUIRED_WITHOUT_PRESET:
         if merged.get(name) is not None:
             continue
-        if preset is None:
-            raise WorkloadError(f"{prefix}.{name}", "required when no preset is given")
         if name == "samples_per_epoch":
             raise WorkloadError(
                 f"{prefix}.samples_per_epoch",

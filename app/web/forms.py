@@ -192,26 +192,18 @@ class Column:
 
 COLUMNS = (
     Column("rank", "#", title="rank; ◆ = on the cost/time Pareto frontier"),
-    Column("provider", "Provider", numeric=False),
-    Column("instance", "Instance", numeric=False),
-    Column("gpu", "GPU × count", numeric=False),
-    Column("vram", "VRAM", desc_first=True, title="per GPU, GB"),
-    Column("vcpus", "vCPUs", desc_first=True),
-    Column("ram", "RAM", desc_first=True, title="host RAM, GiB"),
-    Column("disk", "Disk", desc_first=True, title="system + data disk, GB"),
-    Column("max_cuda", "Max CUDA", desc_first=True),
     Column(
-        "nvlink",
-        "NVLink",
+        "provider",
+        "Offer",
         numeric=False,
-        desc_first=True,
-        title="GPU-to-GPU link inside the instance",
+        title="provider and instance type; open Specs for VRAM, vCPUs, RAM, disk, CUDA, link",
     ),
+    Column("gpu", "GPU × count", numeric=False),
     Column(
         "price_per_hour",
         "Price / h",
         rank_key="price_per_hour",
-        title="whole instance, converted to the chosen currency",
+        title="whole instance per hour, converted to the chosen currency; below: per GPU-hour",
     ),
     Column(
         "samples_per_s",
@@ -220,12 +212,33 @@ COLUMNS = (
         desc_first=True,
         title="predicted training throughput of all GPUs: value, low–high range, basis",
     ),
-    Column("epoch_hours", "Epoch time", rank_key="epoch_hours"),
+    Column("epoch_hours", "Epoch", rank_key="epoch_hours", title="wall-clock time of one epoch"),
     Column("cost_per_epoch", "Cost / epoch", rank_key="cost_per_epoch"),
-    Column("total_cost", "Total cost", rank_key="total_cost", title="all epochs"),
-    Column("memory", "Memory", title="OOM risk; predicted peak per GPU / usable VRAM"),
+    Column("total_cost", "Total", rank_key="total_cost", title="all epochs"),
+    Column("memory", "Memory", title="OOM verdict; predicted peak per GPU / usable VRAM, GiB"),
     Column("warnings", "Warnings", numeric=False),
 )
+
+#: Columns kept out of the table to fit the screen (their values are in each row's Specs);
+#: the rows can still be ordered by them.
+EXTRA_ORDER_COLUMNS = (
+    Column("instance", "instance type", numeric=False),
+    Column("vram", "VRAM", desc_first=True, title="per GPU, GB"),
+    Column("vcpus", "vCPUs", desc_first=True),
+    Column("ram", "RAM", desc_first=True, title="host RAM, GB"),
+    Column("disk", "disk", desc_first=True, title="system + data disk, GB"),
+    Column("max_cuda", "max CUDA", desc_first=True),
+    Column("nvlink", "NVLink", numeric=False, desc_first=True, title="GPU-to-GPU link"),
+    Column("region", "region", numeric=False),
+)
+
+
+def throughput_unit(token_workload: bool, image_workload: bool) -> str:
+    """The throughput unit people use: ``tokens/s`` for token workloads, ``images/s`` for
+    image workloads, else ``samples/s``."""
+    if token_workload:
+        return "tokens/s"
+    return "images/s" if image_workload else "samples/s"
 
 
 def all_form_fields() -> tuple[FormField, ...]:

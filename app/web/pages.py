@@ -55,6 +55,7 @@ from app.web import charts
 from app.web.format import hours, money, money_short, num
 from app.web.forms import (
     COLUMNS,
+    EXTRA_ORDER_COLUMNS,
     FILTERS_ADVANCED,
     FILTERS_MAIN,
     OPTIONS,
@@ -62,6 +63,7 @@ from app.web.forms import (
     WORKLOAD_ADVANCED,
     WORKLOAD_MAIN,
     all_form_fields,
+    throughput_unit,
 )
 
 #: Labels of fields for error messages ("Micro-batch per GPU (micro_batch_size): …").
@@ -202,10 +204,15 @@ def rank_chart(result: RankResponse, link_params: Mapping[str, str]) -> charts.C
     return layout
 
 
-def column_headers(params: Mapping[str, str], sort: str, order: str | None) -> list[dict[str, Any]]:
+def column_headers(
+    params: Mapping[str, str],
+    sort: str,
+    order: str | None,
+    columns: tuple[Any, ...] = COLUMNS,
+) -> list[dict[str, Any]]:
     """Header cells with the link that sorts by the column (toggling its direction)."""
     out = []
-    for col in COLUMNS:
+    for col in columns:
         direction = None
         if order and order.removeprefix("-") == col.key:
             direction = "descending" if order.startswith("-") else "ascending"
@@ -305,6 +312,7 @@ class PageController(Controller):
         result: RankResponse | None = None
         params: dict[str, str] = {k: v for k, v in form.items() if k in RANK_PARAMS}
         sort, order = "cost_per_epoch", None
+        no_workload = False
         try:
             query = parse_rank_query(raw)
         except ParamError as exc:
@@ -315,8 +323,25 @@ class PageController(Controller):
                 try:
                     result = rank_response(query.request, session, ref, settings, order=order)
                 except (WorkloadError, FilterError) as exc:
-                    errors = [(flat_field(exc.field), exc.reason)]
+                    found = getattr(exc, "errors", [(exc.field, exc.reason)])
+                    errors = [(flat_field(f), r) for f, r in found]
+            elif form:
+                # the form was submitted without a workload: say what to pick, all at once
+                no_workload = True
+                errors = [
+                    (
+                        "preset",
+                        "pick a preset (e.g. Llama 3 8B QLoRA or ResNet-50), or describe the "
+                        "model: give params and the model shape",
+                    )
+                ]
         fresh = self._banner(session, settings)
+        unit = "samples/s"
+        if result is not None:
+            unit = throughput_unit(
+                any(r.estimate.tokens_per_s is not None for r in result.results),
+                bool(result.workload.get("image_size")),
+            )
         preset = ref.presets.get(form.get("preset", ""))
         currency = result.currency if result else params.get("currency", "USD")
         overrides = [k for k in WORKLOAD_PARAMS if k in params and k != "preset"]
@@ -340,6 +365,9 @@ class PageController(Controller):
             "order": order,
             "chart": rank_chart(result, params) if result else None,
             "headers": column_headers(params, sort, order),
+            "extra_orders": column_headers(params, sort, order, EXTRA_ORDER_COLUMNS),
+            "unit": unit,
+            "no_workload": no_workload,
             "json_url": url("/v1/rank", form, _with_unknown(RANK_PARAMS, form)),
             "offer_url": lambda offer_id: url(f"/offers/{offer_id}", params, OFFER_PARAMS),
             "more_url": url("/", params, limit=str(min(1000, len(result.results) + 100)))
@@ -358,7 +386,8 @@ class PageController(Controller):
             "currency_choices": [(c, c) for c in currencies],
             "workload_title": workload_title,
             "sort_labels": SORT_LABELS,
-            "column_labels": {c.key: c.label for c in COLUMNS},
+            "column_labels": {c.key: c.label for c in (*COLUMNS, *EXTRA_ORDER_COLUMNS)}
+            | {"samples_per_s": unit},
             "gpu_names": sorted(ref.gpus),
             "nvlink_labels": NVLINK_LABELS,
             "banner": fresh,

@@ -5,7 +5,30 @@ document.addEventListener("DOMContentLoaded", () => {
   // Forms: leave empty and default-valued fields out of the URL, so a shared link carries only
   // what was chosen (the server treats both the same).
   for (const form of document.querySelectorAll("form[method='get']")) {
-    form.addEventListener("submit", () => {
+    form.addEventListener("submit", (event) => {
+      // The ranking form without a workload: say what to pick instead of reloading the page.
+      if (form.id === "rank-form") {
+        const given = [...form.querySelectorAll(
+          "fieldset.workload input[name], fieldset.workload select[name]")]
+          .some((el) => el.value.trim() !== "");
+        if (!given) {
+          event.preventDefault();
+          let box = document.getElementById("pick-workload");
+          if (!box) {
+            box = document.createElement("div");
+            box.id = "pick-workload";
+            box.className = "errors";
+            box.setAttribute("role", "alert");
+            box.textContent = "No workload given: pick a preset (e.g. Llama 3 8B QLoRA or " +
+              "ResNet-50), or describe the model under \u201cModel shape\u201d (params and shape).";
+            form.prepend(box);
+          }
+          box.scrollIntoView({ block: "nearest" });
+          const preset = document.getElementById("f-preset");
+          if (preset) preset.focus();
+          return;
+        }
+      }
       for (const el of form.querySelectorAll("input[name], select[name]")) {
         const value = el.value.trim();
         if (value === "" || (el.dataset.default && value === el.dataset.default)) {
@@ -42,6 +65,45 @@ document.addEventListener("DOMContentLoaded", () => {
           el.placeholder = shown || el.title || "";
         }
       }
+    });
+  }
+
+  // config.json: the API reads it into the model-shape fields, in one step.
+  const hfButton = document.getElementById("hf-fill");
+  if (hfButton) {
+    hfButton.addEventListener("click", async () => {
+      const out = document.getElementById("hf-result");
+      const text = document.getElementById("hf-config").value;
+      let body;
+      try {
+        body = JSON.parse(text);
+      } catch (err) {
+        out.textContent = `Not JSON: ${err.message}`;
+        return;
+      }
+      const r = await fetch("/v1/workloads/from-hf-config", {
+        method: "POST", headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      const answer = await r.json();
+      if (!r.ok) {
+        const keys = (answer.extra || []).map((e) => e.key).join(", ");
+        out.textContent = `${answer.detail}${keys ? ` (${keys})` : ""}`;
+        return;
+      }
+      const filled = [];
+      for (const [name, value] of Object.entries(answer.fields)) {
+        const el = document.getElementById(`f-${name}`);
+        if (!el) continue;
+        el.value = String(value);
+        filled.push(`${name} ${value}`);
+      }
+      const adv = document.querySelector("#rank-form fieldset.workload details.advanced");
+      if (adv) adv.open = true;
+      const maxPos = answer.fields.max_positions;
+      out.textContent = `Filled ${filled.join(", ")}` +
+        (maxPos ? `; the model takes up to ${maxPos} tokens per sequence` : "") +
+        `. ${answer.notes.join("; ")}. Now give the sequence length and samples per epoch.`;
     });
   }
 

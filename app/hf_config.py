@@ -1,0 +1,134 @@
+"""A Hugging Face ``config.json`` as ranking-form fields: pure, data in, data out.
+
+``parse_hf_config(text)`` reads the architecture fields a transformer ``config.json`` carries
+(the key names of the ``transformers`` configuration classes: ``num_hidden_layers``,
+``hidden_size``, ``num_attention_heads``, ``num_key_value_heads``, ``intermediate_size``,
+``vocab_size``, ``max_position_embeddings``, and the GPT-2 style ``n_layer``/``n_embd``/
+``n_head``/``n_inner``/``n_positions``) and returns them under the flat parameter names of
+:mod:`app.api.query` (``layers``, ``hidden_size``, ``heads``, ``kv_heads``,
+``ffn_hidden_size``, ``vocab_size``), plus ``max_positions`` (the longest sequence the model
+takes, tokens), ``architecture`` and an approximate ``params`` count.
+
+Parameter count (weights only, biases left out, so within about 0.2 % for models with
+biases): per layer ``q`` and ``o`` projections ``2·h²``, ``k`` and ``v`` ``2·h·kv_heads·d``
+(``d`` = head size), the MLP ``3·h·ffn`` when gated (SwiGLU/GeGLU: LLaMA, Mistral, Qwen,
+Gemma), else ``2·h·ffn``, two norms ``2·h``; plus the token embedding ``V·h``, an untied
+output head ``V·h`` (``tie_word_embeddings`` false), learned positions ``P·h`` for GPT-2/BERT
+style models and a final norm ``h``. This is the standard weight accounting of a transformer
+block (as in Megatron-LM's and Kaplan et al. 2020's parameter counts).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+#: config key aliases, first found wins (transformers' config classes)
+KEYS: dict[str, tuple[str, ...]] = {
+    "layers": ("num_hidden_layers", "n_layer", "num_layers", "n_layers"),
+    "hidden_size": ("hidden_size", "n_embd", "d_model", "dim"),
+    "heads": ("num_attention_heads", "n_head", "num_heads", "n_heads"),
+    "kv_heads": ("num_key_value_heads", "num_kv_heads", "n_kv_heads"),
+    "ffn_hidden_size": ("intermediate_size", "n_inner", "ffn_dim", "d_ff", "ffn_hidden_size"),
+    "vocab_size": ("vocab_size",),
+    "max_positions": ("max_position_embeddings", "n_positions", "n_ctx", "max_seq_len"),
+}
+ENCODERS = {"bert", "roberta", "xlm-roberta", "deberta", "deberta-v2", "electra", "distilbert"}
+GATED_MLP = {"llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma2", "phi3", "olmo"}
+LEARNED_POSITIONS = {"gpt2", "gpt_neo", "opt", "bert", "roberta", "xlm-roberta", "distilbert"}
+#: where each field is, for the messages
+REQUIRED = ("layers", "hidden_size", "heads", "vocab_size")
+
+
+class HFConfigError(ValueError):
+    """The text is not a usable ``config.json``; ``missing`` names every absent field."""
+
+    def __init__(self, reason: str, missing: tuple[str, ...] = ()):
+        super().__init__(reason)
+        self.reason = reason
+        self.missing = missing
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedConfig:
+    """Form fields (flat parameter names) read from a config, and what was assumed."""
+
+    fields: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+
+def _int(cfg: dict[str, Any], name: str) -> int | None:
+    for key in KEYS[name]:
+        value = cfg.get(key)
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int) and value > 0:
+            return value
+        if isinstance(value, float) and value.is_integer() and value > 0:
+            return int(value)
+    return None
+
+
+def parse_hf_config(text: str) -> ParsedConfig:
+    """Read a Hugging Face ``config.json`` (its text) into ranking-form fields.
+
+    Returns:
+        ``ParsedConfig``: ``fields`` has ``architecture``, ``layers``, ``hidden_size``,
+        ``heads``, ``kv_heads``, ``ffn_hidden_size``, ``vocab_size``, ``max_positions``
+        (tokens) and ``params`` (count, approximate; see the module docstring); ``notes``
+        says what was assumed (e.g. ``kv_heads`` = ``heads`` when absent).
+
+    Raises:
+        HFConfigError: not JSON, not an object, or without layers / hidden size / heads /
+            vocabulary (all missing ones named at once).
+    """
+    try:
+        cfg = json.loads(text)
+    except ValueError as exc:
+        raise HFConfigError(f"not JSON: {exc}") from None
+    if not isinstance(cfg, dict):
+        raise HFConfigError("not a JSON object")
+    notes: list[str] = []
+    if isinstance(cfg.get("text_config"), dict):  # multimodal: the language model's config
+        cfg = {**cfg, **cfg["text_config"]}
+        notes.append("read the language model's text_config")
+    model_type = str(cfg.get("model_type") or "").lower()
+    out: dict[str, Any] = {k: _int(cfg, k) for k in KEYS}
+    missing = tuple(k for k in REQUIRED if out[k] is None)
+    if missing:
+        raise HFConfigError("config.json lacks " + ", ".join(missing), missing)
+    h, layers, heads, vocab = out["hidden_size"], out["layers"], out["heads"], out["vocab_size"]
+    if cfg.get("multi_query") is True and out["kv_heads"] is None:
+        out["kv_heads"] = 1
+    if out["kv_heads"] is None:
+        out["kv_heads"] = heads
+        notes.append("no num_key_value_heads: full multi-head attention (kv_heads = heads)")
+    if out["ffn_hidden_size"] is None:
+        out["ffn_hidden_size"] = 4 * h
+        notes.append("no intermediate size: 4 × hidden size (GPT-2 convention)")
+    if model_type in ENCODERS:
+        out["architecture"] = "transformer_encoder"
+    elif model_type == "vit":
+        out["architecture"] = "vit"
+    else:
+        out["architecture"] = "transformer_decoder"
+    head_dim = cfg.get("head_dim") if isinstance(cfg.get("head_dim"), int) else h // heads
+    gated = model_type in GATED_MLP or str(cfg.get("hidden_act", "")).lower() in (
+        "silu",
+        "swiglu",
+    )
+    per_layer = (
+        2 * h * heads * head_dim  # q, o
+        + 2 * h * out["kv_heads"] * head_dim  # k, v
+        + (3 if gated else 2) * h * out["ffn_hidden_size"]
+        + 2 * h  # two norms
+    )
+    params = layers * per_layer + vocab * h + h
+    if cfg.get("tie_word_embeddings", True) is False:
+        params += vocab * h
+    if model_type in LEARNED_POSITIONS and out["max_positions"]:
+        params += out["max_positions"] * h
+    out["params"] = params
+    notes.append(f"params ≈ {params:,} from the shape ({'gated' if gated else 'plain'} MLP)")
+    return ParsedConfig(fields={k: v for k, v in out.items() if v is not None}, notes=notes)

@@ -1,0 +1,89 @@
+"""parse_hf_config: architecture fields and parameter counts from real config.json files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.hf_config import HFConfigError, parse_hf_config
+
+#: meta-llama/Meta-Llama-3-8B config.json (the fields that matter), as published on the Hub
+LLAMA3_8B = {
+    "architectures": ["LlamaForCausalLM"],
+    "hidden_act": "silu",
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "max_position_embeddings": 8192,
+    "model_type": "llama",
+    "num_attention_heads": 32,
+    "num_hidden_layers": 32,
+    "num_key_value_heads": 8,
+    "rope_theta": 500000.0,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "vocab_size": 128256,
+}
+#: openai-community/gpt2 config.json
+GPT2 = {
+    "activation_function": "gelu_new",
+    "model_type": "gpt2",
+    "n_ctx": 1024,
+    "n_embd": 768,
+    "n_head": 12,
+    "n_inner": None,
+    "n_layer": 12,
+    "n_positions": 1024,
+    "vocab_size": 50257,
+}
+
+
+def test_llama3_8b_fields_and_exact_parameter_count() -> None:
+    parsed = parse_hf_config(json.dumps(LLAMA3_8B))
+    assert parsed.fields == {
+        "architecture": "transformer_decoder",
+        "layers": 32,
+        "hidden_size": 4096,
+        "heads": 32,
+        "kv_heads": 8,
+        "ffn_hidden_size": 14336,
+        "vocab_size": 128256,
+        "max_positions": 8192,
+        # Meta's published count for Llama 3 8B: 8,030,261,248 (norms included, no biases)
+        "params": 8_030_261_248,
+    }
+
+
+def test_gpt2_names_defaults_and_count_within_biases() -> None:
+    parsed = parse_hf_config(json.dumps(GPT2))
+    f = parsed.fields
+    assert (f["layers"], f["hidden_size"], f["heads"], f["vocab_size"]) == (12, 768, 12, 50257)
+    assert f["kv_heads"] == 12 and f["ffn_hidden_size"] == 3072 and f["max_positions"] == 1024
+    # 124,439,808 with biases (transformers' GPT2Model); biases are 102,144 of them
+    assert f["params"] == 124_439_808 - 102_144
+    assert any("kv_heads = heads" in n for n in parsed.notes)
+
+
+def test_encoder_model_types_are_encoders() -> None:
+    bert = {
+        "model_type": "bert",
+        "hidden_size": 768,
+        "num_hidden_layers": 12,
+        "num_attention_heads": 12,
+        "intermediate_size": 3072,
+        "vocab_size": 30522,
+        "max_position_embeddings": 512,
+    }
+    assert parse_hf_config(json.dumps(bert)).fields["architecture"] == "transformer_encoder"
+
+
+def test_every_missing_field_is_named_at_once() -> None:
+    with pytest.raises(HFConfigError) as info:
+        parse_hf_config(json.dumps({"model_type": "llama", "hidden_size": 4096}))
+    assert info.value.missing == ("layers", "heads", "vocab_size")
+
+
+@pytest.mark.parametrize("text", ["", "{not json", "[1, 2]", '"llama"'])
+def test_not_a_config(text: str) -> None:
+    with pytest.raises(HFConfigError):
+        parse_hf_config(text)
