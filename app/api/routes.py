@@ -49,7 +49,7 @@ from app.services.estimates import (
     rank_offers,
 )
 from app.services.offer_detail import offer_extras
-from app.services.offers import FilterError, OfferRow, select_offers, stale_provider_ids
+from app.services.offers import FilterError, OfferRow, page_offers, stale_provider_ids
 from app.services.reference import ReferenceData
 from app.services.refresh_runs import price_history
 from app.services.workloads import WorkloadError, resolve_workload
@@ -320,12 +320,13 @@ class V1Controller(Controller):
             max_price_per_hour=max_price_per_hour,
             available_only=available_only,
         ).model_dump()
-        rows = select_offers(session, filters, ref, currency=currency)
+        page, total = page_offers(
+            session, filters, ref, currency=currency, limit=limit, offset=offset
+        )
         stale = stale_provider_ids(session, settings.stale_after_hours)
-        page = rows[offset : offset + limit]
         return OfferPage(
             items=[offer_out(r, ref, stale) for r in page],
-            total=len(rows),
+            total=total,
             limit=limit,
             offset=offset,
         )
