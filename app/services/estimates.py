@@ -6,11 +6,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from sqlalchemy.orm import Session
 
-from app.estimate.cost import UnknownCurrencyError, combine, convert, epoch_hours
+from app.estimate.cost import UnknownCurrencyError, combine, convert
 from app.estimate.memory import estimate_memory, vram_per_gpu_gb
-from app.estimate.rank import Candidate, rank_with_frontier
+from app.estimate.rank import Candidate, CandidateColumns, Ranked, rank_columns
 from app.estimate.throughput import ThroughputModel
 from app.estimate.types import (
     Estimate,
@@ -24,7 +25,6 @@ from app.estimate.types import (
 from app.services.offers import (
     FilterError,
     OfferRow,
-    RankRow,
     select_offers_by_id,
     select_rank_rows,
 )
@@ -147,6 +147,21 @@ def estimate_what_if(
     return combine(w, hw, tp, memory, price_per_hour=price_per_hour, currency=currency)
 
 
+def _candidate(cols: CandidateColumns, i: int) -> Candidate:
+    def opt(a: np.ndarray) -> float | None:
+        return None if math.isinf(a[i]) else float(a[i])
+
+    return Candidate(
+        offer_id=int(cols.offer_id[i]),
+        cost_per_epoch=opt(cols.cost_per_epoch),
+        epoch_hours=float(cols.epoch_hours[i]),
+        total_cost=opt(cols.total_cost),
+        price_per_hour=opt(cols.price_per_hour),
+        samples_per_s=float(cols.samples_per_s[i]),
+        oom_high=bool(cols.oom_high[i]),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class RankedOffer:
     """A ranked offer with its full estimate and converted price."""
@@ -240,50 +255,77 @@ def rank_offers(
     check_estimable(w, model)
     tp_cache: dict[tuple[str, float, Interconnect | None], ThroughputEstimate] = {}
     mem_cache: dict[tuple[float, int], MemoryEstimate] = {}
-    rate_cache: dict[str, float] = {}
-    cpu_ms = w.cpu_ms_per_sample
-    samples_per_epoch = w.samples_per_epoch
-    prepared: dict[int, tuple[RankRow, ThroughputEstimate, MemoryEstimate, float | None]] = {}
-    candidates = []
     names = ref.gpu_names_by_id
-    for row in rows:
-        if row.gpu_model_id is None:
-            continue
-        gpu = ref.gpus[names[row.gpu_model_id]]
-        link = offer_interconnect(row.interconnect)
-        tkey = (gpu.name, row.gpu_count, link)
+    matching = len(rows)
+    rows = [r for r in rows if r.gpu_model_id is not None]
+    # One estimate per distinct hardware configuration (as the per-offer loop did); then
+    # price, data-loader cap, epoch time and cost for all offers at once, as arrays.
+    configs: dict[tuple[int, float, str | None, float | None], int] = {}
+    config_of = [
+        configs.setdefault(
+            (r.gpu_model_id, r.gpu_count, r.interconnect, r.vram_gib_per_gpu), len(configs)
+        )
+        for r in rows
+    ]
+    config_est: list[tuple[ThroughputEstimate, MemoryEstimate]] = []
+    for gpu_id, count, interconnect, listed_vram in configs:
+        gpu = ref.gpus[names[gpu_id]]
+        link = offer_interconnect(interconnect)
+        tkey = (gpu.name, count, link)
         tp = tp_cache.get(tkey)
         if tp is None:
-            tp = tp_cache[tkey] = model.estimate(gpu, row.gpu_count, link)
-        vram = vram_per_gpu_gb(gpu.vram_gb, row.vram_gib_per_gpu, row.gpu_count)
-        mkey = (vram, math.floor(row.gpu_count))
+            tp = tp_cache[tkey] = model.estimate(gpu, count, link)
+        vram = vram_per_gpu_gb(gpu.vram_gb, listed_vram, count)
+        mkey = (vram, math.floor(count))
         mem = mem_cache.get(mkey)
         if mem is None:
-            mem = mem_cache[mkey] = estimate_memory(w, vram_gb=vram, gpu_count=row.gpu_count)
-        price = row.price_per_hour
-        if price is not None and row.currency != currency:
-            rate = rate_cache.get(row.currency)
-            if rate is None:
-                rate = rate_cache[row.currency] = price_in(1.0, row.currency, currency, ref)
-            price *= rate  # type: ignore[operator]
-        samples = tp.samples_per_s
-        if cpu_ms and row.vcpus:
-            samples = min(samples, max(row.vcpus - 1, 1.0) * 1000.0 / cpu_ms)
-        hours = epoch_hours(samples_per_epoch, samples)
-        cost = hours * price if price is not None else None
-        candidates.append(
-            Candidate(
-                offer_id=row.id,
-                cost_per_epoch=cost,
-                epoch_hours=hours,
-                total_cost=cost * w.epochs if cost is not None else None,
-                price_per_hour=price,
-                samples_per_s=samples,
-                oom_high=mem.oom_risk == OomRisk.HIGH,
-            )
+            mem = mem_cache[mkey] = estimate_memory(w, vram_gb=vram, gpu_count=count)
+        config_est.append((tp, mem))
+    rates = {
+        c: price_in(1.0, c, currency, ref) if c != currency else 1.0
+        for c in {r.currency for r in rows if r.price_per_hour is not None}
+    }
+    cfg = np.array(config_of, dtype=np.intp)
+    cfg_samples = np.array([tp.samples_per_s for tp, _ in config_est], dtype=np.float64)
+    cfg_oom = np.array([m.oom_risk == OomRisk.HIGH for _, m in config_est], dtype=bool)
+    listed = np.array(
+        [math.nan if r.price_per_hour is None else r.price_per_hour for r in rows],
+        dtype=np.float64,
+    )
+    rate = np.array([rates.get(r.currency, 1.0) for r in rows], dtype=np.float64)
+    # the same float operations as before, in the same order: price × rate (only when the
+    # currency differs), min(samples, data-loader rate), samples/epoch ÷ samples/s ÷ 3600
+    prices = np.where(rate == 1.0, listed, listed * rate)
+    samples = cfg_samples[cfg] if len(rows) else np.zeros(0)
+    cpu_ms = w.cpu_ms_per_sample
+    if cpu_ms:
+        vcpus = np.array([r.vcpus or 0.0 for r in rows], dtype=np.float64)
+        cap = np.maximum(vcpus - 1, 1.0) * 1000.0 / cpu_ms
+        samples = np.where(vcpus > 0, np.minimum(samples, cap), samples)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        hours = np.where(samples > 0, w.samples_per_epoch / samples / 3600.0, math.inf)
+    cost = hours * prices
+    priced = ~np.isnan(prices)
+    cols = CandidateColumns(
+        offer_id=np.array([r.id for r in rows], dtype=np.int64),
+        cost_per_epoch=np.where(priced, cost, math.inf),
+        epoch_hours=hours,
+        total_cost=np.where(priced, cost * w.epochs, math.inf),
+        price_per_hour=np.where(priced, prices, math.inf),
+        samples_per_s=samples,
+        oom_high=cfg_oom[cfg] if len(rows) else np.zeros(0, dtype=bool),
+    )
+    top, below = rank_columns(cols, sort=sort, drop_oom=drop_oom, limit=limit)
+    prepared = {
+        rows[i].id: (
+            rows[i],
+            *config_est[config_of[i]],
+            float(prices[i]) if priced[i] else None,
         )
-        prepared[row.id] = (row, tp, mem, price)
-    ranked, extra = rank_with_frontier(candidates, sort=sort, drop_oom=drop_oom, limit=limit)
+        for i, _, _ in (*top, *below)
+    }
+    ranked = [Ranked(_candidate(cols, i), pareto, rank) for i, rank, pareto in top]
+    extra = [Ranked(_candidate(cols, i), pareto, rank) for i, rank, pareto in below]
     full = select_offers_by_id(session, [r.candidate.offer_id for r in (*ranked, *extra)])
 
     def build(r: Any) -> RankedOffer:
@@ -303,8 +345,8 @@ def rank_offers(
     return Ranking(
         results=[build(r) for r in ranked],
         frontier=[build(r) for r in extra],
-        total=len(candidates),
-        unestimated=len(rows) - len(candidates),
+        total=len(rows),
+        unestimated=matching - len(rows),
     )
 
 

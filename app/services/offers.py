@@ -171,10 +171,10 @@ def _post_filter(rows: list, filters: dict, ref: ReferenceData, currency: str) -
 def select_rank_rows(
     session: Session, filters: dict, ref: ReferenceData, *, currency: str = "USD"
 ) -> list[RankRow]:
-    """Like :func:`select_offers` but only the columns ranking needs (fast path)."""
-    stmt = _filtered(select(*_RANK_COLUMNS).join(Provider), filters, ref)
-    rows = [RankRow._make(r) for r in session.execute(stmt)]
-    return _post_filter(rows, filters, ref, currency)
+    """Like :func:`select_offers` but only the columns ranking needs (fast path), every
+    filter applied in SQL."""
+    stmt = _exact_filtered(session, select(*_RANK_COLUMNS).join(Provider), filters, ref, currency)
+    return [RankRow._make(r) for r in session.execute(stmt)]
 
 
 def select_offers_by_id(session: Session, ids: list[int]) -> dict[int, OfferRow]:
