@@ -55,7 +55,7 @@ class Settings(BaseSettings):
     #: Threads running request handlers per server process. Handlers are mostly Python CPU
     #: work under the GIL: more threads than cores add no throughput, and every extra one
     #: slows the event loop (``/healthz``); scale with ``gpucost serve --workers`` instead.
-    max_handler_threads: int = Field(default=4, ge=1, le=1000)
+    max_handler_threads: int = Field(default=2, ge=1, le=1000)
 
     @property
     def handler_threads(self) -> int:

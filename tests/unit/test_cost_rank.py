@@ -147,9 +147,7 @@ def test_vectorised_ranking_matches_the_definitions_on_random_offers() -> None:
 
     def dominated(c: Candidate) -> bool:
         a = pt(c)
-        return any(
-            (b := pt(o))[0] <= a[0] and b[1] <= a[1] and b != a for o in fits if o is not c
-        )
+        return any((b := pt(o))[0] <= a[0] and b[1] <= a[1] and b != a for o in fits if o is not c)
 
     frontier = {c.offer_id for c in fits if not dominated(c) and all(map(math.isfinite, pt(c)))}
     inf = math.inf
