@@ -164,7 +164,7 @@ def serve(host: str, port: int, workers: int) -> None:
 
 
 #: ``gpucost refresh`` exit codes.
-EXIT_OK, EXIT_PROVIDER_FAILED, EXIT_SETUP, EXIT_LOCKED = 0, 1, 2, 3
+EXIT_OK, EXIT_PROVIDER_FAILED, EXIT_SETUP, EXIT_LOCKED, EXIT_SUSPECT = 0, 1, 2, 3, 4
 
 
 @main.command()
@@ -179,13 +179,24 @@ EXIT_OK, EXIT_PROVIDER_FAILED, EXIT_SETUP, EXIT_LOCKED = 0, 1, 2, 3
 @click.option(
     "--dry-run", is_flag=True, help="Fetch and compare with the database, but write nothing."
 )
-def refresh(providers: tuple[str, ...], dry_run: bool) -> None:
+@click.option(
+    "--accept-shrink",
+    "accept_shrink",
+    multiple=True,
+    metavar="NAME",
+    help="Apply this provider's answer even if it has far fewer offers than its last "
+    "successful run (repeatable; see GPUCOST_SCRAPER_MAX_SHRINK_FRACTION).",
+)
+def refresh(providers: tuple[str, ...], dry_run: bool, accept_shrink: tuple[str, ...]) -> None:
     """Fetch current offers from the providers and store them (the nightly job).
 
     Each provider is applied in its own transaction with one refresh-run record; a provider
-    that fails keeps its stored offers. Exit codes: 0 every enabled provider succeeded,
-    1 at least one failed, 2 setup problem (unknown provider, missing key, database not
-    migrated), 3 another refresh is running. Provider URLs, keys, timeouts and retries come
+    that fails keeps its stored offers. A provider whose answer shrank by more than
+    GPUCOST_SCRAPER_MAX_SHRINK_FRACTION (default 0.5) against its last successful run is not
+    applied (status suspect) unless named in --accept-shrink. Exit codes: 0 every enabled
+    provider succeeded, 1 at least one failed, 2 setup problem (unknown provider, missing key,
+    database not migrated), 3 another refresh is running, 4 none failed but at least one was
+    held back as suspect. Provider URLs, keys, timeouts and retries come
     from GPUCOST_SCRAPER_* variables (see docs/refresh.md).
     """
     from sqlalchemy.exc import OperationalError
@@ -213,6 +224,7 @@ def refresh(providers: tuple[str, ...], dry_run: bool) -> None:
                 providers=providers,
                 dry_run=dry_run,
                 progress=progress.update,
+                accept_shrink=accept_shrink,
             )
     except RefreshSetupError as exc:
         console.print(f"[red]refresh:[/red] {exc}")
@@ -226,7 +238,14 @@ def refresh(providers: tuple[str, ...], dry_run: bool) -> None:
     finally:
         engine.dispose()
     _print_refresh_summary(report)
-    sys.exit(EXIT_OK if report.ok else EXIT_PROVIDER_FAILED)
+    statuses = {o.status for o in report.outcomes}
+    sys.exit(
+        EXIT_PROVIDER_FAILED
+        if "error" in statuses
+        else EXIT_SUSPECT
+        if "suspect" in statuses
+        else EXIT_OK
+    )
 
 
 class _RefreshProgress:
@@ -257,43 +276,58 @@ class _RefreshProgress:
 
     def update(self, slug: str, phase: str, detail: str) -> None:
         """Show ``phase`` (and ``detail``) for ``slug``."""
-        colour = {"ok": "green", "error": "red", "skipped": "yellow"}.get(phase, "cyan")
-        text = f"{self.prefix}[{colour}]{phase}[/{colour}] {detail}".rstrip()
-        done = phase in ("ok", "error", "skipped")
+        from rich.markup import escape
+
+        colour = {"ok": "green", "error": "red", "skipped": "yellow", "suspect": "magenta"}.get(
+            phase, "cyan"
+        )
+        text = f"{self.prefix}[{colour}]{phase}[/{colour}] {escape(detail)}".rstrip()
+        done = phase in ("ok", "error", "skipped", "suspect")
         if slug not in self.tasks:
             self.tasks[slug] = self.progress.add_task(text, provider=slug, total=1)
         self.progress.update(self.tasks[slug], description=text, completed=1 if done else 0)
 
 
 def _print_refresh_summary(report: RefreshReport) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     title = "refresh (dry run: nothing written)" if report.dry_run else "refresh"
     table = Table(title=f"{title} at {report.observed_at:%Y-%m-%d %H:%M:%S} UTC")
     table.add_column("provider")
     table.add_column("status")
-    for column in ("seen", "new", "changed", "gone", "skipped", "time"):
+    for column in ("seen", "new", "changed", "gone", "suspect", "skipped", "time"):
         table.add_column(column, justify="right")
     notes: list[str] = []
     for o in report.outcomes:
         c = o.counts
-        style = {"ok": "green", "error": "red", "skipped": "yellow"}[o.status]
+        style = {"ok": "green", "error": "red", "skipped": "yellow", "suspect": "magenta"}[o.status]
         table.add_row(
             o.slug,
             f"[{style}]{o.status}[/{style}]",
-            *(str(v) for v in ((c.seen, c.new, c.changed, c.gone) if c else ("", "", "", ""))),
+            *(
+                str(v)
+                for v in (
+                    (c.seen, c.new, c.changed, c.gone, c.suspect) if c else ("", "", "", "", "")
+                )
+            ),
             str(o.skipped_rows or ""),
             f"{o.duration_s:.1f}s" if o.status != "skipped" else "",
         )
         if o.error:
-            notes.append(f"[{style}]{o.slug}[/{style}]: {o.error}")
+            notes.append(f"[{style}]{o.slug}[/{style}]: {escape(o.error)}")
         if c and c.unknown_gpu_names:
             notes.append(
                 f"{o.slug}: GPU names with no catalog match (stored raw): "
                 f"{', '.join(c.unknown_gpu_names)}"
             )
+        if c and c.suspect:
+            notes.append(
+                f"{o.slug}: {c.suspect} offer(s) stored suspect (implausible; left out of "
+                "rankings, see GET /v1/offers?include_suspect=true)"
+            )
         if o.skipped_rows:
-            notes.append(f"{o.slug}: {o.skipped_rows} row(s) skipped, e.g. {o.warnings[0]}")
+            notes.append(f"{o.slug}: {o.skipped_rows} row(s) skipped, e.g. {escape(o.warnings[0])}")
     console.print(table)
     for note in notes:
         console.print(note, highlight=False)
@@ -302,6 +336,12 @@ def _print_refresh_summary(report: RefreshReport) -> None:
         console.print(
             f"[red]failed:[/red] {', '.join(failed)} (their stored offers are "
             "unchanged; see GET /v1/refresh-runs)"
+        )
+    suspect = [o.slug for o in report.outcomes if o.status == "suspect"]
+    if suspect:
+        console.print(
+            f"[magenta]held back:[/magenta] {', '.join(suspect)} (answer shrank; stored offers "
+            "unchanged; apply with --accept-shrink " + " --accept-shrink ".join(suspect) + ")"
         )
 
 

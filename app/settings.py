@@ -8,7 +8,10 @@ from pathlib import Path
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-#: Root of the source checkout (the folder holding ``migrations/`` and ``seed_data/``).
+from app import resources
+
+#: Root of the source checkout, for tests, tools and benchmarks only: the service finds its
+#: migrations and seed data through :mod:`app.resources`, which also works from a wheel.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 DEFAULT_SQLITE_URL = "sqlite:///gpucost.db"
@@ -32,8 +35,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="GPUCOST_", extra="ignore")
 
     database_url: str = Field(default=DEFAULT_SQLITE_URL)
-    seed_dir: Path = Field(default=PROJECT_ROOT / "seed_data")
-    migrations_dir: Path = Field(default=PROJECT_ROOT / "migrations")
+    seed_dir: Path = Field(default_factory=resources.seed_dir)
+    migrations_dir: Path = Field(default_factory=resources.migrations_dir)
     #: Offers whose provider last refreshed successfully longer ago than this are ``stale``.
     stale_after_hours: float = 48.0
     #: Connections kept open per server process.
@@ -62,6 +65,10 @@ class Settings(BaseSettings):
         """Request handlers that may run at once: ``max_handler_threads``, at most one per
         connection the pool can hold."""
         return min(self.max_handler_threads, self.db_pool_size + self.db_max_overflow)
+
+    #: An offer whose source last showed it longer ago than this (or never dated it) is
+    #: ``stale`` (``GPUCOST_OFFER_STALE_AFTER_DAYS``).
+    offer_stale_after_days: float = Field(default=7.0, gt=0)
 
 
 @functools.cache

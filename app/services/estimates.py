@@ -3,22 +3,34 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 from sqlalchemy.orm import Session
 
-from app.estimate.cost import UnknownCurrencyError, combine, convert
+from app.estimate.compat import effective_precision
+from app.estimate.cost import (
+    SpotAssumptions,
+    UnknownCurrencyError,
+    combine,
+    convert,
+    data_loader_rate,
+    epoch_hours,
+    epoch_plan,
+    spot_expected_hours,
+)
 from app.estimate.memory import estimate_memory, vram_per_gpu_gb
 from app.estimate.rank import Candidate, CandidateColumns, Ranked, rank_columns
 from app.estimate.throughput import ThroughputModel
 from app.estimate.types import (
     Estimate,
+    GpuSpec,
     Hardware,
     Interconnect,
     MemoryEstimate,
     OomRisk,
+    Precision,
     ThroughputEstimate,
     Workload,
 )
@@ -68,6 +80,7 @@ def hardware_from_input(h: dict[str, Any], ref: ReferenceData) -> Hardware:
         disk_gb=h.get("disk_gb"),
         max_cuda=h.get("max_cuda"),
         vram_gib_per_gpu=h.get("vram_gb"),
+        disk_type=h.get("disk_type"),
     )
 
 
@@ -122,6 +135,38 @@ def price_in(
         raise FilterError("currency", str(exc)) from exc
 
 
+class _Models:
+    """Throughput models of ``w`` per precision a GPU really runs it at (issue 10: bf16 on a
+    V100 runs at the fp32 rate, fp8 before Ada/Hopper at bf16; see
+    :func:`app.estimate.compat.effective_precision`)."""
+
+    def __init__(self, w: Workload, reference: Workload | None, ref: ReferenceData):
+        self.w, self.reference, self.ref = w, reference, ref
+        self._by_precision: dict[Precision, ThroughputModel] = {}
+
+    def requested(self) -> ThroughputModel:
+        return self.get(self.w.precision)
+
+    def get(self, precision: Precision) -> ThroughputModel:
+        model = self._by_precision.get(precision)
+        if model is None:
+            w = self.w if precision == self.w.precision else replace(self.w, precision=precision)
+            model = self._by_precision[precision] = ThroughputModel(
+                w,
+                points=self.ref.points,
+                catalog=self.ref.gpus,
+                reference=self.reference,
+                flops_table=self.ref.flops_table,
+                flop_rates=self.ref.flop_rates,
+            )
+        return model
+
+    def for_gpu(self, gpu: GpuSpec) -> ThroughputModel:
+        run, _ = effective_precision(gpu, self.w.precision)
+        model = self.get(run)
+        return model if model.can_estimate() else self.requested()
+
+
 def estimate_what_if(
     w: Workload,
     reference: Workload | None,
@@ -130,21 +175,26 @@ def estimate_what_if(
     *,
     price_per_hour: float | None,
     currency: str,
+    billing: str | None = None,
+    spot: SpotAssumptions | None = None,
 ) -> Estimate:
-    """Estimate for a hardware configuration with no offer."""
+    """Estimate for a hardware configuration with no offer (``billing`` ``spot`` adds the
+    interruption warning and expected cost)."""
     vram = vram_per_gpu_gb(hw.gpu.vram_gb, hw.vram_gib_per_gpu, hw.gpu_count)
     memory = estimate_memory(w, vram_gb=vram, gpu_count=hw.gpu_count)
-    model = ThroughputModel(
+    models = _Models(w, reference, ref)
+    check_estimable(w, models.requested())
+    tp = models.for_gpu(hw.gpu).estimate(hw.gpu, hw.gpu_count, hw.interconnect)
+    return combine(
         w,
-        points=ref.points,
-        catalog=ref.gpus,
-        reference=reference,
-        flops_table=ref.flops_table,
-        flop_rates=ref.flop_rates,
+        hw,
+        tp,
+        memory,
+        price_per_hour=price_per_hour,
+        currency=currency,
+        billing=billing,
+        spot=spot,
     )
-    check_estimable(w, model)
-    tp = model.estimate(hw.gpu, hw.gpu_count, hw.interconnect)
-    return combine(w, hw, tp, memory, price_per_hour=price_per_hour, currency=currency)
 
 
 def _candidate(cols: CandidateColumns, i: int) -> Candidate:
@@ -182,6 +232,25 @@ class Ranking:
     total: int
     #: matching offers whose GPU is not in the catalog (no estimate possible)
     unestimated: int = 0
+    #: estimated offers left out by ``max_total_cost`` / ``max_total_hours``
+    over_budget: int = 0
+    #: the unestimated offers, each with the reason it cannot be estimated (listed, never dropped)
+    unestimable: tuple[tuple[OfferRow, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Limits a ranked offer must meet, and the spot assumptions its expected cost uses.
+
+    ``max_total_cost`` in the request's currency and ``max_total_hours`` wall-clock hours, both
+    for all epochs; spot offers are judged by their expected time and cost (interruptions
+    included, :func:`app.estimate.cost.spot_expected_hours`). ``exclude_spot`` drops them.
+    """
+
+    max_total_cost: float | None = None
+    max_total_hours: float | None = None
+    exclude_spot: bool = False
+    spot: SpotAssumptions = field(default_factory=SpotAssumptions)
 
 
 def rank(
@@ -195,6 +264,7 @@ def rank(
     sort: str,
     limit: int,
     drop_oom: bool,
+    budget: Budget | None = None,
 ) -> tuple[list[RankedOffer], int]:
     """Estimate every matching offer, rank them, and build full estimates for the top ``limit``.
 
@@ -214,6 +284,7 @@ def rank(
         sort=sort,
         limit=limit,
         drop_oom=drop_oom,
+        budget=budget,
     )
     return ranking.results, ranking.total
 
@@ -229,6 +300,7 @@ def rank_offers(
     sort: str,
     limit: int,
     drop_oom: bool,
+    budget: Budget | None = None,
 ) -> Ranking:
     """Estimate every matching offer, rank them, and build full estimates for the top ``limit``
     and for the Pareto-optimal offers ranked below it.
@@ -243,29 +315,26 @@ def rank_offers(
         WorkloadError: the workload's throughput cannot be estimated (see
             :func:`check_estimable`).
     """
+    budget = budget or Budget()
     rows = select_rank_rows(session, filters, ref, currency=currency)
-    model = ThroughputModel(
-        w,
-        points=ref.points,
-        catalog=ref.gpus,
-        reference=reference,
-        flops_table=ref.flops_table,
-        flop_rates=ref.flop_rates,
-    )
-    check_estimable(w, model)
+    if budget.exclude_spot:
+        rows = [r for r in rows if r.billing != "spot"]
+    models = _Models(w, reference, ref)
+    check_estimable(w, models.requested())
     tp_cache: dict[tuple[str, float, Interconnect | None], ThroughputEstimate] = {}
     mem_cache: dict[tuple[float, int], MemoryEstimate] = {}
+    samples_per_epoch = epoch_plan(w).samples
     names = ref.gpu_names_by_id
-    matching = len(rows)
-    rows = [r for r in rows if r.gpu_model_id is not None]
-    # One estimate per distinct hardware configuration (as the per-offer loop did); then
-    # price, data-loader cap, epoch time and cost for all offers at once, as arrays.
+    skipped = [r.id for r in rows if r.gpu_model_id is None]
+    estimable = [r for r in rows if r.gpu_model_id is not None]
+    # One estimate per distinct hardware configuration; then per offer only the price, the
+    # data-loader cap and the epoch time, and the ranking on columns (numpy).
     configs: dict[tuple[int, float, str | None, float | None], int] = {}
     config_of = [
         configs.setdefault(
             (r.gpu_model_id, r.gpu_count, r.interconnect, r.vram_gib_per_gpu), len(configs)
         )
-        for r in rows
+        for r in estimable
     ]
     config_est: list[tuple[ThroughputEstimate, MemoryEstimate]] = []
     for gpu_id, count, interconnect, listed_vram in configs:
@@ -274,7 +343,7 @@ def rank_offers(
         tkey = (gpu.name, count, link)
         tp = tp_cache.get(tkey)
         if tp is None:
-            tp = tp_cache[tkey] = model.estimate(gpu, count, link)
+            tp = tp_cache[tkey] = models.for_gpu(gpu).estimate(gpu, count, link)
         vram = vram_per_gpu_gb(gpu.vram_gb, listed_vram, count)
         mkey = (vram, math.floor(count))
         mem = mem_cache.get(mkey)
@@ -282,57 +351,71 @@ def rank_offers(
             mem = mem_cache[mkey] = estimate_memory(w, vram_gb=vram, gpu_count=count)
         config_est.append((tp, mem))
     rates = {
-        c: price_in(1.0, c, currency, ref) if c != currency else 1.0
-        for c in {r.currency for r in rows if r.price_per_hour is not None}
+        c: price_in(1.0, c, currency, ref)
+        for c in {r.currency for r in estimable if r.price_per_hour is not None}
+        if c != currency
     }
-    cfg = np.array(config_of, dtype=np.intp)
-    cfg_samples = np.array([tp.samples_per_s for tp, _ in config_est], dtype=np.float64)
+    prices: list[float | None] = [
+        r.price_per_hour
+        if r.price_per_hour is None or r.currency == currency
+        else r.price_per_hour * rates[r.currency]
+        for r in estimable
+    ]
+    samples = []
+    for r, c in zip(estimable, config_of, strict=True):
+        s = config_est[c][0].samples_per_s
+        loader = data_loader_rate(w, r.vcpus)
+        samples.append(s if loader is None else min(s, loader))
+    hours = [epoch_hours(samples_per_epoch, s) for s in samples]
+    keep = list(range(len(estimable)))
+    if budget.max_total_cost is not None or budget.max_total_hours is not None:
+        keep = [
+            i
+            for i in keep
+            if _within_budget(
+                hours[i] * w.epochs, prices[i], estimable[i].billing == "spot", budget
+            )
+        ]
+    over_budget = len(estimable) - len(keep)
+    idx = np.array(keep, dtype=np.intp)
+    price_col = np.array([math.inf if p is None else p for p in prices], dtype=np.float64).reshape(
+        -1
+    )[idx]
+    hours_col = np.array(hours, dtype=np.float64).reshape(-1)[idx]
+    cost_col = hours_col * price_col  # inf where there is no price
+    cfg = np.array(config_of, dtype=np.intp).reshape(-1)[idx]
     cfg_oom = np.array([m.oom_risk == OomRisk.HIGH for _, m in config_est], dtype=bool)
-    listed = np.array(
-        [math.nan if r.price_per_hour is None else r.price_per_hour for r in rows],
-        dtype=np.float64,
-    )
-    rate = np.array([rates.get(r.currency, 1.0) for r in rows], dtype=np.float64)
-    # the same float operations as before, in the same order: price × rate (only when the
-    # currency differs), min(samples, data-loader rate), samples/epoch ÷ samples/s ÷ 3600
-    prices = np.where(rate == 1.0, listed, listed * rate)
-    samples = cfg_samples[cfg] if len(rows) else np.zeros(0)
-    cpu_ms = w.cpu_ms_per_sample
-    if cpu_ms:
-        vcpus = np.array([r.vcpus or 0.0 for r in rows], dtype=np.float64)
-        cap = np.maximum(vcpus - 1, 1.0) * 1000.0 / cpu_ms
-        samples = np.where(vcpus > 0, np.minimum(samples, cap), samples)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        hours = np.where(samples > 0, w.samples_per_epoch / samples / 3600.0, math.inf)
-    cost = hours * prices
-    priced = ~np.isnan(prices)
     cols = CandidateColumns(
-        offer_id=np.array([r.id for r in rows], dtype=np.int64),
-        cost_per_epoch=np.where(priced, cost, math.inf),
-        epoch_hours=hours,
-        total_cost=np.where(priced, cost * w.epochs, math.inf),
-        price_per_hour=np.where(priced, prices, math.inf),
-        samples_per_s=samples,
-        oom_high=cfg_oom[cfg] if len(rows) else np.zeros(0, dtype=bool),
+        offer_id=np.array([r.id for r in estimable], dtype=np.int64).reshape(-1)[idx],
+        cost_per_epoch=cost_col,
+        epoch_hours=hours_col,
+        total_cost=cost_col * w.epochs,
+        price_per_hour=price_col,
+        samples_per_s=np.array(samples, dtype=np.float64).reshape(-1)[idx],
+        oom_high=cfg_oom[cfg] if len(cfg) else np.zeros(0, dtype=bool),
     )
     top, below = rank_columns(cols, sort=sort, drop_oom=drop_oom, limit=limit)
-    prepared = {
-        rows[i].id: (
-            rows[i],
-            *config_est[config_of[i]],
-            float(prices[i]) if priced[i] else None,
-        )
-        for i, _, _ in (*top, *below)
-    }
+    prepared = {}
+    for i, _, _ in (*top, *below):
+        j = keep[i]
+        prepared[estimable[j].id] = (estimable[j], *config_est[config_of[j]], prices[j])
     ranked = [Ranked(_candidate(cols, i), pareto, rank) for i, rank, pareto in top]
     extra = [Ranked(_candidate(cols, i), pareto, rank) for i, rank, pareto in below]
-    full = select_offers_by_id(session, [r.candidate.offer_id for r in (*ranked, *extra)])
+    candidates = keep
+    full = select_offers_by_id(session, [r.candidate.offer_id for r in (*ranked, *extra)] + skipped)
 
     def build(r: Any) -> RankedOffer:
         _, tp, mem, price = prepared[r.candidate.offer_id]
         offer = full[r.candidate.offer_id]
         est = combine(
-            w, offer_hardware(offer, ref), tp, mem, price_per_hour=price, currency=currency
+            w,
+            offer_hardware(offer, ref),
+            tp,
+            mem,
+            price_per_hour=price,
+            currency=currency,
+            billing=offer.billing,
+            spot=budget.spot,
         )
         return RankedOffer(
             rank=r.rank,
@@ -345,8 +428,29 @@ def rank_offers(
     return Ranking(
         results=[build(r) for r in ranked],
         frontier=[build(r) for r in extra],
-        total=len(rows),
-        unestimated=matching - len(rows),
+        total=len(candidates),
+        unestimated=len(rows) - len(candidates) - over_budget,
+        over_budget=over_budget,
+        unestimable=tuple(
+            (
+                full[i],
+                f"GPU {full[i].gpu_name_raw!r} matches no catalog model: no specs or "
+                "measurements to estimate from",
+            )
+            for i in skipped
+        ),
+    )
+
+
+def _within_budget(total_hours: float, price: float | None, spot: bool, budget: Budget) -> bool:
+    """Whether an offer's whole run meets ``budget`` (spot: expected hours and cost)."""
+    if budget.max_total_cost is None and budget.max_total_hours is None:
+        return True
+    hours = spot_expected_hours(total_hours, budget.spot) if spot else total_hours
+    if budget.max_total_hours is not None and not hours <= budget.max_total_hours:
+        return False
+    return budget.max_total_cost is None or (
+        price is not None and hours * price <= budget.max_total_cost
     )
 
 
@@ -367,6 +471,7 @@ def estimate_offer(
     ref: ReferenceData,
     *,
     currency: str,
+    spot: SpotAssumptions | None = None,
 ) -> OfferEstimate | None:
     """Estimate ``w`` on one offer (``None`` when the offer does not exist).
 
@@ -383,6 +488,13 @@ def estimate_offer(
     if w is None or offer.gpu_model_id is None:
         return OfferEstimate(offer=offer, price_per_hour=price, estimate=None)
     est = estimate_what_if(
-        w, reference, offer_hardware(offer, ref), ref, price_per_hour=price, currency=currency
+        w,
+        reference,
+        offer_hardware(offer, ref),
+        ref,
+        price_per_hour=price,
+        currency=currency,
+        billing=offer.billing,
+        spot=spot,
     )
     return OfferEstimate(offer=offer, price_per_hour=price, estimate=est)
