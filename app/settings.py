@@ -60,6 +60,10 @@ class Settings(BaseSettings):
         """Request handlers that may run at once: one per pooled connection."""
         return self.db_pool_size + self.db_max_overflow
 
+    #: An offer whose source last showed it longer ago than this (or never dated it) is
+    #: ``stale`` (``GPUCOST_OFFER_STALE_AFTER_DAYS``).
+    offer_stale_after_days: float = Field(default=7.0, gt=0)
+
 
 @functools.cache
 def get_settings() -> Settings:

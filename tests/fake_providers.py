@@ -95,9 +95,11 @@ class Stall(Exception):
 
 @dataclass
 class FakeProviders:
-    """The router. ``version`` 2 serves ``*.v2.*`` fixtures where they exist."""
+    """The router. ``version`` 2 serves ``*.v2.*`` fixtures where they exist; ``variant``
+    ``"implausible"`` serves ``*.implausible.*`` ones (see ``fixtures/scrapers/README.md``)."""
 
     version: int = 1
+    variant: str | None = None
     faults: dict[str, str] = field(default_factory=dict)
     requests: list[tuple[str, str, str]] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)
@@ -108,6 +110,10 @@ class FakeProviders:
 
     def _file(self, relative: str) -> Path:
         path = FIXTURES / relative
+        if self.variant:
+            other = path.with_name(f"{path.stem}.{self.variant}{path.suffix}")
+            if other.exists():
+                return other
         if self.version >= 2:
             v2 = path.with_name(path.stem + ".v2" + path.suffix)
             if v2.exists():

@@ -8,7 +8,7 @@ from litestar import Controller, get
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
 from app.api.routes import provide_session, provide_settings
@@ -45,6 +45,11 @@ class RefreshRunOut(BaseModel):
     last_success_at: str | None
     stale: bool
     baseline_offers: int | None = None
+    offers_suspect: int = Field(
+        default=0,
+        description="offers of the run stored suspect (failed a plausibility rule at ingest; "
+        "left out of rankings unless include_suspect)",
+    )
 
 
 class PriceHistoryOut(BaseModel):

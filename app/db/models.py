@@ -146,10 +146,20 @@ class InstanceOffer(Base):
     price_is_estimate: Mapped[bool] = mapped_column(Boolean, default=False)
     available: Mapped[bool] = mapped_column(Boolean, default=True)
     first_seen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    last_seen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: When the source last showed the offer (scrape time; a seed row's ``seen_on`` date);
+    #: ``NULL`` when the source gives no date (never the load time).
+    last_seen_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     source: Mapped[str] = mapped_column(Text)
     seen_on: Mapped[dt.date | None] = mapped_column(Date)
     notes: Mapped[str | None] = mapped_column(Text)
+    #: Failed a plausibility rule at ingest (:mod:`app.plausibility`); ``suspect_reason`` says
+    #: which, in words. Suspect offers are kept out of rankings unless asked for.
+    suspect: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
+    suspect_reason: Mapped[str | None] = mapped_column(Text)
+    #: What the GPU-name normaliser noticed (VRAM mismatch, ambiguity resolved or not).
+    gpu_note: Mapped[str | None] = mapped_column(Text)
+    #: The provider's page or console link for this offer, where one exists.
+    offer_url: Mapped[str | None] = mapped_column(Text)
 
     provider: Mapped[Provider] = relationship(back_populates="offers", lazy="raise")
     gpu_model: Mapped[GpuModel | None] = relationship(lazy="raise")
@@ -271,3 +281,5 @@ class RefreshRun(Base):
     warnings: Mapped[list[str] | None] = mapped_column(JSON)
     #: ``offers_seen`` of the last successful run this run was compared against (shrink guard).
     baseline_offers: Mapped[int | None] = mapped_column(Integer)
+    #: Offers of this run stored ``suspect`` (failed a plausibility rule).
+    offers_suspect: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

@@ -374,6 +374,7 @@ class _Run:
                     run.baseline_offers = baseline
                     run.unknown_gpu_names = counts.unknown_gpu_names or None
                     run.warnings = warnings or None
+                    run.offers_suspect = counts.suspect
                     run.error = None
                 session.commit()
                 return counts
@@ -458,7 +459,7 @@ async def _one(
     run.progress(
         scraper.slug,
         outcome.status,
-        f"{c.seen} seen, {c.new} new, {c.changed} changed, {c.gone} gone"
+        f"{c.seen} seen, {c.new} new, {c.changed} changed, {c.gone} gone, {c.suspect} suspect"
         if c
         else outcome.error or "",
     )

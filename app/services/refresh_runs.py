@@ -44,6 +44,8 @@ class RunStatus:
     last_success_at: dt.datetime | None
     stale: bool
     baseline_offers: int | None = None
+    #: offers of the run stored ``suspect`` (failed a plausibility rule)
+    offers_suspect: int = 0
 
 
 def latest_runs(session: Session, stale_after_hours: float) -> list[RunStatus]:
@@ -98,6 +100,7 @@ def latest_runs(session: Session, stale_after_hours: float) -> list[RunStatus]:
             last_success_at=_aware(last_ok.get(run.provider_id)),
             stale=run.provider_id in stale,
             baseline_offers=run.baseline_offers,
+            offers_suspect=run.offers_suspect or 0,
         )
         for run, slug, name in rows
     ]

@@ -1,7 +1,7 @@
 """refresh_run: baseline_offers (shrink guard: the last successful run's offer count)
 
-Revision ID: 0003_refresh_safety
-Revises: 0002
+Revision ID: 0004
+Revises: 0003
 Create Date: 2026-12-01
 """
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sqlalchemy as sa
 from alembic import op
 
 
-revision = '0003_refresh_safety'
-down_revision = '0002'
+revision = '0004'
+down_revision = '0003'
 branch_labels = None
 depends_on = None
 
