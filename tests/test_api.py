@@ -15,7 +15,9 @@ def post(client: Any, path: str, body: Any) -> Any:
 
 def test_healthz(client: Any) -> None:
     r = client.get("/healthz")
-    assert r.status_code == 200 and r.json() == {"status": "ok", "database": "ok"}
+    body = r.json()
+    assert r.status_code == 200 and (body["status"], body["database"]) == ("ok", "ok")
+    assert 0 <= body["latency_ms"] < 500
 
 
 def test_healthz_is_503_when_the_database_is_gone() -> None:
@@ -29,6 +31,7 @@ def test_healthz_is_503_when_the_database_is_gone() -> None:
     with TestClient(create_app(Settings(database_url=url))) as c:
         r = c.get("/healthz")
     assert r.status_code == 503 and r.json()["database"] == "unreachable"
+    assert r.json()["status"] == "degraded" and r.headers["retry-after"] == "5"
 
 
 @pytest.mark.parametrize(

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import AsyncGenerator
 from typing import Annotated, Any
 
+import anyio.to_thread
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import NotFoundException, ValidationException
@@ -68,18 +70,24 @@ MAX_ID = 2**63 - 1
 RANK_MAX_EVIDENCE = 5
 
 
-def provide_session(request: Request) -> Any:
-    """One SQLAlchemy session per request (read-only use), closed afterwards."""
+async def provide_session(request: Request) -> AsyncGenerator[Session, None]:
+    """One SQLAlchemy session per request (read-only use), closed afterwards.
+
+    The session is created on the event loop (it connects lazily, in the handler's thread)
+    and closed on a thread of its own limiter: closing returns the connection to the pool,
+    and must not wait for a handler thread, since those may all be waiting for connections
+    (see :mod:`app.api.health`).
+    """
     session = request.app.state.session_factory()
     try:
         yield session
     finally:
-        session.close()
+        await anyio.to_thread.run_sync(session.close, limiter=request.app.state.release_limiter)
 
 
-def provide_reference(request: Request) -> ReferenceData:
-    """The cached reference data (catalog, benchmarks, presets, rates)."""
-    return request.app.state.reference.get()
+async def provide_reference(request: Request) -> ReferenceData:
+    """The cached reference data (catalog, benchmarks, presets, rates); loads off the loop."""
+    return await request.app.state.reference.aget()
 
 
 def provide_settings(request: Request) -> Settings:
@@ -313,7 +321,7 @@ class V1Controller(Controller):
     path = "/v1"
     dependencies = {  # noqa: RUF012 - Litestar reads this class attribute
         "session": Provide(provide_session),
-        "ref": Provide(provide_reference, sync_to_thread=False),
+        "ref": Provide(provide_reference),
         "settings": Provide(provide_settings, sync_to_thread=False),
     }
 

@@ -8,13 +8,13 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, inspect
 
-from app.settings import PROJECT_ROOT
+from app.resources import migrations_dir as packaged_migrations_dir
 
 
 def alembic_config(url: str, migrations_dir: Path | None = None) -> Config:
-    """Alembic config pointing at ``migrations/`` with the database ``url``."""
+    """Alembic config pointing at the packaged migrations (or ``migrations_dir``) and ``url``."""
     cfg = Config()
-    cfg.set_main_option("script_location", str(migrations_dir or PROJECT_ROOT / "migrations"))
+    cfg.set_main_option("script_location", str(migrations_dir or packaged_migrations_dir()))
     cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     return cfg
 

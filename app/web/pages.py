@@ -272,7 +272,7 @@ class PageController(Controller):
     include_in_schema = False
     dependencies = {  # noqa: RUF012 - Litestar reads this class attribute
         "session": Provide(provide_session),
-        "ref": Provide(provide_reference, sync_to_thread=False),
+        "ref": Provide(provide_reference),
         "settings": Provide(provide_settings, sync_to_thread=False),
     }
     exception_handlers = dict.fromkeys(
