@@ -39,9 +39,6 @@ class Settings(BaseSettings):
     migrations_dir: Path = Field(default_factory=resources.migrations_dir)
     #: Offers whose provider last refreshed successfully longer ago than this are ``stale``.
     stale_after_hours: float = 48.0
-    #: An offer whose source last showed it longer ago than this (or never dated it) is
-    #: ``stale`` (``GPUCOST_OFFER_STALE_AFTER_DAYS``).
-    offer_stale_after_days: float = Field(default=7.0, gt=0)
     #: Connections kept open per server process.
     db_pool_size: int = Field(default=10, ge=1, le=1000)
     #: Extra connections opened under load beyond ``db_pool_size`` (closed when returned).
@@ -62,6 +59,10 @@ class Settings(BaseSettings):
     def handler_threads(self) -> int:
         """Request handlers that may run at once: one per pooled connection."""
         return self.db_pool_size + self.db_max_overflow
+
+    #: An offer whose source last showed it longer ago than this (or never dated it) is
+    #: ``stale`` (``GPUCOST_OFFER_STALE_AFTER_DAYS``).
+    offer_stale_after_days: float = Field(default=7.0, gt=0)
 
 
 @functools.cache

@@ -37,12 +37,16 @@ from app.api.schemas import (
     RankedOfferOut,
     RankRequest,
     RankResponse,
+    SpotIn,
     UnestimableOfferOut,
+    WarningOut,
 )
+from app.estimate.cost import SpotAssumptions
 from app.estimate.memory import vram_per_gpu_gb
 from app.estimate.types import Estimate
 from app.services.catalog import search_benchmarks, search_gpus
 from app.services.estimates import (
+    Budget,
     RankedOffer,
     estimate_offer,
     estimate_what_if,
@@ -128,12 +132,36 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
         ),
         multi_gpu_efficiency=e.multi_gpu_efficiency,
         data_loader_samples_per_s=e.data_loader_samples_per_s,
-        warnings=list(e.warnings),
+        warnings=[
+            WarningOut(code=w.code.value, message=w.message, values=dict(w.values))
+            for w in e.warnings
+        ],
         notes=list(e.notes),
+        epoch_definition=e.epoch_definition,
+        epoch_samples=e.epoch_samples,
+        epoch_tokens=e.epoch_tokens,
+        interruptible=e.interruptible,
+        expected_total_hours=e.expected_total_hours,
+        expected_total_cost=e.expected_total_cost,
         evidence=[
             EvidenceOut.model_validate(ev, from_attributes=True) for ev in e.evidence[:max_evidence]
         ],
         evidence_total=len(e.evidence),
+    )
+
+
+def spot_assumptions(data: SpotIn) -> SpotAssumptions:
+    """The request's spot assumptions over the documented defaults."""
+    default = SpotAssumptions()
+    return SpotAssumptions(
+        interruptions_per_hour=default.interruptions_per_hour
+        if data.spot_interruptions_per_hour is None
+        else data.spot_interruptions_per_hour,
+        checkpoint_interval_hours=data.spot_checkpoint_interval_hours
+        or default.checkpoint_interval_hours,
+        restart_hours=default.restart_hours
+        if data.spot_restart_hours is None
+        else data.spot_restart_hours,
     )
 
 
@@ -225,6 +253,12 @@ def rank_response(
         sort=data.sort,
         limit=data.limit,
         drop_oom=data.drop_oom,
+        budget=Budget(
+            max_total_cost=data.max_total_cost,
+            max_total_hours=data.max_total_hours,
+            exclude_spot=data.exclude_spot,
+            spot=spot_assumptions(data),
+        ),
     )
     stale = stale_provider_ids(session, settings.stale_after_hours)
 
@@ -244,6 +278,7 @@ def rank_response(
         order=order,
         total_offers=ranking.total,
         unestimated_offers=ranking.unestimated,
+        over_budget_offers=ranking.over_budget,
         results=order_rows([out(r) for r in ranking.results], order),
         frontier=[out(r) for r in ranking.frontier],
         unestimable=[
@@ -454,7 +489,14 @@ class V1Controller(Controller):
         if data.currency not in {c for pair in ref.rates for c in pair} | {"USD"}:
             raise FilterError("currency", f"no exchange rate for {data.currency}")
         est = estimate_what_if(
-            workload, reference, hw, ref, price_per_hour=data.price_per_hour, currency=data.currency
+            workload,
+            reference,
+            hw,
+            ref,
+            price_per_hour=data.price_per_hour,
+            currency=data.currency,
+            billing=data.billing,
+            spot=spot_assumptions(data),
         )
         hw_echo = {
             **hw_in,

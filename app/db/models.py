@@ -256,9 +256,11 @@ class CurrencyRate(Base):
 class RefreshRun(Base):
     """One provider's part of a price-refresh run (the nightly job).
 
-    ``status``: ``running`` (committed when the provider starts), then ``ok`` or ``error``
-    (with ``error``); a ``running`` row left by a killed process becomes ``interrupted`` on the
-    next run. ``unknown_gpu_names`` lists GPU labels stored without a catalog match;
+    ``status``: ``running`` (committed when the provider starts), then ``ok``, ``error``
+    (with ``error``) or ``suspect`` (the answer shrank by more than the allowed fraction against
+    the last successful run, whose ``offers_seen`` is ``baseline_offers``; nothing applied); a
+    ``running`` row left by a killed process becomes ``interrupted`` on the next run or the
+    next stale-lock check. ``unknown_gpu_names`` lists GPU labels stored without a catalog match;
     ``warnings`` the rows the scraper skipped and why (capped list).
     """
 
@@ -277,5 +279,7 @@ class RefreshRun(Base):
     error: Mapped[str | None] = mapped_column(Text)
     unknown_gpu_names: Mapped[list[str] | None] = mapped_column(JSON)
     warnings: Mapped[list[str] | None] = mapped_column(JSON)
+    #: ``offers_seen`` of the last successful run this run was compared against (shrink guard).
+    baseline_offers: Mapped[int | None] = mapped_column(Integer)
     #: Offers of this run stored ``suspect`` (failed a plausibility rule).
     offers_suspect: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

@@ -67,6 +67,13 @@ PRESET_FIELDS: dict[str, type] = {
     "cpu_ms_per_sample": float,
     "min_cuda": str,
     "forward_gflops_per_sample": float,
+    # run cost (issue 10)
+    "tokens_per_epoch": int,
+    "packed": bool,
+    "cuda_build": str,
+    "cuda_only_libraries": str,  # "bitsandbytes|flash-attn"
+    "min_compute_capability": str,
+    "checkpoints_kept": int,
 }
 
 
@@ -317,6 +324,7 @@ def seed_presets(session: Session, seed_dir: Path, report: SeedReport) -> None:
     if not path.exists():
         return
     by_slug = {p.slug: p for p in session.scalars(select(WorkloadPreset))}
+    facts = read_preset_facts(seed_dir)
     for row in _read(path):
         fields = {k: _opt(row.get(k), kind) for k, kind in PRESET_FIELDS.items()}
         fields = {k: v for k, v in fields.items() if v is not None}
@@ -332,10 +340,37 @@ def seed_presets(session: Session, seed_dir: Path, report: SeedReport) -> None:
             "seen_on": _date(row.get("seen_on")),
             "notes": _opt(row.get("notes")),
         }
+        values["fields"].update(facts.pop(row["preset"], {}))
         by_slug[row["preset"]] = _upsert(
             session, report, WorkloadPreset, by_slug.get(row["preset"]), values
         )
+    if facts:
+        raise SeedError(f"preset_facts.csv: unknown preset(s) {', '.join(sorted(facts))}")
     session.flush()
+
+
+def read_preset_facts(seed_dir: Path) -> dict[str, dict[str, Any]]:
+    """``preset_facts.csv``: one sourced workload figure per row (preset, field, value, unit,
+    source, seen_on, notes), merged over the preset's ``workloads.csv`` fields.
+
+    Raises:
+        SeedError: an unknown field, a row without its source, or a value of the wrong type.
+    """
+    path = seed_dir / "preset_facts.csv"
+    out: dict[str, dict[str, Any]] = defaultdict(dict)
+    if not path.exists():
+        return out
+    for i, row in enumerate(_read(path), start=2):
+        kind = PRESET_FIELDS.get(row["field"])
+        if kind is None:
+            raise SeedError(f"{path.name}:{i}: unknown workload field {row['field']!r}")
+        if not (row.get("source") or "").strip():
+            raise SeedError(f"{path.name}:{i}: no source")
+        try:
+            out[row["preset"]][row["field"]] = _opt(row["value"], kind)
+        except ValueError as exc:
+            raise SeedError(f"{path.name}:{i}: {row['field']}: {exc}") from exc
+    return out
 
 
 def seed_rates(session: Session, seed_dir: Path, report: SeedReport) -> None:

@@ -146,6 +146,7 @@ class RankRow(NamedTuple):
     interconnect: str | None
     price_per_hour: float | None
     currency: str
+    billing: str = "on_demand"
 
 
 _RANK_COLUMNS = (
@@ -157,6 +158,7 @@ _RANK_COLUMNS = (
     InstanceOffer.interconnect,
     cast(InstanceOffer.price_per_hour, Float),
     InstanceOffer.currency,
+    InstanceOffer.billing,
 )
 
 

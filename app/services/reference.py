@@ -101,6 +101,7 @@ def gpu_spec(g: GpuModel) -> GpuSpec:
         form_factor=g.form_factor,
         market=g.market,
         release_year=g.release_year,
+        compute_capability=g.compute_capability,
     )
 
 
