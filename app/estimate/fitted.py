@@ -8,7 +8,7 @@
 * QLORA_SLOWDOWN: geometric mean LoRA/QLoRA throughput ratio (same model, same GPU).
 * LINK_EFFICIENCY, COMM_OVERLAP: multi-GPU model, fitted to the 2-512 GPU measurements.
 * RANGE_FACTORS, MULTI_GPU_RANGE: 10th/90th percentiles of actual/predicted in
-  cross-validation, per basis (see app/calibrate/fit.py).
+  served-path cross-validation, per situation and per basis (see app/calibrate/fit.py).
 """
 
 ACTIVATION_BYTES_PER_SAMPLE = {'BERT-base uncased|16': (387760466, None, 1848510404),
@@ -46,8 +46,11 @@ MULTI_GPU_RANGE = (0.7576, 1.0609)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'flops_model': (0.5174, 2.1091),
- 'measured': (0.8331, 1.1849),
- 'scaled': (0.8416, 1.1705)}
+RANGE_FACTORS = {'derived': (0.8767, 1.4969),
+ 'extrapolated': (0.6983, 1.3114),
+ 'flops_model': (0.3603, 1.3957),
+ 'measured': (0.8674, 1.1879),
+ 'scaled': (0.763, 1.3086),
+ 'sibling': (0.8247, 1.2126)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.015, 'pcie_consumer': 0.035}

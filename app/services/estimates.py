@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from app.estimate.cost import UnknownCurrencyError, combine, convert, epoch_hours
 from app.estimate.memory import estimate_memory, vram_per_gpu_gb
 from app.estimate.rank import Candidate, rank_with_frontier
-from app.estimate.throughput import ThroughputModel
+from app.estimate.throughput import ThroughputModel, run_precision
 from app.estimate.types import (
     Estimate,
     Hardware,
@@ -140,10 +140,12 @@ def estimate_what_if(
         catalog=ref.gpus,
         reference=reference,
         flops_table=ref.flops_table,
-        flop_rates=ref.flop_rates,
+        data=ref.throughput_data,
     )
     check_estimable(w, model)
-    tp = model.estimate(hw.gpu, hw.gpu_count, hw.interconnect)
+    tp = model.estimate(
+        hw.gpu, hw.gpu_count, hw.interconnect, precision=run_precision(hw.gpu, w.precision)[0]
+    )
     return combine(w, hw, tp, memory, price_per_hour=price_per_hour, currency=currency)
 
 
@@ -235,7 +237,7 @@ def rank_offers(
         catalog=ref.gpus,
         reference=reference,
         flops_table=ref.flops_table,
-        flop_rates=ref.flop_rates,
+        data=ref.throughput_data,
     )
     check_estimable(w, model)
     tp_cache: dict[tuple[str, float, Interconnect | None], ThroughputEstimate] = {}
@@ -254,7 +256,9 @@ def rank_offers(
         tkey = (gpu.name, row.gpu_count, link)
         tp = tp_cache.get(tkey)
         if tp is None:
-            tp = tp_cache[tkey] = model.estimate(gpu, row.gpu_count, link)
+            tp = tp_cache[tkey] = model.estimate(
+                gpu, row.gpu_count, link, precision=run_precision(gpu, w.precision)[0]
+            )
         vram = vram_per_gpu_gb(gpu.vram_gb, row.vram_gib_per_gpu, row.gpu_count)
         mkey = (vram, math.floor(row.gpu_count))
         mem = mem_cache.get(mkey)
