@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import AsyncGenerator
 from typing import Annotated, Any
 
+import anyio.to_thread
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import NotFoundException, ValidationException
@@ -35,11 +37,16 @@ from app.api.schemas import (
     RankedOfferOut,
     RankRequest,
     RankResponse,
+    SpotIn,
+    UnestimableOfferOut,
+    WarningOut,
 )
+from app.estimate.cost import SpotAssumptions
 from app.estimate.memory import vram_per_gpu_gb
 from app.estimate.types import Estimate
 from app.services.catalog import search_benchmarks, search_gpus
 from app.services.estimates import (
+    Budget,
     RankedOffer,
     estimate_offer,
     estimate_what_if,
@@ -47,7 +54,14 @@ from app.services.estimates import (
     rank_offers,
 )
 from app.services.offer_detail import offer_extras
-from app.services.offers import FilterError, OfferRow, select_offers, stale_provider_ids
+from app.services.offers import (
+    FilterError,
+    OfferRow,
+    offer_age_days,
+    offer_is_stale,
+    select_offers,
+    stale_provider_ids,
+)
 from app.services.reference import ReferenceData
 from app.services.refresh_runs import price_history
 from app.services.workloads import WorkloadError, resolve_workload
@@ -60,18 +74,24 @@ MAX_ID = 2**63 - 1
 RANK_MAX_EVIDENCE = 5
 
 
-def provide_session(request: Request) -> Any:
-    """One SQLAlchemy session per request (read-only use), closed afterwards."""
+async def provide_session(request: Request) -> AsyncGenerator[Session, None]:
+    """One SQLAlchemy session per request (read-only use), closed afterwards.
+
+    The session is created on the event loop (it connects lazily, in the handler's thread)
+    and closed on a thread of its own limiter: closing returns the connection to the pool,
+    and must not wait for a handler thread, since those may all be waiting for connections
+    (see :mod:`app.api.health`).
+    """
     session = request.app.state.session_factory()
     try:
         yield session
     finally:
-        session.close()
+        await anyio.to_thread.run_sync(session.close, limiter=request.app.state.release_limiter)
 
 
-def provide_reference(request: Request) -> ReferenceData:
-    """The cached reference data (catalog, benchmarks, presets, rates)."""
-    return request.app.state.reference.get()
+async def provide_reference(request: Request) -> ReferenceData:
+    """The cached reference data (catalog, benchmarks, presets, rates); loads off the loop."""
+    return await request.app.state.reference.aget()
 
 
 def provide_settings(request: Request) -> Settings:
@@ -112,8 +132,17 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
         ),
         multi_gpu_efficiency=e.multi_gpu_efficiency,
         data_loader_samples_per_s=e.data_loader_samples_per_s,
-        warnings=list(e.warnings),
+        warnings=[
+            WarningOut(code=w.code.value, message=w.message, values=dict(w.values))
+            for w in e.warnings
+        ],
         notes=list(e.notes),
+        epoch_definition=e.epoch_definition,
+        epoch_samples=e.epoch_samples,
+        epoch_tokens=e.epoch_tokens,
+        interruptible=e.interruptible,
+        expected_total_hours=e.expected_total_hours,
+        expected_total_cost=e.expected_total_cost,
         evidence=[
             EvidenceOut.model_validate(ev, from_attributes=True) for ev in e.evidence[:max_evidence]
         ],
@@ -121,8 +150,34 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
     )
 
 
-def offer_out(row: OfferRow, ref: ReferenceData, stale: set[int]) -> OfferOut:
-    """Offer row → response model."""
+def spot_assumptions(data: SpotIn) -> SpotAssumptions:
+    """The request's spot assumptions over the documented defaults."""
+    default = SpotAssumptions()
+    return SpotAssumptions(
+        interruptions_per_hour=default.interruptions_per_hour
+        if data.spot_interruptions_per_hour is None
+        else data.spot_interruptions_per_hour,
+        checkpoint_interval_hours=data.spot_checkpoint_interval_hours
+        or default.checkpoint_interval_hours,
+        restart_hours=default.restart_hours
+        if data.spot_restart_hours is None
+        else data.spot_restart_hours,
+    )
+
+
+def offer_out(
+    row: OfferRow,
+    ref: ReferenceData,
+    stale: set[int],
+    *,
+    stale_after_days: float = 7.0,
+    now: dt.datetime | None = None,
+) -> OfferOut:
+    """Offer row → response model.
+
+    ``stale``: ids of providers whose refreshes stopped succeeding; an offer is also stale when
+    its source last showed it more than ``stale_after_days`` ago, or gave no date.
+    """
     gpu = ref.gpu_names_by_id.get(row.gpu_model_id) if row.gpu_model_id else None
     vram = (
         vram_per_gpu_gb(ref.gpus[gpu].vram_gb, row.vram_gib_per_gpu, row.gpu_count)
@@ -130,8 +185,14 @@ def offer_out(row: OfferRow, ref: ReferenceData, stale: set[int]) -> OfferOut:
         else row.vram_gib_per_gpu
     )
     last_seen = row.last_seen_at
-    if last_seen.tzinfo is None:
+    if last_seen is not None and last_seen.tzinfo is None:
         last_seen = last_seen.replace(tzinfo=dt.UTC)
+    age = offer_age_days(last_seen, now or dt.datetime.now(dt.UTC))
+    per_gpu = (
+        row.price_per_hour / row.gpu_count
+        if row.price_per_hour is not None and row.gpu_count
+        else None
+    )
     return OfferOut(
         id=row.id,
         provider=row.provider,
@@ -154,9 +215,15 @@ def offer_out(row: OfferRow, ref: ReferenceData, stale: set[int]) -> OfferOut:
         currency=row.currency,
         price_is_estimate=row.price_is_estimate,
         available=row.available,
-        stale=row.provider_id in stale,
-        last_seen_at=last_seen.isoformat(),
+        stale=offer_is_stale(age, stale_after_days, row.provider_id in stale),
+        last_seen_at=last_seen.isoformat() if last_seen is not None else None,
         source=row.source,
+        age_days=round(age, 2) if age is not None else None,
+        price_per_gpu_hour=per_gpu,
+        suspect=row.suspect,
+        suspect_reason=row.suspect_reason,
+        gpu_note=row.gpu_note,
+        offer_url=row.offer_url,
     )
 
 
@@ -186,6 +253,12 @@ def rank_response(
         sort=data.sort,
         limit=data.limit,
         drop_oom=data.drop_oom,
+        budget=Budget(
+            max_total_cost=data.max_total_cost,
+            max_total_hours=data.max_total_hours,
+            exclude_spot=data.exclude_spot,
+            spot=spot_assumptions(data),
+        ),
     )
     stale = stale_provider_ids(session, settings.stale_after_hours)
 
@@ -193,7 +266,7 @@ def rank_response(
         return RankedOfferOut(
             rank=r.rank,
             pareto_optimal=r.pareto_optimal,
-            offer=offer_out(r.offer, ref, stale),
+            offer=offer_out(r.offer, ref, stale, stale_after_days=settings.offer_stale_after_days),
             price_per_hour=r.price_per_hour,
             estimate=estimate_out(r.estimate, RANK_MAX_EVIDENCE),
         )
@@ -205,8 +278,16 @@ def rank_response(
         order=order,
         total_offers=ranking.total,
         unestimated_offers=ranking.unestimated,
+        over_budget_offers=ranking.over_budget,
         results=order_rows([out(r) for r in ranking.results], order),
         frontier=[out(r) for r in ranking.frontier],
+        unestimable=[
+            UnestimableOfferOut(
+                offer=offer_out(o, ref, stale, stale_after_days=settings.offer_stale_after_days),
+                reason=reason,
+            )
+            for o, reason in ranking.unestimable
+        ],
     )
 
 
@@ -234,7 +315,7 @@ def offer_detail(
         raise NotFoundException(f"no offer {offer_id}")
     stale = stale_provider_ids(session, settings.stale_after_hours)
     return OfferDetailResponse(
-        offer=offer_out(found.offer, ref, stale),
+        offer=offer_out(found.offer, ref, stale, stale_after_days=settings.offer_stale_after_days),
         details=OfferDetailsOut(
             cpu_model=extras.cpu_model,
             system_disk_gb=extras.system_disk_gb,
@@ -275,7 +356,7 @@ class V1Controller(Controller):
     path = "/v1"
     dependencies = {  # noqa: RUF012 - Litestar reads this class attribute
         "session": Provide(provide_session),
-        "ref": Provide(provide_reference, sync_to_thread=False),
+        "ref": Provide(provide_reference),
         "settings": Provide(provide_settings, sync_to_thread=False),
     }
 
@@ -294,6 +375,7 @@ class V1Controller(Controller):
         max_price_per_hour: Annotated[float | None, QueryParameter(gt=0)] = None,
         currency: Annotated[str, QueryParameter(pattern=r"^[A-Z]{3}$")] = "USD",
         available_only: FromQuery[bool] = True,
+        include_suspect: FromQuery[bool] = False,
         limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
         offset: Annotated[int, QueryParameter(ge=0, le=1_000_000_000)] = 0,
     ) -> OfferPage:
@@ -311,12 +393,16 @@ class V1Controller(Controller):
             billing=billing,
             max_price_per_hour=max_price_per_hour,
             available_only=available_only,
+            include_suspect=include_suspect,
         ).model_dump()
         rows = select_offers(session, filters, ref, currency=currency)
         stale = stale_provider_ids(session, settings.stale_after_hours)
         page = rows[offset : offset + limit]
         return OfferPage(
-            items=[offer_out(r, ref, stale) for r in page],
+            items=[
+                offer_out(r, ref, stale, stale_after_days=settings.offer_stale_after_days)
+                for r in page
+            ],
             total=len(rows),
             limit=limit,
             offset=offset,
@@ -403,7 +489,14 @@ class V1Controller(Controller):
         if data.currency not in {c for pair in ref.rates for c in pair} | {"USD"}:
             raise FilterError("currency", f"no exchange rate for {data.currency}")
         est = estimate_what_if(
-            workload, reference, hw, ref, price_per_hour=data.price_per_hour, currency=data.currency
+            workload,
+            reference,
+            hw,
+            ref,
+            price_per_hour=data.price_per_hour,
+            currency=data.currency,
+            billing=data.billing,
+            spot=spot_assumptions(data),
         )
         hw_echo = {
             **hw_in,

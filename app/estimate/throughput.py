@@ -155,21 +155,6 @@ def _method_of(w: Workload) -> str:
     return w.benchmark_method or ("full" if w.method == Method.FULL else w.method.value)
 
 
-def run_precision(gpu: GpuSpec, requested: Precision) -> tuple[Precision, str | None]:
-    """The precision ``gpu`` really runs ``requested`` at, and a warning when it differs.
-
-    Minimal rule until :mod:`app.estimate.compat` provides the capability table: bf16 needs
-    Ampere or newer (no bf16 tensor units on Volta/Turing/Pascal: it runs at the fp32 rate);
-    fp8 needs FP8 tensor units (else bf16 mixed precision).
-    """
-    arch = gpu.architecture
-    if requested in (Precision.BF16, Precision.BF16_AMP) and arch in ("Volta", "Turing", "Pascal"):
-        return Precision.FP32, f"{gpu.name} has no bf16 tensor cores: bf16 runs at the fp32 rate"
-    if requested == Precision.FP8 and not (gpu.fp8_tflops or gpu.fp8_fp32acc_tflops):
-        return Precision.BF16_AMP, f"{gpu.name} has no FP8 units: fp8 runs as bf16 mixed precision"
-    return requested, None
-
-
 def _range(
     value: float, situation: Situation, multi_gpu_model: bool = False
 ) -> tuple[float, float]:
@@ -460,7 +445,8 @@ class ThroughputModel:
         """Samples/s of ``gpu_count`` × ``gpu`` (fractional counts below one scale linearly).
 
         ``interconnect`` ``None`` means PCIe, or NVLink for SXM boards; ``precision`` is the
-        precision the GPU runs at (default the workload's; see :func:`run_precision`);
+        precision the GPU runs at (default the workload's; see
+        :func:`app.estimate.compat.effective_precision`);
         ``software`` the suite to predict at (the harness passes a held-out row's).
         """
         prec = precision or self.w.precision

@@ -1,0 +1,1 @@
+"""Alembic migrations (shipped in the wheel as ``app.migrations``; see app/resources.py)."""

@@ -1,0 +1,1 @@
+"""Seed data CSVs (shipped in the wheel as ``app.seed_data``; see app/resources.py)."""
