@@ -24,7 +24,9 @@ from app.calibrate.validate import (
     derived,
     loao,
     logo,
+    logo_multi,
     lowo,
+    lowo_multi,
     measured_elsewhere,
     memory_checks,
     multigpu_residuals,
@@ -174,6 +176,8 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
     dv = derived(ds)
     ps = precision_switch(ds)
     me = measured_elsewhere(ds)
+    lgm = logo_multi(ds)
+    lwm = lowo_multi(ds)
     multi = multigpu_residuals(ds)
     mem = memory_checks(ds)
     head = headline_logo(lg)
@@ -200,6 +204,10 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         "precision_switch_coverage": cov(ps),
         "measured_elsewhere_median": ape_stats([r.ape for r in me])[0],
         "measured_elsewhere_coverage": cov(me),
+        "llm_logo_median": ape_stats([r.ape for r in lgm])[0],
+        "llm_logo_coverage": cov(lgm),
+        "llm_lowo_median": ape_stats([r.ape for r in lwm])[0],
+        "llm_lowo_coverage": cov(lwm),
         "blend_median": ape_stats(blend)[0],
         "fp32_median": ape_stats(fp32)[0],
         "multi_median": ape_stats([r.ape for r in multi])[0],
@@ -242,6 +250,13 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         ),
         protocol_row("precision switch (fp32/tf32 ↔ 16-bit rows removed)", ps),
         protocol_row("measured elsewhere (the GPU's rows of one suite removed)", me),
+        protocol_row("LLMs measured on several GPUs only: leave-one-GPU-out, per GPU", lgm),
+        protocol_row("LLMs measured on several GPUs only: leave-one-workload-out", lwm),
+        "",
+        "The LLM rows (llm-foundry, Megatron-Bridge, NeMo, torchtitan, llm.c, nanoGPT; "
+        "`seed_data/benchmarks_llm.csv`) are 8-1024-GPU runs: each is predicted at its own GPU "
+        "count and link and compared per GPU; their rows at a sequence length other than the "
+        "preset's are not used (another sequence length is another workload).",
         "",
         "| memory check | model | target | result |",
         "|---|---|---|---|",
@@ -270,7 +285,7 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         "| situation | range (× estimate) | median APE | coverage | rows |",
         "|---|---|---|---|---|",
     ]
-    pooled = lg + la + lw + dv + me
+    pooled = lg + la + lw + dv + me + lgm + lwm
     for sit, rows in grouped(pooled, lambda r: r.basis).items():
         low, high = fitted.RANGE_FACTORS.get(sit, (math.nan, math.nan))
         c = ape_stats([r.ape for r in rows])

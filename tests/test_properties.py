@@ -148,3 +148,25 @@ def test_rank_uses_one_software_level_for_every_gpu(client: Any) -> None:
     }
     levels = {n.split("software level of ")[1] for n in notes}
     assert len(levels) == 1, levels
+
+
+@pytest.mark.parametrize(
+    ("workload", "gpu", "situation", "words"),
+    [
+        ({"preset": "bert-base-squad"}, "A100 SXM4 80GB", "measured", "measured on this GPU"),
+        ({"preset": "bert-base-squad"}, "A100 PCIe 40GB", "measured", "measured on this GPU"),
+        ({"preset": "bert-base-squad"}, "L40S", "sibling", "same architecture"),
+        ({"preset": "bert-base-squad"}, "B200", "extrapolated", "other GPU architectures"),
+        ({"preset": "vit-b16-imagenet"}, "A100 SXM4 80GB", "flops_model", "never measured"),
+        ({"preset": "bert-base-squad", "layers": 24}, "A100 SXM4 80GB", "derived", "derived"),
+    ],
+)
+def test_answer_names_the_situation_in_words(
+    client: Any, workload: dict[str, Any], gpu: str, situation: str, words: str
+) -> None:
+    r = client.post("/v1/estimate", json={"workload": workload, "hardware": {"gpu": gpu}})
+    assert r.status_code == 200, r.text
+    e = r.json()["estimate"]
+    assert e["situation"] == situation
+    assert words in e["notes"][0]
+    assert e["samples_per_s_low"] < e["samples_per_s"] < e["samples_per_s_high"]

@@ -21,7 +21,9 @@ from app.calibrate.validate import (
     fit_mfu_prior,
     loao,
     logo,
+    logo_multi,
     lowo,
+    lowo_multi,
     measured_elsewhere,
     multigpu_residuals,
     patched,
@@ -170,14 +172,17 @@ def _quantiles(ratios: Sequence[float]) -> tuple[float, float]:
 
 def range_residuals(ds: Dataset) -> list[Residual]:
     """Served-path cross-validation residuals the ranges are calibrated on: measured
-    elsewhere, leave-one-GPU-out, leave-one-architecture-out, leave-one-workload-out and
-    derived workloads (each residual carries the situation the path named)."""
+    elsewhere, leave-one-GPU-out, leave-one-architecture-out, leave-one-workload-out,
+    derived workloads, and the two protocols of multi-GPU-only (LLM) workloads (each residual
+    carries the situation the path named)."""
     return [
         *measured_elsewhere(ds),
         *logo(ds),
         *loao(ds),
         *lowo(ds),
         *derived(ds),
+        *logo_multi(ds),
+        *lowo_multi(ds),
     ]
 
 

@@ -143,13 +143,20 @@ def served_residual(
     )
     if not model.can_estimate():
         return None
-    est = model.estimate(ds.catalog[r.gpu], 1, precision=r.precision, software=suite_of(r))
+    link = None
+    if r.gpu_count > 1:
+        link = Interconnect.NVLINK if r.interconnect == "nvlink" else Interconnect.PCIE
+        if r.interconnect is None and (ds.catalog[r.gpu].form_factor or "").upper() == "SXM":
+            link = Interconnect.NVLINK
+    est = model.estimate(
+        ds.catalog[r.gpu], r.gpu_count, link, precision=r.precision, software=suite_of(r)
+    )
     if est.samples_per_s <= 0:
         return None
-    u = units(w)
+    u = units(w) / r.gpu_count  # compare per GPU (published totals ÷ GPUs)
     return Residual(
         r,
-        r.throughput_total,
+        r.throughput_total / r.gpu_count,
         est.samples_per_s * u,
         (est.situation or Situation.EXTRAPOLATED).value,
         baselines or {},
@@ -192,6 +199,54 @@ def logo(ds: Dataset) -> list[Residual]:
     return _held_out(ds, folds, lambda g, p: p.gpu != g)
 
 
+def multi_only_rows(ds: Dataset) -> list[BenchmarkPoint]:
+    """Rows of workloads measured only in multi-GPU runs (LLM pre-training tables), at the
+    preset's sequence length."""
+    singles = {(p.workload, p.method) for p in rate_rows(ds)}
+    out = []
+    for p in ds.points:
+        if p.gpu_count < 2 or p.suspect or p.gpu not in ds.catalog:
+            continue
+        if (p.workload, p.method) in singles:
+            continue
+        w = row_workload(ds, p)
+        if w is None or (w.seq_len and p.seq_len and p.seq_len != w.seq_len):
+            continue
+        out.append(p)
+    return out
+
+
+def logo_multi(ds: Dataset) -> list[Residual]:
+    """Leave-one-GPU-out for workloads measured only on several GPUs (LLMs): each row
+    predicted at its GPU count and link with its GPU model removed from every suite
+    (compared per GPU)."""
+    folds: dict[str, list[BenchmarkPoint]] = {}
+    for r in multi_only_rows(ds):
+        folds.setdefault(r.gpu, []).append(r)
+    return _held_out(ds, folds, lambda g, p: p.gpu != g)
+
+
+def lowo_multi(ds: Dataset) -> list[Residual]:
+    """Leave-one-workload-out for the multi-GPU-only workloads (FLOPs model from the other
+    transformers, never CNNs), at the row's GPU count."""
+    folds: dict[str, list[BenchmarkPoint]] = {}
+    for r in multi_only_rows(ds):
+        folds.setdefault(r.workload, []).append(r)
+    out = []
+    for label, rows in sorted(folds.items()):
+        train = [p for p in ds.points if p.workload != label]
+        table = {k: v for k, v in ds.flops_table.items() if k[0] != label}
+        data = served_data(ds, train)
+        for r in rows:
+            w = row_workload(ds, r)
+            if w is None:
+                continue
+            res = served_residual(ds, r, w, data, table=table)
+            if res is not None:
+                out.append(res)
+    return out
+
+
 def loao(ds: Dataset) -> list[Residual]:
     """Leave-one-architecture-out: every GPU of the row's architecture removed."""
     arch = {name: g.architecture for name, g in ds.catalog.items()}
@@ -231,17 +286,22 @@ DERIVED_PAIRS = (
     ("Transformer-XL base", "transformer-xl-large-wt103"),
     ("Inception v4", "inception-v3-imagenet-tf"),
     ("Llama 3.1 8B", "llama32-3b-full"),
+    ("MPT-1B", "mpt-350m-pretrain"),
+    ("MPT-7B", "mpt-1b-pretrain"),
+    ("MPT-30B", "mpt-7b-pretrain"),
+    ("MPT-70B", "mpt-30b-pretrain"),
 )
 
 
 def derived(ds: Dataset) -> list[Residual]:
     """A measured workload predicted as a custom variant of another preset (its own rows
     removed): ResNet-152 from ResNet-50, Transformer-XL large from base, a bigger Llama
-    from a smaller, through the served path's ``derived`` situation."""
+    from a smaller (MPT rows at their GPU count), through the served path's ``derived``
+    situation."""
     out = []
     for label, base_slug in DERIVED_PAIRS:
         base = ds.presets.get(base_slug)
-        rows = [r for r in rate_rows(ds) if r.workload == label]
+        rows = [r for r in (*rate_rows(ds), *multi_only_rows(ds)) if r.workload == label]
         if base is None or not rows:
             continue
         train = [p for p in ds.points if p.workload != label]

@@ -191,6 +191,11 @@ class PooledData:
         self.points = usable
         self.by_group: dict[Group, list[BenchmarkPoint]] = {}
         for p in usable:
+            w = workloads.get((p.workload, p.method)) or workloads.get((p.workload, "full"))
+            if w is not None and w.seq_len and p.seq_len and p.seq_len != w.seq_len:
+                # another sequence length is another workload (attention, memory); its rows
+                # describe the preset's variant, not the preset
+                continue
             self.by_group.setdefault((p.workload, p.method), []).append(p)
         self.obs_by_family: dict[str, list[Obs]] = {}
         for g, rows in self.by_group.items():
@@ -333,7 +338,8 @@ class PooledData:
         *,
         own: bool = True,
     ) -> tuple[float, int]:
-        """log units/s per GPU and how many of the GPU's own rows corrected it."""
+        """log units/s per GPU and how many of the GPU's own rows at this precision class
+        corrected it (rows at the other class correct it by half, and count 0)."""
         fam = self.family_of(group)
         fit = self.fit(fam) if fam else None
         if fit is None:
@@ -349,8 +355,10 @@ class PooledData:
             n = len(same)
             return y + statistics.fmean(same) * n / (n + OWN_SHRINK), n
         if res:
+            # measured at the other precision class only: half its residual, and the
+            # estimate is not "measured" at this precision
             n = len(res)
-            return y + 0.5 * statistics.fmean(r for _, r in res) * n / (n + OWN_SHRINK), n
+            return y + 0.5 * statistics.fmean(r for _, r in res) * n / (n + OWN_SHRINK), 0
         return y, 0
 
     @_memoise

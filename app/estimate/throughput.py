@@ -295,7 +295,8 @@ class ThroughputModel:
         """Per-GPU samples/s from FLOPs per sample (``flops_model`` situation).
 
         The FLOP rate is the weighted geometric mean over the measured workloads of the same
-        family (their pooled estimates on ``gpu`` × their FLOPs per unit); transformers are
+        family (their pooled estimates on ``gpu`` × their FLOPs per unit); transformers borrow
+        from transformers with the same attention kernel (eager or SDPA) where there are any,
         weighted by parameter-count similarity, 1 / (0.25 + |ln(P_donor / P)|).
         """
         flops = training_flops_per_sample(w)
@@ -304,9 +305,21 @@ class ThroughputModel:
             return 0.0, Situation.FLOPS_MODEL, (), ("no FLOPs per sample for this workload",)
         logs, weights, labels = [], [], []
         own = set(w.benchmark_workloads)
-        for (label, method), entry in sorted(self.flops_table.items()):
-            if entry[0] != fam or label in own:
-                continue
+        candidates = [
+            (key, entry)
+            for key, entry in sorted(self.flops_table.items())
+            if entry[0] == fam and key[0] not in own
+        ]
+        if fam == "transformer":
+            # an attention kernel like the workload's first (eager attention materialises
+            # the score matrix and runs at a lower FLOP rate than SDPA/Flash kernels)
+            same = [
+                c
+                for c in candidates
+                if (d := self.data.workloads.get(c[0])) is not None and d.attention == w.attention
+            ]
+            candidates = same or candidates
+        for (label, method), entry in candidates:
             found = self.data.groups((label,), method)
             if not found:
                 continue

@@ -452,6 +452,8 @@ class Estimate:
     warnings: tuple[RunWarning, ...] = ()
     evidence: tuple[Evidence, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: which evidence the throughput stands on (:class:`Situation` value)
+    situation: str | None = None
     #: what one epoch is, in words (samples, or tokens packed into sequences)
     epoch_definition: str = ""
     #: samples (as ``samples_per_s`` counts them) in one epoch
