@@ -27,6 +27,7 @@ from app.api.schemas import (
     EstimateRequest,
     EstimateResponse,
     EvidenceOut,
+    MemoryFixOut,
     MemoryOut,
     OfferDetailResponse,
     OfferDetailsOut,
@@ -130,7 +131,24 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
             activations_gib=b.activations_gib,
             overhead_gib=b.overhead_gib,
             usable_vram_gib=m.usable_vram_gib,
+            allocated_gib=b.allocated_gib,
+            logits_gib=b.logits_gib,
+            buffers_gib=b.buffers_gib,
+            init_extra_gib=b.init_extra_gib,
+            context_gib=b.context_gib,
+            allocator_slack_gib=b.allocator_slack_gib,
         ),
+        oom_probability=m.oom_probability,
+        memory_fixes=[
+            MemoryFixOut(
+                label=f.label,
+                changes=dict(f.changes),
+                peak_memory_gib=f.peak_memory_gib,
+                oom_risk=f.oom_risk,
+                oom_probability=f.oom_probability,
+            )
+            for f in m.fixes
+        ],
         multi_gpu_efficiency=e.multi_gpu_efficiency,
         data_loader_samples_per_s=e.data_loader_samples_per_s,
         warnings=[

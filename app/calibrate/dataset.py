@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.db.seed import PRESET_FIELDS
+from app.db.seed import PRESET_FIELDS, memory_overlay, with_memory_overlay
 from app.estimate.types import BenchmarkPoint, GpuSpec, Precision, Workload
 from app.services.presets import build_workload, flops_table
 
@@ -105,7 +105,9 @@ def load_dataset(seed_dir: Path) -> Dataset:
             )
         )
     presets: dict[str, Preset] = {}
-    for r in _read(seed_dir / "workloads.csv"):
+    overlay = memory_overlay(seed_dir)
+    for raw in _read(seed_dir / "workloads.csv"):
+        r = with_memory_overlay(raw, overlay)
         fields = {}
         for key, kind in PRESET_FIELDS.items():
             raw = (r.get(key) or "").strip()

@@ -60,6 +60,12 @@ PRESET_FIELDS: dict[str, type] = {
     "sharding": str,
     "fused_cross_entropy": bool,
     "cpu_offload": bool,
+    # memory set-up (issue 9); also read from workloads_memory.csv
+    "optimizer_in_backward": bool,
+    "activation_offloading": bool,
+    "checkpoint_granularity": str,
+    "double_quant": bool,
+    "full_model_init": bool,
     "samples_per_epoch": int,
     "epochs": float,
     "dataset_gb": float,
@@ -311,14 +317,39 @@ def seed_benchmarks(
     session.flush()
 
 
+def memory_overlay(seed_dir: Path) -> dict[str, dict[str, str]]:
+    """``workloads_memory.csv``: memory set-up fields of presets, by preset slug (non-empty
+    cells only; the file is optional). Its source is appended to the preset's."""
+    path = seed_dir / "workloads_memory.csv"
+    if not path.exists():
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    for row in _read(path):
+        cells = {k: v for k, v in row.items() if k not in ("preset", "seen_on", "notes") and v}
+        out[row["preset"]] = cells
+    return out
+
+
+def with_memory_overlay(row: dict[str, str], overlay: dict[str, dict[str, str]]) -> dict[str, str]:
+    """``row`` of workloads.csv with its preset's memory overlay applied."""
+    extra = overlay.get(row["preset"])
+    if not extra:
+        return row
+    merged = {**row, **extra}
+    merged["source"] = f"{row['source']} ; {extra['source']}"
+    return merged
+
+
 def seed_presets(session: Session, seed_dir: Path, report: SeedReport) -> None:
-    """Load ``workloads.csv`` (workload presets)."""
+    """Load ``workloads.csv`` (workload presets) with ``workloads_memory.csv`` applied."""
     path = seed_dir / "workloads.csv"
     if not path.exists():
         return
     by_slug = {p.slug: p for p in session.scalars(select(WorkloadPreset))}
+    overlay = memory_overlay(seed_dir)
     facts = read_preset_facts(seed_dir)
-    for row in _read(path):
+    for raw in _read(path):
+        row = with_memory_overlay(raw, overlay)
         fields = {k: _opt(row.get(k), kind) for k, kind in PRESET_FIELDS.items()}
         fields = {k: v for k, v in fields.items() if v is not None}
         values = {

@@ -232,8 +232,8 @@ class Workload:
     checkpoint_granularity: CheckpointGranularity = CheckpointGranularity.FULL
     #: QLoRA NF4 with double quantisation (~4.127 bits/param) instead of plain NF4 (~4.5)
     double_quant: bool = True
-    #: every rank materialises the full 16-bit model on its GPU before FSDP shards it
-    #: (no meta-device init / ``cpu_ram_efficient_loading``)
+    #: every rank materialises the full 16-bit model on its GPU before FSDP shards it and
+    #: keeps it allocated (no meta-device init / ``cpu_ram_efficient_loading``)
     full_model_init: bool = False
     samples_per_epoch: int = 1
     epochs: float = 1.0

@@ -12,6 +12,7 @@ from app.estimate.types import (
     Architecture,
     Attention,
     BenchmarkPoint,
+    CheckpointGranularity,
     GpuSpec,
     Method,
     Optimizer,
@@ -27,6 +28,7 @@ _ENUMS = {
     "method": Method,
     "attention": Attention,
     "sharding": Sharding,
+    "checkpoint_granularity": CheckpointGranularity,
 }
 _WORKLOAD_FIELDS = {f.name for f in dc_fields(Workload)}
 

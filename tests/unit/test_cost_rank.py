@@ -131,3 +131,14 @@ def test_spot_expected_hours_and_epoch_in_tokens() -> None:
     plan = epoch_plan(replace(GPT2, tokens_per_epoch=2_048_000))
     assert plan.samples == pytest.approx(2000) and plan.tokens == 2_048_000
     assert epoch_plan(GPT2).assumed_full_length
+
+
+def test_padded_epoch_without_token_count_is_exact() -> None:
+    from dataclasses import replace
+
+    from app.estimate.cost import epoch_plan
+    from tests.unit.helpers import GPT2
+
+    plan = epoch_plan(replace(GPT2, packed=False))
+    assert plan.samples == 1000 and plan.tokens == 1000 * 1024
+    assert not plan.assumed_full_length and "padded" in plan.definition
