@@ -157,7 +157,7 @@ class _Models:
                 catalog=self.ref.gpus,
                 reference=self.reference,
                 flops_table=self.ref.flops_table,
-                flop_rates=self.ref.flop_rates,
+                data=self.ref.throughput_data,
             )
         return model
 
