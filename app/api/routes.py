@@ -130,6 +130,7 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
         samples_per_s_high=e.samples_per_s_high,
         tokens_per_s=e.tokens_per_s,
         basis=e.basis,
+        situation=e.situation,
         epoch_hours=e.epoch_hours,
         epoch_hours_low=e.epoch_hours_low,
         epoch_hours_high=e.epoch_hours_high,

@@ -327,6 +327,13 @@ class EstimateOut(BaseModel):
     samples_per_s_high: float
     tokens_per_s: float | None
     basis: Basis
+    situation: str | None = Field(
+        default=None,
+        description="which evidence the throughput stands on: measured (this GPU), sibling "
+        "(a GPU of the same architecture), extrapolated (other architectures), flops_model "
+        "(workload never measured) or derived (custom workload from its preset); the first "
+        "note says it in words",
+    )
     epoch_hours: float
     epoch_hours_low: float
     epoch_hours_high: float
