@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+from importlib.resources import files
 from typing import Any
 
 from litestar import Litestar, MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.plugins import JsonRenderPlugin, YamlRenderPlugin
+from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin, YamlRenderPlugin
+from litestar.static_files import create_static_files_router
 from litestar.status_codes import (
     HTTP_400_BAD_REQUEST,
     HTTP_500_INTERNAL_SERVER_ERROR,
@@ -33,6 +35,9 @@ from app.services.reference import ReferenceCache
 from app.services.workloads import WorkloadError
 from app.settings import Settings, get_settings
 from app.web import WebPlugin
+
+#: where the app serves Swagger UI's static files (from the swagger-ui-py package)
+SWAGGER_ASSETS = "/api-viewer-assets"
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +159,17 @@ def create_app(
             probe.dispose()
 
     app = Litestar(
-        route_handlers=[V1Controller, RefreshController, healthz],
+        route_handlers=[
+            V1Controller,
+            RefreshController,
+            healthz,
+            # Swagger UI's files from the swagger-ui-py package, for the offline API viewer
+            create_static_files_router(
+                path=SWAGGER_ASSETS,
+                directories=[str(files("swagger_ui") / "static")],
+                include_in_schema=False,
+            ),
+        ],
         plugins=[WebPlugin()],
         openapi_config=OpenAPIConfig(
             title="gpucost",
@@ -162,9 +177,21 @@ def create_app(
             description="Where to rent GPUs for a training job: offers, predicted throughput, "
             "cost per epoch and OOM risk.",
             path="/schema",
-            # JSON and YAML only: the HTML viewers Litestar offers load their JavaScript from
-            # CDNs, and nothing here may depend on the internet at run time
-            render_plugins=[JsonRenderPlugin(path=["/openapi.json", "/"]), YamlRenderPlugin()],
+            # route docstrings are the operations' descriptions
+            use_handler_docstrings=True,
+            # nothing here may depend on the internet at run time: the Swagger UI viewer loads
+            # its JavaScript and CSS from the app (SWAGGER_ASSETS), never from a CDN
+            render_plugins=[
+                JsonRenderPlugin(path=["/openapi.json", "/"]),
+                YamlRenderPlugin(),
+                SwaggerRenderPlugin(
+                    js_url=f"{SWAGGER_ASSETS}/swagger-ui-bundle.js",
+                    css_url=f"{SWAGGER_ASSETS}/swagger-ui.css",
+                    standalone_preset_js_url=f"{SWAGGER_ASSETS}/swagger-ui-standalone-preset.js",
+                    path="/swagger",
+                    favicon=f"<link rel='icon' href='{SWAGGER_ASSETS}/favicon-32x32.png'>",
+                ),
+            ],
         ),
         exception_handlers={
             WorkloadError: _field_error,

@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from app.api.query import RANK_PARAMS
+
 pytestmark = pytest.mark.db
 
 
@@ -560,3 +562,36 @@ def test_hf_config_endpoint_reads_the_shape(client: Any) -> None:
     r = client.post("/v1/workloads/from-hf-config", json=gpt2)
     assert r.status_code == 400
     assert [e["key"] for e in r.json()["extra"]] == ["vocab_size"]
+
+
+def test_openapi_describes_operations_rank_parameters_and_answers(client: Any) -> None:
+    doc = client.get("/schema/openapi.json").json()
+    ops = [
+        (method, path, op)
+        for path, item in doc["paths"].items()
+        for method, op in item.items()
+        if isinstance(op, dict) and "responses" in op
+    ]
+    assert ops and [(m, p) for m, p, op in ops if not op.get("description")] == []
+    params = {p["name"]: p for p in doc["paths"]["/v1/rank"]["get"]["parameters"]}
+    assert set(RANK_PARAMS) <= set(params)
+    assert all(p["description"] for p in params.values())
+    # the answers a team reads: every field says what it is, with its unit
+    schemas = doc["components"]["schemas"]
+    answers = ("RankResponse", "RankedOfferOut", "OfferOut", "EstimateOut", "MemoryOut")
+    undescribed = [
+        f"{name}.{field}"
+        for name in (*answers, "WarningOut", "EvidenceOut", "EstimateResponse", "OfferPage")
+        for field, prop in schemas[name]["properties"].items()
+        if not prop.get("description")
+    ]
+    assert undescribed == []
+    assert "GiB" in schemas["MemoryOut"]["properties"]["usable_vram_gib"]["description"]
+
+
+def test_api_viewer_is_served_offline(client: Any) -> None:
+    html = client.get("/schema/swagger").text
+    assert "/api-viewer-assets/swagger-ui-bundle.js" in html
+    assert "cdn" not in html.lower()
+    js = client.get("/api-viewer-assets/swagger-ui-bundle.js")
+    assert js.status_code == 200 and len(js.content) > 100_000

@@ -298,3 +298,12 @@ def test_config_json_fills_the_model_in_one_step(
     assert "samples_per_epoch" in errors and "seq_len" in errors, errors
     assert all("status of 400" in p for p in problems), problems
     problems.clear()
+
+
+def test_api_viewer_renders_offline(base_url: str, browser_page: tuple[Page, list[str]]) -> None:
+    page, problems = browser_page
+    page.goto(f"{base_url}/")
+    page.click("header.top nav a[href='/schema/swagger']")
+    page.wait_for_selector(".swagger-ui .opblock", timeout=20000)
+    assert page.locator(".swagger-ui .opblock").count() >= 10
+    assert not problems, problems

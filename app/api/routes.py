@@ -5,17 +5,23 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import AsyncGenerator
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import anyio.to_thread
 from litestar import Controller, Request, get, post
 from litestar.di import NamedDependency, Provide
+from litestar.enums import ParamType
 from litestar.exceptions import NotFoundException, ValidationException
 from litestar.openapi.datastructures import ResponseSpec
+from litestar.openapi.spec import Operation, Parameter, Schema
+from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import FromQuery, JSONBody, PathParameter, QueryParameter
 from sqlalchemy.orm import Session
 
 from app.api.query import (
+    ORDER_COLUMNS,
+    RANK_PARAMS,
     OfferQuery,
     ParamError,
     flat_field,
@@ -46,6 +52,7 @@ from app.api.schemas import (
     SpotIn,
     UnestimableOfferOut,
     WarningOut,
+    WorkloadIn,
 )
 from app.estimate.cost import SpotAssumptions
 from app.estimate.memory import vram_per_gpu_gb
@@ -391,6 +398,48 @@ def bad_params(exc: ParamError | WorkloadError | FilterError) -> ValidationExcep
     return ValidationException(detail="Invalid query parameters", extra=exc.as_extra())
 
 
+def rank_query_parameters() -> list[Parameter]:
+    """The flat query parameters of ``GET /v1/rank`` for the OpenAPI document: every field of
+    ``WorkloadIn``, ``OfferFilters`` and the ranking options, described by the pydantic field
+    (or, where it has none, by the ranking form's label and unit), plus ``order``."""
+    from app.web.forms import all_form_fields
+
+    form = {f.name: f for f in all_form_fields()}
+    models = (WorkloadIn, OfferFilters, RankRequest)
+    out = []
+    for name in RANK_PARAMS:
+        text = next(
+            (m.model_fields[name].description for m in models if name in m.model_fields), None
+        )
+        if not text and name in form:
+            f = form[name]
+            text = f.label + (f" ({f.unit})" if f.unit else "") + (f"; {f.hint}" if f.hint else "")
+        if name == "order":
+            text = "re-order the returned rows by a column (prefix - for descending): " + (
+                ", ".join(ORDER_COLUMNS)
+            )
+        if name == "preset":
+            text = text or "workload preset slug (GET /v1/workloads lists them)"
+        out.append(
+            Parameter(
+                name=name,
+                param_in=ParamType.QUERY,
+                required=False,
+                schema=Schema(type=OpenAPIType.STRING),
+                description=text or name.replace("_", " "),
+            )
+        )
+    return out
+
+
+@dataclass
+class RankQueryOperation(Operation):
+    """``GET /v1/rank`` reads its flat parameters itself; this lists them in the schema."""
+
+    def __post_init__(self) -> None:
+        self.parameters = [*(self.parameters or []), *rank_query_parameters()]
+
+
 class V1Controller(Controller):
     """gpucost API v1."""
 
@@ -583,7 +632,12 @@ class V1Controller(Controller):
         """
         return rank_response(data, session, ref, settings)
 
-    @get("/rank", sync_to_thread=True, responses=error_responses(400))
+    @get(
+        "/rank",
+        sync_to_thread=True,
+        responses=error_responses(400),
+        operation_class=RankQueryOperation,
+    )
     def rank_offers_flat(
         self,
         request: Request,

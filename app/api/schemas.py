@@ -265,12 +265,22 @@ class ErrorOut(BaseModel):
 class MemoryOut(BaseModel):
     """Peak memory per GPU and its components, GiB."""
 
-    weights_gib: float
-    gradients_gib: float
-    optimizer_gib: float
-    activations_gib: float
-    overhead_gib: float
-    usable_vram_gib: float
+    weights_gib: float = Field(
+        description="model weights per GPU, GiB (after sharding and quantisation)"
+    )
+    gradients_gib: float = Field(description="gradients per GPU, GiB")
+    optimizer_gib: float = Field(
+        description="optimizer state per GPU, GiB (e.g. Adam moments, fp32 master weights)"
+    )
+    activations_gib: float = Field(
+        description="activations kept for the backward pass per GPU at the micro-batch, GiB"
+    )
+    overhead_gib: float = Field(
+        description="CUDA context, cuBLAS/NCCL workspace and allocator fragmentation, GiB"
+    )
+    usable_vram_gib: float = Field(
+        description="VRAM per GPU that training can use, GiB (1 GiB = 2^30 bytes)"
+    )
     allocated_gib: float = Field(
         default=0.0, description="bytes the framework allocates (max_memory_allocated)"
     )
@@ -300,33 +310,46 @@ class MemoryFixOut(BaseModel):
 class EvidenceOut(BaseModel):
     """A measurement the estimate used."""
 
-    benchmark_id: int
-    gpu: str
-    gpu_count: int
-    workload: str
-    precision: str
-    batch_size_per_gpu: int | None
-    samples_per_s: float
-    source: str
-    source_ref: str
+    benchmark_id: int = Field(description="id of the measurement (GET /v1/benchmarks)")
+    gpu: str = Field(description="GPU model measured")
+    gpu_count: int = Field(description="GPUs in the measured run")
+    workload: str = Field(description="benchmark workload label of the measurement")
+    precision: str = Field(
+        description="numeric precision of the measured run (fp32, bf16_amp, ...)"
+    )
+    batch_size_per_gpu: int | None = Field(
+        description="micro-batch per GPU in the measured run; null: not published"
+    )
+    samples_per_s: float = Field(description="measured throughput of the whole run, samples/s")
+    source: str = Field(description="who published the measurement")
+    source_ref: str = Field(description="URL or repository path of the measurement")
 
 
 class WarningOut(BaseModel):
     """A warning: stable ``code``, a sentence for the user, and the numbers behind it."""
 
-    code: str
-    message: str
-    values: dict[str, object]
+    code: str = Field(
+        description="stable machine-readable code, e.g. epoch_tokens_padded, ram_short"
+    )
+    message: str = Field(description="the warning as a sentence for the user")
+    values: dict[str, object] = Field(
+        description="the numbers behind the warning, by name (units in the names)"
+    )
 
 
 class EstimateOut(BaseModel):
     """An estimate. Throughput for the whole GPU set; costs in ``currency``."""
 
-    samples_per_s: float
-    samples_per_s_low: float
-    samples_per_s_high: float
-    tokens_per_s: float | None
-    basis: Basis
+    samples_per_s: float = Field(description="predicted training throughput of all GPUs, samples/s")
+    samples_per_s_low: float = Field(description="low end of the throughput range, samples/s")
+    samples_per_s_high: float = Field(description="high end of the throughput range, samples/s")
+    tokens_per_s: float | None = Field(
+        description="throughput in tokens/s for token workloads (samples/s × tokens per "
+        "sample); null otherwise"
+    )
+    basis: Basis = Field(
+        description="what the throughput rests on: measured, scaled or flops_model"
+    )
     situation: str | None = Field(
         default=None,
         description="which evidence the throughput stands on: measured (this GPU), sibling "
@@ -334,20 +357,34 @@ class EstimateOut(BaseModel):
         "(workload never measured) or derived (custom workload from its preset); the first "
         "note says it in words",
     )
-    epoch_hours: float
-    epoch_hours_low: float
-    epoch_hours_high: float
-    total_hours: float
-    cost_per_epoch: float | None
-    cost_per_epoch_low: float | None
-    cost_per_epoch_high: float | None
-    total_cost: float | None
-    currency: str
-    peak_memory_gib: float
-    memory_utilization: float
-    oom_risk: OomRisk
-    max_micro_batch_size: int
-    memory: MemoryOut
+    epoch_hours: float = Field(description="wall-clock hours of one epoch")
+    epoch_hours_low: float = Field(description="epoch hours at the high throughput")
+    epoch_hours_high: float = Field(description="epoch hours at the low throughput")
+    total_hours: float = Field(description="wall-clock hours of all epochs")
+    cost_per_epoch: float | None = Field(
+        description="cost of one epoch in currency; null when the offer has no price"
+    )
+    cost_per_epoch_low: float | None = Field(
+        description="cost per epoch at the high throughput, in currency"
+    )
+    cost_per_epoch_high: float | None = Field(
+        description="cost per epoch at the low throughput, in currency"
+    )
+    total_cost: float | None = Field(
+        description="cost of all epochs in currency; null without a price"
+    )
+    currency: str = Field(description="ISO 4217 code of every cost field (USD, CNY)")
+    peak_memory_gib: float = Field(description="predicted peak memory per GPU, GiB")
+    memory_utilization: float = Field(
+        description="peak memory / usable VRAM (above 1: does not fit)"
+    )
+    oom_risk: OomRisk = Field(
+        description="out-of-memory verdict: low (fits), medium (tight), high (predicted OOM)"
+    )
+    max_micro_batch_size: int = Field(
+        description="largest micro-batch per GPU predicted to fit (0: none fits)"
+    )
+    memory: MemoryOut = Field(description="peak memory per GPU by component, GiB")
     oom_probability: float | None = Field(
         default=None, description="calibrated probability of running out of memory"
     )
@@ -355,10 +392,12 @@ class EstimateOut(BaseModel):
         default_factory=list,
         description="when oom_risk is high: smallest changes predicted to fit on this hardware",
     )
-    multi_gpu_efficiency: float
-    data_loader_samples_per_s: float | None
-    warnings: list[WarningOut]
-    notes: list[str]
+    multi_gpu_efficiency: float = Field(description="throughput of N GPUs / (N × one GPU), 0–1")
+    data_loader_samples_per_s: float | None = Field(
+        description="samples/s the instance's vCPUs can load; null when unknown"
+    )
+    warnings: list[WarningOut] = Field(description="warnings about the estimate or the offer")
+    notes: list[str] = Field(description="how the estimate was made, in sentences")
     epoch_definition: str = Field(description="what one epoch is (samples, or packed tokens)")
     epoch_samples: float = Field(description="samples (as samples_per_s counts them) per epoch")
     epoch_tokens: float | None = Field(description="tokens per epoch (token workloads)")
@@ -376,41 +415,51 @@ class EstimateOut(BaseModel):
 class EstimateResponse(BaseModel):
     """``POST /v1/estimate`` answer: the resolved workload and hardware with the estimate."""
 
-    workload: dict[str, object]
-    hardware: dict[str, object]
-    estimate: EstimateOut
+    workload: dict[str, object] = Field(
+        description="the resolved workload: preset values merged with the given fields"
+    )
+    hardware: dict[str, object] = Field(description="the resolved hardware the estimate is for")
+    estimate: EstimateOut = Field(description="the estimate")
 
 
 class OfferOut(BaseModel):
     """An instance offer. ``price_per_hour`` is per instance in ``currency`` (as listed)."""
 
-    id: int
-    provider: str
-    provider_name: str
-    offer_key: str
-    instance_type: str
-    region: str
-    gpu: str | None
-    gpu_name_raw: str
-    gpu_count: float
-    vram_gb_per_gpu: float | None
-    vcpus: float | None
-    ram_gb: float | None
-    disk_gb: float | None
-    max_cuda: str | None
-    driver_version: str | None
-    interconnect: str | None
-    billing: str
-    price_per_hour: float | None
-    currency: str
-    price_is_estimate: bool
-    available: bool
-    stale: bool
+    id: int = Field(description="offer id (GET /v1/offers/{offer_id})")
+    provider: str = Field(description="provider slug")
+    provider_name: str = Field(description="provider name for display")
+    offer_key: str = Field(description="the provider's stable key for this offer")
+    instance_type: str = Field(description="the provider's instance type name")
+    region: str = Field(description="region or zone as the provider names it")
+    gpu: str | None = Field(
+        description="canonical GPU model; null when the name is not in the catalog"
+    )
+    gpu_name_raw: str = Field(description="the GPU name as the provider lists it")
+    gpu_count: float = Field(description="GPUs in the instance (fractions only for shared GPUs)")
+    vram_gb_per_gpu: float | None = Field(description="VRAM per GPU as listed, GB")
+    vcpus: float | None = Field(description="vCPUs of the instance")
+    ram_gb: float | None = Field(description="host RAM, GB")
+    disk_gb: float | None = Field(description="system plus data disk, GB")
+    max_cuda: str | None = Field(description="highest CUDA version the driver supports, e.g. 12.4")
+    driver_version: str | None = Field(description="NVIDIA driver version, when listed")
+    interconnect: str | None = Field(
+        description="GPU-to-GPU link: nvlink, nvswitch or pcie; null when unknown"
+    )
+    billing: str = Field(description="on_demand, spot, reserved_1y or reserved_3y")
+    price_per_hour: float | None = Field(
+        description="price of the whole instance per hour, in currency; null: no price listed"
+    )
+    currency: str = Field(description="ISO 4217 code of price_per_hour (USD, CNY)")
+    price_is_estimate: bool = Field(
+        description="the provider lists no hourly price; price_per_hour is estimated"
+    )
+    available: bool = Field(description="the provider showed the offer as available when last seen")
+    stale: bool = Field(description="not seen recently (older than the stale limit) or undated")
     last_seen_at: str | None = Field(
         description="when the source last showed the offer (ISO 8601); null: the source gives "
         "no date"
     )
-    source: str
+    source: str = Field(description="where the offer comes from (API, page or seed file)")
     age_days: float | None = Field(
         default=None,
         description="days since last_seen_at; null when undated (then stale is true)",
@@ -421,7 +470,9 @@ class OfferOut(BaseModel):
     suspect: bool = Field(
         default=False, description="failed a plausibility check at ingest (see suspect_reason)"
     )
-    suspect_reason: str | None = None
+    suspect_reason: str | None = Field(
+        default=None, description="why the offer failed a plausibility check; null: it passed"
+    )
     gpu_note: str | None = Field(
         default=None,
         description="what GPU-name matching noticed (VRAM mismatch, ambiguity)",
@@ -434,27 +485,31 @@ class OfferOut(BaseModel):
 class OfferPage(BaseModel):
     """A page of offers."""
 
-    items: list[OfferOut]
-    total: int
-    limit: int
-    offset: int
+    items: list[OfferOut] = Field(description="the offers of this page")
+    total: int = Field(description="offers matching the filters")
+    limit: int = Field(description="page size asked for")
+    offset: int = Field(description="offers skipped before this page")
 
 
 class RankedOfferOut(BaseModel):
     """One ranked offer: the offer, its price in the asked currency, and the estimate."""
 
-    rank: int
-    pareto_optimal: bool
-    offer: OfferOut
-    price_per_hour: float | None
-    estimate: EstimateOut
+    rank: int = Field(description="position in the full ranking, 1 = best")
+    pareto_optimal: bool = Field(
+        description="on the cost/time Pareto frontier (nothing is both cheaper and faster)"
+    )
+    offer: OfferOut = Field(description="the offer")
+    price_per_hour: float | None = Field(
+        description="the instance price per hour converted to the response currency"
+    )
+    estimate: EstimateOut = Field(description="the estimate for the workload on this offer")
 
 
 class UnestimableOfferOut(BaseModel):
     """An offer matching the filters that cannot be estimated, with the reason."""
 
-    offer: OfferOut
-    reason: str
+    offer: OfferOut = Field(description="the offer")
+    reason: str = Field(description="why it cannot be estimated")
 
 
 class RankResponse(BaseModel):
@@ -464,11 +519,13 @@ class RankResponse(BaseModel):
     full order), so that the whole cost/time frontier can be drawn next to the top offers.
     """
 
-    workload: dict[str, object]
-    currency: str
-    sort: str
+    workload: dict[str, object] = Field(
+        description="the resolved workload: preset values merged with the given fields"
+    )
+    currency: str = Field(description="ISO 4217 code of every price and cost")
+    sort: str = Field(description="ranking key used")
     order: str | None = Field(default=None, description="row order (GET: ``order`` param)")
-    total_offers: int
+    total_offers: int = Field(description="offers estimated")
     unestimated_offers: int = Field(
         default=0,
         description="offers matching the filters whose GPU model is not in the "
@@ -477,8 +534,10 @@ class RankResponse(BaseModel):
     over_budget_offers: int = Field(
         default=0, description="estimated offers left out by max_total_cost / max_total_hours"
     )
-    results: list[RankedOfferOut]
-    frontier: list[RankedOfferOut] = Field(default_factory=list)
+    results: list[RankedOfferOut] = Field(description="the best offers by sort, at most limit")
+    frontier: list[RankedOfferOut] = Field(
+        default_factory=list, description="Pareto-optimal offers ranked below limit"
+    )
     unestimable: list[UnestimableOfferOut] = Field(
         default_factory=list,
         description="offers matching the filters that cannot be estimated, each with the "
