@@ -595,3 +595,14 @@ def test_api_viewer_is_served_offline(client: Any) -> None:
     assert "cdn" not in html.lower()
     js = client.get("/api-viewer-assets/swagger-ui-bundle.js")
     assert js.status_code == 200 and len(js.content) > 100_000
+
+
+def test_one_vocabulary_lowercase_currency_and_offer_interconnect(client: Any) -> None:
+    r = client.get("/v1/rank", params={"preset": "resnet50-imagenet", "currency": "cny"})
+    assert r.status_code == 200 and r.json()["currency"] == "CNY"
+    body = {"workload": {"preset": "resnet50-imagenet"}}
+    for word in ("nvswitch", "NVLink", "sxm"):
+        hw = {"gpu": "H100 SXM", "gpu_count": 8, "interconnect": word}
+        r = post(client, "/v1/estimate", {**body, "hardware": hw})
+        assert r.status_code == 200, (word, r.text[:300])
+        assert r.json()["hardware"]["interconnect"] == "nvlink"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.estimate.types import (
     Architecture,
@@ -178,6 +178,21 @@ class HardwareIn(BaseModel):
     )
     disk_type: Literal["hdd", "ssd", "nvme"] | None = None
 
+    @field_validator("interconnect", mode="before")
+    @classmethod
+    def _offer_interconnect(cls, value: object) -> object:
+        """Offers' words are accepted too: ``nvswitch`` and ``sxm`` boards link their GPUs by
+        NVLink (``nvlink``); any case."""
+        if isinstance(value, str):
+            value = value.strip().lower()
+            return "nvlink" if value in ("nvswitch", "sxm") else value
+        return value
+
+
+def _upper_currency(value: object) -> object:
+    """Currency codes in any case (``cny`` → ``CNY``)."""
+    return value.strip().upper() if isinstance(value, str) else value
+
 
 class EstimateRequest(SpotIn):
     """``POST /v1/estimate`` body. ``price_per_hour`` (optional, in ``currency``) prices it;
@@ -190,6 +205,8 @@ class EstimateRequest(SpotIn):
     currency: str = Field(default="USD", pattern=CURRENCY_PATTERN)
     price_per_hour: float | None = Field(default=None, ge=0, le=MAX_PRICE, allow_inf_nan=False)
     billing: Billing | None = None
+
+    _currency = field_validator("currency", mode="before")(_upper_currency)
 
 
 class OfferFilters(BaseModel):
@@ -234,6 +251,7 @@ class RankRequest(SpotIn):
         "cost_per_epoch", "epoch_hours", "total_cost", "price_per_hour", "samples_per_s"
     ] = "cost_per_epoch"
     currency: str = Field(default="USD", pattern=CURRENCY_PATTERN)
+    _currency = field_validator("currency", mode="before")(_upper_currency)
     limit: int = Field(default=50, ge=1, le=1000)
     drop_oom: bool = Field(default=False, description="leave out offers predicted to OOM")
     exclude_spot: bool = Field(default=False, description="leave out spot/preemptible offers")
