@@ -31,6 +31,7 @@ from app.api.schemas import (
     EstimateRequest,
     EstimateResponse,
     EvidenceOut,
+    MemoryFixOut,
     MemoryOut,
     OfferDetailResponse,
     OfferDetailsOut,
@@ -127,6 +128,7 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
         samples_per_s_high=e.samples_per_s_high,
         tokens_per_s=e.tokens_per_s,
         basis=e.basis,
+        situation=e.situation,
         epoch_hours=e.epoch_hours,
         epoch_hours_low=e.epoch_hours_low,
         epoch_hours_high=e.epoch_hours_high,
@@ -147,7 +149,24 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
             activations_gib=b.activations_gib,
             overhead_gib=b.overhead_gib,
             usable_vram_gib=m.usable_vram_gib,
+            allocated_gib=b.allocated_gib,
+            logits_gib=b.logits_gib,
+            buffers_gib=b.buffers_gib,
+            init_extra_gib=b.init_extra_gib,
+            context_gib=b.context_gib,
+            allocator_slack_gib=b.allocator_slack_gib,
         ),
+        oom_probability=m.oom_probability,
+        memory_fixes=[
+            MemoryFixOut(
+                label=f.label,
+                changes=dict(f.changes),
+                peak_memory_gib=f.peak_memory_gib,
+                oom_risk=f.oom_risk,
+                oom_probability=f.oom_probability,
+            )
+            for f in m.fixes
+        ],
         multi_gpu_efficiency=e.multi_gpu_efficiency,
         data_loader_samples_per_s=e.data_loader_samples_per_s,
         warnings=[

@@ -14,6 +14,7 @@ from app.estimate.types import (
     Architecture,
     Attention,
     Basis,
+    CheckpointGranularity,
     Interconnect,
     Method,
     OomRisk,
@@ -87,6 +88,27 @@ class WorkloadIn(BaseModel):
     )
     cpu_offload: bool | None = Field(
         default=None, description="optimizer states and master weights offloaded to CPU RAM"
+    )
+    # -- memory set-up (issue 9) --
+    optimizer_in_backward: bool | None = Field(
+        default=None,
+        description="optimizer step fused into backward (torchtune optimizer_in_bwd): no "
+        "full gradient buffer",
+    )
+    activation_offloading: bool | None = Field(
+        default=None, description="checkpointed activations offloaded to CPU RAM"
+    )
+    checkpoint_granularity: CheckpointGranularity | None = Field(
+        default=None,
+        description="with gradient_checkpointing: full (block inputs only) or selective "
+        "(attention core recomputed)",
+    )
+    double_quant: bool | None = Field(
+        default=None, description="QLoRA: NF4 with double quantisation (default true)"
+    )
+    full_model_init: bool | None = Field(
+        default=None,
+        description="FSDP: every rank loads the full 16-bit model on its GPU before sharding",
     )
     samples_per_epoch: int | None = Field(default=None, gt=0, le=10**15, allow_inf_nan=False)
     epochs: float | None = Field(default=None, gt=0, le=10**6, allow_inf_nan=False)
@@ -249,6 +271,30 @@ class MemoryOut(BaseModel):
     activations_gib: float
     overhead_gib: float
     usable_vram_gib: float
+    allocated_gib: float = Field(
+        default=0.0, description="bytes the framework allocates (max_memory_allocated)"
+    )
+    logits_gib: float = Field(default=0.0, description="loss-side logits (in activations)")
+    buffers_gib: float = Field(
+        default=0.0, description="FSDP/ZeRO gather and NF4 dequantisation buffers (in overhead)"
+    )
+    init_extra_gib: float = Field(
+        default=0.0, description="initialisation peak above the training step (in overhead)"
+    )
+    context_gib: float = Field(default=0.0, description="CUDA context + NCCL (in overhead)")
+    allocator_slack_gib: float = Field(
+        default=0.0, description="caching-allocator slack (in overhead)"
+    )
+
+
+class MemoryFixOut(BaseModel):
+    """A change predicted to fit when ``oom_risk`` is high: fields to set, predicted peak."""
+
+    label: str
+    changes: dict[str, str]
+    peak_memory_gib: float
+    oom_risk: OomRisk
+    oom_probability: float | None
 
 
 class EvidenceOut(BaseModel):
@@ -281,6 +327,13 @@ class EstimateOut(BaseModel):
     samples_per_s_high: float
     tokens_per_s: float | None
     basis: Basis
+    situation: str | None = Field(
+        default=None,
+        description="which evidence the throughput stands on: measured (this GPU), sibling "
+        "(a GPU of the same architecture), extrapolated (other architectures), flops_model "
+        "(workload never measured) or derived (custom workload from its preset); the first "
+        "note says it in words",
+    )
     epoch_hours: float
     epoch_hours_low: float
     epoch_hours_high: float
@@ -295,6 +348,13 @@ class EstimateOut(BaseModel):
     oom_risk: OomRisk
     max_micro_batch_size: int
     memory: MemoryOut
+    oom_probability: float | None = Field(
+        default=None, description="calibrated probability of running out of memory"
+    )
+    memory_fixes: list[MemoryFixOut] = Field(
+        default_factory=list,
+        description="when oom_risk is high: smallest changes predicted to fit on this hardware",
+    )
     multi_gpu_efficiency: float
     data_loader_samples_per_s: float | None
     warnings: list[WarningOut]

@@ -157,7 +157,7 @@ class _Models:
                 catalog=self.ref.gpus,
                 reference=self.reference,
                 flops_table=self.ref.flops_table,
-                flop_rates=self.ref.flop_rates,
+                data=self.ref.throughput_data,
             )
         return model
 
@@ -434,7 +434,8 @@ def rank_offers(
         unestimable=tuple(
             (
                 full[i],
-                f"GPU {full[i].gpu_name_raw!r} matches no catalog model: no specs or "
+                full[i].gpu_note
+                or f"GPU {full[i].gpu_name_raw!r} matches no catalog model: no specs or "
                 "measurements to estimate from",
             )
             for i in skipped
