@@ -249,3 +249,22 @@ def test_sharded_full_fine_tune_needs_host_ram_for_its_checkpoint(client: Any) -
     assert w["values"]["needed_gib"] == pytest.approx(8_030_261_248 * 12 / 2**30, rel=1e-3)
     e = estimate(client, {"preset": "llama3-8b-full"}, {**hw, "ram_gb": 1024})
     assert "ram_short" not in codes(e)
+
+
+def test_tokens_per_epoch_on_an_image_workload_is_a_400(client: Any) -> None:
+    r = client.post(
+        "/v1/estimate",
+        json={
+            "workload": {"preset": "resnet50-imagenet", "tokens_per_epoch": 1000},
+            "hardware": {"gpu": "RTX 4090"},
+        },
+    )
+    assert r.status_code == 400 and "tokens_per_epoch" in r.text
+    r = client.post(
+        "/v1/estimate",
+        json={
+            "workload": {"preset": "llama3-8b-lora", "cuda_only_libraries": ["no-such-lib"]},
+            "hardware": {"gpu": "RTX 4090"},
+        },
+    )
+    assert r.status_code == 400 and "cuda_only_libraries" in r.text

@@ -253,6 +253,20 @@ def test_offer_page_explains_the_estimate(client: Any) -> None:
     )
 
 
+def test_offer_page_lists_what_would_make_it_fit(client: Any) -> None:
+    params = {"preset": "llama3-8b-full", "sharding": "none", "gpu": "RTX 4090"}
+    ranked = client.get("/v1/rank", params={**params, "limit": 1}).json()["results"]
+    if not ranked:
+        pytest.skip("no RTX 4090 offer seeded")
+    offer_id = ranked[0]["offer"]["id"]
+    doc = page(client, f"/offers/{offer_id}", {"preset": "llama3-8b-full", "sharding": "none"})
+    data = twin(client, doc).json()["estimate"]
+    assert data["oom_risk"] == "high" and data["memory_fixes"]
+    items = doc.find("ul", cls="memory-fixes").find_all("li")
+    assert len(items) == len(data["memory_fixes"])
+    assert data["memory_fixes"][0]["label"] in items[0].text
+
+
 def test_offer_page_without_workload_errors_and_missing(client: Any) -> None:
     offer_id = client.get("/v1/offers", params={"limit": 1}).json()["items"][0]["id"]
     doc = page(client, f"/offers/{offer_id}")

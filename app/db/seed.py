@@ -14,6 +14,7 @@ import datetime as dt
 import hashlib
 import logging
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -60,6 +61,12 @@ PRESET_FIELDS: dict[str, type] = {
     "sharding": str,
     "fused_cross_entropy": bool,
     "cpu_offload": bool,
+    # memory set-up (issue 9); also read from workloads_memory.csv
+    "optimizer_in_backward": bool,
+    "activation_offloading": bool,
+    "checkpoint_granularity": str,
+    "double_quant": bool,
+    "full_model_init": bool,
     "samples_per_epoch": int,
     "epochs": float,
     "dataset_gb": float,
@@ -220,15 +227,21 @@ def seed_gpus(session: Session, seed_dir: Path, report: SeedReport) -> dict[str,
     return by_name
 
 
-def load_extra_aliases(seed_dir: Path) -> dict[str, str]:
-    """``gpu_aliases.csv`` as alias → canonical name."""
+def load_extra_aliases(seed_dir: Path) -> dict[str, list[str]]:
+    """``gpu_aliases.csv`` as alias → canonical names (a label listed under several GPUs is
+    ambiguous: ingest resolves it from the offer's context or reports it)."""
     path = seed_dir / "gpu_aliases.csv"
     if not path.exists():
         return {}
-    return {row["alias"]: row["canonical_name"] for row in _read(path)}
+    out: dict[str, list[str]] = {}
+    for row in _read(path):
+        out.setdefault(row["alias"], []).append(row["canonical_name"])
+    return out
 
 
-def build_normaliser(gpus: list[GpuModel], extra_aliases: dict[str, str]) -> GpuNameNormaliser:
+def build_normaliser(
+    gpus: list[GpuModel], extra_aliases: Mapping[str, str | Sequence[str]]
+) -> GpuNameNormaliser:
     """Normaliser over ORM GPU rows (catalog order = id order)."""
     return GpuNameNormaliser(
         (
@@ -311,14 +324,39 @@ def seed_benchmarks(
     session.flush()
 
 
+def memory_overlay(seed_dir: Path) -> dict[str, dict[str, str]]:
+    """``workloads_memory.csv``: memory set-up fields of presets, by preset slug (non-empty
+    cells only; the file is optional). Its source is appended to the preset's."""
+    path = seed_dir / "workloads_memory.csv"
+    if not path.exists():
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    for row in _read(path):
+        cells = {k: v for k, v in row.items() if k not in ("preset", "seen_on", "notes") and v}
+        out[row["preset"]] = cells
+    return out
+
+
+def with_memory_overlay(row: dict[str, str], overlay: dict[str, dict[str, str]]) -> dict[str, str]:
+    """``row`` of workloads.csv with its preset's memory overlay applied."""
+    extra = overlay.get(row["preset"])
+    if not extra:
+        return row
+    merged = {**row, **extra}
+    merged["source"] = f"{row['source']} ; {extra['source']}"
+    return merged
+
+
 def seed_presets(session: Session, seed_dir: Path, report: SeedReport) -> None:
-    """Load ``workloads.csv`` (workload presets)."""
+    """Load ``workloads.csv`` (workload presets) with ``workloads_memory.csv`` applied."""
     path = seed_dir / "workloads.csv"
     if not path.exists():
         return
     by_slug = {p.slug: p for p in session.scalars(select(WorkloadPreset))}
+    overlay = memory_overlay(seed_dir)
     facts = read_preset_facts(seed_dir)
-    for row in _read(path):
+    for raw in _read(path):
+        row = with_memory_overlay(raw, overlay)
         fields = {k: _opt(row.get(k), kind) for k, kind in PRESET_FIELDS.items()}
         fields = {k: v for k, v in fields.items() if v is not None}
         values = {
@@ -423,13 +461,19 @@ def seed_offers(
             else ("pcie" if interconnect == "pcie" else None)
         )
         vram = _opt(latest["vram_gib_per_gpu"], float)
-        match = normaliser.match(latest["gpu_name_raw"], vram_gib=vram, form_hint=hint)
+        identity = normaliser.identify(
+            latest["gpu_name_raw"],
+            vram_gib=vram,
+            form_hint=hint,
+            context=(latest["instance_type"], offer_key),
+        )
+        match = identity.match
         gpu = gpus[match.canonical_name] if match else None
         note = (
             f"listed VRAM {vram:g} GiB per GPU differs from the {gpu.canonical_name}'s "
             f"{gpu.vram_gb:g} GB datasheet size (kept as listed)"
             if match and gpu and match.vram_mismatch and vram is not None
-            else None
+            else identity.note
         )
         if match is None:
             unknown.append(latest["gpu_name_raw"])

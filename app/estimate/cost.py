@@ -417,8 +417,9 @@ def epoch_plan(w: Workload) -> EpochPlan:
     Token workloads with ``tokens_per_epoch``: packed (default) → ``tokens_per_epoch /
     seq_len`` sequences of ``seq_len`` tokens, so ``epoch_hours = tokens_per_epoch /
     tokens_per_s``; padded → ``samples_per_epoch`` sequences each padded to ``seq_len``.
-    Token workloads without it: every sample counts as a full ``seq_len`` sequence (exact for
-    pre-packed data, an upper bound for shorter padded samples). Others: samples.
+    Token workloads without it: every sample counts as a full ``seq_len`` sequence, exact
+    when ``packed`` says the data is pre-packed (true) or padded to ``seq_len`` (false), an
+    upper bound flagged by ``assumed_full_length`` when unknown. Others: samples.
     """
     tps = tokens_per_sample(w)
     n = w.samples_per_epoch
@@ -438,13 +439,20 @@ def epoch_plan(w: Workload) -> EpochPlan:
             definition=f"{n:,} samples, each padded to {tps:,} tokens ({w.tokens_per_epoch:,} "
             f"real tokens, {w.tokens_per_epoch / (n * tps):.0%} of the {n * tps:,} computed)",
         )
+    if tps and w.packed is False:
+        return EpochPlan(
+            samples=float(n),
+            tokens=float(n * tps),
+            definition=f"{n:,} samples, each padded to {tps:,} tokens ({n * tps:,} tokens "
+            "computed)",
+        )
     if tps:
         return EpochPlan(
             samples=float(n),
             tokens=float(n * tps),
             definition=f"{n:,} samples counted as full {tps:,}-token sequences "
             f"({n * tps:,} tokens)",
-            assumed_full_length=w.packed is not True,
+            assumed_full_length=w.packed is None,
         )
     return EpochPlan(samples=float(n), tokens=None, definition=f"{n:,} samples")
 
@@ -563,6 +571,7 @@ def combine(
         samples_per_s_high=high,
         tokens_per_s=samples * tokens if tokens else None,
         basis=tp.basis,
+        situation=tp.situation.value if tp.situation else None,
         epoch_hours=hours,
         epoch_hours_low=hours_low,
         epoch_hours_high=hours_high,
@@ -577,7 +586,7 @@ def combine(
         data_loader_samples_per_s=loader,
         warnings=tuple(warnings),
         evidence=tp.evidence,
-        notes=tp.notes,
+        notes=tp.notes + memory.notes,
         epoch_definition=plan.definition,
         epoch_samples=plan.samples,
         epoch_tokens=plan.tokens,

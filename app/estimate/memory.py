@@ -60,6 +60,8 @@ NF4_NO_DQ_BYTES_PER_PARAM = 4.5 / 8
 
 #: DeepSpeed all-gather bucket, 5e8 elements (EleutherAI cookbook calc_transformer_mem.py).
 ZERO_BUCKET_ELEMENTS = 5e8
+#: DeepSpeed ZeRO-3 ``stage3_max_live_parameters`` default, 1e9 (same source).
+ZERO3_MAX_LIVE_PARAMETERS = 1e9
 
 #: Hidden-state-sized copies saved per transformer layer (bytes = c × bytes × b × s × h).
 #: GPT/BERT blocks: Korthikanti's 34·s·b·h bytes at 2-byte activations = 17 copies;
@@ -146,7 +148,8 @@ class StateBytes:
     gradients: float
     optimizer: float
     buffers: float
-    #: allocated bytes at model initialisation (before training), when that can be the peak
+    #: bytes left allocated by model initialisation (``full_model_init``: the full 16-bit
+    #: model each rank loaded before sharding), on top of the training step
     init_peak: float = 0.0
 
 
@@ -190,6 +193,14 @@ def largest_tensor_params(w: Workload) -> float:
     return p / max(w.layers or 10, 1)
 
 
+def zero3_buffer_bytes(w: Workload) -> float:
+    """DeepSpeed ZeRO-3 working buffers: the all-gather bucket (5e8 elements, 16-bit) and up to
+    ``stage3_max_live_parameters`` (1e9) gathered parameters at the parameter dtype (EleutherAI
+    cookbook calc_transformer_mem.py, estimation.md §1.3), capped at the model size."""
+    live = min(ZERO3_MAX_LIVE_PARAMETERS, float(w.params or 0))
+    return ZERO_BUCKET_ELEMENTS * 2 + live * activation_bytes(w.precision)
+
+
 def _amp(precision: Precision) -> bool:
     return precision in (Precision.FP16_AMP, Precision.BF16_AMP, Precision.FP8)
 
@@ -210,8 +221,8 @@ def state_bytes(w: Workload, gpu_count: int, params: MemoryParams = DEFAULT_PARA
     frozen base too (FSDP with ``use_orig_params=False`` / FSDP2, PEFT accelerate docs;
     ZeRO-3 shards bitsandbytes 4-bit weights packed in ``bnb_4bit_quant_storage``), and keep
     two gathered units. CPU offload leaves only the gathered units on the GPU.
-    ``full_model_init`` (every rank loads the whole 16-bit model before FSDP shards it) sets
-    an initialisation peak of the full 16-bit model plus the rank's shard.
+    ``full_model_init`` (every rank loads the whole 16-bit model before FSDP shards it) leaves
+    the full 16-bit model allocated next to the shard (``init_peak``).
     """
     n = max(int(gpu_count), 1)
     if not w.params:
@@ -226,7 +237,9 @@ def state_bytes(w: Workload, gpu_count: int, params: MemoryParams = DEFAULT_PARA
     layers = max(w.layers or 1, 1)
     init = 0.0
     if w.full_model_init and sharded3 and n > 1:
-        init = 2.0 * p + 2.0 * p / n
+        # the full 16-bit model each rank materialised stays allocated next to its shard
+        # (LitGPT's 2-4 GPU LoRA rows grow with the micro-batch on top of it)
+        init = 2.0 * p
     if w.method in (Method.LORA, Method.QLORA):
         pt = float(lora_trainable_params(w))
         if w.method == Method.QLORA:
@@ -249,6 +262,8 @@ def state_bytes(w: Workload, gpu_count: int, params: MemoryParams = DEFAULT_PARA
             unit = base / layers
             buffers += 2 * unit
             base = 0.0 if w.cpu_offload else base / n
+        if w.sharding == Sharding.ZERO3:
+            buffers += zero3_buffer_bytes(w)
         return StateBytes(
             weights=base + pt * 4,
             gradients=pt * 4,
@@ -280,8 +295,10 @@ def state_bytes(w: Workload, gpu_count: int, params: MemoryParams = DEFAULT_PARA
         # all-gathered full parameters of the unit being computed plus one prefetched unit
         largest_unit = max(p / layers, float(embedding_params(w)) / 2)
         buffers += 2 * largest_unit * 2
-    if w.sharding in (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3):
+    if w.sharding in (Sharding.ZERO1, Sharding.ZERO2):
         buffers += ZERO_BUCKET_ELEMENTS * 2
+    elif w.sharding == Sharding.ZERO3:
+        buffers += zero3_buffer_bytes(w)
     if w.cpu_offload:
         # ZeRO-Offload / FSDP CPU offload: optimizer states and fp32 master weights live in
         # host RAM; with ZeRO-3/FSDP the sharded parameters and gradients too, so the GPU
@@ -399,15 +416,15 @@ def peak_memory_bytes(
 ) -> MemoryBreakdown:
     """Memory breakdown per GPU for ``micro_batch_size`` samples per GPU, in GiB.
 
-    ``allocated_gib`` is the larger of the training step's allocated bytes and the
-    initialisation peak (``full_model_init``); ``total_gib`` adds allocator slack and the
-    CUDA context (+ NCCL with more than one GPU).
+    ``allocated_gib`` is the training step's allocated bytes plus what initialisation left
+    allocated (``full_model_init``); ``total_gib`` adds allocator slack and the CUDA context
+    (+ NCCL with more than one GPU).
     """
     states = state_bytes(w, gpu_count, params)
     act = activation_bytes_per_sample(w, params) * micro_batch_size
     overhead = CUDA_CONTEXT_GIB * GIB + (NCCL_GIB * GIB if gpu_count > 1 else 0.0)
     step = states.weights + states.gradients + states.optimizer + states.buffers + act
-    allocated = max(step, states.init_peak)
+    allocated = step + states.init_peak
     total = allocated * SLACK + overhead
     slack = allocated * (SLACK - 1)
     init_extra = allocated - step
@@ -548,10 +565,30 @@ def _fix_candidates(w: Workload, gpu_count: int) -> list[tuple[str, dict[str, ob
                 {"sharding": Sharding.FSDP, "cpu_offload": True},
             )
         )
+    if w.method == Method.FULL and transformer and w.sharding == Sharding.NONE:
+        # torchtune's single-device full fine-tune recipe (llama3_1/8B_full_single_device)
+        out.append(
+            (
+                "pure bf16 + paged 8-bit AdamW + step in backward + checkpointing",
+                {
+                    "precision": Precision.BF16,
+                    "optimizer": Optimizer.PAGED_ADAMW_8BIT,
+                    "optimizer_in_backward": True,
+                    "gradient_checkpointing": True,
+                    **(
+                        {"fused_cross_entropy": True}
+                        if w.architecture == Architecture.TRANSFORMER_DECODER and w.vocab_size
+                        else {}
+                    ),
+                },
+            )
+        )
+    # adapters on a 16-bit base (an AMP run would keep the frozen base in fp32)
+    bf16 = {"precision": Precision.BF16} if _amp(w.precision) else {}
     if transformer and w.method == Method.FULL:
-        out.append(("LoRA", {"method": Method.LORA, "lora_rank": w.lora_rank or 8}))
+        out.append(("LoRA", {"method": Method.LORA, "lora_rank": w.lora_rank or 8, **bf16}))
     if transformer and w.method != Method.QLORA:
-        out.append(("QLoRA", {"method": Method.QLORA, "lora_rank": w.lora_rank or 8}))
+        out.append(("QLoRA", {"method": Method.QLORA, "lora_rank": w.lora_rank or 8, **bf16}))
     return out
 
 

@@ -6,11 +6,11 @@ method: app/calibrate/memory_fit.py.
 """
 
 PARAMS = {
-    "unfused_logit_bytes": 5.0,
-    "chunked_logit_bytes": 1.5,
-    "lora_activation_factor": 0.92,
+    "unfused_logit_bytes": 6.0,
+    "chunked_logit_bytes": 4.0,
+    "lora_activation_factor": 0.9,
     "qlora_overhead": 0.3,
-    "oom_center": -0.12,
-    "oom_scale": 0.2,
+    "oom_center": 0.075,
+    "oom_scale": 0.02,
 }
 CASES = 86

@@ -121,6 +121,15 @@ def resolve_workload(
         raise WorkloadError(f"{prefix}.{missing}", f"required for architecture {arch}")
     if arch in ("transformer_encoder", "transformer_decoder") and not merged.get("seq_len"):
         raise WorkloadError(f"{prefix}.seq_len", f"required for architecture {arch}")
+    if merged.get("tokens_per_epoch") and arch not in (
+        "transformer_encoder",
+        "transformer_decoder",
+        "rnn_seq2seq",
+    ):
+        raise WorkloadError(
+            f"{prefix}.tokens_per_epoch",
+            f"only for token workloads (transformer encoder/decoder, seq2seq), not {arch}",
+        )
     matches = preset is not None and all(
         _same(merged.get(k), base.get(k), k) for k in THROUGHPUT_FIELDS
     )

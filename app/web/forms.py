@@ -9,7 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.estimate.rank import SORT_KEYS
-from app.estimate.types import Architecture, Attention, Method, Optimizer, Precision, Sharding
+from app.estimate.types import (
+    Architecture,
+    Attention,
+    CheckpointGranularity,
+    Method,
+    Optimizer,
+    Precision,
+    Sharding,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +97,16 @@ WORKLOAD_ADVANCED = (
     FormField("sharding", "Sharding", "select", _enum([s.value for s in Sharding])),
     FormField("cpu_offload", "CPU offload of optimizer state", "select", BOOL_CHOICES),
     FormField("fused_cross_entropy", "Fused cross-entropy", "select", BOOL_CHOICES),
+    FormField("optimizer_in_backward", "Optimizer step in backward", "select", BOOL_CHOICES),
+    FormField("activation_offloading", "Activation offloading", "select", BOOL_CHOICES),
+    FormField(
+        "checkpoint_granularity",
+        "Checkpointing granularity",
+        "select",
+        _enum([g.value for g in CheckpointGranularity]),
+    ),
+    FormField("double_quant", "QLoRA double quantisation", "select", BOOL_CHOICES),
+    FormField("full_model_init", "Full model loaded per GPU before FSDP", "select", BOOL_CHOICES),
     FormField("forward_gflops_per_sample", "Forward GFLOPs", unit="per sample"),
     FormField("cpu_ms_per_sample", "Data loading", unit="CPU ms per sample"),
     FormField("min_cuda", "Minimum CUDA", "text", hint="e.g. 12.1"),

@@ -174,7 +174,7 @@ def test_high_risk_lists_fixes_that_fit() -> None:
     assert low.fixes == ()
 
 
-def test_fsdp_full_model_init_sets_the_peak() -> None:
+def test_fsdp_full_model_init_keeps_the_full_model() -> None:
     w = Workload(
         **LLAMA3_8B,
         precision=Precision.BF16,
@@ -184,8 +184,10 @@ def test_fsdp_full_model_init_sets_the_peak() -> None:
     )
     lazy = estimate_memory(w, vram_gb=40, gpu_count=2)
     eager = estimate_memory(dataclasses.replace(w, full_model_init=True), vram_gb=40, gpu_count=2)
-    # every rank holds the full bf16 model plus its shard: 2P + 2P/2 bytes
-    assert eager.breakdown.allocated_gib == pytest.approx(3 * 8_030_261_248 / GIB)
+    # every rank keeps the full bf16 model it loaded next to its shard: + 2P bytes
+    extra = eager.breakdown.allocated_gib - lazy.breakdown.allocated_gib
+    assert extra == pytest.approx(2 * 8_030_261_248 / GIB)
+    assert eager.breakdown.init_extra_gib == pytest.approx(extra)
     assert eager.peak_memory_gib > lazy.peak_memory_gib
 
 
