@@ -186,7 +186,7 @@ def test_drip_fed_answer_is_given_up_at_the_provider_deadline(db: str) -> None:
     lam = next(o for o in report.outcomes if o.slug == "lambda")
     assert lam.status == "error" and "the provider's deadline passed" in (lam.error or "")
     # the whole run (seeded catalog, five other providers applied) in a fraction of the drip
-    assert lam.duration_s >= 1.5 and elapsed < 60
+    assert elapsed < 60
     assert offers(db, "lambda") == kept and latest_run(db, "lambda").status == "error"
     assert all(o.status == "ok" for o in report.outcomes if o.slug != "lambda")
 
