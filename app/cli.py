@@ -17,6 +17,8 @@ from app.db.session import create_engine_from_url, create_session_factory
 from app.settings import get_settings
 
 if TYPE_CHECKING:
+    from rich.progress import TaskID
+
     from app.services.refresh import RefreshReport
 
 console = Console(stderr=True)
@@ -215,7 +217,7 @@ class _RefreshProgress:
             transient=False,
             expand=True,
         )
-        self.tasks: dict[str, int] = {}
+        self.tasks: dict[str, TaskID] = {}
         self.prefix = "[dim](dry run)[/dim] " if dry_run else ""
 
     def __enter__(self) -> _RefreshProgress:

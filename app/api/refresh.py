@@ -11,7 +11,7 @@ from litestar.params import FromPath
 from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
-from app.api.routes import provide_session, provide_settings
+from app.api.responses import provide_session, provide_settings
 from app.api.schemas import PricePointOut
 from app.services.refresh_runs import latest_runs, price_history
 from app.settings import Settings

@@ -53,7 +53,12 @@ class Dataset:
 
 
 def load_dataset(seed_dir: Path) -> Dataset:
-    """Read ``gpus.csv``, ``benchmarks.csv``, ``workloads.csv`` and ``memory_cases.csv``."""
+    """Read ``gpus.csv``, ``benchmarks*.csv``, ``workloads.csv`` and ``memory_cases.csv``.
+
+    Gives the same specs, measurements and presets as the service's
+    :func:`app.services.reference.load_reference` on a seeded database
+    (tests/test_calibrate_same_data.py).
+    """
     catalog = {}
     for r in _read(seed_dir / "gpus.csv"):
         year = _f(r["release_year"])
@@ -77,7 +82,9 @@ def load_dataset(seed_dir: Path) -> Dataset:
             release_year=int(year) if year else None,
         )
     points = []
-    for i, r in enumerate(_read(seed_dir / "benchmarks.csv")):
+    # every benchmarks*.csv, in the order `gpucost seed` loads them (app/db/seed.py)
+    rows = [r for path in sorted(seed_dir.glob("benchmarks*.csv")) for r in _read(path)]
+    for i, r in enumerate(rows):
         if r["throughput_scope"] == "unknown":
             continue
         bs = _f(r["batch_size_per_gpu"])
@@ -104,7 +111,7 @@ def load_dataset(seed_dir: Path) -> Dataset:
         )
     presets: dict[str, Preset] = {}
     for r in _read(seed_dir / "workloads.csv"):
-        fields = {}
+        fields: dict[str, Any] = {}
         for key, kind in PRESET_FIELDS.items():
             raw = (r.get(key) or "").strip()
             if not raw:

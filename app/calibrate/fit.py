@@ -26,7 +26,7 @@ from app.calibrate.validate import (
     qlora_pairs,
 )
 from app.estimate.memory import CUDA_CONTEXT_GIB, GIB, SLACK
-from app.estimate.types import Precision
+from app.estimate.types import precision_class
 
 #: Share of held-out measurements the low–high range should contain.
 RANGE_COVERAGE = 0.8
@@ -60,7 +60,7 @@ def fit_memory(ds: Dataset) -> dict[str, Any]:
             or not p.batch_size_per_gpu
         ):
             continue
-        regime = "32" if p.precision in (Precision.FP32, Precision.TF32) else "16"
+        regime = precision_class(p.precision)
         groups.setdefault((p.workload, regime), []).append(
             (float(p.batch_size_per_gpu), p.peak_memory_gib)
         )
@@ -85,7 +85,9 @@ def fit_memory(ds: Dataset) -> dict[str, Any]:
     rn50_gflops = ds.presets["resnet50-imagenet"].fields.get("forward_gflops_per_sample")
     return {
         "ACTIVATION_BYTES_PER_SAMPLE": fits,
-        "CNN_ACTIVATION_BYTES_PER_GFLOP": round(rn50[0] / rn50_gflops) if rn50 else 6.5e6,
+        "CNN_ACTIVATION_BYTES_PER_GFLOP": round(rn50[0] / rn50_gflops)
+        if rn50 and rn50_gflops
+        else 6.5e6,
         "DEFAULT_ACTIVATION_BYTES_PER_PARAM": round(statistics.median(per_param), 3),
     }
 

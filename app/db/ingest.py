@@ -28,9 +28,9 @@ from pathlib import Path
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.db.models import GpuModel, InstanceOffer, PriceObservation, Provider
+from app.db.models import GpuModel, InstanceOffer, PriceObservation, Provider, as_utc
 from app.db.seed import build_normaliser, load_extra_aliases
-from app.gpu_names import GpuNameNormaliser
+from app.gpu_names import GpuNameNormaliser, form_hint
 from scrapers.records import ScrapedOffer
 
 log = logging.getLogger(__name__)
@@ -101,16 +101,6 @@ def dedupe(offers: Sequence[ScrapedOffer]) -> tuple[list[ScrapedOffer], int]:
     return list(best.values()), len(offers) - len(best)
 
 
-def _form_hint(interconnect: str | None) -> str | None:
-    if interconnect in ("nvswitch", "sxm"):
-        return "sxm"
-    return "pcie" if interconnect == "pcie" else None
-
-
-def _aware(value: dt.datetime) -> dt.datetime:
-    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
-
-
 def _same_price(a: Decimal | None, b: Decimal | None) -> bool:
     if a is None or b is None:
         return a is None and b is None
@@ -154,7 +144,7 @@ def apply_offers(
     to_observe: list[tuple[InstanceOffer, ScrapedOffer, bool]] = []
     for o in unique:
         match = catalog.normaliser.match(
-            o.gpu_name_raw, vram_gib=o.vram_gib_per_gpu, form_hint=_form_hint(o.interconnect)
+            o.gpu_name_raw, vram_gib=o.vram_gib_per_gpu, form_hint=form_hint(o.interconnect)
         )
         if match is None:
             unknown.add(o.gpu_name_raw)
@@ -210,7 +200,7 @@ def apply_offers(
         if o.price_per_hour is None:
             continue
         last = last_observed.get(row.id)
-        due = last is None or observed_at - _aware(last) >= OBSERVATION_INTERVAL
+        due = last is None or observed_at - as_utc(last) >= OBSERVATION_INTERVAL
         if price_changed or due:
             session.add(
                 PriceObservation(
@@ -224,8 +214,8 @@ def apply_offers(
             counts.observations += 1
 
     seen_keys = {o.key for o in unique}
-    for key, row in existing.items():
-        if key not in seen_keys and row.available:
+    for offer_key, row in existing.items():
+        if offer_key not in seen_keys and row.available:
             row.available = False
             counts.gone += 1
     session.flush()

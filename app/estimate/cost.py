@@ -6,15 +6,16 @@ import math
 from collections.abc import Mapping
 
 from app.estimate.memory import transformer_tokens, vram_per_gpu_gb
+from app.estimate.multigpu import effective_interconnect, link_class
 from app.estimate.types import (
     TRANSFORMER_ARCHITECTURES,
     Architecture,
     Estimate,
     Hardware,
-    Interconnect,
     MemoryEstimate,
     ThroughputEstimate,
     Workload,
+    version_tuple,
 )
 
 #: A data-parallel job is called communication-heavy when its predicted PCIe scaling
@@ -65,15 +66,6 @@ def data_loader_rate(w: Workload, vcpus: float | None) -> float | None:
     return workers * 1000.0 / w.cpu_ms_per_sample
 
 
-def _version(text: str | None) -> tuple[int, ...] | None:
-    if not text:
-        return None
-    try:
-        return tuple(int(x) for x in str(text).split(".")[:2])
-    except ValueError:
-        return None
-
-
 def hardware_warnings(
     w: Workload,
     hw: Hardware,
@@ -116,12 +108,12 @@ def hardware_warnings(
                 "memory (pinned staging buffers, data-loader workers and checkpoint saving "
                 "need host RAM at least the size of the GPUs' memory)"
             )
-    need, have = _version(w.min_cuda), _version(hw.max_cuda)
+    need, have = version_tuple(w.min_cuda, 2), version_tuple(hw.max_cuda, 2)
     if need and have and have < need:
         out.append(f"cuda_too_old: driver supports CUDA {hw.max_cuda}, workload needs {w.min_cuda}")
     if (
         hw.gpu_count > 1
-        and hw.interconnect != Interconnect.NVLINK
+        and link_class(hw.gpu, effective_interconnect(hw.gpu, hw.interconnect)) != "nvlink"
         and tp.multi_gpu_efficiency < COMM_HEAVY_EFFICIENCY
     ):
         out.append(

@@ -18,19 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from app.estimate.scaling import MIN_GPUS_FOR_FIT, TimeModel, group_key
-from app.estimate.types import BenchmarkPoint, GpuSpec, Precision
-
-
-def _pclass(p: Precision) -> str:
-    return "32" if p in (Precision.FP32, Precision.TF32) else "16"
-
-
-def _version(p: BenchmarkPoint) -> float:
-    try:
-        major, minor = (p.framework_version or "0.0").split(".")[:2]
-        return float(major) + float(minor) / 100
-    except ValueError:
-        return 0.0
+from app.estimate.types import BenchmarkPoint, GpuSpec, Precision, precision_class, version_key
 
 
 @dataclass(frozen=True)
@@ -49,8 +37,8 @@ class Donor:
         """Achieved FLOP/s on ``gpu``: measured (newest software) if available, else fitted."""
         rows = self.measured.get(gpu.name)
         if rows:
-            newest = max(_version(p) for p in rows)
-            rows = [p for p in rows if _version(p) == newest]
+            newest = max(version_key(p) for p in rows)
+            rows = [p for p in rows if version_key(p) == newest]
             return statistics.median(p.throughput_total for p in rows) * self.flops_per_unit, rows
         thr = self.model.samples_per_s(gpu, self.batch)
         return (thr * self.flops_per_unit if thr else None), []
@@ -116,7 +104,7 @@ class FlopRateModel:
         by_label: dict[str, list[float]] = {}
         used: list[BenchmarkPoint] = []
         for d in self.donors:
-            if d.label in exclude or _pclass(d.precision) != _pclass(precision):
+            if d.label in exclude or precision_class(d.precision) != precision_class(precision):
                 continue
             rate, rows = d.rate(gpu)
             if rate:

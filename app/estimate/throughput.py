@@ -27,7 +27,7 @@ from dataclasses import replace
 from app.estimate import fitted
 from app.estimate.floprate import FlopRateModel
 from app.estimate.memory import transformer_tokens
-from app.estimate.multigpu import multi_gpu_efficiency
+from app.estimate.multigpu import effective_interconnect, multi_gpu_efficiency
 from app.estimate.scaling import (
     F_COMPUTE,
     MIN_GPUS_FOR_FIT,
@@ -48,6 +48,8 @@ from app.estimate.types import (
     Precision,
     ThroughputEstimate,
     Workload,
+    precision_class,
+    version_key,
 )
 
 #: (benchmark label, method) → (family, training FLOPs per published throughput unit, FLOPs
@@ -98,11 +100,6 @@ def achieved_flops_prior(gpu: GpuSpec, fam: str, precision: Precision) -> float:
     return math.exp(a + b * math.log(peak) + c * math.log(bw))
 
 
-def precision_class(p: Precision) -> str:
-    """``32`` for fp32/tf32 regimes, ``16`` for 16-bit and fp8."""
-    return "32" if p in (Precision.FP32, Precision.TF32) else "16"
-
-
 def training_flops_per_sample(w: Workload) -> float | None:
     """Training FLOPs per sample (forward + backward), ``None`` when unknown.
 
@@ -146,15 +143,6 @@ def precision_compatible(workload: Precision, measured: Precision) -> int | None
 def point_samples_per_s(p: BenchmarkPoint, units_per_sample: float | None) -> float:
     """Per-GPU samples/s of a measurement (published units ÷ units per sample ÷ GPUs)."""
     return p.throughput_total / (units_per_sample or 1.0) / p.gpu_count
-
-
-def version_key(p: BenchmarkPoint) -> float:
-    """Framework version as a sortable number (1.13 → 1.13, 2.3 → 2.03); 0 when unknown."""
-    try:
-        major, minor = (p.framework_version or "0.0").split(".")[:2]
-        return float(major) + float(minor) / 100
-    except ValueError:
-        return 0.0
 
 
 def _evidence(p: BenchmarkPoint, units: float | None) -> Evidence:
@@ -337,13 +325,13 @@ class ThroughputModel:
                 notes.append(f"measured at micro-batch {bs} per GPU; yours is {w.micro_batch_size}")
             return rate, Basis.MEASURED, tuple(_evidence(p, units) for p in rows), tuple(notes)
         for model, rows in self._groups():
-            rate = model.samples_per_s(gpu, w.micro_batch_size)
-            if rate:
+            scaled = model.samples_per_s(gpu, w.micro_batch_size)
+            if scaled:
                 note = (
                     f"scaled from {model.n_gpus} GPUs measured in {rows[0].source} by the "
                     "calibrated time model (peak, bandwidth, batch)"
                 )
-                return rate, Basis.SCALED, tuple(_evidence(p, units) for p in rows), (note,)
+                return scaled, Basis.SCALED, tuple(_evidence(p, units) for p in rows), (note,)
         refs: dict[str, list[BenchmarkPoint]] = {}
         for p in one_gpu:
             if p.gpu in self.catalog:
@@ -450,11 +438,11 @@ class ThroughputModel:
     ) -> ThroughputEstimate:
         """Samples/s of ``gpu_count`` × ``gpu`` (fractional counts scale linearly).
 
-        ``interconnect`` ``None`` means PCIe, or NVLink for SXM boards.
+        ``interconnect`` ``None`` means PCIe, or NVLink for SXM boards
+        (:func:`app.estimate.multigpu.effective_interconnect`).
         """
         w = self.w
-        if interconnect is None and gpu_count > 1 and (gpu.form_factor or "").upper() == "SXM":
-            interconnect = Interconnect.NVLINK
+        interconnect = effective_interconnect(gpu, interconnect)
         per_gpu, basis, evidence, notes = self.single_gpu(gpu)
         n = gpu_count
         if n > 1 and basis == Basis.MEASURED and self.reference is None:

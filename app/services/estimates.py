@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy.orm import Session
 
@@ -264,8 +264,11 @@ def rank_offers(
         if price is not None and row.currency != currency:
             rate = rate_cache.get(row.currency)
             if rate is None:
-                rate = rate_cache[row.currency] = price_in(1.0, row.currency, currency, ref)
-            price *= rate  # type: ignore[operator]
+                # a price in gives a price out: never None here
+                rate = rate_cache[row.currency] = cast(
+                    float, price_in(1.0, row.currency, currency, ref)
+                )
+            price *= rate
         samples = tp.samples_per_s
         if cpu_ms and row.vcpus:
             samples = min(samples, max(row.vcpus - 1, 1.0) * 1000.0 / cpu_ms)

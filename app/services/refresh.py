@@ -29,10 +29,10 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, cast
 
 import httpx
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import CursorResult, Engine, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.ingest import Catalog, IngestCounts, apply_offers, load_catalog
@@ -218,15 +218,19 @@ class _Run:
         """
         now = utcnow()
         with self.factory() as session, session.begin():
-            stale = session.execute(
-                update(RefreshRun)
-                .where(RefreshRun.status == "running")
-                .values(
-                    status="interrupted",
-                    finished_at=now,
-                    error="the refresh process ended before this provider finished "
-                    "(killed or crashed); nothing of it was applied",
-                )
+            # an UPDATE's result is a CursorResult (it has rowcount)
+            stale = cast(
+                "CursorResult[Any]",
+                session.execute(
+                    update(RefreshRun)
+                    .where(RefreshRun.status == "running")
+                    .values(
+                        status="interrupted",
+                        finished_at=now,
+                        error="the refresh process ended before this provider finished "
+                        "(killed or crashed); nothing of it was applied",
+                    )
+                ),
             )
             if stale.rowcount:
                 log.warning("marked %d unfinished refresh run(s) as interrupted", stale.rowcount)

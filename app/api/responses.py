@@ -1,0 +1,239 @@
+"""What the JSON API and the web pages share: request dependencies and response builders.
+
+The pages (:mod:`app.web.pages`) render the same answers as the API's routes
+(:mod:`app.api.routes`), so both build them here; the pages never import a route module
+(import contract in pyproject.toml).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request
+from litestar.exceptions import NotFoundException
+from sqlalchemy.orm import Session
+
+from app.api.query import OfferQuery, order_rows
+from app.api.schemas import (
+    EstimateOut,
+    EvidenceOut,
+    MemoryOut,
+    OfferDetailResponse,
+    OfferDetailsOut,
+    OfferOut,
+    PricePointOut,
+    RankedOfferOut,
+    RankRequest,
+    RankResponse,
+)
+from app.estimate.types import Estimate
+from app.services.estimates import RankedOffer, estimate_offer, rank_offers
+from app.services.offer_detail import offer_extras
+from app.services.offers import OfferRow, stale_provider_ids, vram_gib
+from app.services.reference import ReferenceData
+from app.services.refresh_runs import price_history
+from app.services.workloads import resolve_workload
+from app.settings import Settings
+
+#: Largest id a BIGINT primary key holds (bigger path ids are a 400, not a database error).
+MAX_ID = 2**63 - 1
+
+#: Evidence rows per ranked offer (the full list is in ``POST /v1/estimate``).
+RANK_MAX_EVIDENCE = 5
+
+
+def provide_session(request: Request) -> Any:
+    """One SQLAlchemy session per request (read-only use), closed afterwards."""
+    session = request.app.state.session_factory()
+    try:
+        yield session
+    finally:
+        session.close()
+
+
+def provide_reference(request: Request) -> ReferenceData:
+    """The cached reference data (catalog, benchmarks, presets, rates)."""
+    ref: ReferenceData = request.app.state.reference.get()
+    return ref
+
+
+def provide_settings(request: Request) -> Settings:
+    """The app's settings."""
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
+    """Core estimate → response model (``max_evidence`` caps the evidence list)."""
+    m = e.memory
+    b = m.breakdown
+    return EstimateOut(
+        samples_per_s=e.samples_per_s,
+        samples_per_s_low=e.samples_per_s_low,
+        samples_per_s_high=e.samples_per_s_high,
+        tokens_per_s=e.tokens_per_s,
+        basis=e.basis,
+        epoch_hours=e.epoch_hours,
+        epoch_hours_low=e.epoch_hours_low,
+        epoch_hours_high=e.epoch_hours_high,
+        total_hours=e.total_hours,
+        cost_per_epoch=e.cost_per_epoch,
+        cost_per_epoch_low=e.cost_per_epoch_low,
+        cost_per_epoch_high=e.cost_per_epoch_high,
+        total_cost=e.total_cost,
+        currency=e.currency,
+        peak_memory_gib=m.peak_memory_gib,
+        memory_utilization=m.memory_utilization,
+        oom_risk=m.oom_risk,
+        max_micro_batch_size=m.max_micro_batch_size,
+        memory=MemoryOut(
+            weights_gib=b.weights_gib,
+            gradients_gib=b.gradients_gib,
+            optimizer_gib=b.optimizer_gib,
+            activations_gib=b.activations_gib,
+            overhead_gib=b.overhead_gib,
+            usable_vram_gib=m.usable_vram_gib,
+        ),
+        multi_gpu_efficiency=e.multi_gpu_efficiency,
+        data_loader_samples_per_s=e.data_loader_samples_per_s,
+        warnings=list(e.warnings),
+        notes=list(e.notes),
+        evidence=[
+            EvidenceOut.model_validate(ev, from_attributes=True) for ev in e.evidence[:max_evidence]
+        ],
+        evidence_total=len(e.evidence),
+    )
+
+
+def offer_out(row: OfferRow, ref: ReferenceData, stale: set[int]) -> OfferOut:
+    """Offer row → response model."""
+    gpu = ref.gpu_names_by_id.get(row.gpu_model_id) if row.gpu_model_id else None
+    vram = vram_gib(row, ref)  # the VRAM the min_vram_gb filter sees
+    return OfferOut(
+        id=row.id,
+        provider=row.provider,
+        provider_name=row.provider_name,
+        offer_key=row.offer_key,
+        instance_type=row.instance_type,
+        region=row.region,
+        gpu=gpu,
+        gpu_name_raw=row.gpu_name_raw,
+        gpu_count=row.gpu_count,
+        vram_gb_per_gpu=vram,
+        vcpus=row.vcpus,
+        ram_gb=row.ram_gib,
+        disk_gb=row.disk_gb,
+        max_cuda=row.max_cuda,
+        driver_version=row.driver_version,
+        interconnect=row.interconnect,
+        billing=row.billing,
+        price_per_hour=row.price_per_hour,
+        currency=row.currency,
+        price_is_estimate=row.price_is_estimate,
+        available=row.available,
+        stale=row.provider_id in stale,
+        last_seen_at=row.last_seen_at.isoformat(),
+        source=row.source,
+    )
+
+
+def rank_response(
+    data: RankRequest,
+    session: Session,
+    ref: ReferenceData,
+    settings: Settings,
+    order: str | None = None,
+) -> RankResponse:
+    """Rank offers for a request (``POST /v1/rank``, ``GET /v1/rank`` and the web page).
+
+    ``order`` re-orders the returned rows by a column (see :func:`app.api.query.order_rows`).
+
+    Raises:
+        WorkloadError, FilterError: bad input, naming the field.
+    """
+    given = data.workload.model_dump(exclude_unset=True, mode="json")
+    workload, reference, echo = resolve_workload(given, ref)
+    ranking = rank_offers(
+        workload,
+        reference,
+        session,
+        data.filters.model_dump(),
+        ref,
+        currency=data.currency,
+        sort=data.sort,
+        limit=data.limit,
+        drop_oom=data.drop_oom,
+    )
+    stale = stale_provider_ids(session, settings.stale_after_hours)
+
+    def out(r: RankedOffer) -> RankedOfferOut:
+        return RankedOfferOut(
+            rank=r.rank,
+            pareto_optimal=r.pareto_optimal,
+            offer=offer_out(r.offer, ref, stale),
+            price_per_hour=r.price_per_hour,
+            estimate=estimate_out(r.estimate, RANK_MAX_EVIDENCE),
+        )
+
+    return RankResponse(
+        workload=echo,
+        currency=data.currency,
+        sort=data.sort,
+        order=order,
+        total_offers=ranking.total,
+        unestimated_offers=ranking.unestimated,
+        results=order_rows([out(r) for r in ranking.results], order),
+        frontier=[out(r) for r in ranking.frontier],
+    )
+
+
+def offer_detail(
+    offer_id: int,
+    query: OfferQuery,
+    session: Session,
+    ref: ReferenceData,
+    settings: Settings,
+) -> OfferDetailResponse:
+    """One offer with its listing details, price history and, for a workload, its estimate.
+
+    Raises:
+        NotFoundException: no offer ``offer_id``.
+        WorkloadError, FilterError: bad input, naming the field.
+    """
+    workload = reference = echo = None
+    if query.workload is not None:
+        given = query.workload.model_dump(exclude_unset=True, mode="json")
+        workload, reference, echo = resolve_workload(given, ref)
+    found = estimate_offer(workload, reference, session, offer_id, ref, currency=query.currency)
+    extras = offer_extras(session, offer_id)
+    history = price_history(session, offer_id)
+    if found is None or extras is None or history is None:
+        raise NotFoundException(f"no offer {offer_id}")
+    stale = stale_provider_ids(session, settings.stale_after_hours)
+    return OfferDetailResponse(
+        offer=offer_out(found.offer, ref, stale),
+        details=OfferDetailsOut(
+            cpu_model=extras.cpu_model,
+            system_disk_gb=extras.system_disk_gb,
+            data_disk_gb=extras.data_disk_gb,
+            disk_type=extras.disk_type,
+            network_up_mbps=extras.network_up_mbps,
+            network_down_mbps=extras.network_down_mbps,
+            first_seen_at=extras.first_seen_at.isoformat(),
+            seen_on=extras.seen_on.isoformat() if extras.seen_on else None,
+            notes=extras.notes,
+        ),
+        currency=query.currency,
+        price_per_hour=found.price_per_hour,
+        workload=echo,
+        estimate=estimate_out(found.estimate) if found.estimate is not None else None,
+        price_history=[
+            PricePointOut(
+                observed_at=p.observed_at.isoformat(),
+                price_per_hour=p.price_per_hour,
+                currency=p.currency,
+                source=p.source,
+            )
+            for p in history.observations
+        ],
+    )
