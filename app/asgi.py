@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from litestar import Litestar, MediaType, Request, Response, get
+from litestar import Litestar, MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, YamlRenderPlugin
@@ -14,13 +14,19 @@ from litestar.status_codes import (
     HTTP_500_INTERNAL_SERVER_ERROR,
     HTTP_503_SERVICE_UNAVAILABLE,
 )
-from sqlalchemy import text
-from sqlalchemy.exc import DataError, SQLAlchemyError
+from sqlalchemy import Engine
+from sqlalchemy.exc import DataError
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.api.health import (
+    DatabaseProbe,
+    healthz,
+    limit_handler_threads,
+    stop_handler_threads,
+)
 from app.api.refresh import RefreshController
 from app.api.routes import V1Controller
-from app.db.session import create_engine_from_url, create_session_factory
+from app.db.session import DATABASE_UNAVAILABLE, create_engine_from_url, create_session_factory
 from app.services.estimates import HardwareError
 from app.services.offers import FilterError
 from app.services.reference import ReferenceCache
@@ -72,20 +78,18 @@ def _validation_error(request: Request, exc: ValidationException) -> Response[di
     )
 
 
-@get("/healthz", sync_to_thread=True, include_in_schema=True)
-def healthz(request: Request) -> Response[dict[str, str]]:
-    """Liveness and database reachability: 200 ``ok``, or 503 when the database fails."""
-    try:
-        with request.app.state.session_factory() as session:
-            session.execute(text("SELECT 1"))
-    except SQLAlchemyError as exc:
-        log.warning("healthz: database unreachable: %s", exc)
-        return Response(
-            {"status": "error", "database": "unreachable"},
-            status_code=HTTP_503_SERVICE_UNAVAILABLE,
-            media_type=MediaType.JSON,
-        )
-    return Response({"status": "ok", "database": "ok"}, media_type=MediaType.JSON)
+def _unavailable(request: Request, exc: Exception) -> Response[dict[str, Any]]:
+    """The database is down, slow or out of connections: 503 with ``Retry-After``."""
+    log.warning("database unavailable on %s %s: %s", request.method, request.url.path, exc)
+    return Response(
+        {
+            "status_code": HTTP_503_SERVICE_UNAVAILABLE,
+            "detail": "The database is unavailable or busy; try again shortly.",
+        },
+        status_code=HTTP_503_SERVICE_UNAVAILABLE,
+        media_type=MediaType.JSON,
+        headers={"Retry-After": str(request.app.state.settings.retry_after_s)},
+    )
 
 
 def _bad_input(request: Request, exc: Exception) -> Response[dict[str, Any]]:
@@ -106,6 +110,19 @@ def _bad_input(request: Request, exc: Exception) -> Response[dict[str, Any]]:
     )
 
 
+def server_engine(settings: Settings, **overrides: Any) -> Engine:
+    """The server's engine: pool size, overflow, pool/connect/statement timeouts from
+    ``settings`` (``overrides`` replace any of :func:`create_engine_from_url`'s arguments)."""
+    kwargs: dict[str, Any] = {
+        "pool_size": settings.db_pool_size,
+        "max_overflow": settings.db_max_overflow,
+        "pool_timeout_s": settings.db_pool_timeout_s,
+        "connect_timeout_s": settings.db_connect_timeout_s,
+        "statement_timeout_ms": settings.db_statement_timeout_ms,
+    }
+    return create_engine_from_url(settings.database_url, **(kwargs | overrides))
+
+
 def create_app(
     settings: Settings | None = None, *, session_factory: sessionmaker[Session] | None = None
 ) -> Litestar:
@@ -119,12 +136,17 @@ def create_app(
     settings = settings or get_settings()
     engine = None
     if session_factory is None:
-        engine = create_engine_from_url(settings.database_url)
+        engine = server_engine(settings)
         session_factory = create_session_factory(engine)
+        probe_engine = server_engine(settings, pool_size=1, max_overflow=0)
+    else:
+        probe_engine = session_factory.kw["bind"]
+    probe = DatabaseProbe(probe_engine, settings.healthz_timeout_s)
 
     def _dispose() -> None:
         if engine is not None:
             engine.dispose()
+            probe.dispose()
 
     app = Litestar(
         route_handlers=[V1Controller, RefreshController, healthz],
@@ -146,12 +168,15 @@ def create_app(
             ValidationException: _validation_error,
             DataError: _bad_input,
             RecursionError: _bad_input,
+            **dict.fromkeys(DATABASE_UNAVAILABLE, _unavailable),
             Exception: _internal_error,
         },
-        on_shutdown=[_dispose],
+        on_startup=[limit_handler_threads],
+        on_shutdown=[stop_handler_threads, _dispose],
         debug=False,
     )
     app.state.settings = settings
     app.state.session_factory = session_factory
+    app.state.db_probe = probe
     app.state.reference = ReferenceCache(session_factory, settings.seed_dir)
     return app

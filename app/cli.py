@@ -10,14 +10,17 @@ import click
 from rich.console import Console
 from sqlalchemy import func, select
 
-from app.db.migrate import upgrade
+from app.db.migrate import setup_lock, upgrade
 from app.db.models import GpuModel
 from app.db.seed import SeedError, seed_all
 from app.db.session import create_engine_from_url, create_session_factory
 from app.settings import get_settings
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from rich.progress import TaskID
+    from sqlalchemy import Engine
 
     from app.services.refresh import RefreshReport
 
@@ -28,13 +31,18 @@ def _seed(url: str, seed_dir_override: str | None = None) -> int:
     settings = get_settings()
     seed_dir = settings.seed_dir if seed_dir_override is None else seed_dir_override
     engine = create_engine_from_url(url)
-    factory = create_session_factory(engine)
     try:
-        upgrade(engine)  # seeding an unmigrated database would fail: migrate first
-        with factory() as session, session.begin():
-            report = seed_all(session, seed_dir)  # type: ignore[arg-type]
+        with setup_lock(engine):
+            return _seed_locked(engine, seed_dir)
     finally:
         engine.dispose()
+
+
+def _seed_locked(engine: Engine, seed_dir: str | Path) -> int:
+    """Migrate and seed (the caller holds :func:`app.db.migrate.setup_lock`)."""
+    upgrade(engine)  # seeding an unmigrated database would fail: migrate first
+    with create_session_factory(engine)() as session, session.begin():
+        report = seed_all(session, seed_dir)  # type: ignore[arg-type]
     if report.changed == 0:
         console.print("seed: nothing to change (already up to date)")
     for table in sorted(set(report.inserted) | set(report.updated)):
@@ -90,7 +98,8 @@ def db_upgrade(revision: str) -> None:
     """Apply Alembic migrations up to REVISION (default: head)."""
     engine = create_engine_from_url(get_settings().database_url)
     try:
-        upgrade(engine, revision)
+        with setup_lock(engine):
+            upgrade(engine, revision)
     finally:
         engine.dispose()
     console.print(f"database at {revision}")
@@ -112,31 +121,51 @@ def seed() -> None:
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
-def serve(host: str, port: int) -> None:
-    """Apply migrations, seed an empty database, and serve the API and web page."""
-    import uvicorn
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Server processes (uvicorn workers) sharing the port; each has its own "
+    "connection pool of GPUCOST_DB_POOL_SIZE + GPUCOST_DB_MAX_OVERFLOW.",
+)
+def serve(host: str, port: int, workers: int) -> None:
+    """Apply migrations, seed an empty database, and serve the API and web page.
 
-    from app.asgi import create_app
+    Migrating and seeding run under the database's setup lock, so several replicas started
+    at once on one fresh PostgreSQL database do it once, one after the other.
+    """
+    import uvicorn
 
     settings = get_settings()
     engine = create_engine_from_url(settings.database_url)
     try:
-        upgrade(engine)
-        with create_session_factory(engine)() as session:
-            empty = (session.scalar(select(func.count()).select_from(GpuModel)) or 0) == 0
+        with setup_lock(engine):
+            upgrade(engine)
+            with create_session_factory(engine)() as session:
+                empty = (session.scalar(select(func.count()).select_from(GpuModel)) or 0) == 0
+            if empty:
+                console.print("empty database: loading seed data")
+                _seed_locked(engine, settings.seed_dir)
     finally:
         engine.dispose()
-    if empty:
-        console.print("empty database: loading seed data")
-        _seed(settings.database_url)
     console.print(
-        f"serving on http://{host}:{port}  (OpenAPI: http://{host}:{port}/schema/openapi.json)"
+        f"serving on http://{host}:{port} with {workers} worker(s)  "
+        f"(OpenAPI: http://{host}:{port}/schema/openapi.json)"
     )
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
+    # every worker builds its own app (and pool) from the same GPUCOST_* environment
+    uvicorn.run(
+        "app.asgi:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level="warning",
+    )
 
 
 #: ``gpucost refresh`` exit codes.
-EXIT_OK, EXIT_PROVIDER_FAILED, EXIT_SETUP, EXIT_LOCKED = 0, 1, 2, 3
+EXIT_OK, EXIT_PROVIDER_FAILED, EXIT_SETUP, EXIT_LOCKED, EXIT_SUSPECT = 0, 1, 2, 3, 4
 
 
 @main.command()
@@ -151,13 +180,24 @@ EXIT_OK, EXIT_PROVIDER_FAILED, EXIT_SETUP, EXIT_LOCKED = 0, 1, 2, 3
 @click.option(
     "--dry-run", is_flag=True, help="Fetch and compare with the database, but write nothing."
 )
-def refresh(providers: tuple[str, ...], dry_run: bool) -> None:
+@click.option(
+    "--accept-shrink",
+    "accept_shrink",
+    multiple=True,
+    metavar="NAME",
+    help="Apply this provider's answer even if it has far fewer offers than its last "
+    "successful run (repeatable; see GPUCOST_SCRAPER_MAX_SHRINK_FRACTION).",
+)
+def refresh(providers: tuple[str, ...], dry_run: bool, accept_shrink: tuple[str, ...]) -> None:
     """Fetch current offers from the providers and store them (the nightly job).
 
     Each provider is applied in its own transaction with one refresh-run record; a provider
-    that fails keeps its stored offers. Exit codes: 0 every enabled provider succeeded,
-    1 at least one failed, 2 setup problem (unknown provider, missing key, database not
-    migrated), 3 another refresh is running. Provider URLs, keys, timeouts and retries come
+    that fails keeps its stored offers. A provider whose answer shrank by more than
+    GPUCOST_SCRAPER_MAX_SHRINK_FRACTION (default 0.5) against its last successful run is not
+    applied (status suspect) unless named in --accept-shrink. Exit codes: 0 every enabled
+    provider succeeded, 1 at least one failed, 2 setup problem (unknown provider, missing key,
+    database not migrated), 3 another refresh is running, 4 none failed but at least one was
+    held back as suspect. Provider URLs, keys, timeouts and retries come
     from GPUCOST_SCRAPER_* variables (see docs/refresh.md).
     """
     from sqlalchemy.exc import OperationalError
@@ -185,6 +225,7 @@ def refresh(providers: tuple[str, ...], dry_run: bool) -> None:
                 providers=providers,
                 dry_run=dry_run,
                 progress=progress.update,
+                accept_shrink=accept_shrink,
             )
     except RefreshSetupError as exc:
         console.print(f"[red]refresh:[/red] {exc}")
@@ -198,7 +239,14 @@ def refresh(providers: tuple[str, ...], dry_run: bool) -> None:
     finally:
         engine.dispose()
     _print_refresh_summary(report)
-    sys.exit(EXIT_OK if report.ok else EXIT_PROVIDER_FAILED)
+    statuses = {o.status for o in report.outcomes}
+    sys.exit(
+        EXIT_PROVIDER_FAILED
+        if "error" in statuses
+        else EXIT_SUSPECT
+        if "suspect" in statuses
+        else EXIT_OK
+    )
 
 
 class _RefreshProgress:
@@ -229,43 +277,58 @@ class _RefreshProgress:
 
     def update(self, slug: str, phase: str, detail: str) -> None:
         """Show ``phase`` (and ``detail``) for ``slug``."""
-        colour = {"ok": "green", "error": "red", "skipped": "yellow"}.get(phase, "cyan")
-        text = f"{self.prefix}[{colour}]{phase}[/{colour}] {detail}".rstrip()
-        done = phase in ("ok", "error", "skipped")
+        from rich.markup import escape
+
+        colour = {"ok": "green", "error": "red", "skipped": "yellow", "suspect": "magenta"}.get(
+            phase, "cyan"
+        )
+        text = f"{self.prefix}[{colour}]{phase}[/{colour}] {escape(detail)}".rstrip()
+        done = phase in ("ok", "error", "skipped", "suspect")
         if slug not in self.tasks:
             self.tasks[slug] = self.progress.add_task(text, provider=slug, total=1)
         self.progress.update(self.tasks[slug], description=text, completed=1 if done else 0)
 
 
 def _print_refresh_summary(report: RefreshReport) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     title = "refresh (dry run: nothing written)" if report.dry_run else "refresh"
     table = Table(title=f"{title} at {report.observed_at:%Y-%m-%d %H:%M:%S} UTC")
     table.add_column("provider")
     table.add_column("status")
-    for column in ("seen", "new", "changed", "gone", "skipped", "time"):
+    for column in ("seen", "new", "changed", "gone", "suspect", "skipped", "time"):
         table.add_column(column, justify="right")
     notes: list[str] = []
     for o in report.outcomes:
         c = o.counts
-        style = {"ok": "green", "error": "red", "skipped": "yellow"}[o.status]
+        style = {"ok": "green", "error": "red", "skipped": "yellow", "suspect": "magenta"}[o.status]
         table.add_row(
             o.slug,
             f"[{style}]{o.status}[/{style}]",
-            *(str(v) for v in ((c.seen, c.new, c.changed, c.gone) if c else ("", "", "", ""))),
+            *(
+                str(v)
+                for v in (
+                    (c.seen, c.new, c.changed, c.gone, c.suspect) if c else ("", "", "", "", "")
+                )
+            ),
             str(o.skipped_rows or ""),
             f"{o.duration_s:.1f}s" if o.status != "skipped" else "",
         )
         if o.error:
-            notes.append(f"[{style}]{o.slug}[/{style}]: {o.error}")
+            notes.append(f"[{style}]{o.slug}[/{style}]: {escape(o.error)}")
         if c and c.unknown_gpu_names:
             notes.append(
                 f"{o.slug}: GPU names with no catalog match (stored raw): "
                 f"{', '.join(c.unknown_gpu_names)}"
             )
+        if c and c.suspect:
+            notes.append(
+                f"{o.slug}: {c.suspect} offer(s) stored suspect (implausible; left out of "
+                "rankings, see GET /v1/offers?include_suspect=true)"
+            )
         if o.skipped_rows:
-            notes.append(f"{o.slug}: {o.skipped_rows} row(s) skipped, e.g. {o.warnings[0]}")
+            notes.append(f"{o.slug}: {o.skipped_rows} row(s) skipped, e.g. {escape(o.warnings[0])}")
     console.print(table)
     for note in notes:
         console.print(note, highlight=False)
@@ -274,6 +337,12 @@ def _print_refresh_summary(report: RefreshReport) -> None:
         console.print(
             f"[red]failed:[/red] {', '.join(failed)} (their stored offers are "
             "unchanged; see GET /v1/refresh-runs)"
+        )
+    suspect = [o.slug for o in report.outcomes if o.status == "suspect"]
+    if suspect:
+        console.print(
+            f"[magenta]held back:[/magenta] {', '.join(suspect)} (answer shrank; stored offers "
+            "unchanged; apply with --accept-shrink " + " --accept-shrink ".join(suspect) + ")"
         )
 
 

@@ -23,6 +23,13 @@ class Settings(BaseSettings):
     ``database_url`` comes from ``GPUCOST_DATABASE_URL``. Without it, an SQLite file
     ``gpucost.db`` in the current working directory is used (the zero-setup default).
     PostgreSQL URLs are written ``postgresql+psycopg://user@host:5432/dbname``.
+
+    The ``db_*`` settings size the server's connection pool (``GPUCOST_DB_POOL_SIZE`` …).
+    The server runs at most ``db_pool_size + db_max_overflow`` request handlers at once (one
+    thread and one connection each), so a handler never waits for a connection held by a
+    queued request; a
+    request that still cannot get one within ``db_pool_timeout_s`` is answered 503 with
+    ``Retry-After``.
     """
 
     model_config = SettingsConfigDict(env_prefix="GPUCOST_", extra="ignore")
@@ -32,6 +39,30 @@ class Settings(BaseSettings):
     migrations_dir: Path = Field(default_factory=resources.migrations_dir)
     #: Offers whose provider last refreshed successfully longer ago than this are ``stale``.
     stale_after_hours: float = 48.0
+    #: Connections kept open per server process.
+    db_pool_size: int = Field(default=10, ge=1, le=1000)
+    #: Extra connections opened under load beyond ``db_pool_size`` (closed when returned).
+    db_max_overflow: int = Field(default=10, ge=0, le=1000)
+    #: Seconds a request waits for a free connection before it is answered 503.
+    db_pool_timeout_s: float = Field(default=10.0, gt=0, le=600)
+    #: Seconds to establish a new database connection (PostgreSQL ``connect_timeout``, SQLite
+    #: busy timeout).
+    db_connect_timeout_s: float = Field(default=5.0, gt=0, le=600)
+    #: PostgreSQL ``statement_timeout`` for the server's queries, in milliseconds (0 = none).
+    db_statement_timeout_ms: int = Field(default=15_000, ge=0, le=3_600_000)
+    #: ``/healthz`` waits this long (seconds) for ``SELECT 1`` before it answers ``degraded``.
+    healthz_timeout_s: float = Field(default=0.5, gt=0, le=60)
+    #: ``Retry-After`` (seconds) sent with a 503 when the database is unavailable or busy.
+    retry_after_s: int = Field(default=5, ge=1, le=3600)
+
+    @property
+    def handler_threads(self) -> int:
+        """Request handlers that may run at once: one per pooled connection."""
+        return self.db_pool_size + self.db_max_overflow
+
+    #: An offer whose source last showed it longer ago than this (or never dated it) is
+    #: ``stale`` (``GPUCOST_OFFER_STALE_AFTER_DAYS``).
+    offer_stale_after_days: float = Field(default=7.0, gt=0)
 
 
 @functools.cache

@@ -12,6 +12,9 @@ Without a key the refresh skips Lambda with a message. Shape per SkyPilot
                           "storage_gib", "gpus"}},
         "regions_with_capacity_available": [{"name", "description"}]}}}
 
+CPU-only types (``cpu_4x_general``, ``cpu_4x_generalx``, added 2026-05; they broke SkyPilot's
+fetcher, skypilot PR #9556) are no GPU offers and are passed over without a warning; the GPU
+count comes from ``specs.gpus`` first (instance names are irregular: ``gpu_8x_b200_sxm6``).
 ``price_cents_per_hour`` is US **cents** per instance-hour. One offer per region with capacity
 now (a type sold out everywhere yields none, so its earlier offers become unavailable). The GPU
 label and VRAM are read from ``gpu_description``/``description`` (``H100 (80 GB SXM5)``; newer
@@ -117,6 +120,8 @@ def parse_offers(payload: Any, *, source: str) -> ScrapeResult:
     for entry in entries:
         t = entry.instance_type
         specs = t.specs or LambdaSpecs()
+        if specs.gpus == 0 or t.name.startswith("cpu_"):
+            continue  # CPU-only types (``cpu_4x_generalx``, 2026-05: skypilot PR #9556)
         m = _COUNT.match(t.name)
         count = specs.gpus or (int(m.group(1)) if m else None)
         if not count:

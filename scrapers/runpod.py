@@ -15,6 +15,10 @@ field names follow ``dstackai/gpuhunt`` ``providers/runpod.py`` and ``runpod/run
 
 One query per (GPU count × cloud); the region is ``any`` (the lowest price over the cloud; the
 country of that price is in ``notes``).
+
+API status (2026-12): REST v1 is retired (we never used it); GraphQL is announced to follow in
+early 2027, REST v2 ``/v2/catalog/gpus`` (key required) being its successor. Why this module
+stays on GraphQL until a v2 answer is recorded: ``docs/providers-2026-check.md``.
 """
 
 from __future__ import annotations

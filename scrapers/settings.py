@@ -79,6 +79,19 @@ class ScraperSettings(BaseSettings):
     #: Parallel requests inside one provider (Vast per-GPU queries, Azure/AWS regions).
     concurrency: int = Field(default=4, ge=1)
 
+    #: A provider whose answer has more than this fraction fewer offers than its last
+    #: successful run is not applied (run recorded ``suspect``); ``--accept-shrink`` applies it.
+    max_shrink_fraction: float = Field(default=0.5, ge=0, le=1)
+    #: Wall-clock limit for one provider's whole fetch (every request, retry and wait).
+    provider_deadline_s: float = Field(default=900.0, gt=0)
+    #: Wall-clock limit for the whole run; a provider still fetching then fails for this run.
+    run_deadline_s: float = Field(default=1800.0, gt=0)
+    #: Largest response body read into memory (JSON answers); a larger one fails the provider.
+    max_response_mb: float = Field(default=64.0, gt=0)
+    #: Largest streamed body (AWS price-list CSVs, parsed line by line) and longest line.
+    max_stream_mb: float = Field(default=8192.0, gt=0)
+    max_line_kb: float = Field(default=1024.0, gt=0)
+
     vast_url: str = "https://console.vast.ai/api/v0"
     vast_api_key: SecretStr | None = None
     vast_gpu_names: StrList = Field(default_factory=lambda: list(DEFAULT_VAST_GPU_NAMES))
@@ -140,6 +153,15 @@ class ScraperSettings(BaseSettings):
         secret = getattr(self, f"{provider}_api_key", None)
         value = secret.get_secret_value().strip() if secret is not None else ""
         return value or None
+
+    def secret_values(self) -> list[str]:
+        """Every configured API key value (what :func:`scrapers.redact.redact` masks)."""
+        return [
+            secret.get_secret_value().strip()
+            for name, secret in self
+            if name.endswith("_api_key") and isinstance(secret, SecretStr)
+            if secret.get_secret_value().strip()
+        ]
 
 
 def load_scraper_settings(**overrides: Any) -> ScraperSettings:

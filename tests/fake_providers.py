@@ -9,15 +9,22 @@ Faults per provider (``FakeProviders.faults[slug]``): ``500``, ``429once`` (one 
 normal answers), ``timeout`` (MockTransport raises ``ReadTimeout``; the server sleeps),
 ``garbage`` (HTTP 200 with an HTML body), ``missing_field`` (the payload's top-level keys are
 renamed), ``empty`` (a well-formed answer with no offers), ``stall`` (the server blocks until
-:attr:`FakeProviders.release` is set).
+:attr:`FakeProviders.release` is set), ``one_gpu`` (Vast answers only its RTX 4090 rows, Lambda
+only its first instance type: a partial catalog), ``echo401`` (HTTP 401 whose body quotes the
+request back: its URL with ``?api_key=…``, its ``Authorization`` header and the bare key, as
+some providers do), and two MockTransport-only ones: ``drip`` (the real answer, one byte every
+:attr:`FakeProviders.drip_s`, never a read timeout) and ``huge`` (a valid answer padded to
+:attr:`FakeProviders.huge_bytes`, streamed in 64 KiB chunks without a ``Content-Length``;
+:attr:`FakeProviders.chunks_sent` counts what the client pulled).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -88,16 +95,25 @@ class Stall(Exception):
 
 @dataclass
 class FakeProviders:
-    """The router. ``version`` 2 serves ``*.v2.*`` fixtures where they exist."""
+    """The router. ``version`` 2 serves ``*.v2.*`` fixtures where they exist; ``variant``
+    ``"implausible"`` serves ``*.implausible.*`` ones (see ``fixtures/scrapers/README.md``)."""
 
     version: int = 1
+    variant: str | None = None
     faults: dict[str, str] = field(default_factory=dict)
     requests: list[tuple[str, str, str]] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)
+    drip_s: float = 0.05
+    huge_bytes: int = 8 * 2**20
+    chunks_sent: int = 0
     _seen_429: set[str] = field(default_factory=set)
 
     def _file(self, relative: str) -> Path:
         path = FIXTURES / relative
+        if self.variant:
+            other = path.with_name(f"{path.stem}.{self.variant}{path.suffix}")
+            if other.exists():
+                return other
         if self.version >= 2:
             v2 = path.with_name(path.stem + ".v2" + path.suffix)
             if v2.exists():
@@ -126,6 +142,8 @@ class FakeProviders:
             raise Stall
         if fault == "garbage":
             return Answer(200, b"<html><body>502 Bad Gateway</body></html>")
+        if fault == "echo401":
+            return _echo_401(path, headers)
         if provider == "lambda" and headers.get("authorization") != f"Bearer {LAMBDA_TEST_KEY}":
             return Answer(401, b'{"error": {"code": "global/invalid-api-key"}}')
         kind, payload = self._route(method, path, query, body)
@@ -133,6 +151,8 @@ class FakeProviders:
             return Answer(404, b'{"error": "no such fixture"}')
         if fault == "empty":
             payload = _EMPTY[kind] if kind != "aws-csv" else _csv_head(payload)
+        elif fault == "one_gpu":
+            payload = _one_gpu(kind, payload)
         elif fault == "missing_field":
             payload = (
                 {f"x_{k}": v for k, v in payload.items()}
@@ -195,13 +215,33 @@ class FakeProviders:
                 )
             except (Timeout, Stall):
                 raise httpx.ReadTimeout("fake provider timed out", request=request) from None
-            return httpx.Response(
-                answer.status,
-                content=answer.body,
-                headers={"Content-Type": answer.content_type, **answer.headers},
-            )
+            fault = self.faults.get(request.url.path.strip("/").split("/")[0])
+            headers = {"Content-Type": answer.content_type, **answer.headers}
+            if fault == "drip":
+                return httpx.Response(
+                    answer.status, content=self._drip(answer.body), headers=headers
+                )
+            if fault == "huge":
+                return httpx.Response(
+                    answer.status, content=self._huge(answer.body), headers=headers
+                )
+            return httpx.Response(answer.status, content=answer.body, headers=headers)
 
         return httpx.MockTransport(handler)
+
+    async def _drip(self, body: bytes) -> AsyncIterator[bytes]:
+        for i in range(len(body)):
+            await asyncio.sleep(self.drip_s)
+            yield body[i : i + 1]
+
+    async def _huge(self, body: bytes) -> AsyncIterator[bytes]:
+        """``body`` (a JSON object or CSV) padded with whitespace to :attr:`huge_bytes`."""
+        chunk = 64 * 2**10
+        yield body
+        self.chunks_sent += 1
+        for _ in range(max(self.huge_bytes - len(body), 0) // chunk):
+            yield b" " * chunk if body[:1] == b"{" else (b"#" * 1023 + b"\n") * (chunk // 1024)
+            self.chunks_sent += 1
 
     @contextmanager
     def serve(self, timeout_sleep_s: float = 3.0) -> Iterator[str]:
@@ -256,6 +296,28 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False  # do not wait for handlers still sleeping in a "timeout" fault
     request_queue_size = 128  # the default backlog (5) drops bursts of parallel connects
+
+
+def _one_gpu(kind: str, payload: Any) -> Any:
+    """A partial answer: one GPU model's rows out of the catalog."""
+    if kind == "vast":
+        return {**payload, "offers": [o for o in payload["offers"] if o["gpu_name"] == "RTX 4090"]}
+    if kind == "lambda":
+        first = next(iter(payload["data"]))
+        return {**payload, "data": {first: payload["data"][first]}}
+    return payload
+
+
+def _echo_401(path: str, headers: dict[str, str]) -> Answer:
+    """A 401 that quotes the request back, key included (as some providers' errors do)."""
+    auth = headers.get("authorization", "")
+    key = auth.removeprefix("Bearer ")
+    body = {
+        "error": "invalid_api_key",
+        "request": {"headers": {"Authorization": auth}, "url": f"{path}?api_key={key}&limit=9"},
+        "msg": f"API key {key} is not valid for this account",
+    }
+    return Answer(401, json.dumps(body).encode())
 
 
 def _csv_head(text: str) -> str:

@@ -25,14 +25,24 @@ def fake_settings(**overrides: Any) -> ScraperSettings:
     return ScraperSettings(**{**env, **overrides})
 
 
-def refresh(url: str, fake: FakeProviders, *, at: dt.datetime, **kwargs: Any) -> RefreshReport:
-    """One refresh of ``url`` through ``fake``'s MockTransport, observed at ``at``."""
+def refresh(
+    url: str,
+    fake: FakeProviders,
+    *,
+    at: dt.datetime,
+    settings: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> RefreshReport:
+    """One refresh of ``url`` through ``fake``'s MockTransport, observed at ``at``.
+
+    ``settings`` overrides scraper settings (e.g. ``{"provider_deadline_s": 1}``).
+    """
     engine = create_engine_from_url(url)
     try:
         return run_refresh(
             engine,
             create_session_factory(engine),
-            fake_settings(),
+            fake_settings(**(settings or {})),
             seed_dir=SEED_DIR,
             observed_at=at,
             transport=fake.transport(),

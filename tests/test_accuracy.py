@@ -6,14 +6,13 @@ current figure plus a small margin where they are not (leave-one-workload-out).
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 
 import pytest
 
 from app.calibrate.dataset import load_dataset
-from app.calibrate.validate import ape_stats, logo, lowo, memory_checks, multigpu_residuals
+from app.calibrate.validate import ape_stats, logo, lowo, multigpu_residuals
 from app.settings import PROJECT_ROOT
 from benchmarks.accuracy import build_report, headline_logo
 
@@ -50,16 +49,6 @@ def test_multi_gpu_model_beats_linear_scaling(ds) -> None:  # type: ignore[no-un
     linear = ape_stats([abs(r.baselines["linear"] / r.actual - 1) for r in res])
     assert model[2] > 1000
     assert model[0] < linear[0] and model[0] <= 0.05
-
-
-def test_memory_cases_median_and_sides(ds) -> None:  # type: ignore[no-untyped-def]
-    cases = [c for c in memory_checks(ds) if not c.case.startswith("bench-")]
-    median = ape_stats([c.ape for c in cases if c.ape is not None])[0]
-    assert median <= 0.20
-    wrong = sorted(c.case for c in cases if not c.right_side)
-    assert wrong == ["C-18a"]  # FSDP + CPU offload OOM the model cannot explain (docs)
-    litgpt = [c for c in cases if re.fullmatch(r"C-[235][a-f]", c.case) and c.ape is not None]
-    assert max(c.ape for c in litgpt) <= 0.08  # allocated bytes of LitGPT LoRA runs
 
 
 def test_report_builds(ds) -> None:  # type: ignore[no-untyped-def]

@@ -276,7 +276,10 @@ def test_api_refresh_runs_history_and_stale_flags(db: str) -> None:
     from app.settings import Settings
 
     assert refresh(db, FakeProviders(), at=Clock.next()).ok
-    with TestClient(create_app(Settings(database_url=db))) as client:
+    # the runs are dated 2026-11-20: a wide per-offer age limit isolates the provider flag
+    # (per-offer ages: tests/test_offers_trust.py)
+    settings = Settings(database_url=db, offer_stale_after_days=3650)
+    with TestClient(create_app(settings)) as client:
         runs = {r["provider"]: r for r in client.get("/v1/refresh-runs").json()}
         assert set(PROVIDERS) <= set(runs)
         assert all(runs[p]["status"] == "ok" and not runs[p]["stale"] for p in PROVIDERS)

@@ -8,7 +8,14 @@ import pytest
 from sqlalchemy import func, select
 
 from app.db.migrate import upgrade
-from app.db.models import InstanceOffer, PriceObservation, Provider, ThroughputBenchmark
+from app.db.models import (
+    GpuModel,
+    InstanceOffer,
+    PriceObservation,
+    Provider,
+    ThroughputBenchmark,
+    WorkloadPreset,
+)
 from app.db.seed import SeedError, seed_all
 from app.db.session import create_engine_from_url, create_session_factory
 from tests.conftest import SEED_DIR
@@ -83,3 +90,66 @@ def test_row_without_source_is_rejected(tmp_path, fresh_url: str) -> None:  # ty
     with create_session_factory(engine)() as s, pytest.raises(SeedError, match="no source"):
         seed_all(s, tmp_path)
     engine.dispose()
+
+
+def test_llm_benchmarks_are_loaded_with_their_source(seeded_url: str) -> None:
+    """``benchmarks_llm.csv`` rows land in the database with source, scope and shape.
+
+    Hand-checkable facts: llm-foundry's benchmark README (H100 80GB BF16 table) gives
+    MPT-7B at seq 2048 on 8 GPUs as 85,144 tokens/s total (10,643 per GPU, MFU 46.44 %).
+    """
+    engine = create_engine_from_url(seeded_url)
+    with create_session_factory(engine)() as s:
+        rows = s.scalars(
+            select(ThroughputBenchmark).where(
+                ThroughputBenchmark.workload == "MPT-7B",
+                ThroughputBenchmark.gpu_count == 8,
+                ThroughputBenchmark.seq_len == 2048,
+                ThroughputBenchmark.source == "llm_foundry",
+                ThroughputBenchmark.precision == "bf16_amp",
+            )
+        ).all()
+        gpus = {g.id: g.canonical_name for g in s.scalars(select(GpuModel))}
+        h100 = [r for r in rows if gpus[r.gpu_model_id] == "H100 SXM 80GB"]
+        assert len(h100) == 1
+        row = h100[0]
+        assert row.throughput == 85144 and row.throughput_total == 85144
+        assert row.throughput_scope == "total" and row.throughput_unit == "tokens/s"
+        assert row.batch_size_per_gpu == 6 and row.method == "pretrain"
+        assert row.source_ref.startswith("mosaicml/llm-foundry@")
+        assert "scripts/train/benchmarking/README.md" in row.source_ref
+        assert "MFU 46.44%" in (row.notes or "")
+        assert row.seen_on is not None
+        preset = s.scalars(
+            select(WorkloadPreset).where(WorkloadPreset.slug == "mpt-7b-pretrain")
+        ).one()
+        assert preset.fields["layers"] == 32 and preset.fields["hidden_size"] == 4096
+        assert preset.fields["params"] == 6_658_859_008
+        assert preset.benchmark_workloads == ["MPT-7B"]
+    engine.dispose()
+
+
+def test_llm_benchmark_file_is_consistent() -> None:
+    """Every ``benchmarks_llm.csv`` row: catalog GPU, tokens/s, total = per-GPU x count, dated."""
+    with (SEED_DIR / "gpus.csv").open(encoding="utf-8") as f:
+        catalog = {r["canonical_name"] for r in csv.DictReader(f)}
+    with (SEED_DIR / "benchmarks.csv").open(encoding="utf-8") as f:
+        header = next(csv.reader(f))
+    with (SEED_DIR / "benchmarks_llm.csv").open(encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        assert reader.fieldnames == header
+        rows = list(reader)
+    assert len(rows) >= 100
+    for r in rows:
+        assert r["gpu"] in catalog, r["gpu"]
+        assert r["throughput_unit"] == "tokens/s"
+        assert r["method"] in ("pretrain", "full", "lora", "qlora")
+        assert r["seen_on"] == "2026-12-01" and r["source"] and r["source_ref"]
+        total, published, n = (
+            float(r["throughput_total"]),
+            float(r["throughput"]),
+            int(r["gpu_count"]),
+        )
+        expected = published * n if r["throughput_scope"] == "per_gpu" else published
+        assert r["throughput_scope"] in ("per_gpu", "total")
+        assert abs(total - expected) <= 0.5, r

@@ -26,7 +26,18 @@ from app.services.estimates import offer_interconnect
 
 WORKLOAD_PARAMS: tuple[str, ...] = tuple(WorkloadIn.model_fields)
 FILTER_PARAMS: tuple[str, ...] = tuple(OfferFilters.model_fields)
-RANK_OPTION_PARAMS = ("currency", "sort", "limit", "drop_oom")
+RANK_OPTION_PARAMS = (
+    "currency",
+    "sort",
+    "limit",
+    "drop_oom",
+    "exclude_spot",
+    "max_total_cost",
+    "max_total_hours",
+    "spot_interruptions_per_hour",
+    "spot_checkpoint_interval_hours",
+    "spot_restart_hours",
+)
 #: Every parameter of the ranking page and ``GET /v1/rank``, in canonical (URL) order.
 RANK_PARAMS: tuple[str, ...] = (*WORKLOAD_PARAMS, *FILTER_PARAMS, *RANK_OPTION_PARAMS, "order")
 #: Parameters of the offer page and ``GET /v1/offers/{id}``: the workload and the currency.
@@ -144,9 +155,13 @@ def _validate(model: type[M], values: dict[str, Any], errors: list[tuple[str, st
 
 def _workload_values(params: dict[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {k: params[k] for k in WORKLOAD_PARAMS if k in params}
-    for key in _COUNT_FIELDS:
+    for key in (*_COUNT_FIELDS, "tokens_per_epoch"):
         if key in values:
             values[key] = _human_count(values[key])
+    if "cuda_only_libraries" in values:  # flat: comma-separated
+        values["cuda_only_libraries"] = [
+            x.strip() for x in values["cuda_only_libraries"].split(",") if x.strip()
+        ]
     return values
 
 

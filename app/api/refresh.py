@@ -8,7 +8,7 @@ from litestar import Controller, get
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import NotFoundException
 from litestar.params import FromPath
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
 from app.api.responses import provide_session, provide_settings
@@ -20,8 +20,11 @@ from app.settings import Settings
 class RefreshRunOut(BaseModel):
     """A provider's latest refresh run (times ISO 8601 UTC).
 
-    ``status`` is ``running``, ``ok``, ``error`` (``error`` says why; stored offers were kept)
-    or ``interrupted`` (the process was killed; nothing of that run was applied).
+    ``status`` is ``running``, ``ok``, ``error`` (``error`` says why; stored offers were kept),
+    ``suspect`` (the answer had more than the allowed fraction fewer offers than the last
+    successful run, ``baseline_offers``; ``offers_seen`` is what arrived; nothing was applied
+    and stored offers were kept) or ``interrupted`` (the process was killed; nothing of that
+    run was applied). ``error`` and ``warnings`` never contain credentials (redacted).
     ``stale``: the provider's last successful run is older than the stale window (48 h), so its
     offers are flagged ``stale`` in ``/v1/offers`` and ``/v1/rank``.
     """
@@ -41,6 +44,12 @@ class RefreshRunOut(BaseModel):
     warnings: list[str]
     last_success_at: str | None
     stale: bool
+    baseline_offers: int | None = None
+    offers_suspect: int = Field(
+        default=0,
+        description="offers of the run stored suspect (failed a plausibility rule at ingest; "
+        "left out of rankings unless include_suspect)",
+    )
 
 
 class PriceHistoryOut(BaseModel):

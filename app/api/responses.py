@@ -7,13 +7,18 @@ The pages (:mod:`app.web.pages`) render the same answers as the API's routes
 
 from __future__ import annotations
 
-from typing import Any
+import datetime as dt
+from collections.abc import AsyncGenerator
 
+import anyio.to_thread
 from litestar import Request
 from litestar.exceptions import NotFoundException
 from sqlalchemy.orm import Session
 
-from app.api.query import OfferQuery, order_rows
+from app.api.query import (
+    OfferQuery,
+    order_rows,
+)
 from app.api.schemas import (
     EstimateOut,
     EvidenceOut,
@@ -25,11 +30,26 @@ from app.api.schemas import (
     RankedOfferOut,
     RankRequest,
     RankResponse,
+    SpotIn,
+    UnestimableOfferOut,
+    WarningOut,
 )
+from app.estimate.cost import SpotAssumptions
 from app.estimate.types import Estimate
-from app.services.estimates import RankedOffer, estimate_offer, rank_offers
+from app.services.estimates import (
+    Budget,
+    RankedOffer,
+    estimate_offer,
+    rank_offers,
+)
 from app.services.offer_detail import offer_extras
-from app.services.offers import OfferRow, stale_provider_ids, vram_gib
+from app.services.offers import (
+    OfferRow,
+    offer_age_days,
+    offer_is_stale,
+    stale_provider_ids,
+    vram_gib,
+)
 from app.services.reference import ReferenceData
 from app.services.refresh_runs import price_history
 from app.services.workloads import resolve_workload
@@ -42,18 +62,24 @@ MAX_ID = 2**63 - 1
 RANK_MAX_EVIDENCE = 5
 
 
-def provide_session(request: Request) -> Any:
-    """One SQLAlchemy session per request (read-only use), closed afterwards."""
+async def provide_session(request: Request) -> AsyncGenerator[Session, None]:
+    """One SQLAlchemy session per request (read-only use), closed afterwards.
+
+    The session is created on the event loop (it connects lazily, in the handler's thread)
+    and closed on a thread of its own limiter: closing returns the connection to the pool,
+    and must not wait for a handler thread, since those may all be waiting for connections
+    (see :mod:`app.api.health`).
+    """
     session = request.app.state.session_factory()
     try:
         yield session
     finally:
-        session.close()
+        await anyio.to_thread.run_sync(session.close, limiter=request.app.state.release_limiter)
 
 
-def provide_reference(request: Request) -> ReferenceData:
-    """The cached reference data (catalog, benchmarks, presets, rates)."""
-    ref: ReferenceData = request.app.state.reference.get()
+async def provide_reference(request: Request) -> ReferenceData:
+    """The cached reference data (catalog, benchmarks, presets, rates); loads off the loop."""
+    ref: ReferenceData = await request.app.state.reference.aget()
     return ref
 
 
@@ -96,8 +122,17 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
         ),
         multi_gpu_efficiency=e.multi_gpu_efficiency,
         data_loader_samples_per_s=e.data_loader_samples_per_s,
-        warnings=list(e.warnings),
+        warnings=[
+            WarningOut(code=w.code.value, message=w.message, values=dict(w.values))
+            for w in e.warnings
+        ],
         notes=list(e.notes),
+        epoch_definition=e.epoch_definition,
+        epoch_samples=e.epoch_samples,
+        epoch_tokens=e.epoch_tokens,
+        interruptible=e.interruptible,
+        expected_total_hours=e.expected_total_hours,
+        expected_total_cost=e.expected_total_cost,
         evidence=[
             EvidenceOut.model_validate(ev, from_attributes=True) for ev in e.evidence[:max_evidence]
         ],
@@ -105,10 +140,43 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
     )
 
 
-def offer_out(row: OfferRow, ref: ReferenceData, stale: set[int]) -> OfferOut:
-    """Offer row → response model."""
+def spot_assumptions(data: SpotIn) -> SpotAssumptions:
+    """The request's spot assumptions over the documented defaults."""
+    default = SpotAssumptions()
+    return SpotAssumptions(
+        interruptions_per_hour=default.interruptions_per_hour
+        if data.spot_interruptions_per_hour is None
+        else data.spot_interruptions_per_hour,
+        checkpoint_interval_hours=data.spot_checkpoint_interval_hours
+        or default.checkpoint_interval_hours,
+        restart_hours=default.restart_hours
+        if data.spot_restart_hours is None
+        else data.spot_restart_hours,
+    )
+
+
+def offer_out(
+    row: OfferRow,
+    ref: ReferenceData,
+    stale: set[int],
+    *,
+    stale_after_days: float = 7.0,
+    now: dt.datetime | None = None,
+) -> OfferOut:
+    """Offer row → response model.
+
+    ``stale``: ids of providers whose refreshes stopped succeeding; an offer is also stale when
+    its source last showed it more than ``stale_after_days`` ago, or gave no date.
+    """
     gpu = ref.gpu_names_by_id.get(row.gpu_model_id) if row.gpu_model_id else None
     vram = vram_gib(row, ref)  # the VRAM the min_vram_gb filter sees
+    last_seen = row.last_seen_at
+    age = offer_age_days(last_seen, now or dt.datetime.now(dt.UTC))
+    per_gpu = (
+        row.price_per_hour / row.gpu_count
+        if row.price_per_hour is not None and row.gpu_count
+        else None
+    )
     return OfferOut(
         id=row.id,
         provider=row.provider,
@@ -131,9 +199,15 @@ def offer_out(row: OfferRow, ref: ReferenceData, stale: set[int]) -> OfferOut:
         currency=row.currency,
         price_is_estimate=row.price_is_estimate,
         available=row.available,
-        stale=row.provider_id in stale,
-        last_seen_at=row.last_seen_at.isoformat(),
+        stale=offer_is_stale(age, stale_after_days, row.provider_id in stale),
+        last_seen_at=last_seen.isoformat() if last_seen is not None else None,
         source=row.source,
+        age_days=round(age, 2) if age is not None else None,
+        price_per_gpu_hour=per_gpu,
+        suspect=row.suspect,
+        suspect_reason=row.suspect_reason,
+        gpu_note=row.gpu_note,
+        offer_url=row.offer_url,
     )
 
 
@@ -163,6 +237,12 @@ def rank_response(
         sort=data.sort,
         limit=data.limit,
         drop_oom=data.drop_oom,
+        budget=Budget(
+            max_total_cost=data.max_total_cost,
+            max_total_hours=data.max_total_hours,
+            exclude_spot=data.exclude_spot,
+            spot=spot_assumptions(data),
+        ),
     )
     stale = stale_provider_ids(session, settings.stale_after_hours)
 
@@ -170,7 +250,7 @@ def rank_response(
         return RankedOfferOut(
             rank=r.rank,
             pareto_optimal=r.pareto_optimal,
-            offer=offer_out(r.offer, ref, stale),
+            offer=offer_out(r.offer, ref, stale, stale_after_days=settings.offer_stale_after_days),
             price_per_hour=r.price_per_hour,
             estimate=estimate_out(r.estimate, RANK_MAX_EVIDENCE),
         )
@@ -182,8 +262,16 @@ def rank_response(
         order=order,
         total_offers=ranking.total,
         unestimated_offers=ranking.unestimated,
+        over_budget_offers=ranking.over_budget,
         results=order_rows([out(r) for r in ranking.results], order),
         frontier=[out(r) for r in ranking.frontier],
+        unestimable=[
+            UnestimableOfferOut(
+                offer=offer_out(o, ref, stale, stale_after_days=settings.offer_stale_after_days),
+                reason=reason,
+            )
+            for o, reason in ranking.unestimable
+        ],
     )
 
 
@@ -211,7 +299,7 @@ def offer_detail(
         raise NotFoundException(f"no offer {offer_id}")
     stale = stale_provider_ids(session, settings.stale_after_hours)
     return OfferDetailResponse(
-        offer=offer_out(found.offer, ref, stale),
+        offer=offer_out(found.offer, ref, stale, stale_after_days=settings.offer_stale_after_days),
         details=OfferDetailsOut(
             cpu_model=extras.cpu_model,
             system_disk_gb=extras.system_disk_gb,

@@ -25,6 +25,7 @@ from app.api.responses import (
     provide_session,
     provide_settings,
     rank_response,
+    spot_assumptions,
 )
 from app.api.schemas import (
     Billing,
@@ -42,7 +43,11 @@ from app.services.estimates import (
     estimate_what_if,
     hardware_from_input,
 )
-from app.services.offers import FilterError, select_offers, stale_provider_ids
+from app.services.offers import (
+    FilterError,
+    select_offers,
+    stale_provider_ids,
+)
 from app.services.reference import ReferenceData
 from app.services.workloads import WorkloadError, resolve_workload
 from app.settings import Settings
@@ -61,7 +66,7 @@ class V1Controller(Controller):
     path = "/v1"
     dependencies = {  # noqa: RUF012 - Litestar reads this class attribute
         "session": Provide(provide_session),
-        "ref": Provide(provide_reference, sync_to_thread=False),
+        "ref": Provide(provide_reference),
         "settings": Provide(provide_settings, sync_to_thread=False),
     }
 
@@ -80,6 +85,7 @@ class V1Controller(Controller):
         max_price_per_hour: Annotated[float | None, QueryParameter(gt=0)] = None,
         currency: Annotated[str, QueryParameter(pattern=r"^[A-Z]{3}$")] = "USD",
         available_only: FromQuery[bool] = True,
+        include_suspect: FromQuery[bool] = False,
         limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
         offset: Annotated[int, QueryParameter(ge=0, le=1_000_000_000)] = 0,
     ) -> OfferPage:
@@ -97,12 +103,16 @@ class V1Controller(Controller):
             billing=billing,
             max_price_per_hour=max_price_per_hour,
             available_only=available_only,
+            include_suspect=include_suspect,
         ).model_dump()
         rows = select_offers(session, filters, ref, currency=currency)
         stale = stale_provider_ids(session, settings.stale_after_hours)
         page = rows[offset : offset + limit]
         return OfferPage(
-            items=[offer_out(r, ref, stale) for r in page],
+            items=[
+                offer_out(r, ref, stale, stale_after_days=settings.offer_stale_after_days)
+                for r in page
+            ],
             total=len(rows),
             limit=limit,
             offset=offset,
@@ -189,7 +199,14 @@ class V1Controller(Controller):
         if data.currency not in ref.currencies:
             raise FilterError("currency", f"no exchange rate for {data.currency}")
         est = estimate_what_if(
-            workload, reference, hw, ref, price_per_hour=data.price_per_hour, currency=data.currency
+            workload,
+            reference,
+            hw,
+            ref,
+            price_per_hour=data.price_per_hour,
+            currency=data.currency,
+            billing=data.billing,
+            spot=spot_assumptions(data),
         )
         hw_echo = {
             **hw_in,

@@ -26,6 +26,25 @@ CURRENCY_PATTERN = r"^[A-Z]{3}$"
 
 Billing = Literal["on_demand", "spot", "reserved_1y", "reserved_3y"]
 
+#: Libraries :mod:`app.estimate.compat` knows the software stack of.
+CudaLibrary = Literal["bitsandbytes", "flash-attn", "transformer-engine"]
+
+
+class SpotIn(BaseModel):
+    """Spot assumptions (see :class:`app.estimate.cost.SpotAssumptions` for the defaults)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    spot_interruptions_per_hour: float | None = Field(
+        default=None, ge=0, le=100, allow_inf_nan=False, description="expected interruptions"
+    )
+    spot_checkpoint_interval_hours: float | None = Field(
+        default=None, gt=0, le=10_000, allow_inf_nan=False, description="hours between checkpoints"
+    )
+    spot_restart_hours: float | None = Field(
+        default=None, ge=0, le=1_000, allow_inf_nan=False, description="hours lost per restart"
+    )
+
 
 class WorkloadIn(BaseModel):
     """A training job. ``preset`` supplies defaults for every other field.
@@ -76,6 +95,33 @@ class WorkloadIn(BaseModel):
         description="forward-pass GFLOPs per sample (non-transformers without a preset need it "
         "for a FLOPs-based throughput estimate)",
     )
+    # -- run cost (issue 10) ----------------------------------------------------------------
+    tokens_per_epoch: int | None = Field(
+        default=None,
+        gt=0,
+        le=10**15,
+        description="real (non-padding) tokens in one pass over the dataset; with packing the "
+        "epoch is tokens_per_epoch / seq_len sequences and epoch_hours = tokens / tokens_per_s",
+    )
+    packed: bool | None = Field(
+        default=None,
+        description="samples packed into seq_len sequences (true) or each padded to seq_len "
+        "(false); default: packed when tokens_per_epoch is given",
+    )
+    cuda_build: str | None = Field(
+        default=None,
+        pattern=r"^\d+(\.\d+)?$",
+        description="CUDA version the framework build targets (a cu121 PyTorch wheel: 12.1)",
+    )
+    cuda_only_libraries: list[CudaLibrary] | None = Field(
+        default=None, max_length=8, description="libraries with CUDA-only builds the job uses"
+    )
+    min_compute_capability: str | None = Field(
+        default=None, pattern=r"^\d+(\.\d+)?$", description="lowest compute capability of the build"
+    )
+    checkpoints_kept: int | None = Field(
+        default=None, ge=0, le=10_000, description="full checkpoints kept on disk at once"
+    )
 
 
 class HardwareIn(BaseModel):
@@ -100,10 +146,12 @@ class HardwareIn(BaseModel):
     vram_gb: float | None = Field(
         default=None, gt=0, le=10**5, allow_inf_nan=False, description="override catalog VRAM, GB"
     )
+    disk_type: Literal["hdd", "ssd", "nvme"] | None = None
 
 
-class EstimateRequest(BaseModel):
-    """``POST /v1/estimate`` body. ``price_per_hour`` (optional, in ``currency``) prices it."""
+class EstimateRequest(SpotIn):
+    """``POST /v1/estimate`` body. ``price_per_hour`` (optional, in ``currency``) prices it;
+    ``billing`` ``spot`` adds the interruption warning and the expected cost."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -111,6 +159,7 @@ class EstimateRequest(BaseModel):
     hardware: HardwareIn
     currency: str = Field(default="USD", pattern=CURRENCY_PATTERN)
     price_per_hour: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    billing: Billing | None = None
 
 
 class OfferFilters(BaseModel):
@@ -129,10 +178,17 @@ class OfferFilters(BaseModel):
         default=None, gt=0, description="in the request's currency"
     )
     available_only: bool = True
+    include_suspect: bool = Field(
+        default=False,
+        description="also list offers that failed a plausibility check at ingest (marked "
+        "suspect, with the reason)",
+    )
 
 
-class RankRequest(BaseModel):
-    """``POST /v1/rank`` body."""
+class RankRequest(SpotIn):
+    """``POST /v1/rank`` body. ``max_total_cost`` (in ``currency``) and ``max_total_hours``
+    (wall clock, all epochs) keep only the offers that meet them; spot offers are judged by
+    their expected time and cost with interruptions."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -144,6 +200,16 @@ class RankRequest(BaseModel):
     currency: str = Field(default="USD", pattern=CURRENCY_PATTERN)
     limit: int = Field(default=50, ge=1, le=1000)
     drop_oom: bool = Field(default=False, description="leave out offers predicted to OOM")
+    exclude_spot: bool = Field(default=False, description="leave out spot/preemptible offers")
+    max_total_cost: float | None = Field(
+        default=None, gt=0, allow_inf_nan=False, description="budget for all epochs, in currency"
+    )
+    max_total_hours: float | None = Field(
+        default=None,
+        gt=0,
+        allow_inf_nan=False,
+        description="deadline: wall-clock hours, all epochs",
+    )
 
 
 class MemoryOut(BaseModel):
@@ -171,6 +237,14 @@ class EvidenceOut(BaseModel):
     source_ref: str
 
 
+class WarningOut(BaseModel):
+    """A warning: stable ``code``, a sentence for the user, and the numbers behind it."""
+
+    code: str
+    message: str
+    values: dict[str, object]
+
+
 class EstimateOut(BaseModel):
     """An estimate. Throughput for the whole GPU set; costs in ``currency``."""
 
@@ -195,8 +269,18 @@ class EstimateOut(BaseModel):
     memory: MemoryOut
     multi_gpu_efficiency: float
     data_loader_samples_per_s: float | None
-    warnings: list[str]
+    warnings: list[WarningOut]
     notes: list[str]
+    epoch_definition: str = Field(description="what one epoch is (samples, or packed tokens)")
+    epoch_samples: float = Field(description="samples (as samples_per_s counts them) per epoch")
+    epoch_tokens: float | None = Field(description="tokens per epoch (token workloads)")
+    interruptible: bool = Field(description="spot offer: the run can be interrupted")
+    expected_total_hours: float | None = Field(
+        description="spot: wall-clock hours of all epochs with interruptions and restarts"
+    )
+    expected_total_cost: float | None = Field(
+        description="spot: cost of all epochs with interruptions and restarts, in currency"
+    )
     evidence: list[EvidenceOut] = Field(description="measurements used (at most 5 in /v1/rank)")
     evidence_total: int = Field(description="number of measurements the estimate used")
 
@@ -234,8 +318,29 @@ class OfferOut(BaseModel):
     price_is_estimate: bool
     available: bool
     stale: bool
-    last_seen_at: str
+    last_seen_at: str | None = Field(
+        description="when the source last showed the offer (ISO 8601); null: the source gives "
+        "no date"
+    )
     source: str
+    age_days: float | None = Field(
+        default=None,
+        description="days since last_seen_at; null when undated (then stale is true)",
+    )
+    price_per_gpu_hour: float | None = Field(
+        default=None, description="price_per_hour / gpu_count, in currency"
+    )
+    suspect: bool = Field(
+        default=False, description="failed a plausibility check at ingest (see suspect_reason)"
+    )
+    suspect_reason: str | None = None
+    gpu_note: str | None = Field(
+        default=None,
+        description="what GPU-name matching noticed (VRAM mismatch, ambiguity)",
+    )
+    offer_url: str | None = Field(
+        default=None, description="the provider's page or console link for this offer"
+    )
 
 
 class OfferPage(BaseModel):
@@ -257,6 +362,13 @@ class RankedOfferOut(BaseModel):
     estimate: EstimateOut
 
 
+class UnestimableOfferOut(BaseModel):
+    """An offer matching the filters that cannot be estimated, with the reason."""
+
+    offer: OfferOut
+    reason: str
+
+
 class RankResponse(BaseModel):
     """``POST /v1/rank`` / ``GET /v1/rank`` answer.
 
@@ -274,8 +386,16 @@ class RankResponse(BaseModel):
         description="offers matching the filters whose GPU model is not in the "
         "catalog (stored with their raw name; cannot be estimated)",
     )
+    over_budget_offers: int = Field(
+        default=0, description="estimated offers left out by max_total_cost / max_total_hours"
+    )
     results: list[RankedOfferOut]
     frontier: list[RankedOfferOut] = Field(default_factory=list)
+    unestimable: list[UnestimableOfferOut] = Field(
+        default_factory=list,
+        description="offers matching the filters that cannot be estimated, each with the "
+        "reason (listed, not dropped)",
+    )
 
 
 class PricePointOut(BaseModel):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.db.seed import PRESET_FIELDS
+from app.db.seed import PRESET_FIELDS, read_preset_facts
 from app.estimate.types import BenchmarkPoint, GpuSpec, Precision, Workload
 from app.services.presets import build_workload, flops_table
 
@@ -80,6 +80,7 @@ def load_dataset(seed_dir: Path) -> Dataset:
             form_factor=r["form_factor"],
             market=r["market"],
             release_year=int(year) if year else None,
+            compute_capability=r["compute_capability"].strip() or None,
         )
     points = []
     # every benchmarks*.csv, in the order `gpucost seed` loads them (app/db/seed.py)
@@ -110,6 +111,7 @@ def load_dataset(seed_dir: Path) -> Dataset:
             )
         )
     presets: dict[str, Preset] = {}
+    facts = read_preset_facts(seed_dir)  # merged over workloads.csv, as `gpucost seed` does
     for r in _read(seed_dir / "workloads.csv"):
         fields: dict[str, Any] = {}
         for key, kind in PRESET_FIELDS.items():
@@ -122,6 +124,7 @@ def load_dataset(seed_dir: Path) -> Dataset:
                 fields[key] = int(float(raw))
             else:
                 fields[key] = kind(raw)
+        fields.update(facts.get(r["preset"], {}))
         meta = {
             "preset": r["preset"],
             "benchmark_workloads": tuple(

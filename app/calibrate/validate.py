@@ -347,7 +347,7 @@ def case_workload(ds: Dataset, row: dict[str, str]) -> Workload | None:
     image = row["image_size"].strip()
     if "x" in image:
         return None  # non-square detection inputs: outside the model
-    optimizer = {"paged_adamw_8bit": "adamw_8bit"}.get(row["optimizer"], row["optimizer"])
+    optimizer = row["optimizer"]
     values: dict[str, Any] = {
         "architecture": arch,
         "params": _int(row["params"]),
@@ -370,6 +370,15 @@ def case_workload(ds: Dataset, row: dict[str, str]) -> Workload | None:
         "cpu_offload": row["cpu_offload"] == "true",
         "samples_per_epoch": 1,
     }
+    for flag in (
+        "fused_cross_entropy",
+        "optimizer_in_backward",
+        "activation_offloading",
+        "full_model_init",
+    ):
+        values[flag] = (row.get(flag) or "").strip() == "true"
+    if (row.get("double_quant") or "").strip() == "false":
+        values["double_quant"] = False
     meta: dict[str, Any] = {}
     if arch == "diffusion_unet" and "sd15-unet-finetune" in ds.presets:
         # same UNet as the preset: its published forward cost sizes the activations
@@ -390,26 +399,6 @@ def case_workload(ds: Dataset, row: dict[str, str]) -> Workload | None:
 #: workload, task substring, precision) → (preset, overrides, metric). Lambda v0 rows (nvidia-smi
 #: of the filled GPU) are added automatically.
 PEAK_ROW_CONFIGS: list[tuple[Callable[[BenchmarkPoint], bool], str, dict[str, Any], str]] = [
-    # torchtune README, Llama 3.1 8B on RTX 4090: bf16, bs 2, packed 2048, compile, AC on;
-    # full: 8-bit paged AdamW with the optimizer step fused into backward
-    (
-        lambda p: p.source == "torchtune" and p.workload == "Llama 3.1 8B" and p.method == "lora",
-        "llama3-8b-lora",
-        {},
-        "active",
-    ),
-    (
-        lambda p: p.source == "torchtune" and p.workload == "Llama 3.1 8B" and p.method == "qlora",
-        "llama3-8b-qlora",
-        {},
-        "active",
-    ),
-    (
-        lambda p: p.source == "torchtune" and p.workload == "Llama 3.1 8B" and p.method == "full",
-        "llama31-8b-full-single-device",
-        {},
-        "active",
-    ),
     # torchtitan Table 1/3: Llama 3.1 8B FSDP, local batch 2, seq 8192, selective AC (modelled
     # as full checkpointing), bf16 mixed precision
     (

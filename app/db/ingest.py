@@ -7,11 +7,14 @@
 - GPU names go through the one normaliser (:mod:`app.gpu_names`, built from the catalog in the
   database plus ``seed_data/gpu_aliases.csv``); a name that matches nothing is stored with its
   raw name and ``gpu_model_id`` NULL and is reported in the counts;
-- listed VRAM is snapped to the nearest catalog size within 7 % (gpuhunt's
+- listed VRAM is snapped to the matched GPU's own catalog size when within 7 % (gpuhunt's
   ``correct_gpu_memory_gib`` rule: 24564 MiB → 24, a 48 GB modded 4090's 47.99 → 48), so the
   column holds datasheet sizes as the seed data does;
 - a price observation is appended when the price changed, or when the offer's last observation
   is older than a day (unknown prices are not observed);
+- every offer of the result is judged by the plausibility rules (:mod:`app.db.trust`, the
+  same as for seed data) against bands built from the history stored before it; one that
+  fails is stored with ``suspect = true`` and the reason, and counted;
 - the provider's offers that this result does not contain are marked ``available = false``;
   nothing is ever deleted.
 """
@@ -30,7 +33,8 @@ from sqlalchemy.orm import Session
 
 from app.db.models import GpuModel, InstanceOffer, PriceObservation, Provider, as_utc
 from app.db.seed import build_normaliser, load_extra_aliases
-from app.gpu_names import GpuNameNormaliser, form_hint
+from app.db.trust import assess_offers, load_trust_context
+from app.gpu_names import GpuMatch, GpuNameNormaliser, form_hint
 from scrapers.records import ScrapedOffer
 
 log = logging.getLogger(__name__)
@@ -48,6 +52,8 @@ class Catalog:
     normaliser: GpuNameNormaliser
     gpu_ids: dict[str, int]
     vram_sizes_gb: tuple[float, ...]
+    #: datasheet VRAM of each catalog GPU, GB (snapping uses only the matched GPU's size)
+    vram_by_name: dict[str, float] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -62,6 +68,20 @@ def load_catalog(session: Session, seed_dir: Path) -> Catalog:
         normaliser=build_normaliser(gpus, load_extra_aliases(seed_dir)),
         gpu_ids={g.canonical_name: g.id for g in gpus},
         vram_sizes_gb=tuple(sorted({g.vram_gb for g in gpus if g.vram_gb})),
+        vram_by_name={g.canonical_name: g.vram_gb for g in gpus if g.vram_gb},
+    )
+
+
+def gpu_note(
+    match: GpuMatch | None, listed_gib: float | None, catalog_gb: float | None
+) -> str | None:
+    """What GPU matching noticed, in words: a listed VRAM far from the datasheet (kept as
+    listed; :mod:`app.gpu_names` flags it), or ``None``."""
+    if match is None or not match.vram_mismatch or listed_gib is None or catalog_gb is None:
+        return None
+    return (
+        f"listed VRAM {listed_gib:g} GiB per GPU differs from the {match.canonical_name}'s "
+        f"{catalog_gb:g} GB datasheet size (kept as listed)"
     )
 
 
@@ -85,6 +105,8 @@ class IngestCounts:
     gone: int = 0
     observations: int = 0
     duplicates: int = 0
+    #: offers of this result stored ``suspect`` (:mod:`app.db.trust`)
+    suspect: int = 0
     unknown_gpu_names: list[str] = field(default_factory=list)
 
 
@@ -124,6 +146,7 @@ def apply_offers(
         observed_at: the run's timestamp (UTC), used for ``last_seen_at`` and observations.
     """
     counts = IngestCounts()
+    trust = load_trust_context(session)  # bands from the history stored before this result
     unique, counts.duplicates = dedupe(offers)
     counts.seen = len(unique)
     existing = {
@@ -142,18 +165,23 @@ def apply_offers(
     )
     unknown: set[str] = set()
     to_observe: list[tuple[InstanceOffer, ScrapedOffer, bool]] = []
+    batch: list[InstanceOffer] = []
     for o in unique:
         match = catalog.normaliser.match(
             o.gpu_name_raw, vram_gib=o.vram_gib_per_gpu, form_hint=form_hint(o.interconnect)
         )
         if match is None:
             unknown.add(o.gpu_name_raw)
+        # snap only to the matched GPU's own size (an L4 listed at 178.75 GiB stays 178.75)
+        own = catalog.vram_by_name.get(match.canonical_name) if match else None
+        vram = snap_vram(o.vram_gib_per_gpu, (own,) if own else ())
         values = {
             "instance_type": o.instance_type,
             "gpu_model_id": catalog.gpu_ids[match.canonical_name] if match else None,
             "gpu_name_raw": o.gpu_name_raw,
             "gpu_count": o.gpu_count,
-            "vram_gib_per_gpu": snap_vram(o.vram_gib_per_gpu, catalog.vram_sizes_gb),
+            "vram_gib_per_gpu": vram,
+            "gpu_note": gpu_note(match, o.vram_gib_per_gpu, own),
             "vcpus": o.vcpus,
             "cpu_model": o.cpu_model,
             "ram_gib": o.ram_gib,
@@ -187,6 +215,7 @@ def apply_offers(
             session.add(row)
             counts.new += 1
             to_observe.append((row, o, True))
+            batch.append(row)
             continue
         price_changed = not _same_price(row.price_per_hour, o.price_per_hour)
         if price_changed:
@@ -194,6 +223,8 @@ def apply_offers(
         for key, value in values.items():
             setattr(row, key, value)
         to_observe.append((row, o, price_changed))
+        batch.append(row)
+    counts.suspect = assess_offers(batch, trust, same_provider=existing.values())
     session.flush()  # new offers get their ids
 
     for row, o, price_changed in to_observe:

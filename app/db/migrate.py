@@ -2,13 +2,41 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, inspect
+from sqlalchemy import Engine, func, inspect, select
 
 from app.resources import migrations_dir as packaged_migrations_dir
+
+#: ``pg_advisory_lock`` key held while migrating and seeding (the bytes of "gpucost:"; the
+#: refresh job uses a different key).
+SETUP_LOCK_KEY = int.from_bytes(b"gpucost:", "big")
+
+
+@contextlib.contextmanager
+def setup_lock(engine: Engine) -> Iterator[None]:
+    """Hold the database's setup lock: migrations and seeding from several processes (N
+    replicas starting on one fresh database) run one after the other, never interleaved.
+
+    On PostgreSQL a session-level advisory lock (``pg_advisory_lock``, waits for the holder;
+    released when the connection ends, also on a crash). SQLite serialises writers itself;
+    nothing is taken there.
+    """
+    if engine.dialect.name != "postgresql":
+        yield
+        return
+    with engine.connect() as conn:
+        conn.execute(select(func.pg_advisory_lock(SETUP_LOCK_KEY)))
+        conn.commit()
+        try:
+            yield
+        finally:
+            conn.execute(select(func.pg_advisory_unlock(SETUP_LOCK_KEY)))
+            conn.commit()
 
 
 def alembic_config(url: str, migrations_dir: Path | None = None) -> Config:

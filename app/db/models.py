@@ -160,10 +160,20 @@ class InstanceOffer(Base):
     price_is_estimate: Mapped[bool] = mapped_column(Boolean, default=False)
     available: Mapped[bool] = mapped_column(Boolean, default=True)
     first_seen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    last_seen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: When the source last showed the offer (scrape time; a seed row's ``seen_on`` date);
+    #: ``NULL`` when the source gives no date (never the load time).
+    last_seen_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     source: Mapped[str] = mapped_column(Text)
     seen_on: Mapped[dt.date | None] = mapped_column(Date)
     notes: Mapped[str | None] = mapped_column(Text)
+    #: Failed a plausibility rule at ingest (:mod:`app.plausibility`); ``suspect_reason`` says
+    #: which, in words. Suspect offers are kept out of rankings unless asked for.
+    suspect: Mapped[bool] = mapped_column(Boolean, default=False, server_default="false")
+    suspect_reason: Mapped[str | None] = mapped_column(Text)
+    #: What the GPU-name normaliser noticed (VRAM mismatch, ambiguity resolved or not).
+    gpu_note: Mapped[str | None] = mapped_column(Text)
+    #: The provider's page or console link for this offer, where one exists.
+    offer_url: Mapped[str | None] = mapped_column(Text)
 
     provider: Mapped[Provider] = relationship(back_populates="offers", lazy="raise")
     gpu_model: Mapped[GpuModel | None] = relationship(lazy="raise")
@@ -260,9 +270,11 @@ class CurrencyRate(Base):
 class RefreshRun(Base):
     """One provider's part of a price-refresh run (the nightly job).
 
-    ``status``: ``running`` (committed when the provider starts), then ``ok`` or ``error``
-    (with ``error``); a ``running`` row left by a killed process becomes ``interrupted`` on the
-    next run. ``unknown_gpu_names`` lists GPU labels stored without a catalog match;
+    ``status``: ``running`` (committed when the provider starts), then ``ok``, ``error``
+    (with ``error``) or ``suspect`` (the answer shrank by more than the allowed fraction against
+    the last successful run, whose ``offers_seen`` is ``baseline_offers``; nothing applied); a
+    ``running`` row left by a killed process becomes ``interrupted`` on the next run or the
+    next stale-lock check. ``unknown_gpu_names`` lists GPU labels stored without a catalog match;
     ``warnings`` the rows the scraper skipped and why (capped list).
     """
 
@@ -281,3 +293,7 @@ class RefreshRun(Base):
     error: Mapped[str | None] = mapped_column(Text)
     unknown_gpu_names: Mapped[list[str] | None] = mapped_column(JSON)
     warnings: Mapped[list[str] | None] = mapped_column(JSON)
+    #: ``offers_seen`` of the last successful run this run was compared against (shrink guard).
+    baseline_offers: Mapped[int | None] = mapped_column(Integer)
+    #: Offers of this run stored ``suspect`` (failed a plausibility rule).
+    offers_suspect: Mapped[int] = mapped_column(Integer, default=0, server_default="0")

@@ -32,6 +32,7 @@ from app.db.models import (
     WorkloadPreset,
     utcnow,
 )
+from app.db.trust import assess_offers, load_trust_context
 from app.gpu_names import CatalogGpu, GpuNameNormaliser, form_hint
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,13 @@ PRESET_FIELDS: dict[str, type] = {
     "cpu_ms_per_sample": float,
     "min_cuda": str,
     "forward_gflops_per_sample": float,
+    # run cost (issue 10)
+    "tokens_per_epoch": int,
+    "packed": bool,
+    "cuda_build": str,
+    "cuda_only_libraries": str,  # "bitsandbytes|flash-attn"
+    "min_compute_capability": str,
+    "checkpoints_kept": int,
 }
 
 
@@ -78,6 +86,8 @@ class SeedReport:
 
     inserted: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     updated: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    #: seed offers stored ``suspect`` (failed a plausibility rule, :mod:`app.db.trust`)
+    suspect: int = 0
 
     @property
     def changed(self) -> int:
@@ -124,6 +134,9 @@ def _apply(obj: Any, values: dict[str, Any]) -> bool:
         current = getattr(obj, key)
         if isinstance(current, Decimal) and value is not None:
             same = current == Decimal(str(value))
+        elif isinstance(current, dt.datetime) and isinstance(value, dt.datetime):
+            # SQLite hands back naive UTC datetimes
+            same = current.replace(tzinfo=current.tzinfo or dt.UTC) == value
         elif isinstance(current, float) and isinstance(value, float):
             same = abs(current - value) <= 1e-9 * max(1.0, abs(value))
         else:
@@ -304,6 +317,7 @@ def seed_presets(session: Session, seed_dir: Path, report: SeedReport) -> None:
     if not path.exists():
         return
     by_slug = {p.slug: p for p in session.scalars(select(WorkloadPreset))}
+    facts = read_preset_facts(seed_dir)
     for row in _read(path):
         fields = {k: _opt(row.get(k), kind) for k, kind in PRESET_FIELDS.items()}
         fields = {k: v for k, v in fields.items() if v is not None}
@@ -319,10 +333,37 @@ def seed_presets(session: Session, seed_dir: Path, report: SeedReport) -> None:
             "seen_on": _date(row.get("seen_on")),
             "notes": _opt(row.get("notes")),
         }
+        values["fields"].update(facts.pop(row["preset"], {}))
         by_slug[row["preset"]] = _upsert(
             session, report, WorkloadPreset, by_slug.get(row["preset"]), values
         )
+    if facts:
+        raise SeedError(f"preset_facts.csv: unknown preset(s) {', '.join(sorted(facts))}")
     session.flush()
+
+
+def read_preset_facts(seed_dir: Path) -> dict[str, dict[str, Any]]:
+    """``preset_facts.csv``: one sourced workload figure per row (preset, field, value, unit,
+    source, seen_on, notes), merged over the preset's ``workloads.csv`` fields.
+
+    Raises:
+        SeedError: an unknown field, a row without its source, or a value of the wrong type.
+    """
+    path = seed_dir / "preset_facts.csv"
+    out: dict[str, dict[str, Any]] = defaultdict(dict)
+    if not path.exists():
+        return out
+    for i, row in enumerate(_read(path), start=2):
+        kind = PRESET_FIELDS.get(row["field"])
+        if kind is None:
+            raise SeedError(f"{path.name}:{i}: unknown workload field {row['field']!r}")
+        if not (row.get("source") or "").strip():
+            raise SeedError(f"{path.name}:{i}: no source")
+        try:
+            out[row["preset"]][row["field"]] = _opt(row["value"], kind)
+        except ValueError as exc:
+            raise SeedError(f"{path.name}:{i}: {row['field']}: {exc}") from exc
+    return out
 
 
 def seed_rates(session: Session, seed_dir: Path, report: SeedReport) -> None:
@@ -370,6 +411,7 @@ def seed_offers(
         for po in session.scalars(select(PriceObservation))
     }
     unknown: list[str] = []
+    seeded: list[InstanceOffer] = []
     now = utcnow()
     for (slug, offer_key, region, billing), rows in groups.items():
         provider = providers.get(slug)
@@ -383,11 +425,18 @@ def seed_offers(
             latest["gpu_name_raw"], vram_gib=vram, form_hint=form_hint(interconnect)
         )
         gpu = gpus[match.canonical_name] if match else None
+        note = (
+            f"listed VRAM {vram:g} GiB per GPU differs from the {gpu.canonical_name}'s "
+            f"{gpu.vram_gb:g} GB datasheet size (kept as listed)"
+            if match and gpu and match.vram_mismatch and vram is not None
+            else None
+        )
         if match is None:
             unknown.append(latest["gpu_name_raw"])
         dates = [d for r in rows if (d := _date(r["seen_on"])) is not None]
         first = dt.datetime.combine(min(dates), dt.time(), dt.UTC) if dates else now
-        last = dt.datetime.combine(max(dates), dt.time(), dt.UTC) if dates else now
+        # the date the source was seen, never the load time (NULL: the source gives none)
+        last = dt.datetime.combine(max(dates), dt.time(), dt.UTC) if dates else None
         price = _opt(latest["price_per_hour"], Decimal)
         values = {
             "provider_id": provider.id,
@@ -417,17 +466,20 @@ def seed_offers(
             "source": latest["source"],
             "seen_on": _date(latest["seen_on"]),
             "notes": _opt(latest["notes"]),
+            "last_seen_at": last,
+            "gpu_note": note,
         }
         key = (provider.id, offer_key, region, billing)
         offer = existing.get(key)
         if offer is not None and offer.source.startswith("live: "):
             continue  # stored by `gpucost refresh` (app/db/ingest.py): newer than the seed
         if offer is None:
-            values.update(first_seen_at=first, last_seen_at=last)
+            values.update(first_seen_at=first)
         else:
             del values["available"]  # after the first load, availability is the refresh's
         offer = _upsert(session, report, InstanceOffer, offer, values)
         existing[key] = offer
+        seeded.append(offer)
         session.flush()
         for r in rows:
             p = _opt(r["price_per_hour"], Decimal)
@@ -447,6 +499,18 @@ def seed_offers(
             )
             observed.add(obs_key)
             report.inserted["price_observation"] += 1
+    session.flush()
+    # plausibility (app/db/trust.py, the same rules as the refresh), bands from stored history
+    before = {o.id: (o.suspect, o.suspect_reason) for o in seeded}
+    report.suspect = assess_offers(
+        seeded, load_trust_context(session), same_provider=existing.values()
+    )
+    judged = sum(before[o.id] != (o.suspect, o.suspect_reason) for o in seeded)
+    if judged:
+        report.updated["instance_offer (suspect)"] += judged
+    for o in seeded:
+        if o.suspect:
+            log.warning("seed offer %r is suspect: %s", o.offer_key, o.suspect_reason)
     session.flush()
     return unknown
 

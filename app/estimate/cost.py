@@ -4,16 +4,28 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 
-from app.estimate.memory import transformer_tokens, vram_per_gpu_gb
-from app.estimate.multigpu import effective_interconnect, link_class
+from app.estimate.compat import compatibility_warnings, effective_precision
+from app.estimate.memory import (
+    lora_trainable_params,
+    optimizer_state_bytes,
+    transformer_tokens,
+    vram_per_gpu_gb,
+)
+from app.estimate.multigpu import effective_interconnect, gradient_bytes, link_class
 from app.estimate.types import (
     TRANSFORMER_ARCHITECTURES,
     Architecture,
     Estimate,
     Hardware,
     MemoryEstimate,
+    Method,
+    Precision,
+    RunWarning,
+    Sharding,
     ThroughputEstimate,
+    WarningCode,
     Workload,
     version_tuple,
 )
@@ -57,13 +69,129 @@ def epoch_hours(samples_per_epoch: float, samples_per_s: float) -> float:
 def data_loader_rate(w: Workload, vcpus: float | None) -> float | None:
     """Samples/s the host CPUs can prepare: ``(vCPUs - 1) × 1000 / cpu_ms_per_sample``.
 
-    One vCPU is left to the training process; data stalls per Mohan et al. (VLDB 2021,
-    arXiv:2007.06775), estimation.md §4.7. ``None`` when either input is unknown.
+    A vCPU is one hardware thread; ``cpu_ms_per_sample`` is per thread (the presets' figures
+    are single-thread decode rates measured on cloud vCPUs), and hyper-thread siblings sharing
+    a core are not discounted, so this is an upper bound. One vCPU is left to the training
+    process; data stalls per Mohan et al. (VLDB 2021, arXiv:2007.06775), estimation.md §4.7.
+    ``None`` when either input is unknown.
     """
     if not w.cpu_ms_per_sample or not vcpus:
         return None
     workers = max(vcpus - 1, 1.0)
     return workers * 1000.0 / w.cpu_ms_per_sample
+
+
+#: Upper bound on random reads per second of a 7,200 rpm hard disk from rotation alone: half a
+#: revolution on average, 60 s / 7,200 / 2 = 4.17 ms per read → 240 reads/s (arithmetic; seek
+#: time comes on top, so real disks are slower).
+HDD_MAX_RANDOM_READS_PER_S = 2 * 7200 / 60
+
+
+def disk_read_rate(w: Workload, hw: Hardware) -> float | None:
+    """Samples/s a hard disk can deliver when every sample is a random read, else ``None``.
+
+    Applies when the offer's disk is a hard disk (``disk_type`` ``hdd``) and the dataset does
+    not fit in host RAM (so the page cache cannot serve later epochs): one file per sample at
+    :data:`HDD_MAX_RANDOM_READS_PER_S`. Only for datasets of many files (images, audio): a
+    token stream or a record file is read sequentially.
+    """
+    if (hw.disk_type or "").lower() != "hdd" or not w.dataset_gb or not w.cpu_ms_per_sample:
+        return None
+    if hw.ram_gib and w.dataset_gb * 1e9 < hw.ram_gib * 2**30:
+        return None
+    return HDD_MAX_RANDOM_READS_PER_S
+
+
+#: Measured GPU-to-GPU bandwidth through a PCIe host bridge (no peer-to-peer), GB/s per
+#: direction: 3.32 GB/s (5.55 GB/s after switching the CPU to NUMA mode) between two RTX
+#: 3070 Ti on a Threadripper 2950X, ``nvidia-smi topo -m`` = PHB, CUDA p2pBandwidthLatencyTest
+#: (https://forum.level1techs.com/t/gpu-gpu-expected-bandwidth/185531, seen 2026-12-01). The
+#: better of the two is used, so the warning is conservative.
+HOST_BRIDGE_GBS = 5.55
+
+#: Measured 2-GPU DDP speedups over a PCIe host bridge without P2P (the numbers a
+#: ``pcie_host_bridge`` warning quotes): 2× RTX 4070 Ti SUPER, ResNet-50 1.18×, ResNet-152
+#: 1.60×, ViT-L 1.71× (ahjavid technical-notes blog, "multi-GPU training analysis";
+#: estimation.md §4.6); Lambda's benchmark on 2× RTX 3070 Ti behind a PHB bridge 1.34× (the
+#: level1techs thread above).
+HOST_BRIDGE_MEASURED_SPEEDUPS = {
+    "ResNet-50 (2x RTX 4070 Ti SUPER)": 1.18,
+    "ResNet-152 (2x RTX 4070 Ti SUPER)": 1.60,
+    "ViT-L (2x RTX 4070 Ti SUPER)": 1.71,
+    "Lambda benchmark (2x RTX 3070 Ti)": 1.34,
+}
+
+
+def host_bridge_efficiency(w: Workload, gpu_count: float, per_gpu_samples_per_s: float) -> float:
+    """DDP efficiency if every all-reduce crosses a PCIe host bridge at :data:`HOST_BRIDGE_GBS`.
+
+    Ring all-reduce volume ``2(n-1)/n × gradient bytes`` per optimizer step against the step's
+    compute time ``micro_batch × grad_accum / per-GPU samples/s``, with no overlap (the
+    measured host-bridge cases show the copy through system memory does not hide behind the
+    backward pass). 1.0 for one GPU or unknown gradient size.
+    """
+    n = int(gpu_count)
+    volume = gradient_bytes(w)
+    if n <= 1 or volume <= 0 or per_gpu_samples_per_s <= 0:
+        return 1.0
+    t_comm = 2 * (n - 1) / n * volume / (HOST_BRIDGE_GBS * 1e9)
+    t_step = w.micro_batch_size * w.grad_accum_steps / per_gpu_samples_per_s
+    return t_step / (t_step + t_comm)
+
+
+#: Bytes per parameter of the weights a checkpoint stores: fp32 master weights in mixed
+#: precision and fp32 training, bf16 in pure bf16 (torchtune ``dtype: bf16``).
+def _checkpoint_weight_bytes(w: Workload) -> float:
+    return 2.0 if w.precision == Precision.BF16 else 4.0
+
+
+def checkpoint_gb(w: Workload) -> float:
+    """One resumable checkpoint, GB (1e9 bytes): trainable weights + optimizer state.
+
+    Full fine-tune/pre-training: every parameter's weight (4 B fp32 master, 2 B pure bf16)
+    plus its optimizer state (:func:`app.estimate.memory.optimizer_state_bytes`: AdamW 8 B);
+    LoRA/QLoRA: the adapters only. ``0`` without a parameter count.
+    """
+    if not w.params:
+        return 0.0
+    trainable = lora_trainable_params(w) if w.method in (Method.LORA, Method.QLORA) else w.params
+    per_param = _checkpoint_weight_bytes(w) + optimizer_state_bytes(w.optimizer, w.precision)
+    return trainable * per_param / 1e9
+
+
+def disk_needed_gb(w: Workload) -> dict[str, float]:
+    """Disk a run fills, GB: dataset, model weights, kept checkpoints, and their sum.
+
+    The model weights file is the parameters in 16-bit (2 B/param, the safetensors a
+    pretrained model ships as, or the final export); ``checkpoints_kept`` ×
+    :func:`checkpoint_gb` for resumable checkpoints.
+    """
+    dataset = w.dataset_gb or 0.0
+    model = (w.params or 0) * 2.0 / 1e9
+    ckpt = checkpoint_gb(w) * max(w.checkpoints_kept, 0)
+    return {
+        "dataset_gb": dataset,
+        "model_gb": model,
+        "checkpoints_gb": ckpt,
+        "needed_gb": dataset + model + ckpt,
+    }
+
+
+def _gathered_checkpoint_gib(w: Workload, hw: Hardware) -> float:
+    """Host RAM (GiB) to save a full checkpoint of sharded training, else 0.
+
+    FSDP / ZeRO-3 gather the full state dict (weights + optimizer state) into rank 0's CPU
+    memory before writing it (torch.distributed.checkpoint ``full_state_dict`` with
+    ``cpu_offload``, torchtune's full_finetune_distributed); unsharded jobs write each tensor
+    as they copy it.
+    """
+    if hw.gpu_count <= 1 or w.sharding not in (Sharding.FSDP, Sharding.ZERO3):
+        return 0.0
+    return checkpoint_gb(w) * 1e9 / 2**30
+
+
+def _warn(code: WarningCode, message: str, **values: object) -> RunWarning:
+    return RunWarning(code=code, message=message, values=values)
 
 
 def hardware_warnings(
@@ -72,26 +200,54 @@ def hardware_warnings(
     tp: ThroughputEstimate,
     loader_rate: float | None,
     memory: MemoryEstimate,
-) -> list[str]:
-    """Bottlenecks and mismatches of ``w`` on ``hw`` as short machine-readable sentences.
+) -> list[RunWarning]:
+    """Bottlenecks and mismatches of ``w`` on ``hw``, each with a stable code and its numbers.
 
-    Each warning starts with a stable code: ``oom``, ``oom_possible``, ``disk_too_small``,
-    ``ram_short``, ``cuda_too_old``, ``no_nvlink``, ``data_loader_bound``.
+    Codes: ``oom``, ``oom_possible``, ``disk_too_small``, ``ram_short``, ``cuda_too_old``,
+    ``no_nvlink``, ``pcie_host_bridge``, ``data_loader_bound``, plus the software rules of
+    :func:`app.estimate.compat.compatibility_warnings` and the precision rule of
+    :func:`app.estimate.compat.effective_precision`.
     """
-    out: list[str] = []
+    out: list[RunWarning] = []
+    _, precision_warning = effective_precision(hw.gpu, w.precision)
+    if precision_warning is not None:
+        out.append(precision_warning)
+    out.extend(compatibility_warnings(w, hw.gpu))
     if memory.oom_risk.value == "high":
         out.append(
-            f"oom: predicted peak {memory.peak_memory_gib:.1f} GiB per GPU exceeds the "
-            f"{memory.usable_vram_gib:.1f} GiB usable"
+            _warn(
+                WarningCode.OOM,
+                f"predicted peak {memory.peak_memory_gib:.1f} GiB per GPU exceeds the "
+                f"{memory.usable_vram_gib:.1f} GiB usable",
+                peak_memory_gib=round(memory.peak_memory_gib, 2),
+                usable_vram_gib=round(memory.usable_vram_gib, 2),
+            )
         )
     elif memory.memory_utilization > 1.0:
         out.append(
-            f"oom_possible: predicted peak {memory.peak_memory_gib:.1f} GiB per GPU (with "
-            f"allocator slack) exceeds the {memory.usable_vram_gib:.1f} GiB usable; it fits "
-            "only if fragmentation stays low (lower the micro-batch to be safe)"
+            _warn(
+                WarningCode.OOM_POSSIBLE,
+                f"predicted peak {memory.peak_memory_gib:.1f} GiB per GPU (with allocator "
+                f"slack) exceeds the {memory.usable_vram_gib:.1f} GiB usable; it fits only if "
+                "fragmentation stays low (lower the micro-batch to be safe)",
+                peak_memory_gib=round(memory.peak_memory_gib, 2),
+                usable_vram_gib=round(memory.usable_vram_gib, 2),
+            )
         )
-    if w.dataset_gb and hw.disk_gb and w.dataset_gb > hw.disk_gb:
-        out.append(f"disk_too_small: dataset {w.dataset_gb:g} GB > disk {hw.disk_gb:g} GB")
+    if hw.disk_gb:
+        disk = disk_needed_gb(w)
+        if disk["needed_gb"] > hw.disk_gb:
+            out.append(
+                _warn(
+                    WarningCode.DISK_TOO_SMALL,
+                    f"the run needs ~{disk['needed_gb']:.0f} GB of disk (dataset "
+                    f"{disk['dataset_gb']:.0f} GB + model {disk['model_gb']:.0f} GB + "
+                    f"{w.checkpoints_kept} checkpoint(s) {disk['checkpoints_gb']:.0f} GB) "
+                    f"but the offer has {hw.disk_gb:g} GB",
+                    disk_gb=hw.disk_gb,
+                    **{k: round(v, 2) for k, v in disk.items()},
+                )
+            )
     if hw.ram_gib:
         model_fp32_gib = (w.params or 0) * 4 / 2**30
         total_vram = hw.gpu_count * vram_per_gpu_gb(
@@ -99,33 +255,131 @@ def hardware_warnings(
         )
         if hw.ram_gib < model_fp32_gib:
             out.append(
-                f"ram_short: {hw.ram_gib:g} GiB RAM < {model_fp32_gib:.1f} GiB to load the "
-                "model in fp32"
+                _warn(
+                    WarningCode.RAM_SHORT,
+                    f"{hw.ram_gib:g} GiB of host RAM is less than the {model_fp32_gib:.1f} GiB "
+                    "needed to load the model in fp32 (and to gather it for a checkpoint)",
+                    ram_gib=hw.ram_gib,
+                    needed_gib=round(model_fp32_gib, 2),
+                )
+            )
+        elif hw.ram_gib < (ckpt_gib := _gathered_checkpoint_gib(w, hw)):
+            out.append(
+                _warn(
+                    WarningCode.RAM_SHORT,
+                    f"{hw.ram_gib:g} GiB of host RAM is less than the {ckpt_gib:.1f} GiB of a "
+                    "full checkpoint (weights + optimizer state), which sharded training "
+                    "gathers in one process's RAM to save it",
+                    ram_gib=hw.ram_gib,
+                    needed_gib=round(ckpt_gib, 2),
+                    checkpoint_gb=round(checkpoint_gb(w), 2),
+                )
             )
         elif hw.ram_gib < total_vram:
             out.append(
-                f"ram_short: {hw.ram_gib:g} GiB RAM is less than the {total_vram:g} GiB of GPU "
-                "memory (pinned staging buffers, data-loader workers and checkpoint saving "
-                "need host RAM at least the size of the GPUs' memory)"
+                _warn(
+                    WarningCode.RAM_SHORT,
+                    f"{hw.ram_gib:g} GiB of host RAM is less than the {total_vram:g} GiB of GPU "
+                    "memory (pinned staging buffers, data-loader workers and checkpoint saving "
+                    "need host RAM at least the size of the GPUs' memory)",
+                    ram_gib=hw.ram_gib,
+                    needed_gib=round(total_vram, 2),
+                )
             )
     need, have = version_tuple(w.min_cuda, 2), version_tuple(hw.max_cuda, 2)
     if need and have and have < need:
-        out.append(f"cuda_too_old: driver supports CUDA {hw.max_cuda}, workload needs {w.min_cuda}")
-    if (
-        hw.gpu_count > 1
-        and link_class(hw.gpu, effective_interconnect(hw.gpu, hw.interconnect)) != "nvlink"
-        and tp.multi_gpu_efficiency < COMM_HEAVY_EFFICIENCY
-    ):
         out.append(
-            f"no_nvlink: {int(hw.gpu_count)} GPUs over PCIe scale at "
-            f"{tp.multi_gpu_efficiency:.0%} for this communication-heavy job"
+            _warn(
+                WarningCode.CUDA_TOO_OLD,
+                f"the driver supports CUDA up to {hw.max_cuda}; the job needs {w.min_cuda}",
+                max_cuda=hw.max_cuda,
+                min_cuda=w.min_cuda,
+            )
+        )
+    build = version_tuple(w.cuda_build, 2)
+    if build and have and have < build and (not need or build > need):
+        out.append(
+            _warn(
+                WarningCode.CUDA_TOO_OLD,
+                f"the driver supports CUDA up to {hw.max_cuda}; the job's build is CUDA "
+                f"{w.cuda_build}",
+                max_cuda=hw.max_cuda,
+                cuda_build=w.cuda_build,
+            )
+        )
+    out.extend(_link_warnings(w, hw, tp))
+    disk_rate = disk_read_rate(w, hw)
+    if disk_rate is not None and disk_rate < tp.samples_per_s:
+        out.append(
+            _warn(
+                WarningCode.SLOW_DISK,
+                f"the dataset ({w.dataset_gb:g} GB, {w.samples_per_epoch:,} files) does not fit "
+                "in host RAM, so every epoch reads it from the hard disk: at most "
+                f"~{disk_rate:.0f} random reads/s (rotation alone), against the "
+                f"{tp.samples_per_s:.0f} samples/s the GPUs could train; copy it to an SSD or "
+                "pack it into large record files",
+                disk_type=hw.disk_type,
+                dataset_gb=w.dataset_gb,
+                disk_samples_per_s=disk_rate,
+                gpu_samples_per_s=round(tp.samples_per_s, 2),
+            )
         )
     if loader_rate is not None and loader_rate < tp.samples_per_s:
         out.append(
-            f"data_loader_bound: {hw.vcpus:g} vCPUs prepare ~{loader_rate:.0f} samples/s, "
-            f"below the GPUs' {tp.samples_per_s:.0f}"
+            _warn(
+                WarningCode.DATA_LOADER_BOUND,
+                f"{hw.vcpus:g} vCPUs prepare ~{loader_rate:.0f} samples/s, below the GPUs' "
+                f"{tp.samples_per_s:.0f}: the GPUs wait for data "
+                f"({loader_rate / tp.samples_per_s:.0%} busy)",
+                vcpus=hw.vcpus,
+                cpu_ms_per_sample=w.cpu_ms_per_sample,
+                data_loader_samples_per_s=round(loader_rate, 2),
+                gpu_samples_per_s=round(tp.samples_per_s, 2),
+            )
         )
     return out
+
+
+def _link_warnings(w: Workload, hw: Hardware, tp: ThroughputEstimate) -> list[RunWarning]:
+    # the link class the throughput estimate scaled over (SXM boards listed without a link
+    # are NVLink: effective_interconnect), so warning and estimate never disagree
+    link = link_class(hw.gpu, effective_interconnect(hw.gpu, hw.interconnect))
+    if hw.gpu_count <= 1 or link == "nvlink":
+        return []
+    n = int(hw.gpu_count)
+    if link == "pcie_consumer":
+        per_gpu = tp.samples_per_s / max(n * tp.multi_gpu_efficiency, 1e-9)
+        bridge = host_bridge_efficiency(w, n, per_gpu)
+        if min(bridge, tp.multi_gpu_efficiency) < COMM_HEAVY_EFFICIENCY:
+            return [
+                _warn(
+                    WarningCode.PCIE_HOST_BRIDGE,
+                    f"{n} {hw.gpu.name} GPUs have no peer-to-peer link: gradients cross the "
+                    f"PCIe host bridge. This job all-reduces "
+                    f"{gradient_bytes(w) / 1e9:.2f} GB per step, so DDP may reach only "
+                    f"~{bridge:.0%} efficiency ({n * bridge:.2f}× one GPU) behind a host "
+                    f"bridge, against the {tp.multi_gpu_efficiency:.0%} predicted; measured "
+                    "2-GPU speedups over host bridges were 1.18–1.71×",
+                    gpu_count=n,
+                    gradient_gb_per_step=round(gradient_bytes(w) / 1e9, 3),
+                    predicted_efficiency=round(tp.multi_gpu_efficiency, 3),
+                    host_bridge_efficiency=round(bridge, 3),
+                    host_bridge_gbs=HOST_BRIDGE_GBS,
+                    measured_speedups=HOST_BRIDGE_MEASURED_SPEEDUPS,
+                )
+            ]
+        return []
+    if tp.multi_gpu_efficiency < COMM_HEAVY_EFFICIENCY:
+        return [
+            _warn(
+                WarningCode.NO_NVLINK,
+                f"{n} GPUs over PCIe scale at {tp.multi_gpu_efficiency:.0%} for this "
+                "communication-heavy job (NVLink would help)",
+                gpu_count=n,
+                predicted_efficiency=round(tp.multi_gpu_efficiency, 3),
+            )
+        ]
+    return []
 
 
 def tokens_per_sample(w: Workload) -> int | None:
@@ -137,6 +391,107 @@ def tokens_per_sample(w: Workload) -> int | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class EpochPlan:
+    """One epoch as the throughput counts it: ``samples`` sequences/images/…, ``tokens``
+    (token workloads), and the definition in words."""
+
+    samples: float
+    tokens: float | None
+    definition: str
+    #: samples counted as full ``seq_len`` sequences without a real token count
+    assumed_full_length: bool = False
+
+
+def epoch_plan(w: Workload) -> EpochPlan:
+    """What one epoch of ``w`` is.
+
+    Token workloads with ``tokens_per_epoch``: packed (default) → ``tokens_per_epoch /
+    seq_len`` sequences of ``seq_len`` tokens, so ``epoch_hours = tokens_per_epoch /
+    tokens_per_s``; padded → ``samples_per_epoch`` sequences each padded to ``seq_len``.
+    Token workloads without it: every sample counts as a full ``seq_len`` sequence (exact for
+    pre-packed data, an upper bound for shorter padded samples). Others: samples.
+    """
+    tps = tokens_per_sample(w)
+    n = w.samples_per_epoch
+    if tps and w.tokens_per_epoch:
+        tokens = float(w.tokens_per_epoch)
+        if w.packed is not False:
+            seqs = tokens / tps
+            return EpochPlan(
+                samples=seqs,
+                tokens=tokens,
+                definition=f"{w.tokens_per_epoch:,} tokens packed into {seqs:,.0f} sequences "
+                f"of {tps:,} tokens",
+            )
+        return EpochPlan(
+            samples=float(n),
+            tokens=float(n * tps),
+            definition=f"{n:,} samples, each padded to {tps:,} tokens ({w.tokens_per_epoch:,} "
+            f"real tokens, {w.tokens_per_epoch / (n * tps):.0%} of the {n * tps:,} computed)",
+        )
+    if tps:
+        return EpochPlan(
+            samples=float(n),
+            tokens=float(n * tps),
+            definition=f"{n:,} samples counted as full {tps:,}-token sequences "
+            f"({n * tps:,} tokens)",
+            assumed_full_length=w.packed is not True,
+        )
+    return EpochPlan(samples=float(n), tokens=None, definition=f"{n:,} samples")
+
+
+@dataclass(frozen=True, slots=True)
+class SpotAssumptions:
+    """How a spot run is interrupted, documented assumptions the user can change.
+
+    ``interruptions_per_hour`` 0.05 (one every 20 hours), ``checkpoint_interval_hours`` 1.0
+    (half of it is lost on average per interruption), ``restart_hours`` 0.25 (a new instance,
+    image pull, data copy and checkpoint reload). These are assumptions, not measurements:
+    providers publish interruption frequencies only as coarse bands (e.g. the AWS Spot
+    Instance Advisor's "<5 %" … ">20 %" of instances interrupted per month).
+    """
+
+    interruptions_per_hour: float = 0.05
+    checkpoint_interval_hours: float = 1.0
+    restart_hours: float = 0.25
+
+
+def spot_expected_hours(hours: float, a: SpotAssumptions) -> float:
+    """Expected wall-clock hours of ``hours`` of work on an interruptible instance.
+
+    Each interruption (a Poisson process at ``interruptions_per_hour`` of wall-clock time)
+    costs the restart plus, on average, half a checkpoint interval of lost work, so
+    ``T = hours / (1 - λ·(restart + interval/2))``; ``inf`` when that loss reaches 100 %.
+    """
+    loss = a.interruptions_per_hour * (a.restart_hours + a.checkpoint_interval_hours / 2)
+    if loss >= 1.0 or math.isinf(hours):
+        return math.inf
+    return hours / (1.0 - loss)
+
+
+def _spot_warning(
+    hours: float, expected: float, price: float | None, currency: str, a: SpotAssumptions
+) -> RunWarning:
+    extra = (
+        f" and {expected * price:,.2f} {currency} instead of {hours * price:,.2f}"
+        if (price is not None and math.isfinite(expected))
+        else ""
+    )
+    return _warn(
+        WarningCode.SPOT_INTERRUPTIBLE,
+        "spot offer: the provider can stop the instance at any time. With "
+        f"{a.interruptions_per_hour:g} interruptions per hour, a checkpoint every "
+        f"{a.checkpoint_interval_hours:g} h and {a.restart_hours:g} h per restart, the run "
+        f"is expected to take {expected:,.1f} h instead of {hours:,.1f} h{extra}",
+        total_hours=round(hours, 4),
+        expected_total_hours=round(expected, 4),
+        interruptions_per_hour=a.interruptions_per_hour,
+        checkpoint_interval_hours=a.checkpoint_interval_hours,
+        restart_hours=a.restart_hours,
+    )
+
+
 def combine(
     w: Workload,
     hw: Hardware,
@@ -145,18 +500,27 @@ def combine(
     *,
     price_per_hour: float | None = None,
     currency: str = "USD",
+    billing: str | None = None,
+    spot: SpotAssumptions | None = None,
 ) -> Estimate:
     """Compose throughput and memory into the answer, applying the data-loader cap.
 
-    ``price_per_hour`` is for the whole instance, already in ``currency``.
+    ``price_per_hour`` is for the whole instance, already in ``currency``; ``billing``
+    ``spot`` adds the interruption warning and the expected time and cost under ``spot``
+    (default :class:`SpotAssumptions`).
     """
-    loader = data_loader_rate(w, hw.vcpus)
+    cpu_loader = data_loader_rate(w, hw.vcpus)
+    disk = disk_read_rate(w, hw)
+    loader = cpu_loader
+    if disk is not None:
+        loader = disk if loader is None else min(loader, disk)
     samples, low, high = tp.samples_per_s, tp.samples_per_s_low, tp.samples_per_s_high
     if loader is not None and loader < samples:
         samples, low, high = loader, min(low, loader), loader
-    hours = epoch_hours(w.samples_per_epoch, samples)
-    hours_low = epoch_hours(w.samples_per_epoch, high)
-    hours_high = epoch_hours(w.samples_per_epoch, low)
+    plan = epoch_plan(w)
+    hours = epoch_hours(plan.samples, samples)
+    hours_low = epoch_hours(plan.samples, high)
+    hours_high = epoch_hours(plan.samples, low)
     cost = cost_low = cost_high = total = None
     if price_per_hour is not None:
         cost = hours * price_per_hour
@@ -164,6 +528,27 @@ def combine(
         cost_high = hours_high * price_per_hour
         total = cost * w.epochs
     tokens = tokens_per_sample(w)
+    warnings = hardware_warnings(w, hw, tp, cpu_loader, memory)
+    if plan.assumed_full_length:
+        warnings.append(
+            _warn(
+                WarningCode.EPOCH_TOKENS_PADDED,
+                f"the epoch counts each of the {w.samples_per_epoch:,} samples as a full "
+                f"{tokens:,}-token sequence; if they are shorter, give tokens_per_epoch "
+                "(packed) for the real time and cost",
+                samples_per_epoch=w.samples_per_epoch,
+                seq_len=tokens,
+            )
+        )
+    total_hours = hours * w.epochs
+    interruptible = billing == "spot"
+    expected_hours = expected_cost = None
+    if interruptible:
+        a = spot or SpotAssumptions()
+        expected_hours = spot_expected_hours(total_hours, a)
+        if price_per_hour is not None:
+            expected_cost = expected_hours * price_per_hour
+        warnings.append(_spot_warning(total_hours, expected_hours, price_per_hour, currency, a))
     return Estimate(
         samples_per_s=samples,
         samples_per_s_low=low,
@@ -173,7 +558,7 @@ def combine(
         epoch_hours=hours,
         epoch_hours_low=hours_low,
         epoch_hours_high=hours_high,
-        total_hours=hours * w.epochs,
+        total_hours=total_hours,
         cost_per_epoch=cost,
         cost_per_epoch_low=cost_low,
         cost_per_epoch_high=cost_high,
@@ -182,7 +567,13 @@ def combine(
         memory=memory,
         multi_gpu_efficiency=tp.multi_gpu_efficiency,
         data_loader_samples_per_s=loader,
-        warnings=tuple(hardware_warnings(w, hw, tp, loader, memory)),
+        warnings=tuple(warnings),
         evidence=tp.evidence,
         notes=tp.notes,
+        epoch_definition=plan.definition,
+        epoch_samples=plan.samples,
+        epoch_tokens=plan.tokens,
+        interruptible=interruptible,
+        expected_total_hours=expected_hours,
+        expected_total_cost=expected_cost,
     )

@@ -35,18 +35,18 @@ DEFAULT_ACTIVATION_BYTES_PER_PARAM = 5.034
 
 FLOPS_RATE_MODEL = {'cnn|16': (26.3557, 0.2419, 0.4851),
  'cnn|32': (24.4367, 0.1014, 0.7901),
- 'transformer|16': (22.9661, 0.269, 0.967),
+ 'transformer|16': (22.7362, 0.2768, 0.9958),
  'transformer|32': (22.8493, 0.344, 0.8786)}
 
 LINK_EFFICIENCY = {'nvlink': 0.5, 'pcie': 0.4, 'pcie_consumer': 0.4}
 
-MFU_PRIOR = {'cnn|16': 0.1932, 'cnn|32': 0.3246, 'transformer|16': 0.1896, 'transformer|32': 0.2349}
+MFU_PRIOR = {'cnn|16': 0.1932, 'cnn|32': 0.3246, 'transformer|16': 0.1912, 'transformer|32': 0.2349}
 
 MULTI_GPU_RANGE = (0.7576, 1.0609)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'flops_model': (0.5174, 2.1091),
+RANGE_FACTORS = {'flops_model': (0.5189, 2.1655),
  'measured': (0.8331, 1.1849),
  'scaled': (0.8416, 1.1705)}
 

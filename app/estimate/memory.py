@@ -14,14 +14,16 @@ All arithmetic is in bytes; results are GiB (2**30 bytes) and compared against t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from app.estimate import fitted
+from app.estimate import fitted, memory_fitted
 from app.estimate.types import (
     Architecture,
     Attention,
+    CheckpointGranularity,
     MemoryBreakdown,
     MemoryEstimate,
+    MemoryFix,
     Method,
     OomRisk,
     Optimizer,
@@ -52,18 +54,12 @@ SLACK = 1.10
 BNB_OVERHEAD = 0.06
 
 #: NF4 with double quantisation: ~4.127 bits per parameter (QLoRA paper; PEFT PR #476 "4.5 →
-#: 4.1 bits"), i.e. 0.516 bytes.
+#: 4.1 bits"), i.e. 0.516 bytes; without double quantisation ~4.5 bits (same sources).
 NF4_BYTES_PER_PARAM = 4.127 / 8
+NF4_NO_DQ_BYTES_PER_PARAM = 4.5 / 8
 
 #: DeepSpeed all-gather bucket, 5e8 elements (EleutherAI cookbook calc_transformer_mem.py).
 ZERO_BUCKET_ELEMENTS = 5e8
-
-#: OOM bands (estimation.md §5.1 step 6). ``memory_utilization`` = peak (allocated × SLACK
-#: + context) / usable: < 0.85 is ``low``. ``high`` means even the allocated bytes plus the
-#: CUDA context exceed usable VRAM (no allocator can make it fit); in between, whether it
-#: fits depends on fragmentation: ``medium``.
-LOW_RISK_MAX = 0.85
-HIGH_RISK_MIN = 1.0
 
 #: Hidden-state-sized copies saved per transformer layer (bytes = c × bytes × b × s × h).
 #: GPT/BERT blocks: Korthikanti's 34·s·b·h bytes at 2-byte activations = 17 copies;
@@ -75,9 +71,44 @@ COPIES_SWIGLU = 28.0
 #: (estimation.md §1.5); an optimistic bound for shallower nets.
 CHECKPOINTING_ACTIVATION_FACTOR = 7.0 / 48.0
 
-#: LoRA keeps fewer activations (frozen linears need no inputs for weight gradients):
-#: LitGPT's Llama-2-7B mb1→mb2 delta gives c ≈ 23 vs 28 (estimation.md §5.2b C-2).
-LORA_ACTIVATION_FACTOR = 23.0 / 28.0
+#: GPU bytes per parameter charged for paged optimizer states (unified memory, evicted to
+#: host under pressure: see optimizer_state_bytes).
+PAGED_STATE_GPU_BYTES = 0.0
+
+#: Probability bands of the calibrated OOM model: ``high`` at P(OOM) ≥ 0.5 (the run is more
+#: likely to fail than not), ``low`` below 0.1 (it fits); ``medium`` in between.
+HIGH_RISK_PROBABILITY = 0.5
+LOW_RISK_PROBABILITY = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryParams:
+    """Constants fitted on the published cases (``tools/fit_memory.py``; priors in brackets).
+
+    ``unfused_logit_bytes``: bytes per logit element alive at the loss with an unfused
+    cross-entropy (16-bit logits, fp32 upcast, log-softmax, their gradient) [6, Stas];
+    ``chunked_logit_bytes``: with a chunked/fused loss (16-bit logits of every chunk kept for
+    backward) [2]; ``lora_activation_factor``: LoRA's saved activations relative to full
+    fine-tuning (frozen linears keep no inputs for weight gradients) [23/28, LitGPT C-2];
+    ``qlora_overhead``: bitsandbytes/torchao extra bytes as a fraction of the NF4 base
+    [0.06, gpu_poor]; ``oom_center``/``oom_scale``: logistic OOM probability in
+    log(peak / usable VRAM).
+    """
+
+    unfused_logit_bytes: float
+    chunked_logit_bytes: float
+    lora_activation_factor: float
+    qlora_overhead: float
+    oom_center: float
+    oom_scale: float
+
+
+DEFAULT_PARAMS = MemoryParams(
+    **{k: v for k, v in memory_fitted.PARAMS.items() if k in MemoryParams.__slots__}
+)
+
+#: LoRA keeps fewer activations (kept for callers; the served value is fitted).
+LORA_ACTIVATION_FACTOR = DEFAULT_PARAMS.lora_activation_factor
 
 
 def activation_bytes(precision: Precision) -> int:
@@ -89,14 +120,21 @@ def optimizer_state_bytes(optimizer: Optimizer, precision: Precision) -> float:
     """Optimizer state bytes per trainable parameter, excluding fp32 master weights.
 
     AdamW/LAMB: two moments (8 B fp32, 4 B in pure bf16); 8-bit AdamW: 2 B (Dettmers et al.
-    arXiv:2110.02861); SGD momentum: one moment (4 B / 2 B); Adafactor: ~4 B (Stas, §1.2).
+    arXiv:2110.02861); bitsandbytes PagedAdamW8bit: its states live in CUDA unified memory,
+    outside PyTorch's allocator, and are evicted to host RAM when the GPU runs short (QLoRA
+    paper arXiv:2305.14314 §3 "paged optimizers"), so they do not count against the peak
+    (``PAGED_STATE_GPU_BYTES``); SGD momentum and Lion (arXiv:2302.06675): one
+    moment; plain SGD: none; Adafactor (arXiv:1804.04235, HF defaults: factored second
+    moment, no first moment): row + column factors, ~0 per parameter.
     """
+    if optimizer == Optimizer.PAGED_ADAMW_8BIT:
+        return PAGED_STATE_GPU_BYTES
     if optimizer == Optimizer.ADAMW_8BIT:
         return 2.0
-    if optimizer == Optimizer.ADAFACTOR:
-        return 4.0
+    if optimizer in (Optimizer.ADAFACTOR, Optimizer.SGD):
+        return 0.0
     per_moment = 2.0 if precision == Precision.BF16 else 4.0
-    moments = 1 if optimizer == Optimizer.SGD_MOMENTUM else 2
+    moments = 1 if optimizer in (Optimizer.SGD_MOMENTUM, Optimizer.LION) else 2
     return per_moment * moments
 
 
@@ -108,6 +146,8 @@ class StateBytes:
     gradients: float
     optimizer: float
     buffers: float
+    #: allocated bytes at model initialisation (before training), when that can be the peak
+    init_peak: float = 0.0
 
 
 def lora_trainable_params(w: Workload) -> int:
@@ -141,16 +181,37 @@ def embedding_params(w: Workload) -> int:
     return 2 * n if w.architecture == Architecture.TRANSFORMER_DECODER else n
 
 
-def state_bytes(w: Workload, gpu_count: int) -> StateBytes:
+def largest_tensor_params(w: Workload) -> float:
+    """Parameters of the largest single tensor: the embedding or one MLP matrix."""
+    p = float(w.params or 0)
+    if w.hidden_size:
+        ffn = w.ffn_hidden_size or 4 * w.hidden_size
+        return float(max(embedding_params(w) / 2, w.hidden_size * ffn))
+    return p / max(w.layers or 10, 1)
+
+
+def _amp(precision: Precision) -> bool:
+    return precision in (Precision.FP16_AMP, Precision.BF16_AMP, Precision.FP8)
+
+
+def state_bytes(w: Workload, gpu_count: int, params: MemoryParams = DEFAULT_PARAMS) -> StateBytes:
     """Weights/gradients/optimizer bytes per GPU (estimation.md §1.2-1.3).
 
-    Unsharded mixed precision (``*_amp``, ``fp8``) follows HF AMP: fp32 weights + 16-bit copy
-    (6 B), fp32 gradients (4 B), optimizer states (AdamW 8 B) = 18 B/param. Sharded (ZeRO/FSDP)
-    mixed precision follows the ZeRO paper: 2 B weights, 2 B gradients, K = 4 B master +
-    states, each divided by the data-parallel degree per stage. fp32: 4 + 4 + states. Pure
-    bf16: 2 + 2 + bf16 states. LoRA/QLoRA: the frozen base is stored once per GPU at 2 B
-    (LoRA, 16-bit) / 4 B (LoRA, fp32) / NF4 (QLoRA) and is *not* sharded (PEFT caveat,
-    xtuner#88); the adapters carry full fp32 Adam states (16 B/param).
+    Full fine-tuning: unsharded mixed precision (``*_amp``, ``fp8``) follows HF AMP: fp32
+    weights + 16-bit copy (6 B), fp32 gradients (4 B), optimizer states (AdamW 8 B) =
+    18 B/param; sharded (ZeRO/FSDP) mixed precision follows the ZeRO paper: 2 B weights, 2 B
+    gradients, K = 4 B master + states, each divided per stage; fp32 4 + 4 + states; pure
+    bf16 2 + 2 + bf16 states. ``optimizer_in_backward`` keeps no gradient buffer: only the
+    largest tensor's gradient is alive at once (torchtune ``optimizer_in_bwd``).
+
+    LoRA/QLoRA: the frozen base at 4 B under fp32 or AMP (fp32 master weights), 2 B in pure
+    16-bit or under DeepSpeed, NF4 (double-quantised or not) × (1 + ``qlora_overhead``) with
+    16-bit embeddings under QLoRA; adapters carry 16 B/param. FSDP and ZeRO-3 shard the
+    frozen base too (FSDP with ``use_orig_params=False`` / FSDP2, PEFT accelerate docs;
+    ZeRO-3 shards bitsandbytes 4-bit weights packed in ``bnb_4bit_quant_storage``), and keep
+    two gathered units. CPU offload leaves only the gathered units on the GPU.
+    ``full_model_init`` (every rank loads the whole 16-bit model before FSDP shards it) sets
+    an initialisation peak of the full 16-bit model plus the rank's shard.
     """
     n = max(int(gpu_count), 1)
     if not w.params:
@@ -161,26 +222,40 @@ def state_bytes(w: Workload, gpu_count: int) -> StateBytes:
         )
     p = float(w.params)
     opt = optimizer_state_bytes(w.optimizer, w.precision)
-    buffers = 0.0
+    sharded3 = w.sharding in (Sharding.ZERO3, Sharding.FSDP)
+    layers = max(w.layers or 1, 1)
+    init = 0.0
+    if w.full_model_init and sharded3 and n > 1:
+        init = 2.0 * p + 2.0 * p / n
     if w.method in (Method.LORA, Method.QLORA):
         pt = float(lora_trainable_params(w))
         if w.method == Method.QLORA:
             emb = float(embedding_params(w))
-            base = (p - emb) * NF4_BYTES_PER_PARAM * (1 + BNB_OVERHEAD) + emb * 2
+            nf4 = NF4_BYTES_PER_PARAM if w.double_quant else NF4_NO_DQ_BYTES_PER_PARAM
+            base = (p - emb) * nf4 * (1 + params.qlora_overhead) + emb * 2
         else:
-            base = p * (4 if w.precision in (Precision.FP32, Precision.TF32) else 2)
-        div = n if w.sharding != Sharding.NONE else 1
-        optim = 0.0 if w.cpu_offload else pt * 8 / div
-        # FSDP shards frozen base weights too (16-bit, or NF4 with FSDP2/torchao, as in
-        # torchtune's 405B QLoRA); DeepSpeed ZeRO-3 does not shard bitsandbytes 4-bit weights
-        # (xtuner#88), 16-bit LoRA bases it does.
-        shard_base = w.sharding == Sharding.FSDP or (
-            w.sharding == Sharding.ZERO3 and w.method == Method.LORA
+            # AMP keeps fp32 master copies, frozen ones included (HF loads fp32 unless told);
+            # DeepSpeed's bf16/fp16 engine casts the module to 16-bit
+            deepspeed = w.sharding in (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3)
+            amp32 = _amp(w.precision) and not deepspeed
+            frozen = 4 if w.precision in (Precision.FP32, Precision.TF32) or amp32 else 2
+            base = p * frozen
+        optim = 0.0 if w.cpu_offload else pt * 8 / (n if w.sharding != Sharding.NONE else 1)
+        buffers = 0.0
+        if w.method == Method.QLORA and w.hidden_size:
+            # one quantised linear dequantised to 16-bit for its matmul (forward and backward)
+            buffers += 2 * 2 * w.hidden_size * (w.ffn_hidden_size or 4 * w.hidden_size)
+        if sharded3 and (n > 1 or w.cpu_offload):
+            unit = base / layers
+            buffers += 2 * unit
+            base = 0.0 if w.cpu_offload else base / n
+        return StateBytes(
+            weights=base + pt * 4,
+            gradients=pt * 4,
+            optimizer=optim,
+            buffers=buffers,
+            init_peak=init,
         )
-        if shard_base:
-            largest_unit = base / (w.layers or 1)
-            base = 2 * largest_unit if w.cpu_offload else base / n + 2 * largest_unit
-        return StateBytes(weights=base + pt * 4, gradients=pt * 4, optimizer=optim, buffers=0.0)
 
     if w.precision in (Precision.FP32, Precision.TF32):
         weights, grads, optim = 4.0, 4.0, opt
@@ -191,17 +266,19 @@ def state_bytes(w: Workload, gpu_count: int) -> StateBytes:
     else:
         weights, grads, optim = 2.0, 2.0, 4.0 + opt
 
+    buffers = 0.0
+    grad_bytes = grads
     if w.sharding == Sharding.ZERO1:
         optim /= n
     elif w.sharding == Sharding.ZERO2:
         optim /= n
         grads /= n
-    elif w.sharding in (Sharding.ZERO3, Sharding.FSDP):
+    elif sharded3:
         optim /= n
         grads /= n
         weights /= n
         # all-gathered full parameters of the unit being computed plus one prefetched unit
-        largest_unit = max(p / (w.layers or 1), float(embedding_params(w)) / 2)
+        largest_unit = max(p / layers, float(embedding_params(w)) / 2)
         buffers += 2 * largest_unit * 2
     if w.sharding in (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3):
         buffers += ZERO_BUCKET_ELEMENTS * 2
@@ -210,12 +287,19 @@ def state_bytes(w: Workload, gpu_count: int) -> StateBytes:
         # host RAM; with ZeRO-3/FSDP the sharded parameters and gradients too, so the GPU
         # holds only the gathered units (buffers above).
         optim = 0.0
-        if w.sharding in (Sharding.ZERO3, Sharding.FSDP):
+        if sharded3:
             weights = grads = 0.0
         elif w.precision not in (Precision.FP32, Precision.TF32, Precision.BF16):
             weights = 2.0
+    gradients = grads * p
+    if w.optimizer_in_backward:
+        gradients = min(gradients, grad_bytes * largest_tensor_params(w))
     return StateBytes(
-        weights=weights * p, gradients=grads * p, optimizer=optim * p, buffers=buffers
+        weights=weights * p,
+        gradients=gradients,
+        optimizer=optim * p,
+        buffers=buffers,
+        init_peak=init,
     )
 
 
@@ -226,16 +310,25 @@ def transformer_tokens(w: Workload) -> int:
     return w.seq_len or 1
 
 
-def activation_bytes_per_sample(w: Workload) -> float:
+def logits_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARAMS) -> float:
+    """Loss-side bytes for one sample of a decoder: ``s · V`` × fitted bytes per element."""
+    if w.architecture != Architecture.TRANSFORMER_DECODER or not w.vocab_size:
+        return 0.0
+    per = params.chunked_logit_bytes if w.fused_cross_entropy else params.unfused_logit_bytes
+    return per * transformer_tokens(w) * w.vocab_size
+
+
+def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARAMS) -> float:
     """Saved-activation bytes for one sample (micro-batch 1), logits included.
 
     Transformers (Korthikanti et al. Table 2, Stas's measured c, estimation.md §5.1.3):
-    without checkpointing ``L · c · bytes · s · h`` plus the decoder's logits ``6 · s · V``
-    (fp32 plus the 16-bit copy it is upcast from; 0 with fused cross-entropy); with full
-    checkpointing ``L · bytes · s · h + max(c · bytes · s · h, logits)`` (layer inputs, then
-    whichever is larger of one layer's recompute and the loss, which are never alive
-    together); eager attention adds ``a · s² · (2·bytes + 1)`` per stored layer. LoRA scales
-    c by 23/28.
+    without checkpointing ``L · c · bytes · s · h`` plus the decoder's loss-side bytes
+    (:func:`logits_bytes_per_sample`); with full checkpointing ``L · bytes · s · h +
+    max(c · bytes · s · h, logits)`` (layer inputs, then whichever is larger of one layer's
+    recompute and the loss, which are never alive together), the layer inputs moving to host
+    RAM with ``activation_offloading``; selective checkpointing recomputes only the attention
+    core, i.e. drops the eager ``a · s² · (2·bytes + 1)`` score tensors. LoRA scales c by the
+    fitted ``lora_activation_factor``.
 
     Other families: the per-sample slope fitted from measured peak memory at several batch
     sizes (:mod:`app.estimate.fitted`), scaled by pixels for vision inputs; CNNs without a fit
@@ -243,6 +336,7 @@ def activation_bytes_per_sample(w: Workload) -> float:
     parameter; recommenders (embedding lookups) ~0.
     """
     nbytes = activation_bytes(w.precision)
+    lora = w.method in (Method.LORA, Method.QLORA)
     if (
         w.architecture
         in (Architecture.TRANSFORMER_ENCODER, Architecture.TRANSFORMER_DECODER, Architecture.VIT)
@@ -253,23 +347,20 @@ def activation_bytes_per_sample(w: Workload) -> float:
         h = w.hidden_size
         swiglu = bool(w.ffn_hidden_size) and w.ffn_hidden_size != 4 * h
         c = COPIES_SWIGLU if swiglu else COPIES_GPT
-        if w.method in (Method.LORA, Method.QLORA):
-            c *= LORA_ACTIVATION_FACTOR
+        if lora:
+            c *= params.lora_activation_factor
         per_layer = c * nbytes * s * h
         scores = 0.0
         if w.attention == Attention.EAGER and w.heads:
             scores = w.heads * s * s * (2 * nbytes + 1)
-        logits = 0.0
-        if (
-            w.architecture == Architecture.TRANSFORMER_DECODER
-            and w.vocab_size
-            and not w.fused_cross_entropy
-        ):
-            logits = 6 * s * w.vocab_size
+        logits = logits_bytes_per_sample(w, params)
         if w.gradient_checkpointing:
+            if w.checkpoint_granularity == CheckpointGranularity.SELECTIVE:
+                return w.layers * per_layer + logits
             # the loss runs after the last layer (only checkpoints alive) and the logits are
             # freed before layers are recomputed in backward: the two peaks do not add up
-            return w.layers * nbytes * s * h + max(per_layer + scores, logits)
+            stored = 2 * nbytes * s * h if w.activation_offloading else w.layers * nbytes * s * h
+            return stored + max(per_layer + scores, logits)
         return w.layers * (per_layer + scores) + logits
 
     fit = fitted.ACTIVATION_BYTES_PER_SAMPLE.get(_fit_key(w))
@@ -293,8 +384,8 @@ def activation_bytes_per_sample(w: Workload) -> float:
         per_sample *= (w.image_size * w.image_size) / ref_pixels
     if w.gradient_checkpointing:
         per_sample *= CHECKPOINTING_ACTIVATION_FACTOR
-    if w.method in (Method.LORA, Method.QLORA):
-        per_sample *= LORA_ACTIVATION_FACTOR
+    if lora:
+        per_sample *= params.lora_activation_factor
     return per_sample
 
 
@@ -304,22 +395,36 @@ def _fit_key(w: Workload) -> str:
     return f"{label}|{regime}"
 
 
-def peak_memory_bytes(w: Workload, gpu_count: int, micro_batch_size: int) -> MemoryBreakdown:
-    """Memory breakdown per GPU for ``micro_batch_size`` samples per GPU, in GiB."""
-    states = state_bytes(w, gpu_count)
-    act = activation_bytes_per_sample(w) * micro_batch_size
+def peak_memory_bytes(
+    w: Workload, gpu_count: int, micro_batch_size: int, params: MemoryParams = DEFAULT_PARAMS
+) -> MemoryBreakdown:
+    """Memory breakdown per GPU for ``micro_batch_size`` samples per GPU, in GiB.
+
+    ``allocated_gib`` is the larger of the training step's allocated bytes and the
+    initialisation peak (``full_model_init``); ``total_gib`` adds allocator slack and the
+    CUDA context (+ NCCL with more than one GPU).
+    """
+    states = state_bytes(w, gpu_count, params)
+    act = activation_bytes_per_sample(w, params) * micro_batch_size
     overhead = CUDA_CONTEXT_GIB * GIB + (NCCL_GIB * GIB if gpu_count > 1 else 0.0)
-    allocated = states.weights + states.gradients + states.optimizer + states.buffers + act
+    step = states.weights + states.gradients + states.optimizer + states.buffers + act
+    allocated = max(step, states.init_peak)
     total = allocated * SLACK + overhead
     slack = allocated * (SLACK - 1)
+    init_extra = allocated - step
     return MemoryBreakdown(
         weights_gib=states.weights / GIB,
         gradients_gib=states.gradients / GIB,
         optimizer_gib=states.optimizer / GIB,
         activations_gib=act / GIB,
-        overhead_gib=(overhead + slack + states.buffers) / GIB,
+        overhead_gib=(overhead + slack + states.buffers + init_extra) / GIB,
         total_gib=total / GIB,
         allocated_gib=allocated / GIB,
+        logits_gib=logits_bytes_per_sample(w, params) * micro_batch_size / GIB,
+        buffers_gib=states.buffers / GIB,
+        init_extra_gib=init_extra / GIB,
+        context_gib=overhead / GIB,
+        allocator_slack_gib=slack / GIB,
     )
 
 
@@ -344,44 +449,215 @@ def usable_vram_gib(vram_gb: float) -> float:
     return vram_gb * USABLE_VRAM_FRACTION
 
 
-def oom_risk(utilization: float, floor_utilization: float | None = None) -> OomRisk:
-    """Risk band: ``utilization`` = peak / usable, ``floor_utilization`` = (allocated +
-    context) / usable (defaults to ``utilization``); thresholds above."""
-    floor = utilization if floor_utilization is None else floor_utilization
-    if floor > HIGH_RISK_MIN:
+def oom_probability(utilization: float, params: MemoryParams = DEFAULT_PARAMS) -> float:
+    """Calibrated P(OOM) from ``utilization`` = predicted peak / usable VRAM (logistic in the
+    log of the utilisation, fitted on the published fits/OOM cases)."""
+    if utilization <= 0:
+        return 0.0
+    if not math.isfinite(utilization):
+        return 1.0
+    z = (math.log(utilization) - params.oom_center) / max(params.oom_scale, 1e-6)
+    z = max(min(z, 60.0), -60.0)
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def oom_risk(utilization: float, params: MemoryParams = DEFAULT_PARAMS) -> OomRisk:
+    """Risk band of ``utilization`` (peak / usable) by calibrated probability: ``high`` at
+    P(OOM) ≥ 0.5, ``low`` below 0.1, else ``medium``."""
+    prob = oom_probability(utilization, params)
+    if prob >= HIGH_RISK_PROBABILITY:
         return OomRisk.HIGH
-    if utilization >= LOW_RISK_MAX:
+    if prob >= LOW_RISK_PROBABILITY:
         return OomRisk.MEDIUM
     return OomRisk.LOW
 
 
-def estimate_memory(w: Workload, *, vram_gb: float, gpu_count: float = 1) -> MemoryEstimate:
-    """Peak memory per GPU for ``w`` on a GPU with ``vram_gb``, with OOM risk.
+def max_fitting_utilization(params: MemoryParams = DEFAULT_PARAMS) -> float:
+    """Utilisation at which P(OOM) reaches 0.5: the same rule as ``high``."""
+    return math.exp(params.oom_center)
 
-    ``max_micro_batch_size`` is the largest per-GPU micro-batch whose peak stays within usable
-    VRAM (activations are linear in the micro-batch), 0 when even one sample does not fit.
+
+def memory_notes(w: Workload) -> tuple[str, ...]:
+    """What the memory model does not describe for ``w`` (shown in the answer's notes)."""
+    out: list[str] = []
+    transformer = w.architecture in (
+        Architecture.TRANSFORMER_ENCODER,
+        Architecture.TRANSFORMER_DECODER,
+        Architecture.VIT,
+    )
+    if transformer and not (w.hidden_size and w.layers):
+        out.append(
+            "memory: activations need hidden_size and layers for a transformer; without them "
+            "they are a fitted bytes-per-parameter guess"
+        )
+    if (
+        not transformer
+        and w.architecture != Architecture.RECOMMENDER
+        and fitted.ACTIVATION_BYTES_PER_SAMPLE.get(_fit_key(w)) is None
+    ):
+        out.append(
+            f"memory: {w.architecture.value} activations are not modelled per architecture "
+            "(ResNet-50 bytes per forward GFLOP or a bytes-per-parameter fallback); "
+            "detection/segmentation heads at high resolution can need far more"
+        )
+    if w.architecture == Architecture.DIFFUSION_UNET:
+        out.append(
+            "memory: only the UNet is counted; frozen text encoders and the VAE add their "
+            "weights (fp32 unless cast)"
+        )
+    if w.precision == Precision.FP8:
+        out.append("memory: fp8 is modelled as bf16 mixed precision (no fp8 weight savings)")
+    if w.cpu_offload and w.sharding in (Sharding.NONE,) and w.method == Method.FULL:
+        out.append("memory: CPU offload without ZeRO/FSDP is modelled as ZeRO-Offload")
+    if w.activation_offloading and not w.gradient_checkpointing:
+        out.append("memory: activation offloading without checkpointing is not modelled")
+    if w.optimizer_in_backward and w.sharding != Sharding.NONE:
+        out.append("memory: optimizer-in-backward with sharding is modelled as unsharded grads")
+    return tuple(out)
+
+
+def _fix_candidates(w: Workload, gpu_count: int) -> list[tuple[str, dict[str, object]]]:
+    """Single changes to try, least intrusive first."""
+    out: list[tuple[str, dict[str, object]]] = []
+    transformer = w.architecture in (
+        Architecture.TRANSFORMER_ENCODER,
+        Architecture.TRANSFORMER_DECODER,
+        Architecture.VIT,
+    )
+    if not w.gradient_checkpointing:
+        out.append(("activation checkpointing", {"gradient_checkpointing": True}))
+    if (
+        w.architecture == Architecture.TRANSFORMER_DECODER
+        and w.vocab_size
+        and not w.fused_cross_entropy
+    ):
+        out.append(("chunked/fused cross-entropy", {"fused_cross_entropy": True}))
+    if w.method == Method.FULL and w.optimizer not in (
+        Optimizer.ADAMW_8BIT,
+        Optimizer.PAGED_ADAMW_8BIT,
+        Optimizer.SGD,
+        Optimizer.ADAFACTOR,
+    ):
+        out.append(("paged 8-bit AdamW", {"optimizer": Optimizer.PAGED_ADAMW_8BIT}))
+    if w.method == Method.FULL and not w.optimizer_in_backward and w.sharding == Sharding.NONE:
+        out.append(("optimizer step in backward", {"optimizer_in_backward": True}))
+    if gpu_count > 1 and w.sharding == Sharding.NONE:
+        out.append((f"FSDP over the {gpu_count} GPUs", {"sharding": Sharding.FSDP}))
+        out.append(
+            (
+                f"FSDP over the {gpu_count} GPUs with CPU offload",
+                {"sharding": Sharding.FSDP, "cpu_offload": True},
+            )
+        )
+    if transformer and w.method == Method.FULL:
+        out.append(("LoRA", {"method": Method.LORA, "lora_rank": w.lora_rank or 8}))
+    if transformer and w.method != Method.QLORA:
+        out.append(("QLoRA", {"method": Method.QLORA, "lora_rank": w.lora_rank or 8}))
+    return out
+
+
+def fixes_for(
+    w: Workload,
+    *,
+    vram_gb: float,
+    gpu_count: float = 1,
+    params: MemoryParams = DEFAULT_PARAMS,
+    limit: int = 5,
+) -> tuple[MemoryFix, ...]:
+    """The smallest changes predicted to take ``w`` out of ``high`` risk on this hardware.
+
+    Tries a smaller micro-batch (same global batch through gradient accumulation), then each
+    single change of :func:`_fix_candidates`, then pairs with activation checkpointing; keeps
+    those whose risk is not ``high``, in that order, each with its predicted peak.
     """
     count = max(math.floor(gpu_count), 1)
-    breakdown = peak_memory_bytes(w, count, w.micro_batch_size)
+    out: list[MemoryFix] = []
+
+    def attempt(label: str, changes: dict[str, object]) -> None:
+        candidate = replace(w, **changes)  # type: ignore[arg-type]
+        est = estimate_memory(
+            candidate, vram_gb=vram_gb, gpu_count=gpu_count, params=params, with_fixes=False
+        )
+        if est.oom_risk != OomRisk.HIGH and all(f.label != label for f in out):
+            out.append(
+                MemoryFix(
+                    label=label,
+                    changes=tuple(
+                        (k, str(getattr(v, "value", v)).lower()) for k, v in changes.items()
+                    ),
+                    peak_memory_gib=est.peak_memory_gib,
+                    oom_risk=est.oom_risk,
+                    oom_probability=est.oom_probability,
+                )
+            )
+
+    base = estimate_memory(w, vram_gb=vram_gb, gpu_count=gpu_count, params=params, with_fixes=False)
+    if 1 <= base.max_micro_batch_size < w.micro_batch_size:
+        b = base.max_micro_batch_size
+        accum = math.ceil(w.micro_batch_size * w.grad_accum_steps / b)
+        attempt(
+            f"micro-batch {b} (gradient accumulation {accum})",
+            {"micro_batch_size": b, "grad_accum_steps": accum},
+        )
+    singles = _fix_candidates(w, count)
+    for label, changes in singles:
+        attempt(label, changes)
+    if not out and not w.gradient_checkpointing:
+        for label, changes in singles[1:]:
+            attempt(
+                f"activation checkpointing + {label}", {"gradient_checkpointing": True, **changes}
+            )
+    return tuple(out[:limit])
+
+
+def estimate_memory(
+    w: Workload,
+    *,
+    vram_gb: float,
+    gpu_count: float = 1,
+    params: MemoryParams = DEFAULT_PARAMS,
+    with_fixes: bool = True,
+) -> MemoryEstimate:
+    """Peak memory per GPU for ``w`` on a GPU with ``vram_gb``, with calibrated OOM risk.
+
+    ``max_micro_batch_size`` is the largest per-GPU micro-batch whose risk is not ``high``
+    (the same rule as ``oom_risk``), 0 when even one sample is ``high``. When the risk is
+    ``high``, ``fixes`` lists changes predicted to fit (:func:`fixes_for`).
+    """
+    count = max(math.floor(gpu_count), 1)
+    breakdown = peak_memory_bytes(w, count, w.micro_batch_size, params)
     usable = usable_vram_gib(vram_gb)
-    one = peak_memory_bytes(w, count, 1).total_gib
-    two = peak_memory_bytes(w, count, 2).total_gib
-    per_sample = two - one
-    fixed = one - per_sample
-    if one > usable:
+    limit = usable * max_fitting_utilization(params)
+
+    def fits(b: int) -> bool:
+        return peak_memory_bytes(w, count, b, params).total_gib < limit
+
+    if not fits(1):
         max_b = 0
-    elif per_sample <= 0:
-        max_b = 1_000_000
     else:
-        max_b = int((usable - fixed) // per_sample)
+        lo, hi = 1, 2
+        while hi < 1_000_000 and fits(hi):
+            lo, hi = hi, hi * 2
+        if hi >= 1_000_000 and fits(hi):
+            lo = 1_000_000
+        else:
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        max_b = lo
     utilization = breakdown.total_gib / usable if usable > 0 else math.inf
-    context = breakdown.total_gib - breakdown.allocated_gib * SLACK
-    floor = (breakdown.allocated_gib + context) / usable if usable > 0 else math.inf
+    risk = oom_risk(utilization, params)
+    fixes: tuple[MemoryFix, ...] = ()
+    if with_fixes and risk == OomRisk.HIGH:
+        fixes = fixes_for(w, vram_gb=vram_gb, gpu_count=gpu_count, params=params)
     return MemoryEstimate(
         breakdown=breakdown,
         peak_memory_gib=breakdown.total_gib,
         usable_vram_gib=usable,
         memory_utilization=utilization,
-        oom_risk=oom_risk(utilization, floor),
+        oom_risk=risk,
         max_micro_batch_size=max_b,
+        oom_probability=oom_probability(utilization, params),
+        fixes=fixes,
+        notes=memory_notes(w),
     )

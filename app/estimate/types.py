@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 
 class Precision(StrEnum):
@@ -49,6 +50,12 @@ class Optimizer(StrEnum):
     SGD_MOMENTUM = "sgd_momentum"
     ADAFACTOR = "adafactor"
     LAMB = "lamb"
+    #: bitsandbytes PagedAdamW8bit: 8-bit states in paged (unified) memory
+    PAGED_ADAMW_8BIT = "paged_adamw_8bit"
+    #: Lion (Chen et al. 2023, arXiv:2302.06675): one momentum buffer
+    LION = "lion"
+    #: plain SGD without momentum: no state
+    SGD = "sgd"
 
 
 class Method(StrEnum):
@@ -78,6 +85,18 @@ class Attention(StrEnum):
 
     EAGER = "eager"
     SDPA = "sdpa"
+
+
+class CheckpointGranularity(StrEnum):
+    """What activation checkpointing recomputes when ``gradient_checkpointing`` is on.
+
+    ``full``: every transformer block keeps only its input (Chen et al. 2016);
+    ``selective``: only the attention core is recomputed (Korthikanti et al. 2022,
+    arXiv:2205.05198).
+    """
+
+    FULL = "full"
+    SELECTIVE = "selective"
 
 
 class Sharding(StrEnum):
@@ -144,6 +163,8 @@ class GpuSpec:
     form_factor: str | None = None
     market: str | None = None
     release_year: int | None = None
+    #: NVIDIA compute capability (``"9.0"``); ``None`` for AMD and unknown cards
+    compute_capability: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -189,6 +210,18 @@ class Workload:
     sharding: Sharding = Sharding.NONE
     fused_cross_entropy: bool = False
     cpu_offload: bool = False
+    # -- memory set-up (issue 9): optional, defaults describe a plain PyTorch loop --
+    #: optimizer step fused into backward (torchtune ``optimizer_in_bwd``): gradients are
+    #: applied and freed per parameter, so no full gradient buffer exists
+    optimizer_in_backward: bool = False
+    #: checkpointed activations offloaded to host RAM (torchtune activation offloading)
+    activation_offloading: bool = False
+    checkpoint_granularity: CheckpointGranularity = CheckpointGranularity.FULL
+    #: QLoRA NF4 with double quantisation (~4.127 bits/param) instead of plain NF4 (~4.5)
+    double_quant: bool = True
+    #: every rank materialises the full 16-bit model on its GPU before FSDP shards it
+    #: (no meta-device init / ``cpu_ram_efficient_loading``)
+    full_model_init: bool = False
     samples_per_epoch: int = 1
     epochs: float = 1.0
     dataset_gb: float | None = None
@@ -201,6 +234,21 @@ class Workload:
     throughput_unit: str | None = None
     #: True when every throughput-relevant field equals the preset's (measurements apply as is).
     matches_preset: bool = False
+    # -- run cost (issue 10): epoch in tokens, software the job needs, checkpoints ----------
+    #: real (non-padding) tokens in one pass over the dataset; with ``packed`` the epoch is
+    #: ``tokens_per_epoch / seq_len`` sequences of ``seq_len`` tokens
+    tokens_per_epoch: int | None = None
+    #: samples packed into ``seq_len`` sequences (True) or each padded to ``seq_len``
+    #: (False); ``None``: packed when ``tokens_per_epoch`` is given, else padded
+    packed: bool | None = None
+    #: CUDA version the framework build targets (a ``cu121`` PyTorch wheel → ``"12.1"``)
+    cuda_build: str | None = None
+    #: libraries with CUDA-only builds the job imports (``bitsandbytes``, ``flash-attn``)
+    cuda_only_libraries: tuple[str, ...] = ()
+    #: lowest compute capability the build supports (``"8.0"`` for FlashAttention-2)
+    min_compute_capability: str | None = None
+    #: full checkpoints kept on disk at once
+    checkpoints_kept: int = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -219,6 +267,8 @@ class Hardware:
     disk_gb: float | None = None
     max_cuda: str | None = None
     vram_gib_per_gpu: float | None = None
+    #: ``hdd``, ``ssd`` or ``nvme`` where the offer says it
+    disk_type: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -256,6 +306,25 @@ class MemoryBreakdown:
     #: bytes the framework allocates (states, activations, buffers), before allocator slack
     #: and CUDA context: comparable with torch.cuda.max_memory_allocated
     allocated_gib: float = 0.0
+    #: components inside the figures above (issue 9): loss-side logits (in activations),
+    #: sharding/dequantisation buffers, initialisation peak above the step, CUDA context +
+    #: NCCL, allocator slack (the last four make up ``overhead_gib``)
+    logits_gib: float = 0.0
+    buffers_gib: float = 0.0
+    init_extra_gib: float = 0.0
+    context_gib: float = 0.0
+    allocator_slack_gib: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryFix:
+    """One change to a workload that is predicted to fit: ``changes`` maps field → new value."""
+
+    label: str
+    changes: tuple[tuple[str, str], ...]
+    peak_memory_gib: float
+    oom_risk: OomRisk
+    oom_probability: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -268,6 +337,12 @@ class MemoryEstimate:
     memory_utilization: float
     oom_risk: OomRisk
     max_micro_batch_size: int
+    #: calibrated probability that the run runs out of memory (memory_fitted.py)
+    oom_probability: float | None = None
+    #: when ``oom_risk`` is high: the smallest changes predicted to fit on this hardware
+    fixes: tuple[MemoryFix, ...] = ()
+    #: what the memory model does not cover for this workload
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -298,6 +373,45 @@ class ThroughputEstimate:
     notes: tuple[str, ...] = ()
 
 
+class WarningCode(StrEnum):
+    """Stable codes of :class:`RunWarning` (clients may switch on them; never renamed)."""
+
+    OOM = "oom"
+    OOM_POSSIBLE = "oom_possible"
+    DISK_TOO_SMALL = "disk_too_small"
+    RAM_SHORT = "ram_short"
+    CUDA_TOO_OLD = "cuda_too_old"
+    CUDA_BUILD_TOO_OLD_FOR_GPU = "cuda_build_too_old_for_gpu"
+    CUDA_BUILD_TOO_NEW_FOR_GPU = "cuda_build_too_new_for_gpu"
+    CUDA_ONLY_LIBRARY = "cuda_only_library"
+    COMPUTE_CAPABILITY_TOO_LOW = "compute_capability_too_low"
+    BF16_UNSUPPORTED = "bf16_unsupported"
+    FP8_UNSUPPORTED = "fp8_unsupported"
+    TF32_UNSUPPORTED = "tf32_unsupported"
+    NO_NVLINK = "no_nvlink"
+    PCIE_HOST_BRIDGE = "pcie_host_bridge"
+    DATA_LOADER_BOUND = "data_loader_bound"
+    SLOW_DISK = "slow_disk"
+    EPOCH_TOKENS_PADDED = "epoch_tokens_padded"
+    SPOT_INTERRUPTIBLE = "spot_interruptible"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunWarning:
+    """Why a run may fail, be slower or cost more than its headline figure.
+
+    ``code`` is stable (:class:`WarningCode`); ``message`` a sentence for the user;
+    ``values`` the numbers behind it, with units in the keys (``disk_gb``, ``needed_gb``).
+    """
+
+    code: WarningCode
+    message: str
+    values: dict[str, Any] = field(default_factory=dict, hash=False, compare=True)
+
+    def __str__(self) -> str:
+        return f"{self.code.value}: {self.message}"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Estimate:
     """The full answer for a workload on a hardware configuration (optionally priced)."""
@@ -319,9 +433,20 @@ class Estimate:
     memory: MemoryEstimate
     multi_gpu_efficiency: float
     data_loader_samples_per_s: float | None
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[RunWarning, ...] = ()
     evidence: tuple[Evidence, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: what one epoch is, in words (samples, or tokens packed into sequences)
+    epoch_definition: str = ""
+    #: samples (as ``samples_per_s`` counts them) in one epoch
+    epoch_samples: float = 0.0
+    #: tokens in one epoch (token workloads), padding included when samples are padded
+    epoch_tokens: float | None = None
+    #: spot/preemptible offer: the run can be interrupted
+    interruptible: bool = False
+    #: spot only: wall-clock hours and cost of all epochs with interruptions and restarts
+    expected_total_hours: float | None = None
+    expected_total_cost: float | None = None
 
 
 def version_key(p: BenchmarkPoint) -> float:

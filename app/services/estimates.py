@@ -3,21 +3,33 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from sqlalchemy.orm import Session
 
-from app.estimate.cost import UnknownCurrencyError, combine, convert, epoch_hours
+from app.estimate.compat import effective_precision
+from app.estimate.cost import (
+    SpotAssumptions,
+    UnknownCurrencyError,
+    combine,
+    convert,
+    data_loader_rate,
+    epoch_hours,
+    epoch_plan,
+    spot_expected_hours,
+)
 from app.estimate.memory import estimate_memory, vram_per_gpu_gb
 from app.estimate.rank import Candidate, rank_with_frontier
 from app.estimate.throughput import ThroughputModel
 from app.estimate.types import (
     Estimate,
+    GpuSpec,
     Hardware,
     Interconnect,
     MemoryEstimate,
     OomRisk,
+    Precision,
     ThroughputEstimate,
     Workload,
 )
@@ -68,6 +80,7 @@ def hardware_from_input(h: dict[str, Any], ref: ReferenceData) -> Hardware:
         disk_gb=h.get("disk_gb"),
         max_cuda=h.get("max_cuda"),
         vram_gib_per_gpu=h.get("vram_gb"),
+        disk_type=h.get("disk_type"),
     )
 
 
@@ -122,6 +135,38 @@ def price_in(
         raise FilterError("currency", str(exc)) from exc
 
 
+class _Models:
+    """Throughput models of ``w`` per precision a GPU really runs it at (issue 10: bf16 on a
+    V100 runs at the fp32 rate, fp8 before Ada/Hopper at bf16; see
+    :func:`app.estimate.compat.effective_precision`)."""
+
+    def __init__(self, w: Workload, reference: Workload | None, ref: ReferenceData):
+        self.w, self.reference, self.ref = w, reference, ref
+        self._by_precision: dict[Precision, ThroughputModel] = {}
+
+    def requested(self) -> ThroughputModel:
+        return self.get(self.w.precision)
+
+    def get(self, precision: Precision) -> ThroughputModel:
+        model = self._by_precision.get(precision)
+        if model is None:
+            w = self.w if precision == self.w.precision else replace(self.w, precision=precision)
+            model = self._by_precision[precision] = ThroughputModel(
+                w,
+                points=self.ref.points,
+                catalog=self.ref.gpus,
+                reference=self.reference,
+                flops_table=self.ref.flops_table,
+                flop_rates=self.ref.flop_rates,
+            )
+        return model
+
+    def for_gpu(self, gpu: GpuSpec) -> ThroughputModel:
+        run, _ = effective_precision(gpu, self.w.precision)
+        model = self.get(run)
+        return model if model.can_estimate() else self.requested()
+
+
 def estimate_what_if(
     w: Workload,
     reference: Workload | None,
@@ -130,21 +175,26 @@ def estimate_what_if(
     *,
     price_per_hour: float | None,
     currency: str,
+    billing: str | None = None,
+    spot: SpotAssumptions | None = None,
 ) -> Estimate:
-    """Estimate for a hardware configuration with no offer."""
+    """Estimate for a hardware configuration with no offer (``billing`` ``spot`` adds the
+    interruption warning and expected cost)."""
     vram = vram_per_gpu_gb(hw.gpu.vram_gb, hw.vram_gib_per_gpu, hw.gpu_count)
     memory = estimate_memory(w, vram_gb=vram, gpu_count=hw.gpu_count)
-    model = ThroughputModel(
+    models = _Models(w, reference, ref)
+    check_estimable(w, models.requested())
+    tp = models.for_gpu(hw.gpu).estimate(hw.gpu, hw.gpu_count, hw.interconnect)
+    return combine(
         w,
-        points=ref.points,
-        catalog=ref.gpus,
-        reference=reference,
-        flops_table=ref.flops_table,
-        flop_rates=ref.flop_rates,
+        hw,
+        tp,
+        memory,
+        price_per_hour=price_per_hour,
+        currency=currency,
+        billing=billing,
+        spot=spot,
     )
-    check_estimable(w, model)
-    tp = model.estimate(hw.gpu, hw.gpu_count, hw.interconnect)
-    return combine(w, hw, tp, memory, price_per_hour=price_per_hour, currency=currency)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +217,25 @@ class Ranking:
     total: int
     #: matching offers whose GPU is not in the catalog (no estimate possible)
     unestimated: int = 0
+    #: estimated offers left out by ``max_total_cost`` / ``max_total_hours``
+    over_budget: int = 0
+    #: the unestimated offers, each with the reason it cannot be estimated (listed, never dropped)
+    unestimable: tuple[tuple[OfferRow, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """Limits a ranked offer must meet, and the spot assumptions its expected cost uses.
+
+    ``max_total_cost`` in the request's currency and ``max_total_hours`` wall-clock hours, both
+    for all epochs; spot offers are judged by their expected time and cost (interruptions
+    included, :func:`app.estimate.cost.spot_expected_hours`). ``exclude_spot`` drops them.
+    """
+
+    max_total_cost: float | None = None
+    max_total_hours: float | None = None
+    exclude_spot: bool = False
+    spot: SpotAssumptions = field(default_factory=SpotAssumptions)
 
 
 def rank(
@@ -180,6 +249,7 @@ def rank(
     sort: str,
     limit: int,
     drop_oom: bool,
+    budget: Budget | None = None,
 ) -> tuple[list[RankedOffer], int]:
     """Estimate every matching offer, rank them, and build full estimates for the top ``limit``.
 
@@ -199,6 +269,7 @@ def rank(
         sort=sort,
         limit=limit,
         drop_oom=drop_oom,
+        budget=budget,
     )
     return ranking.results, ranking.total
 
@@ -214,6 +285,7 @@ def rank_offers(
     sort: str,
     limit: int,
     drop_oom: bool,
+    budget: Budget | None = None,
 ) -> Ranking:
     """Estimate every matching offer, rank them, and build full estimates for the top ``limit``
     and for the Pareto-optimal offers ranked below it.
@@ -228,33 +300,31 @@ def rank_offers(
         WorkloadError: the workload's throughput cannot be estimated (see
             :func:`check_estimable`).
     """
+    budget = budget or Budget()
     rows = select_rank_rows(session, filters, ref, currency=currency)
-    model = ThroughputModel(
-        w,
-        points=ref.points,
-        catalog=ref.gpus,
-        reference=reference,
-        flops_table=ref.flops_table,
-        flop_rates=ref.flop_rates,
-    )
-    check_estimable(w, model)
+    if budget.exclude_spot:
+        rows = [r for r in rows if r.billing != "spot"]
+    models = _Models(w, reference, ref)
+    check_estimable(w, models.requested())
     tp_cache: dict[tuple[str, float, Interconnect | None], ThroughputEstimate] = {}
     mem_cache: dict[tuple[float, int], MemoryEstimate] = {}
     rate_cache: dict[str, float] = {}
-    cpu_ms = w.cpu_ms_per_sample
-    samples_per_epoch = w.samples_per_epoch
+    samples_per_epoch = epoch_plan(w).samples
     prepared: dict[int, tuple[RankRow, ThroughputEstimate, MemoryEstimate, float | None]] = {}
     candidates = []
+    over_budget = 0
     names = ref.gpu_names_by_id
+    skipped: list[int] = []
     for row in rows:
         if row.gpu_model_id is None:
+            skipped.append(row.id)
             continue
         gpu = ref.gpus[names[row.gpu_model_id]]
         link = offer_interconnect(row.interconnect)
         tkey = (gpu.name, row.gpu_count, link)
         tp = tp_cache.get(tkey)
         if tp is None:
-            tp = tp_cache[tkey] = model.estimate(gpu, row.gpu_count, link)
+            tp = tp_cache[tkey] = models.for_gpu(gpu).estimate(gpu, row.gpu_count, link)
         vram = vram_per_gpu_gb(gpu.vram_gb, row.vram_gib_per_gpu, row.gpu_count)
         mkey = (vram, math.floor(row.gpu_count))
         mem = mem_cache.get(mkey)
@@ -270,10 +340,14 @@ def rank_offers(
                 )
             price *= rate
         samples = tp.samples_per_s
-        if cpu_ms and row.vcpus:
-            samples = min(samples, max(row.vcpus - 1, 1.0) * 1000.0 / cpu_ms)
+        loader = data_loader_rate(w, row.vcpus)
+        if loader is not None:
+            samples = min(samples, loader)
         hours = epoch_hours(samples_per_epoch, samples)
         cost = hours * price if price is not None else None
+        if not _within_budget(hours * w.epochs, price, row.billing == "spot", budget):
+            over_budget += 1
+            continue
         candidates.append(
             Candidate(
                 offer_id=row.id,
@@ -287,13 +361,20 @@ def rank_offers(
         )
         prepared[row.id] = (row, tp, mem, price)
     ranked, extra = rank_with_frontier(candidates, sort=sort, drop_oom=drop_oom, limit=limit)
-    full = select_offers_by_id(session, [r.candidate.offer_id for r in (*ranked, *extra)])
+    full = select_offers_by_id(session, [r.candidate.offer_id for r in (*ranked, *extra)] + skipped)
 
     def build(r: Any) -> RankedOffer:
         _, tp, mem, price = prepared[r.candidate.offer_id]
         offer = full[r.candidate.offer_id]
         est = combine(
-            w, offer_hardware(offer, ref), tp, mem, price_per_hour=price, currency=currency
+            w,
+            offer_hardware(offer, ref),
+            tp,
+            mem,
+            price_per_hour=price,
+            currency=currency,
+            billing=offer.billing,
+            spot=budget.spot,
         )
         return RankedOffer(
             rank=r.rank,
@@ -307,7 +388,28 @@ def rank_offers(
         results=[build(r) for r in ranked],
         frontier=[build(r) for r in extra],
         total=len(candidates),
-        unestimated=len(rows) - len(candidates),
+        unestimated=len(rows) - len(candidates) - over_budget,
+        over_budget=over_budget,
+        unestimable=tuple(
+            (
+                full[i],
+                f"GPU {full[i].gpu_name_raw!r} matches no catalog model: no specs or "
+                "measurements to estimate from",
+            )
+            for i in skipped
+        ),
+    )
+
+
+def _within_budget(total_hours: float, price: float | None, spot: bool, budget: Budget) -> bool:
+    """Whether an offer's whole run meets ``budget`` (spot: expected hours and cost)."""
+    if budget.max_total_cost is None and budget.max_total_hours is None:
+        return True
+    hours = spot_expected_hours(total_hours, budget.spot) if spot else total_hours
+    if budget.max_total_hours is not None and not hours <= budget.max_total_hours:
+        return False
+    return budget.max_total_cost is None or (
+        price is not None and hours * price <= budget.max_total_cost
     )
 
 
@@ -328,6 +430,7 @@ def estimate_offer(
     ref: ReferenceData,
     *,
     currency: str,
+    spot: SpotAssumptions | None = None,
 ) -> OfferEstimate | None:
     """Estimate ``w`` on one offer (``None`` when the offer does not exist).
 
@@ -344,6 +447,13 @@ def estimate_offer(
     if w is None or offer.gpu_model_id is None:
         return OfferEstimate(offer=offer, price_per_hour=price, estimate=None)
     est = estimate_what_if(
-        w, reference, offer_hardware(offer, ref), ref, price_per_hour=price, currency=currency
+        w,
+        reference,
+        offer_hardware(offer, ref),
+        ref,
+        price_per_hour=price,
+        currency=currency,
+        billing=offer.billing,
+        spot=spot,
     )
     return OfferEstimate(offer=offer, price_per_hour=price, estimate=est)

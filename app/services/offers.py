@@ -50,9 +50,13 @@ class OfferRow:
     currency: str
     price_is_estimate: bool
     available: bool
-    last_seen_at: dt.datetime  # aware UTC
+    last_seen_at: dt.datetime | None  # aware UTC; None when the source gives no date
     source: str
     provider_id: int
+    suspect: bool = False
+    suspect_reason: str | None = None
+    gpu_note: str | None = None
+    offer_url: str | None = None
 
     @property
     def disk_gb(self) -> float | None:
@@ -88,6 +92,10 @@ _COLUMNS = (
     InstanceOffer.last_seen_at,
     InstanceOffer.source,
     InstanceOffer.provider_id,
+    InstanceOffer.suspect,
+    InstanceOffer.suspect_reason,
+    InstanceOffer.gpu_note,
+    InstanceOffer.offer_url,
 )
 
 
@@ -112,6 +120,8 @@ def _filtered(stmt: Select, filters: dict, ref: ReferenceData) -> Select:
         stmt = stmt.where(InstanceOffer.billing == filters["billing"])
     if filters.get("available_only", True):
         stmt = stmt.where(InstanceOffer.available.is_(True))
+    if not filters.get("include_suspect", False):
+        stmt = stmt.where(InstanceOffer.suspect.is_(False))
     if filters.get("min_vram_gb") is not None:
         stmt = stmt.where(
             or_(
@@ -124,7 +134,7 @@ def _filtered(stmt: Select, filters: dict, ref: ReferenceData) -> Select:
 
 def _row(r: tuple) -> OfferRow:
     row = OfferRow(*r)
-    if row.last_seen_at.tzinfo is None:  # SQLite
+    if row.last_seen_at is not None and row.last_seen_at.tzinfo is None:  # SQLite
         row = replace(row, last_seen_at=as_utc(row.last_seen_at))
     return row
 
@@ -140,6 +150,7 @@ class RankRow(NamedTuple):
     interconnect: str | None
     price_per_hour: float | None
     currency: str
+    billing: str = "on_demand"
 
 
 _RANK_COLUMNS = (
@@ -151,6 +162,7 @@ _RANK_COLUMNS = (
     InstanceOffer.interconnect,
     cast(InstanceOffer.price_per_hour, Float),
     InstanceOffer.currency,
+    InstanceOffer.billing,
 )
 
 
@@ -213,6 +225,42 @@ def vram_gib(row: OfferRow | RankRow, ref: ReferenceData) -> float | None:
         return row.vram_gib_per_gpu
     catalog = ref.gpus[ref.gpu_names_by_id[row.gpu_model_id]].vram_gb
     return vram_per_gpu_gb(catalog, row.vram_gib_per_gpu, row.gpu_count)
+
+
+def offer_age_days(last_seen_at: dt.datetime | None, now: dt.datetime) -> float | None:
+    """Days since the source last showed the offer (``None`` when the source gave no date)."""
+    if last_seen_at is None:
+        return None
+    return max((now - as_utc(last_seen_at)).total_seconds() / 86400.0, 0.0)
+
+
+def offer_is_stale(
+    age_days: float | None, stale_after_days: float, provider_stale: bool = False
+) -> bool:
+    """An offer is stale when its age is unknown or above ``stale_after_days``, or when its
+    provider's refreshes stopped succeeding (:func:`stale_provider_ids`)."""
+    return provider_stale or age_days is None or age_days > stale_after_days
+
+
+def count_old_offers(
+    session: Session, stale_after_days: float, now: dt.datetime | None = None
+) -> tuple[int, int]:
+    """(available non-suspect offers older than ``stale_after_days`` or undated, all of them)."""
+    now = now or utcnow()
+    cutoff = now - dt.timedelta(days=stale_after_days)
+    base = select(func.count(InstanceOffer.id)).where(
+        InstanceOffer.available.is_(True), InstanceOffer.suspect.is_(False)
+    )
+    total = session.scalar(base) or 0
+    old = (
+        session.scalar(
+            base.where(
+                or_(InstanceOffer.last_seen_at.is_(None), InstanceOffer.last_seen_at < cutoff)
+            )
+        )
+        or 0
+    )
+    return old, total
 
 
 def stale_provider_ids(

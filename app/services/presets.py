@@ -39,6 +39,9 @@ def build_workload(
     for key, value in values.items():
         if key not in _WORKLOAD_FIELDS or value is None:
             continue
+        if key == "cuda_only_libraries":  # a list from the API, "a|b" from a preset row
+            parts = value.split("|") if isinstance(value, str) else value
+            value = tuple(str(p).strip() for p in parts if str(p).strip())
         kwargs[key] = _ENUMS[key](value) if key in _ENUMS else value
     kwargs.update(meta or {})
     kwargs["matches_preset"] = matches_preset

@@ -6,13 +6,17 @@ the benchmarks change only when ``gpucost seed``/``refresh`` runs.
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import logging
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.to_thread
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -22,6 +26,8 @@ from app.estimate.floprate import FlopRateModel
 from app.estimate.types import BenchmarkPoint, GpuSpec, Precision
 from app.gpu_names import GpuNameNormaliser
 from app.services.presets import flops_table
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +106,7 @@ def gpu_spec(g: GpuModel) -> GpuSpec:
         form_factor=g.form_factor,
         market=g.market,
         release_year=g.release_year,
+        compute_capability=g.compute_capability,
     )
 
 
@@ -175,8 +182,19 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
     )
 
 
+def _log_failure(future: asyncio.Future[ReferenceData]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.warning("reference data load failed: %s", future.exception())
+
+
 class ReferenceCache:
-    """Per-process cache of :class:`ReferenceData`, reloaded after ``ttl_s`` seconds."""
+    """Per-process cache of :class:`ReferenceData`, reloaded after ``ttl_s`` seconds.
+
+    :meth:`get` loads in the calling thread; :meth:`aget` (the server's path) never loads on
+    the event loop: the first load runs on a worker thread of the cache's own limiter, and a
+    reload after the TTL runs there in the background while callers keep getting the data
+    loaded before (at most one reload at a time).
+    """
 
     def __init__(self, session_factory: sessionmaker[Session], seed_dir: Path, ttl_s: float = 60.0):
         self._factory = session_factory
@@ -185,11 +203,16 @@ class ReferenceCache:
         self._data: ReferenceData | None = None
         self._loaded = 0.0
         self._lock = threading.Lock()
+        self._limiter: anyio.CapacityLimiter | None = None
+        self._reload: asyncio.Future[ReferenceData] | None = None
+
+    def _expired(self) -> bool:
+        return self._data is None or time.monotonic() - self._loaded > self._ttl_s
 
     def get(self) -> ReferenceData:
         """Current reference data (loads on first use and after the TTL)."""
         with self._lock:
-            if self._data is None or time.monotonic() - self._loaded > self._ttl_s:
+            if self._expired():
                 with self._factory() as session:
                     self._data = load_reference(session, self._seed_dir)
                 self._loaded = time.monotonic()
@@ -198,7 +221,29 @@ class ReferenceCache:
                 # lot and would otherwise trigger full collections).
                 gc.collect()
                 gc.freeze()
-            return self._data
+            return self._data  # type: ignore[return-value]
+
+    async def aget(self) -> ReferenceData:
+        """:meth:`get` for the event loop: loads on a worker thread, serves stale data while
+        a reload after the TTL is under way.
+
+        Raises:
+            sqlalchemy.exc.SQLAlchemyError: the first load failed (a failed background
+            reload is logged and retried on the next call).
+        """
+        data = self._data
+        if data is not None and not self._expired():
+            return data
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(1)
+        if self._reload is None or self._reload.done():
+            self._reload = asyncio.ensure_future(
+                anyio.to_thread.run_sync(self.get, limiter=self._limiter)
+            )
+            self._reload.add_done_callback(_log_failure)
+        if data is not None:
+            return data
+        return await asyncio.shield(self._reload)
 
     def invalidate(self) -> None:
         """Force a reload on next use."""

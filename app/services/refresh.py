@@ -13,6 +13,17 @@ Flow (:func:`run_refresh`):
    the counts). A failure (network, HTTP status, malformed or empty answer) instead records
    ``error`` with the reason and leaves that provider's stored offers untouched. A process
    killed mid-apply leaves the transaction uncommitted: no half-written provider.
+5. **Shrink guard**: an answer with more than ``max_shrink_fraction`` (default 50 %) fewer
+   offers than the provider's last successful run is rolled back, its run recorded
+   ``suspect`` with both counts (``offers_seen`` = received, ``baseline_offers`` = last
+   success) and the stored offers stay; ``accept_shrink`` (``--accept-shrink NAME``) applies
+   it deliberately. A transient partial answer never marks the rest of a catalog unavailable.
+6. **Bounds**: each provider's fetch runs under a wall-clock deadline
+   (``provider_deadline_s``, and what is left of ``run_deadline_s``), so a drip-fed answer is
+   given up at the deadline, not after per-read timeout × chunks; body-size caps are in
+   :mod:`scrapers.http`.
+7. **Secrets**: every error text and warning goes through :func:`scrapers.redact.redact`
+   (with the configured key values) before it is logged, stored or reported.
 
 ``--dry-run`` fetches and applies inside transactions that are rolled back (counts only, no
 lock, no refresh-run rows).
@@ -25,6 +36,7 @@ import datetime as dt
 import fcntl
 import logging
 import time
+import traceback
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,13 +44,14 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 import httpx
-from sqlalchemy import CursorResult, Engine, func, select, update
+from sqlalchemy import Connection, CursorResult, Engine, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.ingest import Catalog, IngestCounts, apply_offers, load_catalog
 from app.db.models import Provider, RefreshRun, utcnow
 from scrapers import SCRAPERS, Scraper, ScraperError, ScrapeResult
 from scrapers.http import make_client, make_http
+from scrapers.redact import install_log_redaction, redact
 from scrapers.settings import ScraperSettings
 
 log = logging.getLogger(__name__)
@@ -49,7 +62,7 @@ ADVISORY_LOCK_KEY = int.from_bytes(b"gpucost", "big")
 MAX_ERROR_CHARS = 2000
 
 #: ``progress(provider slug, phase, detail)``; phases: queued, fetching, applying, ok, error,
-#: skipped.
+#: suspect, skipped.
 Progress = Callable[[str, str, str], None]
 
 
@@ -61,14 +74,47 @@ class RefreshSetupError(RuntimeError):
     """The refresh cannot start (unknown provider, missing API key asked for, schema)."""
 
 
+class ShrinkRefusedError(ScraperError):
+    """A provider's answer shrank too much against its last successful run (not applied)."""
+
+    def __init__(self, baseline: int, received: int, would_be_gone: int, max_fraction: float):
+        self.baseline, self.received = baseline, received
+        self.would_be_gone, self.max_fraction = would_be_gone, max_fraction
+        super().__init__(
+            f"answer shrank from {baseline} offers (last successful run) to {received} "
+            f"(-{shrink_fraction(baseline, received):.0%}, limit -{max_fraction:.0%}); "
+            f"not applied: {would_be_gone} stored offer(s) would have been marked unavailable. "
+            "Stored offers kept; rerun with --accept-shrink to apply it"
+        )
+
+
+def shrink_fraction(baseline: int | None, received: int) -> float:
+    """How much smaller ``received`` is than ``baseline`` (0 when it grew or no baseline)."""
+    if not baseline or received >= baseline:
+        return 0.0
+    return 1.0 - received / baseline
+
+
+def last_success_count(session: Session, provider_id: int) -> int | None:
+    """``offers_seen`` of the provider's newest ``ok`` refresh run, or ``None`` if it has none."""
+    return session.scalar(
+        select(RefreshRun.offers_seen)
+        .where(RefreshRun.provider_id == provider_id, RefreshRun.status == "ok")
+        .order_by(RefreshRun.finished_at.desc(), RefreshRun.id.desc())
+        .limit(1)
+    )
+
+
 @dataclass
 class ProviderOutcome:
     """One provider's result in this run."""
 
     slug: str
     name: str
-    status: str  # ok | error | skipped
+    status: str  # ok | error | suspect | skipped
     counts: IngestCounts | None = None
+    #: Offers in the last successful run, when the shrink guard compared against it.
+    baseline_offers: int | None = None
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
     skipped_rows: int = 0
@@ -86,8 +132,8 @@ class RefreshReport:
 
     @property
     def ok(self) -> bool:
-        """True when no enabled provider failed (skipped providers were not enabled)."""
-        return all(o.status != "error" for o in self.outcomes)
+        """True when no enabled provider failed or was held back as ``suspect``."""
+        return all(o.status not in ("error", "suspect") for o in self.outcomes)
 
 
 def plan_providers(
@@ -165,6 +211,55 @@ def refresh_lock(engine: Engine) -> Iterator[None]:
         handle.close()
 
 
+def _check_accept_shrink(names: Sequence[str]) -> list[str]:
+    slugs = [n.strip().lower() for n in names]
+    unknown = [n for n in slugs if n not in SCRAPERS]
+    if unknown:
+        raise RefreshSetupError(
+            f"--accept-shrink: unknown provider(s) {', '.join(unknown)}; "
+            f"known: {', '.join(SCRAPERS)}"
+        )
+    return slugs
+
+
+#: Error text of a refresh-run row whose process died before it finished.
+INTERRUPTED_TEXT = (
+    "the refresh process ended before this provider finished (killed or crashed); "
+    "nothing of it was applied"
+)
+
+
+def mark_interrupted(session: Session | Connection, now: dt.datetime | None = None) -> int:
+    """Mark every ``running`` refresh-run row ``interrupted`` (call only holding the lock)."""
+    # an UPDATE's result is a CursorResult (it has rowcount)
+    stale = cast(
+        "CursorResult[Any]",
+        session.execute(
+            update(RefreshRun)
+            .where(RefreshRun.status == "running")
+            .values(status="interrupted", finished_at=now or utcnow(), error=INTERRUPTED_TEXT)
+        ),
+    )
+    count = stale.rowcount or 0
+    if count:
+        log.warning("marked %d unfinished refresh run(s) as interrupted", count)
+    return count
+
+
+def reap_interrupted(engine: Engine) -> int:
+    """The stale-lock check: when no refresh holds the lock, ``running`` rows are dead.
+
+    Takes the lock without waiting; if it is free, marks every ``running`` row
+    ``interrupted`` in its own transaction and returns how many. Returns 0 when a refresh is
+    running (the lock is held).
+    """
+    try:
+        with refresh_lock(engine), engine.begin() as conn:
+            return mark_interrupted(conn)
+    except RefreshLockedError:
+        return 0
+
+
 def _ensure_provider(session: Session, scraper: Scraper) -> Provider:
     provider = session.scalar(select(Provider).where(Provider.slug == scraper.slug))
     if provider is None:
@@ -203,7 +298,13 @@ class _Run:
         observed_at: dt.datetime,
         dry_run: bool,
         progress: Progress,
+        settings: ScraperSettings | None = None,
+        accept_shrink: Sequence[str] = (),
     ):
+        settings = settings or ScraperSettings()
+        self.max_shrink = settings.max_shrink_fraction
+        self.accept_shrink = frozenset(accept_shrink)
+        self.secrets = settings.secret_values()
         self.factory = session_factory
         self.catalog = catalog
         self.observed_at = observed_at
@@ -218,22 +319,7 @@ class _Run:
         """
         now = utcnow()
         with self.factory() as session, session.begin():
-            # an UPDATE's result is a CursorResult (it has rowcount)
-            stale = cast(
-                "CursorResult[Any]",
-                session.execute(
-                    update(RefreshRun)
-                    .where(RefreshRun.status == "running")
-                    .values(
-                        status="interrupted",
-                        finished_at=now,
-                        error="the refresh process ended before this provider finished "
-                        "(killed or crashed); nothing of it was applied",
-                    )
-                ),
-            )
-            if stale.rowcount:
-                log.warning("marked %d unfinished refresh run(s) as interrupted", stale.rowcount)
+            mark_interrupted(session, now)
             ids: dict[str, tuple[int, int]] = {}
             for scraper in scrapers:
                 provider = _ensure_provider(session, scraper)
@@ -262,9 +348,24 @@ class _Run:
                     session.get(Provider, ids[0]) if ids else _ensure_provider(session, scraper)
                 )
                 assert provider is not None
+                baseline = last_success_count(session, provider.id)
                 counts = apply_offers(
                     session, provider, result.offers, self.catalog, self.observed_at
                 )
+                warnings = self.clean(result.warnings)
+                shrink = shrink_fraction(baseline, counts.seen)
+                if shrink > self.max_shrink:
+                    assert baseline is not None
+                    if scraper.slug not in self.accept_shrink:
+                        session.rollback()
+                        raise ShrinkRefusedError(
+                            baseline, counts.seen, counts.gone, self.max_shrink
+                        )
+                    warnings = [
+                        f"shrink accepted (--accept-shrink): {baseline} offers in the last "
+                        f"successful run, {counts.seen} now; {counts.gone} marked unavailable",
+                        *warnings,
+                    ]
                 if self.dry_run:
                     session.rollback()
                     return counts
@@ -274,8 +375,10 @@ class _Run:
                     run.finished_at = utcnow()
                     run.offers_seen, run.offers_new = counts.seen, counts.new
                     run.offers_changed, run.offers_gone = counts.changed, counts.gone
+                    run.baseline_offers = baseline
                     run.unknown_gpu_names = counts.unknown_gpu_names or None
-                    run.warnings = result.warnings or None
+                    run.warnings = warnings or None
+                    run.offers_suspect = counts.suspect
                     run.error = None
                 session.commit()
                 return counts
@@ -283,17 +386,30 @@ class _Run:
                 session.rollback()
                 raise
 
-    def fail(self, ids: tuple[int, int] | None, error: str, warnings: list[str]) -> None:
-        """Record the failure on the provider's refresh-run row (its offers stay as they are)."""
+    def clean(self, texts: Sequence[str]) -> list[str]:
+        """``texts`` redacted (patterns and the configured key values)."""
+        return [redact(t, self.secrets) or "" for t in texts]
+
+    def fail(
+        self,
+        ids: tuple[int, int] | None,
+        error: str,
+        warnings: list[str],
+        shrink: ShrinkRefusedError | None = None,
+    ) -> None:
+        """Record the failure (``error``, or ``suspect`` for a refused shrink) on the provider's
+        refresh-run row; its offers stay as they are. ``error`` must already be redacted."""
         if self.dry_run or ids is None:
             return
         with self.factory() as session, session.begin():
             run = session.get(RefreshRun, ids[1])
             if run is not None:
-                run.status = "error"
+                run.status = "error" if shrink is None else "suspect"
                 run.finished_at = utcnow()
                 run.error = error[:MAX_ERROR_CHARS]
-                run.warnings = warnings or None
+                run.warnings = self.clean(warnings) or None
+                if shrink is not None:
+                    run.offers_seen, run.baseline_offers = shrink.received, shrink.baseline
 
 
 async def _one(
@@ -301,6 +417,7 @@ async def _one(
     scraper: Scraper,
     ids: tuple[int, int] | None,
     fetch: Callable[[Scraper], Awaitable[ScrapeResult]],
+    deadline: float,
 ) -> ProviderOutcome:
     outcome = ProviderOutcome(
         slug=scraper.slug, name=scraper.name, status="error", run_id=ids[1] if ids else None
@@ -309,8 +426,8 @@ async def _one(
     result = ScrapeResult()
     try:
         run.progress(scraper.slug, "fetching", "")
-        result = await fetch(scraper)
-        outcome.warnings, outcome.skipped_rows = result.warnings, result.skipped
+        result = await _fetch_by_deadline(scraper, fetch, deadline)
+        outcome.warnings, outcome.skipped_rows = run.clean(result.warnings), result.skipped
         if not result.offers:
             raise ScraperError(_empty_text(result))
         run.progress(scraper.slug, "applying", f"{len(result.offers)} offers")
@@ -318,26 +435,57 @@ async def _one(
             outcome.counts = await asyncio.to_thread(run.apply, scraper, ids, result)
         outcome.status = "ok"
     except Exception as exc:
-        outcome.error = _failure_text(exc)
-        if not isinstance(exc, ScraperError):
-            log.exception("%s: refresh failed unexpectedly", scraper.slug)
+        shrink = exc if isinstance(exc, ShrinkRefusedError) else None
+        outcome.error = redact(_failure_text(exc), run.secrets) or ""
+        if shrink is not None:
+            outcome.status, outcome.baseline_offers = "suspect", shrink.baseline
+            log.warning("%s: held back as suspect: %s", scraper.slug, outcome.error)
+        elif not isinstance(exc, ScraperError):
+            trace = "".join(traceback.format_exception(exc))
+            log.error(
+                "%s: refresh failed unexpectedly\n%s",
+                scraper.slug,
+                redact(trace, run.secrets),
+            )
         else:
             log.warning("%s: skipped this run: %s", scraper.slug, outcome.error)
         try:
             async with run.write_lock:
-                await asyncio.to_thread(run.fail, ids, outcome.error, result.warnings)
-        except Exception:
-            log.exception("%s: could not record the failure", scraper.slug)
+                await asyncio.to_thread(run.fail, ids, outcome.error, result.warnings, shrink)
+        except Exception as exc2:
+            log.error(
+                "%s: could not record the failure: %s",
+                scraper.slug,
+                redact(_failure_text(exc2), run.secrets),
+            )
     outcome.duration_s = time.monotonic() - started
     c = outcome.counts
     run.progress(
         scraper.slug,
         outcome.status,
-        f"{c.seen} seen, {c.new} new, {c.changed} changed, {c.gone} gone"
+        f"{c.seen} seen, {c.new} new, {c.changed} changed, {c.gone} gone, {c.suspect} suspect"
         if c
         else outcome.error or "",
     )
     return outcome
+
+
+async def _fetch_by_deadline(
+    scraper: Scraper, fetch: Callable[[Scraper], Awaitable[ScrapeResult]], deadline: float
+) -> ScrapeResult:
+    """``fetch(scraper)``, cancelled at ``deadline`` (event-loop time) with a ScraperError."""
+    loop = asyncio.get_running_loop()
+    limit_s = max(deadline - loop.time(), 0.0)
+    try:
+        async with asyncio.timeout_at(deadline) as scope:
+            return await fetch(scraper)
+    except TimeoutError:
+        if not scope.expired():
+            raise
+        raise ScraperError(
+            f"gave up after {limit_s:.1f} s: the provider's deadline passed "
+            "(GPUCOST_SCRAPER_PROVIDER_DEADLINE_S / RUN_DEADLINE_S); stored offers kept"
+        ) from None
 
 
 async def refresh_async(
@@ -351,6 +499,7 @@ async def refresh_async(
     observed_at: dt.datetime | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
     progress: Progress | None = None,
+    accept_shrink: Sequence[str] = (),
 ) -> RefreshReport:
     """Run the refresh (the caller holds the lock unless ``dry_run``); see the module docstring.
 
@@ -363,18 +512,21 @@ async def refresh_async(
         observed_at: the run's timestamp (default now, UTC).
         transport: replaces the network (tests).
         progress: called on every phase change.
+        accept_shrink: provider slugs whose shrunken answer is applied anyway.
 
     Raises:
-        RefreshSetupError: see :func:`plan_providers`.
+        RefreshSetupError: see :func:`plan_providers`, or an unknown ``accept_shrink`` slug.
     """
     observed_at = observed_at or utcnow()
     enabled, skipped = plan_providers(settings, providers)
+    accept = _check_accept_shrink(accept_shrink)
+    install_log_redaction(settings.secret_values())
     report_progress = progress or (lambda slug, phase, detail: None)
     with session_factory() as session:
         catalog = load_catalog(session, seed_dir)
     if catalog.empty:
         log.warning("the GPU catalog is empty (run `gpucost seed`): every GPU name is unknown")
-    run = _Run(session_factory, catalog, observed_at, dry_run, report_progress)
+    run = _Run(session_factory, catalog, observed_at, dry_run, report_progress, settings, accept)
     ids = {} if dry_run else await asyncio.to_thread(run.start, enabled)
     outcomes: list[ProviderOutcome] = []
     for scraper, reason in skipped:
@@ -389,7 +541,11 @@ async def refresh_async(
         async def fetch(scraper: Scraper) -> ScrapeResult:
             return await scraper.fetch(http, settings)
 
-        results = await asyncio.gather(*(_one(run, s, ids.get(s.slug), fetch) for s in enabled))
+        now = asyncio.get_running_loop().time()
+        deadline = now + min(settings.provider_deadline_s, settings.run_deadline_s)
+        results = await asyncio.gather(
+            *(_one(run, s, ids.get(s.slug), fetch, deadline) for s in enabled)
+        )
     outcomes.extend(results)
     order = {slug: i for i, slug in enumerate(SCRAPERS)}
     outcomes.sort(key=lambda o: order.get(o.slug, len(order)))
@@ -407,6 +563,7 @@ def run_refresh(
     observed_at: dt.datetime | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
     progress: Progress | None = None,
+    accept_shrink: Sequence[str] = (),
 ) -> RefreshReport:
     """Take the lock (unless ``dry_run``) and run :func:`refresh_async` to completion.
 
@@ -415,6 +572,7 @@ def run_refresh(
         RefreshSetupError: see :func:`plan_providers`.
     """
     plan_providers(settings, providers)  # fail on bad names before taking the lock
+    _check_accept_shrink(accept_shrink)
 
     def go() -> RefreshReport:
         return asyncio.run(
@@ -428,6 +586,7 @@ def run_refresh(
                 observed_at=observed_at,
                 transport=transport,
                 progress=progress,
+                accept_shrink=accept_shrink,
             )
         )
 

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from dataclasses import dataclass
 
-from sqlalchemy import Float, cast, func, select
+from sqlalchemy import Engine, Float, cast, func, select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from app.db.models import InstanceOffer, PriceObservation, Provider, RefreshRun, as_utc
 from app.services.offers import stale_provider_ids
+from app.services.refresh import reap_interrupted
+from scrapers.redact import redact
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,10 +37,19 @@ class RunStatus:
     warnings: list[str]
     last_success_at: dt.datetime | None
     stale: bool
+    baseline_offers: int | None = None
+    #: offers of the run stored ``suspect`` (failed a plausibility rule)
+    offers_suspect: int = 0
 
 
 def latest_runs(session: Session, stale_after_hours: float) -> list[RunStatus]:
-    """The newest refresh-run row of every provider that has one, by provider slug."""
+    """The newest refresh-run row of every provider that has one, by provider slug.
+
+    A ``running`` row while no refresh holds the lock belongs to a dead process: it is
+    reported (and, via :func:`app.services.refresh.reap_interrupted`, stored) as
+    ``interrupted``. Error texts and warnings are redacted again on the way out
+    (:func:`scrapers.redact.redact`, patterns only: rows stored before redaction existed).
+    """
     newest = select(func.max(RefreshRun.id)).group_by(RefreshRun.provider_id)
     last_ok = dict(
         session.execute(
@@ -44,12 +59,23 @@ def latest_runs(session: Session, stale_after_hours: float) -> list[RunStatus]:
         ).all()
     )
     stale = stale_provider_ids(session, stale_after_hours)
-    rows = session.execute(
+    query = (
         select(RefreshRun, Provider.slug, Provider.name)
         .join(Provider)
         .where(RefreshRun.id.in_(newest))
         .order_by(Provider.slug)
-    ).all()
+    )
+    rows = session.execute(query).all()
+    if any(run.status == "running" for run, _, _ in rows):
+        bind = session.get_bind()
+        try:
+            reaped = reap_interrupted(bind if isinstance(bind, Engine) else bind.engine)
+        except SQLAlchemyError as exc:  # the read still answers; the next run reaps
+            log.warning("stale-lock check failed: %s", exc)
+            reaped = 0
+        if reaped:
+            session.expire_all()
+            rows = session.execute(query).all()
     return [
         RunStatus(
             provider=slug,
@@ -62,11 +88,13 @@ def latest_runs(session: Session, stale_after_hours: float) -> list[RunStatus]:
             offers_new=run.offers_new,
             offers_changed=run.offers_changed,
             offers_gone=run.offers_gone,
-            error=run.error,
+            error=redact(run.error),
             unknown_gpu_names=list(run.unknown_gpu_names or []),
-            warnings=list(run.warnings or []),
+            warnings=[redact(w) or "" for w in run.warnings or []],
             last_success_at=as_utc(last_ok.get(run.provider_id)),
             stale=run.provider_id in stale,
+            baseline_offers=run.baseline_offers,
+            offers_suspect=run.offers_suspect or 0,
         )
         for run, slug, name in rows
     ]

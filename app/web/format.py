@@ -111,9 +111,13 @@ def linkify(text: str | None) -> Markup:
     return Markup("").join(out)
 
 
-def warning_code(text: str) -> str:
-    """``oom: predicted peak …`` → ``oom`` (the stable code a warning starts with)."""
-    return text.split(":", 1)[0]
+def warning_code(warning: object) -> str:
+    """A warning's stable code: its ``code`` attribute, or the part of ``"code: text"`` before
+    the colon."""
+    code = getattr(warning, "code", None)
+    if code is not None:
+        return str(code)
+    return str(warning).split(":", 1)[0]
 
 
 FILTERS = {

@@ -92,6 +92,14 @@ WORKLOAD_ADVANCED = (
     FormField("forward_gflops_per_sample", "Forward GFLOPs", unit="per sample"),
     FormField("cpu_ms_per_sample", "Data loading", unit="CPU ms per sample"),
     FormField("min_cuda", "Minimum CUDA", "text", hint="e.g. 12.1"),
+    FormField("tokens_per_epoch", "Tokens per epoch", "count", hint="real tokens, e.g. 9.04B"),
+    FormField("packed", "Sequences packed", "select", BOOL_CHOICES),
+    FormField("cuda_build", "CUDA build", "text", hint="framework's CUDA, e.g. 12.1"),
+    FormField(
+        "cuda_only_libraries", "CUDA-only libraries", "text", hint="bitsandbytes, flash-attn"
+    ),
+    FormField("min_compute_capability", "Min compute capability", "text", hint="e.g. 8.0"),
+    FormField("checkpoints_kept", "Checkpoints kept", step="1"),
 )
 
 #: Filters shown by default; ``provider`` and ``currency`` choices come from the database.
@@ -116,12 +124,31 @@ FILTERS_ADVANCED = (
         default="true",
     ),
     FormField(
+        "include_suspect",
+        "Implausible offers",
+        "select",
+        (("false", "leave out"), ("true", "show, marked")),
+        default="false",
+    ),
+    FormField(
         "drop_oom",
         "Out-of-memory offers",
         "select",
         (("false", "show last"), ("true", "leave out")),
         default="false",
     ),
+    FormField(
+        "exclude_spot",
+        "Spot offers",
+        "select",
+        (("false", "include"), ("true", "leave out")),
+        default="false",
+    ),
+    FormField("max_total_cost", "Max total cost", unit="all epochs, in the currency"),
+    FormField("max_total_hours", "Deadline", unit="wall-clock hours, all epochs"),
+    FormField("spot_interruptions_per_hour", "Spot interruptions", unit="per hour (0.05)"),
+    FormField("spot_checkpoint_interval_hours", "Checkpoint every", unit="hours (1)"),
+    FormField("spot_restart_hours", "Restart after interruption", unit="hours (0.25)"),
 )
 
 OPTIONS = (

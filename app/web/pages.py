@@ -47,7 +47,7 @@ from app.api.schemas import OfferDetailResponse, RankedOfferOut, RankResponse
 from app.services.catalog import benchmark_labels, search_benchmarks, search_gpus
 from app.services.estimates import HardwareError
 from app.services.freshness import ProviderFreshness, provider_freshness
-from app.services.offers import FilterError
+from app.services.offers import FilterError, count_old_offers
 from app.services.reference import ReferenceData
 from app.services.workloads import WorkloadError
 from app.settings import Settings
@@ -272,7 +272,7 @@ class PageController(Controller):
     include_in_schema = False
     dependencies = {  # noqa: RUF012 - Litestar reads this class attribute
         "session": Provide(provide_session),
-        "ref": Provide(provide_reference, sync_to_thread=False),
+        "ref": Provide(provide_reference),
         "settings": Provide(provide_settings, sync_to_thread=False),
     }
     exception_handlers = dict.fromkeys(
@@ -281,9 +281,14 @@ class PageController(Controller):
     )
 
     def _banner(self, session: Session, settings: Settings) -> dict[str, Any]:
-        return banner(
+        out = banner(
             provider_freshness(session, settings.stale_after_hours), settings.stale_after_hours
         )
+        old, total = count_old_offers(session, settings.offer_stale_after_days)
+        out.update(
+            old_offers=old, offers=total, offer_stale_after_days=settings.offer_stale_after_days
+        )
+        return out
 
     @get("/", sync_to_thread=True, name="rank_page")
     def rank_page(

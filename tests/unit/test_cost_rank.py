@@ -63,7 +63,7 @@ def test_combine_caps_by_loader_and_prices_epoch() -> None:
     assert e.epoch_hours == pytest.approx(1_281_167 / 400 / 3600)
     assert e.cost_per_epoch == pytest.approx(e.epoch_hours * 0.5)
     assert e.total_cost == pytest.approx(e.cost_per_epoch * 90)
-    codes = {w.split(":")[0] for w in e.warnings}
+    codes = {w.code for w in e.warnings}
     assert {"data_loader_bound", "disk_too_small", "cuda_too_old"} <= codes
 
 
@@ -115,3 +115,19 @@ def test_rank_with_frontier_returns_pareto_offers_beyond_the_limit() -> None:
     assert rank_with_frontier(cs, limit=4)[1] == []
     assert rank_with_frontier(cs)[1] == []
     assert rank_candidates(cs, limit=2) == top
+
+
+def test_spot_expected_hours_and_epoch_in_tokens() -> None:
+    from dataclasses import replace
+
+    from app.estimate.cost import SpotAssumptions, epoch_plan, spot_expected_hours
+    from tests.unit.helpers import GPT2
+
+    a = SpotAssumptions(interruptions_per_hour=0.1, checkpoint_interval_hours=2, restart_hours=0.5)
+    # 0.1/h × (0.5 h restart + 1 h lost) = 15 % of wall-clock time lost
+    assert spot_expected_hours(10.0, a) == pytest.approx(10.0 / 0.85)
+    assert spot_expected_hours(10.0, SpotAssumptions(interruptions_per_hour=0)) == 10.0
+    assert math.isinf(spot_expected_hours(1.0, SpotAssumptions(interruptions_per_hour=2)))
+    plan = epoch_plan(replace(GPT2, tokens_per_epoch=2_048_000))
+    assert plan.samples == pytest.approx(2000) and plan.tokens == 2_048_000
+    assert epoch_plan(GPT2).assumed_full_length

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 from decimal import Decimal
 
 import pytest
@@ -88,3 +89,18 @@ def test_fetch_streams_the_region_file() -> None:
     result = fetch(aws.SCRAPER)
     assert len(result.offers) == 9 and result.skipped == 1  # g4ad reported
     assert {o.region for o in result.offers} == {"us-east-1"}
+
+
+def test_capacity_block_rows_are_not_on_demand_offers() -> None:
+    # Capacity Block prices are dynamic and not in the bulk price list; where a row names
+    # them (MarketOption CapacityBlock, $0) it must not become an on-demand offer
+    text = lines()
+    header = next(csv.reader([next(line for line in text if line.startswith('"SKU"'))]))
+    p5 = next(i for i, line in enumerate(text) if '"50.5050000000"' in line)
+    fields = next(csv.reader([text[p5]]))
+    fields[header.index("MarketOption")] = "CapacityBlock"
+    fields[header.index("PricePerUnit")] = "0.0000000000"
+    text[p5] = ",".join(f'"{f}"' for f in fields)
+    rows = aws.parse_price_list(text)
+    assert "p5.48xlarge" not in {r.instance_type for r in rows}
+    assert len(rows) == 5

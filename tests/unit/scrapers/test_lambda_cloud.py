@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from decimal import Decimal
 
 import pytest
@@ -37,3 +38,18 @@ def test_fetch_sends_the_key() -> None:
     assert len(fetch(lambda_cloud.SCRAPER).offers) == 5
     with pytest.raises(ScraperError, match="HTTP 401"):
         fetch(lambda_cloud.SCRAPER, lambda_api_key="wrong")
+
+
+def test_cpu_only_types_are_no_offers_and_no_warning() -> None:
+    # the 2026-05 cpu_4x_generalx type (skypilot PR #9556): same entry shape, no GPUs
+    payload = load("lambda/instance-types.json")
+    entry = copy.deepcopy(payload["data"]["gpu_1x_a10"])
+    entry["instance_type"].update(
+        name="cpu_4x_generalx", description="4x CPU", gpu_description="", price_cents_per_hour=20
+    )
+    entry["instance_type"]["specs"].update(gpus=0, vcpus=4, memory_gib=16)
+    payload["data"]["cpu_4x_generalx"] = entry
+    result = lambda_cloud.parse_offers(payload, source="x")
+    assert result.skipped == 0 and not result.warnings
+    assert "cpu_4x_generalx" not in {o.offer_key for o in result.offers}
+    assert len(result.offers) == 5  # the GPU types as before

@@ -102,3 +102,13 @@ def test_catch_all_query_brings_in_the_other_models_once() -> None:
     assert len([r for r in fake.requests if r[0] == "vast"]) == 2
     names = [o.gpu_name_raw for o in result.offers if o.billing == "on_demand"]
     assert names.count("RTX 4090") == 3 and "GTX 1660 S" in names and "H100 SXM" in names
+
+
+def test_query_uses_the_bundles_endpoint_without_the_removed_filters() -> None:
+    # /search/asks → /bundles/, and external, dlperf_usd, flops_usd, has_avx were removed
+    # (vast-cli PR #282 and #283, 2025-10): a query naming them would be rejected
+    fake = FakeProviders()
+    fetch(vast.SCRAPER, fake, vast_gpu_names="RTX 4090", vast_other_gpus=False)
+    assert {path for _, _, path in fake.requests} == {"/vast/api/v0/bundles/"}
+    body = vast.query_body("RTX 4090", limit=10, storage_gb=50)
+    assert not {"external", "dlperf_usd", "flops_usd", "has_avx"} & body.keys()

@@ -1,0 +1,315 @@
+"""Fit and leave-one-source-out validation of the memory model on ``memory_cases.csv``.
+
+Each published case (``seed_data/memory_cases.csv``) is predicted through the same core the
+API serves (:func:`app.estimate.memory.peak_memory_bytes` / :func:`estimate_memory`), in the
+metric its source reports:
+
+* ``alloc`` / ``active``: bytes allocated (``torch.cuda.max_memory_allocated``);
+* ``reserved``: allocated × allocator slack;
+* ``smi``: reserved + CUDA context (+ NCCL);
+* ``outcome``: only fits / OOM is known.
+
+:func:`fit_params` fits the constants of :class:`MemoryParams` that the sources do not pin
+down: loss-side bytes per logit element (unfused and chunked), LoRA's activation factor and
+the QLoRA overhead by coordinate descent on the median |log(predicted / observed)| of the cases
+with a number; then the logistic OOM probability in log(peak / usable VRAM) by maximum
+class-balanced likelihood on every case with a known GPU size (a case with a number fitted
+on that GPU, so it fits). :func:`leave_one_source_out` refits without each ``source_group``
+and predicts the held-out group. Out-of-scope rows (``scope`` = ``out: …``) are neither fitted
+nor in the headline; they are reported separately.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from app.calibrate.dataset import Dataset
+from app.calibrate.validate import case_workload
+from app.estimate.memory import (
+    DEFAULT_PARAMS,
+    GIB,
+    SLACK,
+    MemoryParams,
+    estimate_memory,
+    peak_memory_bytes,
+    usable_vram_gib,
+)
+from app.estimate.types import Architecture, Method, OomRisk, Sharding, Workload
+
+#: Priors (sources in MemoryParams' docstring); the fit starts here.
+PRIOR = MemoryParams(
+    unfused_logit_bytes=6.0,
+    chunked_logit_bytes=2.0,
+    lora_activation_factor=23.0 / 28.0,
+    qlora_overhead=0.06,
+    oom_center=0.0,
+    oom_scale=0.05,
+)
+
+#: Search grids of the fitted constants (physically plausible ranges).
+GRIDS: dict[str, list[float]] = {
+    # 16-bit logits 2 + fp32 upcast 4 + fp32 log-softmax 4 + fp32 gradient 4 = 14 at most
+    "unfused_logit_bytes": [2.0 + 0.5 * i for i in range(25)],  # 2 … 14 B per element
+    "chunked_logit_bytes": [0.5 * i for i in range(9)],  # 0 … 4
+    "lora_activation_factor": [0.4 + 0.02 * i for i in range(31)],  # 0.4 … 1.0
+    "qlora_overhead": [0.02 * i for i in range(51)],  # 0 … 1.0
+}
+OOM_CENTERS = [-0.40 + 0.005 * i for i in range(161)]  # utilisation 0.67 … 1.49
+OOM_SCALES = [0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One published case, ready to predict."""
+
+    case_id: str
+    group: str
+    description: str
+    workload: Workload
+    gpu_count: int
+    vram_gb: float | None
+    gpu: str
+    metric: str
+    observed_gib: float | None
+    outcome: str
+    family: str
+    in_scope: bool
+    scope: str
+
+
+def family(w: Workload, gpu_count: int) -> str:
+    """Reporting family: LLM full / LoRA / QLoRA / FSDP-ZeRO, encoder, CNN, ViT, diffusion…"""
+    if w.architecture == Architecture.TRANSFORMER_DECODER:
+        if gpu_count > 1 and w.sharding != Sharding.NONE:
+            return "LLM FSDP/ZeRO"
+        return {Method.FULL: "LLM full", Method.LORA: "LLM LoRA", Method.QLORA: "LLM QLoRA"}[
+            w.method
+        ]
+    if w.architecture == Architecture.TRANSFORMER_ENCODER:
+        return "encoder / seq2seq"
+    return {
+        Architecture.CNN: "CNN",
+        Architecture.VIT: "ViT",
+        Architecture.DIFFUSION_UNET: "diffusion",
+    }.get(w.architecture, w.architecture.value)
+
+
+def load_cases(ds: Dataset) -> list[Case]:
+    """Every case the core can express (rows whose architecture it lacks are skipped)."""
+    out = []
+    for row in ds.memory_cases:
+        w = case_workload(ds, row)
+        if w is None:
+            continue
+        gpu = ds.catalog.get(row["gpu"]) if row["gpu"] else None
+        vram = (
+            gpu.vram_gb if gpu else (float(row["gpu_vram_gb"]) if row.get("gpu_vram_gb") else None)
+        )
+        count = int(float(row["gpu_count"] or 1))
+        scope = (row.get("scope") or "").strip()
+        observed = float(row["observed_gib"]) if row["observed_gib"].strip() else None
+        out.append(
+            Case(
+                case_id=row["case_id"],
+                group=row.get("source_group") or row["case_id"],
+                description=row["description"],
+                workload=w,
+                gpu_count=count,
+                vram_gb=vram,
+                gpu=gpu.name if gpu else (f"{row['gpu_vram_gb']} GB GPU" if vram else "–"),
+                metric=row["metric"],
+                observed_gib=observed,
+                outcome=row["outcome"],
+                family=family(w, count),
+                in_scope=not scope.startswith("out"),
+                scope=scope,
+            )
+        )
+    return out
+
+
+def predict_metric_gib(case: Case, params: MemoryParams) -> float:
+    """The model's figure in the case's metric, GiB."""
+    b = peak_memory_bytes(case.workload, case.gpu_count, case.workload.micro_batch_size, params)
+    if case.metric in ("alloc", "active"):
+        return b.allocated_gib
+    if case.metric == "reserved":
+        return b.allocated_gib * SLACK
+    return b.total_gib
+
+
+def log_utilization(case: Case, params: MemoryParams) -> float | None:
+    """log(predicted peak / usable VRAM), ``None`` without a known GPU size."""
+    if not case.vram_gb:
+        return None
+    b = peak_memory_bytes(case.workload, case.gpu_count, case.workload.micro_batch_size, params)
+    return math.log(max(b.total_gib, 1e-9) / usable_vram_gib(case.vram_gb))
+
+
+def _size_loss(cases: list[Case], params: MemoryParams) -> float:
+    errs = [
+        abs(math.log(max(predict_metric_gib(c, params), 1e-6) / c.observed_gib))
+        for c in cases
+        if c.observed_gib
+    ]
+    return statistics.median(errs) if errs else 0.0
+
+
+def _fit_oom(cases: list[Case], params: MemoryParams) -> MemoryParams:
+    points = []
+    for c in cases:
+        x = log_utilization(c, params)
+        if x is not None:
+            points.append((x, 1 if c.outcome == "oom" else 0))
+    n_oom = sum(y for _, y in points)
+    n_fit = len(points) - n_oom
+    if not n_oom or not n_fit:
+        return params
+    best: tuple[float, float, float] | None = None
+    for scale in OOM_SCALES:
+        for center in OOM_CENTERS:
+            ll = 0.0
+            for x, y in points:
+                z = max(min((x - center) / scale, 60.0), -60.0)
+                p = 1.0 / (1.0 + math.exp(-z))
+                p = min(max(p, 1e-9), 1 - 1e-9)
+                ll += (math.log(p) / n_oom) if y else (math.log(1 - p) / n_fit)
+            # weak prior towards a 10 % logistic width (log-normal, sd 1)
+            ll -= 0.01 * (math.log(scale / 0.1)) ** 2
+            # ties (separable data): prefer the centre closest to utilisation 1
+            key = (ll, -abs(center), scale)
+            if best is None or key > (best[0], -abs(best[1]), best[2]):
+                best = (ll, center, scale)
+    assert best is not None
+    return replace(params, oom_center=best[1], oom_scale=best[2])
+
+
+def fit_params(cases: Iterable[Case], prior: MemoryParams = PRIOR) -> MemoryParams:
+    """Fitted constants for ``cases`` (in-scope ones only), starting from ``prior``."""
+    train = [c for c in cases if c.in_scope]
+    sized = [c for c in train if c.observed_gib]
+    params = prior
+    for _ in range(2):
+        for name, grid in GRIDS.items():
+            scores = [(_size_loss(sized, replace(params, **{name: v})), v) for v in grid]
+            best_loss = min(s for s, _ in scores)
+            # among (near-)ties keep the value closest to the prior
+            prior_value = getattr(prior, name)
+            value = min(
+                (v for s, v in scores if s <= best_loss + 1e-9),
+                key=lambda v: abs(v - prior_value),
+            )
+            params = replace(params, **{name: value})
+    return _fit_oom(train, params)
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """A held-out prediction of one case."""
+
+    case: Case
+    predicted_gib: float
+    risk: str | None
+    probability: float | None
+
+    @property
+    def ape(self) -> float | None:
+        """|predicted / observed − 1| where a number was published."""
+        if self.case.observed_gib is None:
+            return None
+        return abs(self.predicted_gib / self.case.observed_gib - 1)
+
+    @property
+    def under(self) -> bool | None:
+        """Predicted below the published figure."""
+        if self.case.observed_gib is None:
+            return None
+        return self.predicted_gib < self.case.observed_gib
+
+
+def predict_case(case: Case, params: MemoryParams) -> CaseResult:
+    """Predict ``case`` with ``params``: figure in its metric, risk on its GPU."""
+    risk = prob = None
+    if case.vram_gb:
+        est = estimate_memory(
+            case.workload,
+            vram_gb=case.vram_gb,
+            gpu_count=case.gpu_count,
+            params=params,
+            with_fixes=False,
+        )
+        risk, prob = est.oom_risk.value, est.oom_probability
+    return CaseResult(case, predict_metric_gib(case, params), risk, prob)
+
+
+def leave_one_source_out(cases: list[Case]) -> list[CaseResult]:
+    """Each in-scope source group predicted with constants fitted on the other groups;
+    out-of-scope cases predicted with constants fitted on all in-scope cases."""
+    groups = sorted({c.group for c in cases if c.in_scope})
+    out: list[CaseResult] = []
+    for g in groups:
+        params = fit_params([c for c in cases if c.group != g])
+        out += [predict_case(c, params) for c in cases if c.group == g and c.in_scope]
+    full = fit_params(cases)
+    out += [predict_case(c, full) for c in cases if not c.in_scope]
+    return out
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Accuracy of a set of held-out predictions."""
+
+    n_sized: int
+    median_ape: float
+    p90_ape: float
+    under_fraction: float
+    n_oom: int
+    oom_recall: float
+    n_fit: int
+    fit_specificity: float
+    fit_low: float
+
+
+def _quantile(values: list[float], q: float) -> float:
+    if not values:
+        return math.nan
+    values = sorted(values)
+    k = (len(values) - 1) * q
+    lo, hi = math.floor(k), math.ceil(k)
+    return values[lo] + (values[hi] - values[lo]) * (k - lo)
+
+
+def summarize(results: Iterable[CaseResult]) -> Summary:
+    """Median/p90 APE, underestimates, OOM recall (OOM called ``high``) and fit specificity
+    (fitting runs not called ``high``; ``fit_low``: called ``low``)."""
+    rows = list(results)
+    apes = [r.ape for r in rows if r.ape is not None]
+    unders = [r.under for r in rows if r.under is not None]
+    ooms = [r for r in rows if r.risk and r.case.outcome == "oom"]
+    fits = [r for r in rows if r.risk and r.case.outcome == "fits"]
+    return Summary(
+        n_sized=len(apes),
+        median_ape=statistics.median(apes) if apes else math.nan,
+        p90_ape=_quantile(apes, 0.9),
+        under_fraction=sum(unders) / len(unders) if unders else math.nan,
+        n_oom=len(ooms),
+        oom_recall=sum(r.risk == OomRisk.HIGH.value for r in ooms) / len(ooms)
+        if ooms
+        else math.nan,
+        n_fit=len(fits),
+        fit_specificity=sum(r.risk != OomRisk.HIGH.value for r in fits) / len(fits)
+        if fits
+        else math.nan,
+        fit_low=sum(r.risk == OomRisk.LOW.value for r in fits) / len(fits) if fits else math.nan,
+    )
+
+
+def gib(value: float) -> float:
+    """Bytes → GiB (helper for reports)."""
+    return value / GIB
+
+
+DEFAULT = DEFAULT_PARAMS

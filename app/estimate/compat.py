@@ -1,0 +1,293 @@
+"""Will the job run on this GPU at all, and at which precision? (pure rules, no I/O)
+
+Two tables and three functions:
+
+* :func:`capabilities` — per GPU, from the catalog: vendor and software stack (CUDA on NVIDIA,
+  ROCm on AMD), compute capability, and whether bf16, fp8 and TF32 tensor math exist.
+* :data:`LIBRARIES` — per library a workload may import, the stack it needs and the lowest
+  compute capability its kernels build for.
+* :func:`effective_precision` — the precision the GPU really runs a requested one at, with the
+  warning when it differs (the throughput model takes the first element).
+* :func:`compatibility_warnings` — every software/hardware mismatch of a workload on a GPU.
+
+Sources (seen 2026-12-01):
+
+* bf16 and TF32 tensor cores from compute capability 8.0 (Ampere), fp8 from 8.9 (Ada) and 9.0
+  (Hopper): NVIDIA CUDA C++ Programming Guide, "Compute Capabilities" (feature table);
+  PyTorch ``torch.cuda.is_bf16_supported`` checks ``major >= 8``. Without bf16 tensor cores
+  PyTorch runs bf16 matmuls without tensor-core acceleration, i.e. at the fp32 vector rate at
+  best. torchao float8 training and Transformer Engine FP8 require CC >= 8.9.
+* First CUDA toolkit that builds native code for each compute capability (:data:`MIN_CUDA_FOR_CC`)
+  and the last one that still supports it (:data:`MAX_CUDA_FOR_CC`): NVIDIA CUDA Toolkit
+  release notes (9.0 Volta; 10.0 Turing; 11.0 sm_80; 11.1 sm_86; 11.8 sm_89/sm_90; 12.8
+  sm_100/sm_120; 12.0 dropped Kepler; 13.0 dropped Maxwell, Pascal and Volta).
+* FlashAttention-2: Dao-AILab/flash-attention README ("Ampere, Ada, or Hopper GPUs"; Turing
+  only in FlashAttention 1.x; a ROCm backend for MI200/MI300, i.e. CDNA 2/3).
+* bitsandbytes: bitsandbytes-foundation/bitsandbytes README/installation docs (CUDA wheels;
+  ROCm is a separate, partial backend, not the default pip install).
+* Transformer Engine: NVIDIA/TransformerEngine README (NVIDIA GPUs of CC >= 8.0; FP8 from
+  Ada/Hopper).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.estimate.types import GpuSpec, Precision, RunWarning, WarningCode, Workload
+
+Version = tuple[int, int]
+
+#: First CUDA toolkit with native code generation for a compute capability (see module doc).
+MIN_CUDA_FOR_CC: dict[Version, Version] = {
+    (3, 7): (5, 0),
+    (6, 0): (8, 0),
+    (6, 1): (8, 0),
+    (7, 0): (9, 0),
+    (7, 5): (10, 0),
+    (8, 0): (11, 0),
+    (8, 6): (11, 1),
+    (8, 9): (11, 8),
+    (9, 0): (11, 8),
+    (10, 0): (12, 8),
+    (12, 0): (12, 8),
+}
+
+#: Last CUDA major version that still supports a compute capability (see module doc).
+MAX_CUDA_MAJOR_FOR_CC: dict[Version, int] = {
+    (3, 7): 11,
+    (6, 0): 12,
+    (6, 1): 12,
+    (7, 0): 12,
+}
+
+BF16_MIN_CC: Version = (8, 0)
+TF32_MIN_CC: Version = (8, 0)
+FP8_MIN_CC: Version = (8, 9)
+
+
+@dataclass(frozen=True, slots=True)
+class Library:
+    """What a library needs: ``stacks`` it has builds for, lowest NVIDIA compute capability,
+    and the AMD architectures its ROCm build supports (empty: none)."""
+
+    name: str
+    stacks: frozenset[str]
+    min_cc: Version | None = None
+    rocm_architectures: frozenset[str] = frozenset()
+    note: str = ""
+
+
+#: Libraries with CUDA-only (or CUDA-first) builds, keyed by their pip name.
+LIBRARIES: dict[str, Library] = {
+    "bitsandbytes": Library(
+        name="bitsandbytes",
+        stacks=frozenset({"cuda"}),
+        note="its pip wheels are built for CUDA; the ROCm backend is separate and partial",
+    ),
+    "flash-attn": Library(
+        name="flash-attn",
+        stacks=frozenset({"cuda", "rocm"}),
+        min_cc=(8, 0),
+        rocm_architectures=frozenset({"CDNA 2", "CDNA 3"}),
+        note="FlashAttention-2 builds for Ampere, Ada and Hopper (and MI200/MI300 on ROCm)",
+    ),
+    "transformer-engine": Library(
+        name="transformer-engine",
+        stacks=frozenset({"cuda"}),
+        min_cc=(8, 0),
+        note="NVIDIA Transformer Engine runs on NVIDIA GPUs only",
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class GpuCapabilities:
+    """What a GPU can run: ``software_stack`` is ``cuda`` or ``rocm``."""
+
+    vendor: str
+    software_stack: str
+    compute_capability: Version | None
+    bf16: bool
+    fp8: bool
+    tf32: bool
+
+
+def parse_version(text: str | None) -> Version | None:
+    """``"12.1"`` → ``(12, 1)``; ``"12"`` → ``(12, 0)``; ``None`` for blank or malformed."""
+    if not text:
+        return None
+    parts = str(text).strip().split(".")
+    try:
+        major = int(parts[0])
+        minor = int(parts[1]) if len(parts) > 1 and parts[1] else 0
+    except ValueError:
+        return None
+    return (major, minor)
+
+
+def _fmt(v: Version) -> str:
+    return f"{v[0]}.{v[1]}"
+
+
+def capabilities(gpu: GpuSpec) -> GpuCapabilities:
+    """The capability row of ``gpu``: NVIDIA by compute capability, AMD by catalog rates.
+
+    Without a compute capability (AMD, or an NVIDIA row that lacks it) a precision counts as
+    supported when the catalog lists a tensor rate for it.
+    """
+    amd = gpu.vendor.upper() == "AMD"
+    cc = None if amd else parse_version(gpu.compute_capability)
+    if cc is not None:
+        bf16, fp8, tf32 = cc >= BF16_MIN_CC, cc >= FP8_MIN_CC, cc >= TF32_MIN_CC
+    else:
+        bf16 = gpu.bf16_tflops is not None
+        fp8 = gpu.fp8_tflops is not None or gpu.fp8_fp32acc_tflops is not None
+        tf32 = gpu.tf32_tflops is not None
+    return GpuCapabilities(
+        vendor=gpu.vendor,
+        software_stack="rocm" if amd else "cuda",
+        compute_capability=cc,
+        bf16=bf16,
+        fp8=fp8,
+        tf32=tf32,
+    )
+
+
+def effective_precision(gpu: GpuSpec, requested: Precision) -> tuple[Precision, RunWarning | None]:
+    """The precision ``gpu`` really runs ``requested`` at, and the warning when they differ.
+
+    bf16 without bf16 tensor cores (V100, Turing, Pascal) runs at the fp32 rate; fp8 without
+    fp8 tensor cores (before Ada/Hopper, MI250X) falls back to bf16 autocast (fp16 where bf16
+    is missing too); TF32 without TF32 tensor cores is plain fp32.
+    """
+    cap = capabilities(gpu)
+    where = gpu.name + (
+        f" (compute capability {_fmt(cap.compute_capability)})" if cap.compute_capability else ""
+    )
+    values: dict[str, object] = {
+        "gpu": gpu.name,
+        "requested_precision": requested.value,
+        "compute_capability": _fmt(cap.compute_capability) if cap.compute_capability else None,
+    }
+    if requested in (Precision.BF16, Precision.BF16_AMP) and not cap.bf16:
+        run = Precision.FP32
+        return run, RunWarning(
+            code=WarningCode.BF16_UNSUPPORTED,
+            message=f"{where} has no bf16 tensor cores: bf16 runs at the fp32 rate there; "
+            "use fp16 mixed precision (fp16_amp) on this GPU",
+            values={**values, "runs_at_precision": run.value},
+        )
+    if requested == Precision.FP8 and not cap.fp8:
+        run = Precision.BF16_AMP if cap.bf16 else Precision.FP16_AMP
+        return run, RunWarning(
+            code=WarningCode.FP8_UNSUPPORTED,
+            message=f"{where} has no fp8 tensor cores (they start with Ada and Hopper): "
+            f"fp8 training falls back to {run.value}",
+            values={**values, "runs_at_precision": run.value},
+        )
+    if requested == Precision.TF32 and not cap.tf32:
+        run = Precision.FP32
+        return run, RunWarning(
+            code=WarningCode.TF32_UNSUPPORTED,
+            message=f"{where} has no TF32 tensor cores: TF32 is plain fp32 there",
+            values={**values, "runs_at_precision": run.value},
+        )
+    return requested, None
+
+
+def compatibility_warnings(w: Workload, gpu: GpuSpec) -> list[RunWarning]:
+    """Software the workload needs that ``gpu`` cannot run (precision apart).
+
+    Checks the CUDA build against the GPU's compute capability (too old to know the GPU, or
+    too new to still support it), a CUDA build on a ROCm GPU, CUDA-only libraries on AMD,
+    and the build's or libraries' lowest compute capability.
+    """
+    cap = capabilities(gpu)
+    cc = cap.compute_capability
+    out: list[RunWarning] = []
+    build = parse_version(w.cuda_build)
+    if build and cap.software_stack == "rocm":
+        out.append(
+            RunWarning(
+                code=WarningCode.CUDA_ONLY_LIBRARY,
+                message=f"the job uses a CUDA {w.cuda_build} build, which does not run on the "
+                f"AMD {gpu.name} (ROCm); it needs a ROCm build of the framework",
+                values={"gpu": gpu.name, "cuda_build": w.cuda_build, "library": "cuda"},
+            )
+        )
+    if build and cc:
+        need = MIN_CUDA_FOR_CC.get(cc) or max(
+            (v for k, v in MIN_CUDA_FOR_CC.items() if k <= cc), default=None
+        )
+        if need and build < need:
+            out.append(
+                RunWarning(
+                    code=WarningCode.CUDA_BUILD_TOO_OLD_FOR_GPU,
+                    message=f"a CUDA {w.cuda_build} build has no kernels for the {gpu.name} "
+                    f"(compute capability {_fmt(cc)} needs CUDA {_fmt(need)} or later)",
+                    values={
+                        "gpu": gpu.name,
+                        "compute_capability": _fmt(cc),
+                        "cuda_build": w.cuda_build,
+                        "min_cuda_for_gpu": _fmt(need),
+                    },
+                )
+            )
+        last = MAX_CUDA_MAJOR_FOR_CC.get(cc)
+        if last is not None and build[0] > last:
+            out.append(
+                RunWarning(
+                    code=WarningCode.CUDA_BUILD_TOO_NEW_FOR_GPU,
+                    message=f"CUDA {w.cuda_build} no longer supports the {gpu.name} "
+                    f"(compute capability {_fmt(cc)}; last supported in CUDA {last}.x)",
+                    values={
+                        "gpu": gpu.name,
+                        "compute_capability": _fmt(cc),
+                        "cuda_build": w.cuda_build,
+                        "max_cuda_major_for_gpu": last,
+                    },
+                )
+            )
+    need_cc = parse_version(w.min_compute_capability)
+    if need_cc and cc and cc < need_cc:
+        out.append(
+            RunWarning(
+                code=WarningCode.COMPUTE_CAPABILITY_TOO_LOW,
+                message=f"the build needs compute capability {w.min_compute_capability} or "
+                f"higher; the {gpu.name} has {_fmt(cc)}",
+                values={
+                    "gpu": gpu.name,
+                    "compute_capability": _fmt(cc),
+                    "min_compute_capability": w.min_compute_capability,
+                },
+            )
+        )
+    for name in w.cuda_only_libraries:
+        lib = LIBRARIES.get(name)
+        if lib is None:
+            continue
+        if cap.software_stack == "rocm":
+            if "rocm" in lib.stacks and gpu.architecture in lib.rocm_architectures:
+                continue
+            out.append(
+                RunWarning(
+                    code=WarningCode.CUDA_ONLY_LIBRARY,
+                    message=f"{lib.name} does not run on the AMD {gpu.name} ({lib.note})",
+                    values={"gpu": gpu.name, "library": lib.name, "software_stack": "rocm"},
+                )
+            )
+        elif lib.min_cc and cc and cc < lib.min_cc:
+            out.append(
+                RunWarning(
+                    code=WarningCode.COMPUTE_CAPABILITY_TOO_LOW,
+                    message=f"{lib.name} needs compute capability {_fmt(lib.min_cc)} or higher; "
+                    f"the {gpu.name} has {_fmt(cc)} ({lib.note})",
+                    values={
+                        "gpu": gpu.name,
+                        "library": lib.name,
+                        "compute_capability": _fmt(cc),
+                        "min_compute_capability": _fmt(lib.min_cc),
+                    },
+                )
+            )
+    return out

@@ -1,0 +1,152 @@
+"""Memory section of ``python -m benchmarks.accuracy``: leave-one-source-out on the
+published cases (``seed_data/memory_cases.csv``), through the served memory core.
+
+Protocol: app/calibrate/memory_fit.py. Run alone: ``python -m benchmarks.memory_accuracy``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+from app.calibrate.dataset import Dataset, load_dataset
+from app.calibrate.memory_fit import (
+    CaseResult,
+    Summary,
+    leave_one_source_out,
+    load_cases,
+    summarize,
+)
+from app.settings import PROJECT_ROOT
+
+#: Issue 9 targets.
+TARGETS = {"median_ape": 0.12, "oom_recall": 0.90, "fit_specificity": 0.90}
+#: The published 1x RTX 4090 peak of torchtune's single-device 8B full fine-tune (T-11).
+TARGET_CASE = "T-11"
+
+
+def _pct(x: float) -> str:
+    return "–" if math.isnan(x) else f"{100 * x:.1f} %"
+
+
+def _row(name: str, s: Summary) -> str:
+    return (
+        f"| {name} | {_pct(s.median_ape)} | {_pct(s.p90_ape)} | {_pct(s.under_fraction)} | "
+        f"{s.n_sized} | {_pct(s.oom_recall)} ({s.n_oom}) | {_pct(s.fit_specificity)} ({s.n_fit}) |"
+    )
+
+
+def memory_section(ds: Dataset) -> tuple[list[str], dict[str, float], list[CaseResult]]:
+    """Markdown lines, headline numbers and the held-out predictions."""
+    cases = load_cases(ds)
+    res = leave_one_source_out(cases)
+    inside = [r for r in res if r.case.in_scope]
+    head = summarize(inside)
+    target = next((r for r in res if r.case.case_id == TARGET_CASE), None)
+    numbers = {
+        "memory_median": head.median_ape,
+        "memory_p90": head.p90_ape,
+        "memory_under": head.under_fraction,
+        "memory_oom_recall": head.oom_recall,
+        "memory_fit_specificity": head.fit_specificity,
+        "memory_cases": float(len(cases)),
+        "memory_groups": float(len({c.group for c in cases})),
+        "memory_t11_ape": target.ape if target and target.ape is not None else math.nan,
+    }
+
+    def verdict(key: str, value: float, le: bool) -> str:
+        ok = value <= TARGETS[key] if le else value >= TARGETS[key]
+        return "met" if ok else "**not met**"
+
+    lines = [
+        "## Memory (leave-one-source-out)",
+        "",
+        f"{len(cases)} published cases from {numbers['memory_groups']:.0f} independent sources "
+        f"(`seed_data/memory_cases.csv`, `source_group`); {len(inside)} describe set-ups the "
+        "model covers. Each source group is predicted with the constants of "
+        "`app/estimate/memory_fitted.py` refitted without it (`app/calibrate/memory_fit.py`; "
+        "served constants: `python tools/fit_memory.py`). Figures are like for like: "
+        "`alloc`/`active` = allocated bytes, `reserved` = allocated × allocator slack, `smi` "
+        "= reserved + CUDA context (+ NCCL). OOM recall: OOM runs called `high`; fit "
+        "specificity: runs that fit not called `high`.",
+        "",
+        "| check | result | target | verdict |",
+        "|---|---|---|---|",
+        f"| median peak APE | {_pct(head.median_ape)} | ≤ 12 % | "
+        f"{verdict('median_ape', head.median_ape, True)} |",
+        f"| OOM recall | {_pct(head.oom_recall)} of {head.n_oom} | ≥ 90 % | "
+        f"{verdict('oom_recall', head.oom_recall, False)} |",
+        f"| fit specificity | {_pct(head.fit_specificity)} of {head.n_fit} | ≥ 90 % | "
+        f"{verdict('fit_specificity', head.fit_specificity, False)} |",
+    ]
+    if target:
+        ok = (target.ape or 1) <= 0.15 and target.risk != "high"
+        lines.append(
+            f"| llama31-8b-full-single-device on 1x RTX 4090 ({TARGET_CASE}, published "
+            f"{target.case.observed_gib} GiB) | {target.predicted_gib:.1f} GiB "
+            f"({_pct(target.ape or math.nan)}), risk {target.risk} | within 15 %, not high | "
+            f"{'met' if ok else '**not met**'} |"
+        )
+    lines += [
+        "",
+        f"p90 APE {_pct(head.p90_ape)}; underestimates {_pct(head.under_fraction)} of the "
+        f"cases with a number; fitting runs called `low` {_pct(head.fit_low)}.",
+        "",
+        "| family / metric | median APE | p90 APE | under | n | OOM recall (n) | fit "
+        "specificity (n) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    by: dict[str, list[CaseResult]] = defaultdict(list)
+    for r in inside:
+        by[r.case.family].append(r)
+        by[f"metric: {r.case.metric}"].append(r)
+    for key in sorted(by):
+        lines.append(_row(key, summarize(by[key])))
+    lines.append(_row("**all in scope**", head))
+    out_scope = [r for r in res if not r.case.in_scope]
+    if out_scope:
+        lines += ["", _row_header_out(), "|---|---|---|"]
+        groups: dict[str, list[CaseResult]] = defaultdict(list)
+        for r in out_scope:
+            groups[r.case.scope].append(r)
+        for scope, rows in sorted(groups.items()):
+            s = summarize(rows)
+            lines.append(
+                f"| {scope[:110]} | {len(rows)} | OOM recall {_pct(s.oom_recall)} ({s.n_oom}), "
+                f"fit specificity {_pct(s.fit_specificity)} ({s.n_fit}), median APE "
+                f"{_pct(s.median_ape)} |"
+            )
+    lines += [
+        "",
+        "| case | source | family | GPU | metric | observed GiB | outcome | predicted GiB | "
+        "risk | APE |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in sorted(inside, key=lambda r: (r.case.group, r.case.case_id)):
+        c = r.case
+        obs = f"{c.observed_gib:.2f}" if c.observed_gib is not None else "–"
+        wrong = (c.outcome == "oom") != (r.risk == "high") if r.risk else False
+        risk = f"**{r.risk}**" if wrong else (r.risk or "–")
+        lines.append(
+            f"| {c.case_id} | {c.group} | {c.family} | {c.gpu} | {c.metric} | {obs} | "
+            f"{c.outcome} | {r.predicted_gib:.2f} | {risk} | "
+            f"{_pct(r.ape) if r.ape is not None else '–'} |"
+        )
+    lines.append("")
+    return lines, numbers, res
+
+
+def _row_header_out() -> str:
+    return "Out-of-scope rows (reported, not in the headline):\n\n| scope | cases | result |"
+
+
+def main() -> None:
+    """Print the memory section."""
+    lines, numbers, _ = memory_section(load_dataset(PROJECT_ROOT / "seed_data"))
+    print("\n".join(lines))
+    for k, v in numbers.items():
+        print(f"{k}: {v:.4g}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""Serving under load and database faults: no deadlock, 503 with Retry-After, healthz on time.
+
+The load figures themselves come from ``python -m benchmarks.load``; these tests check the
+mechanisms with a pool small enough to exhaust.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+from app.asgi import create_app
+from app.settings import Settings
+from tests.conftest import ADMIN_URL
+
+pytestmark = pytest.mark.db
+
+RANK = {"workload": {"preset": "resnet50-imagenet"}, "limit": 3}
+
+
+def small_pool(url: str, **extra: Any) -> Settings:
+    values: dict[str, Any] = {"db_pool_size": 2, "db_max_overflow": 0, "db_pool_timeout_s": 5.0}
+    return Settings(database_url=url, **(values | extra))
+
+
+def _burst(app: Any, n: int, *, oversubscribe: bool) -> list[int]:
+    """``n`` requests at once (alternating rank and offers), from ``n`` client threads."""
+    with TestClient(app) as client:
+        assert client.get("/v1/workloads").status_code == 200  # reference data loaded
+        if oversubscribe:
+            # how the server deadlocked before: more handler threads than connections, more
+            # requests than threads
+            client.blocking_portal.call(
+                lambda: asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(8))
+            )
+
+        def one(i: int) -> int:
+            if i % 2:
+                return client.get("/v1/offers", params={"limit": 1}).status_code
+            return client.post("/v1/rank", json=RANK).status_code
+
+        with ThreadPoolExecutor(n) as pool:
+            return list(pool.map(one, range(n)))
+
+
+@pytest.mark.parametrize("oversubscribe", [False, True])
+def test_more_concurrent_requests_than_connections_all_succeed(
+    seeded_url: str, oversubscribe: bool
+) -> None:
+    """30 concurrent requests on a 2-connection pool: every one answered 200, none waits for a
+    pool timeout (5 s). With 8 handler threads on 2 connections (``oversubscribe``) the
+    sessions still go back to the pool, since closing a session does not need a handler
+    thread (when it did, this gave 503s after 5, 10 and 15 s)."""
+    app = create_app(small_pool(seeded_url))
+    t0 = time.perf_counter()
+    codes = _burst(app, 30, oversubscribe=oversubscribe)
+    assert codes == [200] * 30
+    assert time.perf_counter() - t0 < 20
+
+
+def test_no_free_connection_in_time_is_503_with_retry_after(seeded_url: str) -> None:
+    app = create_app(small_pool(seeded_url, db_pool_timeout_s=0.5, retry_after_s=7))
+    with TestClient(app) as client:
+        assert client.get("/v1/offers", params={"limit": 1}).status_code == 200
+        engine = app.state.session_factory.kw["bind"]
+        held = [engine.connect() for _ in range(2)]  # every pooled connection taken
+        try:
+            t0 = time.perf_counter()
+            r = client.get("/v1/offers", params={"limit": 1})
+            elapsed = time.perf_counter() - t0
+            health = client.get("/healthz")  # its own connection: still ok
+        finally:
+            for conn in held:
+                conn.close()
+        assert r.status_code == 503, r.text
+        assert r.headers["retry-after"] == "7" and "database" in r.json()["detail"]
+        assert 0.4 < elapsed < 5
+        assert health.status_code == 200
+        assert client.get("/v1/offers", params={"limit": 1}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "kwargs"),
+    [
+        ("GET", "/v1/offers", {}),
+        ("POST", "/v1/rank", {"json": RANK}),
+        ("GET", "/v1/gpus", {}),
+        ("GET", "/", {}),
+        ("GET", "/gpus", {}),
+    ],
+)
+def test_unreachable_database_is_503_not_500(method: str, path: str, kwargs: dict) -> None:
+    url = ADMIN_URL.rsplit("/", 1)[0] + "/gpucost_no_such_database"
+    with TestClient(create_app(Settings(database_url=url))) as client:
+        r = client.request(method, path, **kwargs)
+    assert r.status_code == 503, r.text
+    assert r.headers["retry-after"] == "5"
+
+
+def test_slow_database_makes_healthz_degraded_within_its_timeout(seeded_url: str) -> None:
+    """A probe that does not answer in time: ``/healthz`` says ``slow`` after
+    ``healthz_timeout_s``, not after the database gives up."""
+    app = create_app(Settings(database_url=seeded_url, healthz_timeout_s=0.3))
+    probe = app.state.db_probe
+    with TestClient(app) as client:
+        assert client.get("/healthz").status_code == 200
+        real_ping = probe._ping
+
+        def hung_ping() -> str:
+            time.sleep(2)
+            return real_ping()
+
+        probe._ping = hung_ping
+        t0 = time.perf_counter()
+        r = client.get("/healthz")
+        elapsed = time.perf_counter() - t0
+        again = client.get("/healthz")  # waits on the same probe, starts no second one
+        assert r.status_code == 503 and r.json() == {
+            "status": "degraded",
+            "database": "slow",
+            "latency_ms": r.json()["latency_ms"],
+        }
+        assert elapsed < 1.0 and again.json()["database"] == "slow"
+        probe._ping = real_ping
+        time.sleep(2)  # the hung probe finishes; the next check starts a fresh one
+        assert client.get("/healthz").status_code == 200
+
+
+def test_statement_timeout_applies_to_server_sessions(seeded_url: str) -> None:
+    from sqlalchemy import text
+
+    app = create_app(Settings(database_url=seeded_url, db_statement_timeout_ms=1234))
+    with app.state.session_factory() as session:
+        assert session.execute(text("SHOW statement_timeout")).scalar_one() == "1234ms"

@@ -1,0 +1,251 @@
+"""The whole cost of a run (issue 10), through the API on the seeded database: each case gives
+its warning, and the same job on suitable hardware stays silent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.db
+
+
+def estimate(client: Any, workload: dict[str, Any], hardware: dict[str, Any], **extra: Any) -> Any:
+    r = client.post("/v1/estimate", json={"workload": workload, "hardware": hardware, **extra})
+    assert r.status_code == 200, r.text
+    return r.json()["estimate"]
+
+
+def codes(e: dict[str, Any]) -> set[str]:
+    return {w["code"] for w in e["warnings"]}
+
+
+def warning(e: dict[str, Any], code: str) -> dict[str, Any]:
+    found = [w for w in e["warnings"] if w["code"] == code]
+    assert found, f"no {code} in {codes(e)}"
+    return found[0]
+
+
+def test_every_warning_has_a_code_a_sentence_and_numbers(client: Any) -> None:
+    e = estimate(
+        client,
+        {"preset": "resnet50-imagenet"},
+        {"gpu": "A100 SXM4 80GB", "vcpus": 4, "disk_gb": 60},
+    )
+    assert e["warnings"]
+    for w in e["warnings"]:
+        assert w["code"] and " " in w["message"] and w["values"]
+
+
+@pytest.mark.parametrize("gpu", ["V100 SXM2 32GB", "RTX 2080 Ti"])
+def test_bf16_on_volta_and_turing_warns_and_runs_at_the_fp32_rate(client: Any, gpu: str) -> None:
+    bf16 = estimate(client, {"preset": "llama32-3b-lora"}, {"gpu": gpu})
+    w = warning(bf16, "bf16_unsupported")
+    assert w["values"]["runs_at_precision"] == "fp32"
+    fp32 = estimate(client, {"preset": "llama32-3b-lora", "precision": "fp32"}, {"gpu": gpu})
+    fp16 = estimate(client, {"preset": "llama32-3b-lora", "precision": "fp16_amp"}, {"gpu": gpu})
+    assert bf16["samples_per_s"] == pytest.approx(fp32["samples_per_s"])
+    assert bf16["samples_per_s"] < fp16["samples_per_s"]
+
+
+def test_bf16_on_ampere_is_silent(client: Any) -> None:
+    e = estimate(client, {"preset": "llama32-3b-lora"}, {"gpu": "A100 SXM4 80GB"})
+    assert "bf16_unsupported" not in codes(e)
+
+
+def test_fp8_before_hopper_and_ada_warns_and_falls_back_to_bf16(client: Any) -> None:
+    fp8 = estimate(
+        client, {"preset": "llama32-3b-lora", "precision": "fp8"}, {"gpu": "A100 SXM4 80GB"}
+    )
+    assert warning(fp8, "fp8_unsupported")["values"]["runs_at_precision"] == "bf16_amp"
+    bf16 = estimate(
+        client, {"preset": "llama32-3b-lora", "precision": "bf16_amp"}, {"gpu": "A100 SXM4 80GB"}
+    )
+    assert fp8["samples_per_s"] == pytest.approx(bf16["samples_per_s"])
+    for gpu in ("H100 SXM", "RTX 4090"):
+        e = estimate(client, {"preset": "llama32-3b-lora", "precision": "fp8"}, {"gpu": gpu})
+        assert "fp8_unsupported" not in codes(e), gpu
+
+
+def test_bitsandbytes_on_amd_warns(client: Any) -> None:
+    # the torchtune single-device full fine-tune uses bitsandbytes' PagedAdamW8bit
+    e = estimate(client, {"preset": "llama31-8b-full-single-device"}, {"gpu": "MI300X"})
+    assert warning(e, "cuda_only_library")["values"]["library"] == "bitsandbytes"
+    qlora = estimate(
+        client,
+        {"preset": "llama3-8b-qlora", "cuda_only_libraries": ["bitsandbytes"]},
+        {"gpu": "MI300X"},
+    )
+    assert "cuda_only_library" in codes(qlora)
+    e = estimate(client, {"preset": "llama31-8b-full-single-device"}, {"gpu": "H100 SXM"})
+    assert "cuda_only_library" not in codes(e)
+
+
+def test_cuda_build_too_old_for_the_gpu_warns(client: Any) -> None:
+    e = estimate(client, {"preset": "llama32-3b-lora", "cuda_build": "11.7"}, {"gpu": "H100 SXM"})
+    w = warning(e, "cuda_build_too_old_for_gpu")
+    assert w["values"]["compute_capability"] == "9.0"
+    assert w["values"]["min_cuda_for_gpu"] == "11.8"
+    e = estimate(
+        client, {"preset": "llama32-3b-lora", "cuda_build": "11.7"}, {"gpu": "A100 SXM4 80GB"}
+    )
+    assert "cuda_build_too_old_for_gpu" not in codes(e)
+
+
+def test_imagenet_on_4_vcpus_is_data_loader_bound(client: Any) -> None:
+    e = estimate(client, {"preset": "resnet50-imagenet"}, {"gpu": "A100 SXM4 80GB", "vcpus": 4})
+    # 3 loader threads × 1000 / 1.733 ms (pillow decode, one vCPU) = 1,731 images/s
+    assert e["data_loader_samples_per_s"] == pytest.approx(3 * 1000 / 1.733)
+    w = warning(e, "data_loader_bound")
+    assert w["values"]["gpu_samples_per_s"] > e["data_loader_samples_per_s"]
+    assert e["samples_per_s"] == pytest.approx(e["data_loader_samples_per_s"])
+    e = estimate(client, {"preset": "resnet50-imagenet"}, {"gpu": "A100 SXM4 80GB", "vcpus": 32})
+    assert "data_loader_bound" not in codes(e)
+
+
+def test_full_fine_tune_checkpoints_do_not_fit_a_60_gb_disk(client: Any) -> None:
+    e = estimate(client, {"preset": "llama3-8b-full"}, {"gpu": "H100 SXM", "disk_gb": 60})
+    w = warning(e, "disk_too_small")
+    # fp32 master weights 4 B + AdamW moments 8 B per parameter = 96.4 GB per checkpoint
+    assert w["values"]["checkpoints_gb"] == pytest.approx(8_030_261_248 * 12 / 1e9, rel=1e-3)
+    assert w["values"]["needed_gb"] > 60
+    e = estimate(client, {"preset": "llama3-8b-full"}, {"gpu": "H100 SXM", "disk_gb": 500})
+    assert "disk_too_small" not in codes(e)
+    # LoRA checkpoints are adapters only: the same model fits 60 GB
+    e = estimate(client, {"preset": "llama3-8b-lora"}, {"gpu": "H100 SXM", "disk_gb": 60})
+    assert "disk_too_small" not in codes(e)
+
+
+def test_pcie_host_bridge_ddp_of_a_gradient_heavy_job_warns(client: Any) -> None:
+    job = {"preset": "gpt2-124m-pretrain", "micro_batch_size": 1, "grad_accum_steps": 1}
+    e = estimate(client, job, {"gpu": "RTX 4090", "gpu_count": 2, "interconnect": "pcie"})
+    w = warning(e, "pcie_host_bridge")
+    assert w["values"]["host_bridge_efficiency"] < 0.85
+    assert w["values"]["gradient_gb_per_step"] == pytest.approx(124_373_760 * 4 / 1e9, rel=1e-3)
+    e = estimate(client, job, {"gpu": "A100 SXM4 80GB", "gpu_count": 2})
+    assert not codes(e) & {"pcie_host_bridge", "no_nvlink"}
+    # a compute-heavy job (ResNet-50, 256 images per step) hides its 0.1 GB all-reduce
+    e = estimate(
+        client, {"preset": "resnet50-imagenet"}, {"gpu": "RTX 4090", "gpu_count": 2, "vcpus": 64}
+    )
+    assert "pcie_host_bridge" not in codes(e)
+
+
+def test_llama3_8b_lora_epoch_in_tokens(client: Any) -> None:
+    tokens = 10_000_000
+    e = estimate(
+        client, {"preset": "llama3-8b-lora", "tokens_per_epoch": tokens}, {"gpu": "H100 SXM"}
+    )
+    assert e["epoch_hours"] == pytest.approx(tokens / e["tokens_per_s"] / 3600, rel=1e-9)
+    assert e["epoch_tokens"] == tokens and e["epoch_samples"] == pytest.approx(tokens / 2048)
+    assert "packed" in e["epoch_definition"]
+    assert "epoch_tokens_padded" not in codes(e)
+    # without a token count every one of the 51,760 rows counts as 2,048 tokens, and says so
+    e = estimate(client, {"preset": "llama3-8b-lora"}, {"gpu": "H100 SXM"})
+    assert e["epoch_tokens"] == 51_760 * 2048
+    assert "epoch_tokens_padded" in codes(e)
+    # padded: the same 51,760 sequences, whatever the real token count
+    e = estimate(
+        client,
+        {"preset": "llama3-8b-lora", "tokens_per_epoch": tokens, "packed": False},
+        {"gpu": "H100 SXM"},
+    )
+    assert e["epoch_samples"] == 51_760 and "padded" in e["epoch_definition"]
+
+
+def test_pretraining_preset_carries_its_sourced_token_count(client: Any) -> None:
+    e = estimate(client, {"preset": "gpt2-124m-pretrain"}, {"gpu": "H100 SXM"})
+    assert e["epoch_tokens"] == 9_035_582_198
+    assert e["epoch_hours"] == pytest.approx(9_035_582_198 / e["tokens_per_s"] / 3600)
+    assert "epoch_tokens_padded" not in codes(e)
+
+
+def rank(client: Any, **body: Any) -> Any:
+    r = client.post("/v1/rank", json={"workload": {"preset": "bert-base-squad"}, **body})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_every_spot_offer_says_it_can_be_interrupted(client: Any) -> None:
+    data = rank(client, limit=1000)
+    spot = [r for r in data["results"] if r["offer"]["billing"] == "spot"]
+    assert spot
+    for r in spot:
+        e = r["estimate"]
+        assert e["interruptible"] and "spot_interruptible" in codes(e)
+        assert e["expected_total_hours"] > e["total_hours"]
+        if e["total_cost"] is not None:
+            # 0.05 interruptions/h × (0.25 h restart + 0.5 h lost) = 3.75 % of the time lost
+            assert e["expected_total_cost"] == pytest.approx(e["total_cost"] / (1 - 0.0375))
+    for r in data["results"]:
+        if r["offer"]["billing"] != "spot":
+            assert not r["estimate"]["interruptible"]
+            assert "spot_interruptible" not in codes(r["estimate"])
+    data = rank(client, limit=1000, exclude_spot=True)
+    assert data["results"] and all(r["offer"]["billing"] != "spot" for r in data["results"])
+    # the assumptions are the user's to change
+    data = rank(
+        client,
+        limit=5,
+        filters={"billing": "spot"},
+        spot_interruptions_per_hour=0.5,
+        spot_checkpoint_interval_hours=0.5,
+        spot_restart_hours=0.5,
+    )
+    e = data["results"][0]["estimate"]
+    assert e["expected_total_hours"] == pytest.approx(e["total_hours"] / (1 - 0.5 * 0.75))
+
+
+def test_budget_and_deadline_keep_only_offers_that_meet_them(client: Any) -> None:
+    everything = rank(client, limit=1000)
+    costs = sorted(
+        r["estimate"]["total_cost"]
+        for r in everything["results"]
+        if r["estimate"]["total_cost"] is not None
+    )
+    budget = costs[len(costs) // 2]
+    hours = sorted(r["estimate"]["total_hours"] for r in everything["results"])
+    deadline = hours[len(hours) // 2]
+    data = rank(client, limit=1000, max_total_cost=budget, max_total_hours=deadline)
+    assert data["results"] and data["over_budget_offers"] > 0
+    for r in (*data["results"], *data["frontier"]):
+        e = r["estimate"]
+        cost = e["expected_total_cost"] if e["interruptible"] else e["total_cost"]
+        wall = e["expected_total_hours"] if e["interruptible"] else e["total_hours"]
+        assert cost <= budget and wall <= deadline
+    assert any(r["pareto_optimal"] for r in data["results"])
+    assert data["total_offers"] + data["over_budget_offers"] == everything["total_offers"]
+
+
+def test_budget_on_the_page_and_its_json_twin(client: Any) -> None:
+    params = {"preset": "bert-base-squad", "max_total_cost": "5", "exclude_spot": "true"}
+    r = client.get("/v1/rank", params=params)
+    assert r.status_code == 200, r.text
+    for row in r.json()["results"]:
+        assert row["estimate"]["total_cost"] <= 5 and row["offer"]["billing"] != "spot"
+    page = client.get("/", params=params)
+    assert page.status_code == 200
+    assert 'name="max_total_cost"' in page.text and 'name="exclude_spot"' in page.text
+
+
+def test_imagenet_from_a_hard_disk_is_disk_bound(client: Any) -> None:
+    hw = {"gpu": "RTX 4090", "vcpus": 6, "ram_gb": 32, "disk_gb": 500}
+    e = estimate(client, {"preset": "resnet50-imagenet"}, {**hw, "disk_type": "hdd"})
+    w = warning(e, "slow_disk")
+    # 7,200 rpm: half a turn per random read = 4.17 ms → at most 240 files/s
+    assert w["values"]["disk_samples_per_s"] == pytest.approx(240)
+    assert e["samples_per_s"] == pytest.approx(240)
+    assert e["epoch_hours"] == pytest.approx(1_281_167 / 240 / 3600)
+    e = estimate(client, {"preset": "resnet50-imagenet"}, {**hw, "disk_type": "nvme"})
+    assert "slow_disk" not in codes(e) and e["samples_per_s"] > 240
+
+
+def test_sharded_full_fine_tune_needs_host_ram_for_its_checkpoint(client: Any) -> None:
+    # the FSDP checkpoint gathers fp32 weights + AdamW state of 8B parameters (89.7 GiB) in one
+    # process: 80 GiB of RAM is short, 1 TiB is plenty
+    hw = {"gpu": "H100 SXM", "gpu_count": 8, "ram_gb": 80}
+    e = estimate(client, {"preset": "llama3-8b-full"}, hw)
+    w = warning(e, "ram_short")
+    assert w["values"]["needed_gib"] == pytest.approx(8_030_261_248 * 12 / 2**30, rel=1e-3)
+    e = estimate(client, {"preset": "llama3-8b-full"}, {**hw, "ram_gb": 1024})
+    assert "ram_short" not in codes(e)

@@ -1,0 +1,96 @@
+"""Capability table and the precision a GPU really runs (app.estimate.compat)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from app.estimate.compat import (
+    capabilities,
+    compatibility_warnings,
+    effective_precision,
+    parse_version,
+)
+from app.estimate.types import GpuSpec, Precision, WarningCode
+from tests.unit.helpers import A100_80_SXM, GPT2, RTX_4090
+
+V100 = GpuSpec(
+    name="V100 SXM2 32GB",
+    architecture="Volta",
+    compute_capability="7.0",
+    vram_gb=32,
+    fp32_tflops=15.7,
+    fp16_tflops=125,
+    fp16_fp32acc_tflops=125,
+)
+MI300X = GpuSpec(
+    name="Instinct MI300X",
+    vendor="AMD",
+    architecture="CDNA 3",
+    vram_gb=192,
+    fp32_tflops=163.4,
+    tf32_tflops=653.7,
+    fp16_tflops=1307.4,
+    bf16_tflops=1307.4,
+    fp8_tflops=2614.9,
+)
+MI250X = replace(MI300X, name="Instinct MI250X", architecture="CDNA 2", fp8_tflops=None)
+H100 = replace(A100_80_SXM, name="H100 SXM 80GB", architecture="Hopper", compute_capability="9.0")
+A100 = replace(A100_80_SXM, compute_capability="8.0")
+ADA = replace(RTX_4090, compute_capability="8.9")
+
+
+def test_parse_version() -> None:
+    assert parse_version("12.1") == (12, 1)
+    assert parse_version("12") == (12, 0)
+    assert parse_version("x") is None and parse_version(None) is None
+
+
+def test_capability_table() -> None:
+    assert capabilities(V100).software_stack == "cuda" and not capabilities(V100).bf16
+    assert capabilities(A100).bf16 and not capabilities(A100).fp8
+    assert capabilities(ADA).fp8 and capabilities(H100).fp8
+    amd = capabilities(MI300X)
+    assert amd.software_stack == "rocm" and amd.bf16 and amd.fp8
+    assert not capabilities(MI250X).fp8
+
+
+def test_effective_precision() -> None:
+    run, w = effective_precision(V100, Precision.BF16_AMP)
+    assert run == Precision.FP32 and w is not None and w.code == WarningCode.BF16_UNSUPPORTED
+    run, w = effective_precision(A100, Precision.FP8)
+    assert run == Precision.BF16_AMP and w is not None and w.code == WarningCode.FP8_UNSUPPORTED
+    run, w = effective_precision(V100, Precision.FP8)
+    assert run == Precision.FP16_AMP and w is not None
+    run, w = effective_precision(MI250X, Precision.FP8)
+    assert run == Precision.BF16_AMP and w is not None
+    for gpu, p in (
+        (A100, Precision.BF16),
+        (H100, Precision.FP8),
+        (ADA, Precision.FP8),
+        (MI300X, Precision.FP8),
+        (V100, Precision.FP16_AMP),
+    ):
+        assert effective_precision(gpu, p) == (p, None)
+
+
+def test_compatibility_warnings() -> None:
+    old = replace(GPT2, cuda_build="11.7")
+    assert [w.code for w in compatibility_warnings(old, H100)] == [
+        WarningCode.CUDA_BUILD_TOO_OLD_FOR_GPU
+    ]
+    assert compatibility_warnings(old, A100) == []
+    new = replace(GPT2, cuda_build="13.0")
+    assert [w.code for w in compatibility_warnings(new, V100)] == [
+        WarningCode.CUDA_BUILD_TOO_NEW_FOR_GPU
+    ]
+    fa = replace(GPT2, cuda_only_libraries=("flash-attn",))
+    assert [w.code for w in compatibility_warnings(fa, V100)] == [
+        WarningCode.COMPUTE_CAPABILITY_TOO_LOW
+    ]
+    assert compatibility_warnings(fa, A100) == [] and compatibility_warnings(fa, MI300X) == []
+    bnb = replace(GPT2, cuda_only_libraries=("bitsandbytes",))
+    assert [w.code for w in compatibility_warnings(bnb, MI300X)] == [WarningCode.CUDA_ONLY_LIBRARY]
+    assert compatibility_warnings(bnb, H100) == []
+    cc = replace(GPT2, min_compute_capability="8.0")
+    assert compatibility_warnings(cc, A100) == []
+    assert compatibility_warnings(cc, V100)[0].code == WarningCode.COMPUTE_CAPABILITY_TOO_LOW
