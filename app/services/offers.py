@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from sqlalchemy import Float, Select, case, cast, false, func, or_, select
 from sqlalchemy.orm import Session
 
-from app.db.models import GpuModel, InstanceOffer, Provider, RefreshRun, utcnow
+from app.db.models import GpuModel, InstanceOffer, Provider, RefreshRun, as_utc, utcnow
 from app.estimate.cost import UnknownCurrencyError, convert
+from app.estimate.memory import vram_per_gpu_gb
 from app.services.reference import ReferenceData
 
 
@@ -49,7 +50,7 @@ class OfferRow:
     currency: str
     price_is_estimate: bool
     available: bool
-    last_seen_at: dt.datetime | None
+    last_seen_at: dt.datetime | None  # aware UTC; None when the source gives no date
     source: str
     provider_id: int
     suspect: bool = False
@@ -98,7 +99,7 @@ _COLUMNS = (
 )
 
 
-def _filtered(stmt: Select, filters: dict, ref: ReferenceData) -> Select:  # type: ignore[type-arg]
+def _filtered(stmt: Select, filters: dict, ref: ReferenceData) -> Select:
     gpu = filters.get("gpu")
     if gpu:
         names = ref.resolve_gpu_filter(gpu)
@@ -131,8 +132,11 @@ def _filtered(stmt: Select, filters: dict, ref: ReferenceData) -> Select:  # typ
     return stmt
 
 
-def _row(r: tuple) -> OfferRow:  # type: ignore[type-arg]
-    return OfferRow(*r)
+def _row(r: tuple) -> OfferRow:
+    row = OfferRow(*r)
+    if row.last_seen_at is not None and row.last_seen_at.tzinfo is None:  # SQLite
+        row = replace(row, last_seen_at=as_utc(row.last_seen_at))
+    return row
 
 
 class RankRow(NamedTuple):
@@ -162,7 +166,7 @@ _RANK_COLUMNS = (
 )
 
 
-def _post_filter(rows: list, filters: dict, ref: ReferenceData, currency: str) -> list:  # type: ignore[type-arg]
+def _post_filter(rows: list, filters: dict, ref: ReferenceData, currency: str) -> list:
     min_vram = filters.get("min_vram_gb")
     if min_vram is not None:
         rows = [r for r in rows if (vram_gib(r, ref) or 0) >= min_vram]
@@ -290,21 +294,20 @@ def page_offers(
 
 
 def vram_gib(row: OfferRow | RankRow, ref: ReferenceData) -> float | None:
-    """VRAM per GPU of an offer: as listed, else from the catalog."""
-    if row.vram_gib_per_gpu:
+    """VRAM one (possibly fractional) GPU of an offer gives a job, as the estimates use it
+    (:func:`app.estimate.memory.vram_per_gpu_gb`); the listed figure when the GPU model is
+    unknown. The ``min_vram_gb`` filter and the offers' ``vram_gb_per_gpu`` both use this."""
+    if row.gpu_model_id is None:
         return row.vram_gib_per_gpu
-    if row.gpu_model_id is not None:
-        return ref.gpus[ref.gpu_names_by_id[row.gpu_model_id]].vram_gb
-    return None
+    catalog = ref.gpus[ref.gpu_names_by_id[row.gpu_model_id]].vram_gb
+    return vram_per_gpu_gb(catalog, row.vram_gib_per_gpu, row.gpu_count)
 
 
 def offer_age_days(last_seen_at: dt.datetime | None, now: dt.datetime) -> float | None:
     """Days since the source last showed the offer (``None`` when the source gave no date)."""
     if last_seen_at is None:
         return None
-    if last_seen_at.tzinfo is None:
-        last_seen_at = last_seen_at.replace(tzinfo=dt.UTC)
-    return max((now - last_seen_at).total_seconds() / 86400.0, 0.0)
+    return max((now - as_utc(last_seen_at)).total_seconds() / 86400.0, 0.0)
 
 
 def offer_is_stale(
@@ -368,8 +371,6 @@ def stale_provider_ids(
         if finished is None:
             stale.add(pid)
             continue
-        if finished.tzinfo is None:
-            finished = finished.replace(tzinfo=dt.UTC)
-        if finished < cutoff:
+        if as_utc(finished) < cutoff:
             stale.add(pid)
     return stale
