@@ -242,7 +242,16 @@ def _exact_filtered(
             .scalar_subquery()
         )
         listed = func.nullif(InstanceOffer.vram_gib_per_gpu, 0)
-        stmt = stmt.where(func.coalesce(listed, catalog_vram, 0) >= min_vram)
+        count = InstanceOffer.gpu_count
+        # app.estimate.memory.vram_per_gpu_gb in SQL: a fractional GPU gets its share of the
+        # card unless the listing states the slice's memory
+        share = case(
+            (count >= 1, func.coalesce(listed, catalog_vram)),
+            (listed < catalog_vram * 0.95, listed),
+            else_=catalog_vram * count,
+        )
+        vram = case((InstanceOffer.gpu_model_id.is_(None), listed), else_=share)
+        stmt = stmt.where(func.coalesce(vram, 0) >= min_vram)
     max_price = filters.get("max_price_per_hour")
     if max_price is not None:
         price = cast(InstanceOffer.price_per_hour, Float)
