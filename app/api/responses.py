@@ -242,7 +242,7 @@ def offer_out(
         suspect=row.suspect,
         suspect_reason=row.suspect_reason,
         gpu_note=row.gpu_note,
-        offer_url=row.offer_url,
+        offer_url=row.offer_url or row.provider_url,
     )
 
 

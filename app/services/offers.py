@@ -57,6 +57,8 @@ class OfferRow:
     suspect_reason: str | None = None
     gpu_note: str | None = None
     offer_url: str | None = None
+    #: the provider's home page (the link shown when the offer has no page of its own)
+    provider_url: str | None = None
 
     @property
     def disk_gb(self) -> float | None:
@@ -96,6 +98,7 @@ _COLUMNS = (
     InstanceOffer.suspect_reason,
     InstanceOffer.gpu_note,
     InstanceOffer.offer_url,
+    Provider.homepage_url,
 )
 
 
