@@ -3,7 +3,8 @@
 Drives the system ``chromium`` binary through Playwright (no browser download). Skipped, with
 the reason in the test summary, only where no Chromium binary exists (CI sets
 ``GPUCOST_REQUIRE_BROWSER=1`` so that there a missing browser is a failure). With
-``GPUCOST_SCREENSHOT=docs/screenshot-rank.png`` the test also writes the README screenshot.
+``GPUCOST_SCREENSHOT=docs/screenshot-rank.png`` the tests also write the README screenshot and
+``docs/screenshot-rank-llm-{desktop,phone}.png``.
 """
 
 from __future__ import annotations
