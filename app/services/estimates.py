@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from sqlalchemy.orm import Session
@@ -332,7 +332,9 @@ def rank_offers(
     configs: dict[tuple[int, float, str | None, float | None], int] = {}
     config_of = [
         configs.setdefault(
-            (r.gpu_model_id, r.gpu_count, r.interconnect, r.vram_gib_per_gpu), len(configs)
+            # estimable rows all have a GPU model
+            (cast(int, r.gpu_model_id), r.gpu_count, r.interconnect, r.vram_gib_per_gpu),
+            len(configs),
         )
         for r in estimable
     ]
@@ -358,7 +360,7 @@ def rank_offers(
     prices: list[float | None] = [
         r.price_per_hour
         if r.price_per_hour is None or r.currency == currency
-        else r.price_per_hour * rates[r.currency]
+        else r.price_per_hour * cast(float, rates[r.currency])  # a price in gives a price out
         for r in estimable
     ]
     samples = []
