@@ -339,6 +339,7 @@ def rank_offers(
         for r in estimable
     ]
     config_est: list[tuple[ThroughputEstimate, MemoryEstimate]] = []
+    config_mem_key: list[tuple[float, float]] = []
     for gpu_id, count, interconnect, listed_vram in configs:
         gpu = ref.gpus[names[gpu_id]]
         link = offer_interconnect(interconnect)
@@ -350,8 +351,12 @@ def rank_offers(
         mkey = (vram, math.floor(count))
         mem = mem_cache.get(mkey)
         if mem is None:
-            mem = mem_cache[mkey] = estimate_memory(w, vram_gb=vram, gpu_count=count)
+            # the verdict ranks every offer; the fixes are searched only for offers shown
+            mem = mem_cache[mkey] = estimate_memory(
+                w, vram_gb=vram, gpu_count=count, with_fixes=False
+            )
         config_est.append((tp, mem))
+        config_mem_key.append((vram, count))
     rates = {
         c: price_in(1.0, c, currency, ref)
         for c in {r.currency for r in estimable if r.price_per_hour is not None}
@@ -398,9 +403,17 @@ def rank_offers(
     )
     top, below = rank_columns(cols, sort=sort, drop_oom=drop_oom, limit=limit)
     prepared = {}
+    fixes_cache: dict[tuple[float, int], MemoryEstimate] = {}
     for i, _, _ in (*top, *below):
         j = keep[i]
-        prepared[estimable[j].id] = (estimable[j], *config_est[config_of[j]], prices[j])
+        tp, mem = config_est[config_of[j]]
+        if mem.oom_risk == OomRisk.HIGH:
+            vram, count = config_mem_key[config_of[j]]
+            key = (vram, math.floor(count))
+            if key not in fixes_cache:
+                fixes_cache[key] = estimate_memory(w, vram_gb=vram, gpu_count=count)
+            mem = fixes_cache[key]
+        prepared[estimable[j].id] = (estimable[j], tp, mem, prices[j])
     ranked = [Ranked(_candidate(cols, i), pareto, rank) for i, rank, pareto in top]
     extra = [Ranked(_candidate(cols, i), pareto, rank) for i, rank, pareto in below]
     candidates = keep
