@@ -92,10 +92,11 @@ def test_cuda_build_too_old_for_the_gpu_warns(client: Any) -> None:
     assert "cuda_build_too_old_for_gpu" not in codes(e)
 
 
-def test_imagenet_on_4_vcpus_is_data_loader_bound(client: Any) -> None:
-    e = estimate(client, {"preset": "resnet50-imagenet"}, {"gpu": "A100 SXM4 80GB", "vcpus": 4})
-    # 3 loader threads × 1000 / 1.733 ms (pillow decode, one vCPU) = 1,731 images/s
-    assert e["data_loader_samples_per_s"] == pytest.approx(3 * 1000 / 1.733)
+def test_imagenet_on_2_vcpus_is_data_loader_bound(client: Any) -> None:
+    # 2 vCPUs: 1 loader thread × 1000 / 1.733 ms (pillow decode, one vCPU) = 577 images/s,
+    # below the A100's ~1,550 images/s at one software level for every GPU (Lambda v1)
+    e = estimate(client, {"preset": "resnet50-imagenet"}, {"gpu": "A100 SXM4 80GB", "vcpus": 2})
+    assert e["data_loader_samples_per_s"] == pytest.approx(1 * 1000 / 1.733)
     w = warning(e, "data_loader_bound")
     assert w["values"]["gpu_samples_per_s"] > e["data_loader_samples_per_s"]
     assert e["samples_per_s"] == pytest.approx(e["data_loader_samples_per_s"])
