@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from app.estimate.types import (
     Architecture,
@@ -281,6 +281,12 @@ class EvidenceOut(BaseModel):
     samples_per_s: float
     source: str
     source_ref: str
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def submitted(self) -> bool:
+        """Sent by a user's ``gpucost bench`` run (``source`` ``submitted``), not published."""
+        return self.source == "submitted"
 
 
 class WarningOut(BaseModel):
