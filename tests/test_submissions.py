@@ -276,3 +276,21 @@ def test_topology_gives_the_interconnect() -> None:
     assert interconnect_from_topology(pcie, 2) == "pcie"
     assert interconnect_from_topology(nv, 1) is None
     assert interconnect_from_topology(None, 8) is None
+
+
+def test_pages_show_submitted_rows_and_the_estimate_resting_on_one(api: Any) -> None:
+    r = api.post("/v1/benchmarks", json=body("run-3090-rn50-page", 890.0), headers=ALICE)
+    assert r.status_code in (200, 201) and r.json()["status"] == "accepted"
+    page = api.get("/benchmarks", params={"ids": str(r.json()["id"])})
+    assert page.status_code == 200
+    assert "submitted" in page.text and "by alice" in page.text
+    assert "550.54" in page.text  # the driver, from the environment
+    offers = api.get("/v1/offers", params={"gpu": "GeForce RTX 3090", "gpu_count": 1}).json()
+    offer_id = offers["items"][0]["id"]
+    detail = api.get(
+        f"/offers/{offer_id}", params={"preset": "resnet50-imagenet", "micro_batch_size": 448}
+    )
+    assert detail.status_code == 200
+    assert "rests on a measurement submitted" in detail.text
+    plain = api.get(f"/offers/{offer_id}", params={"preset": "bert-base-squad"})
+    assert plain.status_code == 200 and "rests on a measurement submitted" not in plain.text
