@@ -36,6 +36,9 @@ from app.web import WebPlugin
 
 log = logging.getLogger(__name__)
 
+#: Largest request body accepted, bytes.
+MAX_BODY_BYTES = 64 * 1024
+
 
 def _field_error(request: Request, exc: Exception) -> Response[dict[str, Any]]:
     field = getattr(exc, "field", "request")
@@ -171,6 +174,8 @@ def create_app(
             **dict.fromkeys(DATABASE_UNAVAILABLE, _unavailable),
             Exception: _internal_error,
         },
+        # the largest valid body is a few kB; a bigger one is a 413 before it is parsed
+        request_max_body_size=MAX_BODY_BYTES,
         on_startup=[limit_handler_threads],
         on_shutdown=[stop_handler_threads, _dispose],
         debug=False,

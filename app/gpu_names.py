@@ -19,7 +19,7 @@ keeps its own VRAM.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 #: Relative VRAM difference above which a match is flagged (22.35 GiB A10G vs 24 GB is 7 %).
@@ -104,7 +104,11 @@ def _family_variants(family: str) -> list[str]:
 class GpuNameNormaliser:
     """Map labels to catalog canonical names. Build once per catalog; ``match`` is pure."""
 
-    def __init__(self, gpus: Iterable[CatalogGpu], extra_aliases: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        gpus: Iterable[CatalogGpu],
+        extra_aliases: Mapping[str, str | Sequence[str]] | None = None,
+    ):
         self._gpus: dict[str, CatalogGpu] = {}
         self._order: dict[str, int] = {}
         self._alias: dict[str, list[str]] = {}
@@ -124,9 +128,17 @@ class GpuNameNormaliser:
                 if parsed.family and vram_ok:
                     for fam in _family_variants(parsed.family):
                         self._add(self._family, fam, gpu.canonical_name)
-        for alias, canonical in (extra_aliases or {}).items():
-            if canonical in self._gpus:
-                self._alias[normalise_key(alias)] = [canonical]
+        #: labels the alias table lists under several GPUs ("RTX 6000"): :meth:`identify`
+        #: weighs them all; :meth:`match` keeps the first listed
+        self._several: dict[str, list[str]] = {}
+        for alias, canonicals in (extra_aliases or {}).items():
+            names = [canonicals] if isinstance(canonicals, str) else list(canonicals)
+            known = [c for c in names if c in self._gpus]
+            if known:
+                key = normalise_key(alias)
+                self._alias[key] = known[:1]
+                if len(known) > 1:
+                    self._several[key] = known
 
     @staticmethod
     def _add(index: dict[str, list[str]], key: str, name: str) -> None:
@@ -200,6 +212,100 @@ class GpuNameNormaliser:
                 chosen, how, mismatch = alt, "family", alt_mismatch
         return GpuMatch(canonical_name=chosen, how=how, vram_mismatch=mismatch)
 
+    def identify(
+        self,
+        raw: str,
+        *,
+        vram_gib: float | None = None,
+        form_hint: str | None = None,
+        context: Iterable[str | None] = (),
+    ) -> GpuIdentity:
+        """Identify the GPU of an offer: a match, an ambiguity, or no match; never a guess.
+
+        The candidates are the label's alias entries (``gpu_aliases.csv`` may list one label
+        under several GPUs: "RTX 6000") and, for a bare family label ("H100", "A100"), every
+        model of the family. They are narrowed, in order, by the form factor (from the label,
+        ``form_hint`` or the context), by words that tell the candidates apart appearing in the
+        context (instance type, the provider's own label: "ada", "sxm4", "nvl"), and by the
+        VRAM (listed, or written in the label or the context: ``gpu_8x_a100_80gb_sxm4``).
+        More than one candidate left is an ambiguity (RTX A6000 and RTX 6000 Ada share 48 GB).
+
+        Args:
+            raw: the provider's GPU label.
+            vram_gib: VRAM per GPU as listed (GiB or GB; the 12 % tolerance absorbs the unit).
+            form_hint: ``sxm``/``pcie`` implied by the interconnect (NVSwitch boards: ``sxm``).
+            context: other strings naming the machine (instance type, provider label).
+        """
+        parsed = parse_name(raw)
+        ctx = [parse_name(c) for c in context if c]
+        ctx_words: set[str] = set()
+        for c in ctx:
+            ctx_words |= _words(c.key)
+        ctx_words -= _words(parsed.key)  # the label's own words decide nothing here
+        form = parsed.form or form_hint or next((c.form for c in ctx if c.form), None)
+        family: list[str] = []
+        for fam in _family_variants(parsed.family):
+            family = self._family.get(fam, [])
+            if family:
+                break
+        alias = list(self._several.get(parsed.key) or self._alias.get(parsed.key, []))
+        pool = list(dict.fromkeys(alias + family))
+        # a size in the context counts only when it is a candidate's ("2048gb" is host RAM)
+        ctx_vram = next(
+            (
+                c.vram_gb
+                for c in ctx
+                if c.vram_gb and any(_close(c.vram_gb, self._gpus[g].vram_gb) for g in pool)
+            ),
+            None,
+        )
+        vram = vram_gib or parsed.vram_gb or ctx_vram
+        if not pool:
+            return GpuIdentity(
+                "none",
+                note=f"GPU {raw!r} matches no catalog model: no specs or measurements to "
+                "estimate from",
+            )
+        how: list[str] = []
+        if form is not None and len(pool) > 1:
+            same = [c for c in pool if self._form[c] in (form, None)]
+            if same and len(same) < len(pool):
+                pool, _ = same, how.append(f"form factor {form}")
+        if len(pool) > 1:
+            keys = {c: _words(normalise_key(c)) for c in pool}
+            common = set.intersection(*keys.values())
+            told = [c for c in pool if (keys[c] - common) & ctx_words]
+            if told and len(told) < len(pool):
+                pool, _ = told, how.append("the instance's name")
+        mismatch = False
+        if vram is not None:
+            fits = [c for c in pool if _close(vram, self._gpus[c].vram_gb)]
+            if fits and len(fits) < len(pool):
+                pool, _ = fits, how.append(f"VRAM {vram:g}")
+            elif not fits:
+                mismatch = True
+                best = min(abs(self._gpus[c].vram_gb - vram) for c in pool)
+                pool = [c for c in pool if abs(self._gpus[c].vram_gb - vram) == best]
+        if len(pool) > 1 and any(c in alias for c in pool):
+            pool = [c for c in pool if c in alias]  # the label's own alias entries first
+        candidates = sorted(dict.fromkeys(alias + family), key=lambda c: self._order[c])
+        if len(pool) > 1:
+            return GpuIdentity(
+                "ambiguous",
+                candidates=tuple(sorted(pool, key=lambda c: self._order[c])),
+                note=f"GPU {raw!r} is ambiguous: could be {' or '.join(sorted(pool))}; "
+                "nothing in the listing tells them apart, so it is not guessed",
+            )
+        chosen = min(pool, key=lambda c: self._order[c])
+        dropped = [c for c in candidates if c != chosen]
+        note = _identify_note(raw, chosen, dropped, " and ".join(how) or "its label")
+        return GpuIdentity(
+            "match",
+            GpuMatch(chosen, "alias" if chosen in alias else "family", mismatch),
+            candidates=tuple(candidates),
+            note=note,
+        )
+
     def _choose(self, candidates: list[str], vram: float | None, form: str | None) -> str:
         pool = list(candidates)
         if form is not None:
@@ -209,6 +315,31 @@ class GpuNameNormaliser:
             best = min(abs(self._gpus[c].vram_gb - vram) for c in pool)
             pool = [c for c in pool if abs(self._gpus[c].vram_gb - vram) == best]
         return min(pool, key=lambda c: self._order[c])
+
+
+@dataclass(frozen=True, slots=True)
+class GpuIdentity:
+    """What :meth:`GpuNameNormaliser.identify` concluded.
+
+    ``status``: ``match`` (``match`` is set), ``ambiguous`` (``candidates`` lists the catalog
+    GPUs the label and its context leave open; nothing is guessed) or ``none`` (no catalog
+    family fits). ``note`` says in words what was resolved, how, or why not.
+    """
+
+    status: str
+    match: GpuMatch | None = None
+    candidates: tuple[str, ...] = ()
+    note: str | None = None
+
+
+def _words(key: str) -> set[str]:
+    return set(key.split())
+
+
+def _identify_note(raw: str, chosen: str, dropped: list[str], how: str) -> str | None:
+    if not dropped:
+        return None
+    return f"{raw!r} could also be {', '.join(dropped)}; {chosen} by {how}"
 
 
 def _close(a: float, b: float) -> bool:

@@ -25,9 +25,9 @@ class Settings(BaseSettings):
     PostgreSQL URLs are written ``postgresql+psycopg://user@host:5432/dbname``.
 
     The ``db_*`` settings size the server's connection pool (``GPUCOST_DB_POOL_SIZE`` …).
-    The server runs at most ``db_pool_size + db_max_overflow`` request handlers at once (one
-    thread and one connection each), so a handler never waits for a connection held by a
-    queued request; a
+    The server runs at most ``handler_threads`` request handlers at once (one thread and one
+    connection each; never more than the pool holds), so a handler never waits for a
+    connection held by a queued request; a
     request that still cannot get one within ``db_pool_timeout_s`` is answered 503 with
     ``Retry-After``.
     """
@@ -55,10 +55,16 @@ class Settings(BaseSettings):
     #: ``Retry-After`` (seconds) sent with a 503 when the database is unavailable or busy.
     retry_after_s: int = Field(default=5, ge=1, le=3600)
 
+    #: Threads running request handlers per server process. Handlers are mostly Python CPU
+    #: work under the GIL: more threads than cores add no throughput, and every extra one
+    #: slows the event loop (``/healthz``); scale with ``gpucost serve --workers`` instead.
+    max_handler_threads: int = Field(default=2, ge=1, le=1000)
+
     @property
     def handler_threads(self) -> int:
-        """Request handlers that may run at once: one per pooled connection."""
-        return self.db_pool_size + self.db_max_overflow
+        """Request handlers that may run at once: ``max_handler_threads``, at most one per
+        connection the pool can hold."""
+        return min(self.max_handler_threads, self.db_pool_size + self.db_max_overflow)
 
     #: An offer whose source last showed it longer ago than this (or never dated it) is
     #: ``stale`` (``GPUCOST_OFFER_STALE_AFTER_DAYS``).

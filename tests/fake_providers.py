@@ -12,8 +12,8 @@ renamed), ``empty`` (a well-formed answer with no offers), ``stall`` (the server
 :attr:`FakeProviders.release` is set), ``one_gpu`` (Vast answers only its RTX 4090 rows, Lambda
 only its first instance type: a partial catalog), ``echo401`` (HTTP 401 whose body quotes the
 request back: its URL with ``?api_key=…``, its ``Authorization`` header and the bare key, as
-some providers do), and two MockTransport-only ones: ``drip`` (the real answer, one byte every
-:attr:`FakeProviders.drip_s`, never a read timeout) and ``huge`` (a valid answer padded to
+some providers do), ``drip`` (the real answer, one byte every :attr:`FakeProviders.drip_s`:
+never a read timeout; both adaptors) and the MockTransport-only ``huge`` (a valid answer padded to
 :attr:`FakeProviders.huge_bytes`, streamed in 64 KiB chunks without a ``Content-Length``;
 :attr:`FakeProviders.chunks_sent` counts what the client pulled).
 """
@@ -273,8 +273,16 @@ class FakeProviders:
                 for k, v in answer.headers.items():
                     self.send_header(k, v)
                 self.end_headers()
+                slug = url.path.strip("/").split("/")[0]
+                drip = fake.faults.get("aws" if slug == "aws-spot" else slug) == "drip"
                 with suppress(BrokenPipeError, ConnectionResetError):
-                    self.wfile.write(answer.body)
+                    if not drip:
+                        self.wfile.write(answer.body)
+                    for i in range(len(answer.body) if drip else 0):
+                        if fake.release.wait(fake.drip_s):
+                            break  # the fake is shutting down
+                        self.wfile.write(answer.body[i : i + 1])
+                        self.wfile.flush()
 
             do_GET = do_POST = _answer
 

@@ -100,11 +100,14 @@ def test_rank_measured_cost_matches_hand_calculation(client: Any) -> None:
     (x,) = r.json()["results"]
     e = x["estimate"]
     assert e["basis"] == "measured"
-    (used,) = e["evidence"]
+    used = e["evidence"][0]
     row = next(b for b in bench if b["id"] == used["benchmark_id"])
     assert row["gpu_count"] == 1 and row["precision"] == "fp16_amp"
-    assert e["samples_per_s"] == pytest.approx(row["throughput_total"])
-    hours = 1_281_167 / row["throughput_total"] / 3600
+    assert row["source"] == "lambda_pytorch_v1"  # the suite that measured the most GPUs
+    # measured at micro-batch 448; the preset's 256 costs ~1 % (throughput ∝ b / (b + b0))
+    assert e["samples_per_s"] == pytest.approx(row["throughput_total"], rel=0.03)
+    assert e["samples_per_s"] < row["throughput_total"]
+    hours = 1_281_167 / e["samples_per_s"] / 3600
     assert e["epoch_hours"] == pytest.approx(hours)
     assert e["cost_per_epoch"] == pytest.approx(hours * 0.75 / 7.0197)
     assert e["total_cost"] == pytest.approx(hours * 0.75 / 7.0197 * 90)

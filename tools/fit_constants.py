@@ -27,7 +27,7 @@ HEADER = '''"""Constants fitted from seed_data/ by ``python tools/fit_constants.
 * QLORA_SLOWDOWN: geometric mean LoRA/QLoRA throughput ratio (same model, same GPU).
 * LINK_EFFICIENCY, COMM_OVERLAP: multi-GPU model, fitted to the 2-512 GPU measurements.
 * RANGE_FACTORS, MULTI_GPU_RANGE: 10th/90th percentiles of actual/predicted in
-  cross-validation, per basis (see app/calibrate/fit.py).
+  served-path cross-validation, per situation and per basis (see app/calibrate/fit.py).
 """
 '''
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import Annotated
 
 from litestar import Controller, get
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import NotFoundException
-from litestar.params import FromPath
+from litestar.params import PathParameter
 from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
-from app.api.routes import provide_session, provide_settings
+from app.api.routes import MAX_ID, error_responses, provide_session, provide_settings
 from app.api.schemas import PricePointOut
 from app.services.refresh_runs import latest_runs, price_history
 from app.settings import Settings
@@ -94,9 +95,11 @@ class RefreshController(Controller):
             out.append(RefreshRunOut(**values))
         return out
 
-    @get("/offers/{offer_id:int}/prices", sync_to_thread=True)
+    @get("/offers/{offer_id:int}/prices", sync_to_thread=True, responses=error_responses(404))
     def offer_prices(
-        self, offer_id: FromPath[int], session: NamedDependency[Session]
+        self,
+        offer_id: Annotated[int, PathParameter(ge=1, le=MAX_ID)],
+        session: NamedDependency[Session],
     ) -> PriceHistoryOut:
         """Price history of one offer (every observation, oldest first); 404 if no such offer.
 

@@ -10,6 +10,7 @@ import anyio.to_thread
 from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import NotFoundException, ValidationException
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromQuery, JSONBody, PathParameter, QueryParameter
 from sqlalchemy.orm import Session
 
@@ -22,7 +23,10 @@ from app.api.query import (
     parse_rank_query,
 )
 from app.api.schemas import (
+    MAX_PRICE,
+    MAX_TEXT,
     Billing,
+    ErrorOut,
     EstimateOut,
     EstimateRequest,
     EstimateResponse,
@@ -61,7 +65,7 @@ from app.services.offers import (
     OfferRow,
     offer_age_days,
     offer_is_stale,
-    select_offers,
+    page_offers,
     stale_provider_ids,
 )
 from app.services.reference import ReferenceData
@@ -71,6 +75,20 @@ from app.settings import Settings
 
 #: Largest id a BIGINT primary key holds (bigger path ids are a 400, not a database error).
 MAX_ID = 2**63 - 1
+
+
+def error_responses(*codes: int) -> dict[int, ResponseSpec]:
+    """OpenAPI entries for the error answers a route gives besides validation's 400."""
+    text = {
+        400: "Invalid input: `extra` names each field and the reason",
+        404: "No such offer",
+        503: "Database unavailable or busy; see `Retry-After`",
+    }
+    return {
+        c: ResponseSpec(data_container=ErrorOut, description=text[c], generate_examples=False)
+        for c in codes
+    }
+
 
 #: Evidence rows per ranked offer (the full list is in ``POST /v1/estimate``).
 RANK_MAX_EVIDENCE = 5
@@ -111,6 +129,7 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
         samples_per_s_high=e.samples_per_s_high,
         tokens_per_s=e.tokens_per_s,
         basis=e.basis,
+        situation=e.situation,
         epoch_hours=e.epoch_hours,
         epoch_hours_low=e.epoch_hours_low,
         epoch_hours_high=e.epoch_hours_high,
@@ -385,13 +404,13 @@ class V1Controller(Controller):
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],
         settings: NamedDependency[Settings],
-        gpu: FromQuery[str | None] = None,
-        min_vram_gb: Annotated[float | None, QueryParameter(ge=0)] = None,
-        gpu_count: Annotated[float | None, QueryParameter(gt=0)] = None,
-        provider: FromQuery[str | None] = None,
-        region: FromQuery[str | None] = None,
+        gpu: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
+        min_vram_gb: Annotated[float | None, QueryParameter(ge=0, le=10**5)] = None,
+        gpu_count: Annotated[float | None, QueryParameter(gt=0, le=1024)] = None,
+        provider: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
+        region: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
         billing: FromQuery[Billing | None] = None,
-        max_price_per_hour: Annotated[float | None, QueryParameter(gt=0)] = None,
+        max_price_per_hour: Annotated[float | None, QueryParameter(gt=0, le=MAX_PRICE)] = None,
         currency: Annotated[str, QueryParameter(pattern=r"^[A-Z]{3}$")] = "USD",
         available_only: FromQuery[bool] = True,
         include_suspect: FromQuery[bool] = False,
@@ -414,15 +433,16 @@ class V1Controller(Controller):
             available_only=available_only,
             include_suspect=include_suspect,
         ).model_dump()
-        rows = select_offers(session, filters, ref, currency=currency)
+        page, total = page_offers(
+            session, filters, ref, currency=currency, limit=limit, offset=offset
+        )
         stale = stale_provider_ids(session, settings.stale_after_hours)
-        page = rows[offset : offset + limit]
         return OfferPage(
             items=[
                 offer_out(r, ref, stale, stale_after_days=settings.offer_stale_after_days)
                 for r in page
             ],
-            total=len(rows),
+            total=total,
             limit=limit,
             offset=offset,
         )
@@ -432,7 +452,7 @@ class V1Controller(Controller):
         self,
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],
-        q: FromQuery[str | None] = None,
+        q: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
     ) -> list[dict[str, Any]]:
         """The GPU catalog with specs, aliases and sources (dense TFLOPS; VRAM in GB).
 
@@ -446,9 +466,9 @@ class V1Controller(Controller):
         self,
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],
-        gpu: FromQuery[str | None] = None,
-        workload: FromQuery[str | None] = None,
-        q: FromQuery[str | None] = None,
+        gpu: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
+        workload: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
+        q: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
         ids: Annotated[str | None, QueryParameter(pattern=r"^\d{1,12}(,\d{1,12}){0,499}$")] = None,
         status: Annotated[str | None, QueryParameter(pattern=r"^(accepted|held)$")] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=5000)] = 500,
@@ -563,7 +583,7 @@ class V1Controller(Controller):
         """
         return rank_response(data, session, ref, settings)
 
-    @get("/rank", sync_to_thread=True)
+    @get("/rank", sync_to_thread=True, responses=error_responses(400))
     def rank_offers_flat(
         self,
         request: Request,
@@ -586,7 +606,7 @@ class V1Controller(Controller):
         except (ParamError, WorkloadError, FilterError) as exc:
             raise bad_params(exc) from exc
 
-    @get("/offers/{offer_id:int}", sync_to_thread=True)
+    @get("/offers/{offer_id:int}", sync_to_thread=True, responses=error_responses(404))
     def get_offer(
         self,
         offer_id: Annotated[int, PathParameter(ge=1, le=MAX_ID)],

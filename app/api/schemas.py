@@ -24,6 +24,12 @@ from app.estimate.types import (
 )
 
 CURRENCY_PATTERN = r"^[A-Z]{3}$"
+#: A CUDA version as written in listings and presets (``12.4``).
+CUDA_PATTERN = r"^\d{1,3}(\.\d{1,3})?$"
+#: Longest GPU name, alias, provider slug, region, preset slug or search text accepted.
+MAX_TEXT = 200
+#: Largest price per hour accepted (any currency; the dearest listed machine is ~1e3 USD/h).
+MAX_PRICE = 1e9
 
 Billing = Literal["on_demand", "spot", "reserved_1y", "reserved_3y"]
 
@@ -57,7 +63,7 @@ class WorkloadIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    preset: str | None = Field(default=None, examples=["resnet50-imagenet"])
+    preset: str | None = Field(default=None, max_length=MAX_TEXT, examples=["resnet50-imagenet"])
     architecture: Architecture | None = None
     params: int | None = Field(default=None, gt=0, le=10**14, allow_inf_nan=False)
     layers: int | None = Field(default=None, gt=0, le=10_000, allow_inf_nan=False)
@@ -107,11 +113,13 @@ class WorkloadIn(BaseModel):
     samples_per_epoch: int | None = Field(default=None, gt=0, le=10**15, allow_inf_nan=False)
     epochs: float | None = Field(default=None, gt=0, le=10**6, allow_inf_nan=False)
     dataset_gb: float | None = Field(default=None, ge=0, le=10**9, allow_inf_nan=False)
-    cpu_ms_per_sample: float | None = Field(default=None, ge=0, le=10**7, allow_inf_nan=False)
-    min_cuda: str | None = Field(default=None, pattern=r"^\d+(\.\d+)?$")
+    cpu_ms_per_sample: float | None = Field(
+        default=None, ge=1e-3, le=10**7, allow_inf_nan=False, description="at least 1 µs"
+    )
+    min_cuda: str | None = Field(default=None, pattern=CUDA_PATTERN)
     forward_gflops_per_sample: float | None = Field(
         default=None,
-        gt=0,
+        ge=1e-6,
         le=10**9,
         allow_inf_nan=False,
         description="forward-pass GFLOPs per sample (non-transformers without a preset need it "
@@ -132,14 +140,14 @@ class WorkloadIn(BaseModel):
     )
     cuda_build: str | None = Field(
         default=None,
-        pattern=r"^\d+(\.\d+)?$",
+        pattern=CUDA_PATTERN,
         description="CUDA version the framework build targets (a cu121 PyTorch wheel: 12.1)",
     )
     cuda_only_libraries: list[CudaLibrary] | None = Field(
         default=None, max_length=8, description="libraries with CUDA-only builds the job uses"
     )
     min_compute_capability: str | None = Field(
-        default=None, pattern=r"^\d+(\.\d+)?$", description="lowest compute capability of the build"
+        default=None, pattern=CUDA_PATTERN, description="lowest compute capability of the build"
     )
     checkpoints_kept: int | None = Field(
         default=None, ge=0, le=10_000, description="full checkpoints kept on disk at once"
@@ -151,7 +159,7 @@ class HardwareIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    gpu: str = Field(min_length=1, examples=["A100 80GB SXM4"])
+    gpu: str = Field(min_length=1, max_length=MAX_TEXT, examples=["A100 80GB SXM4"])
     gpu_count: float = Field(
         default=1,
         ge=0.05,
@@ -159,14 +167,14 @@ class HardwareIn(BaseModel):
         description="GPUs; below 1 a slice (vGPU/MIG share) of one card",
     )
     interconnect: Interconnect | None = None
-    vcpus: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    vcpus: float | None = Field(default=None, ge=0.1, le=10**5, allow_inf_nan=False)
     ram_gb: float | None = Field(
-        default=None, gt=0, le=10**7, allow_inf_nan=False, description="host RAM, GiB"
+        default=None, ge=0.1, le=10**7, allow_inf_nan=False, description="host RAM, GiB"
     )
-    disk_gb: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    max_cuda: str | None = Field(default=None, pattern=r"^\d+(\.\d+)?$")
+    disk_gb: float | None = Field(default=None, ge=0.1, le=10**9, allow_inf_nan=False)
+    max_cuda: str | None = Field(default=None, pattern=CUDA_PATTERN)
     vram_gb: float | None = Field(
-        default=None, gt=0, le=10**5, allow_inf_nan=False, description="override catalog VRAM, GB"
+        default=None, ge=0.1, le=10**5, allow_inf_nan=False, description="override catalog VRAM, GB"
     )
     disk_type: Literal["hdd", "ssd", "nvme"] | None = None
 
@@ -180,7 +188,7 @@ class EstimateRequest(SpotIn):
     workload: WorkloadIn
     hardware: HardwareIn
     currency: str = Field(default="USD", pattern=CURRENCY_PATTERN)
-    price_per_hour: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    price_per_hour: float | None = Field(default=None, ge=0, le=MAX_PRICE, allow_inf_nan=False)
     billing: Billing | None = None
 
 
@@ -189,15 +197,21 @@ class OfferFilters(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    gpu: str | None = Field(default=None, description="GPU name or alias")
-    min_vram_gb: float | None = Field(default=None, ge=0, allow_inf_nan=False)
-    gpu_count: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    min_gpu_count: float | None = Field(default=None, gt=0, allow_inf_nan=False)
-    provider: str | None = Field(default=None, description="provider slug")
-    region: str | None = Field(default=None, description="case-insensitive substring")
+    gpu: str | None = Field(default=None, max_length=MAX_TEXT, description="GPU name or alias")
+    min_vram_gb: float | None = Field(default=None, ge=0, le=10**5, allow_inf_nan=False)
+    gpu_count: float | None = Field(default=None, gt=0, le=1024, allow_inf_nan=False)
+    min_gpu_count: float | None = Field(default=None, gt=0, le=1024, allow_inf_nan=False)
+    provider: str | None = Field(default=None, max_length=MAX_TEXT, description="provider slug")
+    region: str | None = Field(
+        default=None, max_length=MAX_TEXT, description="case-insensitive substring"
+    )
     billing: Billing | None = None
     max_price_per_hour: float | None = Field(
-        default=None, gt=0, description="in the request's currency"
+        default=None,
+        gt=0,
+        le=MAX_PRICE,
+        allow_inf_nan=False,
+        description="in the request's currency",
     )
     available_only: bool = True
     include_suspect: bool = Field(
@@ -224,14 +238,28 @@ class RankRequest(SpotIn):
     drop_oom: bool = Field(default=False, description="leave out offers predicted to OOM")
     exclude_spot: bool = Field(default=False, description="leave out spot/preemptible offers")
     max_total_cost: float | None = Field(
-        default=None, gt=0, allow_inf_nan=False, description="budget for all epochs, in currency"
+        default=None,
+        gt=0,
+        le=1e12,
+        allow_inf_nan=False,
+        description="budget for all epochs, in currency",
     )
     max_total_hours: float | None = Field(
         default=None,
         gt=0,
+        le=1e7,
         allow_inf_nan=False,
         description="deadline: wall-clock hours, all epochs",
     )
+
+
+class ErrorOut(BaseModel):
+    """An error answer: 400 (``extra`` names each bad field), 404, 413, 503 (with
+    ``Retry-After``)."""
+
+    status_code: int
+    detail: str
+    extra: list[dict[str, object]] | dict[str, object] | None = None
 
 
 class MemoryOut(BaseModel):
@@ -305,6 +333,13 @@ class EstimateOut(BaseModel):
     samples_per_s_high: float
     tokens_per_s: float | None
     basis: Basis
+    situation: str | None = Field(
+        default=None,
+        description="which evidence the throughput stands on: measured (this GPU), sibling "
+        "(a GPU of the same architecture), extrapolated (other architectures), flops_model "
+        "(workload never measured) or derived (custom workload from its preset); the first "
+        "note says it in words",
+    )
     epoch_hours: float
     epoch_hours_low: float
     epoch_hours_high: float

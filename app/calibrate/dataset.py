@@ -53,7 +53,8 @@ class Dataset:
 
 
 def load_dataset(seed_dir: Path) -> Dataset:
-    """Read ``gpus.csv``, ``benchmarks.csv``, ``workloads.csv`` and ``memory_cases.csv``."""
+    """Read ``gpus.csv``, ``benchmarks*.csv`` (as the seed loader does), ``workloads.csv`` and
+    ``memory_cases.csv``."""
     catalog = {}
     for r in _read(seed_dir / "gpus.csv"):
         year = _f(r["release_year"])
@@ -77,7 +78,8 @@ def load_dataset(seed_dir: Path) -> Dataset:
             release_year=int(year) if year else None,
         )
     points = []
-    for i, r in enumerate(_read(seed_dir / "benchmarks.csv")):
+    rows = [r for path in sorted(seed_dir.glob("benchmarks*.csv")) for r in _read(path)]
+    for i, r in enumerate(rows):
         if r["throughput_scope"] == "unknown":
             continue
         bs = _f(r["batch_size_per_gpu"])

@@ -16,17 +16,21 @@ from app.calibrate.dataset import Dataset
 from app.calibrate.validate import (
     Residual,
     _multi_pairs,
+    derived,
     fit_flops_rate_model,
     fit_mfu_prior,
-    leave_one_replicate_out,
+    loao,
     logo,
+    logo_multi,
     lowo,
+    lowo_multi,
+    measured_elsewhere,
     multigpu_residuals,
     patched,
     qlora_pairs,
 )
 from app.estimate.memory import CUDA_CONTEXT_GIB, GIB, SLACK
-from app.estimate.types import Precision
+from app.estimate.types import SITUATION_BASIS, Precision, Situation
 
 #: Share of held-out measurements the low–high range should contain.
 RANGE_COVERAGE = 0.8
@@ -166,25 +170,35 @@ def _quantiles(ratios: Sequence[float]) -> tuple[float, float]:
     return round(q(lo), 4), round(q(hi), 4)
 
 
-def fit_ranges(ds: Dataset) -> dict[str, Any]:
-    """Low/high multipliers per basis from cross-validation residuals (actual ÷ predicted).
+def range_residuals(ds: Dataset) -> list[Residual]:
+    """Served-path cross-validation residuals the ranges are calibrated on: measured
+    elsewhere, leave-one-GPU-out, leave-one-architecture-out, leave-one-workload-out,
+    derived workloads, and the two protocols of multi-GPU-only (LLM) workloads (each residual
+    carries the situation the path named)."""
+    return [
+        *measured_elsewhere(ds),
+        *logo(ds),
+        *loao(ds),
+        *lowo(ds),
+        *derived(ds),
+        *logo_multi(ds),
+        *lowo_multi(ds),
+    ]
 
-    measured: leave-one-replicate-out; scaled: leave-one-GPU-out rows predicted by the scaled
-    basis; flops_model: leave-one-workload-out. Multi-GPU: residuals of the multi-GPU model,
-    applied on top for GPU counts that were not measured.
-    """
-    measured = [r.actual / r.predicted for r in leave_one_replicate_out(ds)]
-    logo_res = logo(ds)
-    scaled = [r.actual / r.predicted for r in logo_res if r.basis == "scaled"]
-    flops = [r.actual / r.predicted for r in lowo(ds)]
-    flops += [r.actual / r.predicted for r in logo_res if r.basis == "flops_model"]
+
+def fit_ranges(ds: Dataset, residuals: Sequence[Residual] | None = None) -> dict[str, Any]:
+    """Low/high multipliers per situation from served-path cross-validation residuals
+    (actual ÷ predicted, :func:`range_residuals`), and per basis for callers that only know
+    the basis. Multi-GPU: residuals of the multi-GPU model, applied on top for GPU counts
+    that were not measured."""
+    res = list(residuals) if residuals is not None else range_residuals(ds)
+    by: dict[str, list[float]] = {}
+    for r in res:
+        by.setdefault(r.basis, []).append(r.actual / r.predicted)
+        by.setdefault(SITUATION_BASIS[Situation(r.basis)].value, []).append(r.actual / r.predicted)
     multi = [r.actual / r.predicted for r in multigpu_residuals(ds)]
     return {
-        "RANGE_FACTORS": {
-            "measured": _quantiles(measured),
-            "scaled": _quantiles(scaled),
-            "flops_model": _quantiles(flops),
-        },
+        "RANGE_FACTORS": {k: _quantiles(v) for k, v in sorted(by.items()) if len(v) >= 10},
         "MULTI_GPU_RANGE": _quantiles(multi),
     }
 

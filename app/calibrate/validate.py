@@ -24,7 +24,6 @@ from typing import Any
 
 from app.calibrate.dataset import Dataset, rate_rows, row_workload, units
 from app.estimate import fitted
-from app.estimate.floprate import FlopRateModel
 from app.estimate.linalg import lstsq
 from app.estimate.memory import (
     CUDA_CONTEXT_GIB,
@@ -34,23 +33,24 @@ from app.estimate.memory import (
     peak_memory_bytes,
 )
 from app.estimate.multigpu import link_class, multi_gpu_efficiency
+from app.estimate.pooled import PooledData, family, suite_of
 from app.estimate.scaling import F_COMPUTE, blend_predict, fp32_ratio_predict, group_key
 from app.estimate.throughput import (
     ThroughputModel,
-    family,
     flops_peak_tflops,
     precision_class,
     training_flops_per_sample,
 )
 from app.estimate.types import (
     Architecture,
-    Basis,
     BenchmarkPoint,
     Interconnect,
     OomRisk,
     Precision,
+    Situation,
     Workload,
 )
+from app.services.presets import throughput_data
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,13 @@ class Residual:
     predicted: float
     basis: str
     baselines: dict[str, float]
+    low: float = math.nan
+    high: float = math.nan
+
+    @property
+    def inside(self) -> bool:
+        """The measurement falls inside the served low–high range."""
+        return self.low <= self.actual <= self.high
 
     @property
     def ape(self) -> float:
@@ -103,36 +110,232 @@ def _group_refs(
             and not p.suspect
             and p.gpu in ds.catalog
             and p.gpu != row.gpu
+            and p.workload == row.workload
             and group_key(p) == key
         ):
             by_gpu.setdefault(p.gpu, []).append(p.throughput_total)
     return [(ds.catalog[g], statistics.median(v)) for g, v in by_gpu.items()]
 
 
-def logo(ds: Dataset) -> list[Residual]:
-    """Leave-one-GPU-out residuals of every single-GPU measurement (same suite)."""
+def served_data(ds: Dataset, points: Sequence[BenchmarkPoint]) -> PooledData:
+    """What the served path sees when the data set is ``points`` (as ReferenceData builds it)."""
+    return throughput_data(points, ds.catalog, [(p.fields, p.meta) for p in ds.presets.values()])
+
+
+def served_residual(
+    ds: Dataset,
+    r: BenchmarkPoint,
+    w: Workload,
+    data: PooledData,
+    *,
+    reference: Workload | None = None,
+    table: Any = None,
+    baselines: dict[str, float] | None = None,
+) -> Residual | None:
+    """Predict held-out row ``r`` through the served path (:meth:`ThroughputModel.estimate`)
+    at the row's GPU, precision and software level, from ``data`` (which lacks the row)."""
+    model = ThroughputModel(
+        w,
+        catalog=ds.catalog,
+        reference=reference,
+        flops_table=ds.flops_table if table is None else table,
+        data=data,
+    )
+    if not model.can_estimate():
+        return None
+    link = None
+    if r.gpu_count > 1:
+        link = Interconnect.NVLINK if r.interconnect == "nvlink" else Interconnect.PCIE
+        if r.interconnect is None and (ds.catalog[r.gpu].form_factor or "").upper() == "SXM":
+            link = Interconnect.NVLINK
+    est = model.estimate(
+        ds.catalog[r.gpu], r.gpu_count, link, precision=r.precision, software=suite_of(r)
+    )
+    if est.samples_per_s <= 0:
+        return None
+    u = units(w) / r.gpu_count  # compare per GPU (published totals ÷ GPUs)
+    return Residual(
+        r,
+        r.throughput_total / r.gpu_count,
+        est.samples_per_s * u,
+        (est.situation or Situation.EXTRAPOLATED).value,
+        baselines or {},
+        est.samples_per_s_low * u,
+        est.samples_per_s_high * u,
+    )
+
+
+def _held_out(
+    ds: Dataset, folds: dict[str, list[BenchmarkPoint]], keep: Callable[[str, BenchmarkPoint], bool]
+) -> list[Residual]:
     out = []
-    rows = rate_rows(ds)
-    for gpu_name in sorted({r.gpu for r in rows}):
-        train = [p for p in ds.points if p.gpu != gpu_name]
-        gpu = ds.catalog[gpu_name]
-        for r in (x for x in rows if x.gpu == gpu_name):
+    for key, rows in sorted(folds.items()):
+        train = [p for p in ds.points if keep(key, p)]
+        data = served_data(ds, train)
+        for r in rows:
             w = row_workload(ds, r)
             if w is None:
                 continue
-            suite = [p for p in train if p.source == r.source]
-            model = ThroughputModel(w, points=suite, catalog=ds.catalog, flops_table=ds.flops_table)
-            rate, basis, _, _ = model.single_gpu(gpu)
-            if rate <= 0:
-                continue
-            refs = _group_refs(ds, suite, r)
+            refs = _group_refs(ds, train, r)
             baselines = {}
             if refs:
+                gpu = ds.catalog[r.gpu]
                 baselines["fp32_ratio"] = fp32_ratio_predict(refs, gpu)
                 baselines["blend"] = blend_predict(
                     refs, gpu, r.precision, F_COMPUTE[family(w.architecture)]
                 )
-            out.append(Residual(r, r.throughput_total, rate * units(w), basis.value, baselines))
+            res = served_residual(ds, r, w, data, baselines=baselines)
+            if res is not None:
+                out.append(res)
+    return out
+
+
+def logo(ds: Dataset) -> list[Residual]:
+    """Leave-one-GPU-out: each single-GPU row predicted with its GPU model removed from every
+    suite, through the served path at the row's software level."""
+    folds: dict[str, list[BenchmarkPoint]] = {}
+    for r in rate_rows(ds):
+        folds.setdefault(r.gpu, []).append(r)
+    return _held_out(ds, folds, lambda g, p: p.gpu != g)
+
+
+def multi_only_rows(ds: Dataset) -> list[BenchmarkPoint]:
+    """Rows of workloads measured only in multi-GPU runs (LLM pre-training tables), at the
+    preset's sequence length."""
+    singles = {(p.workload, p.method) for p in rate_rows(ds)}
+    out = []
+    for p in ds.points:
+        if p.gpu_count < 2 or p.suspect or p.gpu not in ds.catalog:
+            continue
+        if (p.workload, p.method) in singles:
+            continue
+        w = row_workload(ds, p)
+        if w is None or (w.seq_len and p.seq_len and p.seq_len != w.seq_len):
+            continue
+        out.append(p)
+    return out
+
+
+def logo_multi(ds: Dataset) -> list[Residual]:
+    """Leave-one-GPU-out for workloads measured only on several GPUs (LLMs): each row
+    predicted at its GPU count and link with its GPU model removed from every suite
+    (compared per GPU)."""
+    folds: dict[str, list[BenchmarkPoint]] = {}
+    for r in multi_only_rows(ds):
+        folds.setdefault(r.gpu, []).append(r)
+    return _held_out(ds, folds, lambda g, p: p.gpu != g)
+
+
+def lowo_multi(ds: Dataset) -> list[Residual]:
+    """Leave-one-workload-out for the multi-GPU-only workloads (FLOPs model from the other
+    transformers, never CNNs), at the row's GPU count."""
+    folds: dict[str, list[BenchmarkPoint]] = {}
+    for r in multi_only_rows(ds):
+        folds.setdefault(r.workload, []).append(r)
+    out = []
+    for label, rows in sorted(folds.items()):
+        train = [p for p in ds.points if p.workload != label]
+        table = {k: v for k, v in ds.flops_table.items() if k[0] != label}
+        data = served_data(ds, train)
+        for r in rows:
+            w = row_workload(ds, r)
+            if w is None:
+                continue
+            res = served_residual(ds, r, w, data, table=table)
+            if res is not None:
+                out.append(res)
+    return out
+
+
+def loao(ds: Dataset) -> list[Residual]:
+    """Leave-one-architecture-out: every GPU of the row's architecture removed."""
+    arch = {name: g.architecture for name, g in ds.catalog.items()}
+    folds: dict[str, list[BenchmarkPoint]] = {}
+    for r in rate_rows(ds):
+        folds.setdefault(arch[r.gpu], []).append(r)
+    return _held_out(ds, folds, lambda a, p: arch.get(p.gpu) != a)
+
+
+def measured_elsewhere(ds: Dataset) -> list[Residual]:
+    """``measured`` situation: a GPU's rows of one suite removed (every workload), predicted
+    from the same GPU's rows in other suites or precisions; only rows the path calls
+    measured count."""
+    folds: dict[str, list[BenchmarkPoint]] = {}
+    for r in rate_rows(ds):
+        folds.setdefault(f"{r.gpu}#{suite_of(r)}", []).append(r)
+    res = _held_out(ds, folds, lambda k, p: f"{p.gpu}#{suite_of(p)}" != k)
+    return [r for r in res if r.basis == Situation.MEASURED.value]
+
+
+def precision_switch(ds: Dataset) -> list[Residual]:
+    """Each workload's rows of one precision class (fp32/tf32 or 16-bit) removed, predicted
+    from its rows at the other precision (and everything else)."""
+    folds: dict[str, list[BenchmarkPoint]] = {}
+    both: dict[str, set[str]] = {}
+    for r in rate_rows(ds):
+        folds.setdefault(f"{r.workload}#{precision_class(r.precision)}", []).append(r)
+        both.setdefault(r.workload, set()).add(precision_class(r.precision))
+    folds = {k: v for k, v in folds.items() if len(both[k.split("#")[0]]) == 2}
+    return _held_out(ds, folds, lambda k, p: f"{p.workload}#{precision_class(p.precision)}" != k)
+
+
+#: Derived-workload pairs: (measured target label, the preset it is derived from).
+DERIVED_PAIRS = (
+    ("ResNet-152", "resnet50-imagenet-tf"),
+    ("Transformer-XL large", "transformer-xl-base-wt103"),
+    ("Transformer-XL base", "transformer-xl-large-wt103"),
+    ("Inception v4", "inception-v3-imagenet-tf"),
+    ("Llama 3.1 8B", "llama32-3b-full"),
+    ("MPT-1B", "mpt-350m-pretrain"),
+    ("MPT-7B", "mpt-1b-pretrain"),
+    ("MPT-30B", "mpt-7b-pretrain"),
+    ("MPT-70B", "mpt-30b-pretrain"),
+)
+
+
+def derived(ds: Dataset) -> list[Residual]:
+    """A measured workload predicted as a custom variant of another preset (its own rows
+    removed): ResNet-152 from ResNet-50, Transformer-XL large from base, a bigger Llama
+    from a smaller (MPT rows at their GPU count), through the served path's ``derived``
+    situation."""
+    out = []
+    for label, base_slug in DERIVED_PAIRS:
+        base = ds.presets.get(base_slug)
+        rows = [r for r in (*rate_rows(ds), *multi_only_rows(ds)) if r.workload == label]
+        if base is None or not rows:
+            continue
+        train = [p for p in ds.points if p.workload != label]
+        table = {k: v for k, v in ds.flops_table.items() if k[0] != label}
+        data = served_data(ds, train)
+        for r in rows:
+            target = row_workload(ds, r)
+            if target is None:
+                continue
+            fields = {
+                f: getattr(target, f)
+                for f in target.__dataclass_fields__
+                if f
+                not in (
+                    "benchmark_workloads",
+                    "benchmark_method",
+                    "units_per_sample",
+                    "throughput_unit",
+                    "matches_preset",
+                    "preset",
+                )
+            }
+            w = Workload(
+                **fields,
+                benchmark_workloads=base.meta["benchmark_workloads"],
+                benchmark_method=base.meta["benchmark_method"],
+                units_per_sample=target.units_per_sample,
+                throughput_unit=target.throughput_unit,
+                matches_preset=False,
+            )
+            reference = base.workload()
+            res = served_residual(ds, r, w, data, reference=reference, table=table)
+            if res is not None:
+                out.append(res)
     return out
 
 
@@ -186,10 +389,8 @@ def fit_flops_rate_model(
 
 
 def lowo(ds: Dataset) -> list[Residual]:
-    """Leave-one-workload-out residuals (FLOPs model) of workloads with a FLOPs estimate.
-
-    The naive baseline is FLOPs ÷ (peak × a flat MFU of 0.3).
-    """
+    """Leave-one-workload-out (``flops_model`` situation) of workloads with a FLOPs estimate:
+    every row of the workload removed; the baseline is FLOPs ÷ (peak × a flat MFU of 0.3)."""
     out = []
     rows = rate_rows(ds)
     for label in sorted({r.workload for r in rows}):
@@ -197,17 +398,11 @@ def lowo(ds: Dataset) -> list[Residual]:
         table = {k: v for k, v in ds.flops_table.items() if k[0] != label}
         prior = {**fitted.MFU_PRIOR, **fit_mfu_prior(ds, frozenset({label}))}
         rate_model = fit_flops_rate_model(ds, frozenset({label}))
-        donors = FlopRateModel(train, ds.catalog, table)
+        data = served_data(ds, train)
         with patched(MFU_PRIOR=prior, FLOPS_RATE_MODEL=rate_model):
             for r in (x for x in rows if x.workload == label):
                 w = row_workload(ds, r)
                 if w is None or not training_flops_per_sample(w):
-                    continue
-                model = ThroughputModel(
-                    w, points=train, catalog=ds.catalog, flops_table=table, flop_rates=donors
-                )
-                rate, basis, _, _ = model.single_gpu(ds.catalog[r.gpu])
-                if rate <= 0:
                     continue
                 naive = (
                     flops_peak_tflops(ds.catalog[r.gpu], r.precision)
@@ -215,37 +410,11 @@ def lowo(ds: Dataset) -> list[Residual]:
                     * 0.3
                     / (training_flops_per_sample(w) or 1.0)
                 )
-                out.append(
-                    Residual(
-                        r,
-                        r.throughput_total,
-                        rate * units(w),
-                        basis.value,
-                        {"flat_mfu_0.3": naive * units(w)},
-                    )
+                res = served_residual(
+                    ds, r, w, data, table=table, baselines={"flat_mfu_0.3": naive * units(w)}
                 )
-    return out
-
-
-def leave_one_replicate_out(ds: Dataset) -> list[Residual]:
-    """Residuals of the ``measured`` basis: a row predicted from the same GPU's other rows."""
-    out = []
-    rows = rate_rows(ds)
-    by_key: dict[tuple[str, str, str, str], list[BenchmarkPoint]] = {}
-    for p in rows:
-        by_key.setdefault((p.gpu, p.workload, p.method, p.precision.value), []).append(p)
-    for group in by_key.values():
-        if len(group) < 2:
-            continue
-        for r in group:
-            w = row_workload(ds, r)
-            if w is None:
-                continue
-            others = [p for p in group if p.id != r.id]
-            model = ThroughputModel(w, points=others, catalog=ds.catalog)
-            rate, basis, _, _ = model.single_gpu(ds.catalog[r.gpu])
-            if basis == Basis.MEASURED and rate > 0:
-                out.append(Residual(r, r.throughput_total, rate * units(w), basis.value, {}))
+                if res is not None:
+                    out.append(res)
     return out
 
 

@@ -5,8 +5,10 @@
 - offers are upserted on their natural key (provider × ``offer_key`` × region × billing); two
   records with the same key in one result keep the cheapest known price;
 - GPU names go through the one normaliser (:mod:`app.gpu_names`, built from the catalog in the
-  database plus ``seed_data/gpu_aliases.csv``); a name that matches nothing is stored with its
-  raw name and ``gpu_model_id`` NULL and is reported in the counts;
+  database plus ``seed_data/gpu_aliases.csv``), which weighs the instance's context (VRAM,
+  interconnect, instance type); a name that matches nothing, or stays ambiguous ("H100" with
+  nothing telling SXM from PCIe), is stored with its raw name, ``gpu_model_id`` NULL and the
+  reason in ``gpu_note``, and is reported in the counts;
 - listed VRAM is snapped to the matched GPU's own catalog size when within 7 % (gpuhunt's
   ``correct_gpu_memory_gib`` rule: 24564 MiB → 24, a 48 GB modded 4090's 47.99 → 48), so the
   column holds datasheet sizes as the seed data does;
@@ -177,10 +179,16 @@ def apply_offers(
     to_observe: list[tuple[InstanceOffer, ScrapedOffer, bool]] = []
     batch: list[InstanceOffer] = []
     for o in unique:
-        match = catalog.normaliser.match(
-            o.gpu_name_raw, vram_gib=o.vram_gib_per_gpu, form_hint=_form_hint(o.interconnect)
+        identity = catalog.normaliser.identify(
+            o.gpu_name_raw,
+            vram_gib=o.vram_gib_per_gpu,
+            form_hint=_form_hint(o.interconnect),
+            context=(o.instance_type, o.offer_key),
         )
-        if match is None:
+        match = identity.match
+        if identity.status == "ambiguous":
+            unknown.add(f"{o.gpu_name_raw} (ambiguous: {' or '.join(identity.candidates)})")
+        elif match is None:
             unknown.add(o.gpu_name_raw)
         # snap only to the matched GPU's own size (an L4 listed at 178.75 GiB stays 178.75)
         own = catalog.vram_by_name.get(match.canonical_name) if match else None
@@ -191,7 +199,7 @@ def apply_offers(
             "gpu_name_raw": o.gpu_name_raw,
             "gpu_count": o.gpu_count,
             "vram_gib_per_gpu": vram,
-            "gpu_note": gpu_note(match, o.vram_gib_per_gpu, own),
+            "gpu_note": gpu_note(match, o.vram_gib_per_gpu, own) or identity.note,
             "vcpus": o.vcpus,
             "cpu_model": o.cpu_model,
             "ram_gib": o.ram_gib,

@@ -14,6 +14,7 @@ import datetime as dt
 import hashlib
 import logging
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -226,15 +227,21 @@ def seed_gpus(session: Session, seed_dir: Path, report: SeedReport) -> dict[str,
     return by_name
 
 
-def load_extra_aliases(seed_dir: Path) -> dict[str, str]:
-    """``gpu_aliases.csv`` as alias → canonical name."""
+def load_extra_aliases(seed_dir: Path) -> dict[str, list[str]]:
+    """``gpu_aliases.csv`` as alias → canonical names (a label listed under several GPUs is
+    ambiguous: ingest resolves it from the offer's context or reports it)."""
     path = seed_dir / "gpu_aliases.csv"
     if not path.exists():
         return {}
-    return {row["alias"]: row["canonical_name"] for row in _read(path)}
+    out: dict[str, list[str]] = {}
+    for row in _read(path):
+        out.setdefault(row["alias"], []).append(row["canonical_name"])
+    return out
 
 
-def build_normaliser(gpus: list[GpuModel], extra_aliases: dict[str, str]) -> GpuNameNormaliser:
+def build_normaliser(
+    gpus: list[GpuModel], extra_aliases: Mapping[str, str | Sequence[str]]
+) -> GpuNameNormaliser:
     """Normaliser over ORM GPU rows (catalog order = id order)."""
     return GpuNameNormaliser(
         (
@@ -454,13 +461,19 @@ def seed_offers(
             else ("pcie" if interconnect == "pcie" else None)
         )
         vram = _opt(latest["vram_gib_per_gpu"], float)
-        match = normaliser.match(latest["gpu_name_raw"], vram_gib=vram, form_hint=hint)
+        identity = normaliser.identify(
+            latest["gpu_name_raw"],
+            vram_gib=vram,
+            form_hint=hint,
+            context=(latest["instance_type"], offer_key),
+        )
+        match = identity.match
         gpu = gpus[match.canonical_name] if match else None
         note = (
             f"listed VRAM {vram:g} GiB per GPU differs from the {gpu.canonical_name}'s "
             f"{gpu.vram_gb:g} GB datasheet size (kept as listed)"
             if match and gpu and match.vram_mismatch and vram is not None
-            else None
+            else identity.note
         )
         if match is None:
             unknown.append(latest["gpu_name_raw"])

@@ -571,6 +571,7 @@ def combine(
         samples_per_s_high=high,
         tokens_per_s=samples * tokens if tokens else None,
         basis=tp.basis,
+        situation=tp.situation.value if tp.situation else None,
         epoch_hours=hours,
         epoch_hours_low=hours_low,
         epoch_hours_high=hours_high,

@@ -8,7 +8,7 @@
 * QLORA_SLOWDOWN: geometric mean LoRA/QLoRA throughput ratio (same model, same GPU).
 * LINK_EFFICIENCY, COMM_OVERLAP: multi-GPU model, fitted to the 2-512 GPU measurements.
 * RANGE_FACTORS, MULTI_GPU_RANGE: 10th/90th percentiles of actual/predicted in
-  cross-validation, per basis (see app/calibrate/fit.py).
+  served-path cross-validation, per situation and per basis (see app/calibrate/fit.py).
 """
 
 ACTIVATION_BYTES_PER_SAMPLE = {'BERT-base uncased|16': (387760466, None, 1848510404),
@@ -35,19 +35,22 @@ DEFAULT_ACTIVATION_BYTES_PER_PARAM = 5.034
 
 FLOPS_RATE_MODEL = {'cnn|16': (26.3557, 0.2419, 0.4851),
  'cnn|32': (24.4367, 0.1014, 0.7901),
- 'transformer|16': (22.9661, 0.269, 0.967),
+ 'transformer|16': (22.7362, 0.2768, 0.9958),
  'transformer|32': (22.8493, 0.344, 0.8786)}
 
 LINK_EFFICIENCY = {'nvlink': 0.5, 'pcie': 0.4, 'pcie_consumer': 0.4}
 
-MFU_PRIOR = {'cnn|16': 0.1932, 'cnn|32': 0.3246, 'transformer|16': 0.1896, 'transformer|32': 0.2349}
+MFU_PRIOR = {'cnn|16': 0.1932, 'cnn|32': 0.3246, 'transformer|16': 0.1912, 'transformer|32': 0.2349}
 
 MULTI_GPU_RANGE = (0.7576, 1.0609)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'flops_model': (0.5174, 2.1091),
- 'measured': (0.8331, 1.1849),
- 'scaled': (0.8416, 1.1705)}
+RANGE_FACTORS = {'derived': (0.7737, 1.5125),
+ 'extrapolated': (0.682, 1.3075),
+ 'flops_model': (0.2723, 1.3624),
+ 'measured': (0.8674, 1.1879),
+ 'scaled': (0.7435, 1.3002),
+ 'sibling': (0.7966, 1.203)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.015, 'pcie_consumer': 0.035}

@@ -1,17 +1,18 @@
 """Ranking policy: order estimated offers and mark the cost/time Pareto frontier.
 
-Works on light :class:`Candidate` records (a few floats per offer) so that ten thousand
-offers rank in milliseconds; full estimates are built only for the offers returned.
+Works on light :class:`Candidate` records or on their columns (:class:`CandidateColumns`,
+numpy arrays) so that ten thousand offers rank in a few array sorts; full estimates are built
+only for the offers returned.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
-from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
+
+import numpy as np
 
 SORT_KEYS = ("cost_per_epoch", "epoch_hours", "total_cost", "price_per_hour", "samples_per_s")
 
@@ -37,11 +38,59 @@ class Ranked:
     rank: int
 
 
-def _value(c: Candidate, key: str) -> float:
-    if key == "samples_per_s":
-        return -c.samples_per_s
-    value = getattr(c, key)
-    return value if value is not None else math.inf
+@dataclass(frozen=True, slots=True)
+class CandidateColumns:
+    """Many candidates as columns (float64 arrays of one length; ``inf`` where a cost or
+    price is unknown), so ranking 10,000 offers is a few array sorts.
+
+    Costs are in the requested currency per epoch / per run, prices per hour, epoch time in
+    hours, throughput in samples/s; ``offer_id`` breaks ties (int64), ``oom_high`` is bool.
+    """
+
+    offer_id: np.ndarray
+    cost_per_epoch: np.ndarray
+    epoch_hours: np.ndarray
+    total_cost: np.ndarray
+    price_per_hour: np.ndarray
+    samples_per_s: np.ndarray
+    oom_high: np.ndarray
+
+    @classmethod
+    def from_candidates(cls, candidates: Sequence[Candidate]) -> CandidateColumns:
+        """Columns of ``candidates`` (``None`` costs and prices become ``inf``)."""
+
+        def col(values: list[float | None]) -> np.ndarray:
+            return np.array(
+                [math.inf if v is None else v for v in values], dtype=np.float64
+            ).reshape(-1)
+
+        return cls(
+            offer_id=np.array([c.offer_id for c in candidates], dtype=np.int64),
+            cost_per_epoch=col([c.cost_per_epoch for c in candidates]),
+            epoch_hours=col([c.epoch_hours for c in candidates]),
+            total_cost=col([c.total_cost for c in candidates]),
+            price_per_hour=col([c.price_per_hour for c in candidates]),
+            samples_per_s=col([c.samples_per_s for c in candidates]),
+            oom_high=np.array([c.oom_high for c in candidates], dtype=bool),
+        )
+
+
+def _pareto_flags(cost: np.ndarray, time: np.ndarray) -> np.ndarray:
+    """Vectorised :func:`pareto_front`: sort by (cost, time), a point enters the frontier when
+    its time beats every point before it; identical points share their group's flag."""
+    n = len(cost)
+    flags = np.zeros(n, dtype=bool)
+    if n == 0:
+        return flags
+    order = np.lexsort((time, cost))
+    c, t = cost[order], time[order]
+    best_before = np.concatenate(([math.inf], np.minimum.accumulate(t)[:-1]))
+    enters = t < best_before
+    new_group = np.concatenate(([True], (c[1:] != c[:-1]) | (t[1:] != t[:-1])))
+    group = np.cumsum(new_group) - 1
+    on_front = enters[new_group][group] & np.isfinite(c) & np.isfinite(t)
+    flags[order] = on_front
+    return flags
 
 
 def pareto_front(points: Sequence[tuple[float, float]]) -> list[bool]:
@@ -51,20 +100,10 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[bool]:
     O(n log n): sort by cost then time, sweep keeping the best time seen; exact duplicates of
     a frontier point are on the frontier too. Infinite coordinates are never on it.
     """
-    order = sorted(range(len(points)), key=lambda i: (points[i][0], points[i][1]))
-    flags = [False] * len(points)
-    best_time = math.inf
-    front: set[tuple[float, float]] = set()
-    for i in order:
-        cost, time = points[i]
-        if math.isinf(cost) or math.isinf(time):
-            continue
-        if time < best_time:
-            best_time = time
-            front.add(points[i])
-        if points[i] in front:
-            flags[i] = True
-    return flags
+    if not points:
+        return []
+    arr = np.array(points, dtype=np.float64).reshape(-1, 2)
+    return [bool(f) for f in _pareto_flags(arr[:, 0], arr[:, 1])]
 
 
 def rank_candidates(
@@ -79,7 +118,7 @@ def rank_candidates(
     Offers predicted to run out of memory come after all others, or are dropped with
     ``drop_oom``. Ties break on price per hour, then offer id. The Pareto frontier is computed
     over all offers that fit and have a price; with ``limit`` only the first ``limit`` ranked
-    offers are returned (selected in O(n log limit)).
+    offers are returned.
 
     Raises:
         ValueError: unknown ``sort`` key.
@@ -104,45 +143,48 @@ def rank_with_frontier(
     Raises:
         ValueError: unknown ``sort`` key.
     """
+    top, extra = rank_columns(
+        CandidateColumns.from_candidates(candidates), sort=sort, drop_oom=drop_oom, limit=limit
+    )
+    return (
+        [Ranked(candidates[i], pareto, rank) for i, rank, pareto in top],
+        [Ranked(candidates[i], pareto, rank) for i, rank, pareto in extra],
+    )
+
+
+def rank_columns(
+    cols: CandidateColumns,
+    *,
+    sort: str = "cost_per_epoch",
+    drop_oom: bool = False,
+    limit: int | None = None,
+) -> tuple[list[tuple[int, int, bool]], list[tuple[int, int, bool]]]:
+    """:func:`rank_with_frontier` on columns: O(n log n) in array sorts.
+
+    Returns:
+        (top, extra) as ``(row index, rank, pareto_optimal)`` triples, in rank order.
+
+    Raises:
+        ValueError: unknown ``sort`` key.
+    """
     if sort not in SORT_KEYS:
         raise ValueError(f"sort must be one of {', '.join(SORT_KEYS)}")
-    fits = [c for c in candidates if not c.oom_high]
-    oom = [] if drop_oom else [c for c in candidates if c.oom_high]
-    flags = pareto_front(
-        [
-            (c.cost_per_epoch if c.cost_per_epoch is not None else math.inf, c.epoch_hours)
-            for c in fits
-        ]
-    )
-    pareto = {c.offer_id for c, f in zip(fits, flags, strict=True) if f}
+    value = -cols.samples_per_s if sort == "samples_per_s" else getattr(cols, sort)
+    fits = np.flatnonzero(~cols.oom_high)
+    oom = np.array([], dtype=np.int64) if drop_oom else np.flatnonzero(cols.oom_high)
+    pareto = np.zeros(len(cols.offer_id), dtype=bool)
+    pareto[fits] = _pareto_flags(cols.cost_per_epoch[fits], cols.epoch_hours[fits])
 
-    def key(c: Candidate) -> tuple[float, float, int]:
-        price = c.price_per_hour if c.price_per_hour is not None else math.inf
-        return (_value(c, sort), price, c.offer_id)
+    def ordered(idx: np.ndarray) -> np.ndarray:
+        # key (sort value, price per hour, offer id); ids are unique, so the order is total
+        keys = (cols.offer_id[idx], cols.price_per_hour[idx], value[idx])
+        return idx[np.lexsort(keys)]
 
-    if limit is None:
-        ordered = sorted(fits, key=key) + sorted(oom, key=key)
-    else:
-        ordered = heapq.nsmallest(limit, fits, key=key)
-        if len(ordered) < limit:
-            ordered += heapq.nsmallest(limit - len(ordered), oom, key=key)
-    top = [
-        Ranked(candidate=c, pareto_optimal=c.offer_id in pareto, rank=i + 1)
-        for i, c in enumerate(ordered)
-    ]
-    shown = {c.offer_id for c in ordered}
-    rest = [c for c in fits if c.offer_id in pareto and c.offer_id not in shown]
-    if not rest:
-        return top, []
-    # Keys are unique (the offer id breaks ties), so a bisect over all sorted keys gives each
-    # frontier offer its position in the full order; Pareto offers always fit, so they rank
-    # among ``fits`` (OOM offers come after all of them).
-    keys = sorted(key(c) for c in fits)
-    extra = sorted(
-        (
-            Ranked(candidate=c, pareto_optimal=True, rank=bisect_left(keys, key(c)) + 1)
-            for c in rest
-        ),
-        key=lambda r: r.rank,
-    )
+    order = np.concatenate((ordered(fits), ordered(oom)))
+    shown = len(order) if limit is None else min(limit, len(order))
+    top = [(int(i), pos + 1, bool(pareto[i])) for pos, i in enumerate(order[:shown].tolist())]
+    # Pareto offers always fit, so they rank among ``fits`` (OOM offers come after all)
+    below = order[shown : len(fits)]
+    extra_pos = np.flatnonzero(pareto[below]) + shown
+    extra = [(int(order[p]), int(p) + 1, True) for p in extra_pos.tolist()]
     return top, extra

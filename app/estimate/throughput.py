@@ -1,20 +1,24 @@
-"""Training throughput of a workload on a GPU set: measured, scaled, or from a FLOPs model.
+"""Training throughput of a workload on a GPU set: the one estimation path.
 
-Order of preference (estimation.md §5.2):
+:func:`estimate_throughput` (and :meth:`ThroughputModel.estimate`, its memoised form for a
+ranking) is what ``/v1/estimate``, ``/v1/rank``, the web page and the accuracy harness call.
+It selects the evidence and produces the estimate, in one of five situations:
 
-1. ``measured``: a published measurement of the same workload (benchmark label and method),
-   compatible precision, on the same GPU model. The row whose per-GPU batch is nearest the
-   workload's micro-batch is used (median over replicates, newest software first); another
-   GPU count goes through the multi-GPU model.
-2. ``scaled``: the workload's measurements on other GPUs of one benchmark suite, through the
-   calibrated time model of :mod:`app.estimate.scaling` (or the §4.5 blend when fewer than
-   four GPUs were measured). A workload that departs from its preset (other size, sequence
-   length, method) is scaled from the preset's own rate by the ratio of training FLOPs.
-3. ``flops_model``: FLOPs per sample (§4.1) against the median FLOP rate the *other*
-   measured workloads reach on this GPU (measured there, or scaled to it by their own time
-   models: :mod:`app.estimate.floprate`), else a FLOP-rate regression on peak and bandwidth.
+* ``measured``: the workload was measured on this GPU model (any suite); the pooled model of
+  :mod:`app.estimate.pooled` is corrected by those rows' residuals.
+* ``sibling``: not measured on this GPU, but on a GPU of the same architecture; the pooled
+  model predicts from specs with the architecture terms learnt from the siblings.
+* ``extrapolated``: no GPU of this architecture measured the workload; specs only.
+* ``flops_model``: the workload was never measured: FLOPs per sample (§4.1) against the FLOP
+  rate other workloads of the same family reach on this GPU (transformers borrow from
+  transformers of similar size, never from CNNs).
+* ``derived``: a custom workload that departs from its preset: the preset's estimate at the
+  requested precision and micro-batch, times the ratio of training FLOPs per sample.
 
-Multi-GPU data parallelism multiplies by the efficiency of :mod:`app.estimate.multigpu`.
+Every GPU of one ranking is predicted at one software level (the suite that measured the
+most GPUs), so offers are ordered by hardware, not by which lab measured them. Multi-GPU data
+parallelism multiplies by the measured efficiency of that GPU count where one exists, else
+by the model of :mod:`app.estimate.multigpu`; more GPUs are never slower.
 """
 
 from __future__ import annotations
@@ -25,27 +29,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from app.estimate import fitted
-from app.estimate.floprate import FlopRateModel
 from app.estimate.memory import transformer_tokens
 from app.estimate.multigpu import multi_gpu_efficiency
-from app.estimate.scaling import (
-    F_COMPUTE,
-    MIN_GPUS_FOR_FIT,
-    TimeModel,
-    blend_predict,
-    group_key,
-    peak_tflops,
-)
+from app.estimate.pooled import DEFAULT_B0, PooledData, family, suite_of
+from app.estimate.scaling import peak_tflops
 from app.estimate.types import (
+    SITUATION_BASIS,
+    SITUATION_TEXT,
     TRANSFORMER_ARCHITECTURES,
-    Architecture,
-    Basis,
     BenchmarkPoint,
     Evidence,
     GpuSpec,
     Interconnect,
     Method,
     Precision,
+    Situation,
     ThroughputEstimate,
     Workload,
 )
@@ -55,16 +53,7 @@ from app.estimate.types import (
 #: FLOP rates from other workloads.
 FlopsTable = Mapping[tuple[str, str], tuple[str, float, float, int | None]]
 
-SingleGpu = tuple[float, Basis, tuple[Evidence, ...], tuple[str, ...]]
-
-
-def family(arch: Architecture) -> str:
-    """Throughput family: ``transformer``, ``cnn`` (incl. diffusion UNets) or ``other``."""
-    if arch in TRANSFORMER_ARCHITECTURES:
-        return "transformer"
-    if arch in (Architecture.CNN, Architecture.DIFFUSION_UNET):
-        return "cnn"
-    return "other"
+SingleGpu = tuple[float, Situation, tuple[Evidence, ...], tuple[str, ...]]
 
 
 def flops_peak_tflops(gpu: GpuSpec, precision: Precision) -> float:
@@ -148,15 +137,6 @@ def point_samples_per_s(p: BenchmarkPoint, units_per_sample: float | None) -> fl
     return p.throughput_total / (units_per_sample or 1.0) / p.gpu_count
 
 
-def version_key(p: BenchmarkPoint) -> float:
-    """Framework version as a sortable number (1.13 → 1.13, 2.3 → 2.03); 0 when unknown."""
-    try:
-        major, minor = (p.framework_version or "0.0").split(".")[:2]
-        return float(major) + float(minor) / 100
-    except ValueError:
-        return 0.0
-
-
 def _evidence(p: BenchmarkPoint, units: float | None) -> Evidence:
     return Evidence(
         benchmark_id=p.id,
@@ -171,66 +151,47 @@ def _evidence(p: BenchmarkPoint, units: float | None) -> Evidence:
     )
 
 
-def _method_matches(w: Workload, p: BenchmarkPoint) -> bool:
-    method = w.benchmark_method or ("full" if w.method == Method.FULL else w.method.value)
-    return p.method == method or (method == "full" and p.method == "pretrain")
+def _method_of(w: Workload) -> str:
+    return w.benchmark_method or ("full" if w.method == Method.FULL else w.method.value)
 
 
-def relevant_points(w: Workload, points: Sequence[BenchmarkPoint]) -> list[BenchmarkPoint]:
-    """Measurements that stand for ``w``: its benchmark labels and method, usable precision."""
-    if not w.benchmark_workloads:
-        return []
-    labels = set(w.benchmark_workloads)
-    return [
-        p
-        for p in points
-        if p.workload in labels
-        and not p.suspect
-        and p.gpu
-        and _method_matches(w, p)
-        and precision_compatible(w.precision, p.precision) is not None
-    ]
-
-
-def _batch_distance(p: BenchmarkPoint, micro_batch: int) -> float:
-    if not p.batch_size_per_gpu:
-        return 10.0
-    return abs(math.log(p.batch_size_per_gpu / micro_batch))
-
-
-def best_rows(w: Workload, rows: Sequence[BenchmarkPoint]) -> list[BenchmarkPoint]:
-    """Rows of the best precision match, then nearest batch, then newest software."""
-    prec = min(precision_compatible(w.precision, p.precision) or 0 for p in rows)
-    out = [p for p in rows if (precision_compatible(w.precision, p.precision) or 0) == prec]
-    dist = min(_batch_distance(p, w.micro_batch_size) for p in out)
-    out = [p for p in out if _batch_distance(p, w.micro_batch_size) <= dist + 1e-9]
-    newest = max(version_key(p) for p in out)
-    return [p for p in out if version_key(p) >= newest - 1e-9]
-
-
-def _range(value: float, basis: Basis, multi_gpu_model: bool = False) -> tuple[float, float]:
-    """Low–high range: the basis's cross-validated 10th-90th percentile of actual ÷ predicted,
-    times the multi-GPU model's when the GPU count was not itself measured."""
-    low, high = fitted.RANGE_FACTORS[basis.value]
+def _range(
+    value: float, situation: Situation, multi_gpu_model: bool = False
+) -> tuple[float, float]:
+    """Low–high range: the situation's cross-validated 10th-90th percentile of actual ÷
+    predicted, times the multi-GPU model's when the GPU count was not itself measured."""
+    factors = fitted.RANGE_FACTORS
+    low, high = factors.get(situation.value) or factors[SITUATION_BASIS[situation].value]
     if multi_gpu_model:
         m_low, m_high = fitted.MULTI_GPU_RANGE
         low, high = low * m_low, high * m_high
     return value * low, value * high
 
 
-class ThroughputModel:
-    """Throughput estimates of one workload on any GPU set, memoised per GPU model.
+def label_workloads(
+    presets: Sequence[Workload],
+) -> dict[tuple[str, str], Workload]:
+    """(benchmark label, method) → the first preset workload standing for it."""
+    out: dict[tuple[str, str], Workload] = {}
+    for w in presets:
+        for label in w.benchmark_workloads:
+            out.setdefault((label, _method_of(w)), w)
+    return out
 
-    Build one per request (the rank service asks for thousands of offers); the measurements
-    relevant to the workload are selected and the time models fitted once. Pure: no I/O.
+
+class ThroughputModel:
+    """Throughput estimates of one workload on any GPU set, memoised per configuration.
+
+    Build one per request (the rank service asks for thousands of offers). Pure: no I/O.
 
     Args:
         w: the workload (``w.matches_preset`` says whether measurements apply as is).
-        points: measured benchmarks (any workloads; filtered here).
-        catalog: GPU specs by name, for scaling measurements from other GPUs.
+        points: measured benchmarks (any workloads), used when ``data`` is not given.
+        catalog: GPU specs by name.
         reference: the preset ``w`` was derived from, when ``w`` departs from it.
-        flops_table: benchmark label → (family, FLOPs per unit) for the FLOPs model.
-        flop_rates: a prebuilt :class:`FlopRateModel` of the same points (a cache).
+        flops_table: (label, method) → (family, FLOPs per unit, ...) for the FLOPs model.
+        data: a prebuilt :class:`PooledData` of the same points (a cache shared by requests).
+        workloads: (label, method) → preset workload, for building ``data`` from ``points``.
     """
 
     def __init__(
@@ -241,258 +202,309 @@ class ThroughputModel:
         catalog: Mapping[str, GpuSpec] | None = None,
         reference: Workload | None = None,
         flops_table: FlopsTable | None = None,
-        flop_rates: FlopRateModel | None = None,
+        data: PooledData | None = None,
+        workloads: Mapping[tuple[str, str], Workload] | None = None,
     ):
         self.w = w
-        self._flop_rates = flop_rates
         self.catalog = catalog or {}
         self.flops_table = flops_table or {}
-        self.points = points
         self.reference = (
             reference
             if (not w.matches_preset and reference is not None and reference.benchmark_workloads)
             else None
         )
-        self.base = self.reference or w
-        self.relevant = self._with_single_gpu_rates(relevant_points(self.base, points))
-        self._single: dict[str, SingleGpu] = {}
-        self._time_models: list[tuple[TimeModel, list[BenchmarkPoint]]] | None = None
-
-    def _with_single_gpu_rates(self, rows: list[BenchmarkPoint]) -> list[BenchmarkPoint]:
-        """Add a single-GPU rate for GPUs measured only in multi-GPU runs.
-
-        The per-GPU throughput of the run divided by the multi-GPU model's efficiency at its
-        GPU count (e.g. torchtitan's Llama pre-training, measured on 8-512 GPUs). The
-        synthetic row keeps the id and source of the measurement it comes from.
-        """
-        single = {p.gpu for p in rows if p.gpu_count == 1}
-        extra = []
-        by_gpu: dict[str, list[BenchmarkPoint]] = {}
-        for p in rows:
-            if p.gpu_count > 1 and p.gpu not in single and p.gpu in self.catalog:
-                by_gpu.setdefault(p.gpu, []).append(p)
-        w = self.base
-        for name, multi in by_gpu.items():
-            fewest = min(p.gpu_count for p in multi)
-            for p in (x for x in multi if x.gpu_count == fewest):
-                gpu = self.catalog[name]
-                link = Interconnect.NVLINK if p.interconnect == "nvlink" else Interconnect.PCIE
-                per_gpu = point_samples_per_s(p, w.units_per_sample)
-                eta = multi_gpu_efficiency(
-                    w, gpu, p.gpu_count, link, per_gpu, micro_batch=p.batch_size_per_gpu
-                )
-                extra.append(
-                    replace(p, gpu_count=1, throughput_total=p.throughput_total / p.gpu_count / eta)
-                )
-        return rows + extra
+        base = self.reference or w
+        if data is None:
+            known = dict(workloads or {})
+            for label in base.benchmark_workloads:
+                known.setdefault((label, _method_of(base)), base)
+            data = PooledData(points, self.catalog, known, _families(self.flops_table))
+        self.data = data
+        self.groups = data.groups(base.benchmark_workloads, _method_of(base))
+        self._single: dict[tuple[str, Precision, str | None], SingleGpu] = {}
 
     def can_estimate(self) -> bool:
         """False when there is neither a usable measurement nor a FLOPs estimate."""
-        return bool(self.relevant) or training_flops_per_sample(self.w) is not None
+        usable = self._usable(self.w.precision)
+        return usable or training_flops_per_sample(self.w) is not None
 
-    # -- measured and scaled -------------------------------------------------------------
-    def _groups(self) -> list[tuple[TimeModel, list[BenchmarkPoint]]]:
-        """Time models of the usable suites, best first (precision match, newest software)."""
-        if self._time_models is not None:
-            return self._time_models
-        w = self.base
-        groups: dict[tuple[str, str, str, str], list[BenchmarkPoint]] = {}
-        for p in self.relevant:
-            if p.gpu_count == 1 and p.gpu in self.catalog:
-                groups.setdefault(group_key(p), []).append(p)
-        fitted_groups = []
-        for rows in groups.values():
-            if len({p.gpu for p in rows}) < MIN_GPUS_FOR_FIT:
-                continue
-            data = [
-                (
-                    self.catalog[p.gpu],
-                    float(p.batch_size_per_gpu or 0) or None,
-                    point_samples_per_s(p, w.units_per_sample),
-                )
-                for p in rows
+    def _usable(self, precision: Precision) -> bool:
+        """The measured group stands for ``precision``: fp32/tf32 and 16-bit rates follow
+        from each other through the pooled model; fp8 needs fp8 measurements (FP8 matmuls
+        need Transformer Engine/torchao support a 16-bit run says nothing about)."""
+        if not self.groups:
+            return False
+        if precision != Precision.FP8:
+            return True
+        return any(p.precision == Precision.FP8 for p in self.data.rows(self.groups[0]))
+
+    # -- pooled model ----------------------------------------------------------------------
+    def _base(self, precision: Precision) -> Workload:
+        """The workload whose measurements are used, at the precision and micro-batch asked."""
+        if self.reference is None:
+            return replace(self.w, precision=precision)
+        return replace(
+            self.reference, precision=precision, micro_batch_size=self.w.micro_batch_size
+        )
+
+    def _pooled(self, gpu: GpuSpec, precision: Precision, software: str | None) -> SingleGpu | None:
+        if not self._usable(precision):
+            return None
+        base = self._base(precision)
+        group = self.groups[0]
+        level = self.data.level_of(group, software)
+        if level is None:
+            return None
+        y, n_own = self.data.predict(group, gpu, precision, base.micro_batch_size, level)
+        rate = math.exp(y) / (base.units_per_sample or 1.0)
+        units = base.units_per_sample
+        rows = self.data.rows(group)
+        if n_own:
+            situation = Situation.MEASURED
+            used = [p for p in rows if p.gpu == gpu.name]
+        elif self.data.has_sibling(group, gpu):
+            situation = Situation.SIBLING
+            used = [
+                p for p in rows if self.catalog.get(p.gpu, gpu).architecture == gpu.architecture
             ]
-            fitted_groups.append((TimeModel(data, rows[0].precision), rows))
-
-        def rank(item: tuple[TimeModel, list[BenchmarkPoint]]) -> tuple[int, float, int]:
-            model, rows = item
-            prec = precision_compatible(w.precision, rows[0].precision) or 0
-            newest = statistics.median(version_key(p) for p in rows)
-            return (prec, -newest, -model.n_gpus)
-
-        self._time_models = sorted(fitted_groups, key=rank)
-        return self._time_models
-
-    def _measured_or_scaled(self, gpu: GpuSpec) -> SingleGpu | None:
-        w = self.base
-        units = w.units_per_sample
-        one_gpu = [p for p in self.relevant if p.gpu_count == 1]
-        same = [p for p in one_gpu if p.gpu == gpu.name]
-        if same:
-            rows = best_rows(w, same)
-            rate = statistics.median(point_samples_per_s(p, units) for p in rows)
-            notes = []
-            bs = rows[0].batch_size_per_gpu
-            if bs and bs != w.micro_batch_size:
-                notes.append(f"measured at micro-batch {bs} per GPU; yours is {w.micro_batch_size}")
-            return rate, Basis.MEASURED, tuple(_evidence(p, units) for p in rows), tuple(notes)
-        for model, rows in self._groups():
-            rate = model.samples_per_s(gpu, w.micro_batch_size)
-            if rate:
-                note = (
-                    f"scaled from {model.n_gpus} GPUs measured in {rows[0].source} by the "
-                    "calibrated time model (peak, bandwidth, batch)"
-                )
-                return rate, Basis.SCALED, tuple(_evidence(p, units) for p in rows), (note,)
-        refs: dict[str, list[BenchmarkPoint]] = {}
-        for p in one_gpu:
-            if p.gpu in self.catalog:
-                refs.setdefault(p.gpu, []).append(p)
-        if refs:
-            pairs, used = [], []
-            prec = None
-            for name, rows in refs.items():
-                best = best_rows(w, rows)
-                prec = best[0].precision
-                pairs.append(
-                    (
-                        self.catalog[name],
-                        statistics.median(point_samples_per_s(p, units) for p in best),
-                    )
-                )
-                used.extend(best)
-            rate = blend_predict(pairs, gpu, prec or w.precision, F_COMPUTE[family(w.architecture)])
-            note = f"scaled from {len(refs)} GPU model(s) by the compute/bandwidth blend"
-            return rate, Basis.SCALED, tuple(_evidence(p, units) for p in used), (note,)
-        return None
+        else:
+            situation = Situation.EXTRAPOLATED
+            used = [p for p in rows if p.source == level.source]
+        used = sorted(used, key=lambda p: (p.gpu_count, p.id))[:20]
+        notes = [
+            f"{SITUATION_TEXT[situation]}; pooled model of {group[0]} over "
+            f"{len({p.source for p in rows})} suite(s) and {len({p.gpu for p in rows})} GPU "
+            f"model(s), at the software level of {level.suite.rstrip('@')}"
+        ]
+        rng = self.data.batch_range(group)
+        mb = base.micro_batch_size
+        if rng and mb < rng[0]:
+            notes.append(
+                f"micro-batch {mb} is below the smallest measured ({rng[0]:.0f}): the batch "
+                "effect is extrapolated"
+            )
+        elif rng and mb > rng[1]:
+            notes.append(
+                f"micro-batch {mb} is above the largest measured ({rng[1]:.0f}): "
+                "no gain assumed beyond it"
+            )
+        return rate, situation, tuple(_evidence(p, units) for p in used), tuple(notes)
 
     # -- FLOPs model -----------------------------------------------------------------------
-    def flop_rates(self) -> FlopRateModel:
-        """The achieved-FLOP-rate model (built on first use unless one was passed in)."""
-        if self._flop_rates is None:
-            self._flop_rates = FlopRateModel(self.points, self.catalog, self.flops_table)
-        return self._flop_rates
+    def flops_rate(self, w: Workload, gpu: GpuSpec, precision: Precision) -> SingleGpu:
+        """Per-GPU samples/s from FLOPs per sample (``flops_model`` situation).
 
-    def flops_rate(self, w: Workload, gpu: GpuSpec) -> SingleGpu:
-        """Per-GPU samples/s from FLOPs per sample (``flops_model`` basis)."""
+        The FLOP rate is the weighted geometric mean over the measured workloads of the same
+        family (their pooled estimates on ``gpu`` × their FLOPs per unit); transformers borrow
+        from transformers with the same attention kernel (eager or SDPA) where there are any,
+        weighted by parameter-count similarity, 1 / (0.25 + |ln(P_donor / P)|).
+        """
         flops = training_flops_per_sample(w)
         fam = family(w.architecture)
         if not flops:
-            return 0.0, Basis.FLOPS_MODEL, (), ("no FLOPs per sample for this workload",)
-        achieved = self.flop_rates().achieved(gpu, w.precision, frozenset(w.benchmark_workloads))
-        if achieved is not None:
-            rate_flops, used, labels = achieved
-            note = (
-                f"FLOPs model: {rate_flops / 1e12:.1f} TFLOP/s, the median FLOP rate of "
-                f"{len(labels)} measured workloads on this GPU (measured or scaled): "
-                f"{', '.join(labels)}"
+            return 0.0, Situation.FLOPS_MODEL, (), ("no FLOPs per sample for this workload",)
+        logs, weights, labels = [], [], []
+        own = set(w.benchmark_workloads)
+        candidates = [
+            (key, entry)
+            for key, entry in sorted(self.flops_table.items())
+            if entry[0] == fam and key[0] not in own
+        ]
+        if fam == "transformer":
+            # an attention kernel like the workload's first (eager attention materialises
+            # the score matrix and runs at a lower FLOP rate than SDPA/Flash kernels)
+            same = [
+                c
+                for c in candidates
+                if (d := self.data.workloads.get(c[0])) is not None and d.attention == w.attention
+            ]
+            candidates = same or candidates
+        for (label, method), entry in candidates:
+            found = self.data.groups((label,), method)
+            if not found:
+                continue
+            level = self.data.reference_level(found[0])
+            if level is None:
+                continue
+            y, _ = self.data.predict(found[0], gpu, precision, None, level)
+            y -= self.data.batch_term(found[0], None)  # the donor's saturated rate
+            weight = 1.0
+            if fam == "transformer" and entry[3] and w.params:
+                weight = 1.0 / (0.25 + abs(math.log(entry[3] / w.params)))
+            logs.append(y + math.log(entry[1]))
+            weights.append(weight)
+            labels.append(label)
+        if logs:
+            rate_flops = math.exp(
+                sum(a * b for a, b in zip(logs, weights, strict=True)) / sum(weights)
             )
-            evidence = tuple(_evidence(p, None) for p in used)
-        else:
-            rate_flops = achieved_flops_prior(gpu, fam, w.precision)
-            peak = flops_peak_tflops(gpu, w.precision) * 1e12
             note = (
-                f"FLOPs model: no measurement on this GPU; fitted {fam} FLOP rate "
+                f"{SITUATION_TEXT[Situation.FLOPS_MODEL]}: {rate_flops / 1e12:.1f} TFLOP/s "
+                f"from {len(labels)} measured {fam} workload(s): {', '.join(labels)}"
+            )
+        else:
+            rate_flops = achieved_flops_prior(gpu, fam, precision)
+            peak = flops_peak_tflops(gpu, precision) * 1e12
+            note = (
+                f"FLOPs model: no measured {fam} workload; fitted {fam} FLOP rate "
                 f"{rate_flops / 1e12:.1f} TFLOP/s (MFU {rate_flops / peak:.2f})"
             )
-            evidence = ()
-        rate = rate_flops / flops
+        rate = rate_flops / flops * self._batch_factor(w)
         if w.method == Method.QLORA:
             rate /= fitted.QLORA_SLOWDOWN
-        return rate, Basis.FLOPS_MODEL, evidence, (note,)
+        return rate, Situation.FLOPS_MODEL, (), (note,)
+
+    def _batch_factor(self, w: Workload) -> float:
+        """b / (b + b0) of the micro-batch law (:mod:`app.estimate.pooled`) for ``w``."""
+        fam = family(w.architecture)
+        b0 = self.data.b0.get(fam, DEFAULT_B0[fam])
+        if fam == "transformer":
+            b0 /= max(transformer_tokens(w), 1)
+        b = max(w.micro_batch_size, 1)
+        return b / (b + b0)
 
     # -- composition ------------------------------------------------------------------------
-    def single_gpu(self, gpu: GpuSpec) -> SingleGpu:
-        """Per-GPU samples/s on one ``gpu`` with basis, evidence and notes (memoised)."""
-        hit = self._single.get(gpu.name)
+    def single_gpu(
+        self, gpu: GpuSpec, precision: Precision | None = None, software: str | None = None
+    ) -> SingleGpu:
+        """Per-GPU samples/s on one ``gpu`` with situation, evidence and notes (memoised).
+
+        ``precision``: the precision the GPU runs at (default the workload's);
+        ``software``: the suite (``source@version``) to predict at, default the reference.
+        """
+        prec = precision or self.w.precision
+        key = (gpu.name, prec, software)
+        hit = self._single.get(key)
         if hit is not None:
             return hit
-        w = self.w
-        base = self._measured_or_scaled(gpu)
+        w = replace(self.w, precision=prec)
+        base = self._pooled(gpu, prec, software)
         if base is None:
-            result = self.flops_rate(w, gpu)
+            result = self.flops_rate(w, gpu, prec)
         elif self.reference is not None:
-            rate, basis, evidence, notes = base
-            ref_flops = training_flops_per_sample(self.reference)
+            rate, situation, evidence, notes = base
+            ref_flops = training_flops_per_sample(self._base(prec))
             own_flops = training_flops_per_sample(w)
             if ref_flops and own_flops:
                 ratio = ref_flops / own_flops
                 if w.method == Method.QLORA and self.reference.method != Method.QLORA:
                     ratio /= fitted.QLORA_SLOWDOWN
-                result = (
-                    rate * ratio,
-                    Basis.SCALED,
-                    evidence,
-                    (
-                        f"scaled from the preset's {basis.value} rate by training FLOPs per "
-                        f"sample (×{ratio:.3g})",
-                        *notes,
-                    ),
+                text = (
+                    f"{SITUATION_TEXT[Situation.DERIVED]} (×{ratio:.3g}); the preset's "
+                    f"estimate is {situation.value}"
                 )
             else:
-                result = (
-                    rate,
-                    Basis.SCALED,
-                    evidence,
-                    (
-                        "your changes to the preset could not be scaled (no FLOPs estimate for "
-                        f"this architecture): the preset's {basis.value} rate is used as is",
-                        *notes,
-                    ),
+                ratio = 1.0
+                text = (
+                    "your changes to the preset could not be scaled (no FLOPs estimate for "
+                    f"this architecture): the preset's {situation.value} rate is used as is"
                 )
+            result = (rate * ratio, Situation.DERIVED, evidence, (text, *notes))
         else:
             result = base
-        self._single[gpu.name] = result
+        self._single[key] = result
         return result
 
-    def estimate(
-        self, gpu: GpuSpec, gpu_count: float = 1, interconnect: Interconnect | None = None
-    ) -> ThroughputEstimate:
-        """Samples/s of ``gpu_count`` × ``gpu`` (fractional counts scale linearly).
+    def _measured_eta(
+        self, gpu: GpuSpec, n: int, link: Interconnect | None, precision: Precision
+    ) -> float | None:
+        """Median measured efficiency of ``n`` × ``gpu`` (multi-GPU per-GPU rate ÷ the same
+        suite's 1-GPU rate at the same precision, batch where possible)."""
+        if not self.groups or self.reference is not None:
+            return None
+        rows = self.data.rows(self.groups[0])
+        singles: dict[tuple[str, Precision], list[BenchmarkPoint]] = {}
+        for p in rows:
+            if p.gpu == gpu.name and p.gpu_count == 1:
+                singles.setdefault((suite_of(p), p.precision), []).append(p)
+        ratios = []
+        for p in rows:
+            if p.gpu != gpu.name or p.gpu_count != n:
+                continue
+            if link is not None and (p.interconnect or "pcie") != link.value:
+                continue
+            if precision_class(p.precision) != precision_class(precision):
+                continue
+            cands = singles.get((suite_of(p), p.precision))
+            if not cands:
+                continue
+            same = [c for c in cands if c.batch_size_per_gpu == p.batch_size_per_gpu] or cands
+            single = statistics.median(c.throughput_total for c in same)
+            ratios.append(p.throughput_total / p.gpu_count / single)
+        return min(statistics.median(ratios), 1.0) if ratios else None
 
-        ``interconnect`` ``None`` means PCIe, or NVLink for SXM boards.
+    def _measured_counts(self, gpu: GpuSpec, link: Interconnect | None) -> list[int]:
+        if not self.groups or self.reference is not None:
+            return []
+        return sorted(
+            {
+                p.gpu_count
+                for p in self.data.rows(self.groups[0])
+                if p.gpu == gpu.name
+                and p.gpu_count > 1
+                and (link is None or (p.interconnect or "pcie") == link.value)
+            }
+        )
+
+    def estimate(
+        self,
+        gpu: GpuSpec,
+        gpu_count: float = 1,
+        interconnect: Interconnect | None = None,
+        *,
+        precision: Precision | None = None,
+        software: str | None = None,
+    ) -> ThroughputEstimate:
+        """Samples/s of ``gpu_count`` × ``gpu`` (fractional counts below one scale linearly).
+
+        ``interconnect`` ``None`` means PCIe, or NVLink for SXM boards; ``precision`` is the
+        precision the GPU runs at (default the workload's; see
+        :func:`app.estimate.compat.effective_precision`);
+        ``software`` the suite to predict at (the harness passes a held-out row's).
         """
-        w = self.w
+        prec = precision or self.w.precision
         if interconnect is None and gpu_count > 1 and (gpu.form_factor or "").upper() == "SXM":
             interconnect = Interconnect.NVLINK
-        per_gpu, basis, evidence, notes = self.single_gpu(gpu)
+        per_gpu, situation, evidence, notes = self.single_gpu(gpu, prec, software)
         n = gpu_count
-        if n > 1 and basis == Basis.MEASURED and self.reference is None:
-            multi = [
-                p
-                for p in self.relevant
-                if p.gpu == gpu.name
-                and p.gpu_count == int(n)
-                and (interconnect is None or (p.interconnect or "pcie") == interconnect.value)
-            ]
-            if multi:
-                rows = best_rows(w, multi)
-                total = statistics.median(
-                    point_samples_per_s(p, w.units_per_sample) * p.gpu_count for p in rows
-                )
-                eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
-                low, high = _range(total, basis)
-                return ThroughputEstimate(
-                    samples_per_s=total,
-                    samples_per_s_low=low,
-                    samples_per_s_high=high,
-                    basis=basis,
-                    multi_gpu_efficiency=min(eta, 1.0),
-                    evidence=tuple(_evidence(p, w.units_per_sample) for p in rows),
-                    notes=notes,
-                )
-        eta = multi_gpu_efficiency(w, gpu, n, interconnect, per_gpu) if n > 1 else 1.0
-        total = per_gpu * n * eta
-        low, high = _range(total, basis, multi_gpu_model=n > 1)
+        w = replace(self.w, precision=prec)
+        eta, multi_model = 1.0, False
+        if n > 1:
+            best_total, best_eta, best_model = per_gpu, 1.0, False
+            counts = [k for k in self._measured_counts(gpu, interconnect) if k <= n]
+            for k in sorted({*counts, int(n)}):
+                if k < 2:
+                    continue
+                measured = self._measured_eta(gpu, k, interconnect, prec)
+                e = measured
+                if e is None:
+                    e = multi_gpu_efficiency(w, gpu, k, interconnect, per_gpu)
+                scale = n if k == int(n) else k
+                total_k = per_gpu * scale * e
+                if total_k >= best_total:
+                    best_total, best_eta, best_model = total_k, e, measured is None
+            total = best_total
+            eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
+            multi_model = best_model
+            del best_eta
+        else:
+            total = per_gpu * n
+        low, high = _range(total, situation, multi_gpu_model=multi_model)
         return ThroughputEstimate(
             samples_per_s=total,
             samples_per_s_low=low,
             samples_per_s_high=high,
-            basis=basis,
-            multi_gpu_efficiency=eta,
+            basis=SITUATION_BASIS[situation],
+            multi_gpu_efficiency=min(eta, 1.0),
             evidence=evidence,
             notes=notes,
+            situation=situation,
+            precision=prec,
         )
+
+
+def _families(table: FlopsTable) -> dict[tuple[str, str], str]:
+    return {k: v[0] for k, v in table.items()}
 
 
 def estimate_throughput(
@@ -501,13 +513,21 @@ def estimate_throughput(
     *,
     gpu_count: float = 1,
     interconnect: Interconnect | None = None,
+    precision: Precision | None = None,
+    software: str | None = None,
     points: Sequence[BenchmarkPoint] = (),
     catalog: Mapping[str, GpuSpec] | None = None,
     reference: Workload | None = None,
     flops_table: FlopsTable | None = None,
+    data: PooledData | None = None,
 ) -> ThroughputEstimate:
     """Samples/s of ``gpu_count`` × ``gpu`` for ``w``; see :class:`ThroughputModel`."""
     model = ThroughputModel(
-        w, points=points, catalog=catalog, reference=reference, flops_table=flops_table
+        w,
+        points=points,
+        catalog={**(catalog or {}), gpu.name: gpu},
+        reference=reference,
+        flops_table=flops_table,
+        data=data,
     )
-    return model.estimate(gpu, gpu_count, interconnect)
+    return model.estimate(gpu, gpu_count, interconnect, precision=precision, software=software)

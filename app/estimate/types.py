@@ -116,6 +116,35 @@ class Basis(StrEnum):
     FLOPS_MODEL = "flops_model"
 
 
+class Situation(StrEnum):
+    """Which evidence an estimate stands on (finer than :class:`Basis`; ranges are calibrated
+    per situation). :data:`SITUATION_TEXT` says it in words."""
+
+    MEASURED = "measured"
+    SIBLING = "sibling"
+    EXTRAPOLATED = "extrapolated"
+    FLOPS_MODEL = "flops_model"
+    DERIVED = "derived"
+
+
+SITUATION_TEXT = {
+    Situation.MEASURED: "measured on this GPU model",
+    Situation.SIBLING: "scaled from measurements on a GPU of the same architecture",
+    Situation.EXTRAPOLATED: "extrapolated from measurements on other GPU architectures",
+    Situation.FLOPS_MODEL: "FLOPs model: this workload was never measured; FLOP rate of "
+    "similar measured workloads on this GPU",
+    Situation.DERIVED: "derived from the preset's estimate by the ratio of training FLOPs",
+}
+
+SITUATION_BASIS = {
+    Situation.MEASURED: Basis.MEASURED,
+    Situation.SIBLING: Basis.SCALED,
+    Situation.EXTRAPOLATED: Basis.SCALED,
+    Situation.FLOPS_MODEL: Basis.FLOPS_MODEL,
+    Situation.DERIVED: Basis.SCALED,
+}
+
+
 TRANSFORMER_ARCHITECTURES = frozenset(
     {Architecture.TRANSFORMER_ENCODER, Architecture.TRANSFORMER_DECODER, Architecture.VIT}
 )
@@ -355,6 +384,9 @@ class ThroughputEstimate:
     multi_gpu_efficiency: float
     evidence: tuple[Evidence, ...] = ()
     notes: tuple[str, ...] = ()
+    situation: Situation | None = None
+    #: the precision the estimate assumes the GPU runs at
+    precision: Precision | None = None
 
 
 class WarningCode(StrEnum):
@@ -420,6 +452,8 @@ class Estimate:
     warnings: tuple[RunWarning, ...] = ()
     evidence: tuple[Evidence, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: which evidence the throughput stands on (:class:`Situation` value)
+    situation: str | None = None
     #: what one epoch is, in words (samples, or tokens packed into sequences)
     epoch_definition: str = ""
     #: samples (as ``samples_per_s`` counts them) in one epoch

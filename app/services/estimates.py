@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 from sqlalchemy.orm import Session
 
 from app.estimate.compat import effective_precision
@@ -20,7 +21,7 @@ from app.estimate.cost import (
     spot_expected_hours,
 )
 from app.estimate.memory import estimate_memory, vram_per_gpu_gb
-from app.estimate.rank import Candidate, rank_with_frontier
+from app.estimate.rank import Candidate, CandidateColumns, Ranked, rank_columns
 from app.estimate.throughput import ThroughputModel
 from app.estimate.types import (
     Estimate,
@@ -36,7 +37,6 @@ from app.estimate.types import (
 from app.services.offers import (
     FilterError,
     OfferRow,
-    RankRow,
     select_offers_by_id,
     select_rank_rows,
 )
@@ -157,7 +157,7 @@ class _Models:
                 catalog=self.ref.gpus,
                 reference=self.reference,
                 flops_table=self.ref.flops_table,
-                flop_rates=self.ref.flop_rates,
+                data=self.ref.throughput_data,
             )
         return model
 
@@ -194,6 +194,21 @@ def estimate_what_if(
         currency=currency,
         billing=billing,
         spot=spot,
+    )
+
+
+def _candidate(cols: CandidateColumns, i: int) -> Candidate:
+    def opt(a: np.ndarray) -> float | None:
+        return None if math.isinf(a[i]) else float(a[i])
+
+    return Candidate(
+        offer_id=int(cols.offer_id[i]),
+        cost_per_epoch=opt(cols.cost_per_epoch),
+        epoch_hours=float(cols.epoch_hours[i]),
+        total_cost=opt(cols.total_cost),
+        price_per_hour=opt(cols.price_per_hour),
+        samples_per_s=float(cols.samples_per_s[i]),
+        oom_high=bool(cols.oom_high[i]),
     )
 
 
@@ -308,56 +323,85 @@ def rank_offers(
     check_estimable(w, models.requested())
     tp_cache: dict[tuple[str, float, Interconnect | None], ThroughputEstimate] = {}
     mem_cache: dict[tuple[float, int], MemoryEstimate] = {}
-    rate_cache: dict[str, float] = {}
     samples_per_epoch = epoch_plan(w).samples
-    prepared: dict[int, tuple[RankRow, ThroughputEstimate, MemoryEstimate, float | None]] = {}
-    candidates = []
-    over_budget = 0
     names = ref.gpu_names_by_id
-    skipped: list[int] = []
-    for row in rows:
-        if row.gpu_model_id is None:
-            skipped.append(row.id)
-            continue
-        gpu = ref.gpus[names[row.gpu_model_id]]
-        link = offer_interconnect(row.interconnect)
-        tkey = (gpu.name, row.gpu_count, link)
+    skipped = [r.id for r in rows if r.gpu_model_id is None]
+    estimable = [r for r in rows if r.gpu_model_id is not None]
+    # One estimate per distinct hardware configuration; then per offer only the price, the
+    # data-loader cap and the epoch time, and the ranking on columns (numpy).
+    configs: dict[tuple[int, float, str | None, float | None], int] = {}
+    config_of = [
+        configs.setdefault(
+            (r.gpu_model_id, r.gpu_count, r.interconnect, r.vram_gib_per_gpu), len(configs)
+        )
+        for r in estimable
+    ]
+    config_est: list[tuple[ThroughputEstimate, MemoryEstimate]] = []
+    for gpu_id, count, interconnect, listed_vram in configs:
+        gpu = ref.gpus[names[gpu_id]]
+        link = offer_interconnect(interconnect)
+        tkey = (gpu.name, count, link)
         tp = tp_cache.get(tkey)
         if tp is None:
-            tp = tp_cache[tkey] = models.for_gpu(gpu).estimate(gpu, row.gpu_count, link)
-        vram = vram_per_gpu_gb(gpu.vram_gb, row.vram_gib_per_gpu, row.gpu_count)
-        mkey = (vram, math.floor(row.gpu_count))
+            tp = tp_cache[tkey] = models.for_gpu(gpu).estimate(gpu, count, link)
+        vram = vram_per_gpu_gb(gpu.vram_gb, listed_vram, count)
+        mkey = (vram, math.floor(count))
         mem = mem_cache.get(mkey)
         if mem is None:
-            mem = mem_cache[mkey] = estimate_memory(w, vram_gb=vram, gpu_count=row.gpu_count)
-        price = row.price_per_hour
-        if price is not None and row.currency != currency:
-            rate = rate_cache.get(row.currency)
-            if rate is None:
-                rate = rate_cache[row.currency] = price_in(1.0, row.currency, currency, ref)
-            price *= rate  # type: ignore[operator]
-        samples = tp.samples_per_s
-        loader = data_loader_rate(w, row.vcpus)
-        if loader is not None:
-            samples = min(samples, loader)
-        hours = epoch_hours(samples_per_epoch, samples)
-        cost = hours * price if price is not None else None
-        if not _within_budget(hours * w.epochs, price, row.billing == "spot", budget):
-            over_budget += 1
-            continue
-        candidates.append(
-            Candidate(
-                offer_id=row.id,
-                cost_per_epoch=cost,
-                epoch_hours=hours,
-                total_cost=cost * w.epochs if cost is not None else None,
-                price_per_hour=price,
-                samples_per_s=samples,
-                oom_high=mem.oom_risk == OomRisk.HIGH,
+            mem = mem_cache[mkey] = estimate_memory(w, vram_gb=vram, gpu_count=count)
+        config_est.append((tp, mem))
+    rates = {
+        c: price_in(1.0, c, currency, ref)
+        for c in {r.currency for r in estimable if r.price_per_hour is not None}
+        if c != currency
+    }
+    prices: list[float | None] = [
+        r.price_per_hour
+        if r.price_per_hour is None or r.currency == currency
+        else r.price_per_hour * rates[r.currency]
+        for r in estimable
+    ]
+    samples = []
+    for r, c in zip(estimable, config_of, strict=True):
+        s = config_est[c][0].samples_per_s
+        loader = data_loader_rate(w, r.vcpus)
+        samples.append(s if loader is None else min(s, loader))
+    hours = [epoch_hours(samples_per_epoch, s) for s in samples]
+    keep = list(range(len(estimable)))
+    if budget.max_total_cost is not None or budget.max_total_hours is not None:
+        keep = [
+            i
+            for i in keep
+            if _within_budget(
+                hours[i] * w.epochs, prices[i], estimable[i].billing == "spot", budget
             )
-        )
-        prepared[row.id] = (row, tp, mem, price)
-    ranked, extra = rank_with_frontier(candidates, sort=sort, drop_oom=drop_oom, limit=limit)
+        ]
+    over_budget = len(estimable) - len(keep)
+    idx = np.array(keep, dtype=np.intp)
+    price_col = np.array([math.inf if p is None else p for p in prices], dtype=np.float64).reshape(
+        -1
+    )[idx]
+    hours_col = np.array(hours, dtype=np.float64).reshape(-1)[idx]
+    cost_col = hours_col * price_col  # inf where there is no price
+    cfg = np.array(config_of, dtype=np.intp).reshape(-1)[idx]
+    cfg_oom = np.array([m.oom_risk == OomRisk.HIGH for _, m in config_est], dtype=bool)
+    cols = CandidateColumns(
+        offer_id=np.array([r.id for r in estimable], dtype=np.int64).reshape(-1)[idx],
+        cost_per_epoch=cost_col,
+        epoch_hours=hours_col,
+        total_cost=cost_col * w.epochs,
+        price_per_hour=price_col,
+        samples_per_s=np.array(samples, dtype=np.float64).reshape(-1)[idx],
+        oom_high=cfg_oom[cfg] if len(cfg) else np.zeros(0, dtype=bool),
+    )
+    top, below = rank_columns(cols, sort=sort, drop_oom=drop_oom, limit=limit)
+    prepared = {}
+    for i, _, _ in (*top, *below):
+        j = keep[i]
+        prepared[estimable[j].id] = (estimable[j], *config_est[config_of[j]], prices[j])
+    ranked = [Ranked(_candidate(cols, i), pareto, rank) for i, rank, pareto in top]
+    extra = [Ranked(_candidate(cols, i), pareto, rank) for i, rank, pareto in below]
+    candidates = keep
     full = select_offers_by_id(session, [r.candidate.offer_id for r in (*ranked, *extra)] + skipped)
 
     def build(r: Any) -> RankedOffer:
@@ -390,7 +434,8 @@ def rank_offers(
         unestimable=tuple(
             (
                 full[i],
-                f"GPU {full[i].gpu_name_raw!r} matches no catalog model: no specs or "
+                full[i].gpu_note
+                or f"GPU {full[i].gpu_name_raw!r} matches no catalog model: no specs or "
                 "measurements to estimate from",
             )
             for i in skipped

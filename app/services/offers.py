@@ -6,10 +6,10 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from sqlalchemy import Float, Select, cast, func, or_, select
+from sqlalchemy import Float, Select, case, cast, false, func, or_, select
 from sqlalchemy.orm import Session
 
-from app.db.models import InstanceOffer, Provider, RefreshRun, utcnow
+from app.db.models import GpuModel, InstanceOffer, Provider, RefreshRun, utcnow
 from app.estimate.cost import UnknownCurrencyError, convert
 from app.services.reference import ReferenceData
 
@@ -183,10 +183,10 @@ def _post_filter(rows: list, filters: dict, ref: ReferenceData, currency: str) -
 def select_rank_rows(
     session: Session, filters: dict, ref: ReferenceData, *, currency: str = "USD"
 ) -> list[RankRow]:
-    """Like :func:`select_offers` but only the columns ranking needs (fast path)."""
-    stmt = _filtered(select(*_RANK_COLUMNS).join(Provider), filters, ref)
-    rows = [RankRow._make(r) for r in session.execute(stmt)]
-    return _post_filter(rows, filters, ref, currency)
+    """Like :func:`select_offers` but only the columns ranking needs (fast path), every
+    filter applied in SQL."""
+    stmt = _exact_filtered(session, select(*_RANK_COLUMNS).join(Provider), filters, ref, currency)
+    return [RankRow._make(r) for r in session.execute(stmt)]
 
 
 def select_offers_by_id(session: Session, ids: list[int]) -> dict[int, OfferRow]:
@@ -211,6 +211,82 @@ def select_offers(
     stmt = _filtered(select(*_COLUMNS).join(Provider), filters, ref).order_by(InstanceOffer.id)
     rows = [_row(r) for r in session.execute(stmt)]
     return _post_filter(rows, filters, ref, currency)
+
+
+def _exact_filtered(
+    session: Session,
+    stmt: Select,  # type: ignore[type-arg]
+    filters: dict,  # type: ignore[type-arg]
+    ref: ReferenceData,
+    currency: str,
+) -> Select:  # type: ignore[type-arg]
+    """:func:`_filtered` plus, in SQL, what :func:`_post_filter` does in Python: VRAM as
+    :func:`vram_gib` gives it, and the price converted to ``currency`` as
+    :func:`app.estimate.cost.convert` does (the same float multiply or divide by the same
+    rate, so both paths keep exactly the same offers).
+
+    Raises:
+        FilterError: unknown GPU, or a matching priced offer's currency has no rate to
+            ``currency``.
+    """
+    stmt = _filtered(stmt, filters, ref)
+    min_vram = filters.get("min_vram_gb")
+    if min_vram is not None:
+        catalog_vram = (
+            select(GpuModel.vram_gb)
+            .where(GpuModel.id == InstanceOffer.gpu_model_id)
+            .scalar_subquery()
+        )
+        listed = func.nullif(InstanceOffer.vram_gib_per_gpu, 0)
+        stmt = stmt.where(func.coalesce(listed, catalog_vram, 0) >= min_vram)
+    max_price = filters.get("max_price_per_hour")
+    if max_price is not None:
+        price = cast(InstanceOffer.price_per_hour, Float)
+        listed_in = session.scalars(
+            _filtered(select(InstanceOffer.currency).join(Provider), filters, ref)
+            .where(InstanceOffer.price_per_hour.is_not(None))
+            .distinct()
+        ).all()
+        cases = []
+        for source in listed_in:
+            if source == currency:
+                converted = price
+            elif (source, currency) in ref.rates:
+                converted = price * ref.rates[(source, currency)]
+            elif (currency, source) in ref.rates:
+                converted = price / ref.rates[(currency, source)]
+            else:
+                try:
+                    convert(1.0, source, currency, ref.rates)
+                except UnknownCurrencyError as exc:
+                    raise FilterError("currency", str(exc)) from exc
+                raise AssertionError("convert() knows a rate this function does not")
+            cases.append((InstanceOffer.currency == source, converted))
+        if not cases:
+            return stmt.where(false())
+        stmt = stmt.where(price.is_not(None), case(*cases, else_=None) <= max_price)
+    return stmt
+
+
+def page_offers(
+    session: Session,
+    filters: dict,  # type: ignore[type-arg]
+    ref: ReferenceData,
+    *,
+    currency: str = "USD",
+    limit: int,
+    offset: int = 0,
+) -> tuple[list[OfferRow], int]:
+    """One page of :func:`select_offers` (ordered by id), paged in SQL, and the number of
+    matching offers (a count query): cost grows with the page, not with the catalog.
+
+    Raises:
+        FilterError: unknown GPU or currency.
+    """
+    stmt = _exact_filtered(session, select(*_COLUMNS).join(Provider), filters, ref, currency)
+    total = session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+    page = stmt.order_by(InstanceOffer.id).limit(limit).offset(offset)
+    return [_row(r) for r in session.execute(page)], total
 
 
 def vram_gib(row: OfferRow | RankRow, ref: ReferenceData) -> float | None:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import fields as dc_fields
 from typing import Any
 
-from app.estimate.throughput import family, training_flops_per_sample
+from app.estimate.pooled import PooledData
+from app.estimate.throughput import family, label_workloads, training_flops_per_sample
 from app.estimate.types import (
     Architecture,
     Attention,
+    BenchmarkPoint,
     CheckpointGranularity,
+    GpuSpec,
     Method,
     Optimizer,
     Precision,
@@ -76,3 +80,23 @@ def flops_table(
                 (label, method), (family(w.architecture), flops / units, flops, w.params)
             )
     return table
+
+
+def throughput_data(
+    points: Sequence[BenchmarkPoint],
+    catalog: Mapping[str, GpuSpec],
+    presets: list[tuple[dict[str, Any], dict[str, Any]]],
+) -> PooledData:
+    """The pooled-model data of ``points``: each measured (label, method) tied to the first
+    preset standing for it (its architecture picks the family)."""
+    workloads = [
+        build_workload(values, meta, True)
+        for values, meta in presets
+        if meta.get("benchmark_workloads") and "architecture" in values
+    ]
+    return PooledData(
+        points,
+        catalog,
+        label_workloads(workloads),
+        {k: v[0] for k, v in flops_table(presets).items()},
+    )

@@ -22,10 +22,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.models import CurrencyRate, GpuModel, ThroughputBenchmark, WorkloadPreset
 from app.db.seed import build_normaliser, load_extra_aliases
-from app.estimate.floprate import FlopRateModel
+from app.estimate.pooled import PooledData
 from app.estimate.types import BenchmarkPoint, GpuSpec, Precision
 from app.gpu_names import GpuNameNormaliser
-from app.services.presets import flops_table
+from app.services.presets import flops_table, throughput_data
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +59,8 @@ class ReferenceData:
     rates: dict[tuple[str, str], float]
     #: (benchmark label, method) → (family, training FLOPs per published unit)
     flops_table: dict[tuple[str, str], tuple[str, float, float, int | None]]
-    #: achieved FLOP rates of the measured workloads on every GPU (FLOPs model)
-    flop_rates: FlopRateModel
+    #: the measurements organised for the pooled throughput model (fits memoised)
+    throughput_data: PooledData
 
     def resolve_gpu_filter(self, name: str) -> list[str]:
         """Catalog names an offer filter means: the exact model, or a whole family when the
@@ -196,19 +196,20 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
     rates: dict[tuple[str, str], float] = {}
     for r in session.scalars(select(CurrencyRate).order_by(CurrencyRate.seen_on)):
         rates[(r.base, r.quote)] = float(r.rate)
-    table = flops_table(
-        [
-            (
-                p.fields,
-                {
-                    "benchmark_workloads": p.benchmark_workloads,
-                    "benchmark_method": p.benchmark_method,
-                    "units_per_sample": p.units_per_sample,
-                },
-            )
-            for p in presets.values()
-        ]
-    )
+    pairs = [
+        (
+            p.fields,
+            {
+                "preset": p.slug,
+                "benchmark_workloads": p.benchmark_workloads,
+                "benchmark_method": p.benchmark_method,
+                "units_per_sample": p.units_per_sample,
+                "throughput_unit": p.throughput_unit,
+            },
+        )
+        for p in presets.values()
+    ]
+    table = flops_table(pairs)
     gpus = {g.canonical_name: gpu_spec(g) for g in gpu_rows}
     return ReferenceData(
         gpus=gpus,
@@ -219,7 +220,7 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
         presets=presets,
         rates=rates,
         flops_table=table,
-        flop_rates=FlopRateModel(points, gpus, table),
+        throughput_data=throughput_data(points, gpus, pairs),
     )
 
 

@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 from litestar import Controller, Request, Response, get
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import HTTPException, ValidationException
-from litestar.params import FromQuery, PathParameter, QueryParameter
+from litestar.params import PathParameter, QueryParameter
 from litestar.response import Template
 from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
 from sqlalchemy.orm import Session
@@ -43,7 +43,7 @@ from app.api.routes import (
     provide_settings,
     rank_response,
 )
-from app.api.schemas import OfferDetailResponse, RankedOfferOut, RankResponse
+from app.api.schemas import MAX_TEXT, OfferDetailResponse, RankedOfferOut, RankResponse
 from app.services.catalog import benchmark_labels, search_benchmarks, search_gpus
 from app.services.estimates import HardwareError
 from app.services.freshness import ProviderFreshness, provider_freshness
@@ -434,7 +434,7 @@ class PageController(Controller):
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],
         settings: NamedDependency[Settings],
-        q: FromQuery[str | None] = None,
+        q: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
     ) -> Template:
         """The GPU catalog with sources, searchable by name, alias, vendor or architecture."""
         params = {"q": q.strip()} if q and q.strip() else {}
@@ -454,9 +454,9 @@ class PageController(Controller):
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],
         settings: NamedDependency[Settings],
-        gpu: FromQuery[str | None] = None,
-        workload: FromQuery[str | None] = None,
-        q: FromQuery[str | None] = None,
+        gpu: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
+        workload: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
+        q: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
         ids: Annotated[str | None, QueryParameter(pattern=r"^\d{1,12}(,\d{1,12}){0,499}$")] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=5000)] = 200,
         offset: Annotated[int, QueryParameter(ge=0, le=1_000_000_000)] = 0,

@@ -117,6 +117,59 @@ def test_rank_with_frontier_returns_pareto_offers_beyond_the_limit() -> None:
     assert rank_candidates(cs, limit=2) == top
 
 
+def test_vectorised_ranking_matches_the_definitions_on_random_offers() -> None:
+    """Frontier = brute-force non-dominated set; order = sorted by (value, price, id); OOM
+    last; ranks of frontier offers below the limit are their places in the full order."""
+    import math
+    import random
+
+    rng = random.Random(3)
+    cs = []
+    for i in range(400):
+        hours = rng.choice([1.0, 2.0, 2.5, 4.0, math.inf]) * rng.choice([1, 1, 0.5])
+        price = rng.choice([None, 1.0, 2.0, 3.0])
+        cost = hours * price if price is not None else None
+        cs.append(
+            Candidate(
+                offer_id=1000 - i,
+                cost_per_epoch=cost,
+                epoch_hours=hours,
+                total_cost=cost * 3 if cost is not None else None,
+                price_per_hour=price,
+                samples_per_s=1 / hours if hours else 0.0,
+                oom_high=rng.random() < 0.2,
+            )
+        )
+    fits = [c for c in cs if not c.oom_high]
+
+    def pt(c: Candidate) -> tuple[float, float]:
+        return (math.inf if c.cost_per_epoch is None else c.cost_per_epoch, c.epoch_hours)
+
+    def dominated(c: Candidate) -> bool:
+        a = pt(c)
+        return any((b := pt(o))[0] <= a[0] and b[1] <= a[1] and b != a for o in fits if o is not c)
+
+    frontier = {c.offer_id for c in fits if not dominated(c) and all(map(math.isfinite, pt(c)))}
+    inf = math.inf
+    for sort in ("cost_per_epoch", "epoch_hours", "samples_per_s", "total_cost"):
+
+        def key(c: Candidate, sort: str = sort) -> tuple[float, float, int]:
+            v = -c.samples_per_s if sort == "samples_per_s" else getattr(c, sort)
+            price = inf if c.price_per_hour is None else c.price_per_hour
+            return (inf if v is None else v, price, c.offer_id)
+
+        full = sorted(fits, key=key) + sorted((c for c in cs if c.oom_high), key=key)
+        top, extra = rank_with_frontier(cs, sort=sort, limit=25)
+        assert [r.candidate.offer_id for r in top] == [c.offer_id for c in full[:25]]
+        assert [r.rank for r in top] == list(range(1, 26))
+        assert {r.candidate.offer_id for r in top if r.pareto_optimal} | {
+            r.candidate.offer_id for r in extra
+        } == frontier
+        assert [r.rank for r in extra] == [
+            full.index(c) + 1 for c in full[25:] if c.offer_id in frontier
+        ]
+
+
 def test_spot_expected_hours_and_epoch_in_tokens() -> None:
     from dataclasses import replace
 

@@ -20,3 +20,49 @@ def test_a_vram_mismatch_is_described() -> None:
         "(kept as listed)"
     )
     assert gpu_note(GpuMatch("L4", "alias"), 24.0, 24.0) is None
+
+
+def _catalog():  # type: ignore[no-untyped-def]
+    import csv
+
+    from app.db.seed import _split, load_extra_aliases
+    from app.gpu_names import CatalogGpu, GpuNameNormaliser
+    from app.settings import PROJECT_ROOT
+
+    seed = PROJECT_ROOT / "seed_data"
+    with (seed / "gpus.csv").open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    gpus = [
+        CatalogGpu(
+            r["canonical_name"],
+            float(r["vram_gb"]),
+            r["form_factor"] or None,
+            tuple(_split(r["aliases"])),
+        )
+        for r in rows
+    ]
+    return GpuNameNormaliser(gpus, load_extra_aliases(seed))
+
+
+def test_rtx_6000_is_resolved_by_vram_and_instance_name_or_reported() -> None:
+    n = _catalog()
+    quadro = n.identify("RTX 6000", vram_gib=24)
+    assert quadro.status == "match" and quadro.match.canonical_name == "Quadro RTX 6000"  # type: ignore[union-attr]
+    open_ = n.identify("RTX 6000", vram_gib=48)
+    assert open_.status == "ambiguous" and set(open_.candidates) == {"RTX A6000", "RTX 6000 Ada"}
+    assert "is ambiguous" in (open_.note or "")
+    ada = n.identify("RTX 6000", vram_gib=48, context=("1x RTX_6000Ada",))
+    assert ada.status == "match" and ada.match.canonical_name == "RTX 6000 Ada"  # type: ignore[union-attr]
+    assert n.identify("RTX 6000").status == "ambiguous"
+
+
+def test_bare_h100_needs_context_and_a100_takes_it_from_the_instance_name() -> None:
+    n = _catalog()
+    bare = n.identify("H100", vram_gib=80)
+    assert bare.status == "ambiguous"
+    assert set(bare.candidates) == {"H100 SXM 80GB", "H100 PCIe 80GB"}
+    sxm = n.identify("H100", vram_gib=80, form_hint="sxm")
+    assert sxm.status == "match" and sxm.match.canonical_name == "H100 SXM 80GB"  # type: ignore[union-attr]
+    a100 = n.identify("A100", context=("gpu_8x_a100_80gb_sxm4",))
+    assert a100.status == "match" and a100.match.canonical_name == "A100 SXM4 80GB"  # type: ignore[union-attr]
+    assert n.identify("GTX 1660 S").status == "none"

@@ -1,0 +1,244 @@
+"""Load test on loopback: concurrent clients on ``GET /v1/offers`` and ``POST /v1/rank``.
+
+Run: ``python -m benchmarks.load [--duration 60] [--connections 50] [--workers 2]``.
+
+Creates a throwaway PostgreSQL database with 10,000 synthetic offers (benchmarks/common.py),
+starts ``gpucost serve`` on it as a subprocess on 127.0.0.1 (one server process, and with
+``--workers N`` also N uvicorn workers for comparison), then for each endpoint keeps
+``--connections`` requests in flight for ``--duration`` seconds (at most ``--max-requests``)
+while another client polls ``/healthz`` every ``--healthz-every`` seconds. Prints requests/s,
+errors (non-2xx), client timeouts, latency p50/p95/max, and the slowest ``/healthz`` poll.
+Nothing leaves 127.0.0.1; the server and the database are removed at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from benchmarks.common import create_bench_database, drop_bench_database
+
+RANK_BODY = {"workload": {"preset": "resnet50-imagenet"}, "limit": 50}
+SCENARIOS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "offers": ("GET", "/v1/offers", {"params": {"limit": 50}}),
+    "rank": ("POST", "/v1/rank", {"json": RANK_BODY}),
+}
+
+
+@dataclass
+class Result:
+    """What one scenario measured (latencies in ms)."""
+
+    duration_s: float = 0.0
+    latencies_ms: list[float] = field(default_factory=list)
+    errors: int = 0
+    timeouts: int = 0
+    error_kinds: dict[str, int] = field(default_factory=dict)
+    healthz_ms: list[float] = field(default_factory=list)
+    healthz_failed: int = 0
+
+    @property
+    def ok(self) -> int:
+        """Requests answered 2xx."""
+        return len(self.latencies_ms)
+
+    @property
+    def rps(self) -> float:
+        """Successful requests per second."""
+        return self.ok / self.duration_s if self.duration_s else 0.0
+
+
+def _pct(samples: list[float], q: float) -> float:
+    if not samples:
+        return float("nan")
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+async def _run_scenario(
+    base: str,
+    name: str,
+    *,
+    connections: int,
+    duration_s: float,
+    max_requests: int,
+    timeout_s: float,
+    healthz_every_s: float,
+) -> Result:
+    method, path, kwargs = SCENARIOS[name]
+    result = Result()
+    budget = max_requests
+    stop_at = time.monotonic() + duration_s
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+
+    async def worker(client: httpx.AsyncClient) -> None:
+        nonlocal budget
+        while time.monotonic() < stop_at and budget > 0:
+            budget -= 1
+            t0 = time.perf_counter()
+            try:
+                r = await client.request(method, path, **kwargs)
+            except httpx.TimeoutException:
+                result.timeouts += 1
+                continue
+            except httpx.TransportError as exc:
+                result.errors += 1
+                kind = type(exc).__name__
+                result.error_kinds[kind] = result.error_kinds.get(kind, 0) + 1
+                continue
+            if r.is_success:
+                result.latencies_ms.append((time.perf_counter() - t0) * 1000)
+            else:
+                result.errors += 1
+                kind = str(r.status_code)
+                result.error_kinds[kind] = result.error_kinds.get(kind, 0) + 1
+
+    async def poll_healthz(done: asyncio.Event) -> None:
+        async with httpx.AsyncClient(base_url=base, timeout=timeout_s) as client:
+            while not done.is_set():
+                t0 = time.perf_counter()
+                try:
+                    r = await client.get("/healthz")
+                    if not r.is_success:
+                        result.healthz_failed += 1
+                except httpx.HTTPError:
+                    result.healthz_failed += 1
+                result.healthz_ms.append((time.perf_counter() - t0) * 1000)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(done.wait(), healthz_every_s)
+
+    done = asyncio.Event()
+    async with httpx.AsyncClient(base_url=base, timeout=timeout_s, limits=limits) as client:
+        poller = asyncio.create_task(poll_healthz(done))
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker(client) for _ in range(connections)))
+        result.duration_s = time.perf_counter() - t0
+        done.set()
+        await poller
+    return result
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serve(url: str, workers: int) -> Iterator[str]:
+    """``gpucost serve --workers N`` on ``url`` and a free loopback port; yields its base URL."""
+    port = _free_port()
+    env = {**os.environ, "GPUCOST_DATABASE_URL": url}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--workers", str(workers)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=2).is_success:
+                    break
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("gpucost serve did not come up")
+            time.sleep(0.3)
+        # warm every worker's reference-data cache before measuring
+        for _ in range(4 * workers):
+            httpx.post(f"{base}/v1/rank", json=RANK_BODY, timeout=60)
+        yield base
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _report(workers: int, name: str, r: Result) -> str:
+    kinds = ", ".join(f"{k}: {v}" for k, v in sorted(r.error_kinds.items()))
+    return (
+        f"workers={workers} {name:<6} {r.ok:>6} ok in {r.duration_s:5.1f} s = "
+        f"{r.rps:6.1f} req/s  errors {r.errors}{f' ({kinds})' if kinds else ''}  "
+        f"timeouts {r.timeouts}  p50 {_pct(r.latencies_ms, 0.5):7.1f} ms  "
+        f"p95 {_pct(r.latencies_ms, 0.95):7.1f} ms  max {max(r.latencies_ms, default=0):7.1f} ms"
+        f"  | healthz {len(r.healthz_ms)} polls, {r.healthz_failed} failed, "
+        f"max {max(r.healthz_ms, default=0):.0f} ms"
+    )
+
+
+def main() -> None:
+    """Entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--duration", type=float, default=60.0, help="seconds per scenario")
+    parser.add_argument("--connections", type=int, default=50)
+    parser.add_argument(
+        "--workers", type=int, default=1, help="also run with this many uvicorn workers"
+    )
+    parser.add_argument("--offers", type=int, default=10_000)
+    parser.add_argument("--max-requests", type=int, default=100_000, help="per scenario")
+    parser.add_argument("--timeout", type=float, default=30.0, help="client timeout, s")
+    parser.add_argument("--healthz-every", type=float, default=0.5, help="seconds")
+    parser.add_argument("--scenario", choices=sorted(SCENARIOS), action="append")
+    args = parser.parse_args()
+    if not 1 <= args.connections <= 500 or not 0 < args.duration <= 600:
+        parser.error("--connections must be 1..500 and --duration 0..600 s")
+    logging.disable(logging.WARNING)
+    scenarios = args.scenario or list(SCENARIOS)
+    t0 = time.perf_counter()
+    url = create_bench_database(args.offers)
+    print(
+        f"setup: {args.offers} synthetic + seed offers in PostgreSQL in "
+        f"{time.perf_counter() - t0:.1f} s; {args.connections} connections, "
+        f"{args.duration:g} s per scenario, client timeout {args.timeout:g} s, "
+        f"{os.cpu_count()} CPUs (client and server share them)"
+    )
+    rps: dict[tuple[int, str], float] = {}
+    try:
+        for workers in sorted({1, args.workers}):
+            with serve(url, workers) as base:
+                for name in scenarios:
+                    r = asyncio.run(
+                        _run_scenario(
+                            base,
+                            name,
+                            connections=args.connections,
+                            duration_s=args.duration,
+                            max_requests=args.max_requests,
+                            timeout_s=args.timeout,
+                            healthz_every_s=args.healthz_every,
+                        )
+                    )
+                    rps[(workers, name)] = r.rps
+                    print(_report(workers, name, r), flush=True)
+    finally:
+        drop_bench_database(url)
+    if args.workers > 1:
+        for name in scenarios:
+            base_rps = rps[(1, name)]
+            ratio = rps[(args.workers, name)] / base_rps if base_rps else float("nan")
+            print(f"{name}: {args.workers} workers / 1 worker = {ratio:.2f}x requests/s")
+
+
+if __name__ == "__main__":
+    main()

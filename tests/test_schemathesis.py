@@ -1,0 +1,89 @@
+"""The served OpenAPI schema against the real validation (schemathesis, bounded).
+
+Runs ``schemathesis run`` against ``gpucost serve`` on the seeded database: generated valid
+and invalid requests for every operation; checks: no 5xx, and every answer matches the
+documented status codes, content type and response schema. A few hundred requests here; the
+long run (≥ 5,000 requests) is the same command with ``--max-examples 400`` (docs/load.md).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.db
+
+CHECKS = ",".join(
+    (
+        "not_a_server_error",
+        "status_code_conformance",
+        "content_type_conformance",
+        "response_schema_conformance",
+    )
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_api_matches_its_openapi_schema(seeded_url: str) -> None:
+    bindir = Path(sys.executable).parent
+    st = shutil.which("schemathesis", path=str(bindir))
+    assert st, "schemathesis is a dev dependency: pip install -e '.[dev]'"
+    port = _free_port()
+    env = {**os.environ, "GPUCOST_DATABASE_URL": seeded_url}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=2).is_success:
+                    break
+            except httpx.TransportError:
+                pass
+            assert server.poll() is None and time.monotonic() < deadline, "server did not start"
+            time.sleep(0.3)
+        run = subprocess.run(
+            [
+                st,
+                "run",
+                f"{base}/schema/openapi.json",
+                "--max-examples",
+                "20",
+                "--seed",
+                "1",
+                "--checks",
+                CHECKS,
+                "--phases",
+                "examples,fuzzing",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=20)
+    summary = run.stdout[-3000:]
+    assert run.returncode == 0, summary
+    assert " passed" in summary and "failed" not in summary.split("Test cases:")[-1], summary
