@@ -81,7 +81,10 @@ def error_responses(*codes: int) -> dict[int, ResponseSpec]:
     """OpenAPI entries for the error answers a route gives besides validation's 400."""
     text = {
         400: "Invalid input: `extra` names each field and the reason",
+        401: "No valid bearer token (`Authorization: Bearer <token>`); nothing was stored",
         404: "No such offer",
+        409: "The `run_id` was already used by another submitter",
+        429: "Too many submissions for this token; see `Retry-After`",
         503: "Database unavailable or busy; see `Retry-After`",
     }
     return {
@@ -496,7 +499,19 @@ class V1Controller(Controller):
         )
         return {"items": items, "total": total, "limit": limit, "offset": offset}
 
-    @post("/benchmarks", sync_to_thread=True)
+    @post(
+        "/benchmarks",
+        sync_to_thread=True,
+        status_code=201,
+        responses={
+            200: ResponseSpec(
+                data_container=dict[str, Any],
+                description="The row already stored for this `run_id` (same submitter)",
+                generate_examples=False,
+            ),
+            **error_responses(400, 401, 409, 429),
+        },
+    )
     def submit_benchmark(
         self,
         request: Request,
