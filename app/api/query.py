@@ -21,6 +21,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from app.api.schemas import OfferFilters, RankedOfferOut, RankRequest, WorkloadIn
+from app.estimate.types import Interconnect, version_tuple
+from app.services.estimates import offer_interconnect
 
 WORKLOAD_PARAMS: tuple[str, ...] = tuple(WorkloadIn.model_fields)
 FILTER_PARAMS: tuple[str, ...] = tuple(OfferFilters.model_fields)
@@ -62,8 +64,8 @@ ORDER_COLUMNS: dict[str, Callable[[RankedOfferOut], Any]] = {
     "vcpus": lambda r: r.offer.vcpus,
     "ram": lambda r: r.offer.ram_gb,
     "disk": lambda r: r.offer.disk_gb,
-    "max_cuda": lambda r: _version_key(r.offer.max_cuda),
-    "nvlink": lambda r: r.offer.interconnect in ("nvlink", "nvswitch", "sxm"),
+    "max_cuda": lambda r: version_tuple(r.offer.max_cuda),
+    "nvlink": lambda r: offer_interconnect(r.offer.interconnect) == Interconnect.NVLINK,
     "region": lambda r: r.offer.region.lower(),
     "billing": lambda r: r.offer.billing,
     "price_per_hour": lambda r: r.price_per_hour,
@@ -74,15 +76,6 @@ ORDER_COLUMNS: dict[str, Callable[[RankedOfferOut], Any]] = {
     "memory": lambda r: r.estimate.memory_utilization,
     "warnings": lambda r: len(r.estimate.warnings),
 }
-
-
-def _version_key(text: str | None) -> tuple[int, ...] | None:
-    if not text:
-        return None
-    try:
-        return tuple(int(p) for p in text.split("."))
-    except ValueError:
-        return None
 
 
 class ParamError(ValueError):

@@ -12,7 +12,7 @@ from litestar.params import PathParameter
 from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
-from app.api.routes import MAX_ID, error_responses, provide_session, provide_settings
+from app.api.responses import MAX_ID, error_responses, provide_session, provide_settings
 from app.api.schemas import PricePointOut
 from app.services.refresh_runs import latest_runs, price_history
 from app.settings import Settings

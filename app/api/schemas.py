@@ -433,7 +433,9 @@ class OfferOut(BaseModel):
         description="what GPU-name matching noticed (VRAM mismatch, ambiguity)",
     )
     offer_url: str | None = Field(
-        default=None, description="the provider's page or console link for this offer"
+        default=None,
+        description="the provider's page or console link for this offer; the provider's home "
+        "page when the offer has none of its own",
     )
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.db.seed import PRESET_FIELDS, memory_overlay, with_memory_overlay
+from app.db.seed import PRESET_FIELDS, memory_overlay, read_preset_facts, with_memory_overlay
 from app.estimate.types import BenchmarkPoint, GpuSpec, Precision, Workload
 from app.services.presets import build_workload, flops_table
 
@@ -53,8 +53,12 @@ class Dataset:
 
 
 def load_dataset(seed_dir: Path) -> Dataset:
-    """Read ``gpus.csv``, ``benchmarks*.csv`` (as the seed loader does), ``workloads.csv`` and
-    ``memory_cases.csv``."""
+    """Read ``gpus.csv``, ``benchmarks*.csv``, ``workloads.csv`` and ``memory_cases.csv``.
+
+    Gives the same specs, measurements and presets as the service's
+    :func:`app.services.reference.load_reference` on a seeded database
+    (tests/test_calibrate_same_data.py).
+    """
     catalog = {}
     for r in _read(seed_dir / "gpus.csv"):
         year = _f(r["release_year"])
@@ -76,8 +80,10 @@ def load_dataset(seed_dir: Path) -> Dataset:
             form_factor=r["form_factor"],
             market=r["market"],
             release_year=int(year) if year else None,
+            compute_capability=r["compute_capability"].strip() or None,
         )
     points = []
+    # every benchmarks*.csv, in the order `gpucost seed` loads them (app/db/seed.py)
     rows = [r for path in sorted(seed_dir.glob("benchmarks*.csv")) for r in _read(path)]
     for i, r in enumerate(rows):
         if r["throughput_scope"] == "unknown":
@@ -106,9 +112,10 @@ def load_dataset(seed_dir: Path) -> Dataset:
         )
     presets: dict[str, Preset] = {}
     overlay = memory_overlay(seed_dir)
-    for raw in _read(seed_dir / "workloads.csv"):
-        r = with_memory_overlay(raw, overlay)
-        fields = {}
+    facts = read_preset_facts(seed_dir)  # merged over workloads.csv, as `gpucost seed` does
+    for listed in _read(seed_dir / "workloads.csv"):
+        r = with_memory_overlay(listed, overlay)
+        fields: dict[str, Any] = {}
         for key, kind in PRESET_FIELDS.items():
             raw = (r.get(key) or "").strip()
             if not raw:
@@ -119,6 +126,7 @@ def load_dataset(seed_dir: Path) -> Dataset:
                 fields[key] = int(float(raw))
             else:
                 fields[key] = kind(raw)
+        fields.update(facts.get(r["preset"], {}))
         meta = {
             "preset": r["preset"],
             "benchmark_workloads": tuple(

@@ -33,10 +33,10 @@ from pathlib import Path
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.db.models import GpuModel, InstanceOffer, PriceObservation, Provider
+from app.db.models import GpuModel, InstanceOffer, PriceObservation, Provider, as_utc
 from app.db.seed import build_normaliser, load_extra_aliases
 from app.db.trust import assess_offers, load_trust_context
-from app.gpu_names import GpuMatch, GpuNameNormaliser
+from app.gpu_names import GpuMatch, GpuNameNormaliser, form_hint
 from scrapers.records import ScrapedOffer
 
 log = logging.getLogger(__name__)
@@ -125,16 +125,6 @@ def dedupe(offers: Sequence[ScrapedOffer]) -> tuple[list[ScrapedOffer], int]:
     return list(best.values()), len(offers) - len(best)
 
 
-def _form_hint(interconnect: str | None) -> str | None:
-    if interconnect in ("nvswitch", "sxm"):
-        return "sxm"
-    return "pcie" if interconnect == "pcie" else None
-
-
-def _aware(value: dt.datetime) -> dt.datetime:
-    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
-
-
 def _same_price(a: Decimal | None, b: Decimal | None) -> bool:
     if a is None or b is None:
         return a is None and b is None
@@ -182,7 +172,7 @@ def apply_offers(
         identity = catalog.normaliser.identify(
             o.gpu_name_raw,
             vram_gib=o.vram_gib_per_gpu,
-            form_hint=_form_hint(o.interconnect),
+            form_hint=form_hint(o.interconnect),
             context=(o.instance_type, o.offer_key),
         )
         match = identity.match
@@ -249,7 +239,7 @@ def apply_offers(
         if o.price_per_hour is None:
             continue
         last = last_observed.get(row.id)
-        due = last is None or observed_at - _aware(last) >= OBSERVATION_INTERVAL
+        due = last is None or observed_at - as_utc(last) >= OBSERVATION_INTERVAL
         if price_changed or due:
             session.add(
                 PriceObservation(
@@ -263,8 +253,8 @@ def apply_offers(
             counts.observations += 1
 
     seen_keys = {o.key for o in unique}
-    for key, row in existing.items():
-        if key not in seen_keys and row.available:
+    for offer_key, row in existing.items():
+        if offer_key not in seen_keys and row.available:
             row.available = False
             counts.gone += 1
     session.flush()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
-from typing import Any
+from typing import Any, overload
 
 from sqlalchemy import (
     JSON,
@@ -44,6 +44,20 @@ PK = BigInteger().with_variant(Integer(), "sqlite")
 def utcnow() -> dt.datetime:
     """Current time, timezone-aware UTC."""
     return dt.datetime.now(dt.UTC)
+
+
+@overload
+def as_utc(value: dt.datetime) -> dt.datetime: ...
+@overload
+def as_utc(value: None) -> None: ...
+def as_utc(value: dt.datetime | None) -> dt.datetime | None:
+    """A stored timestamp as timezone-aware UTC (``None`` stays ``None``).
+
+    Every timestamp is stored in UTC; SQLite hands them back naive, PostgreSQL aware.
+    """
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=dt.UTC)
 
 
 class Base(DeclarativeBase):

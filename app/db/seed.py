@@ -34,7 +34,7 @@ from app.db.models import (
     utcnow,
 )
 from app.db.trust import assess_offers, load_trust_context
-from app.gpu_names import CatalogGpu, GpuNameNormaliser
+from app.gpu_names import CatalogGpu, GpuNameNormaliser, form_hint
 
 log = logging.getLogger(__name__)
 
@@ -317,9 +317,9 @@ def seed_benchmarks(
             existing[key] = _upsert(session, report, ThroughputBenchmark, existing.get(key), values)
             seen.add(key)
     # seed rows whose source row changed or was removed are replaced, not duplicated
-    for key, row in existing.items():
-        if key not in seen:
-            session.delete(row)
+    for stale_key, stale in existing.items():
+        if stale_key not in seen:
+            session.delete(stale)
             report.updated["throughput_benchmark (removed)"] += 1
     session.flush()
 
@@ -409,13 +409,16 @@ def seed_rates(session: Session, seed_dir: Path, report: SeedReport) -> None:
     path = seed_dir / "currency_rates.csv"
     existing = {(r.base, r.quote, r.seen_on): r for r in session.scalars(select(CurrencyRate))}
     for row in _read(path):
-        key = (row["base"], row["quote"], _date(row["seen_on"]))
+        seen_on = _date(row["seen_on"])
+        if seen_on is None:
+            raise SeedError(f"{path.name}: a rate without seen_on ({row['base']}/{row['quote']})")
+        key = (row["base"], row["quote"], seen_on)
         values = {
             "base": row["base"],
             "quote": row["quote"],
             "rate": Decimal(row["rate"]),
             "source": row["source"],
-            "seen_on": key[2],
+            "seen_on": seen_on,
         }
         existing[key] = _upsert(session, report, CurrencyRate, existing.get(key), values)
     session.flush()
@@ -455,16 +458,11 @@ def seed_offers(
         rows.sort(key=lambda r: r["seen_on"] or "")
         latest = rows[-1]
         interconnect = _opt(latest["interconnect"])
-        hint = (
-            "sxm"
-            if interconnect in ("nvswitch", "sxm")
-            else ("pcie" if interconnect == "pcie" else None)
-        )
         vram = _opt(latest["vram_gib_per_gpu"], float)
         identity = normaliser.identify(
             latest["gpu_name_raw"],
             vram_gib=vram,
-            form_hint=hint,
+            form_hint=form_hint(interconnect),
             context=(latest["instance_type"], offer_key),
         )
         match = identity.match
@@ -477,7 +475,7 @@ def seed_offers(
         )
         if match is None:
             unknown.append(latest["gpu_name_raw"])
-        dates = [_date(r["seen_on"]) for r in rows if r["seen_on"]]
+        dates = [d for r in rows if (d := _date(r["seen_on"])) is not None]
         first = dt.datetime.combine(min(dates), dt.time(), dt.UTC) if dates else now
         # the date the source was seen, never the load time (NULL: the source gives none)
         last = dt.datetime.combine(max(dates), dt.time(), dt.UTC) if dates else None
@@ -530,9 +528,8 @@ def seed_offers(
             obs_key = (offer.id, p, r["currency"], r["source"])
             if p is None or obs_key in observed:
                 continue
-            when = (
-                dt.datetime.combine(_date(r["seen_on"]), dt.time(), dt.UTC) if r["seen_on"] else now
-            )
+            seen_on = _date(r["seen_on"])
+            when = dt.datetime.combine(seen_on, dt.time(), dt.UTC) if seen_on else now
             session.add(
                 PriceObservation(
                     offer_id=offer.id,

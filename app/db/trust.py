@@ -85,7 +85,8 @@ def load_trust_context(session: Session) -> TrustContext:
     shape: dict[int, tuple[int, str, tuple[object, ...]]] = {}
     for offer_id, gpu_id, billing, count, pid, itype, region, price, currency in rows:
         rate = ctx.usd_rate(currency)
-        if rate is None or not count or price is None or price <= 0:
+        # gpu_id is never None here (the query keeps matched offers only)
+        if rate is None or gpu_id is None or not count or price is None or price <= 0:
             continue
         per_offer[offer_id].append(float(price) * rate / count)
         shape[offer_id] = (gpu_id, billing, (pid, itype, region))

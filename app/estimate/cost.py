@@ -13,13 +13,12 @@ from app.estimate.memory import (
     transformer_tokens,
     vram_per_gpu_gb,
 )
-from app.estimate.multigpu import gradient_bytes, link_class
+from app.estimate.multigpu import effective_interconnect, gradient_bytes, link_class
 from app.estimate.types import (
     TRANSFORMER_ARCHITECTURES,
     Architecture,
     Estimate,
     Hardware,
-    Interconnect,
     MemoryEstimate,
     Method,
     Precision,
@@ -28,6 +27,7 @@ from app.estimate.types import (
     ThroughputEstimate,
     WarningCode,
     Workload,
+    version_tuple,
 )
 
 #: A data-parallel job is called communication-heavy when its predicted PCIe scaling
@@ -137,15 +137,6 @@ def host_bridge_efficiency(w: Workload, gpu_count: float, per_gpu_samples_per_s:
     t_comm = 2 * (n - 1) / n * volume / (HOST_BRIDGE_GBS * 1e9)
     t_step = w.micro_batch_size * w.grad_accum_steps / per_gpu_samples_per_s
     return t_step / (t_step + t_comm)
-
-
-def _version(text: str | None) -> tuple[int, ...] | None:
-    if not text:
-        return None
-    try:
-        return tuple(int(x) for x in str(text).split(".")[:2])
-    except ValueError:
-        return None
 
 
 #: Bytes per parameter of the weights a checkpoint stores: fp32 master weights in mixed
@@ -295,7 +286,7 @@ def hardware_warnings(
                     needed_gib=round(total_vram, 2),
                 )
             )
-    need, have = _version(w.min_cuda), _version(hw.max_cuda)
+    need, have = version_tuple(w.min_cuda, 2), version_tuple(hw.max_cuda, 2)
     if need and have and have < need:
         out.append(
             _warn(
@@ -305,7 +296,7 @@ def hardware_warnings(
                 min_cuda=w.min_cuda,
             )
         )
-    build = _version(w.cuda_build)
+    build = version_tuple(w.cuda_build, 2)
     if build and have and have < build and (not need or build > need):
         out.append(
             _warn(
@@ -350,12 +341,13 @@ def hardware_warnings(
 
 
 def _link_warnings(w: Workload, hw: Hardware, tp: ThroughputEstimate) -> list[RunWarning]:
-    if hw.gpu_count <= 1 or hw.interconnect == Interconnect.NVLINK:
-        return []
-    if link_class(hw.gpu, hw.interconnect) == "nvlink":
+    # the link class the throughput estimate scaled over (SXM boards listed without a link
+    # are NVLink: effective_interconnect), so warning and estimate never disagree
+    link = link_class(hw.gpu, effective_interconnect(hw.gpu, hw.interconnect))
+    if hw.gpu_count <= 1 or link == "nvlink":
         return []
     n = int(hw.gpu_count)
-    if link_class(hw.gpu, hw.interconnect) == "pcie_consumer":
+    if link == "pcie_consumer":
         per_gpu = tp.samples_per_s / max(n * tp.multi_gpu_efficiency, 1e-9)
         bridge = host_bridge_efficiency(w, n, per_gpu)
         if min(bridge, tp.multi_gpu_efficiency) < COMM_HEAVY_EFFICIENCY:

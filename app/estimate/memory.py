@@ -382,6 +382,7 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
 
     fit = fitted.ACTIVATION_BYTES_PER_SAMPLE.get(_fit_key(w))
     ref_pixels = None
+    per_sample: float
     if fit is not None:
         per_sample, ref_image, _ = fit
         ref_pixels = ref_image * ref_image if ref_image else None

@@ -36,6 +36,18 @@ def pcie_generation(gpu: GpuSpec) -> int:
     return 3
 
 
+def effective_interconnect(gpu: GpuSpec, interconnect: Interconnect | None) -> Interconnect | None:
+    """The link between ``gpu``'s GPUs in one instance: as listed, else NVLink for SXM modules.
+
+    SXM modules only come on NVLink/NVSwitch baseboards, so an offer that lists none is NVLink;
+    other unlisted links stay ``None`` (treated as PCIe). The throughput estimate and the
+    ``no_nvlink`` warning both use this rule.
+    """
+    if interconnect is None and (gpu.form_factor or "").upper() == "SXM":
+        return Interconnect.NVLINK
+    return interconnect
+
+
 def link_class(gpu: GpuSpec, interconnect: Interconnect | None) -> str:
     """``nvlink``, ``pcie`` or ``pcie_consumer`` (GeForce: no peer-to-peer, via the host)."""
     if interconnect == Interconnect.NVLINK and gpu.nvlink and gpu.nvlink_bandwidth_gbs:
@@ -92,7 +104,9 @@ def multi_gpu_efficiency(
     n = int(gpu_count)
     if n <= 1 or per_gpu_samples_per_s <= 0:
         return 1.0
-    loss = (1.0 - fitted.SCALING_LOSS_PER_DOUBLING[link_class(gpu, interconnect)]) ** math.log2(n)
+    loss: float = (
+        1.0 - fitted.SCALING_LOSS_PER_DOUBLING[link_class(gpu, interconnect)]
+    ) ** math.log2(n)
     volume = gradient_bytes(w)
     if volume <= 0:
         return loss

@@ -26,6 +26,22 @@ class Precision(StrEnum):
     FP8 = "fp8"
 
 
+def precision_class(p: Precision) -> str:
+    """``32`` for the fp32/tf32 regimes, ``16`` for 16-bit and fp8 (fits are kept per class)."""
+    return "32" if p in (Precision.FP32, Precision.TF32) else "16"
+
+
+def version_tuple(text: str | None, parts: int | None = None) -> tuple[int, ...] | None:
+    """A dotted version's first ``parts`` numbers (``"12.4"`` → ``(12, 4)``; all by default);
+    ``None`` when empty or not numeric."""
+    if not text:
+        return None
+    try:
+        return tuple(int(x) for x in str(text).split(".")[:parts])
+    except ValueError:
+        return None
+
+
 class Optimizer(StrEnum):
     """Optimizer, as it matters for state memory."""
 
@@ -465,3 +481,10 @@ class Estimate:
     #: spot only: wall-clock hours and cost of all epochs with interruptions and restarts
     expected_total_hours: float | None = None
     expected_total_cost: float | None = None
+
+
+def version_key(p: BenchmarkPoint) -> float:
+    """A measurement's framework version as a sortable number (1.13 → 1.13, 2.3 → 2.03); 0 when
+    unknown or without a minor version."""
+    v = version_tuple(p.framework_version, 2)
+    return v[0] + v[1] / 100 if v is not None and len(v) == 2 else 0.0

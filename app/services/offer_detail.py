@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.db.models import InstanceOffer
+from app.db.models import InstanceOffer, as_utc
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,10 +27,6 @@ class OfferExtras:
     first_seen_at: dt.datetime
     seen_on: dt.date | None
     notes: str | None
-
-
-def _aware(t: dt.datetime) -> dt.datetime:
-    return t if t.tzinfo is not None else t.replace(tzinfo=dt.UTC)
 
 
 def offer_extras(session: Session, offer_id: int) -> OfferExtras | None:
@@ -51,5 +47,5 @@ def offer_extras(session: Session, offer_id: int) -> OfferExtras | None:
     if row is None:
         return None
     values = row._asdict()
-    values["first_seen_at"] = _aware(values["first_seen_at"])
+    values["first_seen_at"] = as_utc(values["first_seen_at"])
     return OfferExtras(**values)

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from sqlalchemy import Float, Select, case, cast, false, func, or_, select
 from sqlalchemy.orm import Session
 
-from app.db.models import GpuModel, InstanceOffer, Provider, RefreshRun, utcnow
+from app.db.models import GpuModel, InstanceOffer, Provider, RefreshRun, as_utc, utcnow
 from app.estimate.cost import UnknownCurrencyError, convert
+from app.estimate.memory import vram_per_gpu_gb
 from app.services.reference import ReferenceData
 
 
@@ -49,13 +50,15 @@ class OfferRow:
     currency: str
     price_is_estimate: bool
     available: bool
-    last_seen_at: dt.datetime | None
+    last_seen_at: dt.datetime | None  # aware UTC; None when the source gives no date
     source: str
     provider_id: int
     suspect: bool = False
     suspect_reason: str | None = None
     gpu_note: str | None = None
     offer_url: str | None = None
+    #: the provider's home page (the link shown when the offer has no page of its own)
+    provider_url: str | None = None
 
     @property
     def disk_gb(self) -> float | None:
@@ -95,10 +98,11 @@ _COLUMNS = (
     InstanceOffer.suspect_reason,
     InstanceOffer.gpu_note,
     InstanceOffer.offer_url,
+    Provider.homepage_url,
 )
 
 
-def _filtered(stmt: Select, filters: dict, ref: ReferenceData) -> Select:  # type: ignore[type-arg]
+def _filtered(stmt: Select, filters: dict, ref: ReferenceData) -> Select:
     gpu = filters.get("gpu")
     if gpu:
         names = ref.resolve_gpu_filter(gpu)
@@ -131,8 +135,11 @@ def _filtered(stmt: Select, filters: dict, ref: ReferenceData) -> Select:  # typ
     return stmt
 
 
-def _row(r: tuple) -> OfferRow:  # type: ignore[type-arg]
-    return OfferRow(*r)
+def _row(r: tuple) -> OfferRow:
+    row = OfferRow(*r)
+    if row.last_seen_at is not None and row.last_seen_at.tzinfo is None:  # SQLite
+        row = replace(row, last_seen_at=as_utc(row.last_seen_at))
+    return row
 
 
 class RankRow(NamedTuple):
@@ -162,7 +169,7 @@ _RANK_COLUMNS = (
 )
 
 
-def _post_filter(rows: list, filters: dict, ref: ReferenceData, currency: str) -> list:  # type: ignore[type-arg]
+def _post_filter(rows: list, filters: dict, ref: ReferenceData, currency: str) -> list:
     min_vram = filters.get("min_vram_gb")
     if min_vram is not None:
         rows = [r for r in rows if (vram_gib(r, ref) or 0) >= min_vram]
@@ -238,7 +245,16 @@ def _exact_filtered(
             .scalar_subquery()
         )
         listed = func.nullif(InstanceOffer.vram_gib_per_gpu, 0)
-        stmt = stmt.where(func.coalesce(listed, catalog_vram, 0) >= min_vram)
+        count = InstanceOffer.gpu_count
+        # app.estimate.memory.vram_per_gpu_gb in SQL: a fractional GPU gets its share of the
+        # card unless the listing states the slice's memory
+        share = case(
+            (count >= 1, func.coalesce(listed, catalog_vram)),
+            (listed < catalog_vram * 0.95, listed),
+            else_=catalog_vram * count,
+        )
+        vram = case((InstanceOffer.gpu_model_id.is_(None), listed), else_=share)
+        stmt = stmt.where(func.coalesce(vram, 0) >= min_vram)
     max_price = filters.get("max_price_per_hour")
     if max_price is not None:
         price = cast(InstanceOffer.price_per_hour, Float)
@@ -290,21 +306,20 @@ def page_offers(
 
 
 def vram_gib(row: OfferRow | RankRow, ref: ReferenceData) -> float | None:
-    """VRAM per GPU of an offer: as listed, else from the catalog."""
-    if row.vram_gib_per_gpu:
+    """VRAM one (possibly fractional) GPU of an offer gives a job, as the estimates use it
+    (:func:`app.estimate.memory.vram_per_gpu_gb`); the listed figure when the GPU model is
+    unknown. The ``min_vram_gb`` filter and the offers' ``vram_gb_per_gpu`` both use this."""
+    if row.gpu_model_id is None:
         return row.vram_gib_per_gpu
-    if row.gpu_model_id is not None:
-        return ref.gpus[ref.gpu_names_by_id[row.gpu_model_id]].vram_gb
-    return None
+    catalog = ref.gpus[ref.gpu_names_by_id[row.gpu_model_id]].vram_gb
+    return vram_per_gpu_gb(catalog, row.vram_gib_per_gpu, row.gpu_count)
 
 
 def offer_age_days(last_seen_at: dt.datetime | None, now: dt.datetime) -> float | None:
     """Days since the source last showed the offer (``None`` when the source gave no date)."""
     if last_seen_at is None:
         return None
-    if last_seen_at.tzinfo is None:
-        last_seen_at = last_seen_at.replace(tzinfo=dt.UTC)
-    return max((now - last_seen_at).total_seconds() / 86400.0, 0.0)
+    return max((now - as_utc(last_seen_at)).total_seconds() / 86400.0, 0.0)
 
 
 def offer_is_stale(
@@ -368,8 +383,6 @@ def stale_provider_ids(
         if finished is None:
             stale.add(pid)
             continue
-        if finished.tzinfo is None:
-            finished = finished.replace(tzinfo=dt.UTC)
-        if finished < cutoff:
+        if as_utc(finished) < cutoff:
             stale.add(pid)
     return stale

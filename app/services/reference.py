@@ -62,6 +62,11 @@ class ReferenceData:
     #: the measurements organised for the pooled throughput model (fits memoised)
     throughput_data: PooledData
 
+    @property
+    def currencies(self) -> list[str]:
+        """Currencies prices can be shown in: USD and every currency with a stored rate."""
+        return sorted({"USD", *(c for pair in self.rates for c in pair)})
+
     def resolve_gpu_filter(self, name: str) -> list[str]:
         """Catalog names an offer filter means: the exact model, or a whole family when the
         name gives no size or form (``A100`` → every A100). Empty when unknown."""

@@ -41,10 +41,10 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, cast
 
 import httpx
-from sqlalchemy import Connection, Engine, func, select, update
+from sqlalchemy import Connection, CursorResult, Engine, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.ingest import Catalog, IngestCounts, apply_offers, load_catalog
@@ -231,10 +231,14 @@ INTERRUPTED_TEXT = (
 
 def mark_interrupted(session: Session | Connection, now: dt.datetime | None = None) -> int:
     """Mark every ``running`` refresh-run row ``interrupted`` (call only holding the lock)."""
-    stale = session.execute(
-        update(RefreshRun)
-        .where(RefreshRun.status == "running")
-        .values(status="interrupted", finished_at=now or utcnow(), error=INTERRUPTED_TEXT)
+    # an UPDATE's result is a CursorResult (it has rowcount)
+    stale = cast(
+        "CursorResult[Any]",
+        session.execute(
+            update(RefreshRun)
+            .where(RefreshRun.status == "running")
+            .values(status="interrupted", finished_at=now or utcnow(), error=INTERRUPTED_TEXT)
+        ),
     )
     count = stale.rowcount or 0
     if count:

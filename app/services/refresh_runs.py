@@ -10,18 +10,12 @@ from sqlalchemy import Engine, Float, cast, func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from app.db.models import InstanceOffer, PriceObservation, Provider, RefreshRun
+from app.db.models import InstanceOffer, PriceObservation, Provider, RefreshRun, as_utc
 from app.services.offers import stale_provider_ids
 from app.services.refresh import reap_interrupted
 from scrapers.redact import redact
 
 log = logging.getLogger(__name__)
-
-
-def _aware(value: dt.datetime | None) -> dt.datetime | None:
-    if value is None or value.tzinfo is not None:
-        return value
-    return value.replace(tzinfo=dt.UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +82,8 @@ def latest_runs(session: Session, stale_after_hours: float) -> list[RunStatus]:
             provider_name=name,
             run_id=run.id,
             status=run.status,
-            started_at=_aware(run.started_at),  # type: ignore[arg-type]
-            finished_at=_aware(run.finished_at),
+            started_at=as_utc(run.started_at),
+            finished_at=as_utc(run.finished_at),
             offers_seen=run.offers_seen,
             offers_new=run.offers_new,
             offers_changed=run.offers_changed,
@@ -97,7 +91,7 @@ def latest_runs(session: Session, stale_after_hours: float) -> list[RunStatus]:
             error=redact(run.error),
             unknown_gpu_names=list(run.unknown_gpu_names or []),
             warnings=[redact(w) or "" for w in run.warnings or []],
-            last_success_at=_aware(last_ok.get(run.provider_id)),
+            last_success_at=as_utc(last_ok.get(run.provider_id)),
             stale=run.provider_id in stale,
             baseline_offers=run.baseline_offers,
             offers_suspect=run.offers_suspect or 0,
@@ -142,7 +136,7 @@ def price_history(session: Session, offer_id: int) -> PriceHistory | None:
         return None
     offer, slug = row
     points = [
-        PricePoint(_aware(at), price, currency, source)  # type: ignore[arg-type]
+        PricePoint(as_utc(at), price, currency, source)
         for at, price, currency, source in session.execute(
             select(
                 PriceObservation.observed_at,

@@ -157,4 +157,4 @@ def _same(a: Any, b: Any, key: str) -> bool:
         return (a or "full") == (b or "full")
     if key == "gradient_checkpointing":
         return bool(a) == bool(b)
-    return a == b
+    return bool(a == b)

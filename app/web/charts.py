@@ -97,8 +97,8 @@ def _nice(value: float) -> float:
     exp = math.floor(math.log10(value))
     for m in (1, 2, 5, 10):
         if m * 10**exp >= value * (1 - 1e-9):
-            return m * 10**exp
-    return 10 ** (exp + 1)  # pragma: no cover
+            return float(m * 10**exp)
+    return float(10 ** (exp + 1))  # pragma: no cover
 
 
 def _log_bounds(lo: float, hi: float) -> tuple[float, float]:

@@ -80,9 +80,10 @@ def when(value: str | dt.datetime | dt.date | None) -> str:
         return DASH
     if isinstance(value, str):
         try:
-            value = dt.datetime.fromisoformat(value)
+            parsed = dt.datetime.fromisoformat(value)
         except ValueError:
             return value
+        value = parsed
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None:
             value = value.astimezone(dt.UTC)

@@ -35,7 +35,7 @@ from app.api.query import (
     parse_offer_query,
     parse_rank_query,
 )
-from app.api.routes import (
+from app.api.responses import (
     MAX_ID,
     offer_detail,
     provide_reference,
@@ -327,7 +327,7 @@ class PageController(Controller):
                 f"{preset.name}, with {', '.join(overrides)} changed" if overrides else preset.name
             )
         )
-        currencies = sorted({"USD", *(c for pair in ref.rates for c in pair)})
+        currencies = ref.currencies
         context = {
             "title": "Compare GPU offers for a training job",
             "form": form,
@@ -394,7 +394,9 @@ class PageController(Controller):
         params = (
             query.params if not errors else {k: v for k, v in form.items() if k in OFFER_PARAMS}
         )
-        preset = ref.presets.get(detail.workload.get("preset") or "") if detail.workload else None
+        preset = (
+            ref.presets.get(str(detail.workload.get("preset") or "")) if detail.workload else None
+        )
         overrides = [k for k in WORKLOAD_PARAMS if k in params and k != "preset"]
         workload_title = (
             "your workload"
@@ -417,7 +419,7 @@ class PageController(Controller):
             "json_url": url(f"/v1/offers/{offer_id}", form, _with_unknown(OFFER_PARAMS, form)),
             "rank_url": url("/", params, OFFER_PARAMS),
             "presets": list(ref.presets.values()),
-            "currencies": sorted({"USD", *(c for pair in ref.rates for c in pair)}),
+            "currencies": ref.currencies,
             "memory": _memory(detail),
             "basis_text": BASIS_TEXT,
             "price_chart": _price_chart(detail),
@@ -551,7 +553,7 @@ def _price_chart(detail: OfferDetailResponse) -> charts.ChartLayout | None:
         return None
     return charts.timeline(
         obs,
-        y_format=lambda v: money_short(v, currency),  # type: ignore[arg-type]
+        y_format=lambda v: money_short(v, currency),
         y_label=f"price per hour ({currency})",
         now=dt.datetime.now(dt.UTC),
     )

@@ -1,0 +1,365 @@
+"""What the JSON API and the web pages share: request dependencies and response builders.
+
+The pages (:mod:`app.web.pages`) render the same answers as the API's routes
+(:mod:`app.api.routes`), so both build them here; the pages never import a route module
+(import contract in pyproject.toml).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import AsyncGenerator
+
+import anyio.to_thread
+from litestar import Request
+from litestar.exceptions import NotFoundException
+from litestar.openapi.datastructures import ResponseSpec
+from sqlalchemy.orm import Session
+
+from app.api.query import (
+    OfferQuery,
+    order_rows,
+)
+from app.api.schemas import (
+    ErrorOut,
+    EstimateOut,
+    EvidenceOut,
+    MemoryFixOut,
+    MemoryOut,
+    OfferDetailResponse,
+    OfferDetailsOut,
+    OfferOut,
+    PricePointOut,
+    RankedOfferOut,
+    RankRequest,
+    RankResponse,
+    SpotIn,
+    UnestimableOfferOut,
+    WarningOut,
+)
+from app.estimate.cost import SpotAssumptions
+from app.estimate.types import Estimate
+from app.services.estimates import (
+    Budget,
+    RankedOffer,
+    estimate_offer,
+    rank_offers,
+)
+from app.services.offer_detail import offer_extras
+from app.services.offers import (
+    OfferRow,
+    offer_age_days,
+    offer_is_stale,
+    stale_provider_ids,
+    vram_gib,
+)
+from app.services.reference import ReferenceData
+from app.services.refresh_runs import price_history
+from app.services.workloads import resolve_workload
+from app.settings import Settings
+
+#: Largest id a BIGINT primary key holds (bigger path ids are a 400, not a database error).
+MAX_ID = 2**63 - 1
+
+
+def error_responses(*codes: int) -> dict[int, ResponseSpec]:
+    """OpenAPI entries for the error answers a route gives besides validation's 400."""
+    text = {
+        400: "Invalid input: `extra` names each field and the reason",
+        401: "No valid bearer token (`Authorization: Bearer <token>`); nothing was stored",
+        404: "No such offer",
+        409: "The `run_id` was already used by another submitter",
+        429: "Too many submissions for this token; see `Retry-After`",
+        503: "Database unavailable or busy; see `Retry-After`",
+    }
+    return {
+        c: ResponseSpec(data_container=ErrorOut, description=text[c], generate_examples=False)
+        for c in codes
+    }
+
+
+#: Evidence rows per ranked offer (the full list is in ``POST /v1/estimate``).
+RANK_MAX_EVIDENCE = 5
+
+
+async def provide_session(request: Request) -> AsyncGenerator[Session, None]:
+    """One SQLAlchemy session per request (read-only use), closed afterwards.
+
+    The session is created on the event loop (it connects lazily, in the handler's thread)
+    and closed on a thread of its own limiter: closing returns the connection to the pool,
+    and must not wait for a handler thread, since those may all be waiting for connections
+    (see :mod:`app.api.health`).
+    """
+    session = request.app.state.session_factory()
+    try:
+        yield session
+    finally:
+        await anyio.to_thread.run_sync(session.close, limiter=request.app.state.release_limiter)
+
+
+async def provide_reference(request: Request) -> ReferenceData:
+    """The cached reference data (catalog, benchmarks, presets, rates); loads off the loop."""
+    return await request.app.state.reference.aget()
+
+
+def provide_settings(request: Request) -> Settings:
+    """The app's settings."""
+    return request.app.state.settings
+
+
+def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
+    """Core estimate → response model (``max_evidence`` caps the evidence list)."""
+    m = e.memory
+    b = m.breakdown
+    return EstimateOut(
+        samples_per_s=e.samples_per_s,
+        samples_per_s_low=e.samples_per_s_low,
+        samples_per_s_high=e.samples_per_s_high,
+        tokens_per_s=e.tokens_per_s,
+        basis=e.basis,
+        situation=e.situation,
+        epoch_hours=e.epoch_hours,
+        epoch_hours_low=e.epoch_hours_low,
+        epoch_hours_high=e.epoch_hours_high,
+        total_hours=e.total_hours,
+        cost_per_epoch=e.cost_per_epoch,
+        cost_per_epoch_low=e.cost_per_epoch_low,
+        cost_per_epoch_high=e.cost_per_epoch_high,
+        total_cost=e.total_cost,
+        currency=e.currency,
+        peak_memory_gib=m.peak_memory_gib,
+        memory_utilization=m.memory_utilization,
+        oom_risk=m.oom_risk,
+        max_micro_batch_size=m.max_micro_batch_size,
+        memory=MemoryOut(
+            weights_gib=b.weights_gib,
+            gradients_gib=b.gradients_gib,
+            optimizer_gib=b.optimizer_gib,
+            activations_gib=b.activations_gib,
+            overhead_gib=b.overhead_gib,
+            usable_vram_gib=m.usable_vram_gib,
+            allocated_gib=b.allocated_gib,
+            logits_gib=b.logits_gib,
+            buffers_gib=b.buffers_gib,
+            init_extra_gib=b.init_extra_gib,
+            context_gib=b.context_gib,
+            allocator_slack_gib=b.allocator_slack_gib,
+        ),
+        oom_probability=m.oom_probability,
+        memory_fixes=[
+            MemoryFixOut(
+                label=f.label,
+                changes=dict(f.changes),
+                peak_memory_gib=f.peak_memory_gib,
+                oom_risk=f.oom_risk,
+                oom_probability=f.oom_probability,
+            )
+            for f in m.fixes
+        ],
+        multi_gpu_efficiency=e.multi_gpu_efficiency,
+        data_loader_samples_per_s=e.data_loader_samples_per_s,
+        warnings=[
+            WarningOut(code=w.code.value, message=w.message, values=dict(w.values))
+            for w in e.warnings
+        ],
+        notes=list(e.notes),
+        epoch_definition=e.epoch_definition,
+        epoch_samples=e.epoch_samples,
+        epoch_tokens=e.epoch_tokens,
+        interruptible=e.interruptible,
+        expected_total_hours=e.expected_total_hours,
+        expected_total_cost=e.expected_total_cost,
+        evidence=[
+            EvidenceOut.model_validate(ev, from_attributes=True) for ev in e.evidence[:max_evidence]
+        ],
+        evidence_total=len(e.evidence),
+    )
+
+
+def spot_assumptions(data: SpotIn) -> SpotAssumptions:
+    """The request's spot assumptions over the documented defaults."""
+    default = SpotAssumptions()
+    return SpotAssumptions(
+        interruptions_per_hour=default.interruptions_per_hour
+        if data.spot_interruptions_per_hour is None
+        else data.spot_interruptions_per_hour,
+        checkpoint_interval_hours=data.spot_checkpoint_interval_hours
+        or default.checkpoint_interval_hours,
+        restart_hours=default.restart_hours
+        if data.spot_restart_hours is None
+        else data.spot_restart_hours,
+    )
+
+
+def offer_out(
+    row: OfferRow,
+    ref: ReferenceData,
+    stale: set[int],
+    *,
+    stale_after_days: float = 7.0,
+    now: dt.datetime | None = None,
+) -> OfferOut:
+    """Offer row → response model.
+
+    ``stale``: ids of providers whose refreshes stopped succeeding; an offer is also stale when
+    its source last showed it more than ``stale_after_days`` ago, or gave no date.
+    """
+    gpu = ref.gpu_names_by_id.get(row.gpu_model_id) if row.gpu_model_id else None
+    vram = vram_gib(row, ref)  # the VRAM the min_vram_gb filter sees
+    last_seen = row.last_seen_at
+    if last_seen is not None and last_seen.tzinfo is None:
+        last_seen = last_seen.replace(tzinfo=dt.UTC)
+    age = offer_age_days(last_seen, now or dt.datetime.now(dt.UTC))
+    per_gpu = (
+        row.price_per_hour / row.gpu_count
+        if row.price_per_hour is not None and row.gpu_count
+        else None
+    )
+    return OfferOut(
+        id=row.id,
+        provider=row.provider,
+        provider_name=row.provider_name,
+        offer_key=row.offer_key,
+        instance_type=row.instance_type,
+        region=row.region,
+        gpu=gpu,
+        gpu_name_raw=row.gpu_name_raw,
+        gpu_count=row.gpu_count,
+        vram_gb_per_gpu=vram,
+        vcpus=row.vcpus,
+        ram_gb=row.ram_gib,
+        disk_gb=row.disk_gb,
+        max_cuda=row.max_cuda,
+        driver_version=row.driver_version,
+        interconnect=row.interconnect,
+        billing=row.billing,
+        price_per_hour=row.price_per_hour,
+        currency=row.currency,
+        price_is_estimate=row.price_is_estimate,
+        available=row.available,
+        stale=offer_is_stale(age, stale_after_days, row.provider_id in stale),
+        last_seen_at=last_seen.isoformat() if last_seen is not None else None,
+        source=row.source,
+        age_days=round(age, 2) if age is not None else None,
+        price_per_gpu_hour=per_gpu,
+        suspect=row.suspect,
+        suspect_reason=row.suspect_reason,
+        gpu_note=row.gpu_note,
+        offer_url=row.offer_url or row.provider_url,
+    )
+
+
+def rank_response(
+    data: RankRequest,
+    session: Session,
+    ref: ReferenceData,
+    settings: Settings,
+    order: str | None = None,
+) -> RankResponse:
+    """Rank offers for a request (``POST /v1/rank``, ``GET /v1/rank`` and the web page).
+
+    ``order`` re-orders the returned rows by a column (see :func:`app.api.query.order_rows`).
+
+    Raises:
+        WorkloadError, FilterError: bad input, naming the field.
+    """
+    given = data.workload.model_dump(exclude_unset=True, mode="json")
+    workload, reference, echo = resolve_workload(given, ref)
+    ranking = rank_offers(
+        workload,
+        reference,
+        session,
+        data.filters.model_dump(),
+        ref,
+        currency=data.currency,
+        sort=data.sort,
+        limit=data.limit,
+        drop_oom=data.drop_oom,
+        budget=Budget(
+            max_total_cost=data.max_total_cost,
+            max_total_hours=data.max_total_hours,
+            exclude_spot=data.exclude_spot,
+            spot=spot_assumptions(data),
+        ),
+    )
+    stale = stale_provider_ids(session, settings.stale_after_hours)
+
+    def out(r: RankedOffer) -> RankedOfferOut:
+        return RankedOfferOut(
+            rank=r.rank,
+            pareto_optimal=r.pareto_optimal,
+            offer=offer_out(r.offer, ref, stale, stale_after_days=settings.offer_stale_after_days),
+            price_per_hour=r.price_per_hour,
+            estimate=estimate_out(r.estimate, RANK_MAX_EVIDENCE),
+        )
+
+    return RankResponse(
+        workload=echo,
+        currency=data.currency,
+        sort=data.sort,
+        order=order,
+        total_offers=ranking.total,
+        unestimated_offers=ranking.unestimated,
+        over_budget_offers=ranking.over_budget,
+        results=order_rows([out(r) for r in ranking.results], order),
+        frontier=[out(r) for r in ranking.frontier],
+        unestimable=[
+            UnestimableOfferOut(
+                offer=offer_out(o, ref, stale, stale_after_days=settings.offer_stale_after_days),
+                reason=reason,
+            )
+            for o, reason in ranking.unestimable
+        ],
+    )
+
+
+def offer_detail(
+    offer_id: int,
+    query: OfferQuery,
+    session: Session,
+    ref: ReferenceData,
+    settings: Settings,
+) -> OfferDetailResponse:
+    """One offer with its listing details, price history and, for a workload, its estimate.
+
+    Raises:
+        NotFoundException: no offer ``offer_id``.
+        WorkloadError, FilterError: bad input, naming the field.
+    """
+    workload = reference = echo = None
+    if query.workload is not None:
+        given = query.workload.model_dump(exclude_unset=True, mode="json")
+        workload, reference, echo = resolve_workload(given, ref)
+    found = estimate_offer(workload, reference, session, offer_id, ref, currency=query.currency)
+    extras = offer_extras(session, offer_id)
+    history = price_history(session, offer_id)
+    if found is None or extras is None or history is None:
+        raise NotFoundException(f"no offer {offer_id}")
+    stale = stale_provider_ids(session, settings.stale_after_hours)
+    return OfferDetailResponse(
+        offer=offer_out(found.offer, ref, stale, stale_after_days=settings.offer_stale_after_days),
+        details=OfferDetailsOut(
+            cpu_model=extras.cpu_model,
+            system_disk_gb=extras.system_disk_gb,
+            data_disk_gb=extras.data_disk_gb,
+            disk_type=extras.disk_type,
+            network_up_mbps=extras.network_up_mbps,
+            network_down_mbps=extras.network_down_mbps,
+            first_seen_at=extras.first_seen_at.isoformat(),
+            seen_on=extras.seen_on.isoformat() if extras.seen_on else None,
+            notes=extras.notes,
+        ),
+        currency=query.currency,
+        price_per_hour=found.price_per_hour,
+        workload=echo,
+        estimate=estimate_out(found.estimate) if found.estimate is not None else None,
+        price_history=[
+            PricePointOut(
+                observed_at=p.observed_at.isoformat(),
+                price_per_hour=p.price_per_hour,
+                currency=p.currency,
+                source=p.source,
+            )
+            for p in history.observations
+        ],
+    )
