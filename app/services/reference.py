@@ -157,9 +157,7 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
     points = []
     # held rows (submitted, far outside the model's range) are stored for review, never used
     for b in session.scalars(
-        select(ThroughputBenchmark)
-        .where(ThroughputBenchmark.status != "held")
-        .order_by(ThroughputBenchmark.id)
+        select(ThroughputBenchmark).where(ThroughputBenchmark.status != "held")
     ):
         if b.throughput_scope == "unknown":
             continue
