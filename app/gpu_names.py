@@ -141,8 +141,8 @@ class GpuNameNormaliser:
         #: weighs them all; :meth:`match` keeps the first listed
         self._several: dict[str, list[str]] = {}
         for alias, canonicals in (extra_aliases or {}).items():
-            names = [canonicals] if isinstance(canonicals, str) else list(canonicals)
-            known = [c for c in names if c in self._gpus]
+            listed = [canonicals] if isinstance(canonicals, str) else list(canonicals)
+            known = [c for c in listed if c in self._gpus]
             if known:
                 key = normalise_key(alias)
                 self._alias[key] = known[:1]
@@ -279,18 +279,21 @@ class GpuNameNormaliser:
         if form is not None and len(pool) > 1:
             same = [c for c in pool if self._form[c] in (form, None)]
             if same and len(same) < len(pool):
-                pool, _ = same, how.append(f"form factor {form}")
+                pool = same
+                how.append(f"form factor {form}")
         if len(pool) > 1:
             keys = {c: _words(normalise_key(c)) for c in pool}
             common = set.intersection(*keys.values())
             told = [c for c in pool if (keys[c] - common) & ctx_words]
             if told and len(told) < len(pool):
-                pool, _ = told, how.append("the instance's name")
+                pool = told
+                how.append("the instance's name")
         mismatch = False
         if vram is not None:
             fits = [c for c in pool if _close(vram, self._gpus[c].vram_gb)]
             if fits and len(fits) < len(pool):
-                pool, _ = fits, how.append(f"VRAM {vram:g}")
+                pool = fits
+                how.append(f"VRAM {vram:g}")
             elif not fits:
                 mismatch = True
                 best = min(abs(self._gpus[c].vram_gb - vram) for c in pool)

@@ -53,7 +53,7 @@ from app.services.offers import (
     stale_provider_ids,
     vram_gib,
 )
-from app.services.reference import ReferenceData
+from app.services.reference import ReferenceCache, ReferenceData
 from app.services.refresh_runs import price_history
 from app.services.workloads import resolve_workload
 from app.settings import Settings
@@ -99,12 +99,14 @@ async def provide_session(request: Request) -> AsyncGenerator[Session, None]:
 
 async def provide_reference(request: Request) -> ReferenceData:
     """The cached reference data (catalog, benchmarks, presets, rates); loads off the loop."""
-    return await request.app.state.reference.aget()
+    cache: ReferenceCache = request.app.state.reference
+    return await cache.aget()
 
 
 def provide_settings(request: Request) -> Settings:
     """The app's settings."""
-    return request.app.state.settings
+    settings: Settings = request.app.state.settings
+    return settings
 
 
 def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:

@@ -89,7 +89,9 @@ def fit_memory(ds: Dataset) -> dict[str, Any]:
     rn50_gflops = ds.presets["resnet50-imagenet"].fields.get("forward_gflops_per_sample")
     return {
         "ACTIVATION_BYTES_PER_SAMPLE": fits,
-        "CNN_ACTIVATION_BYTES_PER_GFLOP": round(rn50[0] / rn50_gflops) if rn50 else 6.5e6,
+        "CNN_ACTIVATION_BYTES_PER_GFLOP": round(rn50[0] / rn50_gflops)
+        if rn50 and rn50_gflops
+        else 6.5e6,
         "DEFAULT_ACTIVATION_BYTES_PER_PARAM": round(statistics.median(per_param), 3),
     }
 

@@ -48,7 +48,7 @@ QLORA_SLOWDOWN = 1.1426
 
 RANGE_FACTORS = {'derived': (0.7737, 1.5125),
  'extrapolated': (0.682, 1.3075),
- 'flops_model': (0.2723, 1.3624),
+ 'flops_model': (0.554, 1.9157),
  'measured': (0.8674, 1.1879),
  'scaled': (0.7435, 1.3002),
  'sibling': (0.7966, 1.203)}

@@ -223,14 +223,16 @@ class PooledData:
             if p.gpu_count > 1 and p.gpu not in single:
                 multi_only.setdefault(p.gpu, []).append(p)
         chosen = [p for p in rows if p.gpu_count == 1]
-        for name, multi in multi_only.items() if w is not None else ():
+        for name, multi in multi_only.items():
+            if w is None:
+                break
             fewest = min(p.gpu_count for p in multi)
             for p in (x for x in multi if x.gpu_count == fewest):
                 gpu = self.catalog[name]
                 link = Interconnect.NVLINK if p.interconnect == "nvlink" else Interconnect.PCIE
                 per_gpu = p.throughput_total / p.gpu_count
-                units = w.units_per_sample or 1.0  # type: ignore[union-attr]
-                wp = replace(w, precision=p.precision)  # type: ignore[type-var]
+                units = w.units_per_sample or 1.0
+                wp = replace(w, precision=p.precision)
                 eta = multi_gpu_efficiency(
                     wp, gpu, p.gpu_count, link, per_gpu / units, micro_batch=p.batch_size_per_gpu
                 )
@@ -298,7 +300,8 @@ class PooledData:
             for o in fit.obs:
                 if o.group == group and o.suite == suite:
                     return Level(o.source, o.suite)
-        return self.reference_level(group)
+        level: Level | None = self.reference_level(group)
+        return level
 
     @_memoise
     def batch_range(self, group: Group) -> tuple[float, float] | None:
@@ -349,16 +352,16 @@ class PooledData:
             return y, 0
         res = fit.residual.get((group, gpu.name), [])
         here = [(pc, r) for pc, suite, r in res if suite == level.suite]
-        res = here or [(pc, r) for pc, _, r in res]
-        same = [r for pc, r in res if pc == pclass(precision)]
+        pairs = here or [(pc, r) for pc, _, r in res]
+        same = [r for pc, r in pairs if pc == pclass(precision)]
         if same:
             n = len(same)
             return y + statistics.fmean(same) * n / (n + OWN_SHRINK), n
-        if res:
+        if pairs:
             # measured at the other precision class only: half its residual, and the
             # estimate is not "measured" at this precision
-            n = len(res)
-            return y + 0.5 * statistics.fmean(r for _, r in res) * n / (n + OWN_SHRINK), 0
+            n = len(pairs)
+            return y + 0.5 * statistics.fmean(r for _, r in pairs) * n / (n + OWN_SHRINK), 0
         return y, 0
 
     @_memoise
@@ -380,6 +383,7 @@ def _overhead_batches(points: Sequence[BenchmarkPoint], data: PooledData) -> dic
     """Median b0 per family from cells measured at several micro-batches (see module)."""
     cells: dict[tuple[str, ...], dict[float, list[float]]] = {}
     groups: dict[tuple[str, ...], Group] = {}
+    key: tuple[str, ...]
     for p in points:
         if p.gpu_count == 1 and p.batch_size_per_gpu and p.throughput_total > 0:
             key = (p.workload, p.method, p.gpu, suite_of(p), p.precision.value)

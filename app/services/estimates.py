@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from sqlalchemy.orm import Session
@@ -332,11 +332,14 @@ def rank_offers(
     configs: dict[tuple[int, float, str | None, float | None], int] = {}
     config_of = [
         configs.setdefault(
-            (r.gpu_model_id, r.gpu_count, r.interconnect, r.vram_gib_per_gpu), len(configs)
+            # estimable rows all have a GPU model
+            (cast(int, r.gpu_model_id), r.gpu_count, r.interconnect, r.vram_gib_per_gpu),
+            len(configs),
         )
         for r in estimable
     ]
     config_est: list[tuple[ThroughputEstimate, MemoryEstimate]] = []
+    config_mem_key: list[tuple[float, float]] = []
     for gpu_id, count, interconnect, listed_vram in configs:
         gpu = ref.gpus[names[gpu_id]]
         link = offer_interconnect(interconnect)
@@ -348,8 +351,12 @@ def rank_offers(
         mkey = (vram, math.floor(count))
         mem = mem_cache.get(mkey)
         if mem is None:
-            mem = mem_cache[mkey] = estimate_memory(w, vram_gb=vram, gpu_count=count)
+            # the verdict ranks every offer; the fixes are searched only for offers shown
+            mem = mem_cache[mkey] = estimate_memory(
+                w, vram_gb=vram, gpu_count=count, with_fixes=False
+            )
         config_est.append((tp, mem))
+        config_mem_key.append((vram, count))
     rates = {
         c: price_in(1.0, c, currency, ref)
         for c in {r.currency for r in estimable if r.price_per_hour is not None}
@@ -358,7 +365,7 @@ def rank_offers(
     prices: list[float | None] = [
         r.price_per_hour
         if r.price_per_hour is None or r.currency == currency
-        else r.price_per_hour * rates[r.currency]
+        else r.price_per_hour * cast(float, rates[r.currency])  # a price in gives a price out
         for r in estimable
     ]
     samples = []
@@ -396,9 +403,17 @@ def rank_offers(
     )
     top, below = rank_columns(cols, sort=sort, drop_oom=drop_oom, limit=limit)
     prepared = {}
+    fixes_cache: dict[tuple[float, int], MemoryEstimate] = {}
     for i, _, _ in (*top, *below):
         j = keep[i]
-        prepared[estimable[j].id] = (estimable[j], *config_est[config_of[j]], prices[j])
+        tp, mem = config_est[config_of[j]]
+        if mem.oom_risk == OomRisk.HIGH:
+            vram, count = config_mem_key[config_of[j]]
+            key = (vram, math.floor(count))
+            if key not in fixes_cache:
+                fixes_cache[key] = estimate_memory(w, vram_gb=vram, gpu_count=count)
+            mem = fixes_cache[key]
+        prepared[estimable[j].id] = (estimable[j], tp, mem, prices[j])
     ranked = [Ranked(_candidate(cols, i), pareto, rank) for i, rank, pareto in top]
     extra = [Ranked(_candidate(cols, i), pareto, rank) for i, rank, pareto in below]
     candidates = keep

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from sqlalchemy import Float, Select, case, cast, false, func, or_, select
+from sqlalchemy import ColumnElement, Float, Select, case, cast, false, func, or_, select
 from sqlalchemy.orm import Session
 
 from app.db.models import GpuModel, InstanceOffer, Provider, RefreshRun, as_utc, utcnow
@@ -222,11 +222,11 @@ def select_offers(
 
 def _exact_filtered(
     session: Session,
-    stmt: Select,  # type: ignore[type-arg]
-    filters: dict,  # type: ignore[type-arg]
+    stmt: Select[Any],
+    filters: dict[str, Any],
     ref: ReferenceData,
     currency: str,
-) -> Select:  # type: ignore[type-arg]
+) -> Select[Any]:
     """:func:`_filtered` plus, in SQL, what :func:`_post_filter` does in Python: VRAM as
     :func:`vram_gib` gives it, and the price converted to ``currency`` as
     :func:`app.estimate.cost.convert` does (the same float multiply or divide by the same
@@ -265,6 +265,7 @@ def _exact_filtered(
         ).all()
         cases = []
         for source in listed_in:
+            converted: ColumnElement[Any]
             if source == currency:
                 converted = price
             elif (source, currency) in ref.rates:
@@ -286,7 +287,7 @@ def _exact_filtered(
 
 def page_offers(
     session: Session,
-    filters: dict,  # type: ignore[type-arg]
+    filters: dict[str, Any],
     ref: ReferenceData,
     *,
     currency: str = "USD",
