@@ -348,3 +348,110 @@ def _print_refresh_summary(report: RefreshReport) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+@main.command()
+@click.argument("preset")
+@click.option("--steps", default=20, show_default=True, type=click.IntRange(1, 100_000))
+@click.option("--warmup", default=3, show_default=True, type=click.IntRange(0, 10_000))
+@click.option("--micro-batch", type=click.IntRange(1, 1_000_000), help="Samples per GPU per step.")
+@click.option(
+    "--precision",
+    type=click.Choice(["fp32", "tf32", "fp16_amp", "bf16_amp", "bf16"]),
+    help="Default: the preset's.",
+)
+@click.option("--gpus", default=1, show_default=True, type=click.IntRange(1, 1024))
+@click.option("--submit", "submit_url", help="gpucost server to send the result to.")
+@click.option("--token", envvar="GPUCOST_TOKEN", help="Bearer token for --submit.")
+def bench(
+    preset: str,
+    steps: int,
+    warmup: int,
+    micro_batch: int | None,
+    precision: str | None,
+    gpus: int,
+    submit_url: str | None,
+    token: str | None,
+) -> None:
+    """Measure PRESET's training throughput on this machine (needs 'gpucost[bench]').
+
+    Random weights and synthetic data of the preset's shape; warm-up, then timed optimizer
+    steps. DDP over --gpus GPUs (torchrun) when more than one. --submit sends the result with
+    the machine's environment to POST /v1/benchmarks.
+    """
+    try:
+        import torch  # noqa: F401 - only to say clearly that the extra is missing
+    except ImportError as exc:
+        raise click.ClickException(
+            "gpucost bench needs PyTorch: pip install 'gpucost[bench]'"
+        ) from exc
+    from rich.progress import Progress
+    from rich.table import Table
+
+    from app import bench as bench_mod
+
+    out = Console()
+    options = {"steps": steps, "warmup": warmup, "micro_batch_size": micro_batch}
+    options["precision"] = precision
+    try:
+        bench_mod.load_preset(preset)
+        if gpus > 1:
+            result = bench_mod.run_distributed(preset, gpus, options)
+        else:
+            with Progress(console=console, transient=True) as bar:
+                task = bar.add_task(f"bench {preset}", total=warmup + steps)
+                result = bench_mod.run_bench(
+                    preset, **options, progress=lambda done, _t: bar.update(task, completed=done)
+                )
+    except bench_mod.BenchError as exc:
+        raise click.ClickException(str(exc)) from exc
+    table = Table(title=f"gpucost bench {preset}")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    spread = result.step_time_s
+    env = result.environment
+
+    def gib(v: float | None) -> str:
+        return f"{v:.2f}" if v is not None else "— (CPU)"
+
+    def opt(v: object) -> str:
+        return str(v) if v else "—"
+
+    tokens = f"{result.tokens_per_s:.4g}" if result.tokens_per_s else "—"
+    ram = f"{env['ram_gib']:.1f}" if env.get("ram_gib") else "—"
+    rows = [
+        ("device", f"{result.gpu_count}× {env.get('gpu_name') or 'CPU (' + env['cpu'] + ')'}"),
+        ("precision / micro-batch", f"{result.precision} / {result.micro_batch_size}"),
+        ("timed steps (warm-up)", f"{result.steps} ({result.warmup})"),
+        ("samples/s", f"{result.samples_per_s:.4g}"),
+        ("tokens/s", tokens),
+        (
+            "step time s: median (min–max)",
+            f"{spread['median']:.4g} ({spread['min']:.4g}–{spread['max']:.4g})",
+        ),
+        ("peak memory allocated GiB", gib(result.peak_memory_gib)),
+        ("peak memory reserved GiB", gib(result.reserved_memory_gib)),
+        (
+            "driver / CUDA / torch",
+            f"{opt(env.get('driver'))} / {opt(env.get('cuda'))} / {env['torch']}",
+        ),
+        ("vCPUs / RAM GiB", f"{env['vcpus']} / {ram}"),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    out.print(table)
+    if submit_url:
+        import httpx
+
+        try:
+            r = bench_mod.submit(result, submit_url, token)
+        except httpx.HTTPError as exc:
+            raise click.ClickException(f"submit to {submit_url} failed: {exc}") from exc
+        if r.status_code not in (200, 201):
+            raise click.ClickException(f"server answered {r.status_code}: {r.text[:500]}")
+        row = r.json()
+        out.print(
+            f"submitted: benchmark {row['id']} ({row['status']}"
+            + (f": {row['hold_reason']}" if row.get("hold_reason") else "")
+            + f"), run id {result.run_id}"
+        )

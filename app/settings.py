@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app import resources
@@ -69,6 +69,15 @@ class Settings(BaseSettings):
     #: An offer whose source last showed it longer ago than this (or never dated it) is
     #: ``stale`` (``GPUCOST_OFFER_STALE_AFTER_DAYS``).
     offer_stale_after_days: float = Field(default=7.0, gt=0)
+
+    #: Bearer tokens allowed to ``POST /v1/benchmarks`` (``GPUCOST_API_TOKENS``): comma-separated
+    #: ``name=token`` entries (a bare ``token`` is named ``token-<first 8 hex of its SHA-256>``).
+    #: The name is what a submitted row records as its submitter; the token itself is never
+    #: stored or logged. Empty: submissions are refused (401).
+    api_tokens: SecretStr = Field(default=SecretStr(""))
+    #: Submissions one token may make per minute (``GPUCOST_SUBMIT_RATE_PER_MINUTE``); more are
+    #: answered 429 with ``Retry-After``.
+    submit_rate_per_minute: int = Field(default=30, ge=1, le=100_000)
 
 
 @functools.cache

@@ -66,7 +66,10 @@ def error_responses(*codes: int) -> dict[int, ResponseSpec]:
     """OpenAPI entries for the error answers a route gives besides validation's 400."""
     text = {
         400: "Invalid input: `extra` names each field and the reason",
+        401: "No valid bearer token (`Authorization: Bearer <token>`); nothing was stored",
         404: "No such offer",
+        409: "The `run_id` was already used by another submitter",
+        429: "Too many submissions for this token; see `Retry-After`",
         503: "Database unavailable or busy; see `Retry-After`",
     }
     return {

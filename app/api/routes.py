@@ -6,10 +6,11 @@ import json
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency, Provide
 from litestar.enums import ParamType
 from litestar.exceptions import ValidationException
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import Operation, Parameter, Schema
 from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import FromQuery, JSONBody, PathParameter, QueryParameter
@@ -48,6 +49,7 @@ from app.api.schemas import (
     RankResponse,
     WorkloadIn,
 )
+from app.api.submissions import handle_submission
 from app.estimate.memory import vram_per_gpu_gb
 from app.hf_config import HFConfigError, parse_hf_config
 from app.services.catalog import search_benchmarks, search_gpus
@@ -198,6 +200,7 @@ class V1Controller(Controller):
         workload: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
         q: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
         ids: Annotated[str | None, QueryParameter(pattern=r"^\d{1,12}(,\d{1,12}){0,499}$")] = None,
+        status: Annotated[str | None, QueryParameter(pattern=r"^(accepted|held)$")] = None,
         limit: Annotated[int, QueryParameter(ge=1, le=5000)] = 500,
         offset: Annotated[int, QueryParameter(ge=0, le=1_000_000_000)] = 0,
     ) -> dict[str, Any]:
@@ -207,7 +210,8 @@ class V1Controller(Controller):
         which selects the labels that preset stands for; ``q`` is a case-insensitive
         substring of the label, task, GPU as published, framework, precision or source;
         ``ids`` (comma-separated) fetches the measurements an estimate cites in its
-        ``evidence``.
+        ``evidence``; ``status`` ``held`` lists the submitted rows held for review (more than
+        2× off the estimate: stored, never used), ``accepted`` the rest.
         """
         items, total = search_benchmarks(
             session,
@@ -216,10 +220,43 @@ class V1Controller(Controller):
             workload=workload,
             q=q,
             ids=[int(i) for i in ids.split(",")] if ids else None,
+            status=status,
             limit=limit,
             offset=offset,
         )
         return {"items": items, "total": total, "limit": limit, "offset": offset}
+
+    @post(
+        "/benchmarks",
+        sync_to_thread=True,
+        status_code=201,
+        responses={
+            200: ResponseSpec(
+                data_container=dict[str, Any],
+                description="The row already stored for this `run_id` (same submitter)",
+                generate_examples=False,
+            ),
+            **error_responses(400, 401, 409, 429),
+        },
+    )
+    def submit_benchmark(
+        self,
+        request: Request,
+        data: JSONBody[dict[str, Any]],
+        session: NamedDependency[Session],
+        ref: NamedDependency[ReferenceData],
+        settings: NamedDependency[Settings],
+    ) -> Response[dict[str, Any]]:
+        """Store a measurement from ``gpucost bench`` (``Authorization: Bearer <token>``).
+
+        Body: :class:`app.api.submissions.BenchmarkSubmission`. Stored with ``source``
+        ``submitted``, the environment, the token's name and the time; it moves estimates only
+        within 2× of the current estimate for that workload on that GPU, else it is ``held``
+        (``GET /v1/benchmarks?status=held``). 201 new; 200 with the stored row when the same
+        submitter sends the same ``run_id`` again; 401 without a valid token (nothing stored);
+        400 naming the field; 409 run id of another submitter; 429 past the rate limit.
+        """
+        return handle_submission(request, data, session, ref, settings)
 
     @get("/workloads", sync_to_thread=False)
     def list_workloads(self, ref: NamedDependency[ReferenceData]) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
 from app.estimate.types import (
     Architecture,
@@ -341,6 +341,12 @@ class EvidenceOut(BaseModel):
     samples_per_s: float = Field(description="measured throughput of the whole run, samples/s")
     source: str = Field(description="who published the measurement")
     source_ref: str = Field(description="URL or repository path of the measurement")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def submitted(self) -> bool:
+        """Sent by a user's ``gpucost bench`` run (``source`` ``submitted``), not published."""
+        return self.source == "submitted"
 
 
 class WarningOut(BaseModel):

@@ -205,7 +205,10 @@ class ThroughputBenchmark(Base):
     """
 
     __tablename__ = "throughput_benchmark"
-    __table_args__ = (Index("ix_throughput_benchmark_workload_gpu", "workload", "gpu_model_id"),)
+    __table_args__ = (
+        Index("ix_throughput_benchmark_workload_gpu", "workload", "gpu_model_id"),
+        Index("ix_throughput_benchmark_status", "status"),
+    )
 
     id: Mapped[int] = mapped_column(PK, primary_key=True)
     #: Stable hash of the seed row's identifying fields (idempotent re-seeding).
@@ -233,6 +236,19 @@ class ThroughputBenchmark(Base):
     source_ref: Mapped[str] = mapped_column(Text)
     seen_on: Mapped[dt.date | None] = mapped_column(Date)
     notes: Mapped[str | None] = mapped_column(Text)
+    #: ``accepted`` (feeds the estimates) or ``held`` (stored for review, never used: a
+    #: submitted row far outside the model's range, or on a GPU the catalog does not know).
+    status: Mapped[str] = mapped_column(String(16), default="accepted", server_default="accepted")
+    #: Why a ``held`` row is held, in words.
+    hold_reason: Mapped[str | None] = mapped_column(Text)
+    #: Client-supplied id of a submitted run (``POST /v1/benchmarks`` is idempotent on it).
+    run_id: Mapped[str | None] = mapped_column(String(100), unique=True)
+    #: The machine a submitted row was measured on (GPU name from the driver, driver, CUDA,
+    #: torch version, CPU, vCPUs, RAM GiB, topology, step-time spread), as sent.
+    environment: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    #: Identity of the API token that submitted the row (its name, never the token).
+    submitted_by: Mapped[str | None] = mapped_column(String(100))
+    submitted_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class WorkloadPreset(Base):

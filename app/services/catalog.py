@@ -51,6 +51,7 @@ def search_benchmarks(
     workload: str | None = None,
     q: str | None = None,
     ids: list[int] | None = None,
+    status: str | None = None,
     limit: int = 500,
     offset: int = 0,
 ) -> tuple[list[dict[str, Any]], int]:
@@ -59,8 +60,9 @@ def search_benchmarks(
     ``gpu`` is any catalog name or alias; ``workload`` a benchmark label (e.g.
     "ResNet-50 v1.5") or a preset slug, which selects the labels that preset stands for;
     ``q`` a case-insensitive substring of the label, task, GPU as published, framework,
-    precision or source; ``ids`` selects measurements by id (those an estimate cites). Each
-    row gains ``gpu`` (canonical name) and ``throughput_per_gpu``.
+    precision or source; ``ids`` selects measurements by id (those an estimate cites);
+    ``status`` ``accepted`` or ``held`` (submitted rows held for review). Each row gains ``gpu``
+    (canonical name), ``throughput_per_gpu`` and ``submitted`` (sent by ``gpucost bench``).
 
     Raises:
         FilterError: unknown GPU.
@@ -80,6 +82,8 @@ def search_benchmarks(
         stmt = stmt.where(ThroughputBenchmark.workload.in_(labels))
     if ids:
         stmt = stmt.where(ThroughputBenchmark.id.in_(ids))
+    if status:
+        stmt = stmt.where(ThroughputBenchmark.status == status)
     if q and q.strip():
         pattern = _like(q.strip())
         stmt = stmt.where(
@@ -105,6 +109,7 @@ def search_benchmarks(
         item = {c.name: getattr(b, c.name) for c in ThroughputBenchmark.__table__.columns}
         item["gpu"] = ref.gpu_names_by_id.get(b.gpu_model_id) if b.gpu_model_id else None
         item["throughput_per_gpu"] = b.throughput_total / b.gpu_count
+        item["submitted"] = b.source == "submitted"
         items.append(item)
     return items, total
 

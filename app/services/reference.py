@@ -11,7 +11,7 @@ import gc
 import logging
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -110,12 +110,55 @@ def gpu_spec(g: GpuModel) -> GpuSpec:
     )
 
 
+def merge_submitted(points: list[BenchmarkPoint]) -> list[BenchmarkPoint]:
+    """Submitted points of one configuration (GPU × count, interconnect, workload, method,
+    precision, batch, sequence) as one point: the median of those that agree.
+
+    So a configuration weighs as one measurement however often it was sent, and its value is
+    what most submissions agree on (one odd run among several does not move it). The merged
+    point keeps the lowest id (the evidence links to it) and says in ``source_ref`` how many
+    submissions it stands for. Published points pass through unchanged.
+    """
+    groups: dict[tuple[Any, ...], list[BenchmarkPoint]] = {}
+    out: list[BenchmarkPoint] = []
+    for p in points:
+        if p.source != "submitted":
+            out.append(p)
+            continue
+        key = (
+            p.gpu, p.gpu_count, p.interconnect, p.workload, p.method, p.precision,
+            p.batch_size_per_gpu, p.seq_len,
+        )  # fmt: skip
+        groups.setdefault(key, []).append(p)
+    for group in groups.values():
+        if len(group) == 1:
+            out.append(group[0])
+            continue
+        values = sorted(p.throughput_total for p in group)
+        mid = len(values) // 2
+        median = values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+        first = min(group, key=lambda p: p.id)
+        out.append(
+            replace(
+                first,
+                throughput_total=median,
+                source_ref=f"median of {len(group)} submitted runs (ids "
+                + ", ".join(str(p.id) for p in sorted(group, key=lambda p: p.id))
+                + ")",
+            )
+        )
+    return out
+
+
 def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
     """Read the reference tables into pure types."""
     gpu_rows = list(session.scalars(select(GpuModel).order_by(GpuModel.id)))
     names = {g.id: g.canonical_name for g in gpu_rows}
     points = []
-    for b in session.scalars(select(ThroughputBenchmark)):
+    # held rows (submitted, far outside the model's range) are stored for review, never used
+    for b in session.scalars(
+        select(ThroughputBenchmark).where(ThroughputBenchmark.status != "held")
+    ):
         if b.throughput_scope == "unknown":
             continue
         points.append(
@@ -138,6 +181,7 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
                 suspect=b.suspect,
             )
         )
+    points = merge_submitted(points)
     presets = {
         p.slug: Preset(
             slug=p.slug,

@@ -1,0 +1,138 @@
+"""``POST /v1/benchmarks``: a measurement from ``gpucost bench``, stored with its provenance.
+
+Answers ``201`` with the stored row when it is new, ``200`` with the row already stored when the
+same submitter sends the same ``run_id`` again (nothing changes: the first write wins), ``401``
+without a valid bearer token (nothing stored), ``400`` naming the field of a malformed body,
+``409`` for a run id another submitter used, ``429`` (with ``Retry-After``) past the per-token
+rate limit.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Literal
+
+from litestar import Request, Response
+from litestar.exceptions import NotAuthorizedException, ValidationException
+from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_429_TOO_MANY_REQUESTS
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from sqlalchemy.orm import Session
+
+from app.estimate.types import Precision
+from app.services.reference import ReferenceData
+from app.services.submissions import (
+    RateLimiter,
+    SubmissionError,
+    identify,
+    parse_tokens,
+    submit_benchmark,
+)
+from app.settings import Settings
+
+#: Largest environment object accepted, in characters of its JSON.
+MAX_ENVIRONMENT_CHARS = 20_000
+
+
+class BenchmarkSubmission(BaseModel):
+    """One ``gpucost bench`` run.
+
+    ``samples_per_s`` is for the whole GPU set (all ``gpu_count`` GPUs); ``tokens_per_s`` the
+    same in tokens (``samples_per_s`` × ``seq_len``) for sequence models; memory in GiB per GPU
+    (``torch.cuda.max_memory_allocated`` / ``max_memory_reserved``, null on CPU). ``gpu`` is the
+    name the driver reports (``torch.cuda.get_device_name``), null for a CPU-only run.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str = Field(
+        min_length=8, max_length=100, pattern=r"^[A-Za-z0-9._:-]+$", description="client run id"
+    )
+    preset: str = Field(min_length=1, max_length=100, examples=["resnet50-imagenet"])
+    gpu: str | None = Field(default=None, min_length=1, max_length=100)
+    gpu_count: int = Field(ge=1, le=4096)
+    interconnect: Literal["nvlink", "pcie"] | None = None
+    precision: Precision
+    micro_batch_size: int = Field(ge=1, le=1_000_000)
+    seq_len: int | None = Field(default=None, ge=1, le=10_000_000)
+    steps: int = Field(ge=1, le=1_000_000, description="timed optimizer steps")
+    samples_per_s: float = Field(gt=0, le=1e12, allow_inf_nan=False)
+    tokens_per_s: float | None = Field(default=None, gt=0, le=1e15, allow_inf_nan=False)
+    peak_memory_gib: float | None = Field(default=None, ge=0, le=100_000, allow_inf_nan=False)
+    reserved_memory_gib: float | None = Field(default=None, ge=0, le=100_000, allow_inf_nan=False)
+    framework: str = Field(default="PyTorch", min_length=1, max_length=200)
+    framework_version: str | None = Field(default=None, max_length=64)
+    environment: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("environment")
+    @classmethod
+    def _small(cls, v: dict[str, Any]) -> dict[str, Any]:
+        import json
+
+        if len(json.dumps(v, default=str)) > MAX_ENVIRONMENT_CHARS:
+            raise ValueError(f"larger than {MAX_ENVIRONMENT_CHARS} characters of JSON")
+        return v
+
+
+def _limiter(request: Request, settings: Settings) -> RateLimiter:
+    state = request.app.state
+    limiter = getattr(state, "submit_limiter", None)
+    if limiter is None or limiter.per_minute != settings.submit_rate_per_minute:
+        limiter = state.submit_limiter = RateLimiter(settings.submit_rate_per_minute)
+    return limiter
+
+
+def handle_submission(
+    request: Request,
+    data: dict[str, Any],
+    session: Session,
+    ref: ReferenceData,
+    settings: Settings,
+) -> Response[dict[str, Any]]:
+    """The ``POST /v1/benchmarks`` handler's work (see the module docstring for the answers)."""
+    # authenticate before reading the body's fields: a request without a valid token
+    # learns nothing about what the body should hold
+    submitter = identify(request.headers.get("authorization"), parse_tokens(settings.api_tokens))
+    if submitter is None:
+        raise NotAuthorizedException(
+            detail="a valid bearer token is required (Authorization: Bearer <token>)",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    wait = _limiter(request, settings).acquire(submitter)
+    if wait is not None:
+        return Response(
+            {"status_code": 429, "detail": "too many submissions; retry later"},
+            status_code=HTTP_429_TOO_MANY_REQUESTS,
+            headers={"Retry-After": str(max(1, int(wait + 0.999)))},
+        )
+    try:
+        sub = BenchmarkSubmission.model_validate(data)
+    except ValueError as exc:
+        errors = getattr(exc, "errors", list)()
+        raise ValidationException(
+            detail="Invalid benchmark submission",
+            extra=[
+                {"key": ".".join(str(p) for p in e["loc"]) or "body", "message": e["msg"]}
+                for e in errors
+            ],
+        ) from exc
+    try:
+        row, created = submit_benchmark(
+            session, ref, sub.model_dump(mode="json"), submitter, dt.datetime.now(dt.UTC)
+        )
+    except SubmissionError as exc:
+        if exc.status == 400:
+            raise ValidationException(
+                detail="Invalid benchmark submission",
+                extra=[{"key": exc.field, "message": exc.reason}],
+            ) from exc
+        return Response(
+            {
+                "status_code": exc.status,
+                "detail": str(exc),
+                "extra": [{"key": exc.field, "message": exc.reason}],
+            },
+            status_code=exc.status,
+        )
+    if created:
+        request.app.state.reference.invalidate()
+    return Response(row, status_code=HTTP_201_CREATED if created else HTTP_200_OK)
