@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -391,7 +391,7 @@ def bench(
     from app import bench as bench_mod
 
     out = Console()
-    options = {"steps": steps, "warmup": warmup, "micro_batch_size": micro_batch}
+    options: dict[str, Any] = {"steps": steps, "warmup": warmup, "micro_batch_size": micro_batch}
     options["precision"] = precision
     try:
         bench_mod.load_preset(preset)

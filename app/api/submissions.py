@@ -107,7 +107,7 @@ def handle_submission(
     try:
         sub = BenchmarkSubmission.model_validate(data)
     except ValueError as exc:
-        errors = getattr(exc, "errors", list)()
+        errors: list[Any] = getattr(exc, "errors", list)()
         raise ValidationException(
             detail="Invalid benchmark submission",
             extra=[

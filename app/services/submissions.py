@@ -14,6 +14,7 @@ import hmac
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,7 +90,7 @@ def identify(authorization: str | None, tokens: dict[str, str]) -> str | None:
 class RateLimiter:
     """At most ``per_minute`` calls per key in any sliding 60 s window (in-process)."""
 
-    def __init__(self, per_minute: int, clock: Any = time.monotonic):
+    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic):
         self.per_minute = per_minute
         self._clock = clock
         self._calls: dict[str, deque[float]] = {}

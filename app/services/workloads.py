@@ -113,20 +113,21 @@ def resolve_workload(
     merged = {**base, **{k: v for k, v in given.items() if k != "preset" and v is not None}}
     if preset is None:
         _raise_all_missing(merged, prefix)
-    for name in REQUIRED_WITHOUT_PRESET:
-        if merged.get(name) is not None:
-            continue
-        if name == "samples_per_epoch":
-            raise WorkloadError(
-                f"{prefix}.samples_per_epoch",
-                f"preset {preset.slug!r} has no sourced dataset size; give the number of "
-                "training samples per epoch",
-            )
-        if name == "params" and not preset.benchmark_workloads:
-            raise WorkloadError(
-                f"{prefix}.params",
-                f"preset {preset.slug!r} has no sourced parameter count; give it",
-            )
+    else:
+        for name in REQUIRED_WITHOUT_PRESET:
+            if merged.get(name) is not None:
+                continue
+            if name == "samples_per_epoch":
+                raise WorkloadError(
+                    f"{prefix}.samples_per_epoch",
+                    f"preset {preset.slug!r} has no sourced dataset size; give the number of "
+                    "training samples per epoch",
+                )
+            if name == "params" and not preset.benchmark_workloads:
+                raise WorkloadError(
+                    f"{prefix}.params",
+                    f"preset {preset.slug!r} has no sourced parameter count; give it",
+                )
     # convolutions cost per pixel: a preset's published forward cost scales with image area
     # when only the image size is changed (ViT FLOPs follow from the token count instead)
     old_image, new_image = base.get("image_size"), merged.get("image_size")
