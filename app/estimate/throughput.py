@@ -222,6 +222,17 @@ class ThroughputModel:
         self.data = data
         self.groups = data.groups(base.benchmark_workloads, _method_of(base))
         self._single: dict[tuple[str, Precision, str | None], SingleGpu] = {}
+        self._by_gpu: dict[str, list[BenchmarkPoint]] | None = None
+
+    def _gpu_rows(self, gpu_name: str) -> list[BenchmarkPoint]:
+        """The first group's measurements on ``gpu_name`` (indexed on first use: a ranking
+        asks for hundreds of GPU-count/link configurations of the same GPUs)."""
+        if self._by_gpu is None:
+            index: dict[str, list[BenchmarkPoint]] = {}
+            for p in self.data.rows(self.groups[0]) if self.groups else ():
+                index.setdefault(p.gpu, []).append(p)
+            self._by_gpu = index
+        return self._by_gpu.get(gpu_name, [])
 
     def can_estimate(self) -> bool:
         """False when there is neither a usable measurement nor a FLOPs estimate."""
@@ -377,7 +388,7 @@ class ThroughputModel:
         hit = self._single.get(key)
         if hit is not None:
             return hit
-        w = replace(self.w, precision=prec)
+        w = self.w if prec == self.w.precision else replace(self.w, precision=prec)
         base = self._pooled(gpu, prec, software)
         if base is None:
             result = self.flops_rate(w, gpu, prec)
@@ -412,14 +423,14 @@ class ThroughputModel:
         suite's 1-GPU rate at the same precision, batch where possible)."""
         if not self.groups or self.reference is not None:
             return None
-        rows = self.data.rows(self.groups[0])
+        rows = self._gpu_rows(gpu.name)
         singles: dict[tuple[str, Precision], list[BenchmarkPoint]] = {}
         for p in rows:
-            if p.gpu == gpu.name and p.gpu_count == 1:
+            if p.gpu_count == 1:
                 singles.setdefault((suite_of(p), p.precision), []).append(p)
         ratios = []
         for p in rows:
-            if p.gpu != gpu.name or p.gpu_count != n:
+            if p.gpu_count != n:
                 continue
             if link is not None and (p.interconnect or "pcie") != link.value:
                 continue
@@ -439,10 +450,8 @@ class ThroughputModel:
         return sorted(
             {
                 p.gpu_count
-                for p in self.data.rows(self.groups[0])
-                if p.gpu == gpu.name
-                and p.gpu_count > 1
-                and (link is None or (p.interconnect or "pcie") == link.value)
+                for p in self._gpu_rows(gpu.name)
+                if p.gpu_count > 1 and (link is None or (p.interconnect or "pcie") == link.value)
             }
         )
 
@@ -467,7 +476,7 @@ class ThroughputModel:
             interconnect = Interconnect.NVLINK
         per_gpu, situation, evidence, notes = self.single_gpu(gpu, prec, software)
         n = gpu_count
-        w = replace(self.w, precision=prec)
+        w = self.w if prec == self.w.precision else replace(self.w, precision=prec)
         eta, multi_model = 1.0, False
         if n > 1:
             best_total, best_eta, best_model = per_gpu, 1.0, False
