@@ -253,42 +253,6 @@ class Budget:
     spot: SpotAssumptions = field(default_factory=SpotAssumptions)
 
 
-def rank(
-    w: Workload,
-    reference: Workload | None,
-    session: Session,
-    filters: dict[str, Any],
-    ref: ReferenceData,
-    *,
-    currency: str,
-    sort: str,
-    limit: int,
-    drop_oom: bool,
-    budget: Budget | None = None,
-) -> tuple[list[RankedOffer], int]:
-    """Estimate every matching offer, rank them, and build full estimates for the top ``limit``.
-
-    Returns:
-        (ranked offers, number of offers considered). See :func:`rank_offers`.
-
-    Raises:
-        FilterError: bad filter, or no exchange rate for ``currency``.
-    """
-    ranking = rank_offers(
-        w,
-        reference,
-        session,
-        filters,
-        ref,
-        currency=currency,
-        sort=sort,
-        limit=limit,
-        drop_oom=drop_oom,
-        budget=budget,
-    )
-    return ranking.results, ranking.total
-
-
 def rank_offers(
     w: Workload,
     reference: Workload | None,
