@@ -173,7 +173,7 @@ def test_estimate_warnings_for_small_host(client: Any) -> None:
                 "gpu": "H100 SXM",
                 "gpu_count": 8,
                 "vcpus": 8,
-                "ram_gb": 32,
+                "ram_gib": 32,
                 "disk_gb": 100,
                 "max_cuda": "12.2",
             },
@@ -334,8 +334,8 @@ def test_offers_filters_and_pagination(client: Any) -> None:
         (o["price_per_hour"] if o["currency"] == "USD" else o["price_per_hour"] / 7.0197) <= 1
         for o in cheap["items"]
     )
-    big = client.get("/v1/offers", params={"min_vram_gb": 80, "gpu_count": 8}).json()["items"]
-    assert big and all(o["vram_gb_per_gpu"] >= 80 and o["gpu_count"] == 8 for o in big)
+    big = client.get("/v1/offers", params={"min_vram_gib": 80, "gpu_count": 8}).json()["items"]
+    assert big and all(o["vram_gib_per_gpu"] >= 80 and o["gpu_count"] == 8 for o in big)
     runpod = client.get("/v1/offers", params={"provider": "runpod", "limit": 1000}).json()
     assert runpod["total"] > 0 and all(o["provider"] == "runpod" for o in runpod["items"])
     bad = client.get("/v1/offers", params={"limit": 0})

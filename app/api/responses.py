@@ -207,7 +207,7 @@ def offer_out(
     its source last showed it more than ``stale_after_days`` ago, or gave no date.
     """
     gpu = ref.gpu_names_by_id.get(row.gpu_model_id) if row.gpu_model_id else None
-    vram = vram_gib(row, ref)  # the VRAM the min_vram_gb filter sees
+    vram = vram_gib(row, ref)  # the VRAM the min_vram_gib filter sees
     last_seen = row.last_seen_at
     if last_seen is not None and last_seen.tzinfo is None:
         last_seen = last_seen.replace(tzinfo=dt.UTC)
@@ -227,9 +227,9 @@ def offer_out(
         gpu=gpu,
         gpu_name_raw=row.gpu_name_raw,
         gpu_count=row.gpu_count,
-        vram_gb_per_gpu=vram,
+        vram_gib_per_gpu=vram,
         vcpus=row.vcpus,
-        ram_gb=row.ram_gib,
+        ram_gib=row.ram_gib,
         disk_gb=row.disk_gb,
         max_cuda=row.max_cuda,
         driver_version=row.driver_version,

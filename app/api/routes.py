@@ -50,7 +50,7 @@ from app.api.schemas import (
     WorkloadIn,
 )
 from app.api.submissions import handle_submission
-from app.estimate.memory import vram_per_gpu_gb
+from app.estimate.memory import vram_per_gpu_gib
 from app.hf_config import HFConfigError, parse_hf_config
 from app.services.catalog import search_benchmarks, search_gpus
 from app.services.estimates import (
@@ -135,7 +135,7 @@ class V1Controller(Controller):
         ref: NamedDependency[ReferenceData],
         settings: NamedDependency[Settings],
         gpu: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
-        min_vram_gb: Annotated[float | None, QueryParameter(ge=0, le=10**5)] = None,
+        min_vram_gib: Annotated[float | None, QueryParameter(ge=0, le=10**5)] = None,
         gpu_count: Annotated[float | None, QueryParameter(gt=0, le=1024)] = None,
         provider: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
         region: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
@@ -154,7 +154,7 @@ class V1Controller(Controller):
         """
         filters = OfferFilters(
             gpu=gpu,
-            min_vram_gb=min_vram_gb,
+            min_vram_gib=min_vram_gib,
             gpu_count=gpu_count,
             provider=provider,
             region=region,
@@ -325,7 +325,7 @@ class V1Controller(Controller):
         hw_echo = {
             **hw_in,
             "gpu": hw.gpu.name,
-            "vram_gb": vram_per_gpu_gb(hw.gpu.vram_gb, hw.vram_gib_per_gpu, hw.gpu_count),
+            "vram_gib": vram_per_gpu_gib(hw.gpu.vram_gib, hw.vram_gib_per_gpu, hw.gpu_count),
         }
         return EstimateResponse(workload=echo, hardware=hw_echo, estimate=estimate_out(est))
 

@@ -168,13 +168,17 @@ class HardwareIn(BaseModel):
     )
     interconnect: Interconnect | None = None
     vcpus: float | None = Field(default=None, ge=0.1, le=10**5, allow_inf_nan=False)
-    ram_gb: float | None = Field(
+    ram_gib: float | None = Field(
         default=None, ge=0.1, le=10**7, allow_inf_nan=False, description="host RAM, GiB"
     )
     disk_gb: float | None = Field(default=None, ge=0.1, le=10**9, allow_inf_nan=False)
     max_cuda: str | None = Field(default=None, pattern=CUDA_PATTERN)
-    vram_gb: float | None = Field(
-        default=None, ge=0.1, le=10**5, allow_inf_nan=False, description="override catalog VRAM, GB"
+    vram_gib: float | None = Field(
+        default=None,
+        ge=0.1,
+        le=10**5,
+        allow_inf_nan=False,
+        description="override catalog VRAM per GPU, GiB",
     )
     disk_type: Literal["hdd", "ssd", "nvme"] | None = None
 
@@ -215,7 +219,7 @@ class OfferFilters(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     gpu: str | None = Field(default=None, max_length=MAX_TEXT, description="GPU name or alias")
-    min_vram_gb: float | None = Field(default=None, ge=0, le=10**5, allow_inf_nan=False)
+    min_vram_gib: float | None = Field(default=None, ge=0, le=10**5, allow_inf_nan=False)
     gpu_count: float | None = Field(default=None, gt=0, le=1024, allow_inf_nan=False)
     min_gpu_count: float | None = Field(default=None, gt=0, le=1024, allow_inf_nan=False)
     provider: str | None = Field(default=None, max_length=MAX_TEXT, description="provider slug")
@@ -460,9 +464,9 @@ class OfferOut(BaseModel):
     )
     gpu_name_raw: str = Field(description="the GPU name as the provider lists it")
     gpu_count: float = Field(description="GPUs in the instance (fractions only for shared GPUs)")
-    vram_gb_per_gpu: float | None = Field(description="VRAM per GPU as listed, GB")
+    vram_gib_per_gpu: float | None = Field(description="VRAM per GPU as listed, GiB")
     vcpus: float | None = Field(description="vCPUs of the instance")
-    ram_gb: float | None = Field(description="host RAM, GB")
+    ram_gib: float | None = Field(description="host RAM, GiB")
     disk_gb: float | None = Field(description="system plus data disk, GB")
     max_cuda: str | None = Field(description="highest CUDA version the driver supports, e.g. 12.4")
     driver_version: str | None = Field(description="NVIDIA driver version, when listed")

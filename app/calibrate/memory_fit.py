@@ -82,7 +82,7 @@ class Case:
     description: str
     workload: Workload
     gpu_count: int
-    vram_gb: float | None
+    vram_gib: float | None
     gpu: str
     metric: str
     observed_gib: float | None
@@ -118,7 +118,9 @@ def load_cases(ds: Dataset) -> list[Case]:
             continue
         gpu = ds.catalog.get(row["gpu"]) if row["gpu"] else None
         vram = (
-            gpu.vram_gb if gpu else (float(row["gpu_vram_gb"]) if row.get("gpu_vram_gb") else None)
+            gpu.vram_gib
+            if gpu
+            else (float(row["gpu_vram_gib"]) if row.get("gpu_vram_gib") else None)
         )
         count = int(float(row["gpu_count"] or 1))
         scope = (row.get("scope") or "").strip()
@@ -130,8 +132,8 @@ def load_cases(ds: Dataset) -> list[Case]:
                 description=row["description"],
                 workload=w,
                 gpu_count=count,
-                vram_gb=vram,
-                gpu=gpu.name if gpu else (f"{row['gpu_vram_gb']} GB GPU" if vram else "–"),
+                vram_gib=vram,
+                gpu=gpu.name if gpu else (f"{row['gpu_vram_gib']} GB GPU" if vram else "–"),
                 metric=row["metric"],
                 observed_gib=observed,
                 outcome=row["outcome"],
@@ -155,10 +157,10 @@ def predict_metric_gib(case: Case, params: MemoryParams) -> float:
 
 def log_utilization(case: Case, params: MemoryParams) -> float | None:
     """log(predicted peak / usable VRAM), ``None`` without a known GPU size."""
-    if not case.vram_gb:
+    if not case.vram_gib:
         return None
     b = peak_memory_bytes(case.workload, case.gpu_count, case.workload.micro_batch_size, params)
-    return math.log(max(b.total_gib, 1e-9) / usable_vram_gib(case.vram_gb))
+    return math.log(max(b.total_gib, 1e-9) / usable_vram_gib(case.vram_gib))
 
 
 def _size_loss(cases: list[Case], params: MemoryParams) -> float:
@@ -264,10 +266,10 @@ class CaseResult:
 def predict_case(case: Case, params: MemoryParams) -> CaseResult:
     """Predict ``case`` with ``params``: figure in its metric, risk on its GPU."""
     risk = prob = None
-    if case.vram_gb:
+    if case.vram_gib:
         est = estimate_memory(
             case.workload,
-            vram_gb=case.vram_gb,
+            vram_gib=case.vram_gib,
             gpu_count=case.gpu_count,
             params=params,
             with_fixes=False,

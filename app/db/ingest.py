@@ -53,7 +53,7 @@ class Catalog:
 
     normaliser: GpuNameNormaliser
     gpu_ids: dict[str, int]
-    vram_sizes_gb: tuple[float, ...]
+    vram_sizes_gib: tuple[float, ...]
     #: datasheet VRAM of each catalog GPU, GB (snapping uses only the matched GPU's size)
     vram_by_name: dict[str, float] = field(default_factory=dict)
 
@@ -69,8 +69,8 @@ def load_catalog(session: Session, seed_dir: Path) -> Catalog:
     return Catalog(
         normaliser=build_normaliser(gpus, load_extra_aliases(seed_dir)),
         gpu_ids={g.canonical_name: g.id for g in gpus},
-        vram_sizes_gb=tuple(sorted({g.vram_gb for g in gpus if g.vram_gb})),
-        vram_by_name={g.canonical_name: g.vram_gb for g in gpus if g.vram_gb},
+        vram_sizes_gib=tuple(sorted({g.vram_gib for g in gpus if g.vram_gib})),
+        vram_by_name={g.canonical_name: g.vram_gib for g in gpus if g.vram_gib},
     )
 
 

@@ -191,7 +191,7 @@ def seed_gpus(session: Session, seed_dir: Path, report: SeedReport) -> dict[str,
     """Load ``gpus.csv``; returns GPU models by canonical name."""
     by_name = {g.canonical_name: g for g in session.scalars(select(GpuModel))}
     floats = [
-        "vram_gb",
+        "vram_gib",
         "memory_bandwidth_gbs",
         "fp32_tflops",
         "tf32_tflops",
@@ -245,7 +245,7 @@ def build_normaliser(
     """Normaliser over ORM GPU rows (catalog order = id order)."""
     return GpuNameNormaliser(
         (
-            CatalogGpu(g.canonical_name, g.vram_gb, g.form_factor, tuple(g.aliases or ()))
+            CatalogGpu(g.canonical_name, g.vram_gib, g.form_factor, tuple(g.aliases or ()))
             for g in sorted(gpus, key=lambda g: g.id)
         ),
         extra_aliases,
@@ -469,7 +469,7 @@ def seed_offers(
         gpu = gpus[match.canonical_name] if match else None
         note = (
             f"listed VRAM {vram:g} GiB per GPU differs from the {gpu.canonical_name}'s "
-            f"{gpu.vram_gb:g} GB datasheet size (kept as listed)"
+            f"{gpu.vram_gib:g} GB datasheet size (kept as listed)"
             if match and gpu and match.vram_mismatch and vram is not None
             else identity.note
         )

@@ -11,7 +11,7 @@ from app.estimate.memory import (
     lora_trainable_params,
     optimizer_state_bytes,
     transformer_tokens,
-    vram_per_gpu_gb,
+    vram_per_gpu_gib,
 )
 from app.estimate.multigpu import effective_interconnect, gradient_bytes, link_class
 from app.estimate.types import (
@@ -250,8 +250,8 @@ def hardware_warnings(
             )
     if hw.ram_gib:
         model_fp32_gib = (w.params or 0) * 4 / 2**30
-        total_vram = hw.gpu_count * vram_per_gpu_gb(
-            hw.gpu.vram_gb, hw.vram_gib_per_gpu, hw.gpu_count
+        total_vram = hw.gpu_count * vram_per_gpu_gib(
+            hw.gpu.vram_gib, hw.vram_gib_per_gpu, hw.gpu_count
         )
         if hw.ram_gib < model_fp32_gib:
             out.append(

@@ -8,7 +8,7 @@ arXiv:2205.05198 and Stas Bekman's ML Engineering book):
               + activations(b) + logits(b) + sharding buffers) × SLACK + CUDA context (+ NCCL)
 
 All arithmetic is in bytes; results are GiB (2**30 bytes) and compared against the GPU's
-*usable* GiB (``vram_gb × USABLE_VRAM_FRACTION``).
+*usable* GiB (``vram_gib × USABLE_VRAM_FRACTION``).
 """
 
 from __future__ import annotations
@@ -445,8 +445,8 @@ def peak_memory_bytes(
     )
 
 
-def vram_per_gpu_gb(
-    catalog_vram_gb: float, listed_vram_gb: float | None, gpu_count: float
+def vram_per_gpu_gib(
+    catalog_vram_gib: float, listed_vram_gib: float | None, gpu_count: float
 ) -> float:
     """VRAM one (possibly fractional) GPU of an offer gives a job.
 
@@ -455,15 +455,15 @@ def vram_per_gpu_gb(
     listing already states the slice's memory (a listed figure below the catalog's).
     """
     if gpu_count >= 1:
-        return listed_vram_gb or catalog_vram_gb
-    if listed_vram_gb and listed_vram_gb < catalog_vram_gb * 0.95:
-        return listed_vram_gb
-    return catalog_vram_gb * gpu_count
+        return listed_vram_gib or catalog_vram_gib
+    if listed_vram_gib and listed_vram_gib < catalog_vram_gib * 0.95:
+        return listed_vram_gib
+    return catalog_vram_gib * gpu_count
 
 
-def usable_vram_gib(vram_gb: float) -> float:
-    """CUDA-reported capacity of a card marketed as ``vram_gb`` (see USABLE_VRAM_FRACTION)."""
-    return vram_gb * USABLE_VRAM_FRACTION
+def usable_vram_gib(vram_gib: float) -> float:
+    """CUDA-reported capacity of a card marketed as ``vram_gib`` (see USABLE_VRAM_FRACTION)."""
+    return vram_gib * USABLE_VRAM_FRACTION
 
 
 def oom_probability(utilization: float, params: MemoryParams = DEFAULT_PARAMS) -> float:
@@ -596,7 +596,7 @@ def _fix_candidates(w: Workload, gpu_count: int) -> list[tuple[str, dict[str, ob
 def fixes_for(
     w: Workload,
     *,
-    vram_gb: float,
+    vram_gib: float,
     gpu_count: float = 1,
     params: MemoryParams = DEFAULT_PARAMS,
     limit: int = 5,
@@ -613,7 +613,7 @@ def fixes_for(
     def attempt(label: str, changes: dict[str, object]) -> None:
         candidate = replace(w, **changes)  # type: ignore[arg-type]
         est = estimate_memory(
-            candidate, vram_gb=vram_gb, gpu_count=gpu_count, params=params, with_fixes=False
+            candidate, vram_gib=vram_gib, gpu_count=gpu_count, params=params, with_fixes=False
         )
         if est.oom_risk != OomRisk.HIGH and all(f.label != label for f in out):
             out.append(
@@ -628,7 +628,9 @@ def fixes_for(
                 )
             )
 
-    base = estimate_memory(w, vram_gb=vram_gb, gpu_count=gpu_count, params=params, with_fixes=False)
+    base = estimate_memory(
+        w, vram_gib=vram_gib, gpu_count=gpu_count, params=params, with_fixes=False
+    )
     if 1 <= base.max_micro_batch_size < w.micro_batch_size:
         b = base.max_micro_batch_size
         accum = math.ceil(w.micro_batch_size * w.grad_accum_steps / b)
@@ -650,12 +652,12 @@ def fixes_for(
 def estimate_memory(
     w: Workload,
     *,
-    vram_gb: float,
+    vram_gib: float,
     gpu_count: float = 1,
     params: MemoryParams = DEFAULT_PARAMS,
     with_fixes: bool = True,
 ) -> MemoryEstimate:
-    """Peak memory per GPU for ``w`` on a GPU with ``vram_gb``, with calibrated OOM risk.
+    """Peak memory per GPU for ``w`` on a GPU with ``vram_gib``, with calibrated OOM risk.
 
     ``max_micro_batch_size`` is the largest per-GPU micro-batch whose risk is not ``high``
     (the same rule as ``oom_risk``), 0 when even one sample is ``high``. When the risk is
@@ -663,7 +665,7 @@ def estimate_memory(
     """
     count = max(math.floor(gpu_count), 1)
     breakdown = peak_memory_bytes(w, count, w.micro_batch_size, params)
-    usable = usable_vram_gib(vram_gb)
+    usable = usable_vram_gib(vram_gib)
     limit = usable * max_fitting_utilization(params)
 
     def fits(b: int) -> bool:
@@ -686,7 +688,7 @@ def estimate_memory(
     risk = oom_risk(utilization, params)
     fixes: tuple[MemoryFix, ...] = ()
     if with_fixes and risk == OomRisk.HIGH:
-        fixes = fixes_for(w, vram_gb=vram_gb, gpu_count=gpu_count, params=params)
+        fixes = fixes_for(w, vram_gib=vram_gib, gpu_count=gpu_count, params=params)
     return MemoryEstimate(
         breakdown=breakdown,
         peak_memory_gib=breakdown.total_gib,

@@ -170,7 +170,7 @@ TRANSFORMER_ARCHITECTURES = frozenset(
 class GpuSpec:
     """Catalog figures of one GPU model (datasheet units).
 
-    ``vram_gb`` as marketed (treated as GiB of physical memory, as nvidia-smi shows it);
+    ``vram_gib`` as marketed (treated as GiB of physical memory, as nvidia-smi shows it);
     bandwidth in GB/s; all TFLOPS dense. ``fp16_fp32acc_tflops`` is the FP32-accumulate tensor
     rate that mixed-precision training runs at (half the FP16-accumulate rate on GeForce).
     """
@@ -178,7 +178,7 @@ class GpuSpec:
     name: str
     vendor: str = "NVIDIA"
     architecture: str = ""
-    vram_gb: float
+    vram_gib: float
     memory_bandwidth_gbs: float | None = None
     fp32_tflops: float | None = None
     tf32_tflops: float | None = None

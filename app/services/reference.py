@@ -92,7 +92,7 @@ def gpu_spec(g: GpuModel) -> GpuSpec:
         name=g.canonical_name,
         vendor=g.vendor,
         architecture=g.architecture,
-        vram_gb=g.vram_gb,
+        vram_gib=g.vram_gib,
         memory_bandwidth_gbs=g.memory_bandwidth_gbs,
         fp32_tflops=g.fp32_tflops,
         tf32_tflops=g.tf32_tflops,

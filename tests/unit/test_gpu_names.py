@@ -18,7 +18,7 @@ def normaliser() -> GpuNameNormaliser:
     gpus = [
         CatalogGpu(
             r["canonical_name"],
-            float(r["vram_gb"]),
+            float(r["vram_gib"]),
             r["form_factor"],
             tuple(a.strip() for a in r["aliases"].split("|") if a.strip()),
         )

@@ -101,7 +101,7 @@ def _gpu(name: str, arch: str, peak: float, bw: float) -> GpuSpec:
     return GpuSpec(
         name=name,
         architecture=arch,
-        vram_gb=24,
+        vram_gib=24,
         memory_bandwidth_gbs=bw,
         fp32_tflops=peak / 8,
         tf32_tflops=peak / 2,
@@ -205,7 +205,7 @@ def test_time_model_recovers_known_coefficients() -> None:
         return GpuSpec(
             name=name,
             architecture="Ampere",
-            vram_gb=24,
+            vram_gib=24,
             memory_bandwidth_gbs=bw,
             fp32_tflops=peak / 8,
             tf32_tflops=peak / 2,
@@ -230,7 +230,11 @@ def test_multi_gpu_efficiency_hand_worked() -> None:
     # t_comm = 2*7/8 * 4e9 / (31.5e9 e); t_step = 32 / 100 = 0.32 s;
     # exposed = t_comm - overlap*0.32; eta = 0.32 / (0.32 + exposed)
     gpu = GpuSpec(
-        name="X", architecture="Ampere", vram_gb=48, memory_bandwidth_gbs=768, market="professional"
+        name="X",
+        architecture="Ampere",
+        vram_gib=48,
+        memory_bandwidth_gbs=768,
+        market="professional",
     )
     w = Workload(
         architecture=Architecture.CNN,
