@@ -58,8 +58,11 @@ from app.services.refresh_runs import price_history
 from app.services.workloads import resolve_workload
 from app.settings import Settings
 
-#: Largest id a BIGINT primary key holds (bigger path ids are a 400, not a database error).
-MAX_ID = 2**63 - 1
+#: Largest id accepted in a path: the largest number below 2**63 (a BIGINT primary key holds up
+#: to 2**63 - 1) that a JSON number states exactly. The OpenAPI ``maximum`` is a float, and
+#: ``2**63 - 1`` written as one is 2**63, which let clients send ids up to 2**63 + 1023 that
+#: were then rejected. Bigger ids are a 400, never a database error.
+MAX_ID = 2**63 - 1024
 
 
 def error_responses(*codes: int) -> dict[int, ResponseSpec]:

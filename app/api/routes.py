@@ -48,6 +48,7 @@ from app.api.schemas import (
     RankRequest,
     RankResponse,
     WorkloadIn,
+    zero_bounds,
 )
 from app.api.submissions import handle_submission
 from app.estimate.memory import vram_per_gpu_gib
@@ -65,6 +66,12 @@ from app.services.offers import (
 from app.services.reference import ReferenceData
 from app.services.workloads import WorkloadError, resolve_workload
 from app.settings import Settings
+
+
+def query_param(**constraints: Any) -> Any:
+    """``QueryParameter(**constraints)`` whose bounds of 0 reach the OpenAPI document too
+    (:func:`app.api.schemas.zero_bounds`)."""
+    return QueryParameter(**constraints, schema_extra=zero_bounds(constraints))
 
 
 def bad_params(exc: ParamError | WorkloadError | FilterError) -> ValidationException:
@@ -135,12 +142,12 @@ class V1Controller(Controller):
         ref: NamedDependency[ReferenceData],
         settings: NamedDependency[Settings],
         gpu: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
-        min_vram_gib: Annotated[float | None, QueryParameter(ge=0, le=10**5)] = None,
-        gpu_count: Annotated[float | None, QueryParameter(gt=0, le=1024)] = None,
+        min_vram_gib: Annotated[float | None, query_param(ge=0, le=10**5)] = None,
+        gpu_count: Annotated[float | None, query_param(gt=0, le=1024)] = None,
         provider: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
         region: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
         billing: FromQuery[Billing | None] = None,
-        max_price_per_hour: Annotated[float | None, QueryParameter(gt=0, le=MAX_PRICE)] = None,
+        max_price_per_hour: Annotated[float | None, query_param(gt=0, le=MAX_PRICE)] = None,
         currency: Annotated[str, QueryParameter(pattern=r"^[A-Z]{3}$")] = "USD",
         available_only: FromQuery[bool] = True,
         include_suspect: FromQuery[bool] = False,

@@ -6,7 +6,9 @@ default. Enumerated values are lower-case snake_case and appear in the OpenAPI s
 
 from __future__ import annotations
 
-from typing import Literal
+import types
+import typing
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
@@ -23,7 +25,75 @@ from app.estimate.types import (
     Sharding,
 )
 
-CURRENCY_PATTERN = r"^[A-Z]{3}$"
+#: numeric constraint → the OpenAPI keyword that states it
+BOUND_KEYWORDS = {
+    "gt": "exclusiveMinimum",
+    "ge": "minimum",
+    "lt": "exclusiveMaximum",
+    "le": "maximum",
+}
+
+
+def zero_bounds(constraints: dict[str, Any]) -> dict[str, Any] | None:
+    """The bounds of 0 among ``constraints`` (``{"gt": 0, "le": 5}`` → ``{"exclusiveMinimum":
+    0}``) as OpenAPI keywords, ``None`` when there are none.
+
+    Litestar 2 leaves a bound out of the OpenAPI document when its value is falsy and the field
+    is optional (``gt=0`` on ``float | None`` came out with no lower bound, so the document let
+    clients send ``0`` or ``-1`` that validation rejects); stating these again as schema extras
+    puts them back. Used by :func:`state_openapi_bounds` (models) and the routes' query parameters.
+    """
+    found = {
+        key: value
+        for name, key in BOUND_KEYWORDS.items()
+        if (value := constraints.get(name)) is not None and not value
+    }
+    return found or None
+
+
+def state_openapi_bounds(model: type[BaseModel]) -> type[BaseModel]:
+    """Copy what Litestar 2 leaves out of the OpenAPI document from ``model``'s validation into
+    its fields' JSON-schema extras: bounds of 0 (:func:`zero_bounds`) and ``pattern`` (given as
+    ``Field(pattern=...)``, which it does not read). Returns ``model``.
+
+    ``tests/test_openapi_bounds.py`` compares every served model with pydantic's own schema.
+    A list's length limits become ``minItems``/``maxItems`` (Litestar writes them as string
+    lengths, which say nothing about an array).
+    """
+    for info in model.model_fields.values():
+        constraints = {
+            name: getattr(meta, name)
+            for meta in info.metadata
+            for name in (*BOUND_KEYWORDS, "pattern")
+            if getattr(meta, name, None) is not None
+        }
+        extra: dict[str, Any] = zero_bounds(constraints) or {}
+        if "pattern" in constraints:
+            extra["pattern"] = constraints["pattern"]
+        if _is_array(info.annotation):
+            # a list's length limits are minItems/maxItems (Litestar writes maxLength)
+            for meta in info.metadata:
+                for name, key in (("min_length", "minItems"), ("max_length", "maxItems")):
+                    if getattr(meta, name, None) is not None:
+                        extra[key] = getattr(meta, name)
+                        extra["minLength" if name == "min_length" else "maxLength"] = None
+        if extra and not callable(info.json_schema_extra):
+            info.json_schema_extra = {**(info.json_schema_extra or {}), **extra}
+    return model
+
+
+def _is_array(annotation: Any) -> bool:
+    """Whether a field's type is a list (or tuple/set), optional or not."""
+    origin = typing.get_origin(annotation)
+    if origin in (list, tuple, set, frozenset):
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_is_array(a) for a in typing.get_args(annotation))
+    return False
+
+
+#: Currency codes as requests may write them (any case; upper-cased before use).
+CURRENCY_PATTERN = r"^[A-Za-z]{3}$"
 #: A CUDA version as written in listings and presets (``12.4``).
 CUDA_PATTERN = r"^\d{1,3}(\.\d{1,3})?$"
 #: Longest GPU name, alias, provider slug, region, preset slug or search text accepted.
@@ -194,8 +264,9 @@ class HardwareIn(BaseModel):
 
 
 def _upper_currency(value: object) -> object:
-    """Currency codes in any case (``cny`` → ``CNY``)."""
-    return value.strip().upper() if isinstance(value, str) else value
+    """Currency codes in any case (``cny`` → ``CNY``); only ASCII is upper-cased, so what is
+    accepted is exactly :data:`CURRENCY_PATTERN` (``"ßa".upper()`` would be ``"SSA"``)."""
+    return value.upper() if isinstance(value, str) and value.isascii() else value
 
 
 class EstimateRequest(SpotIn):
@@ -613,3 +684,8 @@ class OfferDetailResponse(BaseModel):
     workload: dict[str, object] | None
     estimate: EstimateOut | None
     price_history: list[PricePointOut]
+
+
+for _model in [m for m in list(globals().values()) if isinstance(m, type)]:
+    if issubclass(_model, BaseModel) and _model.__module__ == __name__:
+        state_openapi_bounds(_model)
