@@ -5,8 +5,9 @@ Run: ``python -m benchmarks.schemathesis_run [--max-examples 400] [--offers 500]
 Creates a throwaway PostgreSQL database (migrated, seeded, plus ``--offers`` synthetic offers
 from :mod:`benchmarks.common`), starts ``gpucost serve`` on a free loopback port, and runs
 ``schemathesis run`` over ``/schema/openapi.json`` with the checks ``not_a_server_error``,
-``status_code_conformance``, ``content_type_conformance`` and
-``response_schema_conformance`` in the examples, coverage and fuzzing phases (fixed seed).
+``status_code_conformance``, ``content_type_conformance``, ``response_schema_conformance``
+and ``negative_data_rejection`` (what the schema forbids is a 4xx) in the examples,
+coverage and fuzzing phases (fixed seed).
 Prints schemathesis' summary, then the number of HTTP requests it sent (counted from its
 NDJSON event report), the server errors (5xx) among them and the failed checks. Exits
 non-zero when any check failed or fewer than ``--min-requests`` requests were sent. The
@@ -35,6 +36,7 @@ CHECKS = (
     "status_code_conformance",
     "content_type_conformance",
     "response_schema_conformance",
+    "negative_data_rejection",
 )
 
 

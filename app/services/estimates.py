@@ -325,9 +325,12 @@ def rank_offers(
     and for the Pareto-optimal offers ranked below it.
 
     Throughput depends only on (GPU, count, interconnect) and memory on (VRAM, count), so each
-    is computed once per distinct configuration; the data-loader cap and the price are applied
-    per offer. Full offer rows and estimates are built only for the offers returned. Offers
-    whose GPU is unknown to the catalog cannot be estimated and are left out.
+    is computed once per distinct configuration and kept for later requests of the same
+    workload (:func:`config_estimates`); the data-loader cap, the price and the epoch time
+    are applied per offer as array operations (prices and hours in the same float arithmetic
+    as the scalar rules, which run once per distinct value). Full offer rows and estimates
+    are built only for the offers returned. Offers whose GPU is unknown to the catalog cannot
+    be estimated and are left out.
 
     Raises:
         FilterError: bad filter, or no exchange rate for ``currency``.
