@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from app.services.estimates import Ranking, config_estimates, rank_offers
+from app.services.estimates import (
+    ConfigEstimates,
+    Ranking,
+    config_estimates,
+    estimate_what_if,
+    hardware_from_input,
+    rank_offers,
+)
 from app.services.offers import select_offers, select_rank_columns
 from app.services.reference import Memo, ReferenceCache, ReferenceData
 from app.services.workloads import resolve_workload
@@ -124,3 +131,25 @@ def test_rank_columns_are_the_filtered_offers(factory: Any) -> None:
     spot = {i for i, r in rows.items() if r.billing == "spot"}
     assert spot, "the seed data has spot offers"
     assert sorted(no_spot.id) == sorted(set(rows) - spot)
+
+
+def test_what_if_hardware_from_requests_does_not_grow_the_memo_without_bound(
+    factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ConfigEstimates, "max_entries", 3)
+    ref = _fresh_reference(factory)
+    w, reference, _ = resolve_workload({"preset": "resnet50-imagenet"}, ref)
+    answers = []
+    for vram in (10.0, 11.0, 12.0, 13.0, 14.0, 10.0):
+        for count in (1, 2, 3, 4, 5):
+            hw = hardware_from_input(
+                {"gpu": "A100 SXM4 80GB", "gpu_count": count, "vram_gib": vram}, ref
+            )
+            answers.append(
+                estimate_what_if(w, reference, hw, ref, price_per_hour=None, currency="USD")
+            )
+    est = config_estimates(w, reference, ref)
+    assert len(est._tp) == 3 and len(est._mem) == 3
+    # the first three configurations come from the memo, the others are computed afresh
+    # past the bound: the same answers either way
+    assert answers[-5:] == answers[:5]

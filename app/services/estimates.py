@@ -176,8 +176,13 @@ class ConfigEstimates:
     :func:`app.estimate.memory.estimate_memory` (the served functions, also run by the
     accuracy harness) return, computed once: :func:`config_estimates` keeps one instance per
     (workload, reference workload) on the reference data, so later requests for the same
-    workload reuse them until the reference data reloads.
+    workload reuse them until the reference data reloads. At most :attr:`max_entries`
+    throughput and as many memory estimates are kept (what-if hardware from requests is
+    unbounded); past that they are computed and not stored.
     """
+
+    #: configurations kept per kind (10,000 offers have ~815 throughput, ~93 memory ones)
+    max_entries = 4096
 
     def __init__(self, w: Workload, reference: Workload | None, ref: ReferenceData):
         self.w = w
@@ -195,7 +200,7 @@ class ConfigEstimates:
         tp = self._tp.get(key)
         if tp is None:
             tp = self.models.for_gpu(gpu).estimate(gpu, gpu_count, interconnect)
-            if self.ref.gpus.get(gpu.name) is gpu:
+            if self.ref.gpus.get(gpu.name) is gpu and len(self._tp) < self.max_entries:
                 self._tp[key] = tp
         return tp
 
@@ -206,9 +211,11 @@ class ConfigEstimates:
         key = (vram_gib, max(math.floor(gpu_count), 1), with_fixes)
         mem = self._mem.get(key)
         if mem is None:
-            mem = self._mem[key] = estimate_memory(
+            mem = estimate_memory(
                 self.w, vram_gib=vram_gib, gpu_count=gpu_count, with_fixes=with_fixes
             )
+            if len(self._mem) < self.max_entries:
+                self._mem[key] = mem
         return mem
 
 
