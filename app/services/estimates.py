@@ -190,6 +190,7 @@ class ConfigEstimates:
         self.models = _Models(w, reference, ref)
         self._tp: dict[tuple[str, float, Interconnect | None], ThroughputEstimate] = {}
         self._mem: dict[tuple[float, int, bool], MemoryEstimate] = {}
+        self._model_of: dict[str, ThroughputModel] = {}
 
     def throughput(
         self, gpu: GpuSpec, gpu_count: float, interconnect: Interconnect | None
@@ -199,8 +200,14 @@ class ConfigEstimates:
         key = (gpu.name, gpu_count, interconnect)
         tp = self._tp.get(key)
         if tp is None:
-            tp = self.models.for_gpu(gpu).estimate(gpu, gpu_count, interconnect)
-            if self.ref.gpus.get(gpu.name) is gpu and len(self._tp) < self.max_entries:
+            catalog = self.ref.gpus.get(gpu.name) is gpu
+            model = self._model_of.get(gpu.name) if catalog else None
+            if model is None:
+                model = self.models.for_gpu(gpu)
+                if catalog:
+                    self._model_of[gpu.name] = model
+            tp = model.estimate(gpu, gpu_count, interconnect)
+            if catalog and len(self._tp) < self.max_entries:
                 self._tp[key] = tp
         return tp
 
