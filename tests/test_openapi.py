@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from app.api.query import RANK_PARAMS
+from app.api.query import OFFER_PARAMS, RANK_PARAMS
 from app.estimate.types import INTERCONNECT_LABELS
 
 pytestmark = pytest.mark.db
@@ -191,6 +191,9 @@ def test_rank_query_parameters_are_listed_typed_and_described(client: Any) -> No
     assert params["params"]["schema"] == {"type": "string"}
     assert "7B" in params["params"]["description"]
     assert "GiB" in params["min_vram_gib"]["description"]
+    # the offer page's JSON twin takes the workload the same way
+    offer = doc["paths"]["/v1/offers/{offer_id}"]["get"]["parameters"]
+    assert [p["name"] for p in offer] == ["offer_id", *OFFER_PARAMS]
 
 
 def test_one_interconnect_enum_in_offers_and_estimates(client: Any) -> None:
@@ -199,3 +202,25 @@ def test_one_interconnect_enum_in_offers_and_estimates(client: Any) -> None:
         enum = schemas[name]["properties"]["interconnect"]["enum"]
         assert [v for v in enum if v is not None] == list(INTERCONNECT_LABELS), name
     assert list(INTERCONNECT_LABELS) == ["nvlink", "nvswitch", "pcie"]
+
+
+@pytest.mark.parametrize(
+    ("path", "schema"),
+    [
+        ("/v1/gpus", "GpuOut"),
+        ("/v1/benchmarks?limit=50", "BenchmarkOut"),
+        ("/v1/workloads", "WorkloadPresetOut"),
+        ("/v1/offers?limit=50", "OfferOut"),
+    ],
+)
+def test_listings_return_only_documented_fields(client: Any, path: str, schema: str) -> None:
+    # these handlers build plain dicts; every key they send must be a described property
+    doc = client.get("/schema/openapi.json").json()
+    props = doc["components"]["schemas"][schema]["properties"]
+    answer = client.get(path).json()
+    rows = answer["items"] if isinstance(answer, dict) else answer
+    assert rows
+    sent = {key for row in rows for key in row}
+    assert sorted(sent - set(props)) == []
+    required = set(doc["components"]["schemas"][schema].get("required", []))
+    assert required <= sent

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from app.api.query import (
+    OFFER_PARAMS,
     ORDER_COLUMNS,
     RANK_PARAMS,
     ParamError,
@@ -25,6 +26,7 @@ from app.api.query import (
     parse_offer_query,
     parse_rank_query,
 )
+from app.api.reference_schemas import BenchmarkPage, GpuOut, WorkloadPresetOut
 from app.api.responses import (
     MAX_ID,
     error_responses,
@@ -69,6 +71,12 @@ from app.services.offers import (
 from app.services.reference import ReferenceData
 from app.services.workloads import WorkloadError, resolve_workload
 from app.settings import Settings
+
+
+def documented(container: Any, description: str) -> ResponseSpec:
+    """The OpenAPI entry of a 200 answer the handler builds as plain dicts: ``container`` (a
+    model of :mod:`app.api.reference_schemas`) says what the dicts hold."""
+    return ResponseSpec(data_container=container, description=description, generate_examples=False)
 
 
 def _doc(model: type[BaseModel], name: str) -> str | None:
@@ -120,11 +128,11 @@ def _flat_schema(prop: dict[str, Any], defs: dict[str, Any], *, text: bool) -> S
     return Schema(**kwargs)
 
 
-def rank_query_parameters() -> list[Parameter]:
-    """The flat query parameters of ``GET /v1/rank`` for the OpenAPI document: every field of
-    ``WorkloadIn``, ``OfferFilters`` and the ranking options, typed and described by the
-    pydantic field (or, where it has none, by the ranking form's label and unit), plus
-    ``order``."""
+def rank_query_parameters(names: tuple[str, ...] = RANK_PARAMS) -> list[Parameter]:
+    """Flat query parameters for the OpenAPI document: by default those of ``GET /v1/rank``
+    (every field of ``WorkloadIn``, ``OfferFilters`` and the ranking options, plus
+    ``order``), typed and described by the pydantic field (or, where it has none, by the
+    ranking form's label and unit)."""
     from app.web.forms import all_form_fields
 
     form = {f.name: f for f in all_form_fields()}
@@ -133,7 +141,7 @@ def rank_query_parameters() -> list[Parameter]:
     defs = {k: v for js in schemas for k, v in js.get("$defs", {}).items()}
     props = {k: v for js in reversed(schemas) for k, v in js["properties"].items()}
     out = []
-    for name in RANK_PARAMS:
+    for name in names:
         text = next(
             (m.model_fields[name].description for m in models if name in m.model_fields), None
         )
@@ -172,6 +180,14 @@ class RankQueryOperation(Operation):
 
     def __post_init__(self) -> None:
         self.parameters = [*(self.parameters or []), *rank_query_parameters()]
+
+
+@dataclass
+class OfferQueryOperation(Operation):
+    """``GET /v1/offers/{id}`` reads its flat workload parameters itself; this lists them."""
+
+    def __post_init__(self) -> None:
+        self.parameters = [*(self.parameters or []), *rank_query_parameters(OFFER_PARAMS)]
 
 
 class V1Controller(Controller):
@@ -288,7 +304,7 @@ class V1Controller(Controller):
         "/gpus",
         sync_to_thread=True,
         summary="List the GPU catalog",
-        responses=error_responses(400),
+        responses={200: documented(list[GpuOut], "The GPU models, by id"), **error_responses(400)},
     )
     def list_gpus(
         self,
@@ -314,7 +330,10 @@ class V1Controller(Controller):
         "/benchmarks",
         sync_to_thread=True,
         summary="List measured throughput",
-        responses=error_responses(400),
+        responses={
+            200: documented(BenchmarkPage, "A page of measurements"),
+            **error_responses(400),
+        },
     )
     def list_benchmarks(
         self,
@@ -419,7 +438,12 @@ class V1Controller(Controller):
         """
         return handle_submission(request, data, session, ref, settings)
 
-    @get("/workloads", sync_to_thread=False, summary="List workload presets")
+    @get(
+        "/workloads",
+        sync_to_thread=False,
+        summary="List workload presets",
+        responses={200: documented(list[WorkloadPresetOut], "The presets, by slug")},
+    )
     def list_workloads(self, ref: NamedDependency[ReferenceData]) -> list[dict[str, Any]]:
         """Workload presets: every field value, the benchmark labels they stand for, sources."""
         return [
@@ -558,6 +582,7 @@ class V1Controller(Controller):
         sync_to_thread=True,
         summary="One offer with its price history and estimate",
         responses=error_responses(400, 404),
+        operation_class=OfferQueryOperation,
     )
     def get_offer(
         self,

@@ -560,7 +560,9 @@ class ErrorOut(BaseModel):
     extra: list[dict[str, object]] | dict[str, object] | None = Field(
         default=None,
         description="for a 400: one entry per bad field, {key: field name, message: reason}",
-        examples=[[{"key": "micro_batch_size", "message": "Input should be greater than 0"}]],
+        examples=[
+            [{"key": "workload.micro_batch_size", "message": "Input should be greater than 0"}]
+        ],
     )
 
 
@@ -602,10 +604,10 @@ class MemoryOut(BaseModel):
 class MemoryFixOut(BaseModel):
     """A change predicted to fit when ``oom_risk`` is high: fields to set, predicted peak."""
 
-    label: str = Field(description="the change in words", examples=["micro-batch 8"])
+    label: str = Field(description="the change in words", examples=["activation checkpointing"])
     changes: dict[str, str] = Field(
         description="workload fields to set and their values (flat names of GET /v1/rank)",
-        examples=[{"micro_batch_size": "8"}],
+        examples=[{"gradient_checkpointing": "true"}],
     )
     peak_memory_gib: float = Field(description="predicted peak memory per GPU with it, GiB")
     oom_risk: OomRisk = Field(description="out-of-memory verdict with the change")
