@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from functools import partial
 from importlib.resources import files
 from typing import Any
 
@@ -10,6 +12,7 @@ from litestar import Litestar, MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin, YamlRenderPlugin
+from litestar.plugins.pydantic import PydanticInitPlugin
 from litestar.static_files import create_static_files_router
 from litestar.status_codes import (
     HTTP_400_BAD_REQUEST,
@@ -133,6 +136,26 @@ def server_engine(settings: Settings, **overrides: Any) -> Engine:
     return create_engine_from_url(settings.database_url, **(kwargs | overrides))
 
 
+class ModelStrictnessPlugin(PydanticInitPlugin):
+    """Litestar's pydantic init plugin, except that a request body is validated with its
+    model's own strictness (:data:`app.api.schemas.REQUEST_CONFIG`: strict types, enums by
+    value). Litestar passes ``strict=False`` to ``model_validate``, which overrides a model's
+    ``strict=True``: ``"1.5"`` passed as a number and ``0`` as a boolean, which the OpenAPI
+    document does not allow (schemathesis' ``negative_data_rejection``)."""
+
+    @classmethod
+    def decoders(
+        cls, validate_strict: bool = False
+    ) -> list[tuple[Callable[[Any], bool], Callable[[Any, Any], Any]]]:
+        """The default decoders, with ``strict`` left to each model (``None``)."""
+        return [
+            (test, partial(dec.func, *dec.args, **{**dec.keywords, "strict": None}))
+            if isinstance(dec, partial) and "strict" in dec.keywords
+            else (test, dec)
+            for test, dec in super().decoders(validate_strict)
+        ]
+
+
 def create_app(
     settings: Settings | None = None, *, session_factory: sessionmaker[Session] | None = None
 ) -> Litestar:
@@ -170,7 +193,7 @@ def create_app(
                 include_in_schema=False,
             ),
         ],
-        plugins=[WebPlugin()],
+        plugins=[WebPlugin(), ModelStrictnessPlugin()],
         openapi_config=OpenAPIConfig(
             title="gpucost",
             version="0.1.0",

@@ -176,6 +176,8 @@ def rank_query_parameters(names: tuple[str, ...] = RANK_PARAMS) -> list[Paramete
                 required=False,
                 schema=schema,
                 description=text or name.replace("_", " "),
+                # an empty value counts as not given (an HTML form sends every field)
+                allow_empty_value=True,
             )
         )
     return out

@@ -100,6 +100,13 @@ def _is_array(annotation: Any) -> bool:
     return False
 
 
+#: Request bodies: unknown fields are a 400 naming the field, and types are strict, as the
+#: OpenAPI states them: ``"1.5"`` is not a number, ``1`` or ``"true"`` not a boolean, ``2.0``
+#: not an integer (lax parsing accepted all of these, so the document said less than the
+#: API accepted). Enum fields are exempt (their values arrive as strings); flat query
+#: parameters, which are all text, are parsed with ``strict=False`` (:mod:`app.api.query`).
+REQUEST_CONFIG = ConfigDict(extra="forbid", strict=True)
+
 #: Currency codes as requests may write them (any case; upper-cased before use).
 CURRENCY_PATTERN = r"^[A-Za-z]{3}$"
 #: How every ``currency`` field and parameter is described.
@@ -136,7 +143,7 @@ CudaLibrary = Literal["bitsandbytes", "flash-attn", "transformer-engine"]
 class SpotIn(BaseModel):
     """Spot assumptions (see :class:`app.estimate.cost.SpotAssumptions` for the defaults)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     spot_interruptions_per_hour: float | None = Field(
         default=None, ge=0, le=100, allow_inf_nan=False, description="expected interruptions"
@@ -157,7 +164,7 @@ class WorkloadIn(BaseModel):
     ``cpu_ms_per_sample`` CPU milliseconds of data loading per sample on one core.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     preset: str | None = Field(
         default=None,
@@ -168,6 +175,7 @@ class WorkloadIn(BaseModel):
     )
     architecture: Architecture | None = Field(
         default=None,
+        strict=False,  # enum values arrive as JSON strings
         description="model family; selects the activation-memory and FLOPs formulas",
         examples=["transformer_decoder"],
     )
@@ -262,17 +270,20 @@ class WorkloadIn(BaseModel):
     )
     precision: Precision | None = Field(
         default=None,
+        strict=False,  # enum values arrive as JSON strings
         description="numeric regime: fp32, tf32, fp16_amp/bf16_amp (autocast with fp32 master "
         "weights), bf16 (pure bf16 states) or fp8",
         examples=["bf16_amp"],
     )
     optimizer: Optimizer | None = Field(
         default=None,
+        strict=False,  # enum values arrive as JSON strings
         description="optimizer, as it sizes the optimizer state",
         examples=["adamw"],
     )
     method: Method | None = Field(
         default=None,
+        strict=False,  # enum values arrive as JSON strings
         description="parameters trained: full, lora (adapters) or qlora (adapters on an NF4 base)",
         examples=["full"],
     )
@@ -289,11 +300,13 @@ class WorkloadIn(BaseModel):
     )
     attention: Attention | None = Field(
         default=None,
+        strict=False,  # enum values arrive as JSON strings
         description="attention kernel: eager materialises the seq_len × seq_len scores, sdpa "
         "(Flash/memory-efficient) does not",
     )
     sharding: Sharding | None = Field(
         default=None,
+        strict=False,  # enum values arrive as JSON strings
         description="data-parallel state sharding: none, DeepSpeed ZeRO stage 1/2/3, or FSDP "
         "full shard",
     )
@@ -314,6 +327,7 @@ class WorkloadIn(BaseModel):
     )
     checkpoint_granularity: CheckpointGranularity | None = Field(
         default=None,
+        strict=False,  # enum values arrive as JSON strings
         description="with gradient_checkpointing: full (block inputs only) or selective "
         "(attention core recomputed)",
     )
@@ -404,7 +418,7 @@ class WorkloadIn(BaseModel):
 class HardwareIn(BaseModel):
     """A what-if machine: ``gpu`` is any name or alias the catalog knows."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     gpu: str = Field(
         min_length=1,
@@ -487,7 +501,7 @@ class EstimateRequest(SpotIn):
     """``POST /v1/estimate`` body. ``price_per_hour`` (optional, in ``currency``) prices it;
     ``billing`` ``spot`` adds the interruption warning and the expected cost."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     workload: WorkloadIn = Field(description="the training job")
     hardware: HardwareIn = Field(description="the machine to estimate it on")
@@ -515,7 +529,7 @@ class EstimateRequest(SpotIn):
 class OfferFilters(BaseModel):
     """Offer filters shared by ``GET /v1/offers`` and ``POST /v1/rank``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     gpu: str | None = Field(
         default=None,
@@ -582,7 +596,7 @@ class RankRequest(SpotIn):
     (wall clock, all epochs) keep only the offers that meet them; spot offers are judged by
     their expected time and cost with interruptions."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     workload: WorkloadIn = Field(description="the training job")
     filters: OfferFilters = Field(default_factory=OfferFilters, description="which offers to rank")
