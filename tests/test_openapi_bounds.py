@@ -120,3 +120,46 @@ def test_every_parameter_bound_is_in_the_openapi(client: Any, openapi: dict[str,
     detail = openapi["paths"]["/v1/offers/{offer_id}"]["get"]["parameters"]
     assert bounds(detail[0]["schema"]) == {"minimum": 1.0, "maximum": 2.0**53 - 1}
     assert compared > 20
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("exclude_spot", 0),  # a boolean is true or false
+        ("drop_oom", "true"),
+        ("limit", "3"),  # an integer is a JSON integer
+        ("limit", 3.0),
+        ("max_total_cost", "10"),  # a number is a JSON number
+        ("max_total_cost", False),
+    ],
+)
+def test_a_body_value_of_another_type_is_a_400_naming_it(
+    client: Any, field: str, value: Any
+) -> None:
+    body = {"workload": {"preset": "resnet50-imagenet"}, "limit": 3, field: value}
+    r = client.post("/v1/rank", json=body)
+    assert r.status_code == 400, r.text
+    assert [e["key"] for e in r.json()["extra"]] == [field]
+
+
+def test_enum_values_in_bodies_and_text_in_flat_parameters_are_accepted(client: Any) -> None:
+    body = {
+        "workload": {"preset": "resnet50-imagenet", "precision": "fp32", "sharding": "none"},
+        "limit": 3,
+        "max_total_cost": 1000,  # an integer is a number
+        "currency": "cny",
+    }
+    r = client.post("/v1/rank", json=body)
+    assert r.status_code == 200, r.text
+    assert r.json()["currency"] == "CNY"
+    flat = {"preset": "resnet50-imagenet", "limit": "3", "drop_oom": "true", "sharding": ""}
+    r = client.get("/v1/rank", params=flat)
+    assert r.status_code == 200, r.text
+    assert len(r.json()["results"]) == 3
+
+
+def test_flat_parameters_say_an_empty_value_is_allowed(openapi: dict[str, Any]) -> None:
+    for path in ("/v1/rank", "/v1/offers/{offer_id}"):
+        flat = [p for p in openapi["paths"][path]["get"]["parameters"] if p["in"] == "query"]
+        assert len(flat) > 20
+        assert all(p.get("allowEmptyValue") is True for p in flat), path
