@@ -21,6 +21,7 @@ from app.estimate.types import (
     Optimizer,
     Precision,
     Sharding,
+    VisionTask,
 )
 
 CURRENCY_PATTERN = r"^[A-Z]{3}$"
@@ -109,6 +110,29 @@ class WorkloadIn(BaseModel):
     full_model_init: bool | None = Field(
         default=None,
         description="FSDP: every rank loads the full 16-bit model on its GPU before sharding",
+    )
+    vision_task: VisionTask | None = Field(
+        default=None,
+        description="conv nets: classification (default) or detection (FPN/SSD/YOLO heads)",
+    )
+    backbone_gflops_224: float | None = Field(
+        default=None,
+        ge=1e-6,
+        le=10**6,
+        allow_inf_nan=False,
+        description="detectors: backbone forward GFLOPs per 224x224 image (ResNet-50: 8.178)",
+    )
+    patch_size: int | None = Field(
+        default=None, gt=0, le=100_000, description="ViT patch side in pixels (default 16)"
+    )
+    text_encoder_params: int | None = Field(
+        default=None,
+        gt=0,
+        le=10**13,
+        description="diffusion: frozen text encoder(s) parameters (params counts the UNet)",
+    )
+    vae_params: int | None = Field(
+        default=None, gt=0, le=10**13, description="diffusion: frozen VAE parameters"
     )
     samples_per_epoch: int | None = Field(default=None, gt=0, le=10**15, allow_inf_nan=False)
     epochs: float | None = Field(default=None, gt=0, le=10**6, allow_inf_nan=False)
@@ -317,6 +341,10 @@ class MemoryOut(BaseModel):
     allocator_slack_gib: float = Field(
         default=0.0, description="caching-allocator slack (in overhead)"
     )
+    text_encoder_gib: float = Field(
+        default=0.0, description="diffusion: frozen text encoder(s) weights (in weights)"
+    )
+    vae_gib: float = Field(default=0.0, description="diffusion: frozen VAE weights (in weights)")
 
 
 class MemoryFixOut(BaseModel):
