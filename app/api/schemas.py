@@ -134,6 +134,10 @@ class WorkloadIn(BaseModel):
     vae_params: int | None = Field(
         default=None, gt=0, le=10**13, description="diffusion: frozen VAE parameters"
     )
+    ema_weights: bool | None = Field(
+        default=None,
+        description="an fp32 EMA copy of the trained parameters on the GPU (--use_ema)",
+    )
     samples_per_epoch: int | None = Field(default=None, gt=0, le=10**15, allow_inf_nan=False)
     epochs: float | None = Field(default=None, gt=0, le=10**6, allow_inf_nan=False)
     dataset_gb: float | None = Field(default=None, ge=0, le=10**9, allow_inf_nan=False)
@@ -345,6 +349,9 @@ class MemoryOut(BaseModel):
         default=0.0, description="diffusion: frozen text encoder(s) weights (in weights)"
     )
     vae_gib: float = Field(default=0.0, description="diffusion: frozen VAE weights (in weights)")
+    ema_gib: float = Field(
+        default=0.0, description="fp32 EMA copy of the trained parameters (in optimizer)"
+    )
 
 
 class MemoryFixOut(BaseModel):

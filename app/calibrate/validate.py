@@ -553,6 +553,7 @@ def case_workload(ds: Dataset, row: dict[str, str]) -> Workload | None:
         "optimizer_in_backward",
         "activation_offloading",
         "full_model_init",
+        "ema_weights",
     ):
         values[flag] = (row.get(flag) or "").strip() == "true"
     if (row.get("double_quant") or "").strip() == "false":

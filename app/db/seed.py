@@ -72,6 +72,7 @@ PRESET_FIELDS: dict[str, type] = {
     "patch_size": int,
     "text_encoder_params": int,
     "vae_params": int,
+    "ema_weights": bool,
     "samples_per_epoch": int,
     "epochs": float,
     "dataset_gb": float,

@@ -181,6 +181,8 @@ class StateBytes:
     #: diffusion: frozen text encoder(s) and VAE (part of ``weights``)
     text_encoder: float = 0.0
     vae: float = 0.0
+    #: fp32 EMA copy of the trained parameters (part of ``optimizer``)
+    ema: float = 0.0
 
 
 def lora_trainable_params(w: Workload) -> int:
@@ -251,14 +253,39 @@ def frozen_component_bytes(w: Workload) -> tuple[float, float]:
     return float(w.text_encoder_params or 0) * per, float(w.vae_params or 0) * per
 
 
+def ema_bytes(w: Workload, gpu_count: int) -> float:
+    """Bytes per GPU of an EMA copy of the trained parameters (``ema_weights``): 4 per
+    trainable parameter (diffusers' EMAModel and torchvision's ExponentialMovingAverage keep
+    fp32 shadow parameters), the LoRA adapters only under LoRA/QLoRA, divided over the GPUs
+    under ZeRO-3/FSDP; 0 without ``ema_weights`` or a parameter count."""
+    if not w.ema_weights or not w.params:
+        return 0.0
+    trainable = (
+        float(lora_trainable_params(w))
+        if w.method in (Method.LORA, Method.QLORA)
+        else float(w.params)
+    )
+    sharded = w.sharding in (Sharding.ZERO3, Sharding.FSDP)
+    return 4.0 * trainable / (max(int(gpu_count), 1) if sharded else 1)
+
+
 def state_bytes(w: Workload, gpu_count: int, params: MemoryParams = DEFAULT_PARAMS) -> StateBytes:
-    """Weights/gradients/optimizer bytes per GPU, frozen diffusion components included
-    (:func:`model_state_bytes` plus :func:`frozen_component_bytes` in ``weights``)."""
+    """Weights/gradients/optimizer bytes per GPU, frozen diffusion components and an EMA copy
+    included (:func:`model_state_bytes`, plus :func:`frozen_component_bytes` in ``weights``
+    and :func:`ema_bytes` in ``optimizer``)."""
     states = model_state_bytes(w, gpu_count, params)
     text, vae = frozen_component_bytes(w)
-    if not text and not vae:
+    ema = ema_bytes(w, gpu_count)
+    if not text and not vae and not ema:
         return states
-    return replace(states, weights=states.weights + text + vae, text_encoder=text, vae=vae)
+    return replace(
+        states,
+        weights=states.weights + text + vae,
+        optimizer=states.optimizer + ema,
+        text_encoder=text,
+        vae=vae,
+        ema=ema,
+    )
 
 
 def model_state_bytes(
@@ -412,8 +439,10 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
     activations: detectors (``vision_task`` detection) ``detection_activation_bytes_per_gflop``
     × ``backbone_gflops_224`` × pixels / 224²; classification CNNs
     ``cnn_activation_bytes_per_gflop`` × ``forward_gflops_per_sample``; diffusion UNets
-    ``diffusion_activation_bytes_per_gflop`` × ``forward_gflops_per_sample``; others a fitted
-    bytes per parameter; recommenders (embedding lookups) ~0.
+    ``diffusion_activation_bytes_per_gflop`` × ``forward_gflops_per_sample`` plus the eager
+    attention scores of :func:`unet_attention_scores_bytes`; others a fitted bytes per
+    parameter; recommenders (embedding lookups) ~0. Checkpointing keeps
+    ``CHECKPOINTING_ACTIVATION_FACTOR`` of the non-transformer activations.
     """
     nbytes = activation_bytes(w.precision)
     lora = w.method in (Method.LORA, Method.QLORA)
@@ -551,6 +580,7 @@ def peak_memory_bytes(
         allocator_slack_gib=slack / GIB,
         text_encoder_gib=states.text_encoder / GIB,
         vae_gib=states.vae / GIB,
+        ema_gib=states.ema / GIB,
     )
 
 
@@ -686,8 +716,8 @@ def _vision_notes(w: Workload) -> list[str]:
                 "and vae_params)"
             )
         out.append(
-            "memory: diffusion EMA weights (an fp32 copy of the UNet), a trained text "
-            "encoder (count it in params) and SDXL scripts' fp32 VAE are not modelled apart"
+            "memory: a trained text encoder is counted as UNet-like parameters (put it in "
+            "params); SDXL scripts keep the VAE in fp32, modelled at the training dtype"
         )
     return out
 
@@ -702,6 +732,9 @@ def _fix_candidates(w: Workload, gpu_count: int) -> list[tuple[str, dict[str, ob
     )
     if not w.gradient_checkpointing:
         out.append(("activation checkpointing", {"gradient_checkpointing": True}))
+    if w.architecture == Architecture.DIFFUSION_UNET and w.attention == Attention.EAGER:
+        # the UNet's full-resolution score matrices (unet_attention_scores_bytes)
+        out.append(("memory-efficient attention (SDPA/xformers)", {"attention": Attention.SDPA}))
     if (
         w.architecture == Architecture.TRANSFORMER_DECODER
         and w.vocab_size

@@ -277,6 +277,9 @@ class Workload:
     #: the GPU next to the UNet (``params`` counts the UNet only)
     text_encoder_params: int | None = None
     vae_params: int | None = None
+    #: an fp32 exponential-moving-average copy of the trained parameters kept on the GPU
+    #: (diffusers ``--use_ema``, torchvision/timm ``--model-ema``)
+    ema_weights: bool = False
     samples_per_epoch: int = 1
     epochs: float = 1.0
     dataset_gb: float | None = None
@@ -372,6 +375,8 @@ class MemoryBreakdown:
     #: diffusion: frozen text encoder(s) and VAE weights (inside ``weights_gib``)
     text_encoder_gib: float = 0.0
     vae_gib: float = 0.0
+    #: fp32 EMA copy of the trained parameters (inside ``optimizer_gib``)
+    ema_gib: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -113,6 +113,7 @@ WORKLOAD_ADVANCED = (
     FormField("patch_size", "ViT patch size", step="1", unit="px"),
     FormField("text_encoder_params", "Frozen text encoder(s)", "count", hint="e.g. 123M"),
     FormField("vae_params", "Frozen VAE", "count", hint="e.g. 84M"),
+    FormField("ema_weights", "EMA copy of the weights", "select", BOOL_CHOICES),
     FormField("forward_gflops_per_sample", "Forward GFLOPs", unit="per sample"),
     FormField("cpu_ms_per_sample", "Data loading", unit="CPU ms per sample"),
     FormField("min_cuda", "Minimum CUDA", "text", hint="e.g. 12.1"),

@@ -10,7 +10,9 @@ from app.calibrate.memory_fit import family
 from app.estimate.memory import (
     DEFAULT_PARAMS,
     GIB,
+    SLACK,
     activation_bytes_per_sample,
+    ema_bytes,
     estimate_memory,
     frozen_component_bytes,
     memory_notes,
@@ -22,8 +24,10 @@ from app.estimate.memory import (
 from app.estimate.types import (
     Architecture,
     Attention,
+    Method,
     Optimizer,
     Precision,
+    Sharding,
     VisionTask,
     Workload,
 )
@@ -128,7 +132,7 @@ def test_notes_name_what_the_vision_model_leaves_out() -> None:
     bare_unet = dataclasses.replace(UNET, text_encoder_params=None, vae_params=None)
     assert any("text_encoder_params" in n for n in memory_notes(bare_unet))
     assert not any("text_encoder_params" in n for n in memory_notes(UNET))
-    assert any("EMA" in n for n in memory_notes(UNET))
+    assert any("trained text encoder" in n for n in memory_notes(UNET))
     no_backbone = dataclasses.replace(DETECTOR, backbone_gflops_224=None)
     assert any("backbone_gflops_224" in n for n in memory_notes(no_backbone))
     assert any("C4/DC5" in n for n in memory_notes(DETECTOR))
@@ -147,3 +151,50 @@ def test_reporting_family_of_a_detector() -> None:
     cnn = dataclasses.replace(DETECTOR, vision_task=VisionTask.CLASSIFICATION)
     assert family(cnn, 1) == "CNN"
     assert family(UNET, 1) == "diffusion"
+
+
+def test_eager_unet_that_does_not_fit_is_offered_memory_efficient_attention() -> None:
+    # DreamBooth-like: fp32 UNet with 8-bit Adam and checkpointing, 2 images, eager attention,
+    # on 12 GB
+    w = dataclasses.replace(
+        UNET,
+        precision=Precision.FP32,
+        optimizer=Optimizer.ADAMW_8BIT,
+        attention=Attention.EAGER,
+        gradient_checkpointing=True,
+        micro_batch_size=2,
+    )
+    est = estimate_memory(w, vram_gib=12)
+    assert est.oom_risk.value == "high"
+    labels = [f.label for f in est.fixes]
+    assert "memory-efficient attention (SDPA/xformers)" in labels
+    fix = next(f for f in est.fixes if f.label.startswith("memory-efficient"))
+    assert dict(fix.changes) == {"attention": "sdpa"}
+    # the fix removes exactly the eager score tensors of the recomputed block
+    # (8 heads × 4096² × 12 B × 2 images), times the allocator slack
+    saved = 8 * 4096**2 * 12 * 2 * SLACK / GIB
+    assert est.peak_memory_gib - fix.peak_memory_gib == pytest.approx(saved, rel=1e-6)
+
+
+def test_ema_copy_is_four_bytes_per_trained_parameter() -> None:
+    ema = dataclasses.replace(UNET, ema_weights=True)
+    assert ema_bytes(ema, 1) == 859_520_964 * 4.0
+    assert ema_bytes(UNET, 1) == 0.0
+    b = peak_memory_bytes(ema, gpu_count=1, micro_batch_size=1, params=PARAMS)
+    plain = peak_memory_bytes(UNET, gpu_count=1, micro_batch_size=1, params=PARAMS)
+    assert b.ema_gib == pytest.approx(859_520_964 * 4 / GIB)
+    assert b.optimizer_gib - plain.optimizer_gib == pytest.approx(b.ema_gib)
+    # LoRA: the EMA shadows only the adapters; FSDP/ZeRO-3 shards it
+    lora = Workload(
+        architecture=Architecture.TRANSFORMER_DECODER,
+        params=1_000_000,
+        hidden_size=64,
+        layers=2,
+        method=Method.LORA,
+        lora_rank=4,
+        ema_weights=True,
+    )
+    # 7 adapted linears per layer, rank 4: 4 × 2 layers × (4·(64+64) + 3·(64+256)) = 11,776
+    assert ema_bytes(lora, 1) == 4.0 * 11_776
+    full = dataclasses.replace(lora, method=Method.FULL, sharding=Sharding.FSDP)
+    assert ema_bytes(full, 4) == 4.0 * 1_000_000 / 4
