@@ -117,7 +117,8 @@ class MemoryParams:
     ResNet-50's slope measured by Lambda, ``fitted.CNN_ACTIVATION_BYTES_PER_GFLOP``]:
     ``cnn_activation_bytes_per_gflop`` (classification CNNs, per forward GFLOP at the input
     size), ``detection_activation_bytes_per_gflop`` (detectors, per *backbone* GFLOP at the
-    input pixels: FPN/SSD/YOLO necks and heads are in the constant),
+    input pixels, the neck and heads folded into the constant; fitted on FPN two-stage and
+    RetinaNet detectors),
     ``diffusion_activation_bytes_per_gflop`` (UNet, per forward GFLOP at its latent size).
     """
 
