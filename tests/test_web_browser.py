@@ -328,14 +328,24 @@ def _fits(page: Page, width: int) -> None:
     assert fit["scroll"] <= width and not fit["over"], fit
 
 
-def _page_shot(page: Page, name: str, selector: str) -> None:
-    """With ``GPUCOST_SCREENSHOT`` set, also write ``docs/screenshot-<name>.png`` (the window,
-    scrolled to ``selector``)."""
+def _page_shot(page: Page, name: str, selector: str, height: int | None = None) -> None:
+    """With ``GPUCOST_SCREENSHOT`` set, also write ``docs/screenshot-<name>.png``: the window
+    from ``selector`` down (``height`` px of the page from there, when given)."""
     if os.environ.get("GPUCOST_SCREENSHOT"):
-        page.locator(selector).scroll_into_view_if_needed()
-        page.evaluate("window.scrollBy(0, -8)")
+        path = str(PROJECT_ROOT / "docs" / f"screenshot-{name}.png")
         page.mouse.move(0, 0)
-        page.screenshot(path=str(PROJECT_ROOT / "docs" / f"screenshot-{name}.png"))
+        if height:
+            top = page.evaluate(
+                f"document.querySelector('{selector}').getBoundingClientRect().top + scrollY - 8"
+            )
+            width = page.viewport_size["width"] if page.viewport_size else 1440
+            page.screenshot(
+                path=path, full_page=True, clip={"x": 0, "y": top, "width": width, "height": height}
+            )
+            return
+        page.evaluate(f"document.querySelector('{selector}').scrollIntoView()")
+        page.evaluate("window.scrollBy(0, -8)")
+        page.screenshot(path=path)
 
 
 def _column(page: Page, table: str, cls: str) -> list[str]:
@@ -369,7 +379,7 @@ def test_catalog_sorts_pages_and_fits(
         assert vram == sorted(vram, reverse=True) and vram != [_number(v) for v in before]
         assert vram[0] == 192  # Instinct MI300X, the largest in seed_data/gpus.csv
         _fits(page, width)
-        _page_shot(page, f"gpus-{name}", "#count")
+        _page_shot(page, f"gpus-{name}", "h1")
         # the next page continues the order
         page.locator("nav.pager a[rel=next]").click()
         page.wait_for_url("**offset=50")
@@ -406,7 +416,7 @@ def test_benchmarks_sort_page_and_fit(
         first = [_number(v) for v in _column(page, "benchmarks-table", "c-throughput_per_gpu")]
         assert len(first) == 50 and first == sorted(first, reverse=True)
         _fits(page, width)
-        _page_shot(page, f"benchmarks-{name}", "#count")
+        _page_shot(page, f"benchmarks-{name}", "h1")
         page.locator("nav.pager a[rel=next]").click()
         page.wait_for_url("**offset=50")
         assert "Showing 51–100 of" in page.inner_text("#count")
@@ -433,7 +443,10 @@ def test_gpu_page_from_the_catalog(
         usd = [_number(v) for v in _column(page, "offers-table", "c-usd_per_gpu_hour") if "$" in v]
         assert usd and usd == sorted(usd)
         assert page.locator("#measurements-table tbody tr").count() == 50
-        _page_shot(page, f"gpu-{name}", "#specs" if name == "desktop" else "#offers")
+        if name == "desktop":
+            _page_shot(page, "gpu-desktop", "p.crumbs", height=1500)
+        else:
+            _page_shot(page, "gpu-phone", "#offers")
         page.locator("#offers-table tbody tr td.c-instance a").first.click()
         page.wait_for_selector("h1")
         assert "/offers/" in page.url

@@ -360,3 +360,13 @@ def test_every_family_shown_filters_exactly_its_members(client: Any) -> None:
     for family, members in families.items():
         got = client.get("/gpus", params={"family": family, "limit": "500", "format": "json"})
         assert {g["canonical_name"] for g in got.json()["items"]} == members, family
+
+
+def test_offer_page_links_its_gpu_page(client: Any) -> None:
+    offer = client.get("/v1/offers", params={"gpu": "L40S", "limit": "1"}).json()["items"][0]
+    doc = get_page(client, f"/offers/{offer['id']}")
+    (href,) = [
+        a.attrs["href"] for a in doc.find_all("a") if a.attrs.get("href", "").startswith("/gpus/")
+    ]
+    assert href == "/gpus/L40S"
+    assert get_page(client, href).find("h1").text == "L40S"

@@ -489,6 +489,7 @@ class PageController(Controller):
             "memory": _memory(detail),
             "basis_text": BASIS_TEXT,
             "price_chart": _price_chart(detail),
+            "gpu_url": gpu_url,
             "nvlink_labels": NVLINK_LABELS,
             "banner": self._banner(session, settings),
         }
