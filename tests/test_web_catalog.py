@@ -370,3 +370,12 @@ def test_offer_page_links_its_gpu_page(client: Any) -> None:
     ]
     assert href == "/gpus/L40S"
     assert get_page(client, href).find("h1").text == "L40S"
+
+
+def test_a_family_name_opens_the_catalog_filtered_by_it(client: Any) -> None:
+    r = client.get("/gpus/A100", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/gpus?family=A100"
+    r = client.get("/gpus/A100", params={"format": "json"}, follow_redirects=False)
+    assert r.headers["location"] == "/gpus?family=A100&format=json"
+    listed = client.get(r.headers["location"]).json()["items"]
+    assert len(listed) == 4 and all(g["family"] == "A100" for g in listed)

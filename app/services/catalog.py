@@ -187,7 +187,8 @@ def gpu_catalog(
         FilterError: unknown family, vendor, architecture or sort column (``field`` names it).
     """
     _check_sort(sort, GPU_SORTS)
-    rows = _gpu_rows(session)
+    catalog = _gpu_rows(session)
+    rows = list(catalog)
     if family:
         members = set(ref.resolve_gpu_filter(family.strip()))
         if not members:
@@ -195,7 +196,7 @@ def gpu_catalog(
         rows = [g for g in rows if g["canonical_name"] in members]
     for field, wanted in (("vendor", vendor), ("architecture", architecture)):
         if wanted:
-            known = sorted({g[field] for g in _gpu_rows(session)})
+            known = sorted({g[field] for g in catalog})
             if wanted.lower() not in {k.lower() for k in known}:
                 raise FilterError(field, f"unknown {field} {wanted!r}; one of {', '.join(known)}")
             rows = [g for g in rows if g[field].lower() == wanted.lower()]

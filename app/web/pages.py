@@ -27,8 +27,9 @@ from litestar import Controller, Request, Response, get
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import HTTPException, NotFoundException, ValidationException
 from litestar.params import PathParameter
-from litestar.response import Template
+from litestar.response import Redirect, Template
 from litestar.status_codes import (
+    HTTP_303_SEE_OTHER,
     HTTP_400_BAD_REQUEST,
     HTTP_404_NOT_FOUND,
     HTTP_500_INTERNAL_SERVER_ERROR,
@@ -579,8 +580,9 @@ class PageController(Controller):
         ref: NamedDependency[ReferenceData],
         settings: NamedDependency[Settings],
     ) -> Response[Any]:
-        """One GPU: its specs with units and sources, its offers (cheapest per GPU-hour first)
-        and its measurements. JSON twin: the same URL with ``format=json``."""
+        """One GPU (by id, name or alias): its specs with units and sources, its offers
+        (cheapest per GPU-hour first) and its measurements; a family name (``A100``) redirects
+        to the catalog filtered by that family. JSON twin: the same URL with ``format=json``."""
         query = parse_listing(_raw(request), paging_params(())[-1:])
         if query.errors:
             if query.wants_json or _raw(request).get("format") == "json":
@@ -588,6 +590,11 @@ class PageController(Controller):
             raise ValidationException(
                 detail="Invalid query parameters", extra=ParamError(query.errors).as_extra()
             )
+        family = ref.resolve_gpu_filter(key.strip())
+        if len(family) > 1:
+            # a family name (``A100``) stands for several models: the catalog lists them
+            wanted = {"family": key.strip(), **({"format": "json"} if query.wants_json else {})}
+            return Redirect(link("/gpus", wanted), status_code=HTTP_303_SEE_OTHER)
         gpu = find_gpu(session, ref, key)
         if gpu is None:
             missing = f"No GPU {key!r} in the catalog (see /gpus)"
@@ -617,7 +624,7 @@ class PageController(Controller):
                     "benchmarks": _listing_json(measurements),
                 }
             )
-        family = [n for n in ref.resolve_gpu_filter(gpu["family"]) if n != name]
+        siblings = [n for n in ref.resolve_gpu_filter(gpu["family"]) if n != name]
         return Template(
             "gpu.html",
             context={
@@ -626,7 +633,7 @@ class PageController(Controller):
                 "specs": [(label, gpu.get(k), unit, k) for k, label, unit in SPEC_ROWS],
                 "offers": offers,
                 "measurements": measurements,
-                "family": family,
+                "family": siblings,
                 "gpu_url": gpu_url,
                 "nvlink_labels": NVLINK_LABELS,
                 "json_url": link(gpu_url(name), {"format": "json"}),
