@@ -11,7 +11,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from app.settings import PROJECT_ROOT
-from tests.html_tree import Node, parse
+from tests.html_tree import Node
+from tests.test_web import page as get_page
+from tests.test_web import twin
 
 pytestmark = pytest.mark.db
 
@@ -27,23 +29,6 @@ GPUS = seed_rows("gpus.csv")
 BENCHMARKS = seed_rows("benchmarks.csv") + seed_rows("benchmarks_llm.csv")
 
 
-def get_page(
-    client: Any, path: str, params: dict[str, str] | None = None, status: int = 200
-) -> Node:
-    r = client.get(path, params=params)
-    assert r.status_code == status, r.text[:2000]
-    assert r.headers["content-type"].startswith("text/html")
-    assert "Traceback" not in r.text
-    return parse(r.text)
-
-
-def twin(client: Any, doc: Node) -> Any:
-    href = doc.find("a", cls="json-twin").attrs["href"]
-    assert doc.find("link", rel="alternate").attrs["href"] == href
-    assert "format=json" in href
-    return client.get(href)
-
-
 def body_rows(doc: Node, table_id: str) -> list[Node]:
     return doc.find("table", id=table_id).find("tbody").find_all("tr")
 
@@ -54,6 +39,9 @@ def query(href: str) -> dict[str, str]:
 
 def test_catalog_sorts_by_a_column_both_ways(client: Any) -> None:
     doc = get_page(client, "/gpus", {"sort": "vram_gib", "order": "desc", "limit": "100"})
+    assert doc.find("a", cls="json-twin").attrs["href"] == (
+        "/gpus?sort=vram_gib&order=desc&limit=100&format=json"
+    )
     data = twin(client, doc).json()
     names = [tr.find("strong").text for tr in body_rows(doc, "gpus-table")]
     assert names == [g["canonical_name"] for g in data["items"]]

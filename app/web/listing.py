@@ -25,7 +25,8 @@ class Param:
     """One query parameter of a listing page.
 
     ``kind``: ``text`` (at most :data:`MAX_TEXT` characters), ``int`` or ``float`` (within
-    ``lo``..``hi``), or ``choice`` (one of ``choices``); ``pattern`` further restricts text.
+    ``lo``..``hi``), ``choice`` (one of ``choices``) or ``ids`` (comma-separated ids, parsed
+    to a list of ints); ``pattern`` further restricts text.
     """
 
     name: str
@@ -122,6 +123,8 @@ def parse_listing(raw: Mapping[str, str], spec: Sequence[Param]) -> ListingQuery
             error = f"unknown value {text!r}; one of {', '.join(p.choices)}"
         elif p.pattern and not re.fullmatch(p.pattern, text):
             error = p.hint or "malformed"
+        elif p.kind == "ids":
+            value = [int(i) for i in text.split(",")]
         if error:
             errors.append((p.name, error))
         else:
@@ -219,7 +222,6 @@ CATALOG_PARAMS = (
     Param("min_vram_gib", "float", 0, 100_000),
     Param("max_vram_gib", "float", 0, 100_000),
 )
-CATALOG_FILTER_KEYS = tuple(p.name for p in CATALOG_PARAMS)
 
 #: Filters of ``/benchmarks`` (then the paging parameters).
 BENCHMARK_PARAMS = (
@@ -231,12 +233,12 @@ BENCHMARK_PARAMS = (
     Param("q"),
     Param(
         "ids",
+        "ids",
         pattern=r"\d{1,12}(,\d{1,12}){0,499}",
         hint="comma-separated measurement ids (at most 500)",
     ),
     Param("status", "choice", choices=("accepted", "held")),
 )
-BENCHMARK_FILTER_KEYS = tuple(p.name for p in BENCHMARK_PARAMS)
 
 _TFLOPS = "TFLOPS, dense (no sparsity)"
 

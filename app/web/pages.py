@@ -19,7 +19,8 @@ Bad input never raises: the page shows the form again with a message naming the 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
@@ -89,14 +90,13 @@ from app.web.forms import (
 )
 from app.web.listing import (
     BENCHMARK_COLUMNS,
-    BENCHMARK_FILTER_KEYS,
     BENCHMARK_PARAMS,
-    CATALOG_FILTER_KEYS,
     CATALOG_PARAMS,
     GPU_COLUMNS,
     GPU_PAGE_MEASUREMENTS,
     SPEC_ROWS,
-    ListingQuery,
+    Column,
+    Param,
     headers,
     link,
     pager,
@@ -500,19 +500,49 @@ class PageController(Controller):
 
     def _listing_page(
         self,
-        template: str,
-        query: ListingQuery,
-        errors: list[tuple[str, str]],
-        listing: Listing | None,
+        request: Request,
+        session: Session,
+        ref: ReferenceData,
+        settings: Settings,
+        kind: ListingKind,
         context: dict[str, Any],
     ) -> Response[Any]:
-        """A listing as its page, or (``format=json``) as its JSON twin; 400 on errors."""
+        """Parse a listing's parameters, fetch its page and render it, or (``format=json``)
+        answer its JSON twin; 400 naming every bad parameter."""
+        query = parse_listing(_raw(request), (*kind.params, *paging_params(kind.sorts)))
+        errors = list(query.errors)
+        listing: Listing | None = None
+        if not errors:
+            v = query.values
+            try:
+                listing = kind.fetch(
+                    session,
+                    ref,
+                    **{p.name: v[p.name] for p in kind.params if p.name in v},
+                    sort=v.get("sort", "id"),
+                    descending=_descending(v, kind.sorts),
+                    limit=query.limit,
+                    offset=query.offset,
+                )
+            except FilterError as exc:
+                errors = [(exc.field, exc.reason)]
         if query.wants_json and "format" not in {k for k, _ in errors}:
             return _json_listing(listing, errors)
+        params = query.params
+        context = {
+            **context,
+            "listing": listing,
+            "params": params,
+            "errors": _error_list(errors),
+            "filtered": any(p.name in params for p in kind.params),
+            "headers": headers(kind.path, params, kind.columns, listing, kind.sorts),
+            "pager": pager(kind.path, params, listing) if listing else None,
+            "gpu_url": gpu_url,
+            "json_url": link(kind.path, {**params, "format": "json"}),
+            "banner": self._banner(session, settings),
+        }
         return Template(
-            template,
-            context={**context, "errors": _error_list(errors)},
-            status_code=HTTP_400_BAD_REQUEST if errors else 200,
+            kind.template, context=context, status_code=HTTP_400_BAD_REQUEST if errors else 200
         )
 
     @get("/gpus", sync_to_thread=True, name="gpus_page")
@@ -526,50 +556,13 @@ class PageController(Controller):
         """The GPU catalog: filtered by family, vendor, architecture, memory or text; sorted
         by any column; paged. JSON twin: the same URL with ``format=json``."""
         choices = catalog_choices(session)
-        query = parse_listing(_raw(request), (*CATALOG_PARAMS, *paging_params(GPU_SORTS)))
-        errors = list(query.errors)
-        listing: Listing | None = None
-        v = query.values
-        if not errors:
-            sort = v.get("sort", "id")
-            try:
-                listing = gpu_catalog(
-                    session,
-                    ref,
-                    q=v.get("q"),
-                    family=v.get("family"),
-                    vendor=v.get("vendor"),
-                    architecture=v.get("architecture"),
-                    min_vram_gib=v.get("min_vram_gib"),
-                    max_vram_gib=v.get("max_vram_gib"),
-                    sort=sort,
-                    descending=_descending(v, GPU_SORTS),
-                    limit=query.limit,
-                    offset=query.offset,
-                )
-            except FilterError as exc:
-                errors = [(exc.field, exc.reason)]
-        params = query.params
-        return self._listing_page(
-            "gpus.html",
-            query,
-            errors,
-            listing,
-            {
-                "title": "GPU catalog",
-                "listing": listing,
-                "params": params,
-                "filtered": any(k in params for k in CATALOG_FILTER_KEYS),
-                "choices": choices,
-                "options": _options(choices),
-                "headers": headers("/gpus", params, GPU_COLUMNS, listing, GPU_SORTS),
-                "pager": pager("/gpus", params, listing) if listing else None,
-                "catalog_size": len(ref.gpus),
-                "gpu_url": gpu_url,
-                "json_url": link("/gpus", {**params, "format": "json"}),
-                "banner": self._banner(session, settings),
-            },
-        )
+        context = {
+            "title": "GPU catalog",
+            "choices": choices,
+            "options": _options(choices),
+            "catalog_size": len(ref.gpus),
+        }
+        return self._listing_page(request, session, ref, settings, CATALOG, context)
 
     @get("/gpus/{key:str}", sync_to_thread=True, name="gpu_page")
     def gpu_page(
@@ -653,60 +646,44 @@ class PageController(Controller):
         precision, GPU count, source or text; sorted by any column; paged. JSON twin: the same
         URL with ``format=json``."""
         choices = benchmark_choices(session)
-        query = parse_listing(_raw(request), (*BENCHMARK_PARAMS, *paging_params(BENCHMARK_SORTS)))
-        errors = list(query.errors)
-        listing: Listing | None = None
-        v = query.values
-        if not errors:
-            try:
-                listing = benchmark_listing(
-                    session,
-                    ref,
-                    gpu=v.get("gpu"),
-                    workload=v.get("workload"),
-                    q=v.get("q"),
-                    ids=[int(i) for i in v["ids"].split(",")] if "ids" in v else None,
-                    status=v.get("status"),
-                    precision=v.get("precision"),
-                    gpu_count=v.get("gpu_count"),
-                    source=v.get("source"),
-                    sort=v.get("sort", "id"),
-                    descending=_descending(v, BENCHMARK_SORTS),
-                    limit=query.limit,
-                    offset=query.offset,
-                )
-            except FilterError as exc:
-                errors = [(exc.field, exc.reason)]
-        params = query.params
-        return self._listing_page(
-            "benchmarks.html",
-            query,
-            errors,
-            listing,
-            {
-                "title": "Measured training throughput",
-                "listing": listing,
-                "params": params,
-                "filtered": any(k in params for k in BENCHMARK_FILTER_KEYS),
-                "choices": choices,
-                "options": _options(choices),
-                "presets": list(ref.presets.values()),
-                "gpu_names": sorted(ref.gpus),
-                "families": catalog_choices(session)["family"],
-                "headers": headers(
-                    "/benchmarks", params, BENCHMARK_COLUMNS, listing, BENCHMARK_SORTS
-                ),
-                "pager": pager("/benchmarks", params, listing) if listing else None,
-                "gpu_url": gpu_url,
-                "json_url": link("/benchmarks", {**params, "format": "json"}),
-                "banner": self._banner(session, settings),
-            },
-        )
+        context = {
+            "title": "Measured training throughput",
+            "choices": choices,
+            "options": _options(choices),
+            "presets": list(ref.presets.values()),
+            "gpu_names": sorted(ref.gpus),
+            "families": catalog_choices(session)["family"],
+        }
+        return self._listing_page(request, session, ref, settings, BENCHMARKS, context)
 
 
 def gpu_url(name: str) -> str:
     """The page of one catalog GPU (``/gpus/H100%20SXM%2080GB``)."""
     return "/gpus/" + quote(name, safe="")
+
+
+@dataclass(frozen=True, slots=True)
+class ListingKind:
+    """What differs between the listing pages: URL path, template, filter parameters (each
+    passed to ``fetch`` by its name), sortable columns with their first direction, columns."""
+
+    path: str
+    template: str
+    params: tuple[Param, ...]
+    sorts: Mapping[str, bool]
+    columns: tuple[Column, ...]
+    fetch: Callable[..., Listing]
+
+
+CATALOG = ListingKind("/gpus", "gpus.html", CATALOG_PARAMS, GPU_SORTS, GPU_COLUMNS, gpu_catalog)
+BENCHMARKS = ListingKind(
+    "/benchmarks",
+    "benchmarks.html",
+    BENCHMARK_PARAMS,
+    BENCHMARK_SORTS,
+    BENCHMARK_COLUMNS,
+    benchmark_listing,
+)
 
 
 def _options(choices: Mapping[str, Sequence[Any]]) -> dict[str, list[tuple[str, str]]]:
