@@ -367,3 +367,14 @@ def test_a_family_name_opens_the_catalog_filtered_by_it(client: Any) -> None:
     assert r.headers["location"] == "/gpus?family=A100&format=json"
     listed = client.get(r.headers["location"]).json()["items"]
     assert len(listed) == 4 and all(g["family"] == "A100" for g in listed)
+
+
+def test_bad_values_stay_in_the_form_with_the_page_labels(client: Any) -> None:
+    doc = get_page(client, "/gpus", {"min_vram_gib": "lots", "sort": "colour"}, status=400)
+    box = doc.find("div", cls="errors")
+    items = [li.text for li in box.find_all("li")]
+    assert any(t.startswith("Min VRAM (GiB) min_vram_gib : must be a number") for t in items), items
+    assert any(t.startswith("Sort column sort : unknown value 'colour'") for t in items), items
+    field = doc.find("input", id="f-min_vram_gib")
+    assert field.attrs["value"] == "lots" and field.attrs["aria-invalid"] == "true"
+    assert not doc.find_all("table", id="gpus-table")  # nothing listed under a bad request

@@ -24,9 +24,10 @@ _INT = re.compile(r"^[+-]?\d{1,12}$")
 class Param:
     """One query parameter of a listing page.
 
-    ``kind``: ``text`` (at most :data:`MAX_TEXT` characters), ``int`` or ``float`` (within
-    ``lo``..``hi``), ``choice`` (one of ``choices``) or ``ids`` (comma-separated ids, parsed
-    to a list of ints); ``pattern`` further restricts text.
+    ``label`` names it on the form and in error messages. ``kind``: ``text`` (at most
+    :data:`MAX_TEXT` characters), ``int`` or ``float`` (within ``lo``..``hi``), ``choice`` (one
+    of ``choices``) or ``ids`` (comma-separated ids, parsed to a list of ints); ``pattern``
+    further restricts text.
     """
 
     name: str
@@ -36,17 +37,18 @@ class Param:
     choices: tuple[str, ...] = ()
     pattern: str | None = None
     hint: str = ""
+    label: str = ""
 
 
 def paging_params(sorts: Iterable[str]) -> tuple[Param, ...]:
     """``sort``/``order``/``limit``/``offset``/``page``/``format``, shared by the listings."""
     return (
-        Param("sort", "choice", choices=tuple(sorts)),
-        Param("order", "choice", choices=("asc", "desc")),
-        Param("limit", "int", 1, MAX_LIMIT),
-        Param("offset", "int", 0, MAX_OFFSET),
-        Param("page", "int", 1, MAX_OFFSET),
-        Param("format", "choice", choices=("html", "json")),
+        Param("sort", "choice", choices=tuple(sorts), label="Sort column"),
+        Param("order", "choice", choices=("asc", "desc"), label="Sort direction"),
+        Param("limit", "int", 1, MAX_LIMIT, label="Rows per page"),
+        Param("offset", "int", 0, MAX_OFFSET, label="First row (0-based)"),
+        Param("page", "int", 1, MAX_OFFSET, label="Page"),
+        Param("format", "choice", choices=("html", "json"), label="Format"),
     )
 
 
@@ -54,11 +56,13 @@ def paging_params(sorts: Iterable[str]) -> tuple[Param, ...]:
 class ListingQuery:
     """Parsed parameters: ``values`` typed (only those given), ``params`` the given non-empty
     ones as text in the order of the spec (the state every link of the page carries), and
-    ``errors`` (parameter, reason) for every bad one."""
+    ``errors`` (parameter, reason) for every bad one, ``labels`` names them."""
 
     values: dict[str, Any]
     params: dict[str, str]
     errors: list[tuple[str, str]]
+    #: every known parameter given, as typed (bad ones too: the form shows them to fix)
+    form: dict[str, str]
 
     @property
     def limit(self) -> int:
@@ -103,6 +107,7 @@ def parse_listing(raw: Mapping[str, str], spec: Sequence[Param]) -> ListingQuery
     known = {p.name: p for p in spec}
     values: dict[str, Any] = {}
     params: dict[str, str] = {}
+    form: dict[str, str] = {}
     errors: list[tuple[str, str]] = []
     for key in raw:
         if key not in known:
@@ -111,6 +116,7 @@ def parse_listing(raw: Mapping[str, str], spec: Sequence[Param]) -> ListingQuery
         text = (raw.get(p.name) or "").strip()
         if not text:
             continue
+        form[p.name] = text[:MAX_TEXT]
         error: str | None = None
         value: Any = text
         if len(text) > MAX_TEXT:
@@ -132,7 +138,7 @@ def parse_listing(raw: Mapping[str, str], spec: Sequence[Param]) -> ListingQuery
             params[p.name] = text
     if "page" in values and "offset" in values:
         errors.append(("page", "give page or offset, not both"))
-    return ListingQuery(values, params, errors)
+    return ListingQuery(values, params, errors, form)
 
 
 def link(path: str, params: Mapping[str, str], **changes: str | None) -> str:
@@ -215,29 +221,30 @@ def pager(path: str, params: Mapping[str, str], listing: Listing) -> dict[str, A
 
 #: Filters of ``/gpus`` (then the paging parameters).
 CATALOG_PARAMS = (
-    Param("q"),
-    Param("family"),
-    Param("vendor"),
-    Param("architecture"),
-    Param("min_vram_gib", "float", 0, 100_000),
-    Param("max_vram_gib", "float", 0, 100_000),
+    Param("q", label="Search"),
+    Param("family", label="Family"),
+    Param("vendor", label="Vendor"),
+    Param("architecture", label="Architecture"),
+    Param("min_vram_gib", "float", 0, 100_000, label="Min VRAM (GiB)"),
+    Param("max_vram_gib", "float", 0, 100_000, label="Max VRAM (GiB)"),
 )
 
 #: Filters of ``/benchmarks`` (then the paging parameters).
 BENCHMARK_PARAMS = (
-    Param("gpu"),
-    Param("workload"),
-    Param("precision"),
-    Param("gpu_count", "int", 1, 100_000),
-    Param("source"),
-    Param("q"),
+    Param("gpu", label="GPU or family"),
+    Param("workload", label="Workload"),
+    Param("precision", label="Precision"),
+    Param("gpu_count", "int", 1, 100_000, label="GPUs"),
+    Param("source", label="Source"),
+    Param("q", label="Search"),
     Param(
         "ids",
         "ids",
         pattern=r"\d{1,12}(,\d{1,12}){0,499}",
         hint="comma-separated measurement ids (at most 500)",
+        label="Measurement ids",
     ),
-    Param("status", "choice", choices=("accepted", "held")),
+    Param("status", "choice", choices=("accepted", "held"), label="Status"),
 )
 
 _TFLOPS = "TFLOPS, dense (no sparsity)"

@@ -509,7 +509,9 @@ class PageController(Controller):
     ) -> Response[Any]:
         """Parse a listing's parameters, fetch its page and render it, or (``format=json``)
         answer its JSON twin; 400 naming every bad parameter."""
-        query = parse_listing(_raw(request), (*kind.params, *paging_params(kind.sorts)))
+        spec = (*kind.params, *paging_params(kind.sorts))
+        labels = {p.name: p.label or p.name for p in spec}
+        query = parse_listing(_raw(request), spec)
         errors = list(query.errors)
         listing: Listing | None = None
         if not errors:
@@ -533,7 +535,9 @@ class PageController(Controller):
             **context,
             "listing": listing,
             "params": params,
-            "errors": _error_list(errors),
+            "form": query.form,
+            "labels": labels,
+            "errors": [{"field": k, "label": labels.get(k, k), "message": m} for k, m in errors],
             "filtered": any(p.name in params for p in kind.params),
             "headers": headers(kind.path, params, kind.columns, listing, kind.sorts),
             "pager": pager(kind.path, params, listing) if listing else None,
