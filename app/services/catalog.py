@@ -292,9 +292,10 @@ def search_benchmarks(
 ) -> tuple[list[dict[str, Any]], int]:
     """Measured throughput rows, filtered and sorted; returns (page of rows, total matching).
 
-    ``gpu`` is any catalog name or alias, or a family name (``A100`` keeps every A100, as the
-    offer filters: :meth:`ReferenceData.resolve_gpu_filter`); ``workload`` a benchmark label
-    (e.g. "ResNet-50 v1.5") or a preset slug, which selects the labels that preset stands for;
+    ``gpu`` is any catalog name or alias, or a family name standing for every model of the
+    family it fits (:meth:`ReferenceData.resolve_gpu_filter`: ``A100``, ``A100 80GB``);
+    ``workload`` a benchmark label (e.g. "ResNet-50 v1.5") or a preset slug, which selects the
+    labels that preset stands for;
     ``q`` a case-insensitive substring of the label, task, GPU as published, framework,
     precision or source; ``ids`` selects measurements by id (those an estimate cites);
     ``status`` ``accepted`` or ``held`` (submitted rows held for review); ``precision``,
