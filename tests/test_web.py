@@ -293,11 +293,11 @@ def test_gpu_catalog_search(client: Any) -> None:
     doc = page(client, "/gpus", {"q": "h100"})
     rows = doc.find("table", cls="catalog").find("tbody").find_all("tr")
     r = twin(client, doc)
-    names = [g["canonical_name"] for g in r.json()]
-    assert names and len(rows) == len(names)
+    names = [g["canonical_name"] for g in r.json()["items"]]
+    assert names and len(rows) == len(names) == r.json()["total"]
     assert [tr.find("strong").text for tr in rows] == names
     assert all("h100" in n.lower() for n in names)
-    everything = page(client, "/gpus")
+    everything = page(client, "/gpus", {"limit": "100"})
     assert len(everything.find("table", cls="catalog").find("tbody").find_all("tr")) == 81
     sources = [td for td in everything.find_all("td", cls="source") if td.find_all("a")]
     assert sources and all(
@@ -318,7 +318,8 @@ def test_benchmarks_search_and_errors(client: Any) -> None:
     assert len(one.find("table", cls="benchmarks").find("tbody").find_all("tr")) == 1
     paged = page(client, "/benchmarks", {"limit": "100"})
     assert (
-        paged.find("p", cls="pager").find("a").attrs["href"] == "/benchmarks?limit=100&offset=100"
+        paged.find("nav", cls="pager").find("a", rel="next").attrs["href"]
+        == "/benchmarks?limit=100&offset=100"
     )
     bad = page(client, "/benchmarks", {"gpu": "Z9000"}, status=400)
     assert "gpu" in bad.find("div", cls="errors").text
@@ -358,4 +359,4 @@ def test_malformed_page_parameters_render_html_errors(client: Any) -> None:
         assert r.status_code == 400, path
         assert r.headers["content-type"].startswith("text/html"), path
         assert "Traceback" not in r.text
-    assert "ids" in parse(client.get("/benchmarks?ids=abc").text).find("p", cls="errors").text
+    assert "ids" in parse(client.get("/benchmarks?ids=abc").text).find("div", cls="errors").text
