@@ -141,9 +141,10 @@ def test_llama3_8b_lora_epoch_in_tokens(client: Any) -> None:
     assert e["epoch_tokens"] == tokens and e["epoch_samples"] == pytest.approx(tokens / 2048)
     assert "packed" in e["epoch_definition"]
     assert "epoch_tokens_padded" not in codes(e)
-    # without a token count every one of the 51,760 rows counts as 2,048 tokens, and says so
-    e = estimate(client, {"preset": "llama3-8b-lora"}, {"gpu": "H100 SXM"})
-    assert e["epoch_tokens"] == 51_760 * 2048
+    # without a token count every sample counts as a full seq_len sequence, and says so
+    # (llm.c GPT-2 124M: 9,658,880 samples of 1,024 tokens, packing not stated)
+    e = estimate(client, {"preset": "gpt2-124m-pretrain-llmc"}, {"gpu": "H100 SXM"})
+    assert e["epoch_tokens"] == 9_658_880 * 1024
     assert "epoch_tokens_padded" in codes(e)
     # padded: the same 51,760 sequences, whatever the real token count
     e = estimate(
@@ -152,6 +153,19 @@ def test_llama3_8b_lora_epoch_in_tokens(client: Any) -> None:
         {"gpu": "H100 SXM"},
     )
     assert e["epoch_samples"] == 51_760 and "padded" in e["epoch_definition"]
+
+
+def test_alpaca_presets_carry_the_sourced_token_count(client: Any) -> None:
+    # Wang et al. 2023 Table 1: Alpaca rows average 27.8 + 64.6 = 92.4 tokens (preset_facts.csv)
+    e = estimate(client, {"preset": "llama3-8b-lora"}, {"gpu": "H100 SXM"})
+    assert e["epoch_tokens"] == 4_782_624 == round(51_760 * 92.4)
+    assert e["epoch_samples"] == pytest.approx(4_782_624 / 2048)
+    assert e["epoch_hours"] == pytest.approx(4_782_624 / e["tokens_per_s"] / 3600, rel=1e-9)
+    assert "packed" in e["epoch_definition"] and "epoch_tokens_padded" not in codes(e)
+    e = estimate(client, {"preset": "llama31-8b-full-single-device"}, {"gpu": "H100 SXM"})
+    assert e["epoch_tokens"] == 4_804_985 == round(52_002 * 92.4)
+    # 23x fewer tokens than counting every row as a full 2,048-token sequence
+    assert 52_002 * 2048 / e["epoch_tokens"] == pytest.approx(22.16, abs=0.01)
 
 
 def test_pretraining_preset_carries_its_sourced_token_count(client: Any) -> None:

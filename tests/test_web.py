@@ -298,7 +298,9 @@ def test_gpu_catalog_search(client: Any) -> None:
     assert [tr.find("strong").text for tr in rows] == names
     assert all("h100" in n.lower() for n in names)
     everything = page(client, "/gpus")
-    assert len(everything.find("table", cls="catalog").find("tbody").find_all("tr")) == 82  # with the B300 of gpus_manual.csv
+    assert (
+        len(everything.find("table", cls="catalog").find("tbody").find_all("tr")) == 82
+    )  # with the B300 of gpus_manual.csv
     sources = [td for td in everything.find_all("td", cls="source") if td.find_all("a")]
     assert sources and all(
         a.attrs["href"].startswith(("https://", "http://"))
