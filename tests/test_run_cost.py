@@ -123,6 +123,7 @@ def test_pcie_host_bridge_ddp_of_a_gradient_heavy_job_warns(client: Any) -> None
     w = warning(e, "pcie_host_bridge")
     assert w["values"]["host_bridge_efficiency"] < 0.85
     assert w["values"]["gradient_gb_per_step"] == pytest.approx(124_373_760 * 4 / 1e9, rel=1e-3)
+    assert w["values"]["predicted_from"] == "model"  # no 2-GPU GPT-2 rows: the fitted link model
     e = estimate(client, job, {"gpu": "A100 SXM4 80GB", "gpu_count": 2})
     assert not codes(e) & {"pcie_host_bridge", "no_nvlink"}
     # a compute-heavy job (ResNet-50, 256 images per step) hides its 0.1 GB all-reduce
@@ -130,6 +131,26 @@ def test_pcie_host_bridge_ddp_of_a_gradient_heavy_job_warns(client: Any) -> None
         client, {"preset": "resnet50-imagenet"}, {"gpu": "RTX 4090", "gpu_count": 2, "vcpus": 64}
     )
     assert "pcie_host_bridge" not in codes(e)
+
+
+def test_consumer_pcie_ddp_uses_the_measured_scaling_where_there_is_one(client: Any) -> None:
+    # benchmarks.csv, Lambda PyTorch v1 GNMT v2 fp16 on RTX 4090: 1 GPU 159,511 tokens/s,
+    # 2 GPUs over PCIe (no P2P) 210,089 tokens/s: 210,089 / 2 / 159,511 = 65.9 %, 1.32x
+    hw = {"gpu": "RTX 4090", "interconnect": "pcie", "vcpus": 64}
+    one = estimate(client, {"preset": "gnmt-v2-wmt16"}, hw)
+    two = estimate(client, {"preset": "gnmt-v2-wmt16"}, {**hw, "gpu_count": 2})
+    assert two["multi_gpu_efficiency"] == pytest.approx(210_089 / 2 / 159_511, rel=1e-6)
+    assert two["samples_per_s"] == pytest.approx(
+        2 * one["samples_per_s"] * 210_089 / 2 / 159_511, rel=1e-6
+    )
+    w = warning(two, "pcie_host_bridge")
+    assert w["values"]["predicted_from"] == "measured"
+    assert "66% (1.32× one GPU), measured on 2× GeForce RTX 4090" in w["message"]
+    # ResNet-50 measured at 2,468 / 2 / 1,301 = 94.8 % on the same pair: the loss does not
+    # matter, no warning
+    r50 = estimate(client, {"preset": "resnet50-imagenet"}, {**hw, "gpu_count": 2})
+    assert r50["multi_gpu_efficiency"] == pytest.approx(2_468 / 2 / 1_301, rel=1e-6)
+    assert "pcie_host_bridge" not in codes(r50)
 
 
 def test_llama3_8b_lora_epoch_in_tokens(client: Any) -> None:

@@ -403,6 +403,10 @@ class ThroughputEstimate:
     situation: Situation | None = None
     #: the precision the estimate assumes the GPU runs at
     precision: Precision | None = None
+    #: where ``multi_gpu_efficiency`` comes from for more than one GPU: ``"measured"`` (the
+    #: median of this GPU's measured rows at that GPU count and link), ``"model"`` (the link
+    #: model fitted per interconnect class, :mod:`app.estimate.multigpu`); ``None`` for one GPU
+    multi_gpu_basis: str | None = None
 
 
 class WarningCode(StrEnum):
