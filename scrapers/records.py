@@ -98,6 +98,20 @@ def mib_to_gib(value: float | None) -> float | None:
     return round(value / 1024, 2)
 
 
+def card_share(slice_vram_gib: float | None, card_vram_gib: float | None) -> float | None:
+    """The share of one card a fractional GPU is, from the memory it lists: ``slice / card``
+    (4 decimals; Vultr's 4 GB of an 80 GB A100 → 0.05, AWS's 3 GiB of a 24 GB L4 → 0.125).
+
+    The scrapers' one rule for slices sold by memory. ``None`` when either figure is missing or
+    the slice is not below the card (then it is not a fraction).
+    """
+    if not slice_vram_gib or not card_vram_gib or slice_vram_gib <= 0 or card_vram_gib <= 0:
+        return None
+    if slice_vram_gib >= card_vram_gib:
+        return None
+    return round(slice_vram_gib / card_vram_gib, 4)
+
+
 def positive(value: float | None) -> float | None:
     """``value`` when it is a finite positive number, else ``None``."""
     if value is None or not math.isfinite(value) or value <= 0:
