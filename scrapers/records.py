@@ -28,7 +28,8 @@ class ScrapedOffer(BaseModel):
     """One offer as a scraper saw it (validated; immutable).
 
     ``offer_key``/``region``/``billing`` are the natural key inside a provider. ``gpu_count``
-    may be fractional (a sixth of an A10); ``vram_gib_per_gpu`` is then the full card's VRAM.
+    may be fractional (a sixth of an A10); ``vram_gib_per_gpu`` is then the full card's VRAM
+    (the scrapers here send that; a slice's own memory is also understood at ingest).
     ``price_per_hour`` is for the whole instance, in ``currency``, ``None`` when unknown.
     """
 
