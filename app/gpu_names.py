@@ -162,20 +162,27 @@ class GpuNameNormaliser:
         return list(self._gpus)
 
     def family_members(self, raw: str) -> list[str]:
-        """Every catalog model of the family ``raw`` names when it names no size or form.
+        """Every catalog model of the family ``raw`` names that has the VRAM and form factor
+        it names, if it names them, in catalog order.
 
-        ``"A100"`` → all four A100s; ``"A100 80GB"`` or ``"H100 PCIe"`` → ``[]`` (the caller
-        uses :meth:`match` for a specific model). Used by offer filters, where a bare family
-        name means "any of them".
+        ``"A100"`` → all four A100s (PCIe and SXM4, 40 and 80 GB); ``"A100 80GB"`` → both
+        80 GB forms; ``"H100 PCIe"`` → the PCIe one; ``"a100 sxm4 80gb"`` → one model. VRAM
+        counts as the same within :data:`VRAM_TOLERANCE` (GB or GiB as written). ``[]`` when
+        no family fits. Used by offer filters, where a family name means "any of them".
         """
         parsed = parse_name(raw)
-        if parsed.vram_gib is not None or parsed.form is not None:
-            return []
         for fam in _family_variants(parsed.family):
             members = self._family.get(fam)
             if members:
-                return sorted(members, key=lambda c: self._order[c])
-        return []
+                break
+        else:
+            return []
+        if parsed.form is not None:
+            members = [c for c in members if self._form[c] in (parsed.form, None)]
+        if parsed.vram_gib is not None:
+            vram = parsed.vram_gib
+            members = [c for c in members if _close(vram, self._gpus[c].vram_gib)]
+        return sorted(members, key=lambda c: self._order[c])
 
     def match(
         self, raw: str, *, vram_gib: float | None = None, form_hint: str | None = None

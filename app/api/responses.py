@@ -38,7 +38,7 @@ from app.api.schemas import (
     WarningOut,
 )
 from app.estimate.cost import SpotAssumptions
-from app.estimate.types import Estimate
+from app.estimate.types import Estimate, interconnect_label
 from app.services.estimates import (
     Budget,
     RankedOffer,
@@ -233,7 +233,7 @@ def offer_out(
         disk_gb=row.disk_gb,
         max_cuda=row.max_cuda,
         driver_version=row.driver_version,
-        interconnect=row.interconnect,
+        interconnect=interconnect_label(row.interconnect),
         billing=row.billing,
         price_per_hour=row.price_per_hour,
         currency=row.currency,
@@ -303,6 +303,7 @@ def rank_response(
         total_offers=ranking.total,
         unestimated_offers=ranking.unestimated,
         over_budget_offers=ranking.over_budget,
+        gpus_matched=ref.resolve_gpu_filter(data.filters.gpu) if data.filters.gpu else None,
         results=order_rows([out(r) for r in ranking.results], order),
         frontier=[out(r) for r in ranking.frontier],
         unestimable=[

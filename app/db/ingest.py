@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session
 from app.db.models import GpuModel, InstanceOffer, PriceObservation, Provider, as_utc
 from app.db.seed import build_normaliser, load_extra_aliases
 from app.db.trust import assess_offers, load_trust_context
+from app.estimate.types import interconnect_label
 from app.gpu_names import GpuMatch, GpuNameNormaliser, form_hint
 from scrapers.records import ScrapedOffer
 
@@ -199,7 +200,7 @@ def apply_offers(
             "disk_type": None,
             "max_cuda": o.max_cuda,
             "driver_version": o.driver_version,
-            "interconnect": o.interconnect,
+            "interconnect": interconnect_label(o.interconnect),
             "network_up_mbps": o.network_up_mbps,
             "network_down_mbps": o.network_down_mbps,
             "price_per_hour": o.price_per_hour,

@@ -34,6 +34,7 @@ from app.db.models import (
     utcnow,
 )
 from app.db.trust import assess_offers, load_trust_context
+from app.estimate.types import interconnect_label
 from app.gpu_names import CatalogGpu, GpuNameNormaliser, form_hint
 
 log = logging.getLogger(__name__)
@@ -498,7 +499,7 @@ def seed_offers(
             "disk_type": _opt(latest["disk_type"]),
             "max_cuda": _opt(latest["max_cuda"]),
             "driver_version": _opt(latest["driver_version"]),
-            "interconnect": interconnect,
+            "interconnect": interconnect_label(interconnect),
             "network_up_mbps": _opt(latest["network_up_mbps"], float),
             "network_down_mbps": _opt(latest["network_down_mbps"], float),
             "billing": billing,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 
 class Precision(StrEnum):
@@ -110,10 +110,40 @@ class Sharding(StrEnum):
 
 
 class Interconnect(StrEnum):
-    """GPU-to-GPU link inside one instance (``nvlink`` includes NVSwitch/SXM boards)."""
+    """GPU-to-GPU link class inside one instance, as the estimates use it (``nvlink``
+    includes NVSwitch boards: :func:`interconnect_class`)."""
 
     NVLINK = "nvlink"
     PCIE = "pcie"
+
+
+#: The interconnect words of offers, filters and what-if hardware (the API's one enum):
+#: ``nvlink`` (GPUs linked by NVLink bridges or direct NVLink), ``nvswitch`` (NVLink through
+#: NVSwitch chips, as on 8-GPU HGX boards), ``pcie`` (PCIe only).
+InterconnectLabel = Literal["nvlink", "nvswitch", "pcie"]
+INTERCONNECT_LABELS: tuple[InterconnectLabel, ...] = ("nvlink", "nvswitch", "pcie")
+#: Other words listings use for a link: an SXM board links its GPUs by NVLink.
+_INTERCONNECT_SYNONYMS: dict[str, InterconnectLabel] = {"sxm": "nvlink"}
+
+
+def interconnect_label(raw: str | None) -> InterconnectLabel | None:
+    """A listing's or a user's interconnect word as one of :data:`INTERCONNECT_LABELS`
+    (any case; ``sxm`` → ``nvlink``); ``None`` when empty or not a link word."""
+    word = (raw or "").strip().lower()
+    for label in INTERCONNECT_LABELS:
+        if word == label:
+            return label
+    return _INTERCONNECT_SYNONYMS.get(word)
+
+
+def interconnect_class(raw: str | None) -> Interconnect | None:
+    """The link class an interconnect word stands for: ``nvlink`` and ``nvswitch`` (NVSwitch
+    is NVLink through a switch) → :attr:`Interconnect.NVLINK`, ``pcie`` → PCIe, else
+    ``None`` (unknown)."""
+    label = interconnect_label(raw)
+    if label is None:
+        return None
+    return Interconnect.PCIE if label == "pcie" else Interconnect.NVLINK
 
 
 class OomRisk(StrEnum):

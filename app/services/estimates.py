@@ -33,6 +33,7 @@ from app.estimate.types import (
     Precision,
     ThroughputEstimate,
     Workload,
+    interconnect_class,
 )
 from app.services.offers import (
     FilterError,
@@ -54,12 +55,9 @@ class HardwareError(ValueError):
 
 
 def offer_interconnect(label: str | None) -> Interconnect | None:
-    """Map an offer's interconnect label to the core enum (NVSwitch/SXM boards are NVLink)."""
-    if label in ("nvlink", "nvswitch", "sxm"):
-        return Interconnect.NVLINK
-    if label == "pcie":
-        return Interconnect.PCIE
-    return None
+    """An offer's interconnect word as the core's link class
+    (:func:`app.estimate.types.interconnect_class`: NVSwitch boards are NVLink)."""
+    return interconnect_class(label)
 
 
 def hardware_from_input(h: dict[str, Any], ref: ReferenceData) -> Hardware:
@@ -74,7 +72,7 @@ def hardware_from_input(h: dict[str, Any], ref: ReferenceData) -> Hardware:
     return Hardware(
         gpu=ref.gpus[canonical],
         gpu_count=h.get("gpu_count") or 1,
-        interconnect=Interconnect(h["interconnect"]) if h.get("interconnect") else None,
+        interconnect=interconnect_class(h.get("interconnect")),
         vcpus=h.get("vcpus"),
         ram_gib=h.get("ram_gib"),
         disk_gb=h.get("disk_gb"),

@@ -10,7 +10,7 @@ from sqlalchemy import ColumnElement, Float, Select, case, cast, false, func, or
 from sqlalchemy.orm import Session
 
 from app.db.models import GpuModel, InstanceOffer, Provider, RefreshRun, as_utc, utcnow
-from app.estimate.cost import UnknownCurrencyError, convert
+from app.estimate.cost import UnknownCurrencyError, conversion_steps, convert
 from app.estimate.memory import vram_per_gpu_gib
 from app.services.reference import ReferenceData
 
@@ -229,8 +229,9 @@ def _exact_filtered(
 ) -> Select[Any]:
     """:func:`_filtered` plus, in SQL, what :func:`_post_filter` does in Python: VRAM as
     :func:`vram_gib` gives it, and the price converted to ``currency`` as
-    :func:`app.estimate.cost.convert` does (the same float multiply or divide by the same
-    rate, so both paths keep exactly the same offers).
+    :func:`app.estimate.cost.convert` does (the same float multiplies and divides by the same
+    rates, :func:`app.estimate.cost.conversion_steps`, so both paths keep exactly the same
+    offers).
 
     Raises:
         FilterError: unknown GPU, or a matching priced offer's currency has no rate to
@@ -265,19 +266,13 @@ def _exact_filtered(
         ).all()
         cases = []
         for source in listed_in:
-            converted: ColumnElement[Any]
-            if source == currency:
-                converted = price
-            elif (source, currency) in ref.rates:
-                converted = price * ref.rates[(source, currency)]
-            elif (currency, source) in ref.rates:
-                converted = price / ref.rates[(currency, source)]
-            else:
-                try:
-                    convert(1.0, source, currency, ref.rates)
-                except UnknownCurrencyError as exc:
-                    raise FilterError("currency", str(exc)) from exc
-                raise AssertionError("convert() knows a rate this function does not")
+            try:
+                steps = conversion_steps(source, currency, ref.rates)
+            except UnknownCurrencyError as exc:
+                raise FilterError("currency", str(exc)) from exc
+            converted: ColumnElement[Any] = price
+            for op, rate in steps:
+                converted = converted * rate if op == "*" else converted / rate
             cases.append((InstanceOffer.currency == source, converted))
         if not cases:
             return stmt.where(false())

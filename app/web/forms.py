@@ -122,7 +122,12 @@ WORKLOAD_ADVANCED = (
 
 #: Filters shown by default; ``provider`` and ``currency`` choices come from the database.
 FILTERS_MAIN = (
-    FormField("gpu", "GPU", "text", hint="any name or alias: 4090, A100-SXM4-80GB"),
+    FormField(
+        "gpu",
+        "GPU",
+        "text",
+        hint="a name, alias or family, any case: 4090, A100 (all four), A100 80GB (both forms)",
+    ),
     FormField("gpu_count", "GPU count", step="any"),
     FormField("provider", "Provider", "select"),
     FormField("region", "Region", "text", hint="substring: us-east, 华北"),

@@ -86,3 +86,24 @@ def test_b300_has_a_catalog_row(normaliser: GpuNameNormaliser, raw: str) -> None
 
 def test_normalise_key() -> None:
     assert normalise_key("NVIDIA_GeForce-RTX 4090D (China)") == "rtx 4090 d"
+
+
+@pytest.mark.parametrize(
+    ("raw", "members"),
+    [
+        ("A100", ["A100 SXM4 40GB", "A100 SXM4 80GB", "A100 PCIe 40GB", "A100 PCIe 80GB"]),
+        ("a100 80gb", ["A100 SXM4 80GB", "A100 PCIe 80GB"]),
+        ("A100 40GB", ["A100 SXM4 40GB", "A100 PCIe 40GB"]),
+        ("A100 PCIe", ["A100 PCIe 40GB", "A100 PCIe 80GB"]),
+        ("A100-SXM4-80GB", ["A100 SXM4 80GB"]),
+        ("V100 32GB", ["V100 SXM2 32GB", "V100 PCIe 32GB", "V100 SXM3 32GB"]),
+        ("H100 PCIe", ["H100 PCIe 80GB"]),
+        # 10 GB vs 12 GB is beyond the 12 % tolerance: two different cards
+        ("RTX 3080 10GB", ["GeForce RTX 3080 10GB"]),
+        ("Z9000", []),
+    ],
+)
+def test_family_members_keep_the_size_and_form_asked_for(
+    normaliser: GpuNameNormaliser, raw: str, members: list[str]
+) -> None:
+    assert normaliser.family_members(raw) == members
