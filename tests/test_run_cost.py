@@ -124,6 +124,7 @@ def test_pcie_host_bridge_ddp_of_a_gradient_heavy_job_warns(client: Any) -> None
     assert w["values"]["host_bridge_efficiency"] < 0.85
     assert w["values"]["gradient_gb_per_step"] == pytest.approx(124_373_760 * 4 / 1e9, rel=1e-3)
     assert w["values"]["predicted_from"] == "model"  # no 2-GPU GPT-2 rows: the fitted link model
+    assert e["multi_gpu_basis"] == "model"
     e = estimate(client, job, {"gpu": "A100 SXM4 80GB", "gpu_count": 2})
     assert not codes(e) & {"pcie_host_bridge", "no_nvlink"}
     # a compute-heavy job (ResNet-50, 256 images per step) hides its 0.1 GB all-reduce
@@ -143,6 +144,7 @@ def test_consumer_pcie_ddp_uses_the_measured_scaling_where_there_is_one(client: 
     assert two["samples_per_s"] == pytest.approx(
         2 * one["samples_per_s"] * 210_089 / 2 / 159_511, rel=1e-6
     )
+    assert two["multi_gpu_basis"] == "measured" and one["multi_gpu_basis"] is None
     w = warning(two, "pcie_host_bridge")
     assert w["values"]["predicted_from"] == "measured"
     assert "66% (1.32× one GPU), measured on 2× GeForce RTX 4090" in w["message"]

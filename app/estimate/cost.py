@@ -621,6 +621,7 @@ def combine(
         currency=currency,
         memory=memory,
         multi_gpu_efficiency=tp.multi_gpu_efficiency,
+        multi_gpu_basis=tp.multi_gpu_basis,
         data_loader_samples_per_s=loader,
         warnings=tuple(warnings),
         evidence=tp.evidence,

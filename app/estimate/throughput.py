@@ -42,6 +42,7 @@ from app.estimate.types import (
     GpuSpec,
     Interconnect,
     Method,
+    MultiGpuBasis,
     Precision,
     Situation,
     ThroughputEstimate,
@@ -478,11 +479,11 @@ class ThroughputModel:
         n = gpu_count
         w = self.w if prec == self.w.precision else replace(self.w, precision=prec)
         eta, multi_model = 1.0, False
-        multi_basis: str | None = None
+        multi_basis: MultiGpuBasis | None = None
         if n > 1:
             best_total, best_model = per_gpu, False
             # no count beats one GPU: the link model said so (measured rows never scale below 1)
-            best_basis = "model"
+            best_basis: MultiGpuBasis = "model"
             counts = [k for k in self._measured_counts(gpu, interconnect) if k <= n]
             for k in sorted({*counts, int(n)}):
                 if k < 2:
