@@ -146,6 +146,9 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
             init_extra_gib=b.init_extra_gib,
             context_gib=b.context_gib,
             allocator_slack_gib=b.allocator_slack_gib,
+            text_encoder_gib=b.text_encoder_gib,
+            vae_gib=b.vae_gib,
+            ema_gib=b.ema_gib,
         ),
         oom_probability=m.oom_probability,
         memory_fixes=[

@@ -28,6 +28,7 @@ from app.estimate.types import (
     Optimizer,
     Precision,
     Sharding,
+    VisionTask,
     interconnect_label,
 )
 
@@ -253,6 +254,33 @@ class WorkloadIn(BaseModel):
     full_model_init: bool | None = Field(
         default=None,
         description="FSDP: every rank loads the full 16-bit model on its GPU before sharding",
+    )
+    vision_task: VisionTask | None = Field(
+        default=None,
+        description="conv nets: classification (default) or detection (FPN/SSD/YOLO heads)",
+    )
+    backbone_gflops_224: float | None = Field(
+        default=None,
+        ge=1e-6,
+        le=10**6,
+        allow_inf_nan=False,
+        description="detectors: backbone forward GFLOPs per 224x224 image (ResNet-50: 8.178)",
+    )
+    patch_size: int | None = Field(
+        default=None, gt=0, le=100_000, description="ViT patch side in pixels (default 16)"
+    )
+    text_encoder_params: int | None = Field(
+        default=None,
+        gt=0,
+        le=10**13,
+        description="diffusion: frozen text encoder(s) parameters (params counts the UNet)",
+    )
+    vae_params: int | None = Field(
+        default=None, gt=0, le=10**13, description="diffusion: frozen VAE parameters"
+    )
+    ema_weights: bool | None = Field(
+        default=None,
+        description="an fp32 EMA copy of the trained parameters on the GPU (--use_ema)",
     )
     samples_per_epoch: int | None = Field(
         default=None,
@@ -598,6 +626,13 @@ class MemoryOut(BaseModel):
     context_gib: float = Field(default=0.0, description="CUDA context + NCCL (in overhead)")
     allocator_slack_gib: float = Field(
         default=0.0, description="caching-allocator slack (in overhead)"
+    )
+    text_encoder_gib: float = Field(
+        default=0.0, description="diffusion: frozen text encoder(s) weights (in weights)"
+    )
+    vae_gib: float = Field(default=0.0, description="diffusion: frozen VAE weights (in weights)")
+    ema_gib: float = Field(
+        default=0.0, description="fp32 EMA copy of the trained parameters (in optimizer)"
     )
 
 

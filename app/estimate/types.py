@@ -87,6 +87,18 @@ class Attention(StrEnum):
     SDPA = "sdpa"
 
 
+class VisionTask(StrEnum):
+    """What a convolutional vision net is trained for; selects its activation constant.
+
+    ``classification``: an image-classification CNN (ResNet/VGG/Inception);
+    ``detection``: a detector with an FPN/SSD/YOLO neck and heads on a CNN backbone
+    (Faster/Mask R-CNN, RetinaNet, SSD, YOLO).
+    """
+
+    CLASSIFICATION = "classification"
+    DETECTION = "detection"
+
+
 class CheckpointGranularity(StrEnum):
     """What activation checkpointing recomputes when ``gradient_checkpointing`` is on.
 
@@ -236,7 +248,8 @@ class Workload:
     """A training job, flat, with units in the names.
 
     ``params`` is the total parameter count; ``seq_len`` tokens per sample (transformers,
-    seq2seq); ``image_size`` pixels per side; ``micro_batch_size`` per GPU;
+    seq2seq); ``image_size`` pixels per side (the
+    side of a square with the same pixels for non-square inputs); ``micro_batch_size`` per GPU;
     ``samples_per_epoch`` training samples per epoch; ``dataset_gb`` dataset on disk in GB;
     ``cpu_ms_per_sample`` CPU milliseconds of data loading per sample on one core;
     ``min_cuda`` lowest CUDA version the software needs (``"12.1"``).
@@ -286,6 +299,22 @@ class Workload:
     #: every rank materialises the full 16-bit model on its GPU before FSDP shards it and
     #: keeps it allocated (no meta-device init / ``cpu_ram_efficient_loading``)
     full_model_init: bool = False
+    # -- vision and diffusion memory (issue 9): optional --
+    #: conv nets: classification or detection (a detector's activations per backbone GFLOP
+    #: are fitted apart from a classifier's)
+    vision_task: VisionTask = VisionTask.CLASSIFICATION
+    #: detectors: the backbone's forward GFLOPs per 224×224 image (2 × torchvision's GMACs:
+    #: ResNet-50 8.178); activations scale it by the input pixels
+    backbone_gflops_224: float | None = None
+    #: ViT patch side in pixels (tokens = (image_size / patch_size)² + 1); default 16
+    patch_size: int | None = None
+    #: diffusion: parameters of the frozen text encoder(s) and of the frozen VAE, held on
+    #: the GPU next to the UNet (``params`` counts the UNet only)
+    text_encoder_params: int | None = None
+    vae_params: int | None = None
+    #: an fp32 exponential-moving-average copy of the trained parameters kept on the GPU
+    #: (diffusers ``--use_ema``, torchvision/timm ``--model-ema``)
+    ema_weights: bool = False
     samples_per_epoch: int = 1
     epochs: float = 1.0
     dataset_gb: float | None = None
@@ -378,6 +407,11 @@ class MemoryBreakdown:
     init_extra_gib: float = 0.0
     context_gib: float = 0.0
     allocator_slack_gib: float = 0.0
+    #: diffusion: frozen text encoder(s) and VAE weights (inside ``weights_gib``)
+    text_encoder_gib: float = 0.0
+    vae_gib: float = 0.0
+    #: fp32 EMA copy of the trained parameters (inside ``optimizer_gib``)
+    ema_gib: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
