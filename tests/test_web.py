@@ -258,6 +258,18 @@ def test_offer_page_explains_the_estimate(client: Any) -> None:
     )
 
 
+def test_offer_page_says_where_the_multi_gpu_scaling_comes_from(client: Any) -> None:
+    params = {"preset": "bert-base-squad", "min_gpu_count": "2"}
+    ranked = client.get("/v1/rank", params={**params, "limit": 1}).json()["results"][0]
+    doc = page(client, f"/offers/{ranked['offer']['id']}", {"preset": "bert-base-squad"})
+    e = twin(client, doc).json()["estimate"]
+    assert e["multi_gpu_basis"] in ("measured", "model")
+    words = "measured on this GPU count" if e["multi_gpu_basis"] == "measured" else "link model"
+    terms = [n for n in doc.iter() if n.tag in ("dt", "dd")]
+    (i,) = [k for k, n in enumerate(terms) if n.tag == "dt" and n.text == "Multi-GPU efficiency"]
+    assert terms[i + 1].text == f"{round(e['multi_gpu_efficiency'] * 100)}% ({words})"
+
+
 def test_offer_page_lists_what_would_make_it_fit(client: Any) -> None:
     params = {"preset": "llama3-8b-full", "sharding": "none", "gpu": "RTX 4090"}
     ranked = client.get("/v1/rank", params={**params, "limit": 1}).json()["results"]
@@ -298,7 +310,8 @@ def test_gpu_catalog_search(client: Any) -> None:
     assert [tr.find("strong").text for tr in rows] == names
     assert all("h100" in n.lower() for n in names)
     everything = page(client, "/gpus", {"limit": "100"})
-    assert len(everything.find("table", cls="catalog").find("tbody").find_all("tr")) == 81
+    rows_all = everything.find("table", cls="catalog").find("tbody").find_all("tr")
+    assert len(rows_all) == 82  # 81 from ../shared plus the B300 of gpus_manual.csv
     sources = [td for td in everything.find_all("td", cls="source") if td.find_all("a")]
     assert sources and all(
         a.attrs["href"].startswith(("https://", "http://"))

@@ -162,6 +162,7 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
             for f in m.fixes
         ],
         multi_gpu_efficiency=e.multi_gpu_efficiency,
+        multi_gpu_basis=e.multi_gpu_basis,
         data_loader_samples_per_s=e.data_loader_samples_per_s,
         warnings=[
             WarningOut(code=w.code.value, message=w.message, values=dict(w.values))

@@ -743,6 +743,12 @@ class EstimateOut(BaseModel):
         description="when oom_risk is high: smallest changes predicted to fit on this hardware",
     )
     multi_gpu_efficiency: float = Field(description="throughput of N GPUs / (N × one GPU), 0–1")
+    multi_gpu_basis: Literal["measured", "model"] | None = Field(
+        default=None,
+        description="where multi_gpu_efficiency comes from: measured (this GPU's published rows "
+        "at that GPU count and link) or model (the link model fitted per interconnect class); "
+        "null for one GPU",
+    )
     data_loader_samples_per_s: float | None = Field(
         description="samples/s the instance's vCPUs can load; null when unknown"
     )

@@ -175,6 +175,7 @@ def apply_offers(
             vram_gib=o.vram_gib_per_gpu,
             form_hint=form_hint(o.interconnect),
             context=(o.instance_type, o.offer_key),
+            gpu_count=o.gpu_count,
         )
         match = identity.match
         if identity.status == "ambiguous":

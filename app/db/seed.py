@@ -471,6 +471,7 @@ def seed_offers(
             vram_gib=vram,
             form_hint=form_hint(interconnect),
             context=(latest["instance_type"], offer_key),
+            gpu_count=float(latest["gpu_count"]),
         )
         match = identity.match
         gpu = gpus[match.canonical_name] if match else None

@@ -42,6 +42,7 @@ from app.estimate.types import (
     GpuSpec,
     Interconnect,
     Method,
+    MultiGpuBasis,
     Precision,
     Situation,
     ThroughputEstimate,
@@ -478,8 +479,11 @@ class ThroughputModel:
         n = gpu_count
         w = self.w if prec == self.w.precision else replace(self.w, precision=prec)
         eta, multi_model = 1.0, False
+        multi_basis: MultiGpuBasis | None = None
         if n > 1:
-            best_total, best_eta, best_model = per_gpu, 1.0, False
+            best_total, best_model = per_gpu, False
+            # no count beats one GPU: the link model said so (measured rows never scale below 1)
+            best_basis: MultiGpuBasis = "model"
             counts = [k for k in self._measured_counts(gpu, interconnect) if k <= n]
             for k in sorted({*counts, int(n)}):
                 if k < 2:
@@ -491,11 +495,11 @@ class ThroughputModel:
                 scale = n if k == int(n) else k
                 total_k = per_gpu * scale * e
                 if total_k >= best_total:
-                    best_total, best_eta, best_model = total_k, e, measured is None
+                    best_total, best_model = total_k, measured is None
+                    best_basis = "model" if measured is None else "measured"
             total = best_total
             eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
-            multi_model = best_model
-            del best_eta
+            multi_model, multi_basis = best_model, best_basis
         else:
             total = per_gpu * n
         low, high = _range(total, situation, multi_gpu_model=multi_model)
@@ -509,6 +513,7 @@ class ThroughputModel:
             notes=notes,
             situation=situation,
             precision=prec,
+            multi_gpu_basis=multi_basis,
         )
 
 

@@ -166,6 +166,11 @@ class OomRisk(StrEnum):
     HIGH = "high"
 
 
+#: where a multi-GPU scaling efficiency comes from: this GPU's measured rows at that count and
+#: link, or the link model fitted per interconnect class (:mod:`app.estimate.multigpu`)
+MultiGpuBasis = Literal["measured", "model"]
+
+
 class Basis(StrEnum):
     """Where a throughput figure comes from, most to least trustworthy."""
 
@@ -467,6 +472,10 @@ class ThroughputEstimate:
     situation: Situation | None = None
     #: the precision the estimate assumes the GPU runs at
     precision: Precision | None = None
+    #: where ``multi_gpu_efficiency`` comes from for more than one GPU: ``"measured"`` (the
+    #: median of this GPU's measured rows at that GPU count and link), ``"model"`` (the link
+    #: model fitted per interconnect class, :mod:`app.estimate.multigpu`); ``None`` for one GPU
+    multi_gpu_basis: MultiGpuBasis | None = None
 
 
 class WarningCode(StrEnum):
@@ -545,6 +554,9 @@ class Estimate:
     #: spot only: wall-clock hours and cost of all epochs with interruptions and restarts
     expected_total_hours: float | None = None
     expected_total_cost: float | None = None
+    #: ``"measured"`` / ``"model"``: where the multi-GPU efficiency comes from
+    #: (:attr:`ThroughputEstimate.multi_gpu_basis`); ``None`` for one GPU
+    multi_gpu_basis: MultiGpuBasis | None = None
 
 
 def version_key(p: BenchmarkPoint) -> float:
