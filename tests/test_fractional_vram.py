@@ -45,6 +45,14 @@ SLICES = {
     ("aws", "g6f.4xlarge"): (0.5, 12.0),
 }
 
+#: the card each provider's slices are cut from (Vultr: an A100 80GB, 4 GiB = 1/20 of it;
+#: Azure NVadsA10 v5: an A10; AWS g6f: an L4)
+CARD = {
+    "vultr": lambda gpu: gpu.startswith("A100") and "80GB" in gpu,
+    "azure": lambda gpu: gpu == "A10",
+    "aws": lambda gpu: gpu == "L4",
+}
+
 
 @pytest.fixture(scope="module")
 def refreshed() -> Any:
@@ -82,6 +90,7 @@ def test_every_scraped_slice_lands_as_a_share_with_the_vram_it_has(refreshed: st
         assert offer["vram_gib_per_gpu"] == pytest.approx(vram, abs=0.01), key
         # matched to the catalog card, and no VRAM mismatch is claimed for a slice
         assert offer["gpu"] is not None and "differs" not in (offer["gpu_note"] or ""), key
+        assert CARD[key[0]](offer["gpu"]), (key, offer["gpu"])
     # whole cards of the same providers keep their full VRAM
     assert got[("vultr", "vcg-a100-12c-120g-80vram")]["gpu_count"] == 1
     assert got[("vultr", "vcg-a100-12c-120g-80vram")]["vram_gib_per_gpu"] == 80

@@ -103,6 +103,16 @@ def test_catalog_pages_with_counts(client: Any) -> None:
     last = get_page(client, "/gpus", {"limit": "20", "offset": "80"})
     assert len(body_rows(last, "gpus-table")) == len(GPUS) - 80
     assert not last.find("nav", cls="pager").find_all("a", rel="next")
+    past = get_page(client, "/gpus", {"limit": "20", "page": "99"})
+    pages = -(-len(GPUS) // 20)
+    assert (
+        f"Page 99 is past the end: {len(GPUS)} GPU models in {pages} pages."
+        in past.find("p", id="count").text
+    )
+    assert query(past.find("nav", cls="pager").find("a", rel="prev").attrs["href"]) == {
+        "limit": "20",
+        "offset": str((pages - 1) * 20),
+    }
 
 
 def test_catalog_filters(client: Any) -> None:

@@ -796,7 +796,10 @@ class OfferOut(BaseModel):
         "card (vGPU/MIG slice)",
         examples=[8, 0.5],
     )
-    vram_gib_per_gpu: float | None = Field(description="VRAM per GPU as listed, GiB")
+    vram_gib_per_gpu: float | None = Field(
+        description="VRAM per GPU, GiB: as listed; for a fractional GPU the slice's share; the "
+        "catalog size when the listing gives none"
+    )
     vcpus: float | None = Field(description="vCPUs of the instance")
     ram_gib: float | None = Field(description="host RAM, GiB")
     disk_gb: float | None = Field(description="system plus data disk, GB")

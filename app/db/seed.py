@@ -477,7 +477,7 @@ def seed_offers(
         gpu = gpus[match.canonical_name] if match else None
         note = (
             f"listed VRAM {vram:g} GiB per GPU differs from the {gpu.canonical_name}'s "
-            f"{gpu.vram_gib:g} GB datasheet size (kept as listed)"
+            f"{gpu.vram_gib:g} GiB datasheet size (kept as listed)"
             if match and gpu and match.vram_mismatch and vram is not None
             else identity.note
         )

@@ -144,7 +144,7 @@ FILTERS_MAIN = (
 )
 
 FILTERS_ADVANCED = (
-    FormField("min_vram_gib", "Min VRAM per GPU", unit="GB"),
+    FormField("min_vram_gib", "Min VRAM per GPU", unit="GiB"),
     FormField("min_gpu_count", "Min GPU count"),
     FormField(
         "available_only",

@@ -204,14 +204,19 @@ def pager(path: str, params: Mapping[str, str], listing: Listing) -> dict[str, A
         return link(path, base, offset=str(start) if start > 0 else None)
 
     last_start = max(0, (total - 1) // limit * limit)
+    # an offset past the last row (``?page=99`` of 2): nothing shown, "previous" is the last page
+    past_end = shown == 0 and offset > 0 and offset >= total
     return {
         "first": offset + 1 if shown else 0,
-        "last": offset + shown,
+        "last": offset + shown if shown else 0,
         "total": total,
         "page": offset // limit + 1,
         "pages": max(1, math.ceil(total / limit)),
+        "past_end": past_end,
         "first_url": at(0) if offset > 0 else None,
-        "prev_url": at(max(0, offset - limit)) if offset > 0 else None,
+        "prev_url": (at(last_start) if past_end else at(max(0, offset - limit)))
+        if offset > 0
+        else None,
         "next_url": at(offset + limit) if offset + limit < total else None,
         "last_url": at(last_start) if offset + limit < total else None,
     }

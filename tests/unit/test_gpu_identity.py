@@ -16,7 +16,7 @@ def test_snapping_only_to_the_matched_gpus_size() -> None:
 def test_a_vram_mismatch_is_described() -> None:
     match = GpuMatch("GeForce RTX 4090", "family", vram_mismatch=True)
     assert gpu_note(match, 48.0, 24.0) == (
-        "listed VRAM 48 GiB per GPU differs from the GeForce RTX 4090's 24 GB datasheet size "
+        "listed VRAM 48 GiB per GPU differs from the GeForce RTX 4090's 24 GiB datasheet size "
         "(kept as listed)"
     )
     assert gpu_note(GpuMatch("L4", "alias"), 24.0, 24.0) is None

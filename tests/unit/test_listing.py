@@ -79,6 +79,11 @@ def test_pager_counts_and_links() -> None:
     assert (end["first"], end["last"], end["next_url"], end["last_url"]) == (81, 81, None, None)
     empty = pager("/gpus", {}, _listing(0, 50, 0))
     assert (empty["first"], empty["last"], empty["pages"], empty["next_url"]) == (0, 0, 1, None)
+    # ?page=99 of 82 GPUs in 2 pages: nothing shown, "previous" goes to the last page (offset 50)
+    past = pager("/gpus", {"page": "99"}, _listing(82, 50, 4900))
+    assert (past["first"], past["last"], past["past_end"], past["pages"]) == (0, 0, True, 2)
+    assert past["prev_url"] == "/gpus?offset=50" and past["next_url"] is None
+    assert not end["past_end"] and not empty["past_end"]
 
 
 def test_headers_flip_the_sorted_column_and_drop_the_page() -> None:
