@@ -285,7 +285,7 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         "| situation | range (× estimate) | median APE | coverage | rows |",
         "|---|---|---|---|---|",
     ]
-    pooled = lg + la + lw + dv + me + lgm + lwm
+    pooled = lg + la + lw + dv + ps + me + lgm + lwm
     for sit, rows in grouped(pooled, lambda r: r.basis).items():
         low, high = fitted.RANGE_FACTORS.get(sit, (math.nan, math.nan))
         c = ape_stats([r.ape for r in rows])

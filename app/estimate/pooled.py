@@ -89,6 +89,17 @@ def pclass(p: Precision) -> str:
     return "32" if p in (Precision.FP32, Precision.TF32) else "16"
 
 
+def rate_class(gpu: GpuSpec, p: Precision) -> str:
+    """The precision class ``gpu`` really runs ``p`` at: ``16`` only where its 16-bit math is
+    faster than its FP32 vector rate. A GPU without 16-bit tensor cores or fast fp16 units
+    (GeForce Pascal runs fp16 arithmetic at 1/64 of the fp32 rate, TechPowerUp; the catalog
+    lists no 16-bit figure for it) runs mixed precision's matmuls in fp32, so its 16-bit
+    rows enter the model as 32-bit rows."""
+    if pclass(p) == "32":
+        return "32"
+    return "16" if peak_tflops(gpu, p) > (gpu.fp32_tflops or 1.0) * 1.01 else "32"
+
+
 def suite_of(p: BenchmarkPoint) -> str:
     """Software level of a measurement: ``source@framework version``."""
     return f"{p.source}@{p.framework_version or ''}"
@@ -107,7 +118,7 @@ def spec_features(gpu: GpuSpec, precision: Precision) -> tuple[float, float, flo
     """(log 16-bit peak, log FP32, log TF32, log bandwidth) as they enter for ``precision``."""
     fp32 = gpu.fp32_tflops or 1.0
     lbw = math.log(gpu.memory_bandwidth_gbs or 100.0)
-    if pclass(precision) == "32":
+    if rate_class(gpu, precision) == "32":
         return 0.0, math.log(fp32), math.log(gpu.tf32_tflops or fp32), lbw
     return math.log(peak_tflops(gpu, precision)), 0.0, 0.0, lbw
 
@@ -353,7 +364,7 @@ class PooledData:
         res = fit.residual.get((group, gpu.name), [])
         here = [(pc, r) for pc, suite, r in res if suite == level.suite]
         pairs = here or [(pc, r) for pc, _, r in res]
-        same = [r for pc, r in pairs if pc == pclass(precision)]
+        same = [r for pc, r in pairs if pc == rate_class(gpu, precision)]
         if same:
             n = len(same)
             return y + statistics.fmean(same) * n / (n + OWN_SHRINK), n
@@ -363,6 +374,12 @@ class PooledData:
             n = len(pairs)
             return y + 0.5 * statistics.fmean(r for _, r in pairs) * n / (n + OWN_SHRINK), 0
         return y, 0
+
+    @_memoise
+    def measured_classes(self, group: Group) -> frozenset[str]:
+        """Precision classes (``32``: fp32/tf32, ``16``: 16-bit and fp8) ``group`` was
+        measured at."""
+        return frozenset(pclass(p.precision) for p in self.rows(group))
 
     @_memoise
     def has_sibling(self, group: Group, gpu: GpuSpec) -> bool:
@@ -427,7 +444,7 @@ def _linear(
     fit: FamilyFit, group: Group, gpu: GpuSpec, precision: Precision, level: Level
 ) -> float:
     g = "|".join(group)
-    pc32 = pclass(precision) == "32"
+    pc32 = rate_class(gpu, precision) == "32"
     y = 0.0
     for key in _columns(group, gpu.architecture, level.source, level.suite, pc32):
         y += fit.term(*key)
@@ -466,7 +483,7 @@ def _fit_family(obs: list[Obs], catalog: Mapping[str, GpuSpec], data: PooledData
     }
     entries: list[list[tuple[int, float]]] = []
     for o, f in zip(obs, feats, strict=True):
-        pc32 = pclass(o.precision) == "32"
+        pc32 = rate_class(catalog[o.gpu], o.precision) == "32"
         row = [
             (col(k, lam_of[k[0]]), 1.0) for k in _columns(o.group, o.arch, o.source, o.suite, pc32)
         ]
@@ -490,6 +507,6 @@ def _fit_family(obs: list[Obs], catalog: Mapping[str, GpuSpec], data: PooledData
     residual: dict[tuple[Group, str], list[tuple[str, str, float]]] = {}
     for o, yhat, target in zip(obs, fitted_y, b, strict=True):
         residual.setdefault((o.group, o.gpu), []).append(
-            (pclass(o.precision), o.suite, float(target - yhat))
+            (rate_class(catalog[o.gpu], o.precision), o.suite, float(target - yhat))
         )
     return FamilyFit(index, coef, centre, obs, residual)

@@ -2,7 +2,7 @@
 
 :func:`estimate_throughput` (and :meth:`ThroughputModel.estimate`, its memoised form for a
 ranking) is what ``/v1/estimate``, ``/v1/rank``, the web page and the accuracy harness call.
-It selects the evidence and produces the estimate, in one of five situations:
+It selects the evidence and produces the estimate, in one of six situations:
 
 * ``measured``: the workload was measured on this GPU model (any suite); the pooled model of
   :mod:`app.estimate.pooled` is corrected by those rows' residuals.
@@ -14,6 +14,9 @@ It selects the evidence and produces the estimate, in one of five situations:
   transformers of similar size, never from CNNs).
 * ``derived``: a custom workload that departs from its preset: the preset's estimate at the
   requested precision and micro-batch, times the ratio of training FLOPs per sample.
+* ``precision_switch``: the workload was measured, but never at the precision class asked
+  (fp32/tf32 vs 16-bit); the pooled model converts with the family's
+  shared fp32-vs-16-bit terms (its own deviation from them is unknown).
 
 Every GPU of one ranking is predicted at one software level (the suite that measured the
 most GPUs), so offers are ordered by hardware, not by which lab measured them. Multi-GPU data
@@ -31,7 +34,7 @@ from dataclasses import replace
 from app.estimate import fitted
 from app.estimate.memory import transformer_tokens
 from app.estimate.multigpu import multi_gpu_efficiency
-from app.estimate.pooled import DEFAULT_B0, PooledData, family, suite_of
+from app.estimate.pooled import DEFAULT_B0, PooledData, family, pclass, suite_of
 from app.estimate.scaling import peak_tflops
 from app.estimate.types import (
     SITUATION_BASIS,
@@ -270,7 +273,12 @@ class ThroughputModel:
         rate = math.exp(y) / (base.units_per_sample or 1.0)
         units = base.units_per_sample
         rows = self.data.rows(group)
-        if n_own:
+        if pclass(precision) not in self.data.measured_classes(group):
+            situation = Situation.PRECISION_SWITCH
+            used = [p for p in rows if p.gpu == gpu.name] or [
+                p for p in rows if p.source == level.source
+            ]
+        elif n_own:
             situation = Situation.MEASURED
             used = [p for p in rows if p.gpu == gpu.name]
         elif self.data.has_sibling(group, gpu):

@@ -9,6 +9,7 @@ import pytest
 
 from app.estimate import fitted
 from app.estimate.multigpu import multi_gpu_efficiency
+from app.estimate.pooled import rate_class
 from app.estimate.scaling import TimeModel, blend_speedup, peak_tflops, time_features
 from app.estimate.throughput import (
     ThroughputModel,
@@ -270,3 +271,41 @@ def test_departing_from_preset_scales_by_flops() -> None:
     assert tp.basis == Basis.SCALED and tp.situation == Situation.DERIVED
     ratio = training_flops_per_sample(BERT) / training_flops_per_sample(longer)
     assert tp.samples_per_s == pytest.approx(443 * ratio, rel=0.01)
+
+
+def test_a_gpu_without_16_bit_units_runs_mixed_precision_at_its_fp32_rate() -> None:
+    # GeForce Pascal: no tensor cores, fp16 arithmetic at 1/64 rate; the catalog lists no
+    # 16-bit figure, so mixed precision runs its matmuls in fp32
+    pascal = GpuSpec(
+        name="pascal", architecture="Pascal", vram_gb=11, memory_bandwidth_gbs=484, fp32_tflops=11.3
+    )
+    assert rate_class(pascal, Precision.FP16_AMP) == "32"
+    assert rate_class(pascal, Precision.FP32) == "32"
+    assert rate_class(A100_80_SXM, Precision.FP16_AMP) == "16"
+    specs = [("a", "Ampere", 70, 900), ("b", "Ampere", 125, 600), ("c", "Hopper", 989, 3350)]
+    gpus = [_gpu(*s) for s in specs]
+    pts = [
+        point(g.name, 100.0 * (i + 1) * k, 320, pid=2 * i + j, precision=p)
+        for i, g in enumerate(gpus)
+        for j, (p, k) in enumerate(((Precision.FP16_AMP, 2.0), (Precision.FP32, 1.0)))
+    ]
+    catalog = {g.name: g for g in [*gpus, pascal]}
+    half = estimate_throughput(BERT, pascal, points=pts, catalog=catalog)
+    full = estimate_throughput(BERT, pascal, points=pts, catalog=catalog, precision=Precision.FP32)
+    # same features, same class: the 16-bit estimate is the fp32 one, not a tensor-core one
+    assert half.samples_per_s == pytest.approx(full.samples_per_s, rel=1e-9)
+
+
+def test_a_precision_never_measured_is_named_a_precision_switch() -> None:
+    specs = [("a", "Ampere", 70, 900), ("b", "Ampere", 125, 600), ("c", "Hopper", 989, 3350)]
+    gpus = [_gpu(*s) for s in specs]
+    pts = [point(g.name, 100.0 * (i + 1), 320, pid=i) for i, g in enumerate(gpus)]
+    catalog = {g.name: g for g in gpus}
+    fp16 = estimate_throughput(BERT, gpus[0], points=pts, catalog=catalog)
+    assert fp16.situation == Situation.MEASURED
+    fp32 = estimate_throughput(BERT, gpus[0], points=pts, catalog=catalog, precision=Precision.FP32)
+    assert fp32.situation == Situation.PRECISION_SWITCH and fp32.basis == Basis.SCALED
+    assert "only at another precision" in fp32.notes[0]
+    low, high = fitted.RANGE_FACTORS["precision_switch"]
+    assert fp32.samples_per_s_low == pytest.approx(fp32.samples_per_s * low)
+    assert fp32.samples_per_s_high == pytest.approx(fp32.samples_per_s * high)
