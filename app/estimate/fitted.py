@@ -46,12 +46,12 @@ MULTI_GPU_RANGE = (0.7576, 1.0609)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.7737, 1.5125),
- 'extrapolated': (0.7121, 1.2779),
- 'flops_model': (0.5744, 1.9244),
+RANGE_FACTORS = {'derived': (0.886, 1.4581),
+ 'extrapolated': (0.7435, 1.3077),
+ 'flops_model': (0.59, 2.1227),
  'measured': (0.8713, 1.1868),
- 'precision_switch': (0.6944, 1.5778),
- 'scaled': (0.7337, 1.3664),
- 'sibling': (0.7948, 1.1926)}
+ 'precision_switch': (0.6944, 1.5607),
+ 'scaled': (0.7459, 1.366),
+ 'sibling': (0.8075, 1.1924)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.015, 'pcie_consumer': 0.035}

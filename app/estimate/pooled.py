@@ -21,6 +21,12 @@ are tied together by the GPUs they have in common, so a GPU measured in one suit
 predicted at the level of another. The architecture terms are ridge-shrunk too: an
 architecture without any measurement gets zero.
 
+A GPU without 16-bit tensor cores or fast fp16 units (GeForce Pascal) runs mixed precision's
+matmuls at its fp32 rate, so its 16-bit rows enter with the 32-bit terms (:func:`rate_class`).
+A GPU measured only in multi-GPU runs (LLM pre-training tables) enters at its fewest GPU
+count, divided by the multi-GPU efficiency of :mod:`app.estimate.multigpu` over the link the
+served path assumes (listed, else NVLink for SXM boards).
+
 The micro-batch term is the per-step-overhead law time(b) = t0 + b·t_sample, i.e. throughput
 ∝ b / (b + b0) with b0 = t0 / t_sample: b0 is the median over cells with several measured
 batches (one GPU, suite, precision) of the value solving the two rates' ratio, in samples
@@ -44,7 +50,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from app.estimate.multigpu import multi_gpu_efficiency
+from app.estimate.multigpu import effective_interconnect, multi_gpu_efficiency
 from app.estimate.scaling import peak_tflops
 from app.estimate.types import (
     TRANSFORMER_ARCHITECTURES,
@@ -240,7 +246,11 @@ class PooledData:
             fewest = min(p.gpu_count for p in multi)
             for p in (x for x in multi if x.gpu_count == fewest):
                 gpu = self.catalog[name]
-                link = Interconnect.NVLINK if p.interconnect == "nvlink" else Interconnect.PCIE
+                # the link as served: listed, else NVLink for SXM boards (which only come on
+                # NVLink/NVSwitch baseboards), else PCIe
+                link = effective_interconnect(
+                    gpu, Interconnect(p.interconnect) if p.interconnect else None
+                )
                 per_gpu = p.throughput_total / p.gpu_count
                 units = w.units_per_sample or 1.0
                 wp = replace(w, precision=p.precision)

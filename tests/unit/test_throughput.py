@@ -9,7 +9,7 @@ import pytest
 
 from app.estimate import fitted
 from app.estimate.multigpu import multi_gpu_efficiency
-from app.estimate.pooled import rate_class
+from app.estimate.pooled import PooledData, rate_class
 from app.estimate.scaling import TimeModel, blend_speedup, peak_tflops, time_features
 from app.estimate.throughput import (
     ThroughputModel,
@@ -309,3 +309,19 @@ def test_a_precision_never_measured_is_named_a_precision_switch() -> None:
     low, high = fitted.RANGE_FACTORS["precision_switch"]
     assert fp32.samples_per_s_low == pytest.approx(fp32.samples_per_s * low)
     assert fp32.samples_per_s_high == pytest.approx(fp32.samples_per_s * high)
+
+
+def test_a_gpu_measured_only_on_several_sxm_boards_is_converted_over_nvlink() -> None:
+    # an SXM board only comes on an NVLink baseboard: an unlisted link is NVLink, as served
+    rows = [
+        point("A100 SXM4 80GB", 3e6, 320, count=8, interconnect=x) for x in (None, "nvlink", "pcie")
+    ]
+    single = [
+        PooledData([r], {"A100 SXM4 80GB": A100_80_SXM}, {("BERT-base uncased", "full"): BERT})
+        .obs_by_family["transformer"][0]
+        .y
+        for r in rows
+    ]
+    assert single[0] == pytest.approx(single[1], rel=1e-12)
+    # (a fast step exposes the all-reduce, so the link matters: PCIe would differ)
+    assert single[2] > single[1] + 0.1
