@@ -46,12 +46,12 @@ MULTI_GPU_RANGE = (0.7576, 1.0609)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.886, 1.4581),
- 'extrapolated': (0.7435, 1.3077),
+RANGE_FACTORS = {'derived': (0.8846, 1.4555),
+ 'extrapolated': (0.7448, 1.3424),
  'flops_model': (0.59, 2.1227),
- 'measured': (0.8713, 1.1868),
+ 'measured': (0.8713, 1.145),
  'precision_switch': (0.6944, 1.5607),
- 'scaled': (0.7459, 1.366),
- 'sibling': (0.8075, 1.1924)}
+ 'scaled': (0.7462, 1.3712),
+ 'sibling': (0.8106, 1.1913)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.015, 'pcie_consumer': 0.035}

@@ -314,13 +314,18 @@ class PooledData:
 
     @_memoise
     def level_of(self, group: Group, suite: str | None) -> Level | None:
-        """``suite`` as a level of ``group`` when the data has it, else the reference level."""
+        """``suite`` as a level of ``group`` when the data has it; another version of the
+        same source at that source's level (no version deviation); else the reference level."""
         fam = self.family_of(group)
         fit = self.fit(fam) if fam else None
         if suite and fit is not None:
             for o in fit.obs:
                 if o.group == group and o.suite == suite:
                     return Level(o.source, o.suite)
+            source = suite.split("@")[0]
+            for o in fit.obs:
+                if o.group == group and o.source == source:
+                    return Level(source, suite)
         level: Level | None = self.reference_level(group)
         return level
 

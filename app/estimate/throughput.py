@@ -253,6 +253,19 @@ class ThroughputModel:
         return any(p.precision == Precision.FP8 for p in self.data.rows(self.groups[0]))
 
     # -- pooled model ----------------------------------------------------------------------
+    def _group_at(self, software: str | None) -> tuple[str, str]:
+        """The measured group the estimate stands on: the one with most rows, unless a
+        software level is asked that only another of the preset's labels was measured at (that
+        suite, else another version of its source): Llama 3.1 8B stands for torchtitan's
+        "Llama 3.1 8B" and Megatron's "Llama 3 8B"."""
+        if software:
+            source = software.split("@")[0]
+            for same in (lambda p: suite_of(p) == software, lambda p: p.source == source):
+                for g in self.groups:
+                    if any(same(p) for p in self.data.rows(g)):
+                        return g
+        return self.groups[0]
+
     def _base(self, precision: Precision) -> Workload:
         """The workload whose measurements are used, at the precision and micro-batch asked."""
         if self.reference is None:
@@ -265,7 +278,7 @@ class ThroughputModel:
         if not self._usable(precision):
             return None
         base = self._base(precision)
-        group = self.groups[0]
+        group = self._group_at(software)
         level = self.data.level_of(group, software)
         if level is None:
             return None

@@ -325,3 +325,20 @@ def test_a_gpu_measured_only_on_several_sxm_boards_is_converted_over_nvlink() ->
     assert single[0] == pytest.approx(single[1], rel=1e-12)
     # (a fast step exposes the all-reduce, so the link matters: PCIe would differ)
     assert single[2] > single[1] + 0.1
+
+
+def test_another_version_of_a_measured_suite_is_predicted_at_that_suites_level() -> None:
+    specs = [("a", "Ampere", 70, 900), ("b", "Ampere", 125, 600), ("c", "Hopper", 989, 3350)]
+    gpus = [_gpu(*s) for s in specs]
+    pts = [point(g.name, 100.0 * (i + 1), 320, pid=i) for i, g in enumerate(gpus)]
+    pts.append(
+        dataclasses.replace(point("b", 50.0, 320, pid=9), source="other", framework_version="2.0")
+    )
+    data = PooledData(pts, {g.name: g for g in gpus}, {("BERT-base uncased", "full"): BERT})
+    group = ("BERT-base uncased", "full")
+    assert data.level_of(group, "other@2.0").source == "other"
+    # a version the data lacks: the source's level (its version deviation is unknown, 0)
+    newer = data.level_of(group, "other@2.5")
+    assert (newer.source, newer.suite) == ("other", "other@2.5")
+    # a source the data lacks: the reference level (the suite that measured most GPUs)
+    assert data.level_of(group, "unknown@1.0").source == point("a", 1, 1).source
