@@ -34,7 +34,7 @@ from dataclasses import replace
 from app.estimate import fitted
 from app.estimate.memory import transformer_tokens
 from app.estimate.multigpu import multi_gpu_efficiency
-from app.estimate.pooled import DEFAULT_B0, PooledData, family, pclass, suite_of
+from app.estimate.pooled import DEFAULT_B0, PooledData, family, pclass, rate_class, suite_of
 from app.estimate.scaling import peak_tflops
 from app.estimate.types import (
     SITUATION_BASIS,
@@ -308,6 +308,11 @@ class ThroughputModel:
             f"{len({p.source for p in rows})} suite(s) and {len({p.gpu for p in rows})} GPU "
             f"model(s), at the software level of {level.suite.rstrip('@')}"
         ]
+        if pclass(precision) == "16" and rate_class(gpu, precision) == "32":
+            notes.append(
+                f"{gpu.name} has no fast 16-bit math (no tensor cores): {precision.value} "
+                "saves memory there but its matmuls run at the fp32 rate"
+            )
         rng = self.data.batch_range(group)
         mb = base.micro_batch_size
         if rng and mb < rng[0]:

@@ -294,6 +294,8 @@ def test_a_gpu_without_16_bit_units_runs_mixed_precision_at_its_fp32_rate() -> N
     full = estimate_throughput(BERT, pascal, points=pts, catalog=catalog, precision=Precision.FP32)
     # same features, same class: the 16-bit estimate is the fp32 one, not a tensor-core one
     assert half.samples_per_s == pytest.approx(full.samples_per_s, rel=1e-9)
+    assert any("no fast 16-bit math" in n for n in half.notes)
+    assert not any("no fast 16-bit math" in n for n in full.notes)
 
 
 def test_a_precision_never_measured_is_named_a_precision_switch() -> None:
