@@ -37,7 +37,7 @@ class CatalogGpu:
     """What the normaliser needs of a catalog row. ``form_factor`` as in the catalog."""
 
     canonical_name: str
-    vram_gb: float
+    vram_gib: float
     form_factor: str | None = None
     aliases: tuple[str, ...] = ()
 
@@ -57,7 +57,7 @@ class ParsedName:
 
     key: str
     family: str
-    vram_gb: float | None
+    vram_gib: float | None
     form: str | None
 
 
@@ -98,7 +98,7 @@ def parse_name(raw: str) -> ParsedName:
             continue
         else:
             family_words.append(word)
-    return ParsedName(key=key, family=" ".join(family_words), vram_gb=vram, form=form)
+    return ParsedName(key=key, family=" ".join(family_words), vram_gib=vram, form=form)
 
 
 def _family_variants(family: str) -> list[str]:
@@ -133,7 +133,7 @@ class GpuNameNormaliser:
                 self._add(self._alias, normalise_key(name), gpu.canonical_name)
             for name in names:
                 parsed = parse_name(name)
-                vram_ok = parsed.vram_gb is None or _close(parsed.vram_gb, gpu.vram_gb)
+                vram_ok = parsed.vram_gib is None or _close(parsed.vram_gib, gpu.vram_gib)
                 if parsed.family and vram_ok:
                     for fam in _family_variants(parsed.family):
                         self._add(self._family, fam, gpu.canonical_name)
@@ -162,20 +162,27 @@ class GpuNameNormaliser:
         return list(self._gpus)
 
     def family_members(self, raw: str) -> list[str]:
-        """Every catalog model of the family ``raw`` names when it names no size or form.
+        """Every catalog model of the family ``raw`` names that has the VRAM and form factor
+        it names, if it names them, in catalog order.
 
-        ``"A100"`` → all four A100s; ``"A100 80GB"`` or ``"H100 PCIe"`` → ``[]`` (the caller
-        uses :meth:`match` for a specific model). Used by offer filters, where a bare family
-        name means "any of them".
+        ``"A100"`` → all four A100s (PCIe and SXM4, 40 and 80 GB); ``"A100 80GB"`` → both
+        80 GB forms; ``"H100 PCIe"`` → the PCIe one; ``"a100 sxm4 80gb"`` → one model. VRAM
+        counts as the same within :data:`VRAM_TOLERANCE` (GB or GiB as written). ``[]`` when
+        no family fits. Used by offer filters, where a family name means "any of them".
         """
         parsed = parse_name(raw)
-        if parsed.vram_gb is not None or parsed.form is not None:
-            return []
         for fam in _family_variants(parsed.family):
             members = self._family.get(fam)
             if members:
-                return sorted(members, key=lambda c: self._order[c])
-        return []
+                break
+        else:
+            return []
+        if parsed.form is not None:
+            members = [c for c in members if self._form[c] in (parsed.form, None)]
+        if parsed.vram_gib is not None:
+            vram = parsed.vram_gib
+            members = [c for c in members if _close(vram, self._gpus[c].vram_gib)]
+        return sorted(members, key=lambda c: self._order[c])
 
     def match(
         self, raw: str, *, vram_gib: float | None = None, form_hint: str | None = None
@@ -194,7 +201,7 @@ class GpuNameNormaliser:
             and reports it).
         """
         parsed = parse_name(raw)
-        vram = vram_gib if vram_gib else parsed.vram_gb
+        vram = vram_gib if vram_gib else parsed.vram_gib
         form = parsed.form or form_hint
         family: list[str] = []
         for fam in _family_variants(parsed.family):
@@ -212,11 +219,11 @@ class GpuNameNormaliser:
             # ("GH200 480GB" names CPU memory, not VRAM).
             vram = vram_gib or None
         chosen = self._choose(candidates, vram, form)
-        mismatch = vram is not None and not _close(vram, self._gpus[chosen].vram_gb)
+        mismatch = vram is not None and not _close(vram, self._gpus[chosen].vram_gib)
         wrong_form = form is not None and self._form[chosen] not in (None, form)
         if (mismatch or wrong_form) and family and how == "alias":
             alt = self._choose(family, vram, form)
-            alt_mismatch = vram is not None and not _close(vram, self._gpus[alt].vram_gb)
+            alt_mismatch = vram is not None and not _close(vram, self._gpus[alt].vram_gib)
             if not alt_mismatch or mismatch:
                 chosen, how, mismatch = alt, "family", alt_mismatch
         return GpuMatch(canonical_name=chosen, how=how, vram_mismatch=mismatch)
@@ -262,13 +269,13 @@ class GpuNameNormaliser:
         # a size in the context counts only when it is a candidate's ("2048gb" is host RAM)
         ctx_vram = next(
             (
-                c.vram_gb
+                c.vram_gib
                 for c in ctx
-                if c.vram_gb and any(_close(c.vram_gb, self._gpus[g].vram_gb) for g in pool)
+                if c.vram_gib and any(_close(c.vram_gib, self._gpus[g].vram_gib) for g in pool)
             ),
             None,
         )
-        vram = vram_gib or parsed.vram_gb or ctx_vram
+        vram = vram_gib or parsed.vram_gib or ctx_vram
         if not pool:
             return GpuIdentity(
                 "none",
@@ -290,14 +297,14 @@ class GpuNameNormaliser:
                 how.append("the instance's name")
         mismatch = False
         if vram is not None:
-            fits = [c for c in pool if _close(vram, self._gpus[c].vram_gb)]
+            fits = [c for c in pool if _close(vram, self._gpus[c].vram_gib)]
             if fits and len(fits) < len(pool):
                 pool = fits
                 how.append(f"VRAM {vram:g}")
             elif not fits:
                 mismatch = True
-                best = min(abs(self._gpus[c].vram_gb - vram) for c in pool)
-                pool = [c for c in pool if abs(self._gpus[c].vram_gb - vram) == best]
+                best = min(abs(self._gpus[c].vram_gib - vram) for c in pool)
+                pool = [c for c in pool if abs(self._gpus[c].vram_gib - vram) == best]
         if len(pool) > 1 and any(c in alias for c in pool):
             pool = [c for c in pool if c in alias]  # the label's own alias entries first
         candidates = sorted(dict.fromkeys(alias + family), key=lambda c: self._order[c])
@@ -324,8 +331,8 @@ class GpuNameNormaliser:
             same_form = [c for c in pool if self._form[c] == form]
             pool = same_form or pool
         if vram is not None:
-            best = min(abs(self._gpus[c].vram_gb - vram) for c in pool)
-            pool = [c for c in pool if abs(self._gpus[c].vram_gb - vram) == best]
+            best = min(abs(self._gpus[c].vram_gib - vram) for c in pool)
+            pool = [c for c in pool if abs(self._gpus[c].vram_gib - vram) == best]
         return min(pool, key=lambda c: self._order[c])
 
 

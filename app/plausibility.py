@@ -166,7 +166,7 @@ class OfferFacts:
     """What the rules need of one offer.
 
     ``price_per_hour`` is per instance in the offer's currency; ``usd_rate`` converts it to USD
-    (``None`` when no rate is known: no band check). ``catalog_vram_gb`` is the matched GPU's
+    (``None`` when no rate is known: no band check). ``catalog_vram_gib`` is the matched GPU's
     datasheet VRAM (``None`` when the GPU is unknown). ``on_demand_price_per_hour`` is the
     on-demand price of the same instance (provider × instance type × region), same currency.
     """
@@ -177,7 +177,7 @@ class OfferFacts:
     price_per_hour: float | None
     usd_rate: float | None = 1.0
     vram_gib_per_gpu: float | None = None
-    catalog_vram_gb: float | None = None
+    catalog_vram_gib: float | None = None
     ram_gib: float | None = None
     on_demand_price_per_hour: float | None = None
 
@@ -208,12 +208,12 @@ def check_offer(offer: OfferFacts, bands: PriceBands) -> list[str]:
     vram = offer.vram_gib_per_gpu
     if (
         vram is not None
-        and offer.catalog_vram_gb
-        and vram > MAX_VRAM_FACTOR * offer.catalog_vram_gb
+        and offer.catalog_vram_gib
+        and vram > MAX_VRAM_FACTOR * offer.catalog_vram_gib
     ):
         reasons.append(
             f"listed VRAM {vram:g} GiB per GPU is impossible for the {offer.gpu} "
-            f"({offer.catalog_vram_gb:g} GB on the datasheet)"
+            f"({offer.catalog_vram_gib:g} GB on the datasheet)"
         )
     ram = offer.ram_gib
     if ram is not None and (not math.isfinite(ram) or ram <= 0 or ram > MAX_RAM_GIB):

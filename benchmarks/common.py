@@ -48,7 +48,7 @@ def create_bench_database(n_offers: int = 10_000, seed: int = 7) -> str:
         )
         s.add(provider)
         s.flush()
-        gpus = s.execute(select(GpuModel.id, GpuModel.canonical_name, GpuModel.vram_gb)).all()
+        gpus = s.execute(select(GpuModel.id, GpuModel.canonical_name, GpuModel.vram_gib)).all()
         now = utcnow()
         rows = []
         for i in range(n_offers):

@@ -39,8 +39,8 @@ A100 = {"gpu": "A100 80GB SXM4"}
         ),
         (
             "/v1/estimate",
-            {"workload": RESNET, "hardware": {**A100, "vram_gb": 5e-324}},
-            "hardware.vram_gb",
+            {"workload": RESNET, "hardware": {**A100, "vram_gib": 5e-324}},
+            "hardware.vram_gib",
         ),
         (
             "/v1/estimate",
@@ -67,7 +67,7 @@ def test_out_of_range_bodies_are_small_fast_4xx(
 @pytest.mark.db
 @pytest.mark.parametrize(
     "params",
-    [{"gpu": "H" * 1000}, {"region": "r" * 1000}, {"min_vram_gb": "inf"}, {"gpu_count": "1e309"}],
+    [{"gpu": "H" * 1000}, {"region": "r" * 1000}, {"min_vram_gib": "inf"}, {"gpu_count": "1e309"}],
 )
 def test_out_of_range_offer_queries_are_400(client: Any, params: dict[str, str]) -> None:
     r = client.get("/v1/offers", params=params)
@@ -87,7 +87,7 @@ def test_tiny_positive_inputs_give_finite_numbers(client: Any) -> None:
                 "dataset_gb": 5e-324,
                 "cpu_ms_per_sample": 1e-3,
             },
-            "hardware": {**A100, "vcpus": 0.1, "ram_gb": 0.1, "disk_gb": 0.1, "vram_gb": 0.1},
+            "hardware": {**A100, "vcpus": 0.1, "ram_gib": 0.1, "disk_gb": 0.1, "vram_gib": 0.1},
             "price_per_hour": 5e-324,
         },
     )

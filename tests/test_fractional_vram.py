@@ -1,5 +1,5 @@
-"""A fractional GPU's VRAM is one figure: the offers' ``vram_gb_per_gpu`` and the
-``min_vram_gb`` filter see the same share of the card.
+"""A fractional GPU's VRAM is one figure: the offers' ``vram_gib_per_gpu`` and the
+``min_vram_gib`` filter see the same share of the card.
 
 Seed row: Azure ``Standard_NV12ads_A10_v5`` is a third of an A10 (24 GB), no VRAM listed,
 so 24 × 0.333333 ≈ 8 GB.
@@ -25,9 +25,9 @@ def _azure(client: Any, **params: Any) -> list[dict[str, Any]]:
 def test_fractional_gpu_vram_is_shown_as_its_share(client: Any) -> None:
     (offer,) = _azure(client)
     assert offer["gpu_count"] == pytest.approx(1 / 3, abs=1e-5)
-    assert offer["vram_gb_per_gpu"] == pytest.approx(24 / 3, abs=1e-3)
+    assert offer["vram_gib_per_gpu"] == pytest.approx(24 / 3, abs=1e-3)
 
 
 def test_min_vram_filter_uses_the_share_too(client: Any) -> None:
-    assert _azure(client, min_vram_gb=7.9)
-    assert _azure(client, min_vram_gb=10) == []
+    assert _azure(client, min_vram_gib=7.9)
+    assert _azure(client, min_vram_gib=10) == []

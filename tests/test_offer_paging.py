@@ -30,11 +30,11 @@ def db(seeded_url: str) -> Iterator[tuple[Any, Any]]:
     [
         ({}, "USD"),
         ({"available_only": False}, "USD"),
-        ({"min_vram_gb": 40}, "USD"),
-        ({"min_vram_gb": 80, "gpu_count": 8}, "USD"),
+        ({"min_vram_gib": 40}, "USD"),
+        ({"min_vram_gib": 80, "gpu_count": 8}, "USD"),
         ({"max_price_per_hour": 2.0}, "USD"),
         ({"max_price_per_hour": 15.0}, "CNY"),
-        ({"max_price_per_hour": 1.5, "min_vram_gb": 24, "billing": "on_demand"}, "CNY"),
+        ({"max_price_per_hour": 1.5, "min_vram_gib": 24, "billing": "on_demand"}, "CNY"),
         ({"gpu": "A100", "max_price_per_hour": 3.0}, "USD"),
     ],
 )

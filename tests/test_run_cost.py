@@ -230,7 +230,7 @@ def test_budget_on_the_page_and_its_json_twin(client: Any) -> None:
 
 
 def test_imagenet_from_a_hard_disk_is_disk_bound(client: Any) -> None:
-    hw = {"gpu": "RTX 4090", "vcpus": 6, "ram_gb": 32, "disk_gb": 500}
+    hw = {"gpu": "RTX 4090", "vcpus": 6, "ram_gib": 32, "disk_gb": 500}
     e = estimate(client, {"preset": "resnet50-imagenet"}, {**hw, "disk_type": "hdd"})
     w = warning(e, "slow_disk")
     # 7,200 rpm: half a turn per random read = 4.17 ms → at most 240 files/s
@@ -244,11 +244,11 @@ def test_imagenet_from_a_hard_disk_is_disk_bound(client: Any) -> None:
 def test_sharded_full_fine_tune_needs_host_ram_for_its_checkpoint(client: Any) -> None:
     # the FSDP checkpoint gathers fp32 weights + AdamW state of 8B parameters (89.7 GiB) in one
     # process: 80 GiB of RAM is short, 1 TiB is plenty
-    hw = {"gpu": "H100 SXM", "gpu_count": 8, "ram_gb": 80}
+    hw = {"gpu": "H100 SXM", "gpu_count": 8, "ram_gib": 80}
     e = estimate(client, {"preset": "llama3-8b-full"}, hw)
     w = warning(e, "ram_short")
     assert w["values"]["needed_gib"] == pytest.approx(8_030_261_248 * 12 / 2**30, rel=1e-3)
-    e = estimate(client, {"preset": "llama3-8b-full"}, {**hw, "ram_gb": 1024})
+    e = estimate(client, {"preset": "llama3-8b-full"}, {**hw, "ram_gib": 1024})
     assert "ram_short" not in codes(e)
 
 

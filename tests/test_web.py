@@ -191,7 +191,7 @@ def test_column_headers_sort_server_side(client: Any) -> None:
         ({"preset": "resnet50-imagenet", "params": "big"}, "params"),
         ({"preset": "nope"}, "preset"),
         ({"preset": "resnet50-imagenet", "gpu": "Z9000"}, "gpu"),
-        ({"preset": "resnet50-imagenet", "currency": "EUR"}, "currency"),
+        ({"preset": "resnet50-imagenet", "currency": "JPY"}, "currency"),
         ({"preset": "resnet50-imagenet", "max_price_per_hour": "-1"}, "max_price_per_hour"),
         ({"preset": "resnet50-imagenet", "sort": "cheapest"}, "sort"),
         ({"preset": "resnet50-imagenet", "layers": "0"}, "layers"),
@@ -280,7 +280,7 @@ def test_offer_page_without_workload_errors_and_missing(client: Any) -> None:
     bad = page(
         client,
         f"/offers/{offer_id}",
-        {"preset": "resnet50-imagenet", "currency": "EUR"},
+        {"preset": "resnet50-imagenet", "currency": "JPY"},
         status=400,
     )
     assert "currency" in bad.find("div", cls="errors").text

@@ -153,6 +153,8 @@ def import_gpus(shared: Path, out: Path) -> None:
         "fp8_fp32acc_tensor_tflops",
     ]
     rename = {
+        # datasheet memory sizes are binary: an "80 GB" A100 has 80 GiB (nvidia-smi: 81920 MiB)
+        "vram_gb": "vram_gib",
         "tf32_tensor_tflops": "tf32_tflops",
         "fp16_tensor_tflops": "fp16_tflops",
         "bf16_tensor_tflops": "bf16_tflops",
@@ -165,7 +167,7 @@ def import_gpus(shared: Path, out: Path) -> None:
         "vendor",
         "architecture",
         "compute_capability",
-        "vram_gb",
+        "vram_gib",
         "memory_type",
         "memory_bandwidth_gbs",
         "fp32_tflops",

@@ -71,7 +71,7 @@ class DatabaseProbe:
         self.engine.dispose()
 
 
-@get("/healthz", include_in_schema=True)
+@get("/healthz", include_in_schema=True, summary="Liveness and database reachability")
 async def healthz(request: Request) -> Response[dict[str, Any]]:
     """Liveness and database reachability, answered from the event loop.
 

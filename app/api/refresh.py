@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
 from app.api.responses import MAX_ID, error_responses, provide_session, provide_settings
-from app.api.schemas import PricePointOut
+from app.api.schemas import OFFER_ID_TEXT, PricePointOut
 from app.services.refresh_runs import latest_runs, price_history
 from app.settings import Settings
 
@@ -30,22 +30,36 @@ class RefreshRunOut(BaseModel):
     offers are flagged ``stale`` in ``/v1/offers`` and ``/v1/rank``.
     """
 
-    provider: str
-    provider_name: str
-    run_id: int
-    status: str
-    started_at: str
-    finished_at: str | None
-    offers_seen: int
-    offers_new: int
-    offers_changed: int
-    offers_gone: int
-    error: str | None
-    unknown_gpu_names: list[str]
-    warnings: list[str]
-    last_success_at: str | None
-    stale: bool
-    baseline_offers: int | None = None
+    provider: str = Field(description="provider slug")
+    provider_name: str = Field(description="provider name for display")
+    run_id: int = Field(description="id of the refresh run")
+    status: str = Field(
+        description="running, ok, error, suspect or interrupted (see the schema's description)",
+        examples=["ok"],
+    )
+    started_at: str = Field(description="when the run started (ISO 8601, UTC)")
+    finished_at: str | None = Field(
+        description="when the run ended (ISO 8601, UTC); null while running or if killed"
+    )
+    offers_seen: int = Field(description="offers the provider's answer listed")
+    offers_new: int = Field(description="offers stored for the first time by the run")
+    offers_changed: int = Field(description="stored offers whose price or specs changed")
+    offers_gone: int = Field(description="stored offers the answer no longer listed")
+    error: str | None = Field(description="why the run failed (credentials redacted); null: none")
+    unknown_gpu_names: list[str] = Field(
+        description="GPU names in the answer that match no catalog model (stored raw)"
+    )
+    warnings: list[str] = Field(description="what the run noticed, in sentences (redacted)")
+    last_success_at: str | None = Field(
+        description="when the provider's last ok run finished (ISO 8601, UTC); null: never"
+    )
+    stale: bool = Field(
+        description="the last ok run is older than the stale window; offers are flagged stale"
+    )
+    baseline_offers: int | None = Field(
+        default=None,
+        description="offers of the last successful run that a suspect run was compared with",
+    )
     offers_suspect: int = Field(
         default=0,
         description="offers of the run stored suspect (failed a plausibility rule at ingest; "
@@ -56,17 +70,19 @@ class RefreshRunOut(BaseModel):
 class PriceHistoryOut(BaseModel):
     """An offer's price history, oldest first, with its current price."""
 
-    offer_id: int
-    provider: str
-    offer_key: str
-    instance_type: str
-    region: str
-    billing: str
-    gpu_name_raw: str
-    available: bool
-    price_per_hour: float | None
-    currency: str
-    observations: list[PricePointOut]
+    offer_id: int = Field(description="offer id (GET /v1/offers/{offer_id})")
+    provider: str = Field(description="provider slug")
+    offer_key: str = Field(description="the provider's stable key for this offer")
+    instance_type: str = Field(description="the provider's instance type name")
+    region: str = Field(description="region or zone as the provider names it")
+    billing: str = Field(description="on_demand, spot, reserved_1y or reserved_3y")
+    gpu_name_raw: str = Field(description="the GPU name as the provider lists it")
+    available: bool = Field(description="the provider showed the offer as available when last seen")
+    price_per_hour: float | None = Field(
+        description="current price of the whole instance per hour, in currency, as listed"
+    )
+    currency: str = Field(description="ISO 4217 code of every price here")
+    observations: list[PricePointOut] = Field(description="every observed price, oldest first")
 
 
 def _iso(value: object) -> str | None:
@@ -82,7 +98,7 @@ class RefreshController(Controller):
         "settings": Provide(provide_settings, sync_to_thread=False),
     }
 
-    @get("/refresh-runs", sync_to_thread=True)
+    @get("/refresh-runs", sync_to_thread=True, summary="Latest price-refresh run per provider")
     def refresh_runs(
         self, session: NamedDependency[Session], settings: NamedDependency[Settings]
     ) -> list[RefreshRunOut]:
@@ -95,10 +111,15 @@ class RefreshController(Controller):
             out.append(RefreshRunOut(**values))
         return out
 
-    @get("/offers/{offer_id:int}/prices", sync_to_thread=True, responses=error_responses(404))
+    @get(
+        "/offers/{offer_id:int}/prices",
+        sync_to_thread=True,
+        summary="Price history of one offer",
+        responses=error_responses(400, 404),
+    )
     def offer_prices(
         self,
-        offer_id: Annotated[int, PathParameter(ge=1, le=MAX_ID)],
+        offer_id: Annotated[int, PathParameter(ge=1, le=MAX_ID, description=OFFER_ID_TEXT)],
         session: NamedDependency[Session],
     ) -> PriceHistoryOut:
         """Price history of one offer (every observation, oldest first); 404 if no such offer.

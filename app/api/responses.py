@@ -38,7 +38,7 @@ from app.api.schemas import (
     WarningOut,
 )
 from app.estimate.cost import SpotAssumptions
-from app.estimate.types import Estimate
+from app.estimate.types import Estimate, interconnect_label
 from app.services.estimates import (
     Budget,
     RankedOffer,
@@ -146,6 +146,9 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
             init_extra_gib=b.init_extra_gib,
             context_gib=b.context_gib,
             allocator_slack_gib=b.allocator_slack_gib,
+            text_encoder_gib=b.text_encoder_gib,
+            vae_gib=b.vae_gib,
+            ema_gib=b.ema_gib,
         ),
         oom_probability=m.oom_probability,
         memory_fixes=[
@@ -207,7 +210,7 @@ def offer_out(
     its source last showed it more than ``stale_after_days`` ago, or gave no date.
     """
     gpu = ref.gpu_names_by_id.get(row.gpu_model_id) if row.gpu_model_id else None
-    vram = vram_gib(row, ref)  # the VRAM the min_vram_gb filter sees
+    vram = vram_gib(row, ref)  # the VRAM the min_vram_gib filter sees
     last_seen = row.last_seen_at
     if last_seen is not None and last_seen.tzinfo is None:
         last_seen = last_seen.replace(tzinfo=dt.UTC)
@@ -227,13 +230,13 @@ def offer_out(
         gpu=gpu,
         gpu_name_raw=row.gpu_name_raw,
         gpu_count=row.gpu_count,
-        vram_gb_per_gpu=vram,
+        vram_gib_per_gpu=vram,
         vcpus=row.vcpus,
-        ram_gb=row.ram_gib,
+        ram_gib=row.ram_gib,
         disk_gb=row.disk_gb,
         max_cuda=row.max_cuda,
         driver_version=row.driver_version,
-        interconnect=row.interconnect,
+        interconnect=interconnect_label(row.interconnect),
         billing=row.billing,
         price_per_hour=row.price_per_hour,
         currency=row.currency,
@@ -303,6 +306,7 @@ def rank_response(
         total_offers=ranking.total,
         unestimated_offers=ranking.unestimated,
         over_budget_offers=ranking.over_budget,
+        gpus_matched=ref.resolve_gpu_filter(data.filters.gpu) if data.filters.gpu else None,
         results=order_rows([out(r) for r in ranking.results], order),
         frontier=[out(r) for r in ranking.frontier],
         unestimable=[

@@ -13,10 +13,12 @@ from litestar.exceptions import ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import Operation, Parameter, Schema
 from litestar.openapi.spec.enums import OpenAPIType
-from litestar.params import FromQuery, JSONBody, PathParameter, QueryParameter
+from litestar.params import JSONBody, PathParameter, QueryParameter
+from pydantic import BaseModel
 from sqlalchemy.orm import Session
 
 from app.api.query import (
+    OFFER_PARAMS,
     ORDER_COLUMNS,
     RANK_PARAMS,
     ParamError,
@@ -24,6 +26,7 @@ from app.api.query import (
     parse_offer_query,
     parse_rank_query,
 )
+from app.api.reference_schemas import BenchmarkPage, GpuOut, WorkloadPresetOut
 from app.api.responses import (
     MAX_ID,
     error_responses,
@@ -37,8 +40,11 @@ from app.api.responses import (
     spot_assumptions,
 )
 from app.api.schemas import (
+    CURRENCY_PATTERN,
+    CURRENCY_TEXT,
     MAX_PRICE,
     MAX_TEXT,
+    OFFER_ID_TEXT,
     Billing,
     EstimateRequest,
     EstimateResponse,
@@ -50,7 +56,7 @@ from app.api.schemas import (
     WorkloadIn,
 )
 from app.api.submissions import handle_submission
-from app.estimate.memory import vram_per_gpu_gb
+from app.estimate.memory import vram_per_gpu_gib
 from app.hf_config import HFConfigError, parse_hf_config
 from app.services.catalog import search_benchmarks, search_gpus
 from app.services.estimates import (
@@ -67,6 +73,17 @@ from app.services.workloads import WorkloadError, resolve_workload
 from app.settings import Settings
 
 
+def documented(container: Any, description: str) -> ResponseSpec:
+    """The OpenAPI entry of a 200 answer the handler builds as plain dicts: ``container`` (a
+    model of :mod:`app.api.reference_schemas`) says what the dicts hold."""
+    return ResponseSpec(data_container=container, description=description, generate_examples=False)
+
+
+def _doc(model: type[BaseModel], name: str) -> str | None:
+    """A field's description, for the query parameter of the same name."""
+    return model.model_fields[name].description
+
+
 def bad_params(exc: ParamError | WorkloadError | FilterError) -> ValidationException:
     """A flat-parameter error as the API's 400 (``extra`` names every parameter, flat)."""
     if not isinstance(exc, ParamError):
@@ -76,34 +93,81 @@ def bad_params(exc: ParamError | WorkloadError | FilterError) -> ValidationExcep
     return ValidationException(detail="Invalid query parameters", extra=exc.as_extra())
 
 
-def rank_query_parameters() -> list[Parameter]:
-    """The flat query parameters of ``GET /v1/rank`` for the OpenAPI document: every field of
-    ``WorkloadIn``, ``OfferFilters`` and the ranking options, described by the pydantic field
-    (or, where it has none, by the ranking form's label and unit), plus ``order``."""
+#: Flat parameters typed as text although the body field is not: counts take ``7B`` and
+#: ``25.6M``, ``cuda_only_libraries`` is comma-separated.
+_TEXT_PARAMS = {"params", "samples_per_epoch", "tokens_per_epoch", "cuda_only_libraries"}
+_SCHEMA_KEYS = {
+    "enum": "enum",
+    "minimum": "minimum",
+    "maximum": "maximum",
+    "exclusiveMinimum": "exclusive_minimum",
+    "exclusiveMaximum": "exclusive_maximum",
+    "pattern": "pattern",
+    "maxLength": "max_length",
+    "minLength": "min_length",
+}
+
+
+def _flat_schema(prop: dict[str, Any], defs: dict[str, Any], *, text: bool) -> Schema:
+    """A query parameter's schema from a field's JSON schema (pydantic's): its type, enum,
+    bounds, pattern and default; ``null`` dropped (an absent parameter is the null)."""
+    options = prop.get("anyOf", [prop])
+    typed: dict[str, Any] = next((o for o in options if o.get("type") != "null"), {})
+    if "$ref" in typed:
+        typed = defs[typed["$ref"].rsplit("/", 1)[-1]]
+    kwargs: dict[str, Any] = {}
+    if text:
+        kwargs["type"] = OpenAPIType.STRING
+    else:
+        kwargs["type"] = OpenAPIType(typed.get("type", "string"))
+        kwargs |= {ours: typed[key] for key, ours in _SCHEMA_KEYS.items() if key in typed}
+    if prop.get("default") is not None:
+        kwargs["default"] = prop["default"]
+    if prop.get("examples") and not text:
+        kwargs["examples"] = prop["examples"]
+    return Schema(**kwargs)
+
+
+def rank_query_parameters(names: tuple[str, ...] = RANK_PARAMS) -> list[Parameter]:
+    """Flat query parameters for the OpenAPI document: by default those of ``GET /v1/rank``
+    (every field of ``WorkloadIn``, ``OfferFilters`` and the ranking options, plus
+    ``order``), typed and described by the pydantic field (or, where it has none, by the
+    ranking form's label and unit)."""
     from app.web.forms import all_form_fields
 
     form = {f.name: f for f in all_form_fields()}
     models = (WorkloadIn, OfferFilters, RankRequest)
+    schemas = [m.model_json_schema() for m in models]
+    defs = {k: v for js in schemas for k, v in js.get("$defs", {}).items()}
+    props = {k: v for js in reversed(schemas) for k, v in js["properties"].items()}
     out = []
-    for name in RANK_PARAMS:
+    for name in names:
         text = next(
             (m.model_fields[name].description for m in models if name in m.model_fields), None
         )
         if not text and name in form:
             f = form[name]
             text = f.label + (f" ({f.unit})" if f.unit else "") + (f"; {f.hint}" if f.hint else "")
+        if name in _TEXT_PARAMS:
+            text = f"{text}; " + (
+                "comma-separated" if name == "cuda_only_libraries" else "a count: 7B, 25.6M, 8e9"
+            )
         if name == "order":
             text = "re-order the returned rows by a column (prefix - for descending): " + (
                 ", ".join(ORDER_COLUMNS)
             )
-        if name == "preset":
-            text = text or "workload preset slug (GET /v1/workloads lists them)"
+            schema = Schema(
+                type=OpenAPIType.STRING,
+                enum=[*ORDER_COLUMNS, *(f"-{c}" for c in ORDER_COLUMNS)],
+            )
+        else:
+            schema = _flat_schema(props[name], defs, text=name in _TEXT_PARAMS)
         out.append(
             Parameter(
                 name=name,
                 param_in=ParamType.QUERY,
                 required=False,
-                schema=Schema(type=OpenAPIType.STRING),
+                schema=schema,
                 description=text or name.replace("_", " "),
             )
         )
@@ -118,6 +182,14 @@ class RankQueryOperation(Operation):
         self.parameters = [*(self.parameters or []), *rank_query_parameters()]
 
 
+@dataclass
+class OfferQueryOperation(Operation):
+    """``GET /v1/offers/{id}`` reads its flat workload parameters itself; this lists them."""
+
+    def __post_init__(self) -> None:
+        self.parameters = [*(self.parameters or []), *rank_query_parameters(OFFER_PARAMS)]
+
+
 class V1Controller(Controller):
     """gpucost API v1."""
 
@@ -128,34 +200,84 @@ class V1Controller(Controller):
         "settings": Provide(provide_settings, sync_to_thread=False),
     }
 
-    @get("/offers", sync_to_thread=True)
+    @get(
+        "/offers",
+        sync_to_thread=True,
+        summary="List offers",
+        responses=error_responses(400),
+    )
     def list_offers(
         self,
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],
         settings: NamedDependency[Settings],
-        gpu: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
-        min_vram_gb: Annotated[float | None, QueryParameter(ge=0, le=10**5)] = None,
-        gpu_count: Annotated[float | None, QueryParameter(gt=0, le=1024)] = None,
-        provider: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
-        region: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
-        billing: FromQuery[Billing | None] = None,
-        max_price_per_hour: Annotated[float | None, QueryParameter(gt=0, le=MAX_PRICE)] = None,
-        currency: Annotated[str, QueryParameter(pattern=r"^[A-Z]{3}$")] = "USD",
-        available_only: FromQuery[bool] = True,
-        include_suspect: FromQuery[bool] = False,
-        limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 100,
-        offset: Annotated[int, QueryParameter(ge=0, le=1_000_000_000)] = 0,
+        gpu: Annotated[
+            str | None, QueryParameter(max_length=MAX_TEXT, description=_doc(OfferFilters, "gpu"))
+        ] = None,
+        min_vram_gib: Annotated[
+            float | None,
+            QueryParameter(ge=0, le=10**5, description=_doc(OfferFilters, "min_vram_gib")),
+        ] = None,
+        gpu_count: Annotated[
+            float | None,
+            QueryParameter(gt=0, le=1024, description=_doc(OfferFilters, "gpu_count")),
+        ] = None,
+        min_gpu_count: Annotated[
+            float | None,
+            QueryParameter(gt=0, le=1024, description=_doc(OfferFilters, "min_gpu_count")),
+        ] = None,
+        provider: Annotated[
+            str | None,
+            QueryParameter(max_length=MAX_TEXT, description=_doc(OfferFilters, "provider")),
+        ] = None,
+        region: Annotated[
+            str | None,
+            QueryParameter(max_length=MAX_TEXT, description=_doc(OfferFilters, "region")),
+        ] = None,
+        billing: Annotated[
+            Billing | None, QueryParameter(description=_doc(OfferFilters, "billing"))
+        ] = None,
+        max_price_per_hour: Annotated[
+            float | None,
+            QueryParameter(
+                gt=0,
+                le=MAX_PRICE,
+                description="highest price of the whole instance per hour, in currency",
+            ),
+        ] = None,
+        currency: Annotated[
+            str,
+            QueryParameter(
+                pattern=CURRENCY_PATTERN,
+                description=CURRENCY_TEXT + "; of max_price_per_hour (the answer's prices are "
+                "as listed, each with its currency)",
+            ),
+        ] = "USD",
+        available_only: Annotated[
+            bool, QueryParameter(description=_doc(OfferFilters, "available_only"))
+        ] = True,
+        include_suspect: Annotated[
+            bool, QueryParameter(description=_doc(OfferFilters, "include_suspect"))
+        ] = False,
+        limit: Annotated[
+            int, QueryParameter(ge=1, le=1000, description="page size: most offers returned")
+        ] = 100,
+        offset: Annotated[
+            int,
+            QueryParameter(ge=0, le=1_000_000_000, description="offers skipped (ordered by id)"),
+        ] = 0,
     ) -> OfferPage:
         """Instance offers, filtered and paginated (ordered by id).
 
         ``max_price_per_hour`` is in ``currency`` (offers in other currencies are converted
-        with the stored exchange rates); prices in the answer are as listed.
+        with the stored exchange rates); prices in the answer are as listed. ``gpus_matched``
+        names the catalog GPUs the ``gpu`` filter stands for.
         """
         filters = OfferFilters(
             gpu=gpu,
-            min_vram_gb=min_vram_gb,
+            min_vram_gib=min_vram_gib,
             gpu_count=gpu_count,
+            min_gpu_count=min_gpu_count,
             provider=provider,
             region=region,
             billing=billing,
@@ -164,7 +286,7 @@ class V1Controller(Controller):
             include_suspect=include_suspect,
         ).model_dump()
         page, total = page_offers(
-            session, filters, ref, currency=currency, limit=limit, offset=offset
+            session, filters, ref, currency=currency.upper(), limit=limit, offset=offset
         )
         stale = stale_provider_ids(session, settings.stale_after_hours)
         return OfferPage(
@@ -175,14 +297,27 @@ class V1Controller(Controller):
             total=total,
             limit=limit,
             offset=offset,
+            gpus_matched=ref.resolve_gpu_filter(gpu) if gpu else None,
         )
 
-    @get("/gpus", sync_to_thread=True)
+    @get(
+        "/gpus",
+        sync_to_thread=True,
+        summary="List the GPU catalog",
+        responses={200: documented(list[GpuOut], "The GPU models, by id"), **error_responses(400)},
+    )
     def list_gpus(
         self,
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],
-        q: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
+        q: Annotated[
+            str | None,
+            QueryParameter(
+                max_length=MAX_TEXT,
+                description="case-insensitive text: a name, alias, vendor, architecture or "
+                "market containing it, or a name it resolves to (A100-SXM4-80GB)",
+            ),
+        ] = None,
     ) -> list[dict[str, Any]]:
         """The GPU catalog with specs, aliases and sources (dense TFLOPS; VRAM in GB).
 
@@ -191,18 +326,62 @@ class V1Controller(Controller):
         """
         return search_gpus(session, ref, q)
 
-    @get("/benchmarks", sync_to_thread=True)
+    @get(
+        "/benchmarks",
+        sync_to_thread=True,
+        summary="List measured throughput",
+        responses={
+            200: documented(BenchmarkPage, "A page of measurements"),
+            **error_responses(400),
+        },
+    )
     def list_benchmarks(
         self,
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],
-        gpu: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
-        workload: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
-        q: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
-        ids: Annotated[str | None, QueryParameter(pattern=r"^\d{1,12}(,\d{1,12}){0,499}$")] = None,
-        status: Annotated[str | None, QueryParameter(pattern=r"^(accepted|held)$")] = None,
-        limit: Annotated[int, QueryParameter(ge=1, le=5000)] = 500,
-        offset: Annotated[int, QueryParameter(ge=0, le=1_000_000_000)] = 0,
+        gpu: Annotated[
+            str | None,
+            QueryParameter(
+                max_length=MAX_TEXT,
+                description="GPU name or alias, any case; a family name matches every model "
+                "of the family",
+            ),
+        ] = None,
+        workload: Annotated[
+            str | None,
+            QueryParameter(
+                max_length=MAX_TEXT,
+                description="benchmark workload label (ResNet-50 v1.5) or a preset slug",
+            ),
+        ] = None,
+        q: Annotated[
+            str | None,
+            QueryParameter(
+                max_length=MAX_TEXT,
+                description="case-insensitive substring of the label, task, GPU as published, "
+                "framework, precision or source",
+            ),
+        ] = None,
+        ids: Annotated[
+            str | None,
+            QueryParameter(
+                pattern=r"^\d{1,12}(,\d{1,12}){0,499}$",
+                description="comma-separated measurement ids (an estimate's evidence)",
+            ),
+        ] = None,
+        status: Annotated[
+            str | None,
+            QueryParameter(
+                pattern=r"^(accepted|held)$",
+                description="held: submitted rows held for review (never used); accepted: the rest",
+            ),
+        ] = None,
+        limit: Annotated[
+            int, QueryParameter(ge=1, le=5000, description="page size: most rows returned")
+        ] = 500,
+        offset: Annotated[
+            int, QueryParameter(ge=0, le=1_000_000_000, description="rows skipped")
+        ] = 0,
     ) -> dict[str, Any]:
         """Measured training throughput, filtered by GPU (any alias) and workload label.
 
@@ -230,6 +409,7 @@ class V1Controller(Controller):
         "/benchmarks",
         sync_to_thread=True,
         status_code=201,
+        summary="Submit a measurement",
         responses={
             200: ResponseSpec(
                 data_container=dict[str, Any],
@@ -258,7 +438,12 @@ class V1Controller(Controller):
         """
         return handle_submission(request, data, session, ref, settings)
 
-    @get("/workloads", sync_to_thread=False)
+    @get(
+        "/workloads",
+        sync_to_thread=False,
+        summary="List workload presets",
+        responses={200: documented(list[WorkloadPresetOut], "The presets, by slug")},
+    )
     def list_workloads(self, ref: NamedDependency[ReferenceData]) -> list[dict[str, Any]]:
         """Workload presets: every field value, the benchmark labels they stand for, sources."""
         return [
@@ -276,7 +461,13 @@ class V1Controller(Controller):
             for p in ref.presets.values()
         ]
 
-    @post("/workloads/from-hf-config", sync_to_thread=False, status_code=200)
+    @post(
+        "/workloads/from-hf-config",
+        sync_to_thread=False,
+        status_code=200,
+        summary="Workload fields from a Hugging Face config.json",
+        responses=error_responses(400),
+    )
     def workload_from_hf_config(self, data: JSONBody[dict[str, Any]]) -> dict[str, Any]:
         """Read a Hugging Face ``config.json`` (the request body, as is) into workload fields.
 
@@ -296,7 +487,13 @@ class V1Controller(Controller):
             ) from None
         return {"fields": parsed.fields, "notes": parsed.notes}
 
-    @post("/estimate", sync_to_thread=False, status_code=200)
+    @post(
+        "/estimate",
+        sync_to_thread=False,
+        status_code=200,
+        summary="Estimate a workload on a what-if machine",
+        responses=error_responses(400),
+    )
     def estimate(
         self, data: JSONBody[EstimateRequest], ref: NamedDependency[ReferenceData]
     ) -> EstimateResponse:
@@ -325,11 +522,17 @@ class V1Controller(Controller):
         hw_echo = {
             **hw_in,
             "gpu": hw.gpu.name,
-            "vram_gb": vram_per_gpu_gb(hw.gpu.vram_gb, hw.vram_gib_per_gpu, hw.gpu_count),
+            "vram_gib": vram_per_gpu_gib(hw.gpu.vram_gib, hw.vram_gib_per_gpu, hw.gpu_count),
         }
         return EstimateResponse(workload=echo, hardware=hw_echo, estimate=estimate_out(est))
 
-    @post("/rank", sync_to_thread=True, status_code=200)
+    @post(
+        "/rank",
+        sync_to_thread=True,
+        status_code=200,
+        summary="Rank offers for a workload",
+        responses=error_responses(400),
+    )
     def rank_offers(
         self,
         data: JSONBody[RankRequest],
@@ -348,6 +551,7 @@ class V1Controller(Controller):
     @get(
         "/rank",
         sync_to_thread=True,
+        summary="Rank offers for a workload (flat query parameters)",
         responses=error_responses(400),
         operation_class=RankQueryOperation,
     )
@@ -373,10 +577,16 @@ class V1Controller(Controller):
         except (ParamError, WorkloadError, FilterError) as exc:
             raise bad_params(exc) from exc
 
-    @get("/offers/{offer_id:int}", sync_to_thread=True, responses=error_responses(404))
+    @get(
+        "/offers/{offer_id:int}",
+        sync_to_thread=True,
+        summary="One offer with its price history and estimate",
+        responses=error_responses(400, 404),
+        operation_class=OfferQueryOperation,
+    )
     def get_offer(
         self,
-        offer_id: Annotated[int, PathParameter(ge=1, le=MAX_ID)],
+        offer_id: Annotated[int, PathParameter(ge=1, le=MAX_ID, description=OFFER_ID_TEXT)],
         request: Request,
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],

@@ -8,22 +8,49 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    computed_field,
+    field_serializer,
+    field_validator,
+)
 
 from app.estimate.types import (
     Architecture,
     Attention,
     Basis,
     CheckpointGranularity,
-    Interconnect,
+    InterconnectLabel,
     Method,
     OomRisk,
     Optimizer,
     Precision,
     Sharding,
+    VisionTask,
+    interconnect_label,
 )
 
-CURRENCY_PATTERN = r"^[A-Z]{3}$"
+CURRENCY_PATTERN = r"^[A-Za-z]{3}$"
+#: How every ``currency`` field and parameter is described.
+CURRENCY_TEXT = (
+    "ISO 4217 code, any case (usd = USD): USD or a currency with a stored exchange rate "
+    "(CNY, EUR); prices listed in another currency are converted"
+)
+#: How the ``gpus_matched`` answer field is described.
+GPUS_MATCHED_TEXT = (
+    "the catalog GPUs the gpu filter matched (a family name stands for several); null "
+    "without a gpu filter"
+)
+#: How an ``offer_id`` path parameter is described.
+OFFER_ID_TEXT = "offer id (the id field of GET /v1/offers or of a ranked offer)"
+#: How the ``gpu`` offer filter is described.
+GPU_FILTER_TEXT = (
+    "GPU name or alias, any case; a family name matches every model of the family: A100 "
+    "matches the A100 PCIe and SXM4, 40 and 80 GB; A100 80GB both 80 GB forms; A100 SXM4 "
+    "80GB one model (gpus_matched in the answer lists them)"
+)
 #: A CUDA version as written in listings and presets (``12.4``).
 CUDA_PATTERN = r"^\d{1,3}(\.\d{1,3})?$"
 #: Longest GPU name, alias, provider slug, region, preset slug or search text accepted.
@@ -63,26 +90,144 @@ class WorkloadIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    preset: str | None = Field(default=None, max_length=MAX_TEXT, examples=["resnet50-imagenet"])
-    architecture: Architecture | None = None
-    params: int | None = Field(default=None, gt=0, le=10**14, allow_inf_nan=False)
-    layers: int | None = Field(default=None, gt=0, le=10_000, allow_inf_nan=False)
-    hidden_size: int | None = Field(default=None, gt=0, le=10**6, allow_inf_nan=False)
-    heads: int | None = Field(default=None, gt=0, le=10**5, allow_inf_nan=False)
-    kv_heads: int | None = Field(default=None, gt=0, le=10**5, allow_inf_nan=False)
-    ffn_hidden_size: int | None = Field(default=None, gt=0, le=10**7, allow_inf_nan=False)
-    vocab_size: int | None = Field(default=None, gt=0, le=10**8, allow_inf_nan=False)
-    seq_len: int | None = Field(default=None, gt=0, le=10**8, allow_inf_nan=False)
-    image_size: int | None = Field(default=None, gt=0, le=100_000, allow_inf_nan=False)
-    micro_batch_size: int | None = Field(default=None, gt=0, le=10**9, allow_inf_nan=False)
-    grad_accum_steps: int | None = Field(default=None, gt=0, le=10**6, allow_inf_nan=False)
-    precision: Precision | None = None
-    optimizer: Optimizer | None = None
-    method: Method | None = None
-    lora_rank: int | None = Field(default=None, gt=0, le=10**5, allow_inf_nan=False)
-    gradient_checkpointing: bool | None = None
-    attention: Attention | None = None
-    sharding: Sharding | None = None
+    preset: str | None = Field(
+        default=None,
+        max_length=MAX_TEXT,
+        description="workload preset slug (GET /v1/workloads lists them); it supplies every "
+        "field not given",
+        examples=["resnet50-imagenet"],
+    )
+    architecture: Architecture | None = Field(
+        default=None,
+        description="model family; selects the activation-memory and FLOPs formulas",
+        examples=["transformer_decoder"],
+    )
+    params: int | None = Field(
+        default=None,
+        gt=0,
+        le=10**14,
+        allow_inf_nan=False,
+        description="trainable plus frozen model parameters (count)",
+        examples=[7_000_000_000],
+    )
+    layers: int | None = Field(
+        default=None,
+        gt=0,
+        le=10_000,
+        allow_inf_nan=False,
+        description="transformer blocks (count; Hugging Face num_hidden_layers)",
+        examples=[32],
+    )
+    hidden_size: int | None = Field(
+        default=None,
+        gt=0,
+        le=10**6,
+        allow_inf_nan=False,
+        description="model (embedding) width (Hugging Face hidden_size)",
+        examples=[4096],
+    )
+    heads: int | None = Field(
+        default=None,
+        gt=0,
+        le=10**5,
+        allow_inf_nan=False,
+        description="attention heads per layer (Hugging Face num_attention_heads)",
+        examples=[32],
+    )
+    kv_heads: int | None = Field(
+        default=None,
+        gt=0,
+        le=10**5,
+        allow_inf_nan=False,
+        description="key/value heads per layer for grouped-query attention (Hugging Face "
+        "num_key_value_heads; default: heads)",
+        examples=[8],
+    )
+    ffn_hidden_size: int | None = Field(
+        default=None,
+        gt=0,
+        le=10**7,
+        allow_inf_nan=False,
+        description="feed-forward inner width (Hugging Face intermediate_size)",
+        examples=[14336],
+    )
+    vocab_size: int | None = Field(
+        default=None,
+        gt=0,
+        le=10**8,
+        allow_inf_nan=False,
+        description="tokenizer vocabulary (tokens; sizes the logits)",
+        examples=[128256],
+    )
+    seq_len: int | None = Field(
+        default=None,
+        gt=0,
+        le=10**8,
+        allow_inf_nan=False,
+        description="tokens per sample (sequence length)",
+        examples=[2048],
+    )
+    image_size: int | None = Field(
+        default=None,
+        gt=0,
+        le=100_000,
+        allow_inf_nan=False,
+        description="image side, pixels (224 for 224×224)",
+        examples=[224],
+    )
+    micro_batch_size: int | None = Field(
+        default=None,
+        gt=0,
+        le=10**9,
+        allow_inf_nan=False,
+        description="samples per GPU per forward/backward step",
+        examples=[256],
+    )
+    grad_accum_steps: int | None = Field(
+        default=None,
+        gt=0,
+        le=10**6,
+        allow_inf_nan=False,
+        description="micro-batches accumulated per optimizer step (count)",
+        examples=[1],
+    )
+    precision: Precision | None = Field(
+        default=None,
+        description="numeric regime: fp32, tf32, fp16_amp/bf16_amp (autocast with fp32 master "
+        "weights), bf16 (pure bf16 states) or fp8",
+        examples=["bf16_amp"],
+    )
+    optimizer: Optimizer | None = Field(
+        default=None,
+        description="optimizer, as it sizes the optimizer state",
+        examples=["adamw"],
+    )
+    method: Method | None = Field(
+        default=None,
+        description="parameters trained: full, lora (adapters) or qlora (adapters on an NF4 base)",
+        examples=["full"],
+    )
+    lora_rank: int | None = Field(
+        default=None,
+        gt=0,
+        le=10**5,
+        allow_inf_nan=False,
+        description="LoRA/QLoRA adapter rank r",
+        examples=[16],
+    )
+    gradient_checkpointing: bool | None = Field(
+        default=None, description="activation checkpointing on (activations recomputed)"
+    )
+    attention: Attention | None = Field(
+        default=None,
+        description="attention kernel: eager materialises the seq_len × seq_len scores, sdpa "
+        "(Flash/memory-efficient) does not",
+    )
+    sharding: Sharding | None = Field(
+        default=None,
+        description="data-parallel state sharding: none, DeepSpeed ZeRO stage 1/2/3, or FSDP "
+        "full shard",
+    )
     fused_cross_entropy: bool | None = Field(
         default=None, description="chunked/fused cross-entropy: no full fp32 logits tensor"
     )
@@ -110,13 +255,73 @@ class WorkloadIn(BaseModel):
         default=None,
         description="FSDP: every rank loads the full 16-bit model on its GPU before sharding",
     )
-    samples_per_epoch: int | None = Field(default=None, gt=0, le=10**15, allow_inf_nan=False)
-    epochs: float | None = Field(default=None, gt=0, le=10**6, allow_inf_nan=False)
-    dataset_gb: float | None = Field(default=None, ge=0, le=10**9, allow_inf_nan=False)
-    cpu_ms_per_sample: float | None = Field(
-        default=None, ge=1e-3, le=10**7, allow_inf_nan=False, description="at least 1 µs"
+    vision_task: VisionTask | None = Field(
+        default=None,
+        description="conv nets: classification (default) or detection (FPN/SSD/YOLO heads)",
     )
-    min_cuda: str | None = Field(default=None, pattern=CUDA_PATTERN)
+    backbone_gflops_224: float | None = Field(
+        default=None,
+        ge=1e-6,
+        le=10**6,
+        allow_inf_nan=False,
+        description="detectors: backbone forward GFLOPs per 224x224 image (ResNet-50: 8.178)",
+    )
+    patch_size: int | None = Field(
+        default=None, gt=0, le=100_000, description="ViT patch side in pixels (default 16)"
+    )
+    text_encoder_params: int | None = Field(
+        default=None,
+        gt=0,
+        le=10**13,
+        description="diffusion: frozen text encoder(s) parameters (params counts the UNet)",
+    )
+    vae_params: int | None = Field(
+        default=None, gt=0, le=10**13, description="diffusion: frozen VAE parameters"
+    )
+    ema_weights: bool | None = Field(
+        default=None,
+        description="an fp32 EMA copy of the trained parameters on the GPU (--use_ema)",
+    )
+    samples_per_epoch: int | None = Field(
+        default=None,
+        gt=0,
+        le=10**15,
+        allow_inf_nan=False,
+        description="samples in one pass over the dataset (count)",
+        examples=[1_281_167],
+    )
+    epochs: float | None = Field(
+        default=None,
+        gt=0,
+        le=10**6,
+        allow_inf_nan=False,
+        description="passes over the dataset (may be fractional)",
+        examples=[90],
+    )
+    dataset_gb: float | None = Field(
+        default=None,
+        ge=0,
+        le=10**9,
+        allow_inf_nan=False,
+        description="dataset size on disk, GB (10^9 bytes)",
+        examples=[150],
+    )
+    cpu_ms_per_sample: float | None = Field(
+        default=None,
+        ge=1e-3,
+        le=10**7,
+        allow_inf_nan=False,
+        description="CPU milliseconds of data loading per sample on one core (at least "
+        "0.001 ms = 1 µs)",
+        examples=[3.5],
+    )
+    min_cuda: str | None = Field(
+        default=None,
+        pattern=CUDA_PATTERN,
+        description="lowest CUDA version the job needs (offers whose driver supports less are "
+        "warned about)",
+        examples=["12.1"],
+    )
     forward_gflops_per_sample: float | None = Field(
         default=None,
         ge=1e-6,
@@ -159,34 +364,75 @@ class HardwareIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    gpu: str = Field(min_length=1, max_length=MAX_TEXT, examples=["A100 80GB SXM4"])
+    gpu: str = Field(
+        min_length=1,
+        max_length=MAX_TEXT,
+        description="GPU model: a catalog name or any alias, in any case (GET /v1/gpus)",
+        examples=["A100 80GB SXM4"],
+    )
     gpu_count: float = Field(
         default=1,
         ge=0.05,
         le=1024,
         description="GPUs; below 1 a slice (vGPU/MIG share) of one card",
     )
-    interconnect: Interconnect | None = None
-    vcpus: float | None = Field(default=None, ge=0.1, le=10**5, allow_inf_nan=False)
-    ram_gb: float | None = Field(
+    interconnect: InterconnectLabel | None = Field(
+        default=None,
+        description="GPU-to-GPU link, the same words offers use (any case): nvlink, nvswitch "
+        "(NVLink through NVSwitch, e.g. 8-GPU HGX boards) or pcie; null: unknown (SXM boards "
+        "are taken as NVLink)",
+        examples=["nvswitch"],
+    )
+    vcpus: float | None = Field(
+        default=None,
+        ge=0.1,
+        le=10**5,
+        allow_inf_nan=False,
+        description="vCPUs (hardware threads) of the machine; they bound data loading",
+        examples=[32],
+    )
+    ram_gib: float | None = Field(
         default=None, ge=0.1, le=10**7, allow_inf_nan=False, description="host RAM, GiB"
     )
-    disk_gb: float | None = Field(default=None, ge=0.1, le=10**9, allow_inf_nan=False)
-    max_cuda: str | None = Field(default=None, pattern=CUDA_PATTERN)
-    vram_gb: float | None = Field(
-        default=None, ge=0.1, le=10**5, allow_inf_nan=False, description="override catalog VRAM, GB"
+    disk_gb: float | None = Field(
+        default=None,
+        ge=0.1,
+        le=10**9,
+        allow_inf_nan=False,
+        description="system plus data disk, GB (10^9 bytes)",
+        examples=[500],
     )
-    disk_type: Literal["hdd", "ssd", "nvme"] | None = None
+    max_cuda: str | None = Field(
+        default=None,
+        pattern=CUDA_PATTERN,
+        description="highest CUDA version the driver supports",
+        examples=["12.4"],
+    )
+    vram_gib: float | None = Field(
+        default=None,
+        ge=0.1,
+        le=10**5,
+        allow_inf_nan=False,
+        description="override catalog VRAM per GPU, GiB",
+    )
+    disk_type: Literal["hdd", "ssd", "nvme"] | None = Field(
+        default=None,
+        description="disk kind; a dataset streamed from hdd may bound throughput",
+    )
+
+    _gpu_count = field_serializer("gpu_count")(lambda self, v: gpu_count_out(v))
 
     @field_validator("interconnect", mode="before")
     @classmethod
-    def _offer_interconnect(cls, value: object) -> object:
-        """Offers' words are accepted too: ``nvswitch`` and ``sxm`` boards link their GPUs by
-        NVLink (``nvlink``); any case."""
-        if isinstance(value, str):
-            value = value.strip().lower()
-            return "nvlink" if value in ("nvswitch", "sxm") else value
-        return value
+    def _interconnect(cls, value: object) -> object:
+        """Any case; ``sxm`` (a board form some listings give) reads as ``nvlink``."""
+        return (interconnect_label(value) or value) if isinstance(value, str) else value
+
+
+def gpu_count_out(count: float) -> float | int:
+    """A GPU count as JSON gives it: whole counts as integers (``8``, not ``8.0``), so a
+    fraction appears only where an offer or a request has one (``0.5``: half a card)."""
+    return int(count) if float(count).is_integer() else count
 
 
 def _upper_currency(value: object) -> object:
@@ -200,11 +446,25 @@ class EstimateRequest(SpotIn):
 
     model_config = ConfigDict(extra="forbid")
 
-    workload: WorkloadIn
-    hardware: HardwareIn
-    currency: str = Field(default="USD", pattern=CURRENCY_PATTERN)
-    price_per_hour: float | None = Field(default=None, ge=0, le=MAX_PRICE, allow_inf_nan=False)
-    billing: Billing | None = None
+    workload: WorkloadIn = Field(description="the training job")
+    hardware: HardwareIn = Field(description="the machine to estimate it on")
+    currency: str = Field(
+        default="USD",
+        pattern=CURRENCY_PATTERN,
+        description=CURRENCY_TEXT + "; of price_per_hour and every cost in the answer",
+        examples=["USD"],
+    )
+    price_per_hour: float | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_PRICE,
+        allow_inf_nan=False,
+        description="price of the whole machine per hour, in currency; null: no costs",
+        examples=[2.5],
+    )
+    billing: Billing | None = Field(
+        default=None, description="billing kind; spot adds interruptions to time and cost"
+    )
 
     _currency = field_validator("currency", mode="before")(_upper_currency)
 
@@ -214,15 +474,49 @@ class OfferFilters(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    gpu: str | None = Field(default=None, max_length=MAX_TEXT, description="GPU name or alias")
-    min_vram_gb: float | None = Field(default=None, ge=0, le=10**5, allow_inf_nan=False)
-    gpu_count: float | None = Field(default=None, gt=0, le=1024, allow_inf_nan=False)
-    min_gpu_count: float | None = Field(default=None, gt=0, le=1024, allow_inf_nan=False)
-    provider: str | None = Field(default=None, max_length=MAX_TEXT, description="provider slug")
-    region: str | None = Field(
-        default=None, max_length=MAX_TEXT, description="case-insensitive substring"
+    gpu: str | None = Field(
+        default=None,
+        max_length=MAX_TEXT,
+        description=GPU_FILTER_TEXT,
+        examples=["A100 80GB"],
     )
-    billing: Billing | None = None
+    min_vram_gib: float | None = Field(
+        default=None,
+        ge=0,
+        le=10**5,
+        allow_inf_nan=False,
+        description="least VRAM per GPU, GiB (a GPU slice counts its share of the card)",
+        examples=[40],
+    )
+    gpu_count: float | None = Field(
+        default=None,
+        gt=0,
+        le=1024,
+        allow_inf_nan=False,
+        description="exactly this many GPUs per instance (fractions match GPU slices)",
+        examples=[8],
+    )
+    min_gpu_count: float | None = Field(
+        default=None,
+        gt=0,
+        le=1024,
+        allow_inf_nan=False,
+        description="at least this many GPUs per instance",
+        examples=[2],
+    )
+    provider: str | None = Field(
+        default=None,
+        max_length=MAX_TEXT,
+        description="provider slug, any case (as offers' provider gives it)",
+        examples=["vast"],
+    )
+    region: str | None = Field(
+        default=None,
+        max_length=MAX_TEXT,
+        description="case-insensitive substring of the offer's region",
+        examples=["us-"],
+    )
+    billing: Billing | None = Field(default=None, description="only offers of this billing kind")
     max_price_per_hour: float | None = Field(
         default=None,
         gt=0,
@@ -230,7 +524,9 @@ class OfferFilters(BaseModel):
         allow_inf_nan=False,
         description="in the request's currency",
     )
-    available_only: bool = True
+    available_only: bool = Field(
+        default=True, description="only offers the provider showed as available when last seen"
+    )
     include_suspect: bool = Field(
         default=False,
         description="also list offers that failed a plausibility check at ingest (marked "
@@ -245,14 +541,23 @@ class RankRequest(SpotIn):
 
     model_config = ConfigDict(extra="forbid")
 
-    workload: WorkloadIn
-    filters: OfferFilters = Field(default_factory=OfferFilters)
+    workload: WorkloadIn = Field(description="the training job")
+    filters: OfferFilters = Field(default_factory=OfferFilters, description="which offers to rank")
     sort: Literal[
         "cost_per_epoch", "epoch_hours", "total_cost", "price_per_hour", "samples_per_s"
-    ] = "cost_per_epoch"
-    currency: str = Field(default="USD", pattern=CURRENCY_PATTERN)
+    ] = Field(
+        default="cost_per_epoch",
+        description="ranking key: cheapest epoch, fastest epoch, cheapest run, cheapest "
+        "instance-hour or highest throughput first",
+    )
+    currency: str = Field(
+        default="USD",
+        pattern=CURRENCY_PATTERN,
+        description=CURRENCY_TEXT + "; of every price, cost and max_price_per_hour",
+        examples=["EUR"],
+    )
     _currency = field_validator("currency", mode="before")(_upper_currency)
-    limit: int = Field(default=50, ge=1, le=1000)
+    limit: int = Field(default=50, ge=1, le=1000, description="most results returned")
     drop_oom: bool = Field(default=False, description="leave out offers predicted to OOM")
     exclude_spot: bool = Field(default=False, description="leave out spot/preemptible offers")
     max_total_cost: float | None = Field(
@@ -275,9 +580,18 @@ class ErrorOut(BaseModel):
     """An error answer: 400 (``extra`` names each bad field), 404, 413, 503 (with
     ``Retry-After``)."""
 
-    status_code: int
-    detail: str
-    extra: list[dict[str, object]] | dict[str, object] | None = None
+    status_code: int = Field(description="the HTTP status code again", examples=[400])
+    detail: str = Field(
+        description="what went wrong, in a sentence (for a 400 it names the fields)",
+        examples=["Validation failed for POST /v1/rank (workload.micro_batch_size)"],
+    )
+    extra: list[dict[str, object]] | dict[str, object] | None = Field(
+        default=None,
+        description="for a 400: one entry per bad field, {key: field name, message: reason}",
+        examples=[
+            [{"key": "workload.micro_batch_size", "message": "Input should be greater than 0"}]
+        ],
+    )
 
 
 class MemoryOut(BaseModel):
@@ -313,16 +627,28 @@ class MemoryOut(BaseModel):
     allocator_slack_gib: float = Field(
         default=0.0, description="caching-allocator slack (in overhead)"
     )
+    text_encoder_gib: float = Field(
+        default=0.0, description="diffusion: frozen text encoder(s) weights (in weights)"
+    )
+    vae_gib: float = Field(default=0.0, description="diffusion: frozen VAE weights (in weights)")
+    ema_gib: float = Field(
+        default=0.0, description="fp32 EMA copy of the trained parameters (in optimizer)"
+    )
 
 
 class MemoryFixOut(BaseModel):
     """A change predicted to fit when ``oom_risk`` is high: fields to set, predicted peak."""
 
-    label: str
-    changes: dict[str, str]
-    peak_memory_gib: float
-    oom_risk: OomRisk
-    oom_probability: float | None
+    label: str = Field(description="the change in words", examples=["activation checkpointing"])
+    changes: dict[str, str] = Field(
+        description="workload fields to set and their values (flat names of GET /v1/rank)",
+        examples=[{"gradient_checkpointing": "true"}],
+    )
+    peak_memory_gib: float = Field(description="predicted peak memory per GPU with it, GiB")
+    oom_risk: OomRisk = Field(description="out-of-memory verdict with the change")
+    oom_probability: float | None = Field(
+        description="calibrated probability of running out of memory with it (0–1)"
+    )
 
 
 class EvidenceOut(BaseModel):
@@ -460,15 +786,20 @@ class OfferOut(BaseModel):
         description="canonical GPU model; null when the name is not in the catalog"
     )
     gpu_name_raw: str = Field(description="the GPU name as the provider lists it")
-    gpu_count: float = Field(description="GPUs in the instance (fractions only for shared GPUs)")
-    vram_gb_per_gpu: float | None = Field(description="VRAM per GPU as listed, GB")
+    gpu_count: float = Field(
+        description="GPUs in the instance: a whole number, or a fraction for a share of one "
+        "card (vGPU/MIG slice)",
+        examples=[8, 0.5],
+    )
+    vram_gib_per_gpu: float | None = Field(description="VRAM per GPU as listed, GiB")
     vcpus: float | None = Field(description="vCPUs of the instance")
-    ram_gb: float | None = Field(description="host RAM, GB")
+    ram_gib: float | None = Field(description="host RAM, GiB")
     disk_gb: float | None = Field(description="system plus data disk, GB")
     max_cuda: str | None = Field(description="highest CUDA version the driver supports, e.g. 12.4")
     driver_version: str | None = Field(description="NVIDIA driver version, when listed")
-    interconnect: str | None = Field(
-        description="GPU-to-GPU link: nvlink, nvswitch or pcie; null when unknown"
+    interconnect: InterconnectLabel | None = Field(
+        description="GPU-to-GPU link, the words HardwareIn takes: nvlink, nvswitch (NVLink "
+        "through NVSwitch) or pcie; null when the listing does not say"
     )
     billing: str = Field(description="on_demand, spot, reserved_1y or reserved_3y")
     price_per_hour: float | None = Field(
@@ -508,6 +839,8 @@ class OfferOut(BaseModel):
         "page when the offer has none of its own",
     )
 
+    _gpu_count = field_serializer("gpu_count")(lambda self, v: gpu_count_out(v))
+
 
 class OfferPage(BaseModel):
     """A page of offers."""
@@ -516,6 +849,9 @@ class OfferPage(BaseModel):
     total: int = Field(description="offers matching the filters")
     limit: int = Field(description="page size asked for")
     offset: int = Field(description="offers skipped before this page")
+    gpus_matched: list[str] | None = Field(
+        default=None, description=GPUS_MATCHED_TEXT, examples=[["A100 SXM4 80GB", "A100 PCIe 80GB"]]
+    )
 
 
 class RankedOfferOut(BaseModel):
@@ -561,6 +897,7 @@ class RankResponse(BaseModel):
     over_budget_offers: int = Field(
         default=0, description="estimated offers left out by max_total_cost / max_total_hours"
     )
+    gpus_matched: list[str] | None = Field(default=None, description=GPUS_MATCHED_TEXT)
     results: list[RankedOfferOut] = Field(description="the best offers by sort, at most limit")
     frontier: list[RankedOfferOut] = Field(
         default_factory=list, description="Pareto-optimal offers ranked below limit"
@@ -576,24 +913,28 @@ class PricePointOut(BaseModel):
     """One observed price of an offer: ``price_per_hour`` per instance in ``currency``, as
     listed (``GET /v1/offers/{id}/prices`` and ``GET /v1/offers/{id}``)."""
 
-    observed_at: str
-    price_per_hour: float | None
-    currency: str
-    source: str
+    observed_at: str = Field(description="when the price was seen (ISO 8601, UTC)")
+    price_per_hour: float | None = Field(
+        description="price of the whole instance per hour, in currency, as listed"
+    )
+    currency: str = Field(description="ISO 4217 code of price_per_hour")
+    source: str = Field(description="where the price was seen (API, page or seed file)")
 
 
 class OfferDetailsOut(BaseModel):
     """Listing details beyond :class:`OfferOut` (disks in GB, network in Mbit/s)."""
 
-    cpu_model: str | None
-    system_disk_gb: float | None
-    data_disk_gb: float | None
-    disk_type: str | None
-    network_up_mbps: float | None
-    network_down_mbps: float | None
-    first_seen_at: str
-    seen_on: str | None
-    notes: str | None
+    cpu_model: str | None = Field(description="host CPU model as listed; null: not listed")
+    system_disk_gb: float | None = Field(description="system disk, GB; null: not listed")
+    data_disk_gb: float | None = Field(description="data disk, GB; null: not listed")
+    disk_type: str | None = Field(description="disk kind as listed (hdd, ssd, nvme)")
+    network_up_mbps: float | None = Field(description="upload bandwidth, Mbit/s")
+    network_down_mbps: float | None = Field(description="download bandwidth, Mbit/s")
+    first_seen_at: str = Field(description="when the offer was first stored (ISO 8601, UTC)")
+    seen_on: str | None = Field(
+        description="date the source showed the offer (YYYY-MM-DD); null: undated"
+    )
+    notes: str | None = Field(description="remarks kept with the listing (units, provenance)")
 
 
 class OfferDetailResponse(BaseModel):
@@ -603,10 +944,19 @@ class OfferDetailResponse(BaseModel):
     or when the offer's GPU is not in the catalog.
     """
 
-    offer: OfferOut
-    details: OfferDetailsOut
-    currency: str
-    price_per_hour: float | None
-    workload: dict[str, object] | None
-    estimate: EstimateOut | None
-    price_history: list[PricePointOut]
+    offer: OfferOut = Field(description="the offer, prices as listed")
+    details: OfferDetailsOut = Field(description="listing details beyond the offer")
+    currency: str = Field(description="ISO 4217 code of price_per_hour and the estimate's costs")
+    price_per_hour: float | None = Field(
+        description="the instance price per hour converted to currency; null: no price"
+    )
+    workload: dict[str, object] | None = Field(
+        description="the resolved workload; null without workload parameters"
+    )
+    estimate: EstimateOut | None = Field(
+        description="the estimate for the workload; null without workload parameters or when "
+        "the GPU is not in the catalog"
+    )
+    price_history: list[PricePointOut] = Field(
+        description="every observed price, oldest first, as listed"
+    )

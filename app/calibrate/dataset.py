@@ -80,7 +80,7 @@ def load_dataset(seed_dir: Path) -> Dataset:
             name=r["canonical_name"],
             vendor=r["vendor"],
             architecture=r["architecture"],
-            vram_gb=float(r["vram_gb"]),
+            vram_gib=float(r["vram_gib"]),
             memory_bandwidth_gbs=_f(r["memory_bandwidth_gbs"]),
             fp32_tflops=_f(r["fp32_tflops"]),
             tf32_tflops=_f(r["tf32_tflops"]),

@@ -17,8 +17,8 @@ by more than 5 %; then the logistic OOM probability in log(peak / usable VRAM) b
 class-balanced likelihood (robust to a 2 % share of wrong labels, weak prior of the boundary
 at the usable VRAM) on every case with a known GPU size (a case with a number fitted on that
 GPU, so it fits). :func:`leave_one_source_out` refits without each ``source_group``
-and predicts the held-out group. Out-of-scope rows (``scope`` = ``out: …``) are neither fitted
-nor in the headline; they are reported separately.
+and predicts the held-out group. Out-of-scope rows (``scope`` = ``out: …``) and rows held for
+review (``review: …``) are neither fitted nor in the headline; they are reported separately.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 
 from app.calibrate.dataset import Dataset
 from app.calibrate.validate import case_workload
+from app.estimate import fitted
 from app.estimate.memory import (
     DEFAULT_PARAMS,
     GIB,
@@ -39,7 +40,7 @@ from app.estimate.memory import (
     peak_memory_bytes,
     usable_vram_gib,
 )
-from app.estimate.types import Architecture, Method, OomRisk, Sharding, Workload
+from app.estimate.types import Architecture, Method, OomRisk, Sharding, VisionTask, Workload
 
 #: Priors (sources in MemoryParams' docstring); the fit starts here.
 PRIOR = MemoryParams(
@@ -49,7 +50,16 @@ PRIOR = MemoryParams(
     qlora_overhead=0.06,
     oom_center=0.0,
     oom_scale=0.05,
+    cnn_activation_bytes_per_gflop=float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP),
+    detection_activation_bytes_per_gflop=float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP),
+    diffusion_activation_bytes_per_gflop=float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP),
 )
+
+#: Bytes-per-GFLOP grid of the vision/diffusion activation constants: the ResNet-50 prior
+#: × 2^(k/10), k = -30 … 30 (1/8 … 8 × the prior in 7 % steps).
+_PER_GFLOP_GRID = [
+    round(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP * 2 ** (k / 10)) * 1.0 for k in range(-30, 31)
+]
 
 #: Search grids of the fitted constants (physically plausible ranges).
 GRIDS: dict[str, list[float]] = {
@@ -59,6 +69,10 @@ GRIDS: dict[str, list[float]] = {
     "chunked_logit_bytes": [0.5 * i for i in range(9)],  # 0 … 4
     "lora_activation_factor": [0.4 + 0.02 * i for i in range(31)],  # 0.4 … 1.0
     "qlora_overhead": [0.02 * i for i in range(51)],  # 0 … 1.0
+    # one activation constant per vision/diffusion family, each fitted on its own cases
+    "cnn_activation_bytes_per_gflop": _PER_GFLOP_GRID,
+    "detection_activation_bytes_per_gflop": _PER_GFLOP_GRID,
+    "diffusion_activation_bytes_per_gflop": _PER_GFLOP_GRID,
 }
 OOM_CENTERS = [-0.40 + 0.005 * i for i in range(161)]  # utilisation 0.67 … 1.49
 #: A case informs a constant when its prediction moves by more than this (log) across the
@@ -82,7 +96,7 @@ class Case:
     description: str
     workload: Workload
     gpu_count: int
-    vram_gb: float | None
+    vram_gib: float | None
     gpu: str
     metric: str
     observed_gib: float | None
@@ -102,6 +116,8 @@ def family(w: Workload, gpu_count: int) -> str:
         ]
     if w.architecture == Architecture.TRANSFORMER_ENCODER:
         return "encoder / seq2seq"
+    if w.architecture == Architecture.CNN and w.vision_task == VisionTask.DETECTION:
+        return "detection"
     return {
         Architecture.CNN: "CNN",
         Architecture.VIT: "ViT",
@@ -118,7 +134,9 @@ def load_cases(ds: Dataset) -> list[Case]:
             continue
         gpu = ds.catalog.get(row["gpu"]) if row["gpu"] else None
         vram = (
-            gpu.vram_gb if gpu else (float(row["gpu_vram_gb"]) if row.get("gpu_vram_gb") else None)
+            gpu.vram_gib
+            if gpu
+            else (float(row["gpu_vram_gib"]) if row.get("gpu_vram_gib") else None)
         )
         count = int(float(row["gpu_count"] or 1))
         scope = (row.get("scope") or "").strip()
@@ -130,13 +148,13 @@ def load_cases(ds: Dataset) -> list[Case]:
                 description=row["description"],
                 workload=w,
                 gpu_count=count,
-                vram_gb=vram,
-                gpu=gpu.name if gpu else (f"{row['gpu_vram_gb']} GB GPU" if vram else "–"),
+                vram_gib=vram,
+                gpu=gpu.name if gpu else (f"{row['gpu_vram_gib']} GB GPU" if vram else "–"),
                 metric=row["metric"],
                 observed_gib=observed,
                 outcome=row["outcome"],
                 family=family(w, count),
-                in_scope=not scope.startswith("out"),
+                in_scope=not scope.startswith(("out", "review")),
                 scope=scope,
             )
         )
@@ -155,10 +173,10 @@ def predict_metric_gib(case: Case, params: MemoryParams) -> float:
 
 def log_utilization(case: Case, params: MemoryParams) -> float | None:
     """log(predicted peak / usable VRAM), ``None`` without a known GPU size."""
-    if not case.vram_gb:
+    if not case.vram_gib:
         return None
     b = peak_memory_bytes(case.workload, case.gpu_count, case.workload.micro_batch_size, params)
-    return math.log(max(b.total_gib, 1e-9) / usable_vram_gib(case.vram_gb))
+    return math.log(max(b.total_gib, 1e-9) / usable_vram_gib(case.vram_gib))
 
 
 def _size_loss(cases: list[Case], params: MemoryParams) -> float:
@@ -264,10 +282,10 @@ class CaseResult:
 def predict_case(case: Case, params: MemoryParams) -> CaseResult:
     """Predict ``case`` with ``params``: figure in its metric, risk on its GPU."""
     risk = prob = None
-    if case.vram_gb:
+    if case.vram_gib:
         est = estimate_memory(
             case.workload,
-            vram_gb=case.vram_gb,
+            vram_gib=case.vram_gib,
             gpu_count=case.gpu_count,
             params=params,
             with_fixes=False,

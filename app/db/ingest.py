@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session
 from app.db.models import GpuModel, InstanceOffer, PriceObservation, Provider, as_utc
 from app.db.seed import build_normaliser, load_extra_aliases
 from app.db.trust import assess_offers, load_trust_context
+from app.estimate.types import interconnect_label
 from app.gpu_names import GpuMatch, GpuNameNormaliser, form_hint
 from scrapers.records import ScrapedOffer
 
@@ -53,7 +54,7 @@ class Catalog:
 
     normaliser: GpuNameNormaliser
     gpu_ids: dict[str, int]
-    vram_sizes_gb: tuple[float, ...]
+    vram_sizes_gib: tuple[float, ...]
     #: datasheet VRAM of each catalog GPU, GB (snapping uses only the matched GPU's size)
     vram_by_name: dict[str, float] = field(default_factory=dict)
 
@@ -69,8 +70,8 @@ def load_catalog(session: Session, seed_dir: Path) -> Catalog:
     return Catalog(
         normaliser=build_normaliser(gpus, load_extra_aliases(seed_dir)),
         gpu_ids={g.canonical_name: g.id for g in gpus},
-        vram_sizes_gb=tuple(sorted({g.vram_gb for g in gpus if g.vram_gb})),
-        vram_by_name={g.canonical_name: g.vram_gb for g in gpus if g.vram_gb},
+        vram_sizes_gib=tuple(sorted({g.vram_gib for g in gpus if g.vram_gib})),
+        vram_by_name={g.canonical_name: g.vram_gib for g in gpus if g.vram_gib},
     )
 
 
@@ -198,7 +199,7 @@ def apply_offers(
             "disk_type": None,
             "max_cuda": o.max_cuda,
             "driver_version": o.driver_version,
-            "interconnect": o.interconnect,
+            "interconnect": interconnect_label(o.interconnect),
             "network_up_mbps": o.network_up_mbps,
             "network_down_mbps": o.network_down_mbps,
             "price_per_hour": o.price_per_hour,

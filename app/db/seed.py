@@ -34,6 +34,7 @@ from app.db.models import (
     utcnow,
 )
 from app.db.trust import assess_offers, load_trust_context
+from app.estimate.types import interconnect_label
 from app.gpu_names import CatalogGpu, GpuNameNormaliser, form_hint
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,12 @@ PRESET_FIELDS: dict[str, type] = {
     "checkpoint_granularity": str,
     "double_quant": bool,
     "full_model_init": bool,
+    "vision_task": str,
+    "backbone_gflops_224": float,
+    "patch_size": int,
+    "text_encoder_params": int,
+    "vae_params": int,
+    "ema_weights": bool,
     "samples_per_epoch": int,
     "epochs": float,
     "dataset_gb": float,
@@ -191,7 +198,7 @@ def seed_gpus(session: Session, seed_dir: Path, report: SeedReport) -> dict[str,
     """Load ``gpus.csv``; returns GPU models by canonical name."""
     by_name = {g.canonical_name: g for g in session.scalars(select(GpuModel))}
     floats = [
-        "vram_gb",
+        "vram_gib",
         "memory_bandwidth_gbs",
         "fp32_tflops",
         "tf32_tflops",
@@ -245,7 +252,7 @@ def build_normaliser(
     """Normaliser over ORM GPU rows (catalog order = id order)."""
     return GpuNameNormaliser(
         (
-            CatalogGpu(g.canonical_name, g.vram_gb, g.form_factor, tuple(g.aliases or ()))
+            CatalogGpu(g.canonical_name, g.vram_gib, g.form_factor, tuple(g.aliases or ()))
             for g in sorted(gpus, key=lambda g: g.id)
         ),
         extra_aliases,
@@ -469,7 +476,7 @@ def seed_offers(
         gpu = gpus[match.canonical_name] if match else None
         note = (
             f"listed VRAM {vram:g} GiB per GPU differs from the {gpu.canonical_name}'s "
-            f"{gpu.vram_gb:g} GB datasheet size (kept as listed)"
+            f"{gpu.vram_gib:g} GB datasheet size (kept as listed)"
             if match and gpu and match.vram_mismatch and vram is not None
             else identity.note
         )
@@ -497,7 +504,7 @@ def seed_offers(
             "disk_type": _opt(latest["disk_type"]),
             "max_cuda": _opt(latest["max_cuda"]),
             "driver_version": _opt(latest["driver_version"]),
-            "interconnect": interconnect,
+            "interconnect": interconnect_label(interconnect),
             "network_up_mbps": _opt(latest["network_up_mbps"], float),
             "network_down_mbps": _opt(latest["network_down_mbps"], float),
             "billing": billing,

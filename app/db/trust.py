@@ -31,7 +31,7 @@ class TrustContext:
     bands: PriceBands
     rates: dict[tuple[str, str], float]
     gpu_names: dict[int, str]
-    gpu_vram_gb: dict[int, float]
+    gpu_vram_gib: dict[int, float]
 
     def usd_rate(self, currency: str) -> float | None:
         """USD per one unit of ``currency`` (``None`` when no stored rate links them)."""
@@ -79,7 +79,7 @@ def load_trust_context(session: Session) -> TrustContext:
         bands=PriceBands(),
         rates=rates,
         gpu_names={i: g.canonical_name for i, g in gpus.items()},
-        gpu_vram_gb={i: g.vram_gb for i, g in gpus.items()},
+        gpu_vram_gib={i: g.vram_gib for i, g in gpus.items()},
     )
     per_offer: dict[int, list[float]] = defaultdict(list)
     shape: dict[int, tuple[int, str, tuple[object, ...]]] = {}
@@ -98,7 +98,7 @@ def load_trust_context(session: Session) -> TrustContext:
         bands=PriceBands.build(points),
         rates=rates,
         gpu_names=ctx.gpu_names,
-        gpu_vram_gb=ctx.gpu_vram_gb,
+        gpu_vram_gib=ctx.gpu_vram_gib,
     )
 
 
@@ -132,7 +132,7 @@ def assess_offers(
                 price_per_hour=float(o.price_per_hour) if o.price_per_hour is not None else None,
                 usd_rate=ctx.usd_rate(o.currency),
                 vram_gib_per_gpu=o.vram_gib_per_gpu,
-                catalog_vram_gb=ctx.gpu_vram_gb.get(o.gpu_model_id) if o.gpu_model_id else None,
+                catalog_vram_gib=ctx.gpu_vram_gib.get(o.gpu_model_id) if o.gpu_model_id else None,
                 ram_gib=o.ram_gib,
                 on_demand_price_per_hour=on_demand.get(_instance(o)),
             ),

@@ -11,7 +11,7 @@ from app.estimate.memory import (
     lora_trainable_params,
     optimizer_state_bytes,
     transformer_tokens,
-    vram_per_gpu_gb,
+    vram_per_gpu_gib,
 )
 from app.estimate.multigpu import effective_interconnect, gradient_bytes, link_class
 from app.estimate.types import (
@@ -39,24 +39,54 @@ class UnknownCurrencyError(ValueError):
     """No exchange rate connects the two currencies."""
 
 
+#: The currency cross rates go through when no stored rate links two currencies directly:
+#: every stored rate has USD on one side (seed_data/currency_rates.csv).
+PIVOT_CURRENCY = "USD"
+
+
+def conversion_steps(
+    source: str, target: str, rates: Mapping[tuple[str, str], float]
+) -> tuple[tuple[str, float], ...]:
+    """How to convert ``source`` to ``target``: a sequence of ``("*", rate)`` or
+    ``("/", rate)`` applied left to right (empty when the two are the same).
+
+    ``rates[(base, quote)]`` = units of ``quote`` per one ``base`` (1 USD = 7.0197 CNY is
+    ``rates[("USD", "CNY")] = 7.0197``). A stored pair converts in one step (times the rate, or
+    divided by it for the inverse pair); otherwise through :data:`PIVOT_CURRENCY`, one such step
+    each side (EUR → CNY: × EUR→USD, then × USD→CNY). The SQL price filter applies the same
+    steps, so both give the same floats.
+
+    Raises:
+        UnknownCurrencyError: no rate links the two currencies, directly or via the pivot.
+    """
+    if source == target:
+        return ()
+    if (source, target) in rates:
+        return (("*", rates[(source, target)]),)
+    if (target, source) in rates:
+        return (("/", rates[(target, source)]),)
+    if PIVOT_CURRENCY not in (source, target):
+        try:
+            return conversion_steps(source, PIVOT_CURRENCY, rates) + conversion_steps(
+                PIVOT_CURRENCY, target, rates
+            )
+        except UnknownCurrencyError:
+            pass
+    raise UnknownCurrencyError(f"no exchange rate from {source} to {target}")
+
+
 def convert(
     amount: float, source: str, target: str, rates: Mapping[tuple[str, str], float]
 ) -> float:
-    """Convert ``amount`` from ``source`` to ``target`` currency.
-
-    ``rates[(base, quote)]`` = units of ``quote`` per one ``base`` (1 USD = 7.0197 CNY is
-    ``rates[("USD", "CNY")] = 7.0197``); the inverse pair is used when only it is known.
+    """Convert ``amount`` from ``source`` to ``target`` currency by
+    :func:`conversion_steps` (a stored rate, its inverse, or a cross rate via USD).
 
     Raises:
         UnknownCurrencyError: no rate links the two currencies.
     """
-    if source == target:
-        return amount
-    if (source, target) in rates:
-        return amount * rates[(source, target)]
-    if (target, source) in rates:
-        return amount / rates[(target, source)]
-    raise UnknownCurrencyError(f"no exchange rate from {source} to {target}")
+    for op, rate in conversion_steps(source, target, rates):
+        amount = amount * rate if op == "*" else amount / rate
+    return amount
 
 
 def epoch_hours(samples_per_epoch: float, samples_per_s: float) -> float:
@@ -250,8 +280,8 @@ def hardware_warnings(
             )
     if hw.ram_gib:
         model_fp32_gib = (w.params or 0) * 4 / 2**30
-        total_vram = hw.gpu_count * vram_per_gpu_gb(
-            hw.gpu.vram_gb, hw.vram_gib_per_gpu, hw.gpu_count
+        total_vram = hw.gpu_count * vram_per_gpu_gib(
+            hw.gpu.vram_gib, hw.vram_gib_per_gpu, hw.gpu_count
         )
         if hw.ram_gib < model_fp32_gib:
             out.append(

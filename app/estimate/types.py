@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 
 class Precision(StrEnum):
@@ -87,6 +87,18 @@ class Attention(StrEnum):
     SDPA = "sdpa"
 
 
+class VisionTask(StrEnum):
+    """What a convolutional vision net is trained for; selects its activation constant.
+
+    ``classification``: an image-classification CNN (ResNet/VGG/Inception);
+    ``detection``: a detector with an FPN/SSD/YOLO neck and heads on a CNN backbone
+    (Faster/Mask R-CNN, RetinaNet, SSD, YOLO).
+    """
+
+    CLASSIFICATION = "classification"
+    DETECTION = "detection"
+
+
 class CheckpointGranularity(StrEnum):
     """What activation checkpointing recomputes when ``gradient_checkpointing`` is on.
 
@@ -110,10 +122,40 @@ class Sharding(StrEnum):
 
 
 class Interconnect(StrEnum):
-    """GPU-to-GPU link inside one instance (``nvlink`` includes NVSwitch/SXM boards)."""
+    """GPU-to-GPU link class inside one instance, as the estimates use it (``nvlink``
+    includes NVSwitch boards: :func:`interconnect_class`)."""
 
     NVLINK = "nvlink"
     PCIE = "pcie"
+
+
+#: The interconnect words of offers, filters and what-if hardware (the API's one enum):
+#: ``nvlink`` (GPUs linked by NVLink bridges or direct NVLink), ``nvswitch`` (NVLink through
+#: NVSwitch chips, as on 8-GPU HGX boards), ``pcie`` (PCIe only).
+InterconnectLabel = Literal["nvlink", "nvswitch", "pcie"]
+INTERCONNECT_LABELS: tuple[InterconnectLabel, ...] = ("nvlink", "nvswitch", "pcie")
+#: Other words listings use for a link: an SXM board links its GPUs by NVLink.
+_INTERCONNECT_SYNONYMS: dict[str, InterconnectLabel] = {"sxm": "nvlink"}
+
+
+def interconnect_label(raw: str | None) -> InterconnectLabel | None:
+    """A listing's or a user's interconnect word as one of :data:`INTERCONNECT_LABELS`
+    (any case; ``sxm`` → ``nvlink``); ``None`` when empty or not a link word."""
+    word = (raw or "").strip().lower()
+    for label in INTERCONNECT_LABELS:
+        if word == label:
+            return label
+    return _INTERCONNECT_SYNONYMS.get(word)
+
+
+def interconnect_class(raw: str | None) -> Interconnect | None:
+    """The link class an interconnect word stands for: ``nvlink`` and ``nvswitch`` (NVSwitch
+    is NVLink through a switch) → :attr:`Interconnect.NVLINK`, ``pcie`` → PCIe, else
+    ``None`` (unknown)."""
+    label = interconnect_label(raw)
+    if label is None:
+        return None
+    return Interconnect.PCIE if label == "pcie" else Interconnect.NVLINK
 
 
 class OomRisk(StrEnum):
@@ -175,7 +217,7 @@ TRANSFORMER_ARCHITECTURES = frozenset(
 class GpuSpec:
     """Catalog figures of one GPU model (datasheet units).
 
-    ``vram_gb`` as marketed (treated as GiB of physical memory, as nvidia-smi shows it);
+    ``vram_gib`` as marketed (treated as GiB of physical memory, as nvidia-smi shows it);
     bandwidth in GB/s; all TFLOPS dense. ``fp16_fp32acc_tflops`` is the FP32-accumulate tensor
     rate that mixed-precision training runs at (half the FP16-accumulate rate on GeForce).
     """
@@ -183,7 +225,7 @@ class GpuSpec:
     name: str
     vendor: str = "NVIDIA"
     architecture: str = ""
-    vram_gb: float
+    vram_gib: float
     memory_bandwidth_gbs: float | None = None
     fp32_tflops: float | None = None
     tf32_tflops: float | None = None
@@ -206,7 +248,8 @@ class Workload:
     """A training job, flat, with units in the names.
 
     ``params`` is the total parameter count; ``seq_len`` tokens per sample (transformers,
-    seq2seq); ``image_size`` pixels per side; ``micro_batch_size`` per GPU;
+    seq2seq); ``image_size`` pixels per side (the
+    side of a square with the same pixels for non-square inputs); ``micro_batch_size`` per GPU;
     ``samples_per_epoch`` training samples per epoch; ``dataset_gb`` dataset on disk in GB;
     ``cpu_ms_per_sample`` CPU milliseconds of data loading per sample on one core;
     ``min_cuda`` lowest CUDA version the software needs (``"12.1"``).
@@ -256,6 +299,22 @@ class Workload:
     #: every rank materialises the full 16-bit model on its GPU before FSDP shards it and
     #: keeps it allocated (no meta-device init / ``cpu_ram_efficient_loading``)
     full_model_init: bool = False
+    # -- vision and diffusion memory (issue 9): optional --
+    #: conv nets: classification or detection (a detector's activations per backbone GFLOP
+    #: are fitted apart from a classifier's)
+    vision_task: VisionTask = VisionTask.CLASSIFICATION
+    #: detectors: the backbone's forward GFLOPs per 224×224 image (2 × torchvision's GMACs:
+    #: ResNet-50 8.178); activations scale it by the input pixels
+    backbone_gflops_224: float | None = None
+    #: ViT patch side in pixels (tokens = (image_size / patch_size)² + 1); default 16
+    patch_size: int | None = None
+    #: diffusion: parameters of the frozen text encoder(s) and of the frozen VAE, held on
+    #: the GPU next to the UNet (``params`` counts the UNet only)
+    text_encoder_params: int | None = None
+    vae_params: int | None = None
+    #: an fp32 exponential-moving-average copy of the trained parameters kept on the GPU
+    #: (diffusers ``--use_ema``, torchvision/timm ``--model-ema``)
+    ema_weights: bool = False
     samples_per_epoch: int = 1
     epochs: float = 1.0
     dataset_gb: float | None = None
@@ -348,6 +407,11 @@ class MemoryBreakdown:
     init_extra_gib: float = 0.0
     context_gib: float = 0.0
     allocator_slack_gib: float = 0.0
+    #: diffusion: frozen text encoder(s) and VAE weights (inside ``weights_gib``)
+    text_encoder_gib: float = 0.0
+    vae_gib: float = 0.0
+    #: fp32 EMA copy of the trained parameters (inside ``optimizer_gib``)
+    ema_gib: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

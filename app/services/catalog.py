@@ -57,8 +57,10 @@ def search_benchmarks(
 ) -> tuple[list[dict[str, Any]], int]:
     """Measured throughput rows by id, filtered; returns (page of rows, total matching).
 
-    ``gpu`` is any catalog name or alias; ``workload`` a benchmark label (e.g.
-    "ResNet-50 v1.5") or a preset slug, which selects the labels that preset stands for;
+    ``gpu`` is any catalog name or alias, or a family name standing for every model of the
+    family it fits (:meth:`ReferenceData.resolve_gpu_filter`: ``A100 80GB``); ``workload`` a
+    benchmark label (e.g. "ResNet-50 v1.5") or a preset slug, which selects the labels that
+    preset stands for;
     ``q`` a case-insensitive substring of the label, task, GPU as published, framework,
     precision or source; ``ids`` selects measurements by id (those an estimate cites);
     ``status`` ``accepted`` or ``held`` (submitted rows held for review). Each row gains ``gpu``
@@ -69,10 +71,12 @@ def search_benchmarks(
     """
     stmt = select(ThroughputBenchmark)
     if gpu:
-        canonical = ref.resolve_gpu(gpu)
-        if canonical is None:
+        names = ref.resolve_gpu_filter(gpu)
+        if not names:
             raise FilterError("gpu", f"unknown GPU {gpu!r}")
-        stmt = stmt.where(ThroughputBenchmark.gpu_model_id == ref.gpu_ids_by_name[canonical])
+        stmt = stmt.where(
+            ThroughputBenchmark.gpu_model_id.in_([ref.gpu_ids_by_name[n] for n in names])
+        )
     if workload:
         labels = (
             list(ref.presets[workload].benchmark_workloads)

@@ -20,7 +20,7 @@ from app.estimate.cost import (
     epoch_plan,
     spot_expected_hours,
 )
-from app.estimate.memory import estimate_memory, vram_per_gpu_gb
+from app.estimate.memory import estimate_memory, vram_per_gpu_gib
 from app.estimate.rank import Candidate, CandidateColumns, Ranked, rank_columns
 from app.estimate.throughput import ThroughputModel
 from app.estimate.types import (
@@ -33,6 +33,7 @@ from app.estimate.types import (
     Precision,
     ThroughputEstimate,
     Workload,
+    interconnect_class,
 )
 from app.services.offers import (
     FilterError,
@@ -54,12 +55,9 @@ class HardwareError(ValueError):
 
 
 def offer_interconnect(label: str | None) -> Interconnect | None:
-    """Map an offer's interconnect label to the core enum (NVSwitch/SXM boards are NVLink)."""
-    if label in ("nvlink", "nvswitch", "sxm"):
-        return Interconnect.NVLINK
-    if label == "pcie":
-        return Interconnect.PCIE
-    return None
+    """An offer's interconnect word as the core's link class
+    (:func:`app.estimate.types.interconnect_class`: NVSwitch boards are NVLink)."""
+    return interconnect_class(label)
 
 
 def hardware_from_input(h: dict[str, Any], ref: ReferenceData) -> Hardware:
@@ -74,12 +72,12 @@ def hardware_from_input(h: dict[str, Any], ref: ReferenceData) -> Hardware:
     return Hardware(
         gpu=ref.gpus[canonical],
         gpu_count=h.get("gpu_count") or 1,
-        interconnect=Interconnect(h["interconnect"]) if h.get("interconnect") else None,
+        interconnect=interconnect_class(h.get("interconnect")),
         vcpus=h.get("vcpus"),
-        ram_gib=h.get("ram_gb"),
+        ram_gib=h.get("ram_gib"),
         disk_gb=h.get("disk_gb"),
         max_cuda=h.get("max_cuda"),
-        vram_gib_per_gpu=h.get("vram_gb"),
+        vram_gib_per_gpu=h.get("vram_gib"),
         disk_type=h.get("disk_type"),
     )
 
@@ -180,8 +178,8 @@ def estimate_what_if(
 ) -> Estimate:
     """Estimate for a hardware configuration with no offer (``billing`` ``spot`` adds the
     interruption warning and expected cost)."""
-    vram = vram_per_gpu_gb(hw.gpu.vram_gb, hw.vram_gib_per_gpu, hw.gpu_count)
-    memory = estimate_memory(w, vram_gb=vram, gpu_count=hw.gpu_count)
+    vram = vram_per_gpu_gib(hw.gpu.vram_gib, hw.vram_gib_per_gpu, hw.gpu_count)
+    memory = estimate_memory(w, vram_gib=vram, gpu_count=hw.gpu_count)
     models = _Models(w, reference, ref)
     check_estimable(w, models.requested())
     tp = models.for_gpu(hw.gpu).estimate(hw.gpu, hw.gpu_count, hw.interconnect)
@@ -311,13 +309,13 @@ def rank_offers(
         tp = tp_cache.get(tkey)
         if tp is None:
             tp = tp_cache[tkey] = models.for_gpu(gpu).estimate(gpu, count, link)
-        vram = vram_per_gpu_gb(gpu.vram_gb, listed_vram, count)
+        vram = vram_per_gpu_gib(gpu.vram_gib, listed_vram, count)
         mkey = (vram, math.floor(count))
         mem = mem_cache.get(mkey)
         if mem is None:
             # the verdict ranks every offer; the fixes are searched only for offers shown
             mem = mem_cache[mkey] = estimate_memory(
-                w, vram_gb=vram, gpu_count=count, with_fixes=False
+                w, vram_gib=vram, gpu_count=count, with_fixes=False
             )
         config_est.append((tp, mem))
         config_mem_key.append((vram, count))
@@ -375,7 +373,7 @@ def rank_offers(
             vram, count = config_mem_key[config_of[j]]
             key = (vram, math.floor(count))
             if key not in fixes_cache:
-                fixes_cache[key] = estimate_memory(w, vram_gb=vram, gpu_count=count)
+                fixes_cache[key] = estimate_memory(w, vram_gib=vram, gpu_count=count)
             mem = fixes_cache[key]
         prepared[estimable[j].id] = (estimable[j], tp, mem, prices[j])
     ranked = [Ranked(_candidate(cols, i), pareto, rank) for i, rank, pareto in top]

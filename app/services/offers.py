@@ -10,8 +10,8 @@ from sqlalchemy import ColumnElement, Float, Select, case, cast, false, func, or
 from sqlalchemy.orm import Session
 
 from app.db.models import GpuModel, InstanceOffer, Provider, RefreshRun, as_utc, utcnow
-from app.estimate.cost import UnknownCurrencyError, convert
-from app.estimate.memory import vram_per_gpu_gb
+from app.estimate.cost import UnknownCurrencyError, conversion_steps, convert
+from app.estimate.memory import vram_per_gpu_gib
 from app.services.reference import ReferenceData
 
 
@@ -125,10 +125,10 @@ def _filtered(stmt: Select, filters: dict, ref: ReferenceData) -> Select:
         stmt = stmt.where(InstanceOffer.available.is_(True))
     if not filters.get("include_suspect", False):
         stmt = stmt.where(InstanceOffer.suspect.is_(False))
-    if filters.get("min_vram_gb") is not None:
+    if filters.get("min_vram_gib") is not None:
         stmt = stmt.where(
             or_(
-                InstanceOffer.vram_gib_per_gpu >= filters["min_vram_gb"],
+                InstanceOffer.vram_gib_per_gpu >= filters["min_vram_gib"],
                 InstanceOffer.vram_gib_per_gpu.is_(None),
             )
         )
@@ -170,7 +170,7 @@ _RANK_COLUMNS = (
 
 
 def _post_filter(rows: list, filters: dict, ref: ReferenceData, currency: str) -> list:
-    min_vram = filters.get("min_vram_gb")
+    min_vram = filters.get("min_vram_gib")
     if min_vram is not None:
         rows = [r for r in rows if (vram_gib(r, ref) or 0) >= min_vram]
     max_price = filters.get("max_price_per_hour")
@@ -209,7 +209,7 @@ def select_offers(
 ) -> list[OfferRow]:
     """All offers matching ``filters`` (see :class:`app.api.schemas.OfferFilters`).
 
-    ``min_vram_gb`` compares the offer's VRAM, or the catalog VRAM when the offer lists none;
+    ``min_vram_gib`` compares the offer's VRAM, or the catalog VRAM when the offer lists none;
     ``max_price_per_hour`` is in ``currency``.
 
     Raises:
@@ -229,24 +229,25 @@ def _exact_filtered(
 ) -> Select[Any]:
     """:func:`_filtered` plus, in SQL, what :func:`_post_filter` does in Python: VRAM as
     :func:`vram_gib` gives it, and the price converted to ``currency`` as
-    :func:`app.estimate.cost.convert` does (the same float multiply or divide by the same
-    rate, so both paths keep exactly the same offers).
+    :func:`app.estimate.cost.convert` does (the same float multiplies and divides by the same
+    rates, :func:`app.estimate.cost.conversion_steps`, so both paths keep exactly the same
+    offers).
 
     Raises:
         FilterError: unknown GPU, or a matching priced offer's currency has no rate to
             ``currency``.
     """
     stmt = _filtered(stmt, filters, ref)
-    min_vram = filters.get("min_vram_gb")
+    min_vram = filters.get("min_vram_gib")
     if min_vram is not None:
         catalog_vram = (
-            select(GpuModel.vram_gb)
+            select(GpuModel.vram_gib)
             .where(GpuModel.id == InstanceOffer.gpu_model_id)
             .scalar_subquery()
         )
         listed = func.nullif(InstanceOffer.vram_gib_per_gpu, 0)
         count = InstanceOffer.gpu_count
-        # app.estimate.memory.vram_per_gpu_gb in SQL: a fractional GPU gets its share of the
+        # app.estimate.memory.vram_per_gpu_gib in SQL: a fractional GPU gets its share of the
         # card unless the listing states the slice's memory
         share = case(
             (count >= 1, func.coalesce(listed, catalog_vram)),
@@ -265,19 +266,13 @@ def _exact_filtered(
         ).all()
         cases = []
         for source in listed_in:
-            converted: ColumnElement[Any]
-            if source == currency:
-                converted = price
-            elif (source, currency) in ref.rates:
-                converted = price * ref.rates[(source, currency)]
-            elif (currency, source) in ref.rates:
-                converted = price / ref.rates[(currency, source)]
-            else:
-                try:
-                    convert(1.0, source, currency, ref.rates)
-                except UnknownCurrencyError as exc:
-                    raise FilterError("currency", str(exc)) from exc
-                raise AssertionError("convert() knows a rate this function does not")
+            try:
+                steps = conversion_steps(source, currency, ref.rates)
+            except UnknownCurrencyError as exc:
+                raise FilterError("currency", str(exc)) from exc
+            converted: ColumnElement[Any] = price
+            for op, rate in steps:
+                converted = converted * rate if op == "*" else converted / rate
             cases.append((InstanceOffer.currency == source, converted))
         if not cases:
             return stmt.where(false())
@@ -308,12 +303,12 @@ def page_offers(
 
 def vram_gib(row: OfferRow | RankRow, ref: ReferenceData) -> float | None:
     """VRAM one (possibly fractional) GPU of an offer gives a job, as the estimates use it
-    (:func:`app.estimate.memory.vram_per_gpu_gb`); the listed figure when the GPU model is
-    unknown. The ``min_vram_gb`` filter and the offers' ``vram_gb_per_gpu`` both use this."""
+    (:func:`app.estimate.memory.vram_per_gpu_gib`); the listed figure when the GPU model is
+    unknown. The ``min_vram_gib`` filter and the offers' ``vram_gib_per_gpu`` both use this."""
     if row.gpu_model_id is None:
         return row.vram_gib_per_gpu
-    catalog = ref.gpus[ref.gpu_names_by_id[row.gpu_model_id]].vram_gb
-    return vram_per_gpu_gb(catalog, row.vram_gib_per_gpu, row.gpu_count)
+    catalog = ref.gpus[ref.gpu_names_by_id[row.gpu_model_id]].vram_gib
+    return vram_per_gpu_gib(catalog, row.vram_gib_per_gpu, row.gpu_count)
 
 
 def offer_age_days(last_seen_at: dt.datetime | None, now: dt.datetime) -> float | None:

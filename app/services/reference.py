@@ -68,8 +68,10 @@ class ReferenceData:
         return sorted({"USD", *(c for pair in self.rates for c in pair)})
 
     def resolve_gpu_filter(self, name: str) -> list[str]:
-        """Catalog names an offer filter means: the exact model, or a whole family when the
-        name gives no size or form (``A100`` → every A100). Empty when unknown."""
+        """Catalog names a GPU filter means, in catalog order, any case: the exact model, or
+        every model of the family that has the size and form the name gives (``A100`` →
+        every A100; ``A100 80GB`` → A100 SXM4 80GB and A100 PCIe 80GB:
+        :meth:`app.gpu_names.GpuNameNormaliser.family_members`). Empty when unknown."""
         if name in self.gpus:
             return [name]
         members = self.normaliser.family_members(name)
@@ -92,7 +94,7 @@ def gpu_spec(g: GpuModel) -> GpuSpec:
         name=g.canonical_name,
         vendor=g.vendor,
         architecture=g.architecture,
-        vram_gb=g.vram_gb,
+        vram_gib=g.vram_gib,
         memory_bandwidth_gbs=g.memory_bandwidth_gbs,
         fp32_tflops=g.fp32_tflops,
         tf32_tflops=g.tf32_tflops,

@@ -567,7 +567,7 @@ def _memory(detail: OfferDetailResponse) -> dict[str, Any] | None:
         "scale": scale,
         "usable": m.usable_vram_gib,
         "peak": e.peak_memory_gib,
-        "vram": detail.offer.vram_gb_per_gpu,
+        "vram": detail.offer.vram_gib_per_gpu,
     }
 
 

@@ -7,7 +7,7 @@ from app.estimate.types import Architecture, GpuSpec, Precision, Workload
 A100_80_SXM = GpuSpec(
     name="A100 SXM4 80GB",
     architecture="Ampere",
-    vram_gb=80,
+    vram_gib=80,
     memory_bandwidth_gbs=2039,
     fp32_tflops=19.5,
     tf32_tflops=156,
@@ -22,7 +22,7 @@ A100_80_SXM = GpuSpec(
 RTX_4090 = GpuSpec(
     name="GeForce RTX 4090",
     architecture="Ada Lovelace",
-    vram_gb=24,
+    vram_gib=24,
     memory_bandwidth_gbs=1008,
     fp32_tflops=82.6,
     tf32_tflops=82.6,

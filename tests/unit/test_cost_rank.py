@@ -57,7 +57,7 @@ def test_data_loader_rate_leaves_one_core() -> None:
 def test_combine_caps_by_loader_and_prices_epoch() -> None:
     hw = Hardware(gpu=RTX_4090, vcpus=3, ram_gib=31.5, disk_gb=70, max_cuda="11.8")
     tp = estimate_throughput(CNN, RTX_4090)
-    mem = estimate_memory(CNN, vram_gb=24)
+    mem = estimate_memory(CNN, vram_gib=24)
     e = combine(CNN, hw, tp, mem, price_per_hour=0.5, currency="USD")
     assert e.samples_per_s == pytest.approx(400.0)  # (3 - 1) * 1000 / 5 ms < GPU rate
     assert e.epoch_hours == pytest.approx(1_281_167 / 400 / 3600)

@@ -35,7 +35,7 @@ def _catalog():  # type: ignore[no-untyped-def]
     gpus = [
         CatalogGpu(
             r["canonical_name"],
-            float(r["vram_gb"]),
+            float(r["vram_gib"]),
             r["form_factor"] or None,
             tuple(_split(r["aliases"])),
         )

@@ -18,7 +18,7 @@ def normaliser() -> GpuNameNormaliser:
     gpus = [
         CatalogGpu(
             r["canonical_name"],
-            float(r["vram_gb"]),
+            float(r["vram_gib"]),
             r["form_factor"],
             tuple(a.strip() for a in r["aliases"].split("|") if a.strip()),
         )
@@ -74,3 +74,24 @@ def test_unknown_name_is_none(normaliser: GpuNameNormaliser) -> None:
 
 def test_normalise_key() -> None:
     assert normalise_key("NVIDIA_GeForce-RTX 4090D (China)") == "rtx 4090 d"
+
+
+@pytest.mark.parametrize(
+    ("raw", "members"),
+    [
+        ("A100", ["A100 SXM4 40GB", "A100 SXM4 80GB", "A100 PCIe 40GB", "A100 PCIe 80GB"]),
+        ("a100 80gb", ["A100 SXM4 80GB", "A100 PCIe 80GB"]),
+        ("A100 40GB", ["A100 SXM4 40GB", "A100 PCIe 40GB"]),
+        ("A100 PCIe", ["A100 PCIe 40GB", "A100 PCIe 80GB"]),
+        ("A100-SXM4-80GB", ["A100 SXM4 80GB"]),
+        ("V100 32GB", ["V100 SXM2 32GB", "V100 PCIe 32GB", "V100 SXM3 32GB"]),
+        ("H100 PCIe", ["H100 PCIe 80GB"]),
+        # 10 GB vs 12 GB is beyond the 12 % tolerance: two different cards
+        ("RTX 3080 10GB", ["GeForce RTX 3080 10GB"]),
+        ("Z9000", []),
+    ],
+)
+def test_family_members_keep_the_size_and_form_asked_for(
+    normaliser: GpuNameNormaliser, raw: str, members: list[str]
+) -> None:
+    assert normaliser.family_members(raw) == members

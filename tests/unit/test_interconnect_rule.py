@@ -26,7 +26,7 @@ SLOW_SXM = dataclasses.replace(A100_80_SXM, name="slow-NVLink SXM", nvlink_bandw
 def _run(gpu: GpuSpec, link: Interconnect | None) -> tuple[float, set[str]]:
     """(multi-GPU efficiency, warning codes) of GPT-2 on 8 × ``gpu`` listed with ``link``."""
     tp = estimate_throughput(GPT2, gpu, gpu_count=8, interconnect=link)
-    mem = estimate_memory(GPT2, vram_gb=gpu.vram_gb, gpu_count=8)
+    mem = estimate_memory(GPT2, vram_gib=gpu.vram_gib, gpu_count=8)
     e = combine(GPT2, Hardware(gpu=gpu, gpu_count=8, interconnect=link), tp, mem)
     return tp.multi_gpu_efficiency, {w.code.value for w in e.warnings}
 

@@ -102,7 +102,7 @@ def test_eager_attention_adds_score_matrices() -> None:
 
 
 def test_peak_is_states_plus_activations_with_slack_and_context() -> None:
-    est = estimate_memory(GPT2, vram_gb=24)
+    est = estimate_memory(GPT2, vram_gib=24)
     states = 18 * 124_373_760
     act = activation_bytes_per_sample(GPT2)
     assert est.peak_memory_gib == pytest.approx((states + act) * SLACK / GIB + CUDA_CONTEXT_GIB)
@@ -110,10 +110,10 @@ def test_peak_is_states_plus_activations_with_slack_and_context() -> None:
 
 
 def test_max_micro_batch_size_is_the_largest_that_is_not_high() -> None:
-    est = estimate_memory(GPT2, vram_gb=24)
+    est = estimate_memory(GPT2, vram_gib=24)
     b = est.max_micro_batch_size
-    fits = estimate_memory(dataclasses.replace(GPT2, micro_batch_size=b), vram_gb=24)
-    over = estimate_memory(dataclasses.replace(GPT2, micro_batch_size=b + 1), vram_gb=24)
+    fits = estimate_memory(dataclasses.replace(GPT2, micro_batch_size=b), vram_gib=24)
+    over = estimate_memory(dataclasses.replace(GPT2, micro_batch_size=b + 1), vram_gib=24)
     assert fits.oom_risk != OomRisk.HIGH and over.oom_risk == OomRisk.HIGH
     limit = max_fitting_utilization()
     assert fits.memory_utilization < limit <= over.memory_utilization
@@ -164,13 +164,13 @@ def test_optimizer_state_bytes_per_variant() -> None:
 
 def test_high_risk_lists_fixes_that_fit() -> None:
     full = Workload(**LLAMA3_8B, precision=Precision.BF16_AMP)
-    est = estimate_memory(full, vram_gb=24)
+    est = estimate_memory(full, vram_gib=24)
     assert est.oom_risk == OomRisk.HIGH and est.fixes
     for fix in est.fixes:
         assert fix.oom_risk != OomRisk.HIGH
         assert fix.peak_memory_gib < est.peak_memory_gib
     assert any("QLoRA" in f.label for f in est.fixes)
-    low = estimate_memory(dataclasses.replace(full, method=Method.QLORA, lora_rank=8), vram_gb=80)
+    low = estimate_memory(dataclasses.replace(full, method=Method.QLORA, lora_rank=8), vram_gib=80)
     assert low.fixes == ()
 
 
@@ -182,8 +182,8 @@ def test_fsdp_full_model_init_keeps_the_full_model() -> None:
         lora_rank=8,
         sharding=Sharding.FSDP,
     )
-    lazy = estimate_memory(w, vram_gb=40, gpu_count=2)
-    eager = estimate_memory(dataclasses.replace(w, full_model_init=True), vram_gb=40, gpu_count=2)
+    lazy = estimate_memory(w, vram_gib=40, gpu_count=2)
+    eager = estimate_memory(dataclasses.replace(w, full_model_init=True), vram_gib=40, gpu_count=2)
     # every rank keeps the full bf16 model it loaded next to its shard: + 2P bytes
     extra = eager.breakdown.allocated_gib - lazy.breakdown.allocated_gib
     assert extra == pytest.approx(2 * 8_030_261_248 / GIB)
@@ -194,5 +194,5 @@ def test_fsdp_full_model_init_keeps_the_full_model() -> None:
 def test_llama3_8b_full_does_not_fit_24gb_but_qlora_does() -> None:
     full = Workload(**LLAMA3_8B, precision=Precision.BF16_AMP)
     qlora = Workload(**LLAMA3_8B, precision=Precision.BF16, method=Method.QLORA, lora_rank=8)
-    assert estimate_memory(full, vram_gb=24).oom_risk == OomRisk.HIGH
-    assert estimate_memory(qlora, vram_gb=24).oom_risk != OomRisk.HIGH
+    assert estimate_memory(full, vram_gib=24).oom_risk == OomRisk.HIGH
+    assert estimate_memory(qlora, vram_gib=24).oom_risk != OomRisk.HIGH

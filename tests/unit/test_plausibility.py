@@ -63,7 +63,7 @@ def test_spot_vram_ram_and_non_positive_rules() -> None:
         billing="on_demand",
         price_per_hour=None,
         vram_gib_per_gpu=80,
-        catalog_vram_gb=24,
+        catalog_vram_gib=24,
     )
     assert "impossible for the GeForce RTX 4090" in check_offer(big, bands)[0]
     modded = OfferFacts(
@@ -72,7 +72,7 @@ def test_spot_vram_ram_and_non_positive_rules() -> None:
         billing="on_demand",
         price_per_hour=None,
         vram_gib_per_gpu=48,
-        catalog_vram_gb=24,
+        catalog_vram_gib=24,
     )
     assert check_offer(modded, bands) == []  # the 48 GB memory-modded card exists
     ram = OfferFacts(gpu=None, gpu_count=1, billing="on_demand", price_per_hour=1.0, ram_gib=1e6)

@@ -102,7 +102,7 @@ def _gpu(name: str, arch: str, peak: float, bw: float) -> GpuSpec:
     return GpuSpec(
         name=name,
         architecture=arch,
-        vram_gb=24,
+        vram_gib=24,
         memory_bandwidth_gbs=bw,
         fp32_tflops=peak / 8,
         tf32_tflops=peak / 2,
@@ -206,7 +206,7 @@ def test_time_model_recovers_known_coefficients() -> None:
         return GpuSpec(
             name=name,
             architecture="Ampere",
-            vram_gb=24,
+            vram_gib=24,
             memory_bandwidth_gbs=bw,
             fp32_tflops=peak / 8,
             tf32_tflops=peak / 2,
@@ -231,7 +231,11 @@ def test_multi_gpu_efficiency_hand_worked() -> None:
     # t_comm = 2*7/8 * 4e9 / (31.5e9 e); t_step = 32 / 100 = 0.32 s;
     # exposed = t_comm - overlap*0.32; eta = 0.32 / (0.32 + exposed)
     gpu = GpuSpec(
-        name="X", architecture="Ampere", vram_gb=48, memory_bandwidth_gbs=768, market="professional"
+        name="X",
+        architecture="Ampere",
+        vram_gib=48,
+        memory_bandwidth_gbs=768,
+        market="professional",
     )
     w = Workload(
         architecture=Architecture.CNN,
@@ -277,7 +281,11 @@ def test_a_gpu_without_16_bit_units_runs_mixed_precision_at_its_fp32_rate() -> N
     # GeForce Pascal: no tensor cores, fp16 arithmetic at 1/64 rate; the catalog lists no
     # 16-bit figure, so mixed precision runs its matmuls in fp32
     pascal = GpuSpec(
-        name="pascal", architecture="Pascal", vram_gb=11, memory_bandwidth_gbs=484, fp32_tflops=11.3
+        name="pascal",
+        architecture="Pascal",
+        vram_gib=11,
+        memory_bandwidth_gbs=484,
+        fp32_tflops=11.3,
     )
     assert rate_class(pascal, Precision.FP16_AMP) == "32"
     assert rate_class(pascal, Precision.FP32) == "32"
