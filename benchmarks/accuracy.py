@@ -181,6 +181,23 @@ def mfu_table(ds: Dataset) -> list[str]:
     return out
 
 
+def not_derived_note(dv: list[Residual]) -> str:
+    """Sentence naming the derived pairs whose rows never reached the ``derived`` situation
+    (the base preset has no usable measurement, so the served path used the FLOPs model)."""
+    pairs = dict(DERIVED_PAIRS)
+    fallback = sorted(
+        {r.row.workload for r in dv if r.basis != "derived"}
+        - {r.row.workload for r in dv if r.basis == "derived"}
+    )
+    if not fallback:
+        return ""
+    names = ", ".join(f"{a} (from `{pairs[a]}`)" for a in fallback if a in pairs)
+    return (
+        f"No usable measurement stands for the base of {names}, so its rows are FLOPs-model "
+        "estimates, counted here all the same."
+    )
+
+
 def protocol_row(name: str, res: list[Residual], target: str = "") -> str:
     """Markdown row: protocol | median | mean | p90 APE | coverage | rows | target."""
     med, p90, n = ape_stats([r.ape for r in res])
@@ -301,7 +318,8 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         "Derived pairs (target's rows removed; the target predicted as a custom variant of "
         "the base preset by the ratio of training FLOPs): "
         + ", ".join(f"{a} from `{b}`" for a, b in DERIVED_PAIRS)
-        + ".",
+        + ". "
+        + not_derived_note(dv),
         "",
         "### By situation (all protocols above pooled)",
         "",
