@@ -704,7 +704,8 @@ class EstimateOut(BaseModel):
         default=None,
         description="which evidence the throughput stands on: measured (this GPU), sibling "
         "(a GPU of the same architecture), extrapolated (other architectures), flops_model "
-        "(workload never measured) or derived (custom workload from its preset); the first "
+        "(workload never measured), derived (custom workload from its preset) or "
+        "precision_switch (workload measured only at another precision class); the first "
         "note says it in words",
     )
     epoch_hours: float = Field(description="wall-clock hours of one epoch")

@@ -290,6 +290,9 @@ DERIVED_PAIRS = (
     ("MPT-7B", "mpt-1b-pretrain"),
     ("MPT-30B", "mpt-7b-pretrain"),
     ("MPT-70B", "mpt-30b-pretrain"),
+    ("Llama 3 70B", "llama31-8b-pretrain"),
+    ("Llama 2 13B", "llama2-7b-pretrain"),
+    ("Llama 2 70B", "llama2-13b-pretrain"),
 )
 
 

@@ -188,6 +188,7 @@ class Situation(StrEnum):
     EXTRAPOLATED = "extrapolated"
     FLOPS_MODEL = "flops_model"
     DERIVED = "derived"
+    PRECISION_SWITCH = "precision_switch"
 
 
 SITUATION_TEXT = {
@@ -197,6 +198,9 @@ SITUATION_TEXT = {
     Situation.FLOPS_MODEL: "FLOPs model: this workload was never measured; FLOP rate of "
     "similar measured workloads on this GPU",
     Situation.DERIVED: "derived from the preset's estimate by the ratio of training FLOPs",
+    Situation.PRECISION_SWITCH: "this workload was measured only at another precision "
+    "(fp32/tf32 vs 16-bit); converted by the speed-up other workloads of its family show "
+    "between the two",
 }
 
 SITUATION_BASIS = {
@@ -205,6 +209,7 @@ SITUATION_BASIS = {
     Situation.EXTRAPOLATED: Basis.SCALED,
     Situation.FLOPS_MODEL: Basis.FLOPS_MODEL,
     Situation.DERIVED: Basis.SCALED,
+    Situation.PRECISION_SWITCH: Basis.SCALED,
 }
 
 
