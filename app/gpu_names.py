@@ -235,6 +235,7 @@ class GpuNameNormaliser:
         vram_gib: float | None = None,
         form_hint: str | None = None,
         context: Iterable[str | None] = (),
+        gpu_count: float = 1,
     ) -> GpuIdentity:
         """Identify the GPU of an offer: a match, an ambiguity, or no match; never a guess.
 
@@ -251,6 +252,11 @@ class GpuNameNormaliser:
             vram_gib: VRAM per GPU as listed (GiB or GB; the 12 % tolerance absorbs the unit).
             form_hint: ``sxm``/``pcie`` implied by the interconnect (NVSwitch boards: ``sxm``).
             context: other strings naming the machine (instance type, provider label).
+            gpu_count: GPUs of the offer. Below one (a slice of one card) the listed VRAM may be
+                the whole card's or the slice's own memory (3 GiB of an L4); when only
+                ``vram_gib / gpu_count`` fits a candidate, that is the card the slice is cut
+                from, and no mismatch is flagged. The one rule for fractional GPUs of every
+                provider, at seed and at ingest.
         """
         parsed = parse_name(raw)
         ctx = [parse_name(c) for c in context if c]
@@ -276,6 +282,12 @@ class GpuNameNormaliser:
             None,
         )
         vram = vram_gib or parsed.vram_gib or ctx_vram
+        if vram_gib and 0 < gpu_count < 1 and pool:
+            card = vram_gib / gpu_count  # the slice listed its own memory?
+            if not any(_close(vram_gib, self._gpus[c].vram_gib) for c in pool) and any(
+                _close(card, self._gpus[c].vram_gib) for c in pool
+            ):
+                vram = card
         if not pool:
             return GpuIdentity(
                 "none",

@@ -213,7 +213,7 @@ def check_offer(offer: OfferFacts, bands: PriceBands) -> list[str]:
     ):
         reasons.append(
             f"listed VRAM {vram:g} GiB per GPU is impossible for the {offer.gpu} "
-            f"({offer.catalog_vram_gib:g} GB on the datasheet)"
+            f"({offer.catalog_vram_gib:g} GiB on the datasheet)"
         )
     ram = offer.ram_gib
     if ram is not None and (not math.isfinite(ram) or ram <= 0 or ram > MAX_RAM_GIB):

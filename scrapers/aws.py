@@ -15,6 +15,14 @@ pricing page): ``config.regions[].instanceTypes[].sizes[].valueColumns[name=linu
 a string; ``N/A*`` or ``0`` means no price. Spot offers reuse the on-demand row's specs.
 
 The price list gives a GPU *count* only; model and VRAM come from :data:`AWS_FAMILIES`.
+
+Fractional GPUs: g6f/gr6f instances are slices of one L4 (1/8, 1/4, 1/2; EC2 reports them as
+Count 1 with scaled memory, providers.md §5 "Fractional L4 on g6f/gr6f"). Their offers get
+``gpu_count`` < 1 from the price list's ``GPU`` column when it is below one, else from its
+``GPU Memory`` against the card's nominal VRAM (:func:`scrapers.records.card_share`);
+``vram_gib_per_gpu`` stays the whole card's, as for every fractional offer. A slice whose share
+the row does not tell is reported and not stored (a whole L4 would be wrong). Every other
+family sells whole GPUs.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ from scrapers.base import (
     validate_rows,
 )
 from scrapers.http import Http, ScraperError
-from scrapers.records import positive, to_price
+from scrapers.records import card_share, positive, to_price
 from scrapers.settings import ScraperSettings
 
 DOCS_URL = "https://docs.aws.amazon.com/awsaccountbilling/latest/aboutv2/using-ppslong.html"
@@ -50,6 +58,8 @@ class AwsFamily:
     gpu: str
     vram_gib: float
     interconnect: str | None
+    #: instances are slices of one card (``gpu_count`` < 1)
+    fractional: bool = False
 
 
 #: Instance family → GPU (providers.md §5 static family table; AWS instance type pages).
@@ -68,6 +78,8 @@ AWS_FAMILIES: dict[str, AwsFamily] = {
     "g5": AwsFamily("A10G", 24, "pcie"),
     "g6": AwsFamily("L4", 24, "pcie"),
     "g6e": AwsFamily("L40S", 48, "pcie"),
+    "g6f": AwsFamily("L4", 24, None, fractional=True),
+    "gr6f": AwsFamily("L4", 24, None, fractional=True),
     "g7e": AwsFamily("RTX PRO Server 6000", 96, "pcie"),
 }
 
@@ -102,6 +114,8 @@ class OnDemandRow:
     ram_gib: float | None
     disk_gb: float | None
     gpu_count: float | None
+    #: the ``GPU Memory`` column in GiB (``None`` when ``NA``)
+    gpu_memory_gib: float | None = None
 
 
 def _number(text: str | None, pattern: re.Pattern[str] | None = None) -> float | None:
@@ -183,6 +197,7 @@ def parse_price_list(lines: Iterable[str], result: ScrapeResult | None = None) -
                 ram_gib=_number(col("Memory"), _MEMORY),
                 disk_gb=_disk_gb(col("Storage")),
                 gpu_count=_number(col("GPU")),
+                gpu_memory_gib=_number(col("GPU Memory"), _MEMORY),
             )
         )
     if header is None:
@@ -287,6 +302,15 @@ def build_offers(
         if not count or count <= 0:
             result.warn(f"aws {row.instance_type} {row.region}: no GPU count; skipped")
             continue
+        if family.fractional:
+            share = count if count < 1 else card_share(row.gpu_memory_gib, family.vram_gib)
+            if share is None:
+                result.warn(
+                    f"aws {row.instance_type} {row.region}: a slice of one {family.gpu} whose "
+                    "share the price list does not give (GPU Memory missing); skipped"
+                )
+                continue
+            count = share
         common: dict[str, Any] = {
             "provider": "aws",
             "offer_key": row.instance_type,
@@ -307,7 +331,8 @@ def build_offers(
             billing="on_demand",
             price_per_hour=to_price(row.price),
             source=price_list_url(price_list_base, row.region),
-            notes="public price list; GPU model from the family table",
+            notes="public price list; GPU model from the family table"
+            + (f"; {count:g} of one {family.gpu}" if count < 1 else ""),
             **common,
         )
         spot_price = to_price(spot.get((row.region, row.instance_type)))

@@ -14,6 +14,11 @@ are dropped; a ``Spot`` ``skuName``/``meterName`` is the spot price. ``retailPri
 ``currencyCode``) per VM-hour. The price API has no GPU data: :data:`AZURE_SIZES` gives each VM
 size's GPU, count, vCPUs and RAM. A GPU size (``Standard_N…``) missing from the table is
 reported, not guessed.
+
+Fractional GPUs: the small NVadsA10 v5 sizes are a sixth, a third or half of one A10 (the SKU
+API says "1 GPU"); :data:`AZURE_SIZES` gives them ``gpu_count`` < 1 with the whole card's
+24 GB, and the offers show the share (``app.estimate.memory.vram_per_gpu_gib``). No other size
+in the table is a slice.
 """
 
 from __future__ import annotations

@@ -19,6 +19,9 @@ count comes from ``specs.gpus`` first (instance names are irregular: ``gpu_8x_b2
 now (a type sold out everywhere yields none, so its earlier offers become unavailable). The GPU
 label and VRAM are read from ``gpu_description``/``description`` (``H100 (80 GB SXM5)``; newer
 answers may say just ``A10``); ``RTX 6000`` there is the 24 GB Quadro RTX 6000.
+
+Fractional GPUs: none. Every Lambda instance type has whole GPUs (``specs.gpus`` ≥ 1, or the
+``gpu_<n>x_…`` name); CPU-only types are skipped as above.
 """
 
 from __future__ import annotations

@@ -28,7 +28,8 @@ class ScrapedOffer(BaseModel):
     """One offer as a scraper saw it (validated; immutable).
 
     ``offer_key``/``region``/``billing`` are the natural key inside a provider. ``gpu_count``
-    may be fractional (a sixth of an A10); ``vram_gib_per_gpu`` is then the full card's VRAM.
+    may be fractional (a sixth of an A10); ``vram_gib_per_gpu`` is then the full card's VRAM
+    (the scrapers here send that; a slice's own memory is also understood at ingest).
     ``price_per_hour`` is for the whole instance, in ``currency``, ``None`` when unknown.
     """
 
@@ -96,6 +97,20 @@ def mib_to_gib(value: float | None) -> float | None:
     if value is None or not math.isfinite(value) or value <= 0:
         return None
     return round(value / 1024, 2)
+
+
+def card_share(slice_vram_gib: float | None, card_vram_gib: float | None) -> float | None:
+    """The share of one card a fractional GPU is, from the memory it lists: ``slice / card``
+    (4 decimals; Vultr's 4 GB of an 80 GB A100 → 0.05, AWS's 3 GiB of a 24 GB L4 → 0.125).
+
+    The scrapers' one rule for slices sold by memory. ``None`` when either figure is missing or
+    the slice is not below the card (then it is not a fraction).
+    """
+    if not slice_vram_gib or not card_vram_gib or slice_vram_gib <= 0 or card_vram_gib <= 0:
+        return None
+    if slice_vram_gib >= card_vram_gib:
+        return None
+    return round(slice_vram_gib / card_vram_gib, 4)
 
 
 def positive(value: float | None) -> float | None:

@@ -19,6 +19,10 @@ country of that price is in ``notes``).
 API status (2026-12): REST v1 is retired (we never used it); GraphQL is announced to follow in
 early 2027, REST v2 ``/v2/catalog/gpus`` (key required) being its successor. Why this module
 stays on GraphQL until a v2 answer is recorded: ``docs/providers-2026-check.md``.
+
+Fractional GPUs: none. RunPod rents whole GPUs; a pod is ``gpuCount`` ≥ 1 cards of one type
+(the queries ask for the counts in ``GPUCOST_SCRAPER_RUNPOD_GPU_COUNTS``), so every offer has
+an integer ``gpu_count`` and the card's full VRAM.
 """
 
 from __future__ import annotations

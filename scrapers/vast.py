@@ -17,6 +17,10 @@ Field names and units follow ``vast-ai/vast-cli`` ``vastai/data/offer.py`` and
 
 Offers are keyed on the host machine and GPU count (``m<machine_id>-<n>x``), which outlives a
 single ask id, so price history follows the machine.
+
+Fractional GPUs: none. Vast offers whole cards (``num_gpus`` is an integer ≥ 1, the query asks
+for ``gte 1``); ``gpu_frac`` is the share of the *host's* GPUs an offer takes (4 of 8 = 0.5),
+not a slice of one card, and is not used as a count.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from scrapers.base import Scraper, ScrapeResult, build_offer, validate_payload, validate_rows
 from scrapers.http import Http, ScraperError
-from scrapers.records import positive, to_price
+from scrapers.records import card_share, positive, to_price
 from scrapers.settings import ScraperSettings
 
 DOCS_URL = "https://www.vultr.com/api/#tag/plans"
@@ -124,7 +124,7 @@ def _vm_gpu(p: VultrPlan) -> tuple[str, float, float | None, str | None] | None:
         return label, 1, total, None
     if total >= card:
         return label, round(total / card), card, None
-    return label, round(total / card, 4), card, None  # a slice of one card
+    return label, card_share(total, card) or 1, card, None  # a slice of one card
 
 
 def _metal_gpu(p: VultrPlan) -> tuple[str, float, float | None, str | None] | None:

@@ -159,6 +159,12 @@ def test_rank_uses_one_software_level_for_every_gpu(client: Any) -> None:
         ({"preset": "bert-base-squad"}, "B200", "extrapolated", "other GPU architectures"),
         ({"preset": "vit-b16-imagenet"}, "A100 SXM4 80GB", "flops_model", "never measured"),
         ({"preset": "bert-base-squad", "layers": 24}, "A100 SXM4 80GB", "derived", "derived"),
+        (
+            {"preset": "llama3-8b-lora", "precision": "fp32"},
+            "A100 SXM4 80GB",
+            "precision_switch",
+            "only at another precision",
+        ),
     ],
 )
 def test_answer_names_the_situation_in_words(

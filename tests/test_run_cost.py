@@ -123,6 +123,8 @@ def test_pcie_host_bridge_ddp_of_a_gradient_heavy_job_warns(client: Any) -> None
     w = warning(e, "pcie_host_bridge")
     assert w["values"]["host_bridge_efficiency"] < 0.85
     assert w["values"]["gradient_gb_per_step"] == pytest.approx(124_373_760 * 4 / 1e9, rel=1e-3)
+    assert w["values"]["predicted_from"] == "model"  # no 2-GPU GPT-2 rows: the fitted link model
+    assert e["multi_gpu_basis"] == "model"
     e = estimate(client, job, {"gpu": "A100 SXM4 80GB", "gpu_count": 2})
     assert not codes(e) & {"pcie_host_bridge", "no_nvlink"}
     # a compute-heavy job (ResNet-50, 256 images per step) hides its 0.1 GB all-reduce
@@ -130,6 +132,27 @@ def test_pcie_host_bridge_ddp_of_a_gradient_heavy_job_warns(client: Any) -> None
         client, {"preset": "resnet50-imagenet"}, {"gpu": "RTX 4090", "gpu_count": 2, "vcpus": 64}
     )
     assert "pcie_host_bridge" not in codes(e)
+
+
+def test_consumer_pcie_ddp_uses_the_measured_scaling_where_there_is_one(client: Any) -> None:
+    # benchmarks.csv, Lambda PyTorch v1 GNMT v2 fp16 on RTX 4090: 1 GPU 159,511 tokens/s,
+    # 2 GPUs over PCIe (no P2P) 210,089 tokens/s: 210,089 / 2 / 159,511 = 65.9 %, 1.32x
+    hw = {"gpu": "RTX 4090", "interconnect": "pcie", "vcpus": 64}
+    one = estimate(client, {"preset": "gnmt-v2-wmt16"}, hw)
+    two = estimate(client, {"preset": "gnmt-v2-wmt16"}, {**hw, "gpu_count": 2})
+    assert two["multi_gpu_efficiency"] == pytest.approx(210_089 / 2 / 159_511, rel=1e-6)
+    assert two["samples_per_s"] == pytest.approx(
+        2 * one["samples_per_s"] * 210_089 / 2 / 159_511, rel=1e-6
+    )
+    assert two["multi_gpu_basis"] == "measured" and one["multi_gpu_basis"] is None
+    w = warning(two, "pcie_host_bridge")
+    assert w["values"]["predicted_from"] == "measured"
+    assert "66% (1.32× one GPU), measured on 2× GeForce RTX 4090" in w["message"]
+    # ResNet-50 measured at 2,468 / 2 / 1,301 = 94.8 % on the same pair: the loss does not
+    # matter, no warning
+    r50 = estimate(client, {"preset": "resnet50-imagenet"}, {**hw, "gpu_count": 2})
+    assert r50["multi_gpu_efficiency"] == pytest.approx(2_468 / 2 / 1_301, rel=1e-6)
+    assert "pcie_host_bridge" not in codes(r50)
 
 
 def test_llama3_8b_lora_epoch_in_tokens(client: Any) -> None:
@@ -141,9 +164,10 @@ def test_llama3_8b_lora_epoch_in_tokens(client: Any) -> None:
     assert e["epoch_tokens"] == tokens and e["epoch_samples"] == pytest.approx(tokens / 2048)
     assert "packed" in e["epoch_definition"]
     assert "epoch_tokens_padded" not in codes(e)
-    # without a token count every one of the 51,760 rows counts as 2,048 tokens, and says so
-    e = estimate(client, {"preset": "llama3-8b-lora"}, {"gpu": "H100 SXM"})
-    assert e["epoch_tokens"] == 51_760 * 2048
+    # without a token count every sample counts as a full seq_len sequence, and says so
+    # (llm.c GPT-2 124M: 9,658,880 samples of 1,024 tokens, packing not stated)
+    e = estimate(client, {"preset": "gpt2-124m-pretrain-llmc"}, {"gpu": "H100 SXM"})
+    assert e["epoch_tokens"] == 9_658_880 * 1024
     assert "epoch_tokens_padded" in codes(e)
     # padded: the same 51,760 sequences, whatever the real token count
     e = estimate(
@@ -152,6 +176,19 @@ def test_llama3_8b_lora_epoch_in_tokens(client: Any) -> None:
         {"gpu": "H100 SXM"},
     )
     assert e["epoch_samples"] == 51_760 and "padded" in e["epoch_definition"]
+
+
+def test_alpaca_presets_carry_the_sourced_token_count(client: Any) -> None:
+    # Wang et al. 2023 Table 1: Alpaca rows average 27.8 + 64.6 = 92.4 tokens (preset_facts.csv)
+    e = estimate(client, {"preset": "llama3-8b-lora"}, {"gpu": "H100 SXM"})
+    assert e["epoch_tokens"] == 4_782_624 == round(51_760 * 92.4)
+    assert e["epoch_samples"] == pytest.approx(4_782_624 / 2048)
+    assert e["epoch_hours"] == pytest.approx(4_782_624 / e["tokens_per_s"] / 3600, rel=1e-9)
+    assert "packed" in e["epoch_definition"] and "epoch_tokens_padded" not in codes(e)
+    e = estimate(client, {"preset": "llama31-8b-full-single-device"}, {"gpu": "H100 SXM"})
+    assert e["epoch_tokens"] == 4_804_985 == round(52_002 * 92.4)
+    # 23x fewer tokens than counting every row as a full 2,048-token sequence
+    assert 52_002 * 2048 / e["epoch_tokens"] == pytest.approx(22.16, abs=0.01)
 
 
 def test_pretraining_preset_carries_its_sourced_token_count(client: Any) -> None:

@@ -258,6 +258,18 @@ def test_offer_page_explains_the_estimate(client: Any) -> None:
     )
 
 
+def test_offer_page_says_where_the_multi_gpu_scaling_comes_from(client: Any) -> None:
+    params = {"preset": "bert-base-squad", "min_gpu_count": "2"}
+    ranked = client.get("/v1/rank", params={**params, "limit": 1}).json()["results"][0]
+    doc = page(client, f"/offers/{ranked['offer']['id']}", {"preset": "bert-base-squad"})
+    e = twin(client, doc).json()["estimate"]
+    assert e["multi_gpu_basis"] in ("measured", "model")
+    words = "measured on this GPU count" if e["multi_gpu_basis"] == "measured" else "link model"
+    terms = [n for n in doc.iter() if n.tag in ("dt", "dd")]
+    (i,) = [k for k, n in enumerate(terms) if n.tag == "dt" and n.text == "Multi-GPU efficiency"]
+    assert terms[i + 1].text == f"{round(e['multi_gpu_efficiency'] * 100)}% ({words})"
+
+
 def test_offer_page_lists_what_would_make_it_fit(client: Any) -> None:
     params = {"preset": "llama3-8b-full", "sharding": "none", "gpu": "RTX 4090"}
     ranked = client.get("/v1/rank", params={**params, "limit": 1}).json()["results"]
@@ -293,12 +305,13 @@ def test_gpu_catalog_search(client: Any) -> None:
     doc = page(client, "/gpus", {"q": "h100"})
     rows = doc.find("table", cls="catalog").find("tbody").find_all("tr")
     r = twin(client, doc)
-    names = [g["canonical_name"] for g in r.json()]
-    assert names and len(rows) == len(names)
+    names = [g["canonical_name"] for g in r.json()["items"]]
+    assert names and len(rows) == len(names) == r.json()["total"]
     assert [tr.find("strong").text for tr in rows] == names
     assert all("h100" in n.lower() for n in names)
-    everything = page(client, "/gpus")
-    assert len(everything.find("table", cls="catalog").find("tbody").find_all("tr")) == 81
+    everything = page(client, "/gpus", {"limit": "100"})
+    rows_all = everything.find("table", cls="catalog").find("tbody").find_all("tr")
+    assert len(rows_all) == 82  # 81 from ../shared plus the B300 of gpus_manual.csv
     sources = [td for td in everything.find_all("td", cls="source") if td.find_all("a")]
     assert sources and all(
         a.attrs["href"].startswith(("https://", "http://"))
@@ -318,7 +331,8 @@ def test_benchmarks_search_and_errors(client: Any) -> None:
     assert len(one.find("table", cls="benchmarks").find("tbody").find_all("tr")) == 1
     paged = page(client, "/benchmarks", {"limit": "100"})
     assert (
-        paged.find("p", cls="pager").find("a").attrs["href"] == "/benchmarks?limit=100&offset=100"
+        paged.find("nav", cls="pager").find("a", rel="next").attrs["href"]
+        == "/benchmarks?limit=100&offset=100"
     )
     bad = page(client, "/benchmarks", {"gpu": "Z9000"}, status=400)
     assert "gpu" in bad.find("div", cls="errors").text
@@ -358,4 +372,4 @@ def test_malformed_page_parameters_render_html_errors(client: Any) -> None:
         assert r.status_code == 400, path
         assert r.headers["content-type"].startswith("text/html"), path
         assert "Traceback" not in r.text
-    assert "ids" in parse(client.get("/benchmarks?ids=abc").text).find("p", cls="errors").text
+    assert "ids" in parse(client.get("/benchmarks?ids=abc").text).find("div", cls="errors").text

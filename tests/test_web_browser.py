@@ -9,6 +9,7 @@ the reason in the test summary, only where no Chromium binary exists (CI sets
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import shutil
@@ -186,6 +187,16 @@ OVERFLOW_JS = """() => {
 }"""
 
 
+#: tick labels of the chart that stick out of the chart's box
+CLIPPED_TICKS_JS = """() => {
+  const svg = document.querySelector('svg.scatter').getBoundingClientRect();
+  return [...document.querySelectorAll('svg.scatter text.tick')].filter(t => {
+    const r = t.getBoundingClientRect();
+    return r.left < svg.left - 0.5 || r.right > svg.right + 0.5;
+  }).map(t => t.textContent);
+}"""
+
+
 def _shot(page: Page, name: str) -> None:
     """With ``GPUCOST_SCREENSHOT`` set, also write ``docs/screenshot-<name>.png``."""
     if os.environ.get("GPUCOST_SCREENSHOT"):
@@ -242,6 +253,9 @@ def test_ranked_llm_results_fit_the_viewport(
             # the chart's tick labels stay readable (at least 7 px on screen)
             tick = page.locator("svg.scatter text.tick").first.bounding_box()
             assert tick and tick["height"] >= 7, tick
+            # and none is cut off at the chart's edges (the last x label used to be)
+            clipped = page.evaluate(CLIPPED_TICKS_JS)
+            assert not clipped, clipped
             page.locator("#results-table").scroll_into_view_if_needed()
         cols = ("c-price_per_hour", "c-epoch_hours", "c-cost_per_epoch", "c-memory")
         for c in cols:
@@ -307,4 +321,147 @@ def test_api_viewer_renders_offline(base_url: str, browser_page: tuple[Page, lis
     page.click("header.top nav a[href='/schema/swagger']")
     page.wait_for_selector(".swagger-ui .opblock", timeout=20000)
     assert page.locator(".swagger-ui .opblock").count() >= 10
+    assert not problems, problems
+
+
+def _fits(page: Page, width: int) -> None:
+    fit = page.evaluate(OVERFLOW_JS)
+    assert fit["scroll"] <= width and not fit["over"], fit
+
+
+def _page_shot(page: Page, name: str, selector: str, height: int | None = None) -> None:
+    """With ``GPUCOST_SCREENSHOT`` set, also write ``docs/screenshot-<name>.png``: the window
+    from ``selector`` down (``height`` px of the page from there, when given)."""
+    if os.environ.get("GPUCOST_SCREENSHOT"):
+        path = str(PROJECT_ROOT / "docs" / f"screenshot-{name}.png")
+        page.mouse.move(0, 0)
+        if height:
+            top = page.evaluate(
+                f"document.querySelector('{selector}').getBoundingClientRect().top + scrollY - 8"
+            )
+            width = page.viewport_size["width"] if page.viewport_size else 1440
+            page.screenshot(
+                path=path, full_page=True, clip={"x": 0, "y": top, "width": width, "height": height}
+            )
+            return
+        page.evaluate(f"document.querySelector('{selector}').scrollIntoView()")
+        page.evaluate("window.scrollBy(0, -8)")
+        page.screenshot(path=path)
+
+
+def _column(page: Page, table: str, cls: str) -> list[str]:
+    return page.locator(f"#{table} tbody td.{cls}").all_inner_texts()
+
+
+def _number(text: str) -> float:
+    head = text.strip().split()[0].replace(",", "").lstrip("$")
+    return float(head)
+
+
+def _catalog() -> list[dict[str, str]]:
+    """The seed catalog the test database holds (``seed_data/gpus.csv``)."""
+    with (PROJECT_ROOT / "seed_data" / "gpus.csv").open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.parametrize(("width", "height", "name"), [(1440, 900, "desktop"), (390, 844, "phone")])
+def test_catalog_sorts_pages_and_fits(
+    base_url: str, browser_page: tuple[Page, list[str]], width: int, height: int, name: str
+) -> None:
+    page, problems = browser_page
+    catalog = _catalog()
+    n = len(catalog)
+    assert 50 < n <= 100  # two pages of 50
+    page.set_viewport_size({"width": width, "height": height})
+    try:
+        page.goto(f"{base_url}/gpus")
+        page.wait_for_selector("#gpus-table tbody tr")
+        _fits(page, width)
+        assert f"Showing 1–50 of {n}" in page.inner_text("#count")
+        before = _column(page, "gpus-table", "c-vram_gib")
+        # sort by VRAM: a header link on a desktop, the line of sort links on a phone
+        where = "#gpus-table th.c-vram_gib a" if name == "desktop" else ".sort-links a"
+        link = page.locator(where).filter(has_text="VRAM").first
+        assert link.is_visible()
+        link.click()
+        page.wait_for_url("**/gpus?sort=vram_gib&order=desc")
+        vram = [_number(v) for v in _column(page, "gpus-table", "c-vram_gib")]
+        assert vram == sorted(vram, reverse=True) and vram != [_number(v) for v in before]
+        # the page shows three significant figures (268.59 GiB as 269)
+        assert vram[0] == pytest.approx(max(float(g["vram_gib"]) for g in catalog), rel=5e-3)
+        _fits(page, width)
+        _page_shot(page, f"gpus-{name}", "h1")
+        # the next page continues the order
+        page.locator("nav.pager a[rel=next]").click()
+        page.wait_for_url("**offset=50")
+        assert f"Showing 51–{n} of {n}" in page.inner_text("#count")
+        rest = [_number(v) for v in _column(page, "gpus-table", "c-vram_gib")]
+        assert len(rest) == n - 50 and max(rest) <= min(vram)
+        _fits(page, width)
+        # a filter from the form keeps the sort
+        page.fill("#f-family", "A100")
+        page.click("#filters button[type=submit]")
+        page.wait_for_selector("#count")
+        a100 = sum(1 for g in catalog if g["canonical_name"].startswith("A100 "))
+        assert f"Showing 1–{a100} of {a100}" in page.inner_text("#count")
+        assert "sort=vram_gib" in page.url and "offset" not in page.url
+    finally:
+        page.set_viewport_size({"width": 1800, "height": 1040})
+    assert not problems, problems
+
+
+@pytest.mark.parametrize(("width", "height", "name"), [(1440, 900, "desktop"), (390, 844, "phone")])
+def test_benchmarks_sort_page_and_fit(
+    base_url: str, browser_page: tuple[Page, list[str]], width: int, height: int, name: str
+) -> None:
+    page, problems = browser_page
+    page.set_viewport_size({"width": width, "height": height})
+    try:
+        page.goto(f"{base_url}/benchmarks?workload=resnet50-imagenet")
+        page.wait_for_selector("#benchmarks-table tbody tr")
+        _fits(page, width)
+        where = (
+            "#benchmarks-table th.c-throughput_per_gpu a" if name == "desktop" else ".sort-links a"
+        )
+        page.locator(where).filter(has_text="Per GPU").first.click()
+        page.wait_for_url("**sort=throughput_per_gpu&order=desc")
+        first = [_number(v) for v in _column(page, "benchmarks-table", "c-throughput_per_gpu")]
+        assert len(first) == 50 and first == sorted(first, reverse=True)
+        _fits(page, width)
+        _page_shot(page, f"benchmarks-{name}", "h1")
+        page.locator("nav.pager a[rel=next]").click()
+        page.wait_for_url("**offset=50")
+        assert "Showing 51–100 of" in page.inner_text("#count")
+        second = [_number(v) for v in _column(page, "benchmarks-table", "c-throughput_per_gpu")]
+        assert second and max(second) <= min(first)
+        _fits(page, width)
+    finally:
+        page.set_viewport_size({"width": 1800, "height": 1040})
+    assert not problems, problems
+
+
+@pytest.mark.parametrize(("width", "height", "name"), [(1440, 900, "desktop"), (390, 844, "phone")])
+def test_gpu_page_from_the_catalog(
+    base_url: str, browser_page: tuple[Page, list[str]], width: int, height: int, name: str
+) -> None:
+    page, problems = browser_page
+    page.set_viewport_size({"width": width, "height": height})
+    try:
+        page.goto(f"{base_url}/gpus?family=H100")
+        page.locator("#gpus-table a", has_text="H100 SXM 80GB").click()
+        page.wait_for_selector("#offers-table tbody tr")
+        assert page.inner_text("h1") == "H100 SXM 80GB"
+        _fits(page, width)
+        usd = [_number(v) for v in _column(page, "offers-table", "c-usd_per_gpu_hour") if "$" in v]
+        assert usd and usd == sorted(usd)
+        assert page.locator("#measurements-table tbody tr").count() == 50
+        if name == "desktop":
+            _page_shot(page, "gpu-desktop", "p.crumbs", height=1500)
+        else:
+            _page_shot(page, "gpu-phone", "#offers")
+        page.locator("#offers-table tbody tr td.c-instance a").first.click()
+        page.wait_for_selector("h1")
+        assert "/offers/" in page.url
+    finally:
+        page.set_viewport_size({"width": 1800, "height": 1040})
     assert not problems, problems

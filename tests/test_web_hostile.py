@@ -130,11 +130,16 @@ def test_provider_text_is_escaped_on_every_page(hostile: tuple[Any, int]) -> Non
         f"/offers/{offer_id}?preset=llama3-8b-full",
         f"/offers/{offer_id}",
         "/gpus",
+        "/gpus/H100%20SXM%2080GB",
+        "/gpus?sort=offers&order=desc",
     ]
     for path in pages:
         r = client.get(path)
         assert r.status_code == 200, (path, r.text[:500])
         assert_escaped(r.text)
+    gpu_page = parse(client.get("/gpus/H100%20SXM%2080GB").text)
+    row = gpu_page.find("table", id="offers-table").find("tr", **{"data-offer-id": str(offer_id)})
+    assert EVIL in row.text  # the provider's offer is listed, its texts shown as text
     doc = parse(client.get(f"/offers/{offer_id}").text)
     assert EVIL in doc.find("h1").text  # shown as text, not run
     links = [a.attrs["href"] for a in doc.find("dd", cls="source").find_all("a")]

@@ -136,7 +136,8 @@ def _num(cell: str) -> tuple[str, bool]:
 
 
 def import_gpus(shared: Path, out: Path) -> None:
-    """Copy the GPU catalog, moving ``?`` marks into ``uncertain_fields``."""
+    """Copy the GPU catalog, moving ``?`` marks into ``uncertain_fields``, then append the
+    hand-kept rows of ``gpus_manual.csv`` in ``out`` (GPUs the shared catalog lacks)."""
     src = list(csv.DictReader((shared / "data/gpu_specs.csv").open(encoding="utf-8")))
     numeric = [
         "vram_gb",
@@ -205,6 +206,16 @@ def import_gpus(shared: Path, out: Path) -> None:
             rec["uncertain_fields"] = " | ".join(uncertain)
             rec["seen_on"] = SEEN_ON
             w.writerow({c: rec.get(c, "") for c in cols})
+        # hand-kept rows for GPUs the shared catalog lacks (each with its own source and date)
+        manual = out / "gpus_manual.csv"
+        if manual.is_file():
+            shared_names = {r["canonical_name"] for r in src}
+            for rec in csv.DictReader(manual.open(encoding="utf-8")):
+                if rec["canonical_name"] in shared_names:
+                    raise ValueError(
+                        f"gpus_manual.csv: {rec['canonical_name']} is in the shared catalog"
+                    )
+                w.writerow({c: rec.get(c, "") for c in cols})
 
 
 def _unit(unit: str) -> tuple[str, str]:

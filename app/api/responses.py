@@ -150,6 +150,9 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
             init_extra_gib=b.init_extra_gib,
             context_gib=b.context_gib,
             allocator_slack_gib=b.allocator_slack_gib,
+            text_encoder_gib=b.text_encoder_gib,
+            vae_gib=b.vae_gib,
+            ema_gib=b.ema_gib,
         ),
         oom_probability=m.oom_probability,
         memory_fixes=[
@@ -163,6 +166,7 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
             for f in m.fixes
         ],
         multi_gpu_efficiency=e.multi_gpu_efficiency,
+        multi_gpu_basis=e.multi_gpu_basis,
         data_loader_samples_per_s=e.data_loader_samples_per_s,
         warnings=[
             WarningOut(code=w.code.value, message=w.message, values=dict(w.values))

@@ -328,7 +328,7 @@ class V1Controller(Controller):
             ),
         ] = None,
     ) -> list[dict[str, Any]]:
-        """The GPU catalog with specs, aliases and sources (dense TFLOPS; VRAM in GB).
+        """The GPU catalog with specs, aliases and sources (dense TFLOPS; VRAM in GiB).
 
         ``q`` keeps GPUs whose name, alias, vendor, architecture or market contains it, or
         whose name it resolves to (``A100-SXM4-80GB``).

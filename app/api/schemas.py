@@ -30,6 +30,7 @@ from app.estimate.types import (
     Optimizer,
     Precision,
     Sharding,
+    VisionTask,
     interconnect_label,
 )
 
@@ -337,6 +338,33 @@ class WorkloadIn(BaseModel):
     full_model_init: bool | None = Field(
         default=None,
         description="FSDP: every rank loads the full 16-bit model on its GPU before sharding",
+    )
+    vision_task: VisionTask | None = Field(
+        default=None,
+        description="conv nets: classification (default) or detection (FPN/SSD/YOLO heads)",
+    )
+    backbone_gflops_224: float | None = Field(
+        default=None,
+        ge=1e-6,
+        le=10**6,
+        allow_inf_nan=False,
+        description="detectors: backbone forward GFLOPs per 224x224 image (ResNet-50: 8.178)",
+    )
+    patch_size: int | None = Field(
+        default=None, gt=0, le=100_000, description="ViT patch side in pixels (default 16)"
+    )
+    text_encoder_params: int | None = Field(
+        default=None,
+        gt=0,
+        le=10**13,
+        description="diffusion: frozen text encoder(s) parameters (params counts the UNet)",
+    )
+    vae_params: int | None = Field(
+        default=None, gt=0, le=10**13, description="diffusion: frozen VAE parameters"
+    )
+    ema_weights: bool | None = Field(
+        default=None,
+        description="an fp32 EMA copy of the trained parameters on the GPU (--use_ema)",
     )
     samples_per_epoch: int | None = Field(
         default=None,
@@ -684,6 +712,13 @@ class MemoryOut(BaseModel):
     allocator_slack_gib: float = Field(
         default=0.0, description="caching-allocator slack (in overhead)"
     )
+    text_encoder_gib: float = Field(
+        default=0.0, description="diffusion: frozen text encoder(s) weights (in weights)"
+    )
+    vae_gib: float = Field(default=0.0, description="diffusion: frozen VAE weights (in weights)")
+    ema_gib: float = Field(
+        default=0.0, description="fp32 EMA copy of the trained parameters (in optimizer)"
+    )
 
 
 class MemoryFixOut(BaseModel):
@@ -754,7 +789,8 @@ class EstimateOut(BaseModel):
         default=None,
         description="which evidence the throughput stands on: measured (this GPU), sibling "
         "(a GPU of the same architecture), extrapolated (other architectures), flops_model "
-        "(workload never measured) or derived (custom workload from its preset); the first "
+        "(workload never measured), derived (custom workload from its preset) or "
+        "precision_switch (workload measured only at another precision class); the first "
         "note says it in words",
     )
     epoch_hours: float = Field(description="wall-clock hours of one epoch")
@@ -793,6 +829,12 @@ class EstimateOut(BaseModel):
         description="when oom_risk is high: smallest changes predicted to fit on this hardware",
     )
     multi_gpu_efficiency: float = Field(description="throughput of N GPUs / (N × one GPU), 0–1")
+    multi_gpu_basis: Literal["measured", "model"] | None = Field(
+        default=None,
+        description="where multi_gpu_efficiency comes from: measured (this GPU's published rows "
+        "at that GPU count and link) or model (the link model fitted per interconnect class); "
+        "null for one GPU",
+    )
     data_loader_samples_per_s: float | None = Field(
         description="samples/s the instance's vCPUs can load; null when unknown"
     )
@@ -840,7 +882,10 @@ class OfferOut(BaseModel):
         "card (vGPU/MIG slice)",
         examples=[8, 0.5],
     )
-    vram_gib_per_gpu: float | None = Field(description="VRAM per GPU as listed, GiB")
+    vram_gib_per_gpu: float | None = Field(
+        description="VRAM per GPU, GiB: as listed; for a fractional GPU the slice's share; the "
+        "catalog size when the listing gives none"
+    )
     vcpus: float | None = Field(description="vCPUs of the instance")
     ram_gib: float | None = Field(description="host RAM, GiB")
     disk_gb: float | None = Field(description="system plus data disk, GB")

@@ -7,7 +7,7 @@ Used by ``tools/fit_constants.py`` (which writes :mod:`app.estimate.fitted`) and
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,17 @@ from app.services.presets import build_workload, flops_table
 def _f(value: str | None) -> float | None:
     value = (value or "").strip()
     return float(value) if value else None
+
+
+def stated_checkpointing(notes: str) -> bool | None:
+    """Activation checkpointing of a benchmark run as its notes quote the source
+    (``activation checkpointing True/False``: the column of llm-foundry's
+    scripts/train/benchmarking/README.md tables); ``None`` when not stated."""
+    if "activation checkpointing True" in notes:
+        return True
+    if "activation checkpointing False" in notes:
+        return False
+    return None
 
 
 def _read(path: Path) -> list[dict[str, str]]:
@@ -50,6 +61,9 @@ class Dataset:
     label_presets: dict[tuple[str, str], Preset]
     flops_table: dict[tuple[str, str], tuple[str, float, float, int | None]]
     memory_cases: list[dict[str, str]]
+    #: benchmark id → whether the run used activation checkpointing, where its source states
+    #: it (llm-foundry's benchmark tables have the column; see :func:`stated_checkpointing`)
+    checkpointing: dict[int, bool] = field(default_factory=dict)
 
 
 def load_dataset(seed_dir: Path) -> Dataset:
@@ -83,6 +97,7 @@ def load_dataset(seed_dir: Path) -> Dataset:
             compute_capability=r["compute_capability"].strip() or None,
         )
     points = []
+    checkpointing: dict[int, bool] = {}
     # every benchmarks*.csv, in the order `gpucost seed` loads them (app/db/seed.py)
     rows = [r for path in sorted(seed_dir.glob("benchmarks*.csv")) for r in _read(path)]
     for i, r in enumerate(rows):
@@ -90,6 +105,9 @@ def load_dataset(seed_dir: Path) -> Dataset:
             continue
         bs = _f(r["batch_size_per_gpu"])
         seq = _f(r["seq_len"])
+        stated = stated_checkpointing(r.get("notes") or "")
+        if stated is not None:
+            checkpointing[i + 1] = stated
         points.append(
             BenchmarkPoint(
                 id=i + 1,
@@ -152,6 +170,7 @@ def load_dataset(seed_dir: Path) -> Dataset:
         label_presets=label_presets,
         flops_table=table,
         memory_cases=cases,
+        checkpointing=checkpointing,
     )
 
 
@@ -161,7 +180,9 @@ def rate_rows(ds: Dataset) -> list[BenchmarkPoint]:
 
 
 def row_workload(ds: Dataset, p: BenchmarkPoint) -> Workload | None:
-    """The workload a measurement describes: its preset at the row's precision and batch.
+    """The workload a measurement describes: its preset at the row's precision and batch,
+    and with the row's activation checkpointing where the source states it (llm-foundry ran
+    some sizes both ways; the preset follows the model's training YAML).
 
     ``units_per_sample`` stays the preset's: multiply a predicted samples/s by it to compare
     with the published throughput (see :func:`units`).
@@ -174,6 +195,8 @@ def row_workload(ds: Dataset, p: BenchmarkPoint) -> Workload | None:
     overrides: dict[str, Any] = {"precision": p.precision.value}
     if p.batch_size_per_gpu:
         overrides["micro_batch_size"] = p.batch_size_per_gpu
+    if p.id in ds.checkpointing:
+        overrides["gradient_checkpointing"] = ds.checkpointing[p.id]
     w = preset.workload(**overrides)
     return Workload(
         **{

@@ -27,6 +27,7 @@ from app.calibrate.validate import (
     measured_elsewhere,
     multigpu_residuals,
     patched,
+    precision_switch,
     qlora_pairs,
 )
 from app.estimate.memory import CUDA_CONTEXT_GIB, GIB, SLACK
@@ -175,10 +176,11 @@ def _quantiles(ratios: Sequence[float]) -> tuple[float, float]:
 def range_residuals(ds: Dataset) -> list[Residual]:
     """Served-path cross-validation residuals the ranges are calibrated on: measured
     elsewhere, leave-one-GPU-out, leave-one-architecture-out, leave-one-workload-out,
-    derived workloads, and the two protocols of multi-GPU-only (LLM) workloads (each residual
-    carries the situation the path named)."""
+    derived workloads, precision switches, and the two protocols of multi-GPU-only (LLM)
+    workloads (each residual carries the situation the path named)."""
     return [
         *measured_elsewhere(ds),
+        *precision_switch(ds),
         *logo(ds),
         *loao(ds),
         *lowo(ds),

@@ -17,8 +17,8 @@ by more than 5 %; then the logistic OOM probability in log(peak / usable VRAM) b
 class-balanced likelihood (robust to a 2 % share of wrong labels, weak prior of the boundary
 at the usable VRAM) on every case with a known GPU size (a case with a number fitted on that
 GPU, so it fits). :func:`leave_one_source_out` refits without each ``source_group``
-and predicts the held-out group. Out-of-scope rows (``scope`` = ``out: …``) are neither fitted
-nor in the headline; they are reported separately.
+and predicts the held-out group. Out-of-scope rows (``scope`` = ``out: …``) and rows held for
+review (``review: …``) are neither fitted nor in the headline; they are reported separately.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 
 from app.calibrate.dataset import Dataset
 from app.calibrate.validate import case_workload
+from app.estimate import fitted
 from app.estimate.memory import (
     DEFAULT_PARAMS,
     GIB,
@@ -39,7 +40,7 @@ from app.estimate.memory import (
     peak_memory_bytes,
     usable_vram_gib,
 )
-from app.estimate.types import Architecture, Method, OomRisk, Sharding, Workload
+from app.estimate.types import Architecture, Method, OomRisk, Sharding, VisionTask, Workload
 
 #: Priors (sources in MemoryParams' docstring); the fit starts here.
 PRIOR = MemoryParams(
@@ -49,7 +50,16 @@ PRIOR = MemoryParams(
     qlora_overhead=0.06,
     oom_center=0.0,
     oom_scale=0.05,
+    cnn_activation_bytes_per_gflop=float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP),
+    detection_activation_bytes_per_gflop=float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP),
+    diffusion_activation_bytes_per_gflop=float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP),
 )
+
+#: Bytes-per-GFLOP grid of the vision/diffusion activation constants: the ResNet-50 prior
+#: × 2^(k/10), k = -30 … 30 (1/8 … 8 × the prior in 7 % steps).
+_PER_GFLOP_GRID = [
+    round(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP * 2 ** (k / 10)) * 1.0 for k in range(-30, 31)
+]
 
 #: Search grids of the fitted constants (physically plausible ranges).
 GRIDS: dict[str, list[float]] = {
@@ -59,6 +69,10 @@ GRIDS: dict[str, list[float]] = {
     "chunked_logit_bytes": [0.5 * i for i in range(9)],  # 0 … 4
     "lora_activation_factor": [0.4 + 0.02 * i for i in range(31)],  # 0.4 … 1.0
     "qlora_overhead": [0.02 * i for i in range(51)],  # 0 … 1.0
+    # one activation constant per vision/diffusion family, each fitted on its own cases
+    "cnn_activation_bytes_per_gflop": _PER_GFLOP_GRID,
+    "detection_activation_bytes_per_gflop": _PER_GFLOP_GRID,
+    "diffusion_activation_bytes_per_gflop": _PER_GFLOP_GRID,
 }
 OOM_CENTERS = [-0.40 + 0.005 * i for i in range(161)]  # utilisation 0.67 … 1.49
 #: A case informs a constant when its prediction moves by more than this (log) across the
@@ -102,6 +116,8 @@ def family(w: Workload, gpu_count: int) -> str:
         ]
     if w.architecture == Architecture.TRANSFORMER_ENCODER:
         return "encoder / seq2seq"
+    if w.architecture == Architecture.CNN and w.vision_task == VisionTask.DETECTION:
+        return "detection"
     return {
         Architecture.CNN: "CNN",
         Architecture.VIT: "ViT",
@@ -138,7 +154,7 @@ def load_cases(ds: Dataset) -> list[Case]:
                 observed_gib=observed,
                 outcome=row["outcome"],
                 family=family(w, count),
-                in_scope=not scope.startswith("out"),
+                in_scope=not scope.startswith(("out", "review")),
                 scope=scope,
             )
         )

@@ -290,6 +290,9 @@ DERIVED_PAIRS = (
     ("MPT-7B", "mpt-1b-pretrain"),
     ("MPT-30B", "mpt-7b-pretrain"),
     ("MPT-70B", "mpt-30b-pretrain"),
+    ("Llama 3 70B", "llama31-8b-pretrain"),
+    ("Llama 2 13B", "llama2-7b-pretrain"),
+    ("Llama 2 70B", "llama2-13b-pretrain"),
 )
 
 
@@ -506,6 +509,11 @@ def _int(value: str) -> int | None:
     return int(float(value)) if value else None
 
 
+def _float(value: str | None) -> float | None:
+    value = (value or "").strip()
+    return float(value) if value else None
+
+
 def case_workload(ds: Dataset, row: dict[str, str]) -> Workload | None:
     """A §7 memory case as a core workload (``None`` when it cannot be expressed)."""
     arch = row["architecture"]
@@ -515,7 +523,11 @@ def case_workload(ds: Dataset, row: dict[str, str]) -> Workload | None:
         return None
     image = row["image_size"].strip()
     if "x" in image:
-        return None  # non-square detection inputs: outside the model
+        if arch != "cnn":
+            return None  # non-square transformer inputs (hierarchical-ViT detectors): outside
+        # a conv net's activations scale with pixels: the square with the same pixel count
+        width, height = (float(v) for v in image.split("x"))
+        image = str(round(math.sqrt(width * height)))
     optimizer = row["optimizer"]
     values: dict[str, Any] = {
         "architecture": arch,
@@ -544,17 +556,32 @@ def case_workload(ds: Dataset, row: dict[str, str]) -> Workload | None:
         "optimizer_in_backward",
         "activation_offloading",
         "full_model_init",
+        "ema_weights",
     ):
         values[flag] = (row.get(flag) or "").strip() == "true"
     if (row.get("double_quant") or "").strip() == "false":
         values["double_quant"] = False
+    # vision / diffusion set-up (issue 9)
+    values["vision_task"] = (row.get("vision_task") or "").strip() or None
+    values["backbone_gflops_224"] = _float(row.get("backbone_gflops_224"))
+    values["patch_size"] = _int(row.get("patch_size") or "")
+    values["text_encoder_params"] = _int(row.get("text_encoder_params") or "")
+    values["vae_params"] = _int(row.get("vae_params") or "")
+    gflops = _float(row.get("forward_gflops_per_sample"))
     meta: dict[str, Any] = {}
-    if arch == "diffusion_unet" and "sd15-unet-finetune" in ds.presets:
+    if gflops:
+        values["forward_gflops_per_sample"] = gflops
+    elif arch == "diffusion_unet" and "sd15-unet-finetune" in ds.presets:
         # same UNet as the preset: its published forward cost sizes the activations
         values["forward_gflops_per_sample"] = ds.presets["sd15-unet-finetune"].fields.get(
             "forward_gflops_per_sample"
         )
-    if arch == "cnn" and "resnet50-imagenet" in ds.presets and values["params"] == 25557032:
+    if (
+        not gflops
+        and arch == "cnn"
+        and "resnet50-imagenet" in ds.presets
+        and values["params"] == 25557032
+    ):
         meta = dict(ds.presets["resnet50-imagenet"].meta)
         values["forward_gflops_per_sample"] = ds.presets["resnet50-imagenet"].fields.get(
             "forward_gflops_per_sample"

@@ -55,7 +55,7 @@ class Catalog:
     normaliser: GpuNameNormaliser
     gpu_ids: dict[str, int]
     vram_sizes_gib: tuple[float, ...]
-    #: datasheet VRAM of each catalog GPU, GB (snapping uses only the matched GPU's size)
+    #: datasheet VRAM of each catalog GPU, GiB (snapping uses only the matched GPU's size)
     vram_by_name: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -76,15 +76,15 @@ def load_catalog(session: Session, seed_dir: Path) -> Catalog:
 
 
 def gpu_note(
-    match: GpuMatch | None, listed_gib: float | None, catalog_gb: float | None
+    match: GpuMatch | None, listed_gib: float | None, catalog_gib: float | None
 ) -> str | None:
     """What GPU matching noticed, in words: a listed VRAM far from the datasheet (kept as
     listed; :mod:`app.gpu_names` flags it), or ``None``."""
-    if match is None or not match.vram_mismatch or listed_gib is None or catalog_gb is None:
+    if match is None or not match.vram_mismatch or listed_gib is None or catalog_gib is None:
         return None
     return (
         f"listed VRAM {listed_gib:g} GiB per GPU differs from the {match.canonical_name}'s "
-        f"{catalog_gb:g} GB datasheet size (kept as listed)"
+        f"{catalog_gib:g} GiB datasheet size (kept as listed)"
     )
 
 
@@ -175,6 +175,7 @@ def apply_offers(
             vram_gib=o.vram_gib_per_gpu,
             form_hint=form_hint(o.interconnect),
             context=(o.instance_type, o.offer_key),
+            gpu_count=o.gpu_count,
         )
         match = identity.match
         if identity.status == "ambiguous":

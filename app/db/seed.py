@@ -68,6 +68,12 @@ PRESET_FIELDS: dict[str, type] = {
     "checkpoint_granularity": str,
     "double_quant": bool,
     "full_model_init": bool,
+    "vision_task": str,
+    "backbone_gflops_224": float,
+    "patch_size": int,
+    "text_encoder_params": int,
+    "vae_params": int,
+    "ema_weights": bool,
     "samples_per_epoch": int,
     "epochs": float,
     "dataset_gb": float,
@@ -465,12 +471,13 @@ def seed_offers(
             vram_gib=vram,
             form_hint=form_hint(interconnect),
             context=(latest["instance_type"], offer_key),
+            gpu_count=float(latest["gpu_count"]),
         )
         match = identity.match
         gpu = gpus[match.canonical_name] if match else None
         note = (
             f"listed VRAM {vram:g} GiB per GPU differs from the {gpu.canonical_name}'s "
-            f"{gpu.vram_gib:g} GB datasheet size (kept as listed)"
+            f"{gpu.vram_gib:g} GiB datasheet size (kept as listed)"
             if match and gpu and match.vram_mismatch and vram is not None
             else identity.note
         )

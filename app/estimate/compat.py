@@ -20,7 +20,9 @@ Sources (seen 2026-12-01):
 * First CUDA toolkit that builds native code for each compute capability (:data:`MIN_CUDA_FOR_CC`)
   and the last one that still supports it (:data:`MAX_CUDA_FOR_CC`): NVIDIA CUDA Toolkit
   release notes (9.0 Volta; 10.0 Turing; 11.0 sm_80; 11.1 sm_86; 11.8 sm_89/sm_90; 12.8
-  sm_100/sm_120; 12.0 dropped Kepler; 13.0 dropped Maxwell, Pascal and Volta).
+  sm_100/sm_120; 12.9 sm_103, B300/GB300: CUDA Features Archive 12.9, "adds compiler target
+  support for SM architecture 10.3"; 12.0 dropped Kepler; 13.0 dropped Maxwell, Pascal and
+  Volta).
 * FlashAttention-2: Dao-AILab/flash-attention README ("Ampere, Ada, or Hopper GPUs"; Turing
   only in FlashAttention 1.x; a ROCm backend for MI200/MI300, i.e. CDNA 2/3).
 * bitsandbytes: bitsandbytes-foundation/bitsandbytes README/installation docs (CUDA wheels;
@@ -49,6 +51,7 @@ MIN_CUDA_FOR_CC: dict[Version, Version] = {
     (8, 9): (11, 8),
     (9, 0): (11, 8),
     (10, 0): (12, 8),
+    (10, 3): (12, 9),
     (12, 0): (12, 8),
 }
 

@@ -379,20 +379,36 @@ def _link_warnings(w: Workload, hw: Hardware, tp: ThroughputEstimate) -> list[Ru
     n = int(hw.gpu_count)
     if link == "pcie_consumer":
         per_gpu = tp.samples_per_s / max(n * tp.multi_gpu_efficiency, 1e-9)
-        bridge = host_bridge_efficiency(w, n, per_gpu)
-        if min(bridge, tp.multi_gpu_efficiency) < COMM_HEAVY_EFFICIENCY:
+        volume = gradient_bytes(w)
+        bridge = host_bridge_efficiency(w, n, per_gpu) if volume > 0 else 1.0
+        eff = tp.multi_gpu_efficiency
+        if min(bridge, eff) < COMM_HEAVY_EFFICIENCY:
+            measured = tp.multi_gpu_basis == "measured"
+            source = (
+                f"measured on {n}× {hw.gpu.name} for this workload"
+                if measured
+                else "from the consumer-PCIe scaling fitted to the measured GeForce "
+                "multi-GPU benchmarks"
+            )
+            message = (
+                f"{n} {hw.gpu.name} GPUs have no peer-to-peer link: gradients cross the "
+                f"PCIe host bridge. The estimate scales at {eff:.0%} ({n * eff:.2f}× one GPU), "
+                f"{source}"
+            )
+            if volume > 0:
+                message += (
+                    f"; this job all-reduces {volume / 1e9:.2f} GB per step, which a host "
+                    f"bridge alone would hold to ~{bridge:.0%} ({n * bridge:.2f}× one GPU)"
+                )
+            message += "; measured 2-GPU speedups over host bridges were 1.18–1.71×"
             return [
                 _warn(
                     WarningCode.PCIE_HOST_BRIDGE,
-                    f"{n} {hw.gpu.name} GPUs have no peer-to-peer link: gradients cross the "
-                    f"PCIe host bridge. This job all-reduces "
-                    f"{gradient_bytes(w) / 1e9:.2f} GB per step, so DDP may reach only "
-                    f"~{bridge:.0%} efficiency ({n * bridge:.2f}× one GPU) behind a host "
-                    f"bridge, against the {tp.multi_gpu_efficiency:.0%} predicted; measured "
-                    "2-GPU speedups over host bridges were 1.18–1.71×",
+                    message,
                     gpu_count=n,
-                    gradient_gb_per_step=round(gradient_bytes(w) / 1e9, 3),
-                    predicted_efficiency=round(tp.multi_gpu_efficiency, 3),
+                    gradient_gb_per_step=round(volume / 1e9, 3),
+                    predicted_efficiency=round(eff, 3),
+                    predicted_from="measured" if measured else "model",
                     host_bridge_efficiency=round(bridge, 3),
                     host_bridge_gbs=HOST_BRIDGE_GBS,
                     measured_speedups=HOST_BRIDGE_MEASURED_SPEEDUPS,
@@ -605,6 +621,7 @@ def combine(
         currency=currency,
         memory=memory,
         multi_gpu_efficiency=tp.multi_gpu_efficiency,
+        multi_gpu_basis=tp.multi_gpu_basis,
         data_loader_samples_per_s=loader,
         warnings=tuple(warnings),
         evidence=tp.evidence,

@@ -46,11 +46,12 @@ MULTI_GPU_RANGE = (0.7576, 1.0609)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.7737, 1.5125),
- 'extrapolated': (0.682, 1.3075),
- 'flops_model': (0.554, 1.9157),
- 'measured': (0.8674, 1.1879),
- 'scaled': (0.7435, 1.3002),
- 'sibling': (0.7966, 1.203)}
+RANGE_FACTORS = {'derived': (0.8846, 1.4555),
+ 'extrapolated': (0.7448, 1.3424),
+ 'flops_model': (0.59, 2.1227),
+ 'measured': (0.8713, 1.145),
+ 'precision_switch': (0.6944, 1.5607),
+ 'scaled': (0.7462, 1.3712),
+ 'sibling': (0.8106, 1.1913)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.015, 'pcie_consumer': 0.035}

@@ -29,6 +29,7 @@ from app.estimate.types import (
     Optimizer,
     Precision,
     Sharding,
+    VisionTask,
     Workload,
 )
 
@@ -73,6 +74,21 @@ COPIES_SWIGLU = 28.0
 #: (estimation.md §1.5); an optimistic bound for shallower nets.
 CHECKPOINTING_ACTIVATION_FACTOR = 7.0 / 48.0
 
+#: ViT patch side when the workload gives none (ViT-B/16, Dosovitskiy et al. arXiv:2010.11929).
+DEFAULT_PATCH_SIZE = 16
+
+#: Side of the square image a detector backbone's ``backbone_gflops_224`` refers to.
+BACKBONE_REFERENCE_PIXELS = 224 * 224
+
+#: Stable Diffusion's VAE downsamples the image 8× per side (Rombach et al. arXiv:2112.10752,
+#: f = 8): a 512×512 image is a 64×64 latent.
+UNET_LATENT_DOWNSAMPLE = 8
+#: SD 1.x UNet (UNet2DConditionModel config of stable-diffusion v1: attention_head_dim 8,
+#: i.e. 8 heads in diffusers' naming; CrossAttnDownBlock2D first; layers_per_block 2):
+#: self-attention over every latent pixel runs in 2 down + 3 up transformer blocks.
+UNET_TOP_ATTENTION_HEADS = 8
+UNET_TOP_ATTENTION_LAYERS = 5
+
 #: GPU bytes per parameter charged for paged optimizer states (unified memory, evicted to
 #: host under pressure: see optimizer_state_bytes).
 PAGED_STATE_GPU_BYTES = 0.0
@@ -95,6 +111,15 @@ class MemoryParams:
     ``qlora_overhead``: bitsandbytes/torchao extra bytes as a fraction of the NF4 base
     [0.06, gpu_poor]; ``oom_center``/``oom_scale``: logistic OOM probability in
     log(peak / usable VRAM).
+
+    Vision and diffusion activations, bytes kept for backward per forward GFLOP of one
+    sample at 16-bit activations (×2 at fp32), one constant per family [prior for all three:
+    ResNet-50's slope measured by Lambda, ``fitted.CNN_ACTIVATION_BYTES_PER_GFLOP``]:
+    ``cnn_activation_bytes_per_gflop`` (classification CNNs, per forward GFLOP at the input
+    size), ``detection_activation_bytes_per_gflop`` (detectors, per *backbone* GFLOP at the
+    input pixels, the neck and heads folded into the constant; fitted on FPN two-stage and
+    RetinaNet detectors),
+    ``diffusion_activation_bytes_per_gflop`` (UNet, per forward GFLOP at its latent size).
     """
 
     unfused_logit_bytes: float
@@ -103,6 +128,9 @@ class MemoryParams:
     qlora_overhead: float
     oom_center: float
     oom_scale: float
+    cnn_activation_bytes_per_gflop: float = float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP)
+    detection_activation_bytes_per_gflop: float = float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP)
+    diffusion_activation_bytes_per_gflop: float = float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP)
 
 
 DEFAULT_PARAMS = MemoryParams(
@@ -151,6 +179,11 @@ class StateBytes:
     #: bytes left allocated by model initialisation (``full_model_init``: the full 16-bit
     #: model each rank loaded before sharding), on top of the training step
     init_peak: float = 0.0
+    #: diffusion: frozen text encoder(s) and VAE (part of ``weights``)
+    text_encoder: float = 0.0
+    vae: float = 0.0
+    #: fp32 EMA copy of the trained parameters (part of ``optimizer``)
+    ema: float = 0.0
 
 
 def lora_trainable_params(w: Workload) -> int:
@@ -205,8 +238,61 @@ def _amp(precision: Precision) -> bool:
     return precision in (Precision.FP16_AMP, Precision.BF16_AMP, Precision.FP8)
 
 
+def frozen_component_bytes(w: Workload) -> tuple[float, float]:
+    """Diffusion: bytes of the frozen text encoder(s) and of the frozen VAE on each GPU.
+
+    diffusers' training scripts move both to the GPU cast to the training's weight dtype
+    (``weight_dtype``: fp16/bf16 under mixed precision, fp32 otherwise;
+    huggingface/diffusers examples/text_to_image/train_text_to_image.py and
+    examples/dreambooth/train_dreambooth.py), so 2 bytes per parameter unless the run is
+    fp32/tf32 (4 bytes). They are not wrapped by ZeRO/FSDP, so no sharding applies.
+    Returns ``(text_encoder_bytes, vae_bytes)``; ``(0, 0)`` for other architectures.
+    """
+    if w.architecture != Architecture.DIFFUSION_UNET:
+        return 0.0, 0.0
+    per = 4.0 if w.precision in (Precision.FP32, Precision.TF32) else 2.0
+    return float(w.text_encoder_params or 0) * per, float(w.vae_params or 0) * per
+
+
+def ema_bytes(w: Workload, gpu_count: int) -> float:
+    """Bytes per GPU of an EMA copy of the trained parameters (``ema_weights``): 4 per
+    trainable parameter (diffusers' EMAModel and torchvision's ExponentialMovingAverage keep
+    fp32 shadow parameters), the LoRA adapters only under LoRA/QLoRA, divided over the GPUs
+    under ZeRO-3/FSDP; 0 without ``ema_weights`` or a parameter count."""
+    if not w.ema_weights or not w.params:
+        return 0.0
+    trainable = (
+        float(lora_trainable_params(w))
+        if w.method in (Method.LORA, Method.QLORA)
+        else float(w.params)
+    )
+    sharded = w.sharding in (Sharding.ZERO3, Sharding.FSDP)
+    return 4.0 * trainable / (max(int(gpu_count), 1) if sharded else 1)
+
+
 def state_bytes(w: Workload, gpu_count: int, params: MemoryParams = DEFAULT_PARAMS) -> StateBytes:
-    """Weights/gradients/optimizer bytes per GPU (estimation.md §1.2-1.3).
+    """Weights/gradients/optimizer bytes per GPU, frozen diffusion components and an EMA copy
+    included (:func:`model_state_bytes`, plus :func:`frozen_component_bytes` in ``weights``
+    and :func:`ema_bytes` in ``optimizer``)."""
+    states = model_state_bytes(w, gpu_count, params)
+    text, vae = frozen_component_bytes(w)
+    ema = ema_bytes(w, gpu_count)
+    if not text and not vae and not ema:
+        return states
+    return replace(
+        states,
+        weights=states.weights + text + vae,
+        optimizer=states.optimizer + ema,
+        text_encoder=text,
+        vae=vae,
+        ema=ema,
+    )
+
+
+def model_state_bytes(
+    w: Workload, gpu_count: int, params: MemoryParams = DEFAULT_PARAMS
+) -> StateBytes:
+    """Weights/gradients/optimizer bytes per GPU of the trained model (estimation.md §1.2-1.3).
 
     Full fine-tuning: unsharded mixed precision (``*_amp``, ``fp8``) follows HF AMP: fp32
     weights + 16-bit copy (6 B), fp32 gradients (4 B), optimizer states (AdamW 8 B) =
@@ -321,9 +407,10 @@ def state_bytes(w: Workload, gpu_count: int, params: MemoryParams = DEFAULT_PARA
 
 
 def transformer_tokens(w: Workload) -> int:
-    """Tokens per sample: ``seq_len``; ViT: (image_size / 16)² + 1 (ViT-B/16 patches + CLS)."""
+    """Tokens per sample: ``seq_len``; ViT: (image_size / patch_size)² + 1 (patches + CLS
+    token, Dosovitskiy et al. arXiv:2010.11929 §3.1; patch 16 unless given)."""
     if w.architecture == Architecture.VIT and w.image_size:
-        return (w.image_size // 16) ** 2 + 1
+        return (w.image_size // (w.patch_size or DEFAULT_PATCH_SIZE)) ** 2 + 1
     return w.seq_len or 1
 
 
@@ -348,9 +435,15 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
     fitted ``lora_activation_factor``.
 
     Other families: the per-sample slope fitted from measured peak memory at several batch
-    sizes (:mod:`app.estimate.fitted`), scaled by pixels for vision inputs; CNNs without a fit
-    use ResNet-50's bytes per forward GFLOP (×2 for fp32); others a fitted bytes per
-    parameter; recommenders (embedding lookups) ~0.
+    sizes for a preset's benchmark workload (:mod:`app.estimate.fitted`), scaled by pixels for
+    vision inputs; else one fitted constant per family (:class:`MemoryParams`), ×2 for fp32
+    activations: detectors (``vision_task`` detection) ``detection_activation_bytes_per_gflop``
+    × ``backbone_gflops_224`` × pixels / 224²; classification CNNs
+    ``cnn_activation_bytes_per_gflop`` × ``forward_gflops_per_sample``; diffusion UNets
+    ``diffusion_activation_bytes_per_gflop`` × ``forward_gflops_per_sample`` plus the eager
+    attention scores of :func:`unet_attention_scores_bytes`; others a fitted bytes per
+    parameter; recommenders (embedding lookups) ~0. Checkpointing keeps
+    ``CHECKPOINTING_ACTIVATION_FACTOR`` of the non-transformer activations.
     """
     nbytes = activation_bytes(w.precision)
     lora = w.method in (Method.LORA, Method.QLORA)
@@ -386,11 +479,26 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
     if fit is not None:
         per_sample, ref_image, _ = fit
         ref_pixels = ref_image * ref_image if ref_image else None
+    elif _detector(w) and w.backbone_gflops_224 and w.image_size:
+        pixels = float(w.image_size * w.image_size)
+        per_sample = (
+            params.detection_activation_bytes_per_gflop
+            * w.backbone_gflops_224
+            * pixels
+            / BACKBONE_REFERENCE_PIXELS
+        )
+        if nbytes == 4:
+            per_sample *= 2
     elif (
         w.architecture in (Architecture.CNN, Architecture.DIFFUSION_UNET)
         and w.forward_gflops_per_sample
     ):
-        per_sample = w.forward_gflops_per_sample * fitted.CNN_ACTIVATION_BYTES_PER_GFLOP
+        per_gflop = (
+            params.diffusion_activation_bytes_per_gflop
+            if w.architecture == Architecture.DIFFUSION_UNET
+            else params.cnn_activation_bytes_per_gflop
+        )
+        per_sample = w.forward_gflops_per_sample * per_gflop
         if nbytes == 4:
             per_sample *= 2
     elif w.architecture == Architecture.RECOMMENDER or not w.params:
@@ -403,7 +511,36 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
         per_sample *= CHECKPOINTING_ACTIVATION_FACTOR
     if lora:
         per_sample *= params.lora_activation_factor
-    return per_sample
+    return per_sample + unet_attention_scores_bytes(w)
+
+
+def unet_attention_scores_bytes(w: Workload) -> float:
+    """Eager attention score tensors of a diffusion UNet for one sample, in bytes.
+
+    Without a memory-efficient kernel (``attention`` ``eager``: no xformers/SDPA) each
+    self-attention over the ``s = (image_size / 8)²`` latent pixels materialises ``heads · s²``
+    scores. The UNet's attention has no dropout, so autograd keeps only the softmax output for
+    backward (``bytes`` per element: softmax and the following matmul both save that one
+    tensor): all ``UNET_TOP_ATTENTION_LAYERS`` full-resolution layers keep it without
+    checkpointing. With checkpointing only the block being recomputed holds scores, and its
+    backward has the softmax output, its gradient and the gradient of the scores alive at once
+    (``3 · bytes`` per element). Layout of the SD 1.x UNet (constants above); 0 for other
+    architectures, SDPA or without ``image_size``.
+    """
+    if (
+        w.architecture != Architecture.DIFFUSION_UNET
+        or w.attention != Attention.EAGER
+        or not w.image_size
+    ):
+        return 0.0
+    s = (w.image_size // UNET_LATENT_DOWNSAMPLE) ** 2
+    nbytes = activation_bytes(w.precision)
+    per_element = 3 * nbytes if w.gradient_checkpointing else UNET_TOP_ATTENTION_LAYERS * nbytes
+    return float(UNET_TOP_ATTENTION_HEADS * s * s * per_element)
+
+
+def _detector(w: Workload) -> bool:
+    return w.architecture == Architecture.CNN and w.vision_task == VisionTask.DETECTION
 
 
 def _fit_key(w: Workload) -> str:
@@ -442,6 +579,9 @@ def peak_memory_bytes(
         init_extra_gib=init_extra / GIB,
         context_gib=overhead / GIB,
         allocator_slack_gib=slack / GIB,
+        text_encoder_gib=states.text_encoder / GIB,
+        vae_gib=states.vae / GIB,
+        ema_gib=states.ema / GIB,
     )
 
 
@@ -507,21 +647,7 @@ def memory_notes(w: Workload) -> tuple[str, ...]:
             "memory: activations need hidden_size and layers for a transformer; without them "
             "they are a fitted bytes-per-parameter guess"
         )
-    if (
-        not transformer
-        and w.architecture != Architecture.RECOMMENDER
-        and fitted.ACTIVATION_BYTES_PER_SAMPLE.get(_fit_key(w)) is None
-    ):
-        out.append(
-            f"memory: {w.architecture.value} activations are not modelled per architecture "
-            "(ResNet-50 bytes per forward GFLOP or a bytes-per-parameter fallback); "
-            "detection/segmentation heads at high resolution can need far more"
-        )
-    if w.architecture == Architecture.DIFFUSION_UNET:
-        out.append(
-            "memory: only the UNet is counted; frozen text encoders and the VAE add their "
-            "weights (fp32 unless cast)"
-        )
+    out += _vision_notes(w)
     if w.precision == Precision.FP8:
         out.append("memory: fp8 is modelled as bf16 mixed precision (no fp8 weight savings)")
     if w.cpu_offload and w.sharding in (Sharding.NONE,) and w.method == Method.FULL:
@@ -531,6 +657,70 @@ def memory_notes(w: Workload) -> tuple[str, ...]:
     if w.optimizer_in_backward and w.sharding != Sharding.NONE:
         out.append("memory: optimizer-in-backward with sharding is modelled as unsharded grads")
     return tuple(out)
+
+
+def _vision_notes(w: Workload) -> list[str]:
+    """Notes on what the vision/diffusion activation and state model leaves out for ``w``."""
+    out: list[str] = []
+    arch = w.architecture
+    measured = fitted.ACTIVATION_BYTES_PER_SAMPLE.get(_fit_key(w)) is not None
+    if w.vision_task == VisionTask.DETECTION and arch != Architecture.CNN:
+        out.append(f"memory: vision_task applies to cnn; ignored for {arch.value}")
+    if _detector(w) and not measured:
+        if w.backbone_gflops_224 and w.image_size:
+            out.append(
+                "memory: detector activations use one fitted bytes-per-backbone-GFLOP constant "
+                "(FPN two-stage, RetinaNet and YOLO heads with a frozen stem, as in "
+                "mmdetection/detectron2 defaults); C4/DC5 heads, segmentation decoders and "
+                "per-batch padding beyond image_size are not described"
+            )
+        else:
+            out.append(
+                "memory: detector activations need backbone_gflops_224 and image_size; "
+                "without them they are a bytes-per-parameter guess"
+            )
+    elif arch == Architecture.CNN and not measured:
+        if w.forward_gflops_per_sample:
+            out.append(
+                "memory: CNN activations use one fitted bytes-per-forward-GFLOP constant for "
+                "classification nets; depthwise/inverted-residual nets (MobileNet, "
+                "EfficientNet) keep more activations per FLOP"
+            )
+        else:
+            out.append(
+                "memory: CNN activations need forward_gflops_per_sample; without it they are "
+                "a bytes-per-parameter guess"
+            )
+    elif arch in (Architecture.RNN_SEQ2SEQ, Architecture.TTS, Architecture.VOCODER) and not (
+        measured
+    ):
+        out.append(
+            f"memory: {arch.value} activations are not modelled per architecture "
+            "(bytes-per-parameter fallback)"
+        )
+    if arch == Architecture.VIT:
+        if not w.patch_size:
+            out.append("memory: ViT tokens assume 16-pixel patches ((image/16)² + 1)")
+        out.append(
+            "memory: ViT activations use the GPT block formula on patch tokens; windowed or "
+            "hierarchical ViTs (Swin) and ViT detection backbones are not described"
+        )
+    if arch == Architecture.DIFFUSION_UNET:
+        if not measured and not w.forward_gflops_per_sample:
+            out.append(
+                "memory: UNet activations need forward_gflops_per_sample; without it they "
+                "are a bytes-per-parameter guess"
+            )
+        if w.text_encoder_params is None or w.vae_params is None:
+            out.append(
+                "memory: frozen text encoder(s) / VAE not counted (give text_encoder_params "
+                "and vae_params)"
+            )
+        out.append(
+            "memory: a trained text encoder is counted as UNet-like parameters (put it in "
+            "params); SDXL scripts keep the VAE in fp32, modelled at the training dtype"
+        )
+    return out
 
 
 def _fix_candidates(w: Workload, gpu_count: int) -> list[tuple[str, dict[str, object]]]:
@@ -543,6 +733,9 @@ def _fix_candidates(w: Workload, gpu_count: int) -> list[tuple[str, dict[str, ob
     )
     if not w.gradient_checkpointing:
         out.append(("activation checkpointing", {"gradient_checkpointing": True}))
+    if w.architecture == Architecture.DIFFUSION_UNET and w.attention == Attention.EAGER:
+        # the UNet's full-resolution score matrices (unet_attention_scores_bytes)
+        out.append(("memory-efficient attention (SDPA/xformers)", {"attention": Attention.SDPA}))
     if (
         w.architecture == Architecture.TRANSFORMER_DECODER
         and w.vocab_size

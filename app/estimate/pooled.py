@@ -21,6 +21,12 @@ are tied together by the GPUs they have in common, so a GPU measured in one suit
 predicted at the level of another. The architecture terms are ridge-shrunk too: an
 architecture without any measurement gets zero.
 
+A GPU without 16-bit tensor cores or fast fp16 units (GeForce Pascal) runs mixed precision's
+matmuls at its fp32 rate, so its 16-bit rows enter with the 32-bit terms (:func:`rate_class`).
+A GPU measured only in multi-GPU runs (LLM pre-training tables) enters at its fewest GPU
+count, divided by the multi-GPU efficiency of :mod:`app.estimate.multigpu` over the link the
+served path assumes (listed, else NVLink for SXM boards).
+
 The micro-batch term is the per-step-overhead law time(b) = t0 + b·t_sample, i.e. throughput
 ∝ b / (b + b0) with b0 = t0 / t_sample: b0 is the median over cells with several measured
 batches (one GPU, suite, precision) of the value solving the two rates' ratio, in samples
@@ -44,7 +50,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from app.estimate.multigpu import multi_gpu_efficiency
+from app.estimate.multigpu import effective_interconnect, multi_gpu_efficiency
 from app.estimate.scaling import peak_tflops
 from app.estimate.types import (
     TRANSFORMER_ARCHITECTURES,
@@ -89,6 +95,17 @@ def pclass(p: Precision) -> str:
     return "32" if p in (Precision.FP32, Precision.TF32) else "16"
 
 
+def rate_class(gpu: GpuSpec, p: Precision) -> str:
+    """The precision class ``gpu`` really runs ``p`` at: ``16`` only where its 16-bit math is
+    faster than its FP32 vector rate. A GPU without 16-bit tensor cores or fast fp16 units
+    (GeForce Pascal runs fp16 arithmetic at 1/64 of the fp32 rate, TechPowerUp; the catalog
+    lists no 16-bit figure for it) runs mixed precision's matmuls in fp32, so its 16-bit
+    rows enter the model as 32-bit rows."""
+    if pclass(p) == "32":
+        return "32"
+    return "16" if peak_tflops(gpu, p) > (gpu.fp32_tflops or 1.0) * 1.01 else "32"
+
+
 def suite_of(p: BenchmarkPoint) -> str:
     """Software level of a measurement: ``source@framework version``."""
     return f"{p.source}@{p.framework_version or ''}"
@@ -107,7 +124,7 @@ def spec_features(gpu: GpuSpec, precision: Precision) -> tuple[float, float, flo
     """(log 16-bit peak, log FP32, log TF32, log bandwidth) as they enter for ``precision``."""
     fp32 = gpu.fp32_tflops or 1.0
     lbw = math.log(gpu.memory_bandwidth_gbs or 100.0)
-    if pclass(precision) == "32":
+    if rate_class(gpu, precision) == "32":
         return 0.0, math.log(fp32), math.log(gpu.tf32_tflops or fp32), lbw
     return math.log(peak_tflops(gpu, precision)), 0.0, 0.0, lbw
 
@@ -229,7 +246,11 @@ class PooledData:
             fewest = min(p.gpu_count for p in multi)
             for p in (x for x in multi if x.gpu_count == fewest):
                 gpu = self.catalog[name]
-                link = Interconnect.NVLINK if p.interconnect == "nvlink" else Interconnect.PCIE
+                # the link as served: listed, else NVLink for SXM boards (which only come on
+                # NVLink/NVSwitch baseboards), else PCIe
+                link = effective_interconnect(
+                    gpu, Interconnect(p.interconnect) if p.interconnect else None
+                )
                 per_gpu = p.throughput_total / p.gpu_count
                 units = w.units_per_sample or 1.0
                 wp = replace(w, precision=p.precision)
@@ -293,13 +314,18 @@ class PooledData:
 
     @_memoise
     def level_of(self, group: Group, suite: str | None) -> Level | None:
-        """``suite`` as a level of ``group`` when the data has it, else the reference level."""
+        """``suite`` as a level of ``group`` when the data has it; another version of the
+        same source at that source's level (no version deviation); else the reference level."""
         fam = self.family_of(group)
         fit = self.fit(fam) if fam else None
         if suite and fit is not None:
             for o in fit.obs:
                 if o.group == group and o.suite == suite:
                     return Level(o.source, o.suite)
+            source = suite.split("@")[0]
+            for o in fit.obs:
+                if o.group == group and o.source == source:
+                    return Level(source, suite)
         level: Level | None = self.reference_level(group)
         return level
 
@@ -353,7 +379,7 @@ class PooledData:
         res = fit.residual.get((group, gpu.name), [])
         here = [(pc, r) for pc, suite, r in res if suite == level.suite]
         pairs = here or [(pc, r) for pc, _, r in res]
-        same = [r for pc, r in pairs if pc == pclass(precision)]
+        same = [r for pc, r in pairs if pc == rate_class(gpu, precision)]
         if same:
             n = len(same)
             return y + statistics.fmean(same) * n / (n + OWN_SHRINK), n
@@ -363,6 +389,12 @@ class PooledData:
             n = len(pairs)
             return y + 0.5 * statistics.fmean(r for _, r in pairs) * n / (n + OWN_SHRINK), 0
         return y, 0
+
+    @_memoise
+    def measured_classes(self, group: Group) -> frozenset[str]:
+        """Precision classes (``32``: fp32/tf32, ``16``: 16-bit and fp8) ``group`` was
+        measured at."""
+        return frozenset(pclass(p.precision) for p in self.rows(group))
 
     @_memoise
     def has_sibling(self, group: Group, gpu: GpuSpec) -> bool:
@@ -427,7 +459,7 @@ def _linear(
     fit: FamilyFit, group: Group, gpu: GpuSpec, precision: Precision, level: Level
 ) -> float:
     g = "|".join(group)
-    pc32 = pclass(precision) == "32"
+    pc32 = rate_class(gpu, precision) == "32"
     y = 0.0
     for key in _columns(group, gpu.architecture, level.source, level.suite, pc32):
         y += fit.term(*key)
@@ -466,7 +498,7 @@ def _fit_family(obs: list[Obs], catalog: Mapping[str, GpuSpec], data: PooledData
     }
     entries: list[list[tuple[int, float]]] = []
     for o, f in zip(obs, feats, strict=True):
-        pc32 = pclass(o.precision) == "32"
+        pc32 = rate_class(catalog[o.gpu], o.precision) == "32"
         row = [
             (col(k, lam_of[k[0]]), 1.0) for k in _columns(o.group, o.arch, o.source, o.suite, pc32)
         ]
@@ -490,6 +522,6 @@ def _fit_family(obs: list[Obs], catalog: Mapping[str, GpuSpec], data: PooledData
     residual: dict[tuple[Group, str], list[tuple[str, str, float]]] = {}
     for o, yhat, target in zip(obs, fitted_y, b, strict=True):
         residual.setdefault((o.group, o.gpu), []).append(
-            (pclass(o.precision), o.suite, float(target - yhat))
+            (rate_class(catalog[o.gpu], o.precision), o.suite, float(target - yhat))
         )
     return FamilyFit(index, coef, centre, obs, residual)

@@ -2,7 +2,7 @@
 
 :func:`estimate_throughput` (and :meth:`ThroughputModel.estimate`, its memoised form for a
 ranking) is what ``/v1/estimate``, ``/v1/rank``, the web page and the accuracy harness call.
-It selects the evidence and produces the estimate, in one of five situations:
+It selects the evidence and produces the estimate, in one of six situations:
 
 * ``measured``: the workload was measured on this GPU model (any suite); the pooled model of
   :mod:`app.estimate.pooled` is corrected by those rows' residuals.
@@ -14,6 +14,9 @@ It selects the evidence and produces the estimate, in one of five situations:
   transformers of similar size, never from CNNs).
 * ``derived``: a custom workload that departs from its preset: the preset's estimate at the
   requested precision and micro-batch, times the ratio of training FLOPs per sample.
+* ``precision_switch``: the workload was measured, but never at the precision class asked
+  (fp32/tf32 vs 16-bit); the pooled model converts with the family's
+  shared fp32-vs-16-bit terms (its own deviation from them is unknown).
 
 Every GPU of one ranking is predicted at one software level (the suite that measured the
 most GPUs), so offers are ordered by hardware, not by which lab measured them. Multi-GPU data
@@ -31,7 +34,7 @@ from dataclasses import replace
 from app.estimate import fitted
 from app.estimate.memory import transformer_tokens
 from app.estimate.multigpu import multi_gpu_efficiency
-from app.estimate.pooled import DEFAULT_B0, PooledData, family, suite_of
+from app.estimate.pooled import DEFAULT_B0, PooledData, family, pclass, rate_class, suite_of
 from app.estimate.scaling import peak_tflops
 from app.estimate.types import (
     SITUATION_BASIS,
@@ -42,6 +45,7 @@ from app.estimate.types import (
     GpuSpec,
     Interconnect,
     Method,
+    MultiGpuBasis,
     Precision,
     Situation,
     ThroughputEstimate,
@@ -250,6 +254,19 @@ class ThroughputModel:
         return any(p.precision == Precision.FP8 for p in self.data.rows(self.groups[0]))
 
     # -- pooled model ----------------------------------------------------------------------
+    def _group_at(self, software: str | None) -> tuple[str, str]:
+        """The measured group the estimate stands on: the one with most rows, unless a
+        software level is asked that only another of the preset's labels was measured at (that
+        suite, else another version of its source): Llama 3.1 8B stands for torchtitan's
+        "Llama 3.1 8B" and Megatron's "Llama 3 8B"."""
+        if software:
+            source = software.split("@")[0]
+            for same in (lambda p: suite_of(p) == software, lambda p: p.source == source):
+                for g in self.groups:
+                    if any(same(p) for p in self.data.rows(g)):
+                        return g
+        return self.groups[0]
+
     def _base(self, precision: Precision) -> Workload:
         """The workload whose measurements are used, at the precision and micro-batch asked."""
         if self.reference is None:
@@ -262,7 +279,7 @@ class ThroughputModel:
         if not self._usable(precision):
             return None
         base = self._base(precision)
-        group = self.groups[0]
+        group = self._group_at(software)
         level = self.data.level_of(group, software)
         if level is None:
             return None
@@ -270,7 +287,12 @@ class ThroughputModel:
         rate = math.exp(y) / (base.units_per_sample or 1.0)
         units = base.units_per_sample
         rows = self.data.rows(group)
-        if n_own:
+        if pclass(precision) not in self.data.measured_classes(group):
+            situation = Situation.PRECISION_SWITCH
+            used = [p for p in rows if p.gpu == gpu.name] or [
+                p for p in rows if p.source == level.source
+            ]
+        elif n_own:
             situation = Situation.MEASURED
             used = [p for p in rows if p.gpu == gpu.name]
         elif self.data.has_sibling(group, gpu):
@@ -287,6 +309,11 @@ class ThroughputModel:
             f"{len({p.source for p in rows})} suite(s) and {len({p.gpu for p in rows})} GPU "
             f"model(s), at the software level of {level.suite.rstrip('@')}"
         ]
+        if pclass(precision) == "16" and rate_class(gpu, precision) == "32":
+            notes.append(
+                f"{gpu.name} has no fast 16-bit math (no tensor cores): {precision.value} "
+                "saves memory there but its matmuls run at the fp32 rate"
+            )
         rng = self.data.batch_range(group)
         mb = base.micro_batch_size
         if rng and mb < rng[0]:
@@ -478,8 +505,11 @@ class ThroughputModel:
         n = gpu_count
         w = self.w if prec == self.w.precision else replace(self.w, precision=prec)
         eta, multi_model = 1.0, False
+        multi_basis: MultiGpuBasis | None = None
         if n > 1:
-            best_total, best_eta, best_model = per_gpu, 1.0, False
+            best_total, best_model = per_gpu, False
+            # no count beats one GPU: the link model said so (measured rows never scale below 1)
+            best_basis: MultiGpuBasis = "model"
             counts = [k for k in self._measured_counts(gpu, interconnect) if k <= n]
             for k in sorted({*counts, int(n)}):
                 if k < 2:
@@ -491,11 +521,11 @@ class ThroughputModel:
                 scale = n if k == int(n) else k
                 total_k = per_gpu * scale * e
                 if total_k >= best_total:
-                    best_total, best_eta, best_model = total_k, e, measured is None
+                    best_total, best_model = total_k, measured is None
+                    best_basis = "model" if measured is None else "measured"
             total = best_total
             eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
-            multi_model = best_model
-            del best_eta
+            multi_model, multi_basis = best_model, best_basis
         else:
             total = per_gpu * n
         low, high = _range(total, situation, multi_gpu_model=multi_model)
@@ -509,6 +539,7 @@ class ThroughputModel:
             notes=notes,
             situation=situation,
             precision=prec,
+            multi_gpu_basis=multi_basis,
         )
 
 

@@ -87,6 +87,18 @@ class Attention(StrEnum):
     SDPA = "sdpa"
 
 
+class VisionTask(StrEnum):
+    """What a convolutional vision net is trained for; selects its activation constant.
+
+    ``classification``: an image-classification CNN (ResNet/VGG/Inception);
+    ``detection``: a detector with an FPN/SSD/YOLO neck and heads on a CNN backbone
+    (Faster/Mask R-CNN, RetinaNet, SSD, YOLO).
+    """
+
+    CLASSIFICATION = "classification"
+    DETECTION = "detection"
+
+
 class CheckpointGranularity(StrEnum):
     """What activation checkpointing recomputes when ``gradient_checkpointing`` is on.
 
@@ -154,6 +166,11 @@ class OomRisk(StrEnum):
     HIGH = "high"
 
 
+#: where a multi-GPU scaling efficiency comes from: this GPU's measured rows at that count and
+#: link, or the link model fitted per interconnect class (:mod:`app.estimate.multigpu`)
+MultiGpuBasis = Literal["measured", "model"]
+
+
 class Basis(StrEnum):
     """Where a throughput figure comes from, most to least trustworthy."""
 
@@ -171,6 +188,7 @@ class Situation(StrEnum):
     EXTRAPOLATED = "extrapolated"
     FLOPS_MODEL = "flops_model"
     DERIVED = "derived"
+    PRECISION_SWITCH = "precision_switch"
 
 
 SITUATION_TEXT = {
@@ -180,6 +198,9 @@ SITUATION_TEXT = {
     Situation.FLOPS_MODEL: "FLOPs model: this workload was never measured; FLOP rate of "
     "similar measured workloads on this GPU",
     Situation.DERIVED: "derived from the preset's estimate by the ratio of training FLOPs",
+    Situation.PRECISION_SWITCH: "this workload was measured only at another precision "
+    "(fp32/tf32 vs 16-bit); converted by the speed-up other workloads of its family show "
+    "between the two",
 }
 
 SITUATION_BASIS = {
@@ -188,6 +209,7 @@ SITUATION_BASIS = {
     Situation.EXTRAPOLATED: Basis.SCALED,
     Situation.FLOPS_MODEL: Basis.FLOPS_MODEL,
     Situation.DERIVED: Basis.SCALED,
+    Situation.PRECISION_SWITCH: Basis.SCALED,
 }
 
 
@@ -231,7 +253,8 @@ class Workload:
     """A training job, flat, with units in the names.
 
     ``params`` is the total parameter count; ``seq_len`` tokens per sample (transformers,
-    seq2seq); ``image_size`` pixels per side; ``micro_batch_size`` per GPU;
+    seq2seq); ``image_size`` pixels per side (the
+    side of a square with the same pixels for non-square inputs); ``micro_batch_size`` per GPU;
     ``samples_per_epoch`` training samples per epoch; ``dataset_gb`` dataset on disk in GB;
     ``cpu_ms_per_sample`` CPU milliseconds of data loading per sample on one core;
     ``min_cuda`` lowest CUDA version the software needs (``"12.1"``).
@@ -281,6 +304,22 @@ class Workload:
     #: every rank materialises the full 16-bit model on its GPU before FSDP shards it and
     #: keeps it allocated (no meta-device init / ``cpu_ram_efficient_loading``)
     full_model_init: bool = False
+    # -- vision and diffusion memory (issue 9): optional --
+    #: conv nets: classification or detection (a detector's activations per backbone GFLOP
+    #: are fitted apart from a classifier's)
+    vision_task: VisionTask = VisionTask.CLASSIFICATION
+    #: detectors: the backbone's forward GFLOPs per 224×224 image (2 × torchvision's GMACs:
+    #: ResNet-50 8.178); activations scale it by the input pixels
+    backbone_gflops_224: float | None = None
+    #: ViT patch side in pixels (tokens = (image_size / patch_size)² + 1); default 16
+    patch_size: int | None = None
+    #: diffusion: parameters of the frozen text encoder(s) and of the frozen VAE, held on
+    #: the GPU next to the UNet (``params`` counts the UNet only)
+    text_encoder_params: int | None = None
+    vae_params: int | None = None
+    #: an fp32 exponential-moving-average copy of the trained parameters kept on the GPU
+    #: (diffusers ``--use_ema``, torchvision/timm ``--model-ema``)
+    ema_weights: bool = False
     samples_per_epoch: int = 1
     epochs: float = 1.0
     dataset_gb: float | None = None
@@ -373,6 +412,11 @@ class MemoryBreakdown:
     init_extra_gib: float = 0.0
     context_gib: float = 0.0
     allocator_slack_gib: float = 0.0
+    #: diffusion: frozen text encoder(s) and VAE weights (inside ``weights_gib``)
+    text_encoder_gib: float = 0.0
+    vae_gib: float = 0.0
+    #: fp32 EMA copy of the trained parameters (inside ``optimizer_gib``)
+    ema_gib: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -433,6 +477,10 @@ class ThroughputEstimate:
     situation: Situation | None = None
     #: the precision the estimate assumes the GPU runs at
     precision: Precision | None = None
+    #: where ``multi_gpu_efficiency`` comes from for more than one GPU: ``"measured"`` (the
+    #: median of this GPU's measured rows at that GPU count and link), ``"model"`` (the link
+    #: model fitted per interconnect class, :mod:`app.estimate.multigpu`); ``None`` for one GPU
+    multi_gpu_basis: MultiGpuBasis | None = None
 
 
 class WarningCode(StrEnum):
@@ -511,6 +559,9 @@ class Estimate:
     #: spot only: wall-clock hours and cost of all epochs with interruptions and restarts
     expected_total_hours: float | None = None
     expected_total_cost: float | None = None
+    #: ``"measured"`` / ``"model"``: where the multi-GPU efficiency comes from
+    #: (:attr:`ThroughputEstimate.multi_gpu_basis`); ``None`` for one GPU
+    multi_gpu_basis: MultiGpuBasis | None = None
 
 
 def version_key(p: BenchmarkPoint) -> float:

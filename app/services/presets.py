@@ -18,6 +18,7 @@ from app.estimate.types import (
     Optimizer,
     Precision,
     Sharding,
+    VisionTask,
     Workload,
 )
 
@@ -29,6 +30,7 @@ _ENUMS = {
     "attention": Attention,
     "sharding": Sharding,
     "checkpoint_granularity": CheckpointGranularity,
+    "vision_task": VisionTask,
 }
 _WORKLOAD_FIELDS = {f.name for f in dc_fields(Workload)}
 

@@ -43,10 +43,28 @@ class Placed:
 
 @dataclass(frozen=True, slots=True)
 class Tick:
-    """An axis tick: pixel position along the axis and its label."""
+    """An axis tick: pixel position along the axis, its label and the label's SVG
+    ``text-anchor`` (``middle``; ``end`` where a centred label would run off the chart)."""
 
     pos: float
     label: str
+    anchor: str = "middle"
+
+
+#: Width of one tick-label character in SVG user units at the largest tick font the
+#: stylesheet uses (22 units on a phone, where the 960-unit chart is drawn about 360 px wide);
+#: a digit of a sans-serif font is about 0.55 em wide, so 22 × 0.6 leaves a little room.
+TICK_CHAR_WIDTH = 13.2
+
+
+def fit_x_ticks(ticks: Sequence[Tick], width: float) -> list[Tick]:
+    """Ticks whose centred label would cross the chart's right edge (``width``) end at the
+    tick instead (so the last label of the x axis is never clipped on a phone)."""
+    out = []
+    for t in ticks:
+        half = len(t.label) * TICK_CHAR_WIDTH / 2
+        out.append(Tick(t.pos, t.label, "end") if t.pos + half > width else t)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +226,7 @@ def scatter(
             skipped=len(data),
         )
     sx, x_ticks = axis([d.x for d in usable], left, right, x_format, log_marks=x_marks)
+    x_ticks = fit_x_ticks(x_ticks, width)
     sy, y_ticks = axis([d.y for d in usable], bottom, top, y_format)
     spots: dict[tuple[int, int], int] = {}
     for d in usable:
@@ -291,7 +310,7 @@ def timeline(
             path.append(f"{p.cx},{placed[i - 1].cy}")
         path.append(f"{p.cx},{p.cy}")
     path.append(f"{sx(end)},{placed[-1].cy}")
-    x_ticks = [Tick(sx(t), d.isoformat()) for t, d in _day_ticks(start, end)]
+    x_ticks = fit_x_ticks([Tick(sx(t), d.isoformat()) for t, d in _day_ticks(start, end)], width)
     return ChartLayout(
         width,
         height,

@@ -111,6 +111,50 @@ def linkify(text: str | None) -> Markup:
     return Markup("").join(out)
 
 
+#: ``owner/repo@commit:path (remark)``: how benchmark rows cite a file of a GitHub repository
+_REPO_REF = re.compile(r"^([\w.-]+/[\w.-]+)@([0-9a-f]{7,40}):(\S+)(.*)$", re.DOTALL)
+
+
+def source_link(ref: str | None) -> Markup:
+    """A source reference with its link: ``owner/repo@commit:path (remark)`` links the file at
+    that commit on GitHub (``https://github.com/owner/repo/blob/commit/path``), the remark
+    after it stays text; anything else as :func:`linkify`."""
+    m = _REPO_REF.match(ref or "")
+    if not m:
+        return linkify(ref)
+    repo, commit, path, rest = m.groups()
+    href = f"https://github.com/{repo}/blob/{commit}/{path}"
+    anchor = Markup('<a href="{}" rel="noopener noreferrer nofollow" title="{}">{}</a>').format(
+        href, f"{repo}@{commit}:{path}", f"{repo} · {path}"
+    )
+    return anchor + (Markup("<small>{}</small>").format(rest.strip()) if rest.strip() else "")
+
+
+def short_sources(text: str | None) -> Markup:
+    """A compact form of a ``;``-separated source list for table cells: each URL as a link
+    named by its host (``techpowerup.com``), each other reference cut to its first 40
+    characters; the full list is on the row's own page."""
+    if not text:
+        return Markup(DASH)
+    parts = []
+    for segment in (s.strip() for s in text.split(";")):
+        if not segment:
+            continue
+        urls = _URL.findall(segment)
+        if urls:
+            for url in urls:
+                host = re.sub(r"^https?://(www\.)?", "", url).split("/", 1)[0]
+                parts.append(
+                    Markup(
+                        '<a href="{}" rel="noopener noreferrer nofollow" title="{}">{}</a>'
+                    ).format(url, url, host)
+                )
+        else:
+            short = segment if len(segment) <= 40 else segment[:39] + "…"
+            parts.append(Markup('<span title="{}">{}</span>').format(segment, short))
+    return Markup(" · ").join(parts)
+
+
 def warning_code(warning: object) -> str:
     """A warning's stable code: its ``code`` attribute, or the part of ``"code: text"`` before
     the colon."""
@@ -128,5 +172,7 @@ FILTERS = {
     "gpus": gpus,
     "when": when,
     "linkify": linkify,
+    "source_link": source_link,
+    "short_sources": short_sources,
     "warning_code": warning_code,
 }

@@ -17,6 +17,7 @@ from app.estimate.types import (
     Optimizer,
     Precision,
     Sharding,
+    VisionTask,
 )
 
 
@@ -107,6 +108,12 @@ WORKLOAD_ADVANCED = (
     ),
     FormField("double_quant", "QLoRA double quantisation", "select", BOOL_CHOICES),
     FormField("full_model_init", "Full model loaded per GPU before FSDP", "select", BOOL_CHOICES),
+    FormField("vision_task", "Vision task", "select", _enum([t.value for t in VisionTask])),
+    FormField("backbone_gflops_224", "Detector backbone GFLOPs", unit="per 224px image"),
+    FormField("patch_size", "ViT patch size", step="1", unit="px"),
+    FormField("text_encoder_params", "Frozen text encoder(s)", "count", hint="e.g. 123M"),
+    FormField("vae_params", "Frozen VAE", "count", hint="e.g. 84M"),
+    FormField("ema_weights", "EMA copy of the weights", "select", BOOL_CHOICES),
     FormField("forward_gflops_per_sample", "Forward GFLOPs", unit="per sample"),
     FormField("cpu_ms_per_sample", "Data loading", unit="CPU ms per sample"),
     FormField("min_cuda", "Minimum CUDA", "text", hint="e.g. 12.1"),
@@ -137,7 +144,7 @@ FILTERS_MAIN = (
 )
 
 FILTERS_ADVANCED = (
-    FormField("min_vram_gib", "Min VRAM per GPU", unit="GB"),
+    FormField("min_vram_gib", "Min VRAM per GPU", unit="GiB"),
     FormField("min_gpu_count", "Min GPU count"),
     FormField(
         "available_only",

@@ -3,8 +3,14 @@ JSON twin (linked from the page), then renders the answer with a Jinja template.
 
 ``/``              ranking form, results table and cost/time chart   → ``GET /v1/rank``
 ``/offers/{id}``   one offer: estimate explained, price history      → ``GET /v1/offers/{id}``
-``/gpus``          GPU catalog, searchable                           → ``GET /v1/gpus``
-``/benchmarks``    measured throughput, searchable                   → ``GET /v1/benchmarks``
+``/gpus``          GPU catalog: filters, sortable columns, pages     → ``/gpus?format=json``
+``/gpus/{name}``   one GPU: specs and sources, offers, measurements  → ``?format=json``
+``/benchmarks``    measured throughput: filters, sorting, pages      → ``/benchmarks?format=json``
+
+The listings (``/gpus``, ``/benchmarks``) take more than ``GET /v1/gpus`` and
+``GET /v1/benchmarks`` do (``sort``/``order``, paging, more filters), so their JSON twin is the
+page's own URL with ``format=json`` (rows, ``total``, ``limit``, ``offset``, ``sort``,
+``order``): the same service call, the same rows as the page shows.
 
 Bad input never raises: the page shows the form again with a message naming the field
 (status 400), while the JSON twin answers the same request with its 400.
@@ -13,16 +19,22 @@ Bad input never raises: the page shows the form again with a message naming the 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from litestar import Controller, Request, Response, get
 from litestar.di import NamedDependency, Provide
-from litestar.exceptions import HTTPException, ValidationException
-from litestar.params import PathParameter, QueryParameter
-from litestar.response import Template
-from litestar.status_codes import HTTP_400_BAD_REQUEST, HTTP_500_INTERNAL_SERVER_ERROR
+from litestar.exceptions import HTTPException, NotFoundException, ValidationException
+from litestar.params import PathParameter
+from litestar.response import Redirect, Template
+from litestar.status_codes import (
+    HTTP_303_SEE_OTHER,
+    HTTP_400_BAD_REQUEST,
+    HTTP_404_NOT_FOUND,
+    HTTP_500_INTERNAL_SERVER_ERROR,
+)
 from sqlalchemy.orm import Session
 
 from app.api.query import (
@@ -38,16 +50,27 @@ from app.api.query import (
 from app.api.responses import (
     MAX_ID,
     offer_detail,
+    offer_out,
     provide_reference,
     provide_session,
     provide_settings,
     rank_response,
 )
 from app.api.schemas import MAX_TEXT, OfferDetailResponse, RankedOfferOut, RankResponse
-from app.services.catalog import benchmark_labels, search_benchmarks, search_gpus
+from app.services.catalog import (
+    BENCHMARK_SORTS,
+    GPU_SORTS,
+    Listing,
+    benchmark_choices,
+    benchmark_listing,
+    catalog_choices,
+    find_gpu,
+    gpu_catalog,
+    gpu_offers,
+)
 from app.services.estimates import HardwareError
 from app.services.freshness import ProviderFreshness, provider_freshness
-from app.services.offers import FilterError, count_old_offers
+from app.services.offers import FilterError, count_old_offers, stale_provider_ids
 from app.services.reference import ReferenceData
 from app.services.workloads import WorkloadError
 from app.settings import Settings
@@ -64,6 +87,21 @@ from app.web.forms import (
     WORKLOAD_MAIN,
     all_form_fields,
     throughput_unit,
+)
+from app.web.listing import (
+    BENCHMARK_COLUMNS,
+    BENCHMARK_PARAMS,
+    CATALOG_PARAMS,
+    GPU_COLUMNS,
+    GPU_PAGE_MEASUREMENTS,
+    SPEC_ROWS,
+    Column,
+    Param,
+    headers,
+    link,
+    pager,
+    paging_params,
+    parse_listing,
 )
 
 #: Labels of fields for error messages ("Micro-batch per GPU (micro_batch_size): …").
@@ -452,6 +490,7 @@ class PageController(Controller):
             "memory": _memory(detail),
             "basis_text": BASIS_TEXT,
             "price_chart": _price_chart(detail),
+            "gpu_url": gpu_url,
             "nvlink_labels": NVLINK_LABELS,
             "banner": self._banner(session, settings),
         }
@@ -459,99 +498,233 @@ class PageController(Controller):
             "offer.html", context=context, status_code=HTTP_400_BAD_REQUEST if errors else 200
         )
 
+    def _listing_page(
+        self,
+        request: Request,
+        session: Session,
+        ref: ReferenceData,
+        settings: Settings,
+        kind: ListingKind,
+        context: dict[str, Any],
+    ) -> Response[Any]:
+        """Parse a listing's parameters, fetch its page and render it, or (``format=json``)
+        answer its JSON twin; 400 naming every bad parameter."""
+        spec = (*kind.params, *paging_params(kind.sorts))
+        labels = {p.name: p.label or p.name for p in spec}
+        query = parse_listing(_raw(request), spec)
+        errors = list(query.errors)
+        listing: Listing | None = None
+        if not errors:
+            v = query.values
+            try:
+                listing = kind.fetch(
+                    session,
+                    ref,
+                    **{p.name: v[p.name] for p in kind.params if p.name in v},
+                    sort=v.get("sort", "id"),
+                    descending=_descending(v, kind.sorts),
+                    limit=query.limit,
+                    offset=query.offset,
+                )
+            except FilterError as exc:
+                errors = [(exc.field, exc.reason)]
+        if query.wants_json and "format" not in {k for k, _ in errors}:
+            return _json_listing(listing, errors)
+        params = query.params
+        context = {
+            **context,
+            "listing": listing,
+            "params": params,
+            "form": query.form,
+            "labels": labels,
+            "errors": [{"field": k, "label": labels.get(k, k), "message": m} for k, m in errors],
+            "filtered": any(p.name in params for p in kind.params),
+            "headers": headers(kind.path, params, kind.columns, listing, kind.sorts),
+            "pager": pager(kind.path, params, listing) if listing else None,
+            "gpu_url": gpu_url,
+            "json_url": link(kind.path, {**params, "format": "json"}),
+            "banner": self._banner(session, settings),
+        }
+        return Template(
+            kind.template, context=context, status_code=HTTP_400_BAD_REQUEST if errors else 200
+        )
+
     @get("/gpus", sync_to_thread=True, name="gpus_page")
     def gpus_page(
         self,
+        request: Request,
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],
         settings: NamedDependency[Settings],
-        q: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
-    ) -> Template:
-        """The GPU catalog with sources, searchable by name, alias, vendor or architecture."""
-        params = {"q": q.strip()} if q and q.strip() else {}
+    ) -> Response[Any]:
+        """The GPU catalog: filtered by family, vendor, architecture, memory or text; sorted
+        by any column; paged. JSON twin: the same URL with ``format=json``."""
+        choices = catalog_choices(session)
         context = {
             "title": "GPU catalog",
-            "gpus": search_gpus(session, ref, q),
-            "q": q or "",
-            "total": len(ref.gpus),
-            "json_url": url("/v1/gpus", params, ("q",)),
-            "banner": self._banner(session, settings),
+            "choices": choices,
+            "options": _options(choices),
+            "catalog_size": len(ref.gpus),
         }
-        return Template("gpus.html", context=context)
+        return self._listing_page(request, session, ref, settings, CATALOG, context)
+
+    @get("/gpus/{key:str}", sync_to_thread=True, name="gpu_page")
+    def gpu_page(
+        self,
+        key: Annotated[str, PathParameter(max_length=MAX_TEXT)],
+        request: Request,
+        session: NamedDependency[Session],
+        ref: NamedDependency[ReferenceData],
+        settings: NamedDependency[Settings],
+    ) -> Response[Any]:
+        """One GPU (by id, name or alias): its specs with units and sources, its offers
+        (cheapest per GPU-hour first) and its measurements; a family name (``A100``) redirects
+        to the catalog filtered by that family. JSON twin: the same URL with ``format=json``."""
+        query = parse_listing(_raw(request), paging_params(())[-1:])
+        if query.errors:
+            if query.wants_json or _raw(request).get("format") == "json":
+                return _json_listing(None, query.errors)
+            raise ValidationException(
+                detail="Invalid query parameters", extra=ParamError(query.errors).as_extra()
+            )
+        family = ref.resolve_gpu_filter(key.strip())
+        if len(family) > 1:
+            # a family name (``A100``) stands for several models: the catalog lists them
+            wanted = {"family": key.strip(), **({"format": "json"} if query.wants_json else {})}
+            return Redirect(link("/gpus", wanted), status_code=HTTP_303_SEE_OTHER)
+        gpu = find_gpu(session, ref, key)
+        if gpu is None:
+            missing = f"No GPU {key!r} in the catalog (see /gpus)"
+            if query.wants_json:
+                return Response(
+                    {"status_code": HTTP_404_NOT_FOUND, "detail": missing},
+                    status_code=HTTP_404_NOT_FOUND,
+                )
+            raise NotFoundException(detail=missing)
+        name = gpu["canonical_name"]
+        stale = stale_provider_ids(session, settings.stale_after_hours)
+        offers = [
+            (offer_out(row, ref, stale, stale_after_days=settings.offer_stale_after_days), usd)
+            for row, usd in gpu_offers(session, ref, name)
+        ]
+        measurements = benchmark_listing(
+            session, ref, gpu=name, sort="workload", limit=GPU_PAGE_MEASUREMENTS
+        )
+        if query.wants_json:
+            return Response(
+                {
+                    "gpu": gpu,
+                    "offers": [
+                        {**o.model_dump(mode="json"), "price_per_gpu_hour_usd": usd}
+                        for o, usd in offers
+                    ],
+                    "benchmarks": _listing_json(measurements),
+                }
+            )
+        siblings = [n for n in ref.resolve_gpu_filter(gpu["family"]) if n != name]
+        return Template(
+            "gpu.html",
+            context={
+                "title": name,
+                "g": gpu,
+                "specs": [(label, gpu.get(k), unit, k) for k, label, unit in SPEC_ROWS],
+                "offers": offers,
+                "measurements": measurements,
+                "family": siblings,
+                "gpu_url": gpu_url,
+                "nvlink_labels": NVLINK_LABELS,
+                "json_url": link(gpu_url(name), {"format": "json"}),
+                "banner": self._banner(session, settings),
+            },
+        )
 
     @get("/benchmarks", sync_to_thread=True, name="benchmarks_page")
     def benchmarks_page(
         self,
+        request: Request,
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],
         settings: NamedDependency[Settings],
-        gpu: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
-        workload: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
-        q: Annotated[str | None, QueryParameter(max_length=MAX_TEXT)] = None,
-        ids: Annotated[str | None, QueryParameter(pattern=r"^\d{1,12}(,\d{1,12}){0,499}$")] = None,
-        limit: Annotated[int, QueryParameter(ge=1, le=5000)] = 200,
-        offset: Annotated[int, QueryParameter(ge=0, le=1_000_000_000)] = 0,
-    ) -> Template:
-        """Measured training throughput with sources, filtered and searchable."""
-        params = {
-            k: str(v).strip()
-            for k, v in (
-                ("gpu", gpu),
-                ("workload", workload),
-                ("q", q),
-                ("ids", ids),
-                ("limit", limit if limit != 200 else None),
-                ("offset", offset or None),
-            )
-            if v is not None and str(v).strip()
-        }
-        keys = ("gpu", "workload", "q", "ids", "limit", "offset")
-        errors: list[tuple[str, str]] = []
-        items: list[dict[str, Any]] = []
-        total = 0
-        try:
-            items, total = search_benchmarks(
-                session,
-                ref,
-                gpu=params.get("gpu"),
-                workload=params.get("workload"),
-                q=params.get("q"),
-                ids=[int(i) for i in ids.split(",")] if ids else None,
-                limit=limit,
-                offset=offset,
-            )
-        except FilterError as exc:
-            errors = [(exc.field, exc.reason)]
-        labels = benchmark_labels(session)
-        json_params = {**params, "limit": str(limit)} if "limit" not in params else params
+    ) -> Response[Any]:
+        """Measured training throughput with sources: filtered by GPU (or family), workload,
+        precision, GPU count, source or text; sorted by any column; paged. JSON twin: the same
+        URL with ``format=json``."""
+        choices = benchmark_choices(session)
         context = {
             "title": "Measured training throughput",
-            "items": items,
-            "total": total,
-            "params": params,
-            "limit": limit,
-            "offset": offset,
-            "errors": _error_list(errors),
-            "labels": labels,
+            "choices": choices,
+            "options": _options(choices),
             "presets": list(ref.presets.values()),
             "gpu_names": sorted(ref.gpus),
-            "json_url": url("/v1/benchmarks", json_params, keys),
-            "prev_url": url(
-                "/benchmarks",
-                params,
-                keys,
-                offset=str(max(0, offset - limit)) if offset - limit > 0 else None,
-            )
-            if offset
-            else None,
-            "next_url": url("/benchmarks", params, keys, offset=str(offset + limit))
-            if offset + limit < total
-            else None,
-            "banner": self._banner(session, settings),
+            "families": catalog_choices(session)["family"],
         }
-        return Template(
-            "benchmarks.html", context=context, status_code=HTTP_400_BAD_REQUEST if errors else 200
+        return self._listing_page(request, session, ref, settings, BENCHMARKS, context)
+
+
+def gpu_url(name: str) -> str:
+    """The page of one catalog GPU (``/gpus/H100%20SXM%2080GB``)."""
+    return "/gpus/" + quote(name, safe="")
+
+
+@dataclass(frozen=True, slots=True)
+class ListingKind:
+    """What differs between the listing pages: URL path, template, filter parameters (each
+    passed to ``fetch`` by its name), sortable columns with their first direction, columns."""
+
+    path: str
+    template: str
+    params: tuple[Param, ...]
+    sorts: Mapping[str, bool]
+    columns: tuple[Column, ...]
+    fetch: Callable[..., Listing]
+
+
+CATALOG = ListingKind("/gpus", "gpus.html", CATALOG_PARAMS, GPU_SORTS, GPU_COLUMNS, gpu_catalog)
+BENCHMARKS = ListingKind(
+    "/benchmarks",
+    "benchmarks.html",
+    BENCHMARK_PARAMS,
+    BENCHMARK_SORTS,
+    BENCHMARK_COLUMNS,
+    benchmark_listing,
+)
+
+
+def _options(choices: Mapping[str, Sequence[Any]]) -> dict[str, list[tuple[str, str]]]:
+    """Filter choices as (value, text) pairs for the selects."""
+    return {k: [(str(v), str(v)) for v in values] for k, values in choices.items()}
+
+
+def _descending(values: Mapping[str, Any], sorts: Mapping[str, bool]) -> bool:
+    """``order=desc``/``asc`` as given; without it, the sort column's natural direction."""
+    if "order" in values:
+        return bool(values["order"] == "desc")
+    return bool(sorts.get(values.get("sort", "id"), False))
+
+
+def _listing_json(listing: Listing) -> dict[str, Any]:
+    return {
+        "items": listing.items,
+        "total": listing.total,
+        "limit": listing.limit,
+        "offset": listing.offset,
+        "sort": listing.sort,
+        "order": "desc" if listing.descending else "asc",
+    }
+
+
+def _json_listing(listing: Listing | None, errors: list[tuple[str, str]]) -> Response[Any]:
+    """A listing's JSON twin: the page's rows, counts and order; or the API's 400 shape."""
+    if errors or listing is None:
+        return Response(
+            {
+                "status_code": HTTP_400_BAD_REQUEST,
+                "detail": "Invalid query parameters",
+                "extra": ParamError(errors).as_extra(),
+            },
+            status_code=HTTP_400_BAD_REQUEST,
         )
+    return Response(_listing_json(listing))
 
 
 def _memory(detail: OfferDetailResponse) -> dict[str, Any] | None:

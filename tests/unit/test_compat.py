@@ -94,3 +94,15 @@ def test_compatibility_warnings() -> None:
     cc = replace(GPT2, min_compute_capability="8.0")
     assert compatibility_warnings(cc, A100) == []
     assert compatibility_warnings(cc, V100)[0].code == WarningCode.COMPUTE_CAPABILITY_TOO_LOW
+
+
+def test_a_cuda_12_8_build_has_no_b300_kernels() -> None:
+    # sm_103 (B300) first appears in CUDA 12.9; 12.8 knows sm_100 (B200) only
+    b300 = replace(H100, name="B300", architecture="Blackwell", compute_capability="10.3")
+    b200 = replace(b300, name="B200", compute_capability="10.0")
+    build = replace(GPT2, cuda_build="12.8")
+    (w,) = compatibility_warnings(build, b300)
+    assert w.code == WarningCode.CUDA_BUILD_TOO_OLD_FOR_GPU
+    assert w.values["min_cuda_for_gpu"] == "12.9"
+    assert compatibility_warnings(build, b200) == []
+    assert compatibility_warnings(replace(GPT2, cuda_build="12.9"), b300) == []

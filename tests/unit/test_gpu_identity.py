@@ -16,7 +16,7 @@ def test_snapping_only_to_the_matched_gpus_size() -> None:
 def test_a_vram_mismatch_is_described() -> None:
     match = GpuMatch("GeForce RTX 4090", "family", vram_mismatch=True)
     assert gpu_note(match, 48.0, 24.0) == (
-        "listed VRAM 48 GiB per GPU differs from the GeForce RTX 4090's 24 GB datasheet size "
+        "listed VRAM 48 GiB per GPU differs from the GeForce RTX 4090's 24 GiB datasheet size "
         "(kept as listed)"
     )
     assert gpu_note(GpuMatch("L4", "alias"), 24.0, 24.0) is None
@@ -66,3 +66,21 @@ def test_bare_h100_needs_context_and_a100_takes_it_from_the_instance_name() -> N
     a100 = n.identify("A100", context=("gpu_8x_a100_80gb_sxm4",))
     assert a100.status == "match" and a100.match.canonical_name == "A100 SXM4 80GB"  # type: ignore[union-attr]
     assert n.identify("GTX 1660 S").status == "none"
+
+
+def test_a_slice_listing_its_own_memory_is_matched_to_the_card_it_is_cut_from() -> None:
+    n = _catalog()
+    # 3 GiB = 1/8 of a 24 GB L4: the slice's memory, not a mismatch
+    eighth = n.identify("L4", vram_gib=3, gpu_count=0.125)
+    assert eighth.match is not None and eighth.match.canonical_name == "L4"
+    assert not eighth.match.vram_mismatch
+    # 4 GB at 0.05 of a card = 80 GB: the 80 GB A100, not the 40 GB one nearer to 4
+    a100 = n.identify("A100", vram_gib=4, gpu_count=0.05, form_hint="pcie")
+    assert a100.match is not None and a100.match.canonical_name == "A100 PCIe 80GB"
+    assert not a100.match.vram_mismatch
+    # the whole card's VRAM with a share is read as the card (the scrapers' contract)
+    whole = n.identify("A10", vram_gib=24, gpu_count=1 / 6)
+    assert whole.match is not None and not whole.match.vram_mismatch
+    # one whole L4 listing 3 GiB stays a flagged mismatch
+    one = n.identify("L4", vram_gib=3)
+    assert one.match is not None and one.match.vram_mismatch

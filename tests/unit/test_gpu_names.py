@@ -68,8 +68,20 @@ def test_memory_modded_card_keeps_family_and_is_flagged(normaliser: GpuNameNorma
 
 
 def test_unknown_name_is_none(normaliser: GpuNameNormaliser) -> None:
-    assert normaliser.match("B300", vram_gib=268.59) is None
+    assert normaliser.match("Z9000", vram_gib=268.59) is None
     assert normaliser.match("Z9000") is None
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ["B300", "NVIDIA B300 SXM6 AC", "B300 SXM6 268GB"],  # AWS/Verda labels, gpu_specs.md
+)
+def test_b300_has_a_catalog_row(normaliser: GpuNameNormaliser, raw: str) -> None:
+    match = normaliser.match(raw, vram_gib=268.59)
+    assert match is not None and match.canonical_name == "B300" and not match.vram_mismatch
+    # a B200 label stays a B200 (the two share the family stem)
+    b200 = normaliser.match("B200", vram_gib=179.06)
+    assert b200 is not None and b200.canonical_name == "B200"
 
 
 def test_normalise_key() -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from app.estimate import fitted
 from app.estimate.multigpu import multi_gpu_efficiency
+from app.estimate.pooled import PooledData, rate_class
 from app.estimate.scaling import TimeModel, blend_speedup, peak_tflops, time_features
 from app.estimate.throughput import (
     ThroughputModel,
@@ -274,3 +275,80 @@ def test_departing_from_preset_scales_by_flops() -> None:
     assert tp.basis == Basis.SCALED and tp.situation == Situation.DERIVED
     ratio = training_flops_per_sample(BERT) / training_flops_per_sample(longer)
     assert tp.samples_per_s == pytest.approx(443 * ratio, rel=0.01)
+
+
+def test_a_gpu_without_16_bit_units_runs_mixed_precision_at_its_fp32_rate() -> None:
+    # GeForce Pascal: no tensor cores, fp16 arithmetic at 1/64 rate; the catalog lists no
+    # 16-bit figure, so mixed precision runs its matmuls in fp32
+    pascal = GpuSpec(
+        name="pascal",
+        architecture="Pascal",
+        vram_gib=11,
+        memory_bandwidth_gbs=484,
+        fp32_tflops=11.3,
+    )
+    assert rate_class(pascal, Precision.FP16_AMP) == "32"
+    assert rate_class(pascal, Precision.FP32) == "32"
+    assert rate_class(A100_80_SXM, Precision.FP16_AMP) == "16"
+    specs = [("a", "Ampere", 70, 900), ("b", "Ampere", 125, 600), ("c", "Hopper", 989, 3350)]
+    gpus = [_gpu(*s) for s in specs]
+    pts = [
+        point(g.name, 100.0 * (i + 1) * k, 320, pid=2 * i + j, precision=p)
+        for i, g in enumerate(gpus)
+        for j, (p, k) in enumerate(((Precision.FP16_AMP, 2.0), (Precision.FP32, 1.0)))
+    ]
+    catalog = {g.name: g for g in [*gpus, pascal]}
+    half = estimate_throughput(BERT, pascal, points=pts, catalog=catalog)
+    full = estimate_throughput(BERT, pascal, points=pts, catalog=catalog, precision=Precision.FP32)
+    # same features, same class: the 16-bit estimate is the fp32 one, not a tensor-core one
+    assert half.samples_per_s == pytest.approx(full.samples_per_s, rel=1e-9)
+    assert any("no fast 16-bit math" in n for n in half.notes)
+    assert not any("no fast 16-bit math" in n for n in full.notes)
+
+
+def test_a_precision_never_measured_is_named_a_precision_switch() -> None:
+    specs = [("a", "Ampere", 70, 900), ("b", "Ampere", 125, 600), ("c", "Hopper", 989, 3350)]
+    gpus = [_gpu(*s) for s in specs]
+    pts = [point(g.name, 100.0 * (i + 1), 320, pid=i) for i, g in enumerate(gpus)]
+    catalog = {g.name: g for g in gpus}
+    fp16 = estimate_throughput(BERT, gpus[0], points=pts, catalog=catalog)
+    assert fp16.situation == Situation.MEASURED
+    fp32 = estimate_throughput(BERT, gpus[0], points=pts, catalog=catalog, precision=Precision.FP32)
+    assert fp32.situation == Situation.PRECISION_SWITCH and fp32.basis == Basis.SCALED
+    assert "only at another precision" in fp32.notes[0]
+    low, high = fitted.RANGE_FACTORS["precision_switch"]
+    assert fp32.samples_per_s_low == pytest.approx(fp32.samples_per_s * low)
+    assert fp32.samples_per_s_high == pytest.approx(fp32.samples_per_s * high)
+
+
+def test_a_gpu_measured_only_on_several_sxm_boards_is_converted_over_nvlink() -> None:
+    # an SXM board only comes on an NVLink baseboard: an unlisted link is NVLink, as served
+    rows = [
+        point("A100 SXM4 80GB", 3e6, 320, count=8, interconnect=x) for x in (None, "nvlink", "pcie")
+    ]
+    single = [
+        PooledData([r], {"A100 SXM4 80GB": A100_80_SXM}, {("BERT-base uncased", "full"): BERT})
+        .obs_by_family["transformer"][0]
+        .y
+        for r in rows
+    ]
+    assert single[0] == pytest.approx(single[1], rel=1e-12)
+    # (a fast step exposes the all-reduce, so the link matters: PCIe would differ)
+    assert single[2] > single[1] + 0.1
+
+
+def test_another_version_of_a_measured_suite_is_predicted_at_that_suites_level() -> None:
+    specs = [("a", "Ampere", 70, 900), ("b", "Ampere", 125, 600), ("c", "Hopper", 989, 3350)]
+    gpus = [_gpu(*s) for s in specs]
+    pts = [point(g.name, 100.0 * (i + 1), 320, pid=i) for i, g in enumerate(gpus)]
+    pts.append(
+        dataclasses.replace(point("b", 50.0, 320, pid=9), source="other", framework_version="2.0")
+    )
+    data = PooledData(pts, {g.name: g for g in gpus}, {("BERT-base uncased", "full"): BERT})
+    group = ("BERT-base uncased", "full")
+    assert data.level_of(group, "other@2.0").source == "other"
+    # a version the data lacks: the source's level (its version deviation is unknown, 0)
+    newer = data.level_of(group, "other@2.5")
+    assert (newer.source, newer.suite) == ("other", "other@2.5")
+    # a source the data lacks: the reference level (the suite that measured most GPUs)
+    assert data.level_of(group, "unknown@1.0").source == point("a", 1, 1).source

@@ -25,11 +25,13 @@ def test_price_list_keeps_linux_shared_on_demand_gpu_rows() -> None:
         "g5.48xlarge",
         "g5.xlarge",
         "g6e.xlarge",
+        "g6f.4xlarge",
+        "g6f.large",
         "p4d.24xlarge",
         "p5.48xlarge",
         "p6-b200.48xlarge",
     ]
-    assert len(rows) == 6  # Windows, Reserved, Dedicated, SQL and unused-reservation rows out
+    assert len(rows) == 8  # Windows, Reserved, Dedicated, SQL and unused-reservation rows out
     p4d = by_type["p4d.24xlarge"]
     assert p4d.price == "30.1234000000" and p4d.gpu_count == 8 and p4d.vcpus == 96
     assert p4d.ram_gib == 1152 and p4d.disk_gb == 8000
@@ -87,7 +89,7 @@ def test_spot_feed_may_be_wrapped_in_a_callback() -> None:
 
 def test_fetch_streams_the_region_file() -> None:
     result = fetch(aws.SCRAPER)
-    assert len(result.offers) == 9 and result.skipped == 1  # g4ad reported
+    assert len(result.offers) == 11 and result.skipped == 1  # g4ad reported
     assert {o.region for o in result.offers} == {"us-east-1"}
 
 
@@ -103,4 +105,32 @@ def test_capacity_block_rows_are_not_on_demand_offers() -> None:
     text[p5] = ",".join(f'"{f}"' for f in fields)
     rows = aws.parse_price_list(text)
     assert "p5.48xlarge" not in {r.instance_type for r in rows}
-    assert len(rows) == 5
+    assert len(rows) == 7
+
+
+def test_g6f_slices_of_one_l4_are_fractional_gpus() -> None:
+    # fixture rows: g6f.large lists GPU 1 with 3 GiB of GPU memory, g6f.4xlarge 12 GiB
+    offers = aws.build_offers(
+        aws.parse_price_list(lines()), {}, price_list_base="https://p", spot_source="s"
+    ).offers
+    got = {o.offer_key: o for o in offers}
+    eighth, half = got["g6f.large"], got["g6f.4xlarge"]
+    assert eighth.gpu_name_raw == "L4" and eighth.gpu_count == 0.125  # 3 / 24
+    assert half.gpu_count == 0.5  # 12 / 24
+    # the whole card's VRAM, as every fractional offer (ScrapedOffer contract)
+    assert eighth.vram_gib_per_gpu == half.vram_gib_per_gpu == 24
+    assert eighth.interconnect is None and "0.125 of one L4" in (eighth.notes or "")
+
+
+def test_a_slice_whose_share_is_not_listed_is_reported_not_stored() -> None:
+    row = aws.OnDemandRow("gr6f.4xlarge", "us-east-1", "0.5", 16, 128, None, 1, None)
+    result = aws.build_offers([row], {}, price_list_base="https://p", spot_source="s")
+    assert result.offers == []
+    assert result.warnings == [
+        "aws gr6f.4xlarge us-east-1: a slice of one L4 whose share the price list does not "
+        "give (GPU Memory missing); skipped"
+    ]
+    # a GPU column below one is the share itself
+    row = aws.OnDemandRow("gr6f.4xlarge", "us-east-1", "0.5", 16, 128, None, 0.5, None)
+    (offer,) = aws.build_offers([row], {}, price_list_base="https://p", spot_source="s").offers
+    assert offer.gpu_count == 0.5 and offer.vram_gib_per_gpu == 24
