@@ -104,8 +104,9 @@ def _is_array(annotation: Any) -> bool:
 #: Request bodies: unknown fields are a 400 naming the field, and types are strict, as the
 #: OpenAPI states them: ``"1.5"`` is not a number, ``1`` or ``"true"`` not a boolean, ``2.0``
 #: not an integer (lax parsing accepted all of these, so the document said less than the
-#: API accepted). Enum fields are exempt (their values arrive as strings); flat query
-#: parameters, which are all text, are parsed with ``strict=False`` (:mod:`app.api.query`).
+#: API accepted). Bodies are validated as JSON (``app.asgi.ModelStrictnessPlugin``), where
+#: strict mode takes enum fields by value; flat query parameters, which are all text, are
+#: parsed with ``strict=False`` (:mod:`app.api.query`).
 REQUEST_CONFIG = ConfigDict(extra="forbid", strict=True)
 
 #: Currency codes as requests may write them (any case; upper-cased before use).
@@ -176,7 +177,6 @@ class WorkloadIn(BaseModel):
     )
     architecture: Architecture | None = Field(
         default=None,
-        strict=False,  # enum values arrive as JSON strings
         description="model family; selects the activation-memory and FLOPs formulas",
         examples=["transformer_decoder"],
     )
@@ -271,20 +271,17 @@ class WorkloadIn(BaseModel):
     )
     precision: Precision | None = Field(
         default=None,
-        strict=False,  # enum values arrive as JSON strings
         description="numeric regime: fp32, tf32, fp16_amp/bf16_amp (autocast with fp32 master "
         "weights), bf16 (pure bf16 states) or fp8",
         examples=["bf16_amp"],
     )
     optimizer: Optimizer | None = Field(
         default=None,
-        strict=False,  # enum values arrive as JSON strings
         description="optimizer, as it sizes the optimizer state",
         examples=["adamw"],
     )
     method: Method | None = Field(
         default=None,
-        strict=False,  # enum values arrive as JSON strings
         description="parameters trained: full, lora (adapters) or qlora (adapters on an NF4 base)",
         examples=["full"],
     )
@@ -301,13 +298,11 @@ class WorkloadIn(BaseModel):
     )
     attention: Attention | None = Field(
         default=None,
-        strict=False,  # enum values arrive as JSON strings
         description="attention kernel: eager materialises the seq_len × seq_len scores, sdpa "
         "(Flash/memory-efficient) does not",
     )
     sharding: Sharding | None = Field(
         default=None,
-        strict=False,  # enum values arrive as JSON strings
         description="data-parallel state sharding: none, DeepSpeed ZeRO stage 1/2/3, or FSDP "
         "full shard",
     )
@@ -328,7 +323,6 @@ class WorkloadIn(BaseModel):
     )
     checkpoint_granularity: CheckpointGranularity | None = Field(
         default=None,
-        strict=False,  # enum values arrive as JSON strings
         description="with gradient_checkpointing: full (block inputs only) or selective "
         "(attention core recomputed)",
     )
