@@ -100,6 +100,32 @@ def bad_params(exc: ParamError | WorkloadError | FilterError) -> ValidationExcep
     return ValidationException(detail="Invalid query parameters", extra=exc.as_extra())
 
 
+#: Handler arguments that are injected, not query parameters.
+_INJECTED = frozenset({"self", "request", "session", "ref", "settings"})
+#: Parameters that were renamed (the old name's 400 says what to send instead).
+_RENAMED = {"min_vram_gb": "min_vram_gib"}
+
+
+def reject_unknown_query(request: Request[Any, Any, Any]) -> None:
+    """A 400 naming every query parameter the handler does not take, or takes once but was
+    given several times (an ignored filter would silently widen the answer).
+
+    Raises:
+        ValidationException: ``extra`` lists each such parameter with the reason.
+    """
+    # the parsed signature (``fn`` is wrapped for handlers that run in a thread)
+    known = set(request.route_handler.parsed_fn_signature.parameters) - _INJECTED
+    errors: list[tuple[str, str]] = []
+    for key in dict.fromkeys(request.query_params.keys()):
+        if key not in known:
+            hint = f"; renamed to {_RENAMED[key]}" if key in _RENAMED else ""
+            errors.append((key, f"unknown parameter{hint}"))
+        elif len(request.query_params.getall(key)) > 1:
+            errors.append((key, "given more than once"))
+    if errors:
+        raise bad_params(ParamError(errors))
+
+
 #: Flat parameters typed as text although the body field is not: counts take ``7B`` and
 #: ``25.6M``, ``cuda_only_libraries`` is comma-separated.
 _TEXT_PARAMS = {"params", "samples_per_epoch", "tokens_per_epoch", "cuda_only_libraries"}
@@ -217,6 +243,7 @@ class V1Controller(Controller):
     )
     def list_offers(
         self,
+        request: Request[Any, Any, Any],
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],
         settings: NamedDependency[Settings],
@@ -282,6 +309,13 @@ class V1Controller(Controller):
         with the stored exchange rates); prices in the answer are as listed. ``gpus_matched``
         names the catalog GPUs the ``gpu`` filter stands for.
         """
+        reject_unknown_query(request)
+        if currency.upper() not in ref.currencies:
+            raise bad_params(
+                ParamError(
+                    [("currency", f"no stored rate for it; one of {', '.join(ref.currencies)}")]
+                )
+            )
         filters = OfferFilters(
             gpu=gpu,
             min_vram_gib=min_vram_gib,
@@ -317,6 +351,7 @@ class V1Controller(Controller):
     )
     def list_gpus(
         self,
+        request: Request[Any, Any, Any],
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],
         q: Annotated[
@@ -333,6 +368,7 @@ class V1Controller(Controller):
         ``q`` keeps GPUs whose name, alias, vendor, architecture or market contains it, or
         whose name it resolves to (``A100-SXM4-80GB``).
         """
+        reject_unknown_query(request)
         return search_gpus(session, ref, q)
 
     @get(
@@ -346,6 +382,7 @@ class V1Controller(Controller):
     )
     def list_benchmarks(
         self,
+        request: Request[Any, Any, Any],
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],
         gpu: Annotated[
@@ -401,6 +438,7 @@ class V1Controller(Controller):
         ``evidence``; ``status`` ``held`` lists the submitted rows held for review (more than
         2× off the estimate: stored, never used), ``accepted`` the rest.
         """
+        reject_unknown_query(request)
         items, total = search_benchmarks(
             session,
             ref,
