@@ -505,6 +505,7 @@ class WarningCode(StrEnum):
     FP8_TRANSFORMER_ONLY = "fp8_transformer_only"
     PCIE_HOST_BRIDGE = "pcie_host_bridge"
     DATA_LOADER_BOUND = "data_loader_bound"
+    VCPUS_UNLISTED = "vcpus_unlisted"
     SLOW_DISK = "slow_disk"
     EPOCH_TOKENS_PADDED = "epoch_tokens_padded"
     SPOT_INTERRUPTIBLE = "spot_interruptible"
