@@ -324,7 +324,9 @@ class ThroughputModel:
         elif self.data.has_sibling(group, gpu):
             situation = Situation.SIBLING
             used = [
-                p for p in rows if self.catalog.get(p.gpu, gpu).architecture == gpu.architecture
+                p
+                for p in rows
+                if self.data.catalog.get(p.gpu, gpu).architecture == gpu.architecture
             ]
         else:
             situation = Situation.EXTRAPOLATED
