@@ -160,7 +160,7 @@ class _Models:
         return model
 
     def for_gpu(self, gpu: GpuSpec) -> ThroughputModel:
-        run, _ = effective_precision(gpu, self.w.precision)
+        run, _ = effective_precision(gpu, self.w.precision, self.w.architecture)
         model = self.get(run)
         return model if model.can_estimate() else self.requested()
 

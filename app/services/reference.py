@@ -222,6 +222,7 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
                 source=b.source,
                 source_ref=b.source_ref,
                 suspect=b.suspect,
+                gpu_label=b.gpu_label or "",
             )
         )
     points = merge_submitted(points)
