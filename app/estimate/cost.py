@@ -100,6 +100,12 @@ def epoch_hours(samples_per_epoch: float, samples_per_s: float) -> float:
     return samples_per_epoch / samples_per_s / 3600.0
 
 
+def _gb(value: float) -> str:
+    """A size in GB for a sentence: whole GB from 10 up, two significant figures below
+    (0.05 GB stays 0.05, not 0)."""
+    return f"{value:.0f}" if value >= 10 else f"{value:.2g}"
+
+
 def data_loader_rate(w: Workload, vcpus: float | None) -> float | None:
     """Samples/s the host CPUs can prepare: ``(vCPUs - 1) × 1000 / cpu_ms_per_sample``.
 
@@ -278,9 +284,9 @@ def hardware_warnings(
             out.append(
                 _warn(
                     WarningCode.DISK_TOO_SMALL,
-                    f"the run needs ~{disk['needed_gb']:.0f} GB of disk (dataset "
-                    f"{disk['dataset_gb']:.0f} GB + model {disk['model_gb']:.0f} GB + "
-                    f"{w.checkpoints_kept} checkpoint(s) {disk['checkpoints_gb']:.0f} GB) "
+                    f"the run needs ~{_gb(disk['needed_gb'])} GB of disk (dataset "
+                    f"{_gb(disk['dataset_gb'])} GB + model {_gb(disk['model_gb'])} GB + "
+                    f"{w.checkpoints_kept} checkpoint(s) {_gb(disk['checkpoints_gb'])} GB) "
                     f"but the offer has {hw.disk_gb:g} GB",
                     disk_gb=hw.disk_gb,
                     **{k: round(v, 2) for k, v in disk.items()},

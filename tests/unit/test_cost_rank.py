@@ -195,3 +195,9 @@ def test_padded_epoch_without_token_count_is_exact() -> None:
     plan = epoch_plan(replace(GPT2, packed=False))
     assert plan.samples == 1000 and plan.tokens == 1000 * 1024
     assert not plan.assumed_full_length and "padded" in plan.definition
+
+
+def test_small_sizes_in_the_disk_warning_keep_two_significant_figures() -> None:
+    from app.estimate.cost import _gb
+
+    assert (_gb(147.897), _gb(0.0511), _gb(0.2044), _gb(9.63)) == ("148", "0.051", "0.2", "9.6")
