@@ -359,6 +359,31 @@ class WorkloadIn(BaseModel):
     )
 
 
+def _upper_bound(model: type[BaseModel], name: str) -> int:
+    """The ``le`` bound of ``model.name`` (its Field's metadata)."""
+    for meta in model.model_fields[name].metadata:
+        le = getattr(meta, "le", None)
+        if le is not None:
+            return int(le)
+    raise KeyError(f"{model.__name__}.{name} has no upper bound")
+
+
+#: The most each shape field of a workload may be (WorkloadIn's own bounds), for the
+#: config.json reader (:func:`app.hf_config.parse_hf_config`): one set of bounds for both.
+WORKLOAD_LIMITS: dict[str, int] = {
+    name: _upper_bound(WorkloadIn, name)
+    for name in (
+        "layers",
+        "hidden_size",
+        "heads",
+        "kv_heads",
+        "ffn_hidden_size",
+        "vocab_size",
+        "params",
+    )
+}
+
+
 class HardwareIn(BaseModel):
     """A what-if machine: ``gpu`` is any name or alias the catalog knows."""
 
@@ -421,12 +446,29 @@ class HardwareIn(BaseModel):
     )
 
     _gpu_count = field_serializer("gpu_count")(lambda self, v: gpu_count_out(v))
+    _gpu_count_whole = field_validator("gpu_count")(lambda v: whole_gpu_count(v))
 
     @field_validator("interconnect", mode="before")
     @classmethod
     def _interconnect(cls, value: object) -> object:
         """Any case; ``sxm`` (a board form some listings give) reads as ``nvlink``."""
         return (interconnect_label(value) or value) if isinstance(value, str) else value
+
+
+def whole_gpu_count(count: float | None) -> float | None:
+    """A GPU count as requests may give it: whole from 1 up (``2``, ``8``), a fraction only
+    below 1 (``0.5``: a slice of one card). No machine has 1.5 GPUs.
+
+    Raises:
+        ValueError: a fractional count of 1 or more (pydantic reports it as a 400 naming the
+            field).
+    """
+    if count is not None and count >= 1 and not float(count).is_integer():
+        raise ValueError(
+            f"{count:g} GPUs: a count of 1 or more must be whole (fractions only below 1, "
+            "a slice of one card)"
+        )
+    return count
 
 
 def gpu_count_out(count: float) -> float | int:
@@ -532,6 +574,8 @@ class OfferFilters(BaseModel):
         description="also list offers that failed a plausibility check at ingest (marked "
         "suspect, with the reason)",
     )
+
+    _gpu_count_whole = field_validator("gpu_count")(lambda v: whole_gpu_count(v))
 
 
 class RankRequest(SpotIn):

@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from app.estimate.compat import compatibility_warnings, effective_precision
+from app.estimate.compat import compatibility_warnings, driver_warnings, effective_precision
 from app.estimate.memory import (
     lora_trainable_params,
     optimizer_state_bytes,
@@ -326,6 +326,7 @@ def hardware_warnings(
                 min_cuda=w.min_cuda,
             )
         )
+    out.extend(driver_warnings(hw.gpu, hw.max_cuda))
     build = version_tuple(w.cuda_build, 2)
     if build and have and have < build and (not need or build > need):
         out.append(
