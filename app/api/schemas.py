@@ -392,7 +392,9 @@ class HardwareIn(BaseModel):
     gpu: str = Field(
         min_length=1,
         max_length=MAX_TEXT,
-        description="GPU model: a catalog name or any alias, in any case (GET /v1/gpus)",
+        description="GPU model: a catalog name or any alias, in any case (GET /v1/gpus); a "
+        "family name that leaves several models open (A100: PCIe or SXM4, 40 or 80 GB) is a "
+        "400 listing them unless interconnect or vram_gib tells them apart",
         examples=["A100 80GB SXM4"],
     )
     gpu_count: float = Field(
