@@ -844,8 +844,10 @@ class OfferOut(BaseModel):
         examples=[8, 0.5],
     )
     vram_gib_per_gpu: float | None = Field(
-        description="VRAM per GPU, GiB: as listed; for a fractional GPU the slice's share; the "
-        "catalog size when the listing gives none"
+        description="VRAM per GPU, GiB: as listed, or the matched card's catalog size when "
+        "the listing is that card's full memory written another way (a driver's reading a "
+        "little below it; gpu_note keeps the listed figure); for a fractional GPU the slice's "
+        "share; the catalog size when the listing gives none"
     )
     vcpus: float | None = Field(description="vCPUs of the instance")
     ram_gib: float | None = Field(description="host RAM, GiB")
