@@ -70,7 +70,7 @@ def test_implausible_rows_are_stored_suspect_with_a_reason_and_the_rest_lands(db
         in suspect[("lambda", "gpu_8x_h100_sxm5", "on_demand")]
     )
     assert (
-        "VRAM 80 GiB per GPU is impossible for the GeForce RTX 4090 (24 GB"
+        "VRAM 80 GiB per GPU is impossible for the GeForce RTX 4090 (24 GiB"
         in suspect[("vast", "m41009-1x", "on_demand")]
     )
     assert (

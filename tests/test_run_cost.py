@@ -3,6 +3,7 @@ its warning, and the same job on suitable hardware stays silent."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -102,6 +103,23 @@ def test_imagenet_on_4_vcpus_is_data_loader_bound(client: Any) -> None:
     assert e["samples_per_s"] == pytest.approx(e["data_loader_samples_per_s"])
     e = estimate(client, {"preset": "resnet50-imagenet"}, {"gpu": "H100 SXM", "vcpus": 32})
     assert "data_loader_bound" not in codes(e)
+
+
+def test_an_offer_without_a_vcpu_count_says_the_loader_limit_is_unchecked(client: Any) -> None:
+    e = estimate(client, {"preset": "resnet50-imagenet"}, {"gpu": "H100 SXM"})
+    w = warning(e, "vcpus_unlisted")
+    # feeding the GPU's rate at 1.733 ms per image takes rate × 1.733 / 1000 threads + 1
+    gpu_rate = w["values"]["gpu_samples_per_s"]
+    assert gpu_rate == pytest.approx(e["samples_per_s"], rel=1e-3)
+    assert w["values"]["vcpus_needed"] == math.ceil(gpu_rate * 1.733 / 1000 + 1)
+    assert e["data_loader_samples_per_s"] is None
+    assert "vcpus_unlisted" not in codes(
+        estimate(client, {"preset": "resnet50-imagenet"}, {"gpu": "H100 SXM", "vcpus": 32})
+    )
+    # a workload without a CPU cost per sample has nothing to check
+    assert "vcpus_unlisted" not in codes(
+        estimate(client, {"preset": "llama32-3b-lora"}, {"gpu": "H100 SXM"})
+    )
 
 
 def test_full_fine_tune_checkpoints_do_not_fit_a_60_gb_disk(client: Any) -> None:

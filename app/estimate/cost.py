@@ -355,6 +355,21 @@ def hardware_warnings(
                 gpu_samples_per_s=round(tp.samples_per_s, 2),
             )
         )
+    if w.cpu_ms_per_sample and not hw.vcpus:
+        # the loader cap cannot be applied: say what it would take, so an offer that lists no
+        # CPUs is not read as one that has enough (data_loader_rate, solved for vCPUs)
+        needed = tp.samples_per_s * w.cpu_ms_per_sample / 1000.0 + 1.0
+        out.append(
+            _warn(
+                WarningCode.VCPUS_UNLISTED,
+                "the offer lists no vCPU count, so the data-loader limit is not applied: "
+                f"feeding {tp.samples_per_s:.0f} samples/s at {w.cpu_ms_per_sample:g} ms of "
+                f"CPU per sample needs about {math.ceil(needed)} vCPUs",
+                cpu_ms_per_sample=w.cpu_ms_per_sample,
+                vcpus_needed=math.ceil(needed),
+                gpu_samples_per_s=round(tp.samples_per_s, 2),
+            )
+        )
     if loader_rate is not None and loader_rate < tp.samples_per_s:
         out.append(
             _warn(

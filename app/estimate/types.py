@@ -502,6 +502,7 @@ class WarningCode(StrEnum):
     NO_NVLINK = "no_nvlink"
     PCIE_HOST_BRIDGE = "pcie_host_bridge"
     DATA_LOADER_BOUND = "data_loader_bound"
+    VCPUS_UNLISTED = "vcpus_unlisted"
     SLOW_DISK = "slow_disk"
     EPOCH_TOKENS_PADDED = "epoch_tokens_padded"
     SPOT_INTERRUPTIBLE = "spot_interruptible"
