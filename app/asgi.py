@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Callable
+from functools import partial
 from importlib.resources import files
-from typing import Any
+from typing import Any, cast
 
 from litestar import Litestar, MediaType, Request, Response
+from litestar._signature.types import ExtendedMsgSpecValidationError  # Litestar's 400 error
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin, YamlRenderPlugin
+from litestar.plugins.pydantic import PydanticInitPlugin
 from litestar.static_files import create_static_files_router
 from litestar.status_codes import (
     HTTP_400_BAD_REQUEST,
     HTTP_500_INTERNAL_SERVER_ERROR,
     HTTP_503_SERVICE_UNAVAILABLE,
 )
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy import Engine
 from sqlalchemy.exc import DataError
 from sqlalchemy.orm import Session, sessionmaker
@@ -133,6 +140,43 @@ def server_engine(settings: Settings, **overrides: Any) -> Engine:
     return create_engine_from_url(settings.database_url, **(kwargs | overrides))
 
 
+def _validate_as_json(model_type: type[BaseModel], value: Any) -> BaseModel:
+    """A request body (already parsed from JSON) validated as the JSON it came from, with the
+    model's own strictness: strict types, and enum fields by their values (pydantic's strict
+    mode takes enum values only from JSON).
+
+    Raises:
+        ExtendedMsgSpecValidationError: Litestar's validation error (a 400 naming each field).
+    """
+    try:
+        return model_type.model_validate_json(json.dumps(value, allow_nan=False))
+    except PydanticValidationError as exc:
+        hide = bool(model_type.model_config.get("hide_input_in_errors", False))
+        raise ExtendedMsgSpecValidationError(
+            errors=cast(list[dict[str, Any]], exc.errors(include_input=not hide))
+        ) from exc
+
+
+class ModelStrictnessPlugin(PydanticInitPlugin):
+    """Litestar's pydantic init plugin, except that a request body is validated with its
+    model's own strictness (:data:`app.api.schemas.REQUEST_CONFIG`), as JSON. Litestar calls
+    ``model_validate(..., strict=False)``, which overrides a model's ``strict=True``:
+    ``"1.5"`` passed as a number and ``0`` as a boolean, which the OpenAPI document does not
+    allow (schemathesis' ``negative_data_rejection``)."""
+
+    @classmethod
+    def decoders(
+        cls, validate_strict: bool = False
+    ) -> list[tuple[Callable[[Any], bool], Callable[[Any, Any], Any]]]:
+        """The default decoders, pydantic v2 models validated by :func:`_validate_as_json`."""
+        return [
+            (test, _validate_as_json)
+            if isinstance(dec, partial) and "strict" in dec.keywords
+            else (test, dec)
+            for test, dec in super().decoders(validate_strict)
+        ]
+
+
 def create_app(
     settings: Settings | None = None, *, session_factory: sessionmaker[Session] | None = None
 ) -> Litestar:
@@ -170,7 +214,7 @@ def create_app(
                 include_in_schema=False,
             ),
         ],
-        plugins=[WebPlugin()],
+        plugins=[WebPlugin(), ModelStrictnessPlugin()],
         openapi_config=OpenAPIConfig(
             title="gpucost",
             version="0.1.0",

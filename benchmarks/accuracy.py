@@ -318,8 +318,8 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         "Derived pairs (target's rows removed; the target predicted as a custom variant of "
         "the base preset by the ratio of training FLOPs): "
         + ", ".join(f"{a} from `{b}`" for a, b in DERIVED_PAIRS)
-        + ". "
-        + not_derived_note(dv),
+        + "."
+        + (f" {note}" if (note := not_derived_note(dv)) else ""),
         "",
         "### By situation (all protocols above pooled)",
         "",

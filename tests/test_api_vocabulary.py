@@ -166,3 +166,39 @@ def test_gpu_counts_are_fractional_only_where_an_offer_is(client: Any) -> None:
     )
     assert r.json()["hardware"]["gpu_count"] == 2
     assert isinstance(r.json()["hardware"]["gpu_count"], int)
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "field", "reason"),
+    [
+        (
+            "/v1/offers",
+            {"min_vram_gb": "80"},
+            "min_vram_gb",
+            "unknown parameter; renamed to min_vram_gib",
+        ),
+        ("/v1/offers", {"bogus": "1"}, "bogus", "unknown parameter"),
+        ("/v1/gpus", {"vendor": "AMD"}, "vendor", "unknown parameter"),
+        ("/v1/benchmarks", {"precision": "fp16"}, "precision", "unknown parameter"),
+        ("/v1/offers", [("gpu", "H100"), ("gpu", "A100")], "gpu", "given more than once"),
+    ],
+)
+def test_a_parameter_that_would_be_ignored_is_a_400_naming_it(
+    client: Any, path: str, params: Any, field: str, reason: str
+) -> None:
+    r = client.get(path, params=params)
+    assert r.status_code == 400, r.text[:300]
+    assert field in r.text and reason in r.text
+
+
+def test_the_renamed_filter_filters(client: Any) -> None:
+    every = offers(client)["items"]
+    big = offers(client, min_vram_gib=80)["items"]
+    assert big and len(big) < len(every)
+    assert all(o["vram_gib_per_gpu"] >= 80 for o in big)
+
+
+def test_a_currency_without_a_rate_is_a_400_even_without_a_price_filter(client: Any) -> None:
+    r = client.get("/v1/offers", params={"currency": "JPY"})
+    assert r.status_code == 400 and "currency" in r.text and "EUR" in r.text
+    assert client.get("/v1/offers", params={"currency": "eur"}).status_code == 200

@@ -1,9 +1,10 @@
 """The served OpenAPI schema against the real validation (schemathesis, bounded).
 
 Runs ``schemathesis run`` against ``gpucost serve`` on the seeded database: generated valid
-and invalid requests for every operation; checks: no 5xx, and every answer matches the
-documented status codes, content type and response schema. A few hundred requests here; the
-long run (≥ 5,000 requests) is the same command with ``--max-examples 400`` (docs/load.md).
+and invalid requests for every operation; checks: no 5xx, every answer matches the
+documented status codes, content type and response schema, and what the schema forbids is
+rejected. A few hundred requests here; the long run (≥ 5,000 requests, the same checks) is
+``python -m benchmarks.schemathesis_run`` (docs/load.md).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ CHECKS = ",".join(
         "status_code_conformance",
         "content_type_conformance",
         "response_schema_conformance",
+        "negative_data_rejection",
     )
 )
 

@@ -24,6 +24,8 @@ HEADER = '''"""Constants fitted from seed_data/ by ``python tools/fit_constants.
 * CNN_ACTIVATION_BYTES_PER_GFLOP, DEFAULT_ACTIVATION_BYTES_PER_PARAM: fallbacks derived from
   those fits.
 * MFU_PRIOR: median achieved MFU per "family|precision class" over single-GPU measurements.
+* MFU_MAX: highest MFU (at most 1) measured per "family|precision class" on the GPUs' fast
+  rate class: the FLOPs model's cap (app/calibrate/validate.py fit_mfu_max).
 * QLORA_SLOWDOWN: geometric mean LoRA/QLoRA throughput ratio (same model, same GPU).
 * LINK_EFFICIENCY, COMM_OVERLAP: multi-GPU model, fitted to the 2-512 GPU measurements.
 * RANGE_FACTORS, MULTI_GPU_RANGE: 10th/90th percentiles of actual/predicted in

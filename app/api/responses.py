@@ -58,8 +58,12 @@ from app.services.refresh_runs import price_history
 from app.services.workloads import resolve_workload
 from app.settings import Settings
 
-#: Largest id a BIGINT primary key holds (bigger path ids are a 400, not a database error).
-MAX_ID = 2**63 - 1
+#: Largest id accepted in a path: 2**53 - 1, the largest integer a JSON number (a double)
+#: states exactly, far inside a BIGINT key. The OpenAPI ``maximum`` is such a number: with
+#: ``2**63 - 1`` (which a double rounds to 2**63) clients that compare as doubles, schemathesis
+#: among them, took ids up to 2**63 + 1023 for valid, and the API rejected them. Bigger ids are
+#: a 400 naming the field, never a database error.
+MAX_ID = 2**53 - 1
 
 
 def error_responses(*codes: int) -> dict[int, ResponseSpec]:

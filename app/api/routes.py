@@ -56,6 +56,7 @@ from app.api.schemas import (
     RankRequest,
     RankResponse,
     WorkloadIn,
+    zero_bounds,
 )
 from app.api.submissions import handle_submission
 from app.estimate.memory import vram_per_gpu_gib
@@ -73,6 +74,12 @@ from app.services.offers import (
 from app.services.reference import ReferenceData
 from app.services.workloads import WorkloadError, resolve_workload
 from app.settings import Settings
+
+
+def query_param(**constraints: Any) -> Any:
+    """``QueryParameter(**constraints)`` whose bounds of 0 reach the OpenAPI document too
+    (:func:`app.api.schemas.zero_bounds`)."""
+    return QueryParameter(**constraints, schema_extra=zero_bounds(constraints))
 
 
 def documented(container: Any, description: str) -> ResponseSpec:
@@ -93,6 +100,32 @@ def bad_params(exc: ParamError | WorkloadError | FilterError) -> ValidationExcep
             [(flat_field(f), r) for f, r in getattr(exc, "errors", [(exc.field, exc.reason)])]
         )
     return ValidationException(detail="Invalid query parameters", extra=exc.as_extra())
+
+
+#: Handler arguments that are injected, not query parameters.
+_INJECTED = frozenset({"self", "request", "session", "ref", "settings"})
+#: Parameters that were renamed (the old name's 400 says what to send instead).
+_RENAMED = {"min_vram_gb": "min_vram_gib"}
+
+
+def reject_unknown_query(request: Request[Any, Any, Any]) -> None:
+    """A 400 naming every query parameter the handler does not take, or takes once but was
+    given several times (an ignored filter would silently widen the answer).
+
+    Raises:
+        ValidationException: ``extra`` lists each such parameter with the reason.
+    """
+    # the parsed signature (``fn`` is wrapped for handlers that run in a thread)
+    known = set(request.route_handler.parsed_fn_signature.parameters) - _INJECTED
+    errors: list[tuple[str, str]] = []
+    for key in dict.fromkeys(request.query_params.keys()):
+        if key not in known:
+            hint = f"; renamed to {_RENAMED[key]}" if key in _RENAMED else ""
+            errors.append((key, f"unknown parameter{hint}"))
+        elif len(request.query_params.getall(key)) > 1:
+            errors.append((key, "given more than once"))
+    if errors:
+        raise bad_params(ParamError(errors))
 
 
 #: Flat parameters typed as text although the body field is not: counts take ``7B`` and
@@ -171,6 +204,8 @@ def rank_query_parameters(names: tuple[str, ...] = RANK_PARAMS) -> list[Paramete
                 required=False,
                 schema=schema,
                 description=text or name.replace("_", " "),
+                # an empty value counts as not given (an HTML form sends every field)
+                allow_empty_value=True,
             )
         )
     return out
@@ -210,6 +245,7 @@ class V1Controller(Controller):
     )
     def list_offers(
         self,
+        request: Request[Any, Any, Any],
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],
         settings: NamedDependency[Settings],
@@ -218,15 +254,15 @@ class V1Controller(Controller):
         ] = None,
         min_vram_gib: Annotated[
             float | None,
-            QueryParameter(ge=0, le=10**5, description=_doc(OfferFilters, "min_vram_gib")),
+            query_param(ge=0, le=10**5, description=_doc(OfferFilters, "min_vram_gib")),
         ] = None,
         gpu_count: Annotated[
             float | None,
-            QueryParameter(gt=0, le=1024, description=_doc(OfferFilters, "gpu_count")),
+            query_param(gt=0, le=1024, description=_doc(OfferFilters, "gpu_count")),
         ] = None,
         min_gpu_count: Annotated[
             float | None,
-            QueryParameter(gt=0, le=1024, description=_doc(OfferFilters, "min_gpu_count")),
+            query_param(gt=0, le=1024, description=_doc(OfferFilters, "min_gpu_count")),
         ] = None,
         provider: Annotated[
             str | None,
@@ -241,7 +277,7 @@ class V1Controller(Controller):
         ] = None,
         max_price_per_hour: Annotated[
             float | None,
-            QueryParameter(
+            query_param(
                 gt=0,
                 le=MAX_PRICE,
                 description="highest price of the whole instance per hour, in currency",
@@ -275,6 +311,13 @@ class V1Controller(Controller):
         with the stored exchange rates); prices in the answer are as listed. ``gpus_matched``
         names the catalog GPUs the ``gpu`` filter stands for.
         """
+        reject_unknown_query(request)
+        if currency.upper() not in ref.currencies:
+            raise bad_params(
+                ParamError(
+                    [("currency", f"no stored rate for it; one of {', '.join(ref.currencies)}")]
+                )
+            )
         try:
             filters = OfferFilters(
                 gpu=gpu,
@@ -289,12 +332,13 @@ class V1Controller(Controller):
                 include_suspect=include_suspect,
             ).model_dump()
         except PydanticValidationError as exc:  # rules beyond the parameters' own bounds
-            raise ValidationException(
-                detail="Invalid query parameters",
-                extra=[
-                    {"key": ".".join(map(str, e["loc"])), "message": e["msg"]}
-                    for e in exc.errors(include_url=False)
-                ],
+            raise bad_params(
+                ParamError(
+                    [
+                        (".".join(map(str, e["loc"])), e["msg"])
+                        for e in exc.errors(include_url=False)
+                    ]
+                )
             ) from None
         page, total = page_offers(
             session, filters, ref, currency=currency.upper(), limit=limit, offset=offset
@@ -319,6 +363,7 @@ class V1Controller(Controller):
     )
     def list_gpus(
         self,
+        request: Request[Any, Any, Any],
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],
         q: Annotated[
@@ -335,6 +380,7 @@ class V1Controller(Controller):
         ``q`` keeps GPUs whose name, alias, vendor, architecture or market contains it, or
         whose name it resolves to (``A100-SXM4-80GB``).
         """
+        reject_unknown_query(request)
         return search_gpus(session, ref, q)
 
     @get(
@@ -348,6 +394,7 @@ class V1Controller(Controller):
     )
     def list_benchmarks(
         self,
+        request: Request[Any, Any, Any],
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],
         gpu: Annotated[
@@ -403,6 +450,7 @@ class V1Controller(Controller):
         ``evidence``; ``status`` ``held`` lists the submitted rows held for review (more than
         2× off the estimate: stored, never used), ``accepted`` the rest.
         """
+        reject_unknown_query(request)
         items, total = search_benchmarks(
             session,
             ref,

@@ -6,7 +6,9 @@ default. Enumerated values are lower-case snake_case and appear in the OpenAPI s
 
 from __future__ import annotations
 
-from typing import Literal
+import types
+import typing
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -32,6 +34,82 @@ from app.estimate.types import (
     interconnect_label,
 )
 
+#: numeric constraint → the OpenAPI keyword that states it
+BOUND_KEYWORDS = {
+    "gt": "exclusiveMinimum",
+    "ge": "minimum",
+    "lt": "exclusiveMaximum",
+    "le": "maximum",
+}
+
+
+def zero_bounds(constraints: dict[str, Any]) -> dict[str, Any] | None:
+    """The bounds of 0 among ``constraints`` (``{"gt": 0, "le": 5}`` → ``{"exclusiveMinimum":
+    0}``) as OpenAPI keywords, ``None`` when there are none.
+
+    Litestar 2 leaves a bound out of the OpenAPI document when its value is falsy and the field
+    is optional (``gt=0`` on ``float | None`` came out with no lower bound, so the document let
+    clients send ``0`` or ``-1`` that validation rejects); stating these again as schema extras
+    puts them back. Used by :func:`state_openapi_bounds` (models) and the routes' query parameters.
+    """
+    found = {
+        key: value
+        for name, key in BOUND_KEYWORDS.items()
+        if (value := constraints.get(name)) is not None and not value
+    }
+    return found or None
+
+
+def state_openapi_bounds(model: type[BaseModel]) -> type[BaseModel]:
+    """Copy what Litestar 2 leaves out of the OpenAPI document from ``model``'s validation into
+    its fields' JSON-schema extras: bounds of 0 (:func:`zero_bounds`) and ``pattern`` (given as
+    ``Field(pattern=...)``, which it does not read). Returns ``model``.
+
+    ``tests/test_openapi_bounds.py`` compares every served model with pydantic's own schema.
+    A list's length limits become ``minItems``/``maxItems`` (Litestar writes them as string
+    lengths, which say nothing about an array).
+    """
+    for info in model.model_fields.values():
+        constraints = {
+            name: getattr(meta, name)
+            for meta in info.metadata
+            for name in (*BOUND_KEYWORDS, "pattern")
+            if getattr(meta, name, None) is not None
+        }
+        extra: dict[str, Any] = zero_bounds(constraints) or {}
+        if "pattern" in constraints:
+            extra["pattern"] = constraints["pattern"]
+        if _is_array(info.annotation):
+            # a list's length limits are minItems/maxItems (Litestar writes maxLength)
+            for meta in info.metadata:
+                for name, key in (("min_length", "minItems"), ("max_length", "maxItems")):
+                    if getattr(meta, name, None) is not None:
+                        extra[key] = getattr(meta, name)
+                        extra["minLength" if name == "min_length" else "maxLength"] = None
+        if extra and not callable(info.json_schema_extra):
+            info.json_schema_extra = {**(info.json_schema_extra or {}), **extra}
+    return model
+
+
+def _is_array(annotation: Any) -> bool:
+    """Whether a field's type is a list (or tuple/set), optional or not."""
+    origin = typing.get_origin(annotation)
+    if origin in (list, tuple, set, frozenset):
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_is_array(a) for a in typing.get_args(annotation))
+    return False
+
+
+#: Request bodies: unknown fields are a 400 naming the field, and types are strict, as the
+#: OpenAPI states them: ``"1.5"`` is not a number, ``1`` or ``"true"`` not a boolean, ``2.0``
+#: not an integer (lax parsing accepted all of these, so the document said less than the
+#: API accepted). Bodies are validated as JSON (``app.asgi.ModelStrictnessPlugin``), where
+#: strict mode takes enum fields by value; flat query parameters, which are all text, are
+#: parsed with ``strict=False`` (:mod:`app.api.query`).
+REQUEST_CONFIG = ConfigDict(extra="forbid", strict=True)
+
+#: Currency codes as requests may write them (any case; upper-cased before use).
 CURRENCY_PATTERN = r"^[A-Za-z]{3}$"
 #: How every ``currency`` field and parameter is described.
 CURRENCY_TEXT = (
@@ -67,7 +145,7 @@ CudaLibrary = Literal["bitsandbytes", "flash-attn", "transformer-engine"]
 class SpotIn(BaseModel):
     """Spot assumptions (see :class:`app.estimate.cost.SpotAssumptions` for the defaults)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     spot_interruptions_per_hour: float | None = Field(
         default=None, ge=0, le=100, allow_inf_nan=False, description="expected interruptions"
@@ -88,7 +166,7 @@ class WorkloadIn(BaseModel):
     ``cpu_ms_per_sample`` CPU milliseconds of data loading per sample on one core.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     preset: str | None = Field(
         default=None,
@@ -387,7 +465,7 @@ WORKLOAD_LIMITS: dict[str, int] = {
 class HardwareIn(BaseModel):
     """A what-if machine: ``gpu`` is any name or alias the catalog knows."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     gpu: str = Field(
         min_length=1,
@@ -480,15 +558,16 @@ def gpu_count_out(count: float) -> float | int:
 
 
 def _upper_currency(value: object) -> object:
-    """Currency codes in any case (``cny`` → ``CNY``)."""
-    return value.strip().upper() if isinstance(value, str) else value
+    """Currency codes in any case (``cny`` → ``CNY``); only ASCII is upper-cased, so what is
+    accepted is exactly :data:`CURRENCY_PATTERN` (``"ßa".upper()`` would be ``"SSA"``)."""
+    return value.upper() if isinstance(value, str) and value.isascii() else value
 
 
 class EstimateRequest(SpotIn):
     """``POST /v1/estimate`` body. ``price_per_hour`` (optional, in ``currency``) prices it;
     ``billing`` ``spot`` adds the interruption warning and the expected cost."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     workload: WorkloadIn = Field(description="the training job")
     hardware: HardwareIn = Field(description="the machine to estimate it on")
@@ -516,7 +595,7 @@ class EstimateRequest(SpotIn):
 class OfferFilters(BaseModel):
     """Offer filters shared by ``GET /v1/offers`` and ``POST /v1/rank``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     gpu: str | None = Field(
         default=None,
@@ -585,7 +664,7 @@ class RankRequest(SpotIn):
     (wall clock, all epochs) keep only the offers that meet them; spot offers are judged by
     their expected time and cost with interruptions."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     workload: WorkloadIn = Field(description="the training job")
     filters: OfferFilters = Field(default_factory=OfferFilters, description="which offers to rank")
@@ -1017,3 +1096,8 @@ class OfferDetailResponse(BaseModel):
     price_history: list[PricePointOut] = Field(
         description="every observed price, oldest first, as listed"
     )
+
+
+for _model in [m for m in list(globals().values()) if isinstance(m, type)]:
+    if issubclass(_model, BaseModel) and _model.__module__ == __name__:
+        state_openapi_bounds(_model)

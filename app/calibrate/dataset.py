@@ -126,6 +126,7 @@ def load_dataset(seed_dir: Path) -> Dataset:
                 source=r["source"],
                 source_ref=r["source_ref"],
                 suspect=r["suspect"] == "true",
+                gpu_label=r["gpu_label"],
             )
         )
     presets: dict[str, Preset] = {}

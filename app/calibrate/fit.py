@@ -18,6 +18,7 @@ from app.calibrate.validate import (
     _multi_pairs,
     derived,
     fit_flops_rate_model,
+    fit_mfu_max,
     fit_mfu_prior,
     loao,
     logo,
@@ -214,6 +215,7 @@ def fit_all(ds: Dataset) -> dict[str, Any]:
     constants["QLORA_SLOWDOWN"] = fit_qlora_slowdown(ds)
     with patched(**constants):
         constants["MFU_PRIOR"] = fit_mfu_prior(ds)
+        constants["MFU_MAX"] = fit_mfu_max(ds)
         constants["FLOPS_RATE_MODEL"] = fit_flops_rate_model(ds)
     with patched(**constants):
         constants.update(fit_multigpu(ds))

@@ -33,7 +33,7 @@ from app.estimate.memory import (
     peak_memory_bytes,
 )
 from app.estimate.multigpu import link_class, multi_gpu_efficiency
-from app.estimate.pooled import PooledData, family, suite_of
+from app.estimate.pooled import PooledData, family, rate_class, suite_of
 from app.estimate.scaling import F_COMPUTE, blend_predict, fp32_ratio_predict, group_key
 from app.estimate.throughput import (
     ThroughputModel,
@@ -357,6 +357,30 @@ def fit_mfu_prior(ds: Dataset, exclude: frozenset[str] = frozenset()) -> dict[st
         mfu = p.throughput_total * per_unit / (peak * 1e12)
         by_key.setdefault(f"{fam}|{precision_class(p.precision)}", []).append(mfu)
     return {k: round(statistics.median(v), 4) for k, v in sorted(by_key.items())}
+
+
+def fit_mfu_max(ds: Dataset) -> dict[str, float]:
+    """Highest physically possible MFU measured per ``family|precision class``.
+
+    MFU as :func:`fit_mfu_prior` (peak at the precision's FP32-accumulate rate, TF32 for
+    fp32), over single-GPU measurements of the GPUs' fast rate class only (a GPU without
+    16-bit tensor cores runs 16-bit at its fp32 rate, :func:`app.estimate.pooled.rate_class`);
+    rows above 1 are left out: an MFU above the datasheet peak is an error of that workload's
+    FLOPs estimate (Transformer-XL's fp32 rows on V100 reach 1.2), not a measured rate.
+    The FLOPs model never claims more (:meth:`app.estimate.throughput.ThroughputModel.flops_rate`).
+    """
+    by_key: dict[str, list[float]] = {}
+    for p in rate_rows(ds):
+        entry = ds.flops_table.get((p.workload, p.method))
+        if entry is None:
+            continue
+        gpu = ds.catalog[p.gpu]
+        if rate_class(gpu, p.precision) != precision_class(p.precision):
+            continue
+        mfu = p.throughput_total * entry[1] / (flops_peak_tflops(gpu, p.precision) * 1e12)
+        if mfu <= 1.0:
+            by_key.setdefault(f"{entry[0]}|{precision_class(p.precision)}", []).append(mfu)
+    return {k: round(max(v), 4) for k, v in sorted(by_key.items())}
 
 
 def fit_flops_rate_model(

@@ -36,7 +36,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.estimate.types import GpuSpec, Precision, RunWarning, WarningCode, Workload
+from app.estimate.types import (
+    TRANSFORMER_ARCHITECTURES,
+    Architecture,
+    GpuSpec,
+    Interconnect,
+    Precision,
+    RunWarning,
+    WarningCode,
+    Workload,
+)
 
 Version = tuple[int, int]
 
@@ -157,13 +166,40 @@ def capabilities(gpu: GpuSpec) -> GpuCapabilities:
     )
 
 
-def effective_precision(gpu: GpuSpec, requested: Precision) -> tuple[Precision, RunWarning | None]:
+def effective_precision(
+    gpu: GpuSpec, requested: Precision, architecture: Architecture | None = None
+) -> tuple[Precision, RunWarning | None]:
     """The precision ``gpu`` really runs ``requested`` at, and the warning when they differ.
 
     bf16 without bf16 tensor cores (V100, Turing, Pascal) runs at the fp32 rate; fp8 without
     fp8 tensor cores (before Ada/Hopper, MI250X) falls back to bf16 autocast (fp16 where bf16
-    is missing too); TF32 without TF32 tensor cores is plain fp32.
+    is missing too); TF32 without TF32 tensor cores is plain fp32. fp8 training of a
+    non-transformer ``architecture`` runs at the 16-bit rate: Transformer Engine's FP8
+    recipes (and torchao float8 training) replace the linear layers of transformer blocks
+    only (NVIDIA/TransformerEngine README, ``te.Linear``/``te.TransformerLayer``); a CNN's
+    convolutions stay in bf16 autocast.
     """
+    if (
+        requested == Precision.FP8
+        and architecture is not None
+        and architecture not in TRANSFORMER_ARCHITECTURES
+    ):
+        fallback, warning = effective_precision(gpu, Precision.BF16_AMP)
+        if warning is None:
+            run = Precision.BF16_AMP
+        else:
+            run = Precision.FP16_AMP if fallback == Precision.FP32 else fallback
+        return run, RunWarning(
+            code=WarningCode.FP8_TRANSFORMER_ONLY,
+            message=f"fp8 training covers transformer linear layers only (Transformer "
+            f"Engine); a {architecture.value} trains at {run.value} on {gpu.name}",
+            values={
+                "gpu": gpu.name,
+                "requested_precision": requested.value,
+                "architecture": architecture.value,
+                "runs_at_precision": run.value,
+            },
+        )
     cap = capabilities(gpu)
     where = gpu.name + (
         f" (compute capability {_fmt(cap.compute_capability)})" if cap.compute_capability else ""
@@ -337,3 +373,19 @@ def compatibility_warnings(w: Workload, gpu: GpuSpec) -> list[RunWarning]:
                 )
             )
     return out
+
+
+def interconnect_warning(
+    gpu: GpuSpec, interconnect: Interconnect | None, gpu_count: float
+) -> RunWarning | None:
+    """``nvlink_unavailable`` when NVLink is asked for a GPU that has none (catalog
+    ``nvlink`` false: GeForce RTX 4090, L4 …); the throughput is then estimated over PCIe
+    (:meth:`app.estimate.throughput.ThroughputModel.estimate`)."""
+    if gpu_count <= 1 or interconnect != Interconnect.NVLINK or gpu.nvlink:
+        return None
+    return RunWarning(
+        code=WarningCode.NVLINK_UNAVAILABLE,
+        message=f"the {gpu.name} has no NVLink: its GPUs talk over PCIe, and the estimate "
+        "assumes PCIe",
+        values={"gpu": gpu.name, "requested_interconnect": "nvlink", "estimated_as": "pcie"},
+    )

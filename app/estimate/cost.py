@@ -6,7 +6,12 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from app.estimate.compat import compatibility_warnings, driver_warnings, effective_precision
+from app.estimate.compat import (
+    compatibility_warnings,
+    driver_warnings,
+    effective_precision,
+    interconnect_warning,
+)
 from app.estimate.memory import (
     lora_trainable_params,
     optimizer_state_bytes,
@@ -234,14 +239,18 @@ def hardware_warnings(
     """Bottlenecks and mismatches of ``w`` on ``hw``, each with a stable code and its numbers.
 
     Codes: ``oom``, ``oom_possible``, ``disk_too_small``, ``ram_short``, ``cuda_too_old``,
-    ``no_nvlink``, ``pcie_host_bridge``, ``data_loader_bound``, plus the software rules of
+    ``no_nvlink``, ``nvlink_unavailable`` (:func:`app.estimate.compat.interconnect_warning`),
+    ``pcie_host_bridge``, ``data_loader_bound``, plus the software rules of
     :func:`app.estimate.compat.compatibility_warnings` and the precision rule of
     :func:`app.estimate.compat.effective_precision`.
     """
     out: list[RunWarning] = []
-    _, precision_warning = effective_precision(hw.gpu, w.precision)
+    _, precision_warning = effective_precision(hw.gpu, w.precision, w.architecture)
     if precision_warning is not None:
         out.append(precision_warning)
+    link_warning = interconnect_warning(hw.gpu, hw.interconnect, hw.gpu_count)
+    if link_warning is not None:
+        out.append(link_warning)
     out.extend(compatibility_warnings(w, hw.gpu))
     if memory.oom_risk.value == "high":
         out.append(

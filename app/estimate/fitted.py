@@ -5,6 +5,8 @@
 * CNN_ACTIVATION_BYTES_PER_GFLOP, DEFAULT_ACTIVATION_BYTES_PER_PARAM: fallbacks derived from
   those fits.
 * MFU_PRIOR: median achieved MFU per "family|precision class" over single-GPU measurements.
+* MFU_MAX: highest MFU (at most 1) measured per "family|precision class" on the GPUs' fast
+  rate class: the FLOPs model's cap (app/calibrate/validate.py fit_mfu_max).
 * QLORA_SLOWDOWN: geometric mean LoRA/QLoRA throughput ratio (same model, same GPU).
 * LINK_EFFICIENCY, COMM_OVERLAP: multi-GPU model, fitted to the 2-512 GPU measurements.
 * RANGE_FACTORS, MULTI_GPU_RANGE: 10th/90th percentiles of actual/predicted in
@@ -40,18 +42,20 @@ FLOPS_RATE_MODEL = {'cnn|16': (26.3557, 0.2419, 0.4851),
 
 LINK_EFFICIENCY = {'nvlink': 0.5, 'pcie': 0.4, 'pcie_consumer': 0.4}
 
+MFU_MAX = {'cnn|16': 0.717, 'cnn|32': 0.9993, 'transformer|16': 0.9793, 'transformer|32': 0.7184}
+
 MFU_PRIOR = {'cnn|16': 0.1932, 'cnn|32': 0.3246, 'transformer|16': 0.1912, 'transformer|32': 0.2349}
 
 MULTI_GPU_RANGE = (0.7576, 1.0609)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.8846, 1.4555),
+RANGE_FACTORS = {'derived': (0.8846, 1.4727),
  'extrapolated': (0.7448, 1.3424),
- 'flops_model': (0.59, 2.1227),
+ 'flops_model': (0.5958, 2.1626),
  'measured': (0.8713, 1.145),
- 'precision_switch': (0.6944, 1.5607),
- 'scaled': (0.7462, 1.3712),
- 'sibling': (0.8106, 1.1913)}
+ 'precision_switch': (0.6943, 1.5607),
+ 'scaled': (0.7462, 1.3777),
+ 'sibling': (0.8106, 1.1912)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.015, 'pcie_consumer': 0.035}

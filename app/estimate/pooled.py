@@ -81,6 +81,77 @@ DEFAULT_B0 = {"transformer": 1024.0, "cnn": 4.0, "other": 4.0}
 Group = tuple[str, str]
 
 
+def unstated_variant(
+    label: str, catalog: Mapping[str, GpuSpec], peak_gib: float | None
+) -> GpuSpec | None:
+    """The GPU a source that does not state the board variant measured, when every variant
+    it can be computes alike.
+
+    ``label`` ``"A100 (variant not stated)"``: the catalog models named ``A100 …`` with at
+    least the row's peak memory (60 GiB: the two 80GB boards). When they share the
+    architecture and every tensor and vector peak (A100 SXM4 and PCIe 80GB: 312 bf16, 156
+    TF32, 19.5 FP32 TFLOPS) the row measured that compute whatever the board; the spec is
+    theirs with the geometric-mean memory bandwidth (1935 and 2039 GB/s) and the label as its
+    name, so a measured row is never credited to one board it may not have run on. ``None``
+    when the label names no such set (``V100 32GB``: no model is named ``V100 32GB …``) or
+    the variants differ in compute.
+    """
+    if "variant not stated" not in label:
+        return None
+    stem = label.split("(")[0].strip()
+    if not stem:
+        return None
+    found = [
+        g
+        for name, g in sorted(catalog.items())
+        if name.startswith(stem + " ") and (peak_gib is None or g.vram_gib >= peak_gib)
+    ]
+    if not found:
+        return None
+    first = found[0]
+    same = ("architecture", "fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops",
+            "fp8_tflops", "fp16_fp32acc_tflops", "fp8_fp32acc_tflops")  # fmt: skip
+    if any(getattr(g, f) != getattr(first, f) for g in found for f in same):
+        return None
+    bws = [g.memory_bandwidth_gbs for g in found if g.memory_bandwidth_gbs]
+    bw = math.exp(statistics.fmean(math.log(b) for b in bws)) if bws else None
+    return replace(
+        first,
+        name=label,
+        memory_bandwidth_gbs=bw,
+        vram_gib=min(g.vram_gib for g in found),
+    )
+
+
+def place_unstated_variants(
+    points: Sequence[BenchmarkPoint], catalog: Mapping[str, GpuSpec]
+) -> tuple[list[BenchmarkPoint], dict[str, GpuSpec]]:
+    """``points`` with rows of an unstated board variant (blank ``gpu``) placed on the
+    :func:`unstated_variant` spec where there is one, and those specs by name.
+
+    One table of one source ran on one board: the largest peak memory of the label's rows
+    in that table (same ``source_ref``) bounds the board's memory for all of them (torchtune's
+    Llama 3.2 3B table peaks at 60.0 GiB in one row, so every row ran on an 80GB A100)."""
+    peak: dict[tuple[str, str, str], float] = {}
+    for p in points:
+        if not p.gpu and p.gpu_label and p.peak_memory_gib:
+            key = (p.gpu_label, p.source, p.source_ref)
+            peak[key] = max(peak.get(key, 0.0), p.peak_memory_gib)
+    out: list[BenchmarkPoint] = []
+    specs: dict[str, GpuSpec] = {}
+    for p in points:
+        if not p.gpu and p.gpu_label:
+            spec = unstated_variant(
+                p.gpu_label, catalog, peak.get((p.gpu_label, p.source, p.source_ref))
+            )
+            if spec is not None:
+                name = f"{spec.name} ≥ {spec.vram_gib:g} GB"
+                specs[name] = replace(spec, name=name)
+                p = replace(p, gpu=name)
+        out.append(p)
+    return out, specs
+
+
 def family(arch: Architecture) -> str:
     """Throughput family: ``transformer``, ``cnn`` (incl. diffusion UNets) or ``other``."""
     if arch in TRANSFORMER_ARCHITECTURES:
@@ -201,10 +272,12 @@ class PooledData:
         workloads: Mapping[Group, Workload],
         families: Mapping[Group, str] | None = None,
     ):
-        self.catalog = catalog
         self.workloads = workloads
         self.families = families or {}
-        usable = [p for p in points if not p.suspect and p.gpu in catalog]
+        placed, unstated = place_unstated_variants(points, catalog)
+        self.catalog = {**catalog, **unstated}
+        catalog = self.catalog
+        usable = [p for p in placed if not p.suspect and p.gpu in catalog]
         self.points = usable
         self.by_group: dict[Group, list[BenchmarkPoint]] = {}
         for p in usable:

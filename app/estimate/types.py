@@ -389,6 +389,8 @@ class BenchmarkPoint:
     source: str = ""
     source_ref: str = ""
     suspect: bool = False
+    #: the GPU as the source names it (``A100 (variant not stated)`` where ``gpu`` is blank)
+    gpu_label: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -500,6 +502,8 @@ class WarningCode(StrEnum):
     FP8_UNSUPPORTED = "fp8_unsupported"
     TF32_UNSUPPORTED = "tf32_unsupported"
     NO_NVLINK = "no_nvlink"
+    NVLINK_UNAVAILABLE = "nvlink_unavailable"
+    FP8_TRANSFORMER_ONLY = "fp8_transformer_only"
     PCIE_HOST_BRIDGE = "pcie_host_bridge"
     DATA_LOADER_BOUND = "data_loader_bound"
     VCPUS_UNLISTED = "vcpus_unlisted"

@@ -40,7 +40,7 @@ from app.services.offers import (
     FilterError,
     OfferRow,
     select_offers_by_id,
-    select_rank_rows,
+    select_rank_columns,
 )
 from app.services.reference import ReferenceData
 from app.services.workloads import WorkloadError
@@ -183,9 +183,78 @@ class _Models:
         return model
 
     def for_gpu(self, gpu: GpuSpec) -> ThroughputModel:
-        run, _ = effective_precision(gpu, self.w.precision)
+        run, _ = effective_precision(gpu, self.w.precision, self.w.architecture)
         model = self.get(run)
         return model if model.can_estimate() else self.requested()
+
+
+class ConfigEstimates:
+    """Throughput and memory estimates of one workload per hardware configuration, memoised.
+
+    Throughput depends only on (GPU, GPU count, interconnect) and memory only on (VRAM per
+    GPU, whole GPUs), so a ranking needs one of each per distinct configuration (hundreds for
+    10,000 offers). The values are exactly what :meth:`ThroughputModel.estimate` and
+    :func:`app.estimate.memory.estimate_memory` (the served functions, also run by the
+    accuracy harness) return, computed once: :func:`config_estimates` keeps one instance per
+    (workload, reference workload) on the reference data, so later requests for the same
+    workload reuse them until the reference data reloads. At most :attr:`max_entries`
+    throughput and as many memory estimates are kept (what-if hardware from requests is
+    unbounded); past that they are computed and not stored.
+    """
+
+    #: configurations kept per kind (10,000 offers have ~815 throughput, ~93 memory ones)
+    max_entries = 4096
+
+    def __init__(self, w: Workload, reference: Workload | None, ref: ReferenceData):
+        self.w = w
+        self.ref = ref
+        self.models = _Models(w, reference, ref)
+        self._tp: dict[tuple[str, float, Interconnect | None], ThroughputEstimate] = {}
+        self._mem: dict[tuple[float, int, bool], MemoryEstimate] = {}
+        self._model_of: dict[str, ThroughputModel] = {}
+
+    def throughput(
+        self, gpu: GpuSpec, gpu_count: float, interconnect: Interconnect | None
+    ) -> ThroughputEstimate:
+        """Samples/s of ``gpu_count`` × ``gpu`` at the precision the GPU runs the workload
+        at (memoised for catalog GPUs; a GPU spec not from the catalog is estimated afresh)."""
+        key = (gpu.name, gpu_count, interconnect)
+        tp = self._tp.get(key)
+        if tp is None:
+            catalog = self.ref.gpus.get(gpu.name) is gpu
+            model = self._model_of.get(gpu.name) if catalog else None
+            if model is None:
+                model = self.models.for_gpu(gpu)
+                if catalog:
+                    self._model_of[gpu.name] = model
+            tp = model.estimate(gpu, gpu_count, interconnect)
+            if catalog and len(self._tp) < self.max_entries:
+                self._tp[key] = tp
+        return tp
+
+    def memory(self, vram_gib: float, gpu_count: float, *, with_fixes: bool) -> MemoryEstimate:
+        """Peak memory per GPU with ``vram_gib`` GiB per GPU (``with_fixes``: the changes
+        that would fit when the risk is high). Memoised per (VRAM, whole GPUs ≥ 1), the only
+        way :func:`estimate_memory` uses the GPU count."""
+        key = (vram_gib, max(math.floor(gpu_count), 1), with_fixes)
+        mem = self._mem.get(key)
+        if mem is None:
+            mem = estimate_memory(
+                self.w, vram_gib=vram_gib, gpu_count=gpu_count, with_fixes=with_fixes
+            )
+            if len(self._mem) < self.max_entries:
+                self._mem[key] = mem
+        return mem
+
+
+def config_estimates(
+    w: Workload, reference: Workload | None, ref: ReferenceData
+) -> ConfigEstimates:
+    """The :class:`ConfigEstimates` of ``w`` for ``ref``, shared by requests (kept in
+    ``ref.memo``, least recently used workloads dropped first)."""
+    return ref.memo.get_or_make(
+        ("config_estimates", w, reference), lambda: ConfigEstimates(w, reference, ref)
+    )
 
 
 def estimate_what_if(
@@ -202,10 +271,10 @@ def estimate_what_if(
     """Estimate for a hardware configuration with no offer (``billing`` ``spot`` adds the
     interruption warning and expected cost)."""
     vram = vram_per_gpu_gib(hw.gpu.vram_gib, hw.vram_gib_per_gpu, hw.gpu_count)
-    memory = estimate_memory(w, vram_gib=vram, gpu_count=hw.gpu_count)
-    models = _Models(w, reference, ref)
-    check_estimable(w, models.requested())
-    tp = models.for_gpu(hw.gpu).estimate(hw.gpu, hw.gpu_count, hw.interconnect)
+    configs = config_estimates(w, reference, ref)
+    memory = configs.memory(vram, hw.gpu_count, with_fixes=True)
+    check_estimable(w, configs.models.requested())
+    tp = configs.throughput(hw.gpu, hw.gpu_count, hw.interconnect)
     return combine(
         w,
         hw,
@@ -291,9 +360,12 @@ def rank_offers(
     and for the Pareto-optimal offers ranked below it.
 
     Throughput depends only on (GPU, count, interconnect) and memory on (VRAM, count), so each
-    is computed once per distinct configuration; the data-loader cap and the price are applied
-    per offer. Full offer rows and estimates are built only for the offers returned. Offers
-    whose GPU is unknown to the catalog cannot be estimated and are left out.
+    is computed once per distinct configuration and kept for later requests of the same
+    workload (:func:`config_estimates`); the data-loader cap, the price and the epoch time
+    are applied per offer as array operations (prices and hours in the same float arithmetic
+    as the scalar rules, which run once per distinct value). Full offer rows and estimates
+    are built only for the offers returned. Offers whose GPU is unknown to the catalog cannot
+    be estimated and are left out.
 
     Raises:
         FilterError: bad filter, or no exchange rate for ``currency``.
@@ -301,111 +373,115 @@ def rank_offers(
             :func:`check_estimable`).
     """
     budget = budget or Budget()
-    rows = select_rank_rows(session, filters, ref, currency=currency)
-    if budget.exclude_spot:
-        rows = [r for r in rows if r.billing != "spot"]
-    models = _Models(w, reference, ref)
-    check_estimable(w, models.requested())
-    tp_cache: dict[tuple[str, float, Interconnect | None], ThroughputEstimate] = {}
-    mem_cache: dict[tuple[float, int], MemoryEstimate] = {}
+    rows = select_rank_columns(
+        session, filters, ref, currency=currency, exclude_spot=budget.exclude_spot
+    )
+    est = config_estimates(w, reference, ref)
+    check_estimable(w, est.models.requested())
     samples_per_epoch = epoch_plan(w).samples
     names = ref.gpu_names_by_id
-    skipped = [r.id for r in rows if r.gpu_model_id is None]
-    estimable = [r for r in rows if r.gpu_model_id is not None]
-    # One estimate per distinct hardware configuration; then per offer only the price, the
-    # data-loader cap and the epoch time, and the ranking on columns (numpy).
-    configs: dict[tuple[int, float, str | None, float | None], int] = {}
-    config_of = [
-        configs.setdefault(
-            # estimable rows all have a GPU model
-            (cast(int, r.gpu_model_id), r.gpu_count, r.interconnect, r.vram_gib_per_gpu),
-            len(configs),
+    # One estimate per distinct hardware configuration; per offer only array operations:
+    # the price, the data-loader cap and the epoch time, then the ranking on columns.
+    keys = list(
+        zip(
+            rows.gpu_model_id, rows.gpu_count, rows.interconnect, rows.vram_gib_per_gpu, strict=True
         )
-        for r in estimable
-    ]
-    config_est: list[tuple[ThroughputEstimate, MemoryEstimate]] = []
+    )
+    index = {k: i for i, k in enumerate(dict.fromkeys(keys))}
+    config_of_row = np.fromiter(map(index.__getitem__, keys), dtype=np.intp, count=len(keys))
+    config_est: list[tuple[ThroughputEstimate, MemoryEstimate] | None] = []
     config_mem_key: list[tuple[float, float]] = []
-    for gpu_id, count, interconnect, listed_vram in configs:
+    for gpu_id, count, interconnect, listed_vram in index:
+        if gpu_id is None:  # not in the catalog: no estimate (listed with a reason)
+            config_est.append(None)
+            config_mem_key.append((0.0, count))
+            continue
         gpu = ref.gpus[names[gpu_id]]
-        link = offer_interconnect(interconnect)
-        tkey = (gpu.name, count, link)
-        tp = tp_cache.get(tkey)
-        if tp is None:
-            tp = tp_cache[tkey] = models.for_gpu(gpu).estimate(gpu, count, link)
+        tp = est.throughput(gpu, count, offer_interconnect(interconnect))
         vram = vram_per_gpu_gib(gpu.vram_gib, listed_vram, count)
-        mkey = (vram, math.floor(count))
-        mem = mem_cache.get(mkey)
-        if mem is None:
-            # the verdict ranks every offer; the fixes are searched only for offers shown
-            mem = mem_cache[mkey] = estimate_memory(
-                w, vram_gib=vram, gpu_count=count, with_fixes=False
-            )
-        config_est.append((tp, mem))
+        # the verdict ranks every offer; the fixes are searched only for offers shown
+        config_est.append((tp, est.memory(vram, count, with_fixes=False)))
         config_mem_key.append((vram, count))
-    rates = {
-        c: price_in(1.0, c, currency, ref)
-        for c in {r.currency for r in estimable if r.price_per_hour is not None}
-        if c != currency
-    }
-    prices: list[float | None] = [
-        r.price_per_hour
-        if r.price_per_hour is None or r.currency == currency
-        else r.price_per_hour * cast(float, rates[r.currency])  # a price in gives a price out
-        for r in estimable
-    ]
-    samples = []
-    for r, c in zip(estimable, config_of, strict=True):
-        s = config_est[c][0].samples_per_s
-        loader = data_loader_rate(w, r.vcpus)
-        samples.append(s if loader is None else min(s, loader))
-    hours = [epoch_hours(samples_per_epoch, s) for s in samples]
-    keep = list(range(len(estimable)))
+    known = np.array([c is not None for c in config_est], dtype=bool)
+    estimable = np.flatnonzero(known[config_of_row]) if len(keys) else np.zeros(0, np.intp)
+    ids_all = np.array(rows.id, dtype=np.int64).reshape(-1)
+    skipped = ids_all[~known[config_of_row]].tolist() if len(keys) else []
+    config_of = config_of_row[estimable]
+    offer_ids = ids_all[estimable]
+    # prices in ``currency`` (a listed price times the rate of its currency; nan: no price)
+    price_all = np.array(rows.price_per_hour, dtype=np.float64).reshape(-1)
+    currency_all = np.array(rows.currency, dtype=object).reshape(-1)
+    prices = price_all[estimable]
+    currencies = currency_all[estimable]
+    priced = ~np.isnan(prices)
+    for c in set(currencies[priced].tolist()) - {currency}:
+        rate = cast(float, price_in(1.0, c, currency, ref))
+        prices[currencies == c] *= rate
+    # samples/s: the configuration's, capped by the data loader of the offer's vCPUs (the
+    # scalar rules of app.estimate.cost applied once per distinct value)
+    config_rate = np.array(
+        [c[0].samples_per_s if c is not None else 0.0 for c in config_est], dtype=np.float64
+    ).reshape(-1)
+    vcpus = np.array(rows.vcpus, dtype=np.float64).reshape(-1)[estimable]
+    distinct_vcpus, vcpu_of = np.unique(vcpus, return_inverse=True)
+    loader = np.array(
+        [
+            math.inf if (r := data_loader_rate(w, None if math.isnan(v) else v)) is None else r
+            for v in distinct_vcpus.tolist()
+        ],
+        dtype=np.float64,
+    ).reshape(-1)
+    samples = np.minimum(config_rate[config_of], loader[vcpu_of.reshape(-1)])
+    distinct_samples, samples_of = np.unique(samples, return_inverse=True)
+    hours = np.array(
+        [epoch_hours(samples_per_epoch, s) for s in distinct_samples.tolist()], dtype=np.float64
+    ).reshape(-1)[samples_of.reshape(-1)]
+    keep = np.arange(len(estimable), dtype=np.intp)
     if budget.max_total_cost is not None or budget.max_total_hours is not None:
-        keep = [
-            i
-            for i in keep
-            if _within_budget(
-                hours[i] * w.epochs, prices[i], estimable[i].billing == "spot", budget
-            )
-        ]
+        spot = np.array(rows.billing, dtype=object).reshape(-1)[estimable] == "spot"
+        keep = np.array(
+            [
+                i
+                for i, (h, p, sp) in enumerate(
+                    zip(hours.tolist(), prices.tolist(), spot.tolist(), strict=True)
+                )
+                if _within_budget(h * w.epochs, None if math.isnan(p) else p, sp, budget)
+            ],
+            dtype=np.intp,
+        ).reshape(-1)
     over_budget = len(estimable) - len(keep)
-    idx = np.array(keep, dtype=np.intp)
-    price_col = np.array([math.inf if p is None else p for p in prices], dtype=np.float64).reshape(
-        -1
-    )[idx]
-    hours_col = np.array(hours, dtype=np.float64).reshape(-1)[idx]
+    price_col = np.where(np.isnan(prices), math.inf, prices)[keep]
+    hours_col = hours[keep]
     cost_col = hours_col * price_col  # inf where there is no price
-    cfg = np.array(config_of, dtype=np.intp).reshape(-1)[idx]
-    cfg_oom = np.array([m.oom_risk == OomRisk.HIGH for _, m in config_est], dtype=bool)
+    cfg = config_of[keep]
+    cfg_oom = np.array(
+        [c is not None and c[1].oom_risk == OomRisk.HIGH for c in config_est], dtype=bool
+    )
     cols = CandidateColumns(
-        offer_id=np.array([r.id for r in estimable], dtype=np.int64).reshape(-1)[idx],
+        offer_id=offer_ids[keep],
         cost_per_epoch=cost_col,
         epoch_hours=hours_col,
         total_cost=cost_col * w.epochs,
         price_per_hour=price_col,
-        samples_per_s=np.array(samples, dtype=np.float64).reshape(-1)[idx],
+        samples_per_s=samples[keep],
         oom_high=cfg_oom[cfg] if len(cfg) else np.zeros(0, dtype=bool),
     )
     top, below = rank_columns(cols, sort=sort, drop_oom=drop_oom, limit=limit)
     prepared = {}
-    fixes_cache: dict[tuple[float, int], MemoryEstimate] = {}
     for i, _, _ in (*top, *below):
-        j = keep[i]
-        tp, mem = config_est[config_of[j]]
+        j = int(keep[i])
+        tp, mem = cast(tuple[ThroughputEstimate, MemoryEstimate], config_est[config_of[j]])
         if mem.oom_risk == OomRisk.HIGH:
             vram, count = config_mem_key[config_of[j]]
-            key = (vram, math.floor(count))
-            if key not in fixes_cache:
-                fixes_cache[key] = estimate_memory(w, vram_gib=vram, gpu_count=count)
-            mem = fixes_cache[key]
-        prepared[estimable[j].id] = (estimable[j], tp, mem, prices[j])
+            mem = est.memory(vram, count, with_fixes=True)
+        price = None if math.isnan(prices[j]) else float(prices[j])
+        prepared[int(offer_ids[j])] = (tp, mem, price)
     ranked = [Ranked(_candidate(cols, i), pareto, rank) for i, rank, pareto in top]
     extra = [Ranked(_candidate(cols, i), pareto, rank) for i, rank, pareto in below]
-    candidates = keep
     full = select_offers_by_id(session, [r.candidate.offer_id for r in (*ranked, *extra)] + skipped)
 
     def build(r: Any) -> RankedOffer:
-        _, tp, mem, price = prepared[r.candidate.offer_id]
+        tp, mem, price = prepared[r.candidate.offer_id]
         offer = full[r.candidate.offer_id]
         est = combine(
             w,
@@ -428,8 +504,8 @@ def rank_offers(
     return Ranking(
         results=[build(r) for r in ranked],
         frontier=[build(r) for r in extra],
-        total=len(candidates),
-        unestimated=len(rows) - len(candidates) - over_budget,
+        total=len(keep),
+        unestimated=len(rows) - len(keep) - over_budget,
         over_budget=over_budget,
         unestimable=tuple(
             (

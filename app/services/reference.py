@@ -11,9 +11,11 @@ import gc
 import logging
 import threading
 import time
-from dataclasses import dataclass, replace
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -28,6 +30,41 @@ from app.gpu_names import GpuNameNormaliser
 from app.services.presets import flops_table, throughput_data
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class Memo:
+    """A bounded, thread-safe memo of values derived from one :class:`ReferenceData`.
+
+    Lives on the reference data it derives from (:attr:`ReferenceData.memo`), so a reload
+    (new catalog, benchmarks or submissions) starts with an empty memo: what it holds is
+    always what computing afresh from that reference data gives. Least recently used entries
+    go first past ``max_entries``. Two threads asking for a missing key at once may both
+    compute it; the values are equal, and the first one stored is kept.
+    """
+
+    def __init__(self, max_entries: int = 64):
+        self.max_entries = max_entries
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get_or_make(self, key: Hashable, make: Callable[[], T]) -> T:
+        """The value stored under ``key``, made with ``make()`` (outside the lock) if absent."""
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]  # type: ignore[no-any-return]
+        value = make()
+        with self._lock:
+            value = self._items.setdefault(key, value)
+            self._items.move_to_end(key)
+            while len(self._items) > self.max_entries:
+                self._items.popitem(last=False)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._items)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +98,10 @@ class ReferenceData:
     flops_table: dict[tuple[str, str], tuple[str, float, float, int | None]]
     #: the measurements organised for the pooled throughput model (fits memoised)
     throughput_data: PooledData
+    #: values derived from this reference data, shared by requests (per-workload estimates
+    #: of each hardware configuration, :func:`app.services.estimates.config_estimates`);
+    #: never copied by ``dataclasses.replace``
+    memo: Memo = field(default_factory=Memo, init=False, compare=False, repr=False)
 
     @property
     def currencies(self) -> list[str]:
@@ -181,6 +222,7 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
                 source=b.source,
                 source_ref=b.source_ref,
                 suspect=b.suspect,
+                gpu_label=b.gpu_label or "",
             )
         )
     points = merge_submitted(points)

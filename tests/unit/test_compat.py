@@ -130,3 +130,30 @@ def test_a_driver_older_than_the_gpu_warns_without_any_workload_cuda() -> None:
 def test_capabilities_between_rows_take_the_lower_rows_cuda() -> None:
     assert min_cuda_for_cc((8, 7)) == (11, 1)  # between sm_86 (11.1) and sm_89 (11.8)
     assert min_cuda_for_cc((10, 3)) == (12, 9) and min_cuda_for_cc((7, 5)) == (10, 0)
+
+
+def test_fp8_covers_transformers_only() -> None:
+    from app.estimate.types import Architecture
+
+    run, w = effective_precision(H100, Precision.FP8, Architecture.CNN)
+    assert run == Precision.BF16_AMP and w is not None
+    assert w.code == WarningCode.FP8_TRANSFORMER_ONLY
+    assert w.values["runs_at_precision"] == "bf16_amp"
+    run, w = effective_precision(V100, Precision.FP8, Architecture.CNN)
+    assert run == Precision.FP16_AMP and w is not None
+    run, w = effective_precision(H100, Precision.FP8, Architecture.TRANSFORMER_DECODER)
+    assert run == Precision.FP8 and w is None
+
+
+def test_nvlink_on_a_gpu_without_it_warns() -> None:
+    from dataclasses import replace
+
+    from app.estimate.compat import interconnect_warning
+    from app.estimate.types import Interconnect
+
+    geforce = replace(ADA, nvlink=False)
+    w = interconnect_warning(geforce, Interconnect.NVLINK, 4)
+    assert w is not None and w.code == WarningCode.NVLINK_UNAVAILABLE
+    assert interconnect_warning(geforce, Interconnect.PCIE, 4) is None
+    assert interconnect_warning(geforce, Interconnect.NVLINK, 1) is None
+    assert interconnect_warning(replace(H100, nvlink=True), Interconnect.NVLINK, 8) is None

@@ -1,0 +1,155 @@
+"""Per-configuration estimates shared by requests (issue 13): a ranking answered from the memo
+is the ranking computed afresh, and the memo never outlives its reference data."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from app.services.estimates import (
+    ConfigEstimates,
+    Ranking,
+    config_estimates,
+    estimate_what_if,
+    hardware_from_input,
+    rank_offers,
+)
+from app.services.offers import select_offers, select_rank_columns
+from app.services.reference import Memo, ReferenceCache, ReferenceData
+from app.services.workloads import resolve_workload
+from tests.conftest import SEED_DIR
+
+pytestmark = pytest.mark.db
+
+
+def test_memo_makes_a_value_once_and_drops_the_least_recently_used() -> None:
+    memo = Memo(max_entries=2)
+    made: list[str] = []
+
+    def make(key: str) -> Any:
+        return lambda: made.append(key) or f"value of {key}"
+
+    assert memo.get_or_make("a", make("a")) == "value of a"
+    assert memo.get_or_make("a", make("a")) == "value of a"
+    assert made == ["a"]
+    memo.get_or_make("b", make("b"))
+    memo.get_or_make("a", make("a"))  # a is now the most recently used
+    memo.get_or_make("c", make("c"))  # third entry: b goes
+    assert len(memo) == 2
+    memo.get_or_make("a", make("a"))
+    memo.get_or_make("b", make("b"))
+    assert made == ["a", "b", "c", "b"]
+
+
+@pytest.fixture(scope="module")
+def factory(seeded_url: str) -> Iterator[Any]:
+    from app.db.session import create_engine_from_url, create_session_factory
+
+    engine = create_engine_from_url(seeded_url)
+    yield create_session_factory(engine)
+    engine.dispose()
+
+
+def _fresh_reference(factory: Any) -> ReferenceData:
+    return ReferenceCache(factory, SEED_DIR).get()
+
+
+def _rank(factory: Any, ref: ReferenceData, given: dict[str, Any], **kw: Any) -> Ranking:
+    w, reference, _ = resolve_workload(given, ref)
+    options: dict[str, Any] = {"currency": "USD", "sort": "cost_per_epoch", "limit": 10}
+    options.update(kw)
+    with factory() as session:
+        return rank_offers(w, reference, session, {}, ref, drop_oom=False, **options)
+
+
+@pytest.mark.parametrize(
+    ("given", "options"),
+    [
+        ({"preset": "resnet50-imagenet"}, {}),
+        ({"preset": "llama3-8b-qlora", "micro_batch_size": 8}, {"currency": "CNY"}),
+        ({"preset": "bert-base-squad"}, {"sort": "epoch_hours", "limit": 3}),
+    ],
+)
+def test_a_ranking_from_the_memo_is_the_ranking_computed_afresh(
+    factory: Any, given: dict[str, Any], options: dict[str, Any]
+) -> None:
+    ref = _fresh_reference(factory)
+    assert len(ref.memo) == 0
+    first = _rank(factory, ref, given, **options)
+    assert len(ref.memo) == 1  # one workload, all its configurations
+    again = _rank(factory, ref, given, **options)
+    afresh = _rank(factory, _fresh_reference(factory), given, **options)
+    assert first.results, "a ranking without results checks nothing"
+    assert again == first
+    assert afresh == first
+
+
+def test_the_memo_is_per_workload_and_per_reference_data(factory: Any) -> None:
+    ref = _fresh_reference(factory)
+    _rank(factory, ref, {"preset": "resnet50-imagenet"})
+    _rank(factory, ref, {"preset": "resnet50-imagenet", "micro_batch_size": 32})
+    assert len(ref.memo) == 2
+    w, reference, _ = resolve_workload({"preset": "resnet50-imagenet"}, ref)
+    assert config_estimates(w, reference, ref) is config_estimates(w, reference, ref)
+    reloaded = _fresh_reference(factory)
+    assert len(reloaded.memo) == 0
+    assert config_estimates(w, reference, reloaded) is not config_estimates(w, reference, ref)
+
+
+def test_rank_columns_are_the_filtered_offers(factory: Any) -> None:
+    ref = _fresh_reference(factory)
+    filters: dict[str, Any] = {"min_vram_gib": 24, "max_price_per_hour": 20.0}
+    with factory() as session:
+        rows = {r.id: r for r in select_offers(session, filters, ref, currency="CNY")}
+        cols = select_rank_columns(session, filters, ref, currency="CNY")
+        no_spot = select_rank_columns(session, filters, ref, currency="CNY", exclude_spot=True)
+    assert rows, "a filter that keeps nothing checks nothing"
+    assert sorted(cols.id) == sorted(rows)
+    for i, offer_id in enumerate(cols.id):
+        r = rows[offer_id]
+        assert (
+            cols.gpu_model_id[i],
+            cols.gpu_count[i],
+            cols.vram_gib_per_gpu[i],
+            cols.vcpus[i],
+            cols.interconnect[i],
+            cols.price_per_hour[i],
+            cols.currency[i],
+            cols.billing[i],
+        ) == (
+            r.gpu_model_id,
+            r.gpu_count,
+            r.vram_gib_per_gpu,
+            r.vcpus,
+            r.interconnect,
+            r.price_per_hour,
+            r.currency,
+            r.billing,
+        )
+    spot = {i for i, r in rows.items() if r.billing == "spot"}
+    assert spot, "the seed data has spot offers"
+    assert sorted(no_spot.id) == sorted(set(rows) - spot)
+
+
+def test_what_if_hardware_from_requests_does_not_grow_the_memo_without_bound(
+    factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ConfigEstimates, "max_entries", 3)
+    ref = _fresh_reference(factory)
+    w, reference, _ = resolve_workload({"preset": "resnet50-imagenet"}, ref)
+    answers = []
+    for vram in (10.0, 11.0, 12.0, 13.0, 14.0, 10.0):
+        for count in (1, 2, 3, 4, 5):
+            hw = hardware_from_input(
+                {"gpu": "A100 SXM4 80GB", "gpu_count": count, "vram_gib": vram}, ref
+            )
+            answers.append(
+                estimate_what_if(w, reference, hw, ref, price_per_hour=None, currency="USD")
+            )
+    est = config_estimates(w, reference, ref)
+    assert len(est._tp) == 3 and len(est._mem) == 3
+    # the first three configurations come from the memo, the others are computed afresh
+    # past the bound: the same answers either way
+    assert answers[-5:] == answers[:5]
