@@ -13,7 +13,9 @@ optional extra alias table (``seed_data/gpu_aliases.csv``). Matching, in order:
 Tokens that make a different GPU are kept: Ti, SUPER, D, NVL, Ada, PRO, Quadro (so A10 ≠ A10G,
 L40 ≠ L40S, Quadro RTX 6000 ≠ RTX 6000 Ada). A listed VRAM far from the catalog VRAM (a 48 GB
 memory-modded RTX 4090) still matches the family and is flagged ``vram_mismatch``; the offer
-keeps its own VRAM.
+keeps its own VRAM. A listed VRAM that is the matched card's full memory written another way
+(the driver's reading a little below the catalog size) is stored as the catalog size
+(:func:`offer_vram`, the one rule of seed data and ingest).
 """
 
 from __future__ import annotations
@@ -30,6 +32,94 @@ _FORM_WORDS = {"sxm": "sxm", "pcie": "pcie", "hgx": "sxm", "oam": "oam"}
 _IGNORED_WORDS = {"nvlink", "hbm2", "hbm2e", "hbm3", "hbm3e", "gddr6", "gddr6x", "gddr7"}
 _VRAM_RE = re.compile(r"\b(\d+(?:\.\d+)?)\s*(?:gb|gib|g)\b")
 _SUFFIX_RE = re.compile(r"\b([a-z]*\d{4})(ti|d|s|ada|super)\b")
+
+
+#: Listed VRAM ÷ the matched card's catalog VRAM inside which the listing is the card's full
+#: memory, written another way: below 1 the driver-reported capacity (nvidia-smi total: a 48 GiB
+#: L40S shows 46068 MiB = 0.94 with ECC, which reserves 1/16 of GDDR6; an 80 GiB H100 79.65 =
+#: 0.996; an A10G/L4 22.35 of 24 = 0.93, the lowest reading in the seed data), above 1 the
+#: marketed GB of the same stacks (gpuhunt's ``correct_gpu_memory_gib`` 7 % rule: "192 GB"
+#: of a GB200's 186 GiB). 0.90 keeps a margin below the lowest reading yet far above a
+#: different size of one family (H100 80 vs 96 GB is 0.83, A100 40 vs 80 GB 0.5).
+FULL_CARD_BAND = (0.90, 1.07)
+
+
+def stored_vram_gib(
+    listed_gib: float | None, catalog_gib: float | None, gpu_count: float = 1
+) -> float | None:
+    """The VRAM per GPU an offer stores: the matched card's catalog size when the listing is
+    that card's full memory (within :data:`FULL_CARD_BAND` of it), else the listing as is
+    (2 decimals). The one rule of seed and ingest, so the same card has one VRAM everywhere.
+
+    Args:
+        listed_gib: VRAM per GPU as the provider lists it (GiB or GB), ``None`` when unlisted.
+        catalog_gib: the matched catalog GPU's VRAM, GiB; ``None`` when nothing matched.
+        gpu_count: GPUs of the offer. A slice (below 1) that lists its own share (3 GiB of an
+            L4 at 1/8) keeps it; one that lists the whole card's reading gets the card's size
+            (the share is taken from it later, :func:`app.estimate.memory.vram_per_gpu_gib`).
+    """
+    if listed_gib is None:
+        return None
+    if catalog_gib:
+        low, high = FULL_CARD_BAND
+        share = catalog_gib * gpu_count
+        own_share = 0 < gpu_count < 1 and abs(listed_gib - share) < abs(listed_gib - catalog_gib)
+        if low * catalog_gib <= listed_gib <= high * catalog_gib and not own_share:
+            return float(catalog_gib)
+    return round(listed_gib, 2)
+
+
+def vram_note(
+    name: str, listed_gib: float | None, catalog_gib: float | None, stored_gib: float | None
+) -> str | None:
+    """What :func:`stored_vram_gib` did, in words, when it replaced the listed figure (the raw
+    listing stays visible here), else ``None``."""
+    if listed_gib is None or catalog_gib is None or stored_gib != catalog_gib:
+        return None
+    if round(listed_gib, 2) == round(catalog_gib, 2):
+        return None
+    how = (
+        "the driver-reported capacity"
+        if listed_gib < catalog_gib
+        else "the same memory in marketed units"
+    )
+    return (
+        f"listed VRAM {listed_gib:g} GiB per GPU is {how} of the {name}'s "
+        f"{catalog_gib:g} GiB; stored as {catalog_gib:g}"
+    )
+
+
+def mismatch_note(
+    match: GpuMatch | None, listed_gib: float | None, catalog_gib: float | None
+) -> str | None:
+    """A listed VRAM far from the datasheet (kept as listed; :meth:`GpuNameNormaliser.match`
+    flags it), in words, or ``None``."""
+    if match is None or not match.vram_mismatch or listed_gib is None or catalog_gib is None:
+        return None
+    return (
+        f"listed VRAM {listed_gib:g} GiB per GPU differs from the {match.canonical_name}'s "
+        f"{catalog_gib:g} GiB datasheet size (kept as listed)"
+    )
+
+
+def offer_vram(
+    identity: GpuIdentity, listed_gib: float | None, catalog_gib: float | None, gpu_count: float
+) -> tuple[float | None, str | None]:
+    """The VRAM per GPU (GiB) and the GPU note an offer stores, from what
+    :meth:`GpuNameNormaliser.identify` concluded: the one rule of seed data
+    (:mod:`app.db.seed`) and the nightly refresh (:mod:`app.db.ingest`).
+
+    The VRAM is :func:`stored_vram_gib` of the listing against the matched card's
+    ``catalog_gib``; the note joins what happened to the VRAM (replaced by the catalog size, or
+    kept because it is far from it) and how the GPU was identified.
+    """
+    match = identity.match
+    stored = stored_vram_gib(listed_gib, catalog_gib if match else None, gpu_count)
+    vram_words = mismatch_note(match, listed_gib, catalog_gib) or (
+        vram_note(match.canonical_name, listed_gib, catalog_gib, stored) if match else None
+    )
+    notes = [n for n in (vram_words, identity.note) if n]
+    return stored, "; ".join(notes) or None
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,6 +326,7 @@ class GpuNameNormaliser:
         form_hint: str | None = None,
         context: Iterable[str | None] = (),
         gpu_count: float = 1,
+        conventions: bool = True,
     ) -> GpuIdentity:
         """Identify the GPU of an offer: a match, an ambiguity, or no match; never a guess.
 
@@ -257,9 +348,13 @@ class GpuNameNormaliser:
                 ``vram_gib / gpu_count`` fits a candidate, that is the card the slice is cut
                 from, and no mismatch is flagged. The one rule for fractional GPUs of every
                 provider, at seed and at ingest.
+            conventions: whether the alias entries of a bare family name (catalog and
+                ``gpu_aliases.csv`` rows recording how a provider or tool names a model:
+                "A100", "V100") pick the model. True for offers (a provider's listing); False
+                for a what-if GPU typed without a provider, where "A100" stays ambiguous.
         """
         parsed = parse_name(raw)
-        ctx = [parse_name(c) for c in context if c]
+        ctx = [_instance_type_name(c) or parse_name(c) for c in context if c]
         ctx_words: set[str] = set()
         for c in ctx:
             ctx_words |= _words(c.key)
@@ -271,6 +366,11 @@ class GpuNameNormaliser:
             if family:
                 break
         alias = list(self._several.get(parsed.key) or self._alias.get(parsed.key, []))
+        if not conventions and len(family) > 1 and parsed.key in _family_variants(parsed.family):
+            # a bare family name ("A100") names every model of the family; the alias entry
+            # under it is a provider's convention (SkyPilot's "A100" = 40 GB, Vultr's
+            # "NVIDIA_A100" = PCIe 80 GB), which a name given without a provider does not have
+            alias = []
         pool = list(dict.fromkeys(alias + family))
         # a size in the context counts only when it is a candidate's ("2048gb" is host RAM)
         ctx_vram = next(
@@ -320,6 +420,14 @@ class GpuNameNormaliser:
         if len(pool) > 1 and any(c in alias for c in pool):
             pool = [c for c in pool if c in alias]  # the label's own alias entries first
         candidates = sorted(dict.fromkeys(alias + family), key=lambda c: self._order[c])
+        # what the label itself leaves open ("H100-SXM" never was an H100 PCIe): the note's
+        # "could also be" list
+        label_open = [
+            c
+            for c in candidates
+            if (parsed.form is None or self._form[c] in (parsed.form, None))
+            and (parsed.vram_gib is None or _close(parsed.vram_gib, self._gpus[c].vram_gib))
+        ]
         if len(pool) > 1:
             return GpuIdentity(
                 "ambiguous",
@@ -328,7 +436,7 @@ class GpuNameNormaliser:
                 "nothing in the listing tells them apart, so it is not guessed",
             )
         chosen = min(pool, key=lambda c: self._order[c])
-        dropped = [c for c in candidates if c != chosen]
+        dropped = [c for c in label_open if c != chosen]
         note = _identify_note(raw, chosen, dropped, " and ".join(how) or "its label")
         return GpuIdentity(
             "match",
@@ -361,6 +469,22 @@ class GpuIdentity:
     match: GpuMatch | None = None
     candidates: tuple[str, ...] = ()
     note: str | None = None
+
+
+#: Verda (DataCrunch) instance types: GPU count, model, then VRAM in GB with ``S`` for an SXM
+#: board, then vCPUs (``1H100.80S.30V`` is "1x H100 SXM5 80GB", ../shared/docs/providers.md
+#: §7.5; ``1H200.141S.44V`` is the H200 SXM5 141GB).
+_VERDA_TYPE_RE = re.compile(r"^\d+[a-z0-9]+\.(\d+)s\.\d+v$")
+
+
+def _instance_type_name(text: str) -> ParsedName | None:
+    """A context string that is an instance type whose naming scheme gives the board form and
+    VRAM (:data:`_VERDA_TYPE_RE`), as a :class:`ParsedName`; ``None`` for any other text."""
+    key = text.strip().lower()
+    m = _VERDA_TYPE_RE.match(key)
+    if not m:
+        return None
+    return ParsedName(key=key, family="", vram_gib=float(m.group(1)), form="sxm")
 
 
 def _words(key: str) -> set[str]:

@@ -21,6 +21,8 @@ block (as in Megatron-LM's and Kaplan et al. 2020's parameter counts).
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,12 +44,19 @@ REQUIRED = ("layers", "hidden_size", "heads", "vocab_size")
 
 
 class HFConfigError(ValueError):
-    """The text is not a usable ``config.json``; ``missing`` names every absent field."""
+    """The text is not a usable ``config.json``: ``missing`` names every absent required field
+    (flat names), ``invalid`` every present but unusable one as (config key, reason) pairs."""
 
-    def __init__(self, reason: str, missing: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        reason: str,
+        missing: tuple[str, ...] = (),
+        invalid: tuple[tuple[str, str], ...] = (),
+    ):
         super().__init__(reason)
         self.reason = reason
         self.missing = missing
+        self.invalid = invalid
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,20 +67,39 @@ class ParsedConfig:
     notes: list[str] = field(default_factory=list)
 
 
-def _int(cfg: dict[str, Any], name: str) -> int | None:
+def _read(
+    cfg: dict[str, Any], name: str, limit: int | None, invalid: list[tuple[str, str]]
+) -> tuple[str | None, int | None]:
+    """The first config key of ``name`` that is present (not null) and its value as a positive
+    integer; a value that is not one, or is above ``limit``, is added to ``invalid``."""
     for key in KEYS[name]:
         value = cfg.get(key)
-        if isinstance(value, bool):
+        if value is None:
             continue
-        if isinstance(value, int) and value > 0:
-            return value
-        if isinstance(value, float) and value.is_integer() and value > 0:
-            return int(value)
-    return None
+        whole = (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and float(value).is_integer()
+        )
+        if not whole or value <= 0:
+            invalid.append((key, f"must be a positive integer, got {json.dumps(value)}"))
+            return key, None
+        if limit is not None and value > limit:
+            invalid.append((key, f"{value:g} is above the most a workload takes ({limit:g})"))
+            return key, None
+        return key, int(value)
+    return None, None
 
 
-def parse_hf_config(text: str) -> ParsedConfig:
+def parse_hf_config(text: str, limits: Mapping[str, int] | None = None) -> ParsedConfig:
     """Read a Hugging Face ``config.json`` (its text) into ranking-form fields.
+
+    Args:
+        text: the ``config.json`` text.
+        limits: the largest value each flat field may take (``layers``, ``hidden_size``,
+            ``params`` …: the API passes the bounds of its workload schema, so a config is held
+            to the same bounds as a typed-in workload); a field not named is unbounded.
 
     Returns:
         ``ParsedConfig``: ``fields`` has ``architecture``, ``layers``, ``hidden_size``,
@@ -80,8 +108,12 @@ def parse_hf_config(text: str) -> ParsedConfig:
         says what was assumed (e.g. ``kv_heads`` = ``heads`` when absent).
 
     Raises:
-        HFConfigError: not JSON, not an object, or without layers / hidden size / heads /
-            vocabulary (all missing ones named at once).
+        HFConfigError: not JSON, not an object, without layers / hidden size / heads /
+            vocabulary (all missing ones named at once), or with a size that is not a positive
+            integer, is above its limit, or does not fit the attention shape (hidden size not
+            divisible by the heads without an explicit ``head_dim``, heads not divisible by
+            the key/value heads), or a parameter count above ``limits["params"]`` (every
+            problem named at once, under the config's own key).
     """
     try:
         cfg = json.loads(text)
@@ -94,11 +126,36 @@ def parse_hf_config(text: str) -> ParsedConfig:
         cfg = {**cfg, **cfg["text_config"]}
         notes.append("read the language model's text_config")
     model_type = str(cfg.get("model_type") or "").lower()
-    out: dict[str, Any] = {k: _int(cfg, k) for k in KEYS}
-    missing = tuple(k for k in REQUIRED if out[k] is None)
-    if missing:
-        raise HFConfigError("config.json lacks " + ", ".join(missing), missing)
+    limits = limits or {}
+    invalid: list[tuple[str, str]] = []
+    keys: dict[str, str | None] = {}
+    out: dict[str, Any] = {}
+    for name in KEYS:
+        keys[name], out[name] = _read(cfg, name, limits.get(name), invalid)
+    missing = tuple(k for k in REQUIRED if keys[k] is None)
     h, layers, heads, vocab = out["hidden_size"], out["layers"], out["heads"], out["vocab_size"]
+    explicit_head_dim = isinstance(cfg.get("head_dim"), int) and cfg["head_dim"] > 0
+    if h and heads and not explicit_head_dim and h % heads:
+        invalid.append(
+            (
+                str(keys["hidden_size"]),
+                f"{h} is not divisible by the {heads} attention heads "
+                f"({keys['heads']}) and no head_dim is given",
+            )
+        )
+    if heads and out["kv_heads"] and heads % out["kv_heads"]:
+        invalid.append(
+            (
+                str(keys["kv_heads"]),
+                f"the {heads} attention heads are not divisible by {out['kv_heads']} "
+                "key/value heads",
+            )
+        )
+    if missing or invalid:
+        reasons = (["lacks " + ", ".join(missing)] if missing else []) + [
+            f"{key}: {why}" for key, why in invalid
+        ]
+        raise HFConfigError("config.json " + "; ".join(reasons), missing, tuple(invalid))
     if cfg.get("multi_query") is True and out["kv_heads"] is None:
         out["kv_heads"] = 1
     if out["kv_heads"] is None:
@@ -113,7 +170,7 @@ def parse_hf_config(text: str) -> ParsedConfig:
         out["architecture"] = "vit"
     else:
         out["architecture"] = "transformer_decoder"
-    head_dim = cfg.get("head_dim") if isinstance(cfg.get("head_dim"), int) else h // heads
+    head_dim = cfg["head_dim"] if explicit_head_dim else h // heads
     gated = model_type in GATED_MLP or str(cfg.get("hidden_act", "")).lower() in (
         "silu",
         "swiglu",
@@ -129,6 +186,12 @@ def parse_hf_config(text: str) -> ParsedConfig:
         params += vocab * h
     if model_type in LEARNED_POSITIONS and out["max_positions"]:
         params += out["max_positions"] * h
+    if "params" in limits and params > limits["params"]:
+        raise HFConfigError(
+            f"config.json: its shape gives {params:.3g} parameters, above the most a workload "
+            f"takes ({limits['params']:.3g})",
+            invalid=(("params", f"{params:.3g} parameters from the shape, above the bound"),),
+        )
     out["params"] = params
     notes.append(f"params ≈ {params:,} from the shape ({'gated' if gated else 'plain'} MLP)")
     return ParsedConfig(fields={k: v for k, v in out.items() if v is not None}, notes=notes)

@@ -2,7 +2,8 @@
 
 A scraper emits one validated ``ScrapedOffer`` per purchasable shape (provider × offer key ×
 region × billing). It carries the GPU name exactly as the provider writes it and the VRAM as
-listed (converted to GiB); the app's ingest layer maps names to the catalog and snaps VRAM.
+listed (converted to GiB); the app's ingest layer maps names to the catalog and stores a driver's
+reading of a card's full memory as its catalog size.
 
 Units (all fields): prices are per **instance** and per **hour** in ``currency`` (cents are
 converted, per-GPU prices are multiplied by the GPU count before a record is built); memory in

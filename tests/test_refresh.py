@@ -101,6 +101,26 @@ def test_first_refresh_stores_every_provider_normalised(db: str) -> None:
     assert lambda_a10["price"] == Decimal("0.77")
 
 
+def test_refreshed_and_seeded_offers_store_one_vram_per_card(db: str) -> None:
+    # app.gpu_names.offer_vram at ingest and seed: a listing within 0.90-1.07 of the matched
+    # card's catalog size is stored as that size (driver readings such as 24564 MiB → 24)
+    from app.db.models import GpuModel
+
+    engine = create_engine_from_url(db)
+    try:
+        with create_session_factory(engine)() as s:
+            rows = s.execute(
+                select(InstanceOffer.offer_key, InstanceOffer.vram_gib_per_gpu, GpuModel.vram_gib)
+                .join(GpuModel, GpuModel.id == InstanceOffer.gpu_model_id)
+                .where(InstanceOffer.vram_gib_per_gpu.is_not(None), InstanceOffer.gpu_count >= 1)
+            ).all()
+    finally:
+        engine.dispose()
+    assert len(rows) > 50
+    in_band = [(k, v, c) for k, v, c in rows if 0.90 * c <= v <= 1.07 * c]
+    assert in_band and all(v == c for _, v, c in in_band), [r for r in in_band if r[1] != r[2]]
+
+
 def test_seed_offers_of_refreshed_providers_become_unavailable_others_untouched(db: str) -> None:
     seed_vast = [v for v in offers(db, "vast").values() if not v["source"].startswith("live:")]
     assert seed_vast and not any(v["available"] for v in seed_vast)

@@ -15,6 +15,7 @@ from litestar.openapi.spec import Operation, Parameter, Schema
 from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import JSONBody, PathParameter, QueryParameter
 from pydantic import BaseModel
+from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy.orm import Session
 
 from app.api.query import (
@@ -45,6 +46,7 @@ from app.api.schemas import (
     MAX_PRICE,
     MAX_TEXT,
     OFFER_ID_TEXT,
+    WORKLOAD_LIMITS,
     Billing,
     EstimateRequest,
     EstimateResponse,
@@ -316,18 +318,28 @@ class V1Controller(Controller):
                     [("currency", f"no stored rate for it; one of {', '.join(ref.currencies)}")]
                 )
             )
-        filters = OfferFilters(
-            gpu=gpu,
-            min_vram_gib=min_vram_gib,
-            gpu_count=gpu_count,
-            min_gpu_count=min_gpu_count,
-            provider=provider,
-            region=region,
-            billing=billing,
-            max_price_per_hour=max_price_per_hour,
-            available_only=available_only,
-            include_suspect=include_suspect,
-        ).model_dump()
+        try:
+            filters = OfferFilters(
+                gpu=gpu,
+                min_vram_gib=min_vram_gib,
+                gpu_count=gpu_count,
+                min_gpu_count=min_gpu_count,
+                provider=provider,
+                region=region,
+                billing=billing,
+                max_price_per_hour=max_price_per_hour,
+                available_only=available_only,
+                include_suspect=include_suspect,
+            ).model_dump()
+        except PydanticValidationError as exc:  # rules beyond the parameters' own bounds
+            raise bad_params(
+                ParamError(
+                    [
+                        (".".join(map(str, e["loc"])), e["msg"])
+                        for e in exc.errors(include_url=False)
+                    ]
+                )
+            ) from None
         page, total = page_offers(
             session, filters, ref, currency=currency.upper(), limit=limit, offset=offset
         )
@@ -522,12 +534,15 @@ class V1Controller(Controller):
         ``hidden_size``, ``heads``, ``kv_heads``, ``ffn_hidden_size``, ``vocab_size``,
         ``architecture``, ``params`` as an approximate count) plus ``max_positions`` (tokens),
         and ``notes`` saying what was assumed. A config without layers, hidden size, heads or
-        vocabulary gets a 400 naming every missing field.
+        vocabulary gets a 400 naming every missing field; a size that is not a positive
+        integer, exceeds the bounds of a typed-in workload or does not fit the attention shape
+        gets a 400 naming the config key and the reason.
         """
         try:
-            parsed = parse_hf_config(json.dumps(data))
+            parsed = parse_hf_config(json.dumps(data), limits=WORKLOAD_LIMITS)
         except HFConfigError as exc:
             extra = [{"key": k, "message": "missing in config.json"} for k in exc.missing]
+            extra += [{"key": k, "message": why} for k, why in exc.invalid]
             raise ValidationException(
                 detail=f"Invalid config.json: {exc.reason}",
                 extra=extra or [{"key": "body", "message": exc.reason}],

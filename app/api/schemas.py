@@ -437,6 +437,31 @@ class WorkloadIn(BaseModel):
     )
 
 
+def _upper_bound(model: type[BaseModel], name: str) -> int:
+    """The ``le`` bound of ``model.name`` (its Field's metadata)."""
+    for meta in model.model_fields[name].metadata:
+        le = getattr(meta, "le", None)
+        if le is not None:
+            return int(le)
+    raise KeyError(f"{model.__name__}.{name} has no upper bound")
+
+
+#: The most each shape field of a workload may be (WorkloadIn's own bounds), for the
+#: config.json reader (:func:`app.hf_config.parse_hf_config`): one set of bounds for both.
+WORKLOAD_LIMITS: dict[str, int] = {
+    name: _upper_bound(WorkloadIn, name)
+    for name in (
+        "layers",
+        "hidden_size",
+        "heads",
+        "kv_heads",
+        "ffn_hidden_size",
+        "vocab_size",
+        "params",
+    )
+}
+
+
 class HardwareIn(BaseModel):
     """A what-if machine: ``gpu`` is any name or alias the catalog knows."""
 
@@ -445,7 +470,9 @@ class HardwareIn(BaseModel):
     gpu: str = Field(
         min_length=1,
         max_length=MAX_TEXT,
-        description="GPU model: a catalog name or any alias, in any case (GET /v1/gpus)",
+        description="GPU model: a catalog name or any alias, in any case (GET /v1/gpus); a "
+        "family name that leaves several models open (A100: PCIe or SXM4, 40 or 80 GB) is a "
+        "400 listing them unless interconnect or vram_gib tells them apart",
         examples=["A100 80GB SXM4"],
     )
     gpu_count: float = Field(
@@ -499,12 +526,29 @@ class HardwareIn(BaseModel):
     )
 
     _gpu_count = field_serializer("gpu_count")(lambda self, v: gpu_count_out(v))
+    _gpu_count_whole = field_validator("gpu_count")(lambda v: whole_gpu_count(v))
 
     @field_validator("interconnect", mode="before")
     @classmethod
     def _interconnect(cls, value: object) -> object:
         """Any case; ``sxm`` (a board form some listings give) reads as ``nvlink``."""
         return (interconnect_label(value) or value) if isinstance(value, str) else value
+
+
+def whole_gpu_count(count: float | None) -> float | None:
+    """A GPU count as requests may give it: whole from 1 up (``2``, ``8``), a fraction only
+    below 1 (``0.5``: a slice of one card). No machine has 1.5 GPUs.
+
+    Raises:
+        ValueError: a fractional count of 1 or more (pydantic reports it as a 400 naming the
+            field).
+    """
+    if count is not None and count >= 1 and not float(count).is_integer():
+        raise ValueError(
+            f"{count:g} GPUs: a count of 1 or more must be whole (fractions only below 1, "
+            "a slice of one card)"
+        )
+    return count
 
 
 def gpu_count_out(count: float) -> float | int:
@@ -611,6 +655,8 @@ class OfferFilters(BaseModel):
         description="also list offers that failed a plausibility check at ingest (marked "
         "suspect, with the reason)",
     )
+
+    _gpu_count_whole = field_validator("gpu_count")(lambda v: whole_gpu_count(v))
 
 
 class RankRequest(SpotIn):
@@ -877,8 +923,10 @@ class OfferOut(BaseModel):
         examples=[8, 0.5],
     )
     vram_gib_per_gpu: float | None = Field(
-        description="VRAM per GPU, GiB: as listed; for a fractional GPU the slice's share; the "
-        "catalog size when the listing gives none"
+        description="VRAM per GPU, GiB: as listed, or the matched card's catalog size when "
+        "the listing is that card's full memory written another way (a driver's reading a "
+        "little below it; gpu_note keeps the listed figure); for a fractional GPU the slice's "
+        "share; the catalog size when the listing gives none"
     )
     vcpus: float | None = Field(description="vCPUs of the instance")
     ram_gib: float | None = Field(description="host RAM, GiB")

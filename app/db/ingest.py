@@ -9,9 +9,10 @@
   interconnect, instance type); a name that matches nothing, or stays ambiguous ("H100" with
   nothing telling SXM from PCIe), is stored with its raw name, ``gpu_model_id`` NULL and the
   reason in ``gpu_note``, and is reported in the counts;
-- listed VRAM is snapped to the matched GPU's own catalog size when within 7 % (gpuhunt's
-  ``correct_gpu_memory_gib`` rule: 24564 MiB → 24, a 48 GB modded 4090's 47.99 → 48), so the
-  column holds datasheet sizes as the seed data does;
+- listed VRAM that is the matched GPU's full memory written another way (the driver-reported
+  capacity a little below the catalog size: a Vast L40S's 44.99 GiB; marketed GB a little
+  above) is stored as that GPU's catalog size, the listing kept in ``gpu_note``
+  (:func:`app.gpu_names.offer_vram`, the same rule as the seed data); slices keep their share;
 - a price observation is appended when the price changed, or when the offer's last observation
   is older than a day (unknown prices are not observed);
 - every offer of the result is judged by the plausibility rules (:mod:`app.db.trust`, the
@@ -37,25 +38,22 @@ from app.db.models import GpuModel, InstanceOffer, PriceObservation, Provider, a
 from app.db.seed import build_normaliser, load_extra_aliases
 from app.db.trust import assess_offers, load_trust_context
 from app.estimate.types import interconnect_label
-from app.gpu_names import GpuMatch, GpuNameNormaliser, form_hint
+from app.gpu_names import GpuNameNormaliser, form_hint, offer_vram
 from scrapers.records import ScrapedOffer
 
 log = logging.getLogger(__name__)
 
 #: An offer whose price did not change still gets an observation once a day.
 OBSERVATION_INTERVAL = dt.timedelta(days=1)
-#: Relative distance within which a listed VRAM is snapped to a catalog size (gpuhunt: 7 %).
-VRAM_SNAP_TOLERANCE = 0.07
 
 
 @dataclass(frozen=True)
 class Catalog:
-    """What ingest needs of the GPU catalog: the normaliser, ids, and the known VRAM sizes."""
+    """What ingest needs of the GPU catalog: the normaliser, ids, and each GPU's VRAM."""
 
     normaliser: GpuNameNormaliser
     gpu_ids: dict[str, int]
-    vram_sizes_gib: tuple[float, ...]
-    #: datasheet VRAM of each catalog GPU, GiB (snapping uses only the matched GPU's size)
+    #: datasheet VRAM of each catalog GPU, GiB (an offer is compared with its matched GPU's)
     vram_by_name: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -70,32 +68,8 @@ def load_catalog(session: Session, seed_dir: Path) -> Catalog:
     return Catalog(
         normaliser=build_normaliser(gpus, load_extra_aliases(seed_dir)),
         gpu_ids={g.canonical_name: g.id for g in gpus},
-        vram_sizes_gib=tuple(sorted({g.vram_gib for g in gpus if g.vram_gib})),
         vram_by_name={g.canonical_name: g.vram_gib for g in gpus if g.vram_gib},
     )
-
-
-def gpu_note(
-    match: GpuMatch | None, listed_gib: float | None, catalog_gib: float | None
-) -> str | None:
-    """What GPU matching noticed, in words: a listed VRAM far from the datasheet (kept as
-    listed; :mod:`app.gpu_names` flags it), or ``None``."""
-    if match is None or not match.vram_mismatch or listed_gib is None or catalog_gib is None:
-        return None
-    return (
-        f"listed VRAM {listed_gib:g} GiB per GPU differs from the {match.canonical_name}'s "
-        f"{catalog_gib:g} GiB datasheet size (kept as listed)"
-    )
-
-
-def snap_vram(listed: float | None, sizes: Sequence[float]) -> float | None:
-    """The catalog size nearest to ``listed`` when within 7 %, else ``listed`` (2 decimals)."""
-    if listed is None:
-        return None
-    best = min(sizes, key=lambda size: abs(size - listed), default=None)
-    if best is not None and abs(best - listed) <= VRAM_SNAP_TOLERANCE * best:
-        return float(best)
-    return round(listed, 2)
 
 
 @dataclass
@@ -182,16 +156,16 @@ def apply_offers(
             unknown.add(f"{o.gpu_name_raw} (ambiguous: {' or '.join(identity.candidates)})")
         elif match is None:
             unknown.add(o.gpu_name_raw)
-        # snap only to the matched GPU's own size (an L4 listed at 178.75 GiB stays 178.75)
+        # the matched GPU's own size only (an L4 listed at 178.75 GiB stays 178.75)
         own = catalog.vram_by_name.get(match.canonical_name) if match else None
-        vram = snap_vram(o.vram_gib_per_gpu, (own,) if own else ())
+        vram, note = offer_vram(identity, o.vram_gib_per_gpu, own, o.gpu_count)
         values = {
             "instance_type": o.instance_type,
             "gpu_model_id": catalog.gpu_ids[match.canonical_name] if match else None,
             "gpu_name_raw": o.gpu_name_raw,
             "gpu_count": o.gpu_count,
             "vram_gib_per_gpu": vram,
-            "gpu_note": gpu_note(match, o.vram_gib_per_gpu, own) or identity.note,
+            "gpu_note": note,
             "vcpus": o.vcpus,
             "cpu_model": o.cpu_model,
             "ram_gib": o.ram_gib,

@@ -35,7 +35,7 @@ from app.db.models import (
 )
 from app.db.trust import assess_offers, load_trust_context
 from app.estimate.types import interconnect_label
-from app.gpu_names import CatalogGpu, GpuNameNormaliser, form_hint
+from app.gpu_names import CatalogGpu, GpuNameNormaliser, form_hint, offer_vram
 
 log = logging.getLogger(__name__)
 
@@ -475,11 +475,9 @@ def seed_offers(
         )
         match = identity.match
         gpu = gpus[match.canonical_name] if match else None
-        note = (
-            f"listed VRAM {vram:g} GiB per GPU differs from the {gpu.canonical_name}'s "
-            f"{gpu.vram_gib:g} GiB datasheet size (kept as listed)"
-            if match and gpu and match.vram_mismatch and vram is not None
-            else identity.note
+        # the same VRAM rule as the refresh (app/db/ingest.py): app.gpu_names.offer_vram
+        vram, note = offer_vram(
+            identity, vram, gpu.vram_gib if gpu else None, float(latest["gpu_count"])
         )
         if match is None:
             unknown.append(latest["gpu_name_raw"])

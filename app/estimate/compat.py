@@ -1,6 +1,6 @@
 """Will the job run on this GPU at all, and at which precision? (pure rules, no I/O)
 
-Two tables and three functions:
+Two tables and four functions:
 
 * :func:`capabilities` — per GPU, from the catalog: vendor and software stack (CUDA on NVIDIA,
   ROCm on AMD), compute capability, and whether bf16, fp8 and TF32 tensor math exist.
@@ -9,6 +9,7 @@ Two tables and three functions:
 * :func:`effective_precision` — the precision the GPU really runs a requested one at, with the
   warning when it differs (the throughput model takes the first element).
 * :func:`compatibility_warnings` — every software/hardware mismatch of a workload on a GPU.
+* :func:`driver_warnings` — a machine whose driver is older than its GPU (no workload needed).
 
 Sources (seen 2026-12-01):
 
@@ -234,6 +235,50 @@ def effective_precision(
     return requested, None
 
 
+def min_cuda_for_cc(cc: Version) -> Version | None:
+    """The first CUDA version that knows compute capability ``cc`` (:data:`MIN_CUDA_FOR_CC`;
+    a capability between two rows takes the lower row's version), ``None`` below the table."""
+    return MIN_CUDA_FOR_CC.get(cc) or max(
+        (v for k, v in MIN_CUDA_FOR_CC.items() if k <= cc), default=None
+    )
+
+
+def driver_warnings(gpu: GpuSpec, max_cuda: str | None) -> list[RunWarning]:
+    """The warning when the machine's driver is older than the GPU itself.
+
+    ``max_cuda`` is the highest CUDA version the offer's driver supports (``"10.0"``); a driver
+    that predates the first CUDA release knowing the GPU's compute capability
+    (:func:`min_cuda_for_cc`: an H100, sm_90, needs CUDA 11.8) cannot run any CUDA work on it,
+    whatever the workload asks. Sources: NVIDIA CUDA Toolkit release notes (module doc); NVIDIA
+    developer forum, "Minimum required CUDA version by GPU" (seen 2026-12-01:
+    https://forums.developer.nvidia.com/t/minimum-required-cuda-version-by-gpu/276955/2, "the
+    earliest CUDA version that supported either cc8.9 or cc9.0 is CUDA 11.8"). Nothing for
+    AMD GPUs, an unknown compute capability or an unparsable ``max_cuda``.
+    """
+    cap = capabilities(gpu)
+    have = parse_version(max_cuda)
+    if cap.software_stack != "cuda" or cap.compute_capability is None or have is None:
+        return []
+    need = min_cuda_for_cc(cap.compute_capability)
+    if need is None or have >= need:
+        return []
+    cc = _fmt(cap.compute_capability)
+    return [
+        RunWarning(
+            code=WarningCode.DRIVER_TOO_OLD_FOR_GPU,
+            message=f"the driver supports CUDA up to {max_cuda}, older than the {gpu.name} "
+            f"itself (compute capability {cc} needs CUDA {_fmt(need)} or later): no CUDA "
+            "program runs on it until the driver is upgraded",
+            values={
+                "gpu": gpu.name,
+                "compute_capability": cc,
+                "max_cuda": max_cuda,
+                "min_cuda_for_gpu": _fmt(need),
+            },
+        )
+    ]
+
+
 def compatibility_warnings(w: Workload, gpu: GpuSpec) -> list[RunWarning]:
     """Software the workload needs that ``gpu`` cannot run (precision apart).
 
@@ -255,9 +300,7 @@ def compatibility_warnings(w: Workload, gpu: GpuSpec) -> list[RunWarning]:
             )
         )
     if build and cc:
-        need = MIN_CUDA_FOR_CC.get(cc) or max(
-            (v for k, v in MIN_CUDA_FOR_CC.items() if k <= cc), default=None
-        )
+        need = min_cuda_for_cc(cc)
         if need and build < need:
             out.append(
                 RunWarning(

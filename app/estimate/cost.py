@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from app.estimate.compat import (
     compatibility_warnings,
+    driver_warnings,
     effective_precision,
     interconnect_warning,
 )
@@ -340,6 +341,7 @@ def hardware_warnings(
                 min_cuda=w.min_cuda,
             )
         )
+    out.extend(driver_warnings(hw.gpu, hw.max_cuda))
     build = version_tuple(w.cuda_build, 2)
     if build and have and have < build and (not need or build > need):
         out.append(

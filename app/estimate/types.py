@@ -495,6 +495,7 @@ class WarningCode(StrEnum):
     CUDA_TOO_OLD = "cuda_too_old"
     CUDA_BUILD_TOO_OLD_FOR_GPU = "cuda_build_too_old_for_gpu"
     CUDA_BUILD_TOO_NEW_FOR_GPU = "cuda_build_too_new_for_gpu"
+    DRIVER_TOO_OLD_FOR_GPU = "driver_too_old_for_gpu"
     CUDA_ONLY_LIBRARY = "cuda_only_library"
     COMPUTE_CAPABILITY_TOO_LOW = "compute_capability_too_low"
     BF16_UNSUPPORTED = "bf16_unsupported"

@@ -35,6 +35,7 @@ from app.estimate.types import (
     Workload,
     interconnect_class,
 )
+from app.gpu_names import form_hint
 from app.services.offers import (
     FilterError,
     OfferRow,
@@ -63,12 +64,34 @@ def offer_interconnect(label: str | None) -> Interconnect | None:
 def hardware_from_input(h: dict[str, Any], ref: ReferenceData) -> Hardware:
     """Build core hardware from ``HardwareIn`` values.
 
+    The GPU name is identified by the rule offers are
+    (:meth:`app.gpu_names.GpuNameNormaliser.identify`, weighing the VRAM and interconnect
+    given), without the providers' naming conventions (there is no provider): a name that
+    leaves several catalog models open ("A100": PCIe or SXM4, 40 or 80 GB) is not guessed.
+
     Raises:
-        HardwareError: the GPU name matches nothing in the catalog.
+        HardwareError: the GPU name matches nothing in the catalog, or is ambiguous (the
+            reason lists the candidates).
     """
-    canonical = ref.resolve_gpu(h["gpu"])
+    name = h["gpu"]
+    canonical: str | None = name if name in ref.gpus else None
     if canonical is None:
-        raise HardwareError("hardware.gpu", f"unknown GPU {h['gpu']!r}")
+        identity = ref.normaliser.identify(
+            name,
+            vram_gib=h.get("vram_gib"),
+            form_hint=form_hint(h.get("interconnect")),
+            gpu_count=h.get("gpu_count") or 1,
+            conventions=False,  # no provider: "A100" names the whole family
+        )
+        if identity.status == "ambiguous":
+            raise HardwareError(
+                "hardware.gpu",
+                f"GPU {name!r} is ambiguous: could be {' or '.join(identity.candidates)}; "
+                "name one of them",
+            )
+        canonical = identity.match.canonical_name if identity.match else None
+    if canonical is None:
+        raise HardwareError("hardware.gpu", f"unknown GPU {name!r}")
     return Hardware(
         gpu=ref.gpus[canonical],
         gpu_count=h.get("gpu_count") or 1,

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from app.db.models import GpuModel, InstanceOffer, Provider, RefreshRun, as_utc, utcnow
 from app.estimate.cost import UnknownCurrencyError, conversion_steps, convert
 from app.estimate.memory import vram_per_gpu_gib
+from app.gpu_names import form_hint
 from app.services.reference import ReferenceData
 
 
@@ -102,13 +103,51 @@ _COLUMNS = (
 )
 
 
-def _filtered(stmt: Select, filters: dict, ref: ReferenceData) -> Select:
+def ambiguous_offer_ids(session: Session, ref: ReferenceData, names: list[str]) -> list[int]:
+    """Offers stored without a GPU because their label is ambiguous
+    (:meth:`app.gpu_names.GpuNameNormaliser.identify`: "H100" with nothing telling SXM from
+    PCIe) whose every candidate is one of ``names``: a family filter ("H100") stands for all
+    of them, so such an offer is surely of that family. The candidates are identified again
+    from the stored label and context, by the same rule as at seed and ingest."""
+    wanted = set(names)
+    rows = session.execute(
+        select(
+            InstanceOffer.id,
+            InstanceOffer.gpu_name_raw,
+            InstanceOffer.vram_gib_per_gpu,
+            InstanceOffer.interconnect,
+            InstanceOffer.instance_type,
+            InstanceOffer.offer_key,
+            InstanceOffer.gpu_count,
+        ).where(InstanceOffer.gpu_model_id.is_(None))
+    )
+    out = []
+    for offer_id, raw, vram, interconnect, instance_type, offer_key, count in rows:
+        identity = ref.normaliser.identify(
+            raw,
+            vram_gib=vram,
+            form_hint=form_hint(interconnect),
+            context=(instance_type, offer_key),
+            gpu_count=count,
+        )
+        if identity.status == "ambiguous" and set(identity.candidates) <= wanted:
+            out.append(offer_id)
+    return out
+
+
+def _filtered(session: Session, stmt: Select, filters: dict, ref: ReferenceData) -> Select:
     gpu = filters.get("gpu")
     if gpu:
         names = ref.resolve_gpu_filter(gpu)
         if not names:
             raise FilterError("gpu", f"unknown GPU {gpu!r}")
-        stmt = stmt.where(InstanceOffer.gpu_model_id.in_([ref.gpu_ids_by_name[n] for n in names]))
+        ids = [ref.gpu_ids_by_name[n] for n in names]
+        ambiguous = ambiguous_offer_ids(session, ref, names)
+        stmt = stmt.where(
+            or_(InstanceOffer.gpu_model_id.in_(ids), InstanceOffer.id.in_(ambiguous))
+            if ambiguous
+            else InstanceOffer.gpu_model_id.in_(ids)
+        )
     if filters.get("gpu_count") is not None:
         stmt = stmt.where(InstanceOffer.gpu_count == filters["gpu_count"])
     if filters.get("min_gpu_count") is not None:
@@ -241,7 +280,9 @@ def select_offers(
     Raises:
         FilterError: unknown GPU or currency.
     """
-    stmt = _filtered(select(*_COLUMNS).join(Provider), filters, ref).order_by(InstanceOffer.id)
+    stmt = _filtered(session, select(*_COLUMNS).join(Provider), filters, ref).order_by(
+        InstanceOffer.id
+    )
     rows = [_row(r) for r in session.execute(stmt)]
     return _post_filter(rows, filters, ref, currency)
 
@@ -263,7 +304,7 @@ def _exact_filtered(
         FilterError: unknown GPU, or a matching priced offer's currency has no rate to
             ``currency``.
     """
-    stmt = _filtered(stmt, filters, ref)
+    stmt = _filtered(session, stmt, filters, ref)
     min_vram = filters.get("min_vram_gib")
     if min_vram is not None:
         catalog_vram = (
@@ -286,7 +327,7 @@ def _exact_filtered(
     if max_price is not None:
         price = cast(InstanceOffer.price_per_hour, Float)
         listed_in = session.scalars(
-            _filtered(select(InstanceOffer.currency).join(Provider), filters, ref)
+            _filtered(session, select(InstanceOffer.currency).join(Provider), filters, ref)
             .where(InstanceOffer.price_per_hour.is_not(None))
             .distinct()
         ).all()

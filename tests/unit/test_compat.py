@@ -7,7 +7,9 @@ from dataclasses import replace
 from app.estimate.compat import (
     capabilities,
     compatibility_warnings,
+    driver_warnings,
     effective_precision,
+    min_cuda_for_cc,
     parse_version,
 )
 from app.estimate.types import GpuSpec, Precision, WarningCode
@@ -106,6 +108,28 @@ def test_a_cuda_12_8_build_has_no_b300_kernels() -> None:
     assert w.values["min_cuda_for_gpu"] == "12.9"
     assert compatibility_warnings(build, b200) == []
     assert compatibility_warnings(replace(GPT2, cuda_build="12.9"), b300) == []
+
+
+def test_a_driver_older_than_the_gpu_warns_without_any_workload_cuda() -> None:
+    # H100 is sm_90, first known to CUDA 11.8; a CUDA 10.0 driver predates it
+    [w] = driver_warnings(H100, "10.0")
+    assert w.code == WarningCode.DRIVER_TOO_OLD_FOR_GPU
+    assert w.values == {
+        "gpu": "H100 SXM 80GB",
+        "compute_capability": "9.0",
+        "max_cuda": "10.0",
+        "min_cuda_for_gpu": "11.8",
+    }
+    assert driver_warnings(H100, "11.7") != [] and driver_warnings(H100, "11.8") == []
+    assert driver_warnings(A100, "10.2") != [] and driver_warnings(A100, "11.0") == []
+    assert driver_warnings(V100, "9.0") == []  # sm_70: CUDA 9.0
+    assert driver_warnings(ADA, "11.7") != []  # sm_89: CUDA 11.8
+    assert driver_warnings(MI300X, "10.0") == [] and driver_warnings(H100, None) == []
+
+
+def test_capabilities_between_rows_take_the_lower_rows_cuda() -> None:
+    assert min_cuda_for_cc((8, 7)) == (11, 1)  # between sm_86 (11.1) and sm_89 (11.8)
+    assert min_cuda_for_cc((10, 3)) == (12, 9) and min_cuda_for_cc((7, 5)) == (10, 0)
 
 
 def test_fp8_covers_transformers_only() -> None:

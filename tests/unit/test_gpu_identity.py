@@ -1,25 +1,68 @@
-"""VRAM snapping uses only the matched GPU's size; a detected mismatch becomes a note."""
+"""The stored VRAM is the matched GPU's own size when the listing is its full memory; a
+detected mismatch becomes a note."""
 
 from __future__ import annotations
 
-from app.db.ingest import gpu_note, snap_vram
-from app.gpu_names import GpuMatch
+import pytest
+
+from app.gpu_names import GpuIdentity, GpuMatch, mismatch_note, offer_vram, stored_vram_gib
 
 
-def test_snapping_only_to_the_matched_gpus_size() -> None:
+def test_only_the_matched_gpus_size_is_stored() -> None:
     # an L4 (24 GB) listed at 178.75 GiB is kept as listed, not snapped to B200's 180
-    assert snap_vram(178.75, (24.0,)) == 178.75
-    assert snap_vram(23.99, (24.0,)) == 24.0  # 24564 MiB on a 4090
-    assert snap_vram(47.99, ()) == 47.99  # no match: as listed
+    assert stored_vram_gib(178.75, 24.0) == 178.75
+    assert stored_vram_gib(23.99, 24.0) == 24.0  # 24564 MiB on a 4090
+    assert stored_vram_gib(47.99, None) == 47.99  # no match: as listed
+
+
+@pytest.mark.parametrize(
+    ("listed", "catalog", "stored"),
+    [
+        (44.99, 48.0, 48.0),  # Vast L40S: 46068 MiB, the driver's reading (0.937)
+        (79.65, 80.0, 80.0),  # Vast H100 SXM
+        (179.06, 180.0, 180.0),  # AWS/Vast B200
+        (22.35, 24.0, 24.0),  # AWS A10G/L4 (0.931)
+        (43.0, 48.0, 43.0),  # 0.896: below the band, kept
+        (192.0, 186.0, 186.0),  # "192 GB" of a GB200's 186 GiB (1.032)
+        (52.0, 48.0, 52.0),  # 1.083: above the band, kept
+        (48.0, 48.0, 48.0),
+    ],
+)
+def test_a_listing_within_the_full_card_band_stores_the_catalog_size(
+    listed: float, catalog: float, stored: float
+) -> None:
+    assert stored_vram_gib(listed, catalog) == stored
+
+
+def test_slices_keep_their_share() -> None:
+    # a slice listing its own memory (3 GiB of a 24 GiB L4 at 1/8) keeps it
+    assert stored_vram_gib(3.0, 24.0, 0.125) == 3.0
+    # a half card listing the whole card's driver reading gets the card's size (the share is
+    # taken from it by app.estimate.memory.vram_per_gpu_gib)
+    assert stored_vram_gib(44.99, 48.0, 0.5) == 48.0
+    # a 0.95 slice listing its own 45.6 GiB of 48 keeps it
+    assert stored_vram_gib(45.6, 48.0, 0.95) == 45.6
+
+
+def test_the_listed_figure_stays_visible_in_the_note() -> None:
+    identity = GpuIdentity("match", GpuMatch("L40S", "alias"))
+    assert offer_vram(identity, 44.99, 48.0, 1) == (
+        48.0,
+        "listed VRAM 44.99 GiB per GPU is the driver-reported capacity of the L40S's 48 GiB; "
+        "stored as 48",
+    )
+    assert offer_vram(identity, 48.0, 48.0, 1) == (48.0, None)
+    unknown = GpuIdentity("none", note="GPU 'X' matches no catalog model")
+    assert offer_vram(unknown, 44.99, None, 1) == (44.99, "GPU 'X' matches no catalog model")
 
 
 def test_a_vram_mismatch_is_described() -> None:
     match = GpuMatch("GeForce RTX 4090", "family", vram_mismatch=True)
-    assert gpu_note(match, 48.0, 24.0) == (
+    assert mismatch_note(match, 48.0, 24.0) == (
         "listed VRAM 48 GiB per GPU differs from the GeForce RTX 4090's 24 GiB datasheet size "
         "(kept as listed)"
     )
-    assert gpu_note(GpuMatch("L4", "alias"), 24.0, 24.0) is None
+    assert mismatch_note(GpuMatch("L4", "alias"), 24.0, 24.0) is None
 
 
 def _catalog():  # type: ignore[no-untyped-def]
@@ -84,3 +127,34 @@ def test_a_slice_listing_its_own_memory_is_matched_to_the_card_it_is_cut_from() 
     # one whole L4 listing 3 GiB stays a flagged mismatch
     one = n.identify("L4", vram_gib=3)
     assert one.match is not None and one.match.vram_mismatch
+
+
+def test_verda_instance_types_name_the_board_and_the_vram() -> None:
+    n = _catalog()
+    # "1H100.80S.32V": 80 GB SXM (Verda's naming, ../shared/docs/providers.md §7.5)
+    verda = n.identify("H100", vram_gib=80, context=("1H100.80S.32V",))
+    assert verda.status == "match" and verda.match.canonical_name == "H100 SXM 80GB"  # type: ignore[union-attr]
+    # without the naming scheme the same listing stays open
+    assert n.identify("H100", vram_gib=80, context=("1H100.32V",)).status == "ambiguous"
+
+
+def test_the_could_also_be_list_keeps_to_what_the_label_leaves_open() -> None:
+    n = _catalog()
+    sxm = n.identify("H100-SXM", vram_gib=80)
+    assert sxm.match is not None and sxm.match.canonical_name == "H100 SXM 80GB"
+    assert "PCIe" not in (sxm.note or "")
+    assert "H100 SXM 96GB HBM2e (500 W)" in (sxm.note or "")  # same label, other size
+    pcie = n.identify("H100 PCIe", vram_gib=80)
+    assert pcie.note is None  # the label names one model
+
+
+def test_a_bare_family_name_without_a_provider_is_not_decided_by_a_convention() -> None:
+    n = _catalog()
+    # gpu_aliases.csv's Vultr label "NVIDIA_A100" normalises to "a100" (→ A100 PCIe 80GB):
+    # a provider's convention; a name typed without a provider names the whole family
+    assert n.identify("A100").status == "match"
+    typed = n.identify("A100", conventions=False)
+    assert typed.status == "ambiguous" and len(typed.candidates) == 4
+    told = n.identify("A100", vram_gib=80, form_hint="pcie", conventions=False)
+    assert told.match is not None and told.match.canonical_name == "A100 PCIe 80GB"
+    assert n.identify("A100 SXM4 80GB", conventions=False).status == "match"

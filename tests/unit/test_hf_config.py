@@ -87,3 +87,50 @@ def test_every_missing_field_is_named_at_once() -> None:
 def test_not_a_config(text: str) -> None:
     with pytest.raises(HFConfigError):
         parse_hf_config(text)
+
+
+def _llama(**over: object) -> str:
+    return json.dumps({**LLAMA3_8B, **over})
+
+
+LIMITS = {"layers": 10_000, "hidden_size": 10**6, "params": 10**14}
+
+
+@pytest.mark.parametrize(
+    ("over", "key", "reason"),
+    [
+        ({"hidden_size": -1}, "hidden_size", "positive integer, got -1"),
+        ({"hidden_size": 0}, "hidden_size", "positive integer, got 0"),
+        ({"hidden_size": 4096.5}, "hidden_size", "positive integer, got 4096.5"),
+        ({"hidden_size": "4096"}, "hidden_size", 'positive integer, got "4096"'),
+        ({"num_hidden_layers": True}, "num_hidden_layers", "positive integer, got true"),
+        # 4097 / 32 heads is no whole head size
+        ({"hidden_size": 4097}, "hidden_size", "not divisible by the 32 attention heads"),
+        # 32 heads cannot be grouped over 5 key/value heads
+        ({"num_key_value_heads": 5}, "num_key_value_heads", "not divisible by 5"),
+        ({"num_hidden_layers": 1e12}, "num_hidden_layers", "above the most a workload takes"),
+    ],
+)
+def test_a_present_but_unusable_size_is_named_with_its_reason(
+    over: dict, key: str, reason: str
+) -> None:
+    with pytest.raises(HFConfigError) as info:
+        parse_hf_config(_llama(**over), LIMITS)
+    assert info.value.missing == ()  # present, so not "missing"
+    [(bad_key, why)] = info.value.invalid
+    assert bad_key == key and reason in why
+
+
+def test_an_explicit_head_dim_allows_a_width_the_heads_do_not_divide() -> None:
+    # google/gemma-7b: hidden 3072, 16 heads of head_dim 256 (16 × 256 = 4096 ≠ 3072)
+    parsed = parse_hf_config(_llama(hidden_size=3072, num_attention_heads=16, head_dim=256))
+    assert parsed.fields["hidden_size"] == 3072
+
+
+def test_a_shape_with_more_parameters_than_a_workload_takes_is_refused() -> None:
+    # 10,000 layers of width 10^6: 10^4 × (2·10^12 q/o + ... ) ≫ 10^14 parameters
+    with pytest.raises(HFConfigError) as info:
+        parse_hf_config(
+            _llama(hidden_size=10**6, num_hidden_layers=10_000, intermediate_size=None), LIMITS
+        )
+    assert [k for k, _ in info.value.invalid] == ["params"]
