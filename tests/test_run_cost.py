@@ -231,8 +231,15 @@ def test_every_spot_offer_says_it_can_be_interrupted(client: Any) -> None:
         assert e["interruptible"] and "spot_interruptible" in codes(e)
         assert e["expected_total_hours"] > e["total_hours"]
         if e["total_cost"] is not None:
-            # 0.05 interruptions/h × (0.25 h restart + 0.5 h lost) = 3.75 % of the time lost
-            assert e["expected_total_cost"] == pytest.approx(e["total_cost"] / (1 - 0.0375))
+            # defaults: 0.05 interruptions/h, 1 h checkpoints, 0.25 h restarts (Daly's
+            # expected time per segment e^(0.05·0.25)·(e^(0.05·work) − 1)/0.05)
+            whole, rest = divmod(e["total_hours"], 1.0)
+            factor = (
+                whole * math.exp(0.0125) * math.expm1(0.05) / 0.05
+                + math.exp(0.0125) * math.expm1(0.05 * rest) / 0.05
+            ) / e["total_hours"]
+            assert 1.0 < factor < 1 / (1 - 0.0375)  # never worse than the first-order loss
+            assert e["expected_total_cost"] == pytest.approx(e["total_cost"] * factor, rel=1e-3)
     for r in data["results"]:
         if r["offer"]["billing"] != "spot":
             assert not r["estimate"]["interruptible"]
@@ -249,7 +256,14 @@ def test_every_spot_offer_says_it_can_be_interrupted(client: Any) -> None:
         spot_restart_hours=0.5,
     )
     e = data["results"][0]["estimate"]
-    assert e["expected_total_hours"] == pytest.approx(e["total_hours"] / (1 - 0.5 * 0.75))
+    # Daly's expected time: half-hour segments, each e^(0.5·0.5)·(e^(0.5·0.5) − 1)/0.5 h
+    whole, rest = divmod(e["total_hours"], 0.5)
+
+    def segment(work: float) -> float:
+        return math.exp(0.25) * math.expm1(0.5 * work) / 0.5
+
+    expected = whole * segment(0.5) + segment(rest)
+    assert e["expected_total_hours"] == pytest.approx(expected, rel=1e-3)
 
 
 def test_budget_and_deadline_keep_only_offers_that_meet_them(client: Any) -> None:

@@ -177,10 +177,20 @@ def test_spot_expected_hours_and_epoch_in_tokens() -> None:
     from tests.unit.helpers import GPT2
 
     a = SpotAssumptions(interruptions_per_hour=0.1, checkpoint_interval_hours=2, restart_hours=0.5)
-    # 0.1/h × (0.5 h restart + 1 h lost) = 15 % of wall-clock time lost
-    assert spot_expected_hours(10.0, a) == pytest.approx(10.0 / 0.85)
+    # Daly: a 2 h segment takes e^(0.1·0.5)·(e^(0.1·2) − 1)/0.1 = 1.051271 × 2.214028 = 2.32754 h
+    assert spot_expected_hours(10.0, a) == pytest.approx(5 * 2.32754, rel=1e-5)
+    # 3 h = one segment + 1 h: e^0.05 · (e^0.1 − 1)/0.1 = 1.10563 h
+    assert spot_expected_hours(3.0, a) == pytest.approx(2.32754 + 1.10563, rel=1e-5)
     assert spot_expected_hours(10.0, SpotAssumptions(interruptions_per_hour=0)) == 10.0
-    assert math.isinf(spot_expected_hours(1.0, SpotAssumptions(interruptions_per_hour=2)))
+    # 2 interruptions an hour, 1 h checkpoints: slow (e^0.5 · (e^2 − 1)/2 = 5.26687 h) but finite
+    heavy = SpotAssumptions(interruptions_per_hour=2)
+    assert spot_expected_hours(1.0, heavy) == pytest.approx(5.26687, rel=1e-5)
+    # more interruptions never make it faster; rare ones approach the first-order loss
+    rates = [0.01, 0.05, 0.2, 1.0, 4.0]
+    times = [spot_expected_hours(10.0, SpotAssumptions(interruptions_per_hour=r)) for r in rates]
+    assert times == sorted(times) and all(math.isfinite(t) for t in times)
+    rare = SpotAssumptions(interruptions_per_hour=0.001)
+    assert spot_expected_hours(10.0, rare) == pytest.approx(10.0 / (1 - 0.001 * 0.75), rel=1e-4)
     plan = epoch_plan(replace(GPT2, tokens_per_epoch=2_048_000))
     assert plan.samples == pytest.approx(2000) and plan.tokens == 2_048_000
     assert epoch_plan(GPT2).assumed_full_length
