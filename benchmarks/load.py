@@ -9,6 +9,12 @@ starts ``gpucost serve`` on it as a subprocess on 127.0.0.1 (one server process,
 while another client polls ``/healthz`` every ``--healthz-every`` seconds. Prints requests/s,
 errors (non-2xx), client timeouts, latency p50/p95/max, and the slowest ``/healthz`` poll.
 Nothing leaves 127.0.0.1; the server and the database are removed at the end.
+
+``--client wrk`` drives the same requests with wrk (a C load generator, Debian package
+``wrk``: one client thread, so the server keeps most of the CPUs; the Python client above
+needs about a core of its own, which on a 2-CPU machine leaves a second worker nothing to
+run on). wrk reports requests/s, non-2xx answers, socket errors and latency percentiles;
+``/healthz`` is still polled by the Python poller during the run.
 """
 
 from __future__ import annotations
@@ -16,12 +22,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -49,6 +59,8 @@ class Result:
     error_kinds: dict[str, int] = field(default_factory=dict)
     healthz_ms: list[float] = field(default_factory=list)
     healthz_failed: int = 0
+    #: latency percentiles as a load generator reported them (wrk), when it gives no samples
+    reported_ms: dict[str, float] = field(default_factory=dict)
 
     @property
     def ok(self) -> int:
@@ -131,6 +143,90 @@ async def _run_scenario(
     return result
 
 
+_WRK_UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 6e4}
+
+
+def _wrk_ms(text: str) -> float:
+    match = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text)
+    return float(match.group(1)) * _WRK_UNITS[match.group(2)] if match else float("nan")
+
+
+async def _run_wrk(
+    base: str,
+    name: str,
+    *,
+    connections: int,
+    duration_s: float,
+    timeout_s: float,
+    healthz_every_s: float,
+) -> Result:
+    """One scenario driven by wrk (one thread); ``latencies_ms`` holds wrk's p50/p90/p99."""
+    method, path, kw = SCENARIOS[name]
+    url = base + path + ("?limit=50" if name == "offers" else "")
+    result = Result()
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        if method == "POST":
+            body = json.dumps(kw["json"])  # a Lua long string needs no escaping
+            script.write(
+                f'wrk.method = "POST"\nwrk.body = [[{body}]]\n'
+                'wrk.headers["Content-Type"] = "application/json"\n'
+            )
+    cmd = [
+        "wrk",
+        "-t1",
+        f"-c{connections}",
+        f"-d{duration_s:g}s",
+        f"--timeout={timeout_s:g}s",
+        "--latency",
+        "-s",
+        script.name,
+        url,
+    ]
+    stop = asyncio.Event()
+
+    async def poll_healthz() -> None:
+        async with httpx.AsyncClient(timeout=5.0) as client:
+            while not stop.is_set():
+                t = time.perf_counter()
+                try:
+                    ok = (await client.get(f"{base}/healthz")).is_success
+                except httpx.HTTPError:
+                    ok = False
+                result.healthz_ms.append((time.perf_counter() - t) * 1000)
+                result.healthz_failed += 0 if ok else 1
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(stop.wait(), healthz_every_s)
+
+    poller = asyncio.create_task(poll_healthz())
+    t0 = time.perf_counter()
+    proc = await asyncio.create_subprocess_exec(
+        *cmd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+    )
+    out = (await proc.communicate())[0].decode()
+    result.duration_s = time.perf_counter() - t0
+    stop.set()
+    await poller
+    os.unlink(script.name)
+    total = re.search(r"(\d+) requests in", out)
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    errors = int(non2xx.group(1)) if non2xx else 0
+    if sock:
+        errors += sum(int(sock.group(i)) for i in (1, 2, 3))
+        result.timeouts = int(sock.group(4))
+    result.errors = errors
+    n_ok = (int(total.group(1)) if total else 0) - errors - result.timeouts
+    pct = {q: _wrk_ms(v) for q, v in re.findall(r"^\s+(50|90|99)%\s+(\S+)", out, re.M)}
+    # wrk reports rates and percentiles, not each request: keep its count (``ok``/``rps``)
+    # and its percentiles (``reported_ms``)
+    result.latencies_ms = [pct.get("50", float("nan"))] * max(n_ok, 0)
+    if rps and float(rps.group(1)):
+        result.duration_s = n_ok / float(rps.group(1))
+    result.reported_ms = {f"p{q}": v for q, v in sorted(pct.items())}
+    return result
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -177,11 +273,17 @@ def serve(url: str, workers: int) -> Iterator[str]:
 
 def _report(workers: int, name: str, r: Result) -> str:
     kinds = ", ".join(f"{k}: {v}" for k, v in sorted(r.error_kinds.items()))
+    if r.reported_ms:
+        latency = "  ".join(f"{k} {v:7.1f} ms" for k, v in r.reported_ms.items()) + " (wrk)"
+    else:
+        latency = (
+            f"p50 {_pct(r.latencies_ms, 0.5):7.1f} ms  p95 {_pct(r.latencies_ms, 0.95):7.1f} ms"
+            f"  max {max(r.latencies_ms, default=0):7.1f} ms"
+        )
     return (
         f"workers={workers} {name:<6} {r.ok:>6} ok in {r.duration_s:5.1f} s = "
         f"{r.rps:6.1f} req/s  errors {r.errors}{f' ({kinds})' if kinds else ''}  "
-        f"timeouts {r.timeouts}  p50 {_pct(r.latencies_ms, 0.5):7.1f} ms  "
-        f"p95 {_pct(r.latencies_ms, 0.95):7.1f} ms  max {max(r.latencies_ms, default=0):7.1f} ms"
+        f"timeouts {r.timeouts}  {latency}"
         f"  | healthz {len(r.healthz_ms)} polls, {r.healthz_failed} failed, "
         f"max {max(r.healthz_ms, default=0):.0f} ms"
     )
@@ -200,7 +302,15 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=30.0, help="client timeout, s")
     parser.add_argument("--healthz-every", type=float, default=0.5, help="seconds")
     parser.add_argument("--scenario", choices=sorted(SCENARIOS), action="append")
+    parser.add_argument(
+        "--client",
+        choices=("python", "wrk"),
+        default="python",
+        help="load generator: the asyncio/httpx client, or wrk (one C thread)",
+    )
     args = parser.parse_args()
+    if args.client == "wrk" and not shutil.which("wrk"):
+        parser.error("--client wrk needs wrk on PATH (apt-get install wrk)")
     if not 1 <= args.connections <= 500 or not 0 < args.duration <= 600:
         parser.error("--connections must be 1..500 and --duration 0..600 s")
     logging.disable(logging.WARNING)
@@ -218,6 +328,20 @@ def main() -> None:
         for workers in sorted({1, args.workers}):
             with serve(url, workers) as base:
                 for name in scenarios:
+                    if args.client == "wrk":
+                        r = asyncio.run(
+                            _run_wrk(
+                                base,
+                                name,
+                                connections=args.connections,
+                                duration_s=args.duration,
+                                timeout_s=args.timeout,
+                                healthz_every_s=args.healthz_every,
+                            )
+                        )
+                        rps[(workers, name)] = r.rps
+                        print(_report(workers, name, r), flush=True)
+                        continue
                     r = asyncio.run(
                         _run_scenario(
                             base,
