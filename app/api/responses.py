@@ -37,7 +37,7 @@ from app.api.schemas import (
     UnestimableOfferOut,
     WarningOut,
 )
-from app.estimate.cost import SpotAssumptions
+from app.estimate.cost import SpotAssumptions, price_per_gpu_hour
 from app.estimate.types import Estimate, interconnect_label
 from app.services.estimates import (
     Budget,
@@ -220,11 +220,7 @@ def offer_out(
     if last_seen is not None and last_seen.tzinfo is None:
         last_seen = last_seen.replace(tzinfo=dt.UTC)
     age = offer_age_days(last_seen, now or dt.datetime.now(dt.UTC))
-    per_gpu = (
-        row.price_per_hour / row.gpu_count
-        if row.price_per_hour is not None and row.gpu_count
-        else None
-    )
+    per_gpu = price_per_gpu_hour(row.price_per_hour, row.gpu_count)
     return OfferOut(
         id=row.id,
         provider=row.provider,

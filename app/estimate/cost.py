@@ -94,6 +94,16 @@ def convert(
     return amount
 
 
+def price_per_gpu_hour(price_per_hour: float | None, gpu_count: float | None) -> float | None:
+    """The price of one GPU for one hour: an instance's price per hour ÷ its GPU count, in the
+    price's own currency (a slice's price ÷ its share: half a card at 1.00/h is 2.00 per
+    GPU-hour). ``None`` without a price or a GPU count. The one rule behind every per-GPU-hour
+    figure (API, catalog, pages)."""
+    if price_per_hour is None or not gpu_count:
+        return None
+    return price_per_hour / gpu_count
+
+
 def epoch_hours(samples_per_epoch: float, samples_per_s: float) -> float:
     """Hours for one epoch: samples per epoch ÷ samples/s ÷ 3600 (∞ if throughput is 0)."""
     if samples_per_s <= 0:

@@ -14,7 +14,7 @@ from sqlalchemy import ColumnElement, String, cast, func, or_, select
 from sqlalchemy.orm import Session
 
 from app.db.models import GpuModel, ThroughputBenchmark
-from app.estimate.cost import UnknownCurrencyError, convert
+from app.estimate.cost import UnknownCurrencyError, convert, price_per_gpu_hour
 from app.gpu_names import parse_name
 from app.services.offers import FilterError, OfferRow, select_offers
 from app.services.reference import ReferenceData
@@ -133,10 +133,11 @@ def _hit(g: dict[str, Any], q: str, resolved: str | None) -> bool:
 def usd_per_gpu_hour(row: OfferRow, ref: ReferenceData) -> float | None:
     """An offer's price per GPU-hour in USD (listed price ÷ GPU count, converted with the
     stored rates); ``None`` without a price, a GPU count or a rate to USD."""
-    if row.price_per_hour is None or not row.gpu_count:
+    per_gpu = price_per_gpu_hour(row.price_per_hour, row.gpu_count)
+    if per_gpu is None:
         return None
     try:
-        return convert(row.price_per_hour, row.currency, "USD", ref.rates) / row.gpu_count
+        return convert(per_gpu, row.currency, "USD", ref.rates)
     except UnknownCurrencyError:
         return None
 

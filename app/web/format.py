@@ -8,6 +8,8 @@ import re
 
 from markupsafe import Markup, escape
 
+from app.estimate.cost import price_per_gpu_hour
+
 CURRENCY_SYMBOLS = {"USD": "$", "CNY": "¥", "EUR": "€", "GBP": "£"}
 DASH = "—"
 
@@ -165,6 +167,7 @@ def warning_code(warning: object) -> str:
 
 
 FILTERS = {
+    "per_gpu_hour": price_per_gpu_hour,
     "num": num,
     "money": money,
     "money_short": money_short,

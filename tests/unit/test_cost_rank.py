@@ -211,3 +211,12 @@ def test_small_sizes_in_the_disk_warning_keep_two_significant_figures() -> None:
     from app.estimate.cost import _gb
 
     assert (_gb(147.897), _gb(0.0511), _gb(0.2044), _gb(9.63)) == ("148", "0.051", "0.2", "9.6")
+
+
+def test_price_per_gpu_hour_is_the_instance_price_over_its_gpus() -> None:
+    from app.estimate.cost import price_per_gpu_hour
+
+    assert price_per_gpu_hour(8.0, 8) == 1.0
+    # half a card at 1.00/h costs 2.00 per GPU-hour
+    assert price_per_gpu_hour(1.0, 0.5) == 2.0
+    assert price_per_gpu_hour(None, 8) is None and price_per_gpu_hour(1.0, 0) is None
