@@ -80,6 +80,24 @@ def _pct(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+async def _poll_healthz(
+    base: str, result: Result, done: asyncio.Event, *, every_s: float, timeout_s: float
+) -> None:
+    """Poll ``/healthz`` every ``every_s`` until ``done``, into ``result.healthz_*``."""
+    async with httpx.AsyncClient(base_url=base, timeout=timeout_s) as client:
+        while not done.is_set():
+            t0 = time.perf_counter()
+            try:
+                r = await client.get("/healthz")
+                if not r.is_success:
+                    result.healthz_failed += 1
+            except httpx.HTTPError:
+                result.healthz_failed += 1
+            result.healthz_ms.append((time.perf_counter() - t0) * 1000)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), every_s)
+
+
 async def _run_scenario(
     base: str,
     name: str,
@@ -118,23 +136,11 @@ async def _run_scenario(
                 kind = str(r.status_code)
                 result.error_kinds[kind] = result.error_kinds.get(kind, 0) + 1
 
-    async def poll_healthz(done: asyncio.Event) -> None:
-        async with httpx.AsyncClient(base_url=base, timeout=timeout_s) as client:
-            while not done.is_set():
-                t0 = time.perf_counter()
-                try:
-                    r = await client.get("/healthz")
-                    if not r.is_success:
-                        result.healthz_failed += 1
-                except httpx.HTTPError:
-                    result.healthz_failed += 1
-                result.healthz_ms.append((time.perf_counter() - t0) * 1000)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(done.wait(), healthz_every_s)
-
     done = asyncio.Event()
     async with httpx.AsyncClient(base_url=base, timeout=timeout_s, limits=limits) as client:
-        poller = asyncio.create_task(poll_healthz(done))
+        poller = asyncio.create_task(
+            _poll_healthz(base, result, done, every_s=healthz_every_s, timeout_s=timeout_s)
+        )
         t0 = time.perf_counter()
         await asyncio.gather(*(worker(client) for _ in range(connections)))
         result.duration_s = time.perf_counter() - t0
@@ -160,9 +166,10 @@ async def _run_wrk(
     timeout_s: float,
     healthz_every_s: float,
 ) -> Result:
-    """One scenario driven by wrk (one thread); ``latencies_ms`` holds wrk's p50/p90/p99."""
+    """One scenario driven by wrk (one thread): its request count, errors and percentiles
+    (``reported_ms``); wrk reports no per-request latencies."""
     method, path, kw = SCENARIOS[name]
-    url = base + path + ("?limit=50" if name == "offers" else "")
+    url = str(httpx.URL(base + path, params=kw.get("params")))
     result = Result()
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         if method == "POST":
@@ -183,21 +190,9 @@ async def _run_wrk(
         url,
     ]
     stop = asyncio.Event()
-
-    async def poll_healthz() -> None:
-        async with httpx.AsyncClient(timeout=5.0) as client:
-            while not stop.is_set():
-                t = time.perf_counter()
-                try:
-                    ok = (await client.get(f"{base}/healthz")).is_success
-                except httpx.HTTPError:
-                    ok = False
-                result.healthz_ms.append((time.perf_counter() - t) * 1000)
-                result.healthz_failed += 0 if ok else 1
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(stop.wait(), healthz_every_s)
-
-    poller = asyncio.create_task(poll_healthz())
+    poller = asyncio.create_task(
+        _poll_healthz(base, result, stop, every_s=healthz_every_s, timeout_s=timeout_s)
+    )
     t0 = time.perf_counter()
     proc = await asyncio.create_subprocess_exec(
         *cmd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
@@ -329,21 +324,16 @@ def main() -> None:
             with serve(url, workers) as base:
                 for name in scenarios:
                     if args.client == "wrk":
-                        r = asyncio.run(
-                            _run_wrk(
-                                base,
-                                name,
-                                connections=args.connections,
-                                duration_s=args.duration,
-                                timeout_s=args.timeout,
-                                healthz_every_s=args.healthz_every,
-                            )
+                        run = _run_wrk(
+                            base,
+                            name,
+                            connections=args.connections,
+                            duration_s=args.duration,
+                            timeout_s=args.timeout,
+                            healthz_every_s=args.healthz_every,
                         )
-                        rps[(workers, name)] = r.rps
-                        print(_report(workers, name, r), flush=True)
-                        continue
-                    r = asyncio.run(
-                        _run_scenario(
+                    else:
+                        run = _run_scenario(
                             base,
                             name,
                             connections=args.connections,
@@ -352,7 +342,7 @@ def main() -> None:
                             timeout_s=args.timeout,
                             healthz_every_s=args.healthz_every,
                         )
-                    )
+                    r = asyncio.run(run)
                     rps[(workers, name)] = r.rps
                     print(_report(workers, name, r), flush=True)
     finally:
