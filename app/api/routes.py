@@ -69,6 +69,7 @@ from app.services.estimates import (
 from app.services.offers import (
     FilterError,
     page_offers,
+    require_currency,
     stale_provider_ids,
 )
 from app.services.reference import ReferenceData
@@ -312,12 +313,6 @@ class V1Controller(Controller):
         names the catalog GPUs the ``gpu`` filter stands for.
         """
         reject_unknown_query(request)
-        if currency.upper() not in ref.currencies:
-            raise bad_params(
-                ParamError(
-                    [("currency", f"no stored rate for it; one of {', '.join(ref.currencies)}")]
-                )
-            )
         try:
             filters = OfferFilters(
                 gpu=gpu,
@@ -569,8 +564,7 @@ class V1Controller(Controller):
         workload, reference, echo = resolve_workload(given, ref)
         hw_in = data.hardware.model_dump(mode="json")
         hw = hardware_from_input(hw_in, ref)
-        if data.currency not in {c for pair in ref.rates for c in pair} | {"USD"}:
-            raise FilterError("currency", f"no exchange rate for {data.currency}")
+        require_currency(ref, data.currency)
         est = estimate_what_if(
             workload,
             reference,

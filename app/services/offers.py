@@ -25,6 +25,18 @@ class FilterError(ValueError):
         self.reason = reason
 
 
+def require_currency(ref: ReferenceData, currency: str) -> None:
+    """Check that prices can be shown in ``currency`` (USD or one with a stored rate).
+
+    Raises:
+        FilterError: ``currency``, naming the ones that can be used.
+    """
+    if currency not in ref.currencies:
+        raise FilterError(
+            "currency", f"no exchange rate for {currency}; one of {', '.join(ref.currencies)}"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class OfferRow:
     """An offer as the services use it (no ORM object)."""
@@ -362,6 +374,7 @@ def page_offers(
     Raises:
         FilterError: unknown GPU or currency.
     """
+    require_currency(ref, currency)
     stmt = _exact_filtered(session, select(*_COLUMNS).join(Provider), filters, ref, currency)
     total = session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
     page = stmt.order_by(InstanceOffer.id).limit(limit).offset(offset)
