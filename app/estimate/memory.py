@@ -656,6 +656,23 @@ def memory_notes(w: Workload) -> tuple[str, ...]:
         out.append("memory: activation offloading without checkpointing is not modelled")
     if w.optimizer_in_backward and w.sharding != Sharding.NONE:
         out.append("memory: optimizer-in-backward with sharding is modelled as unsharded grads")
+    if w.sharding in (Sharding.ZERO1, Sharding.ZERO2):
+        out.append(
+            f"memory: ZeRO-1/2 counts DeepSpeed's reduce bucket ({ZERO_BUCKET_ELEMENTS:,.0f} "
+            f"16-bit elements, {ZERO_BUCKET_ELEMENTS * 2 / GIB:.2f} GiB per GPU); a trainer "
+            "that reduce-scatters the gradients in place (llm.c -z 1) has none"
+        )
+    if (
+        w.fused_cross_entropy
+        and w.architecture == Architecture.TRANSFORMER_DECODER
+        and w.vocab_size
+    ):
+        out.append(
+            f"memory: the fused/chunked loss is counted at the fitted "
+            f"{DEFAULT_PARAMS.chunked_logit_bytes:g} bytes per logit; a classifier that "
+            "overwrites its 16-bit logits with their gradient in place (llm.c "
+            "fused_classifier) keeps 2"
+        )
     return tuple(out)
 
 

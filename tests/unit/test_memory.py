@@ -16,6 +16,7 @@ from app.estimate.memory import (
     estimate_memory,
     lora_trainable_params,
     max_fitting_utilization,
+    memory_notes,
     oom_probability,
     oom_risk,
     state_bytes,
@@ -196,3 +197,18 @@ def test_llama3_8b_full_does_not_fit_24gb_but_qlora_does() -> None:
     qlora = Workload(**LLAMA3_8B, precision=Precision.BF16, method=Method.QLORA, lora_rank=8)
     assert estimate_memory(full, vram_gib=24).oom_risk == OomRisk.HIGH
     assert estimate_memory(qlora, vram_gib=24).oom_risk != OomRisk.HIGH
+
+
+def test_notes_name_the_zero_bucket_and_the_fused_loss_bytes_only_when_counted() -> None:
+    plain = memory_notes(GPT2)
+    assert not any("reduce bucket" in n or "per logit" in n for n in plain)
+    zero1 = memory_notes(dataclasses.replace(GPT2, sharding=Sharding.ZERO1))
+    # 5e8 elements x 2 B = 1e9 B = 0.93 GiB
+    assert any("500,000,000 16-bit elements, 0.93 GiB" in n for n in zero1)
+    assert not any(
+        "reduce bucket" in n
+        for n in memory_notes(dataclasses.replace(GPT2, sharding=Sharding.ZERO3))
+    )
+    fused = memory_notes(dataclasses.replace(GPT2, fused_cross_entropy=True))
+    per = f"{DEFAULT_PARAMS.chunked_logit_bytes:g} bytes per logit"
+    assert any(per in n and "keeps 2" in n for n in fused)

@@ -1,0 +1,81 @@
+"""llm.c's GPT-2 presets on the hardware their scripts ran on (POST /v1/estimate, seeded
+database): the memory set-up of ``workloads_memory.csv`` reaches the estimate.
+
+karpathy/llm.c@f1e2ace6:scripts/run_gpt2_350M.sh trains d24 with ``-b 64 -t 1024 -r 0 -z 1`` on
+8 x A100 80GB SXM; train_gpt2.cu's fused classifier keeps only the bf16 logits, which its
+backward overwrites with their gradient (``fused_cross_entropy``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.estimate.memory import (
+    CUDA_CONTEXT_GIB,
+    DEFAULT_PARAMS,
+    GIB,
+    NCCL_GIB,
+    SLACK,
+    USABLE_VRAM_FRACTION,
+    ZERO_BUCKET_ELEMENTS,
+)
+
+pytestmark = pytest.mark.db
+
+A100_8 = {"gpu": "A100 SXM4 80GB", "gpu_count": 8}
+
+
+def estimate(client: Any, workload: dict[str, Any]) -> dict[str, Any]:
+    r = client.post("/v1/estimate", json={"workload": workload, "hardware": A100_8})
+    assert r.status_code == 200, r.text
+    out: dict[str, Any] = r.json()["estimate"]
+    return out
+
+
+def test_llmc_350m_on_8_a100_80gb_is_not_high(client: Any) -> None:
+    e = estimate(client, {"preset": "gpt2-350m-pretrain-llmc"})
+    b = e["memory"]
+    p, layers, h, s, vocab, batch, n = 354_871_296, 24, 1024, 1024, 50304, 64, 8
+    # ZeRO paper mixed precision, optimizer state sharded over 8: 2 + 2 + (4 + 8) / 8 B/param
+    assert b["weights_gib"] == pytest.approx(2 * p / GIB, rel=1e-9)  # 0.661
+    assert b["gradients_gib"] == pytest.approx(2 * p / GIB, rel=1e-9)  # 0.661
+    assert b["optimizer_gib"] == pytest.approx(12 * p / n / GIB, rel=1e-9)  # 0.496
+    # 17 copies of b*s*h at 2 B per layer (no recompute, -r 0) + fused-loss logits
+    logits = DEFAULT_PARAMS.chunked_logit_bytes * batch * s * vocab
+    acts = layers * 17 * 2 * batch * s * h + logits
+    assert b["logits_gib"] == pytest.approx(logits / GIB, rel=1e-9)  # 12.28 at 4 B/logit
+    assert b["activations_gib"] == pytest.approx(acts / GIB, rel=1e-9)  # 63.28
+    bucket = ZERO_BUCKET_ELEMENTS * 2  # DeepSpeed ZeRO-1 reduce bucket, 0.93 GiB
+    allocated = 4 * p + 12 * p / n + acts + bucket
+    assert b["buffers_gib"] == pytest.approx(bucket / GIB, rel=1e-9)
+    assert b["allocated_gib"] == pytest.approx(allocated / GIB, rel=1e-9)  # 66.03
+    peak = allocated * SLACK / GIB + CUDA_CONTEXT_GIB + NCCL_GIB  # 74.63 GiB
+    assert e["peak_memory_gib"] == pytest.approx(peak, rel=1e-9)
+    usable = 80 * USABLE_VRAM_FRACTION  # 78.8 GiB
+    assert e["memory_utilization"] == pytest.approx(peak / usable, rel=1e-9)  # 0.947
+    assert e["oom_risk"] != "high"
+    # what the model cannot express for llm.c is said, not fudged
+    assert any("reduce-scatters the gradients in place" in n for n in e["notes"])
+    assert any("fused_classifier" in n for n in e["notes"])
+
+
+def test_unfused_loss_is_what_made_the_350m_preset_high(client: Any) -> None:
+    # the same run with a plain PyTorch loss (6 B per logit: bf16 logits, fp32 upcast,
+    # log-softmax and its gradient) is 18.42 GiB of logits instead of 12.28
+    e = estimate(client, {"preset": "gpt2-350m-pretrain-llmc", "fused_cross_entropy": False})
+    logits = DEFAULT_PARAMS.unfused_logit_bytes * 64 * 1024 * 50304
+    assert e["memory"]["logits_gib"] == pytest.approx(logits / GIB, rel=1e-9)
+    fused = estimate(client, {"preset": "gpt2-350m-pretrain-llmc"})
+    assert e["peak_memory_gib"] > fused["peak_memory_gib"]
+
+
+@pytest.mark.parametrize(
+    "preset",
+    ["gpt2-124m-pretrain-llmc", "gpt2-774m-pretrain-llmc", "gpt2-1558m-pretrain-llmc"],
+)
+def test_other_llmc_presets_fit_their_scripts_hardware(client: Any, preset: str) -> None:
+    e = estimate(client, {"preset": preset})
+    assert e["oom_risk"] == "low", e["memory"]
+    assert e["memory"]["logits_gib"] > 0
