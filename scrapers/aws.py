@@ -18,8 +18,10 @@ The price list gives a GPU *count* only; model and VRAM come from :data:`AWS_FAM
 
 Fractional GPUs: g6f/gr6f instances are slices of one L4 (1/8, 1/4, 1/2; EC2 reports them as
 Count 1 with scaled memory, providers.md §5 "Fractional L4 on g6f/gr6f"). Their offers get
-``gpu_count`` < 1 from the price list's ``GPU`` column when it is below one, else from its
-``GPU Memory`` against the card's nominal VRAM (:func:`scrapers.records.card_share`);
+``gpu_count`` < 1 from the price list's ``GPU`` column when it is below one (the price list
+writes the share there, e.g. ``0.125``: it broke gpuhunt's ``int()`` parse, dstackai/gpuhunt
+PR #164), else from its ``GPU Memory`` against the card's nominal VRAM
+(:func:`scrapers.records.card_share`);
 ``vram_gib_per_gpu`` stays the whole card's, as for every fractional offer. A slice whose share
 the row does not tell is reported and not stored (a whole L4 would be wrong). Every other
 family sells whole GPUs.

@@ -109,14 +109,19 @@ def test_capacity_block_rows_are_not_on_demand_offers() -> None:
 
 
 def test_g6f_slices_of_one_l4_are_fractional_gpus() -> None:
-    # fixture rows: g6f.large lists GPU 1 with 3 GiB of GPU memory, g6f.4xlarge 12 GiB
+    # fixture rows: g6f.large lists GPU 0.125 (the price list's fractional GPU cell, which
+    # broke gpuhunt's int() parse: dstackai/gpuhunt@731c951, PR #164); g6f.4xlarge lists GPU 1
+    # with 12 GiB of GPU memory (the "Count 1 with scaled memory" shape, providers.md §5)
+    rows = {r.instance_type: r for r in aws.parse_price_list(lines())}
+    assert rows["g6f.large"].gpu_count == 0.125 and rows["g6f.large"].gpu_memory_gib == 3
+    assert rows["g6f.4xlarge"].gpu_count == 1 and rows["g6f.4xlarge"].gpu_memory_gib == 12
     offers = aws.build_offers(
-        aws.parse_price_list(lines()), {}, price_list_base="https://p", spot_source="s"
+        list(rows.values()), {}, price_list_base="https://p", spot_source="s"
     ).offers
     got = {o.offer_key: o for o in offers}
     eighth, half = got["g6f.large"], got["g6f.4xlarge"]
-    assert eighth.gpu_name_raw == "L4" and eighth.gpu_count == 0.125  # 3 / 24
-    assert half.gpu_count == 0.5  # 12 / 24
+    assert eighth.gpu_name_raw == "L4" and eighth.gpu_count == 0.125  # the GPU cell itself
+    assert half.gpu_count == 0.5  # 12 GiB / 24 GB card (scrapers.records.card_share)
     # the whole card's VRAM, as every fractional offer (ScrapedOffer contract)
     assert eighth.vram_gib_per_gpu == half.vram_gib_per_gpu == 24
     assert eighth.interconnect is None and "0.125 of one L4" in (eighth.notes or "")
