@@ -4,7 +4,10 @@ Pure (no I/O). Built from the catalog rows (canonical name, aliases, VRAM, form 
 optional extra alias table (``seed_data/gpu_aliases.csv``). Matching, in order:
 
 1. exact alias match on a normalised key (case, punctuation, vendor words, parenthesised
-   remarks ignored; ``4090D`` ≡ ``4090 D``; ``4080S`` ≡ ``4080 SUPER``);
+   remarks ignored; ``4090D`` ≡ ``4090 D``; ``4080S`` ≡ ``4080 SUPER``); an alias-table row
+   whose label normalises to the bare name of a family of several models (Vultr's
+   ``NVIDIA_A100`` → ``a100``) is one provider's spelling and matches that label as written
+   (case and outer space aside), not every bare ``A100``;
 2. otherwise the *family* of the name (the name with VRAM, form-factor and memory-type tokens
    removed, e.g. ``H100-80G-PCIe-NVLink`` → family ``h100``, form ``pcie``, VRAM 80);
 3. within the candidates, keep the form factor asked for (from the name or from the offer's
@@ -230,11 +233,18 @@ class GpuNameNormaliser:
         #: labels the alias table lists under several GPUs ("RTX 6000"): :meth:`identify`
         #: weighs them all; :meth:`match` keeps the first listed
         self._several: dict[str, list[str]] = {}
+        #: alias-table labels that normalise to the bare name of a family of several models
+        #: (Vultr's ``NVIDIA_A100`` → ``a100``): one provider's spelling, so they apply to that
+        #: exact label (case and surrounding space aside), not to every label of the family
+        self._exact: dict[str, list[str]] = {}
         for alias, canonicals in (extra_aliases or {}).items():
             listed = [canonicals] if isinstance(canonicals, str) else list(canonicals)
             known = [c for c in listed if c in self._gpus]
             if known:
                 key = normalise_key(alias)
+                if len(self._family.get(key, [])) > 1 and parse_name(alias).family == key:
+                    self._exact[_exact_key(alias)] = known
+                    continue
                 self._alias[key] = known[:1]
                 if len(known) > 1:
                     self._several[key] = known
@@ -298,7 +308,7 @@ class GpuNameNormaliser:
             family = self._family.get(fam, [])
             if family:
                 break
-        candidates = self._alias.get(parsed.key)
+        candidates = self._exact.get(_exact_key(raw), [])[:1] or self._alias.get(parsed.key)
         how = "alias"
         if not candidates:
             candidates, how = family, "family"
@@ -365,7 +375,11 @@ class GpuNameNormaliser:
             family = self._family.get(fam, [])
             if family:
                 break
-        alias = list(self._several.get(parsed.key) or self._alias.get(parsed.key, []))
+        alias = list(
+            self._exact.get(_exact_key(raw))
+            or self._several.get(parsed.key)
+            or self._alias.get(parsed.key, [])
+        )
         if not conventions and len(family) > 1 and parsed.key in _family_variants(parsed.family):
             # a bare family name ("A100") names every model of the family; the alias entry
             # under it is a provider's convention (SkyPilot's "A100" = 40 GB, Vultr's
@@ -475,6 +489,12 @@ class GpuIdentity:
 #: board, then vCPUs (``1H100.80S.30V`` is "1x H100 SXM5 80GB", ../shared/docs/providers.md
 #: §7.5; ``1H200.141S.44V`` is the H200 SXM5 141GB).
 _VERDA_TYPE_RE = re.compile(r"^\d+[a-z0-9]+\.(\d+)s\.\d+v$")
+
+
+def _exact_key(raw: str) -> str:
+    """A label as written, for the alias table's provider spellings (case and outer space
+    aside)."""
+    return " ".join(raw.split()).lower()
 
 
 def _instance_type_name(text: str) -> ParsedName | None:

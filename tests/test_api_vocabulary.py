@@ -44,10 +44,13 @@ def test_bare_family_matches_every_size_and_form(client: Any) -> None:
         "A100 PCIe 80GB",
     ]
     parts = sum(offers(client, gpu=g)["total"] for g in family["gpus_matched"])
-    # plus the offers stored ambiguous between A100s (Lambda gpu_1x_a100: PCIe or SXM4 40GB),
-    # which no single model's filter lists
+    # plus the offers stored ambiguous between A100s, which no single model's filter lists:
+    # none now; Lambda gpu_1x_a100 ("A100", 40 GB, from SkyPilot's Lambda catalog) takes the
+    # catalog's SkyPilot convention ("A100" = 40 GB SXM4; lambda.ai lists "1x A100 SXM 40GB")
     ambiguous = [o for o in family["items"] if o["gpu"] is None]
-    assert [o["offer_key"] for o in ambiguous] == ["gpu_1x_a100"]
+    assert ambiguous == []
+    lambda_a100 = [o for o in family["items"] if o["offer_key"] == "gpu_1x_a100"]
+    assert [o["gpu"] for o in lambda_a100] == ["A100 SXM4 40GB"]
     assert family["total"] == parts + len(ambiguous)
     assert offers(client)["gpus_matched"] is None
 

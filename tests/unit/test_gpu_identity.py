@@ -150,11 +150,37 @@ def test_the_could_also_be_list_keeps_to_what_the_label_leaves_open() -> None:
 
 def test_a_bare_family_name_without_a_provider_is_not_decided_by_a_convention() -> None:
     n = _catalog()
-    # gpu_aliases.csv's Vultr label "NVIDIA_A100" normalises to "a100" (→ A100 PCIe 80GB):
-    # a provider's convention; a name typed without a provider names the whole family
+    # the catalog's "A100 (SkyPilot name = 40GB)" alias is a tool's convention for the bare
+    # label; a name typed without a provider names the whole family
     assert n.identify("A100").status == "match"
     typed = n.identify("A100", conventions=False)
     assert typed.status == "ambiguous" and len(typed.candidates) == 4
     told = n.identify("A100", vram_gib=80, form_hint="pcie", conventions=False)
     assert told.match is not None and told.match.canonical_name == "A100 PCIe 80GB"
     assert n.identify("A100 SXM4 80GB", conventions=False).status == "match"
+
+
+def test_vultrs_nvidia_a100_is_its_own_spelling_not_every_bare_a100() -> None:
+    n = _catalog()
+    # gpu_aliases.csv: Vultr's gpu_type "NVIDIA_A100" is the A100 80GB PCIe
+    # (../shared/docs/providers.md §10); it normalises to the bare family key "a100" but
+    # applies to that spelling only
+    whole = n.identify("NVIDIA_A100", vram_gib=80, context=("vcg-a100-12c-120g-80vram",))
+    assert whole.match is not None and whole.match.canonical_name == "A100 PCIe 80GB"
+    # a half slice listing the whole card (80 GB at 0.5), and one listing no VRAM
+    half = n.identify("NVIDIA_A100", vram_gib=80, gpu_count=0.5)
+    assert half.match is not None and half.match.canonical_name == "A100 PCIe 80GB"
+    bare = n.identify("nvidia_a100 ", gpu_count=0.5)  # case and outer space aside
+    assert bare.match is not None and bare.match.canonical_name == "A100 PCIe 80GB"
+    assert n.match("NVIDIA_A100") == n.match("NVIDIA_A100", vram_gib=80)
+    # another provider's bare "A100" at 80 GB with no form is not taken for Vultr's PCIe card
+    other = n.identify("A100", vram_gib=80)
+    assert other.status == "ambiguous"
+    assert set(other.candidates) == {"A100 SXM4 80GB", "A100 PCIe 80GB"}
+    # the VRAM still contradicts the convention: 40 GB is not the 80 GB PCIe card
+    forty = n.identify("NVIDIA_A100", vram_gib=40)
+    assert forty.status == "ambiguous"
+    assert set(forty.candidates) == {"A100 SXM4 40GB", "A100 PCIe 40GB"}
+    # the bare label keeps the catalog's own convention (SkyPilot's "A100" = 40 GB)
+    skypilot = n.identify("A100", vram_gib=40)
+    assert skypilot.match is not None and skypilot.match.canonical_name == "A100 SXM4 40GB"
