@@ -181,3 +181,17 @@ def test_the_same_card_gets_the_same_oom_verdict_at_every_provider(client: Any) 
     assert len({x["offer"]["provider"] for x in results}) >= 2
     assert len({x["estimate"]["memory"]["usable_vram_gib"] for x in results}) == 1
     assert len({x["estimate"]["oom_risk"] for x in results}) == 1
+
+
+def test_vultrs_a100_plans_are_the_80gb_pcie_card(client: Any) -> None:
+    # seed rows: Vultr cloud GPU plans list gpu_type "NVIDIA_A100", the A100 80GB PCIe
+    # (../shared/docs/providers.md §10), whole (80 GB) and a half slice (no VRAM listed)
+    vultr = {
+        o["offer_key"]: o["gpu"]
+        for o in _offers(client, gpu="A100")
+        if o["provider"] == "vultr" and o["offer_key"].startswith("vcg-a100-")
+    }
+    assert vultr == {
+        "vcg-a100-12c-120g-80vram": "A100 PCIe 80GB",
+        "vcg-a100-6c-60g-40vram": "A100 PCIe 80GB",
+    }
