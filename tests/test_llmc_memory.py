@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from app.estimate.memory import (
+    COPIES_GPT,
     CUDA_CONTEXT_GIB,
     DEFAULT_PARAMS,
     GIB,
@@ -42,9 +43,9 @@ def test_llmc_350m_on_8_a100_80gb_is_not_high(client: Any) -> None:
     assert b["weights_gib"] == pytest.approx(2 * p / GIB, rel=1e-9)  # 0.661
     assert b["gradients_gib"] == pytest.approx(2 * p / GIB, rel=1e-9)  # 0.661
     assert b["optimizer_gib"] == pytest.approx(12 * p / n / GIB, rel=1e-9)  # 0.496
-    # 17 copies of b*s*h at 2 B per layer (no recompute, -r 0) + fused-loss logits
+    # COPIES_GPT (17) copies of b*s*h at 2 B per layer (no recompute, -r 0) + fused-loss logits
     logits = DEFAULT_PARAMS.chunked_logit_bytes * batch * s * vocab
-    acts = layers * 17 * 2 * batch * s * h + logits
+    acts = layers * COPIES_GPT * 2 * batch * s * h + logits
     assert b["logits_gib"] == pytest.approx(logits / GIB, rel=1e-9)  # 12.28 at 4 B/logit
     assert b["activations_gib"] == pytest.approx(acts / GIB, rel=1e-9)  # 63.28
     bucket = ZERO_BUCKET_ELEMENTS * 2  # DeepSpeed ZeRO-1 reduce bucket, 0.93 GiB
