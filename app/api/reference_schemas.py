@@ -121,7 +121,7 @@ class WorkloadPresetOut(WorkloadIn):
     being its slug) and the measurements it stands for."""
 
     # stored in the flat form of GET /v1/rank
-    cuda_only_libraries: str | None = Field(  # type: ignore[assignment]
+    cuda_only_libraries: str | None = Field(
         default=None,
         description="libraries with CUDA-only builds the job uses, comma-separated",
         examples=["bitsandbytes"],
