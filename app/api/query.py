@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from app.api.schemas import OfferFilters, RankedOfferOut, RankRequest, WorkloadIn
-from app.estimate.types import Interconnect, version_tuple
+from app.estimate.types import WORKLOAD_INPUTS, Interconnect, version_tuple
 from app.services.estimates import offer_interconnect
 
 WORKLOAD_PARAMS: tuple[str, ...] = tuple(WorkloadIn.model_fields)
@@ -43,8 +43,9 @@ RANK_PARAMS: tuple[str, ...] = (*WORKLOAD_PARAMS, *FILTER_PARAMS, *RANK_OPTION_P
 #: Parameters of the offer page and ``GET /v1/offers/{id}``: the workload and the currency.
 OFFER_PARAMS: tuple[str, ...] = (*WORKLOAD_PARAMS, "currency")
 
-#: Fields that accept human counts: ``7B``, ``25.6M``, ``8e9``, ``1,281,167``.
-_COUNT_FIELDS = ("params", "samples_per_epoch")
+#: Workload fields that accept human counts: ``7B``, ``25.6M``, ``8e9``, ``1,281,167`` (those
+#: whose :class:`~app.estimate.types.InputSpec` says ``count``; the form's count boxes).
+COUNT_PARAMS: tuple[str, ...] = tuple(n for n, given in WORKLOAD_INPUTS.items() if given.spec.count)
 _SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 _COUNT_RE = re.compile(r"^([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([kmbgt]?)$", re.IGNORECASE)
 
@@ -156,7 +157,7 @@ def _validate(model: type[M], values: dict[str, Any], errors: list[tuple[str, st
 
 def _workload_values(params: dict[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {k: params[k] for k in WORKLOAD_PARAMS if k in params}
-    for key in (*_COUNT_FIELDS, "tokens_per_epoch"):
+    for key in COUNT_PARAMS:
         if key in values:
             values[key] = _human_count(values[key])
     if "cuda_only_libraries" in values:  # flat: comma-separated

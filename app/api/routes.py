@@ -19,6 +19,7 @@ from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy.orm import Session
 
 from app.api.query import (
+    COUNT_PARAMS,
     OFFER_PARAMS,
     ORDER_COLUMNS,
     RANK_PARAMS,
@@ -131,7 +132,7 @@ def reject_unknown_query(request: Request[Any, Any, Any]) -> None:
 
 #: Flat parameters typed as text although the body field is not: counts take ``7B`` and
 #: ``25.6M``, ``cuda_only_libraries`` is comma-separated.
-_TEXT_PARAMS = {"params", "samples_per_epoch", "tokens_per_epoch", "cuda_only_libraries"}
+_TEXT_PARAMS = {*COUNT_PARAMS, "cuda_only_libraries"}
 _SCHEMA_KEYS = {
     "enum": "enum",
     "minimum": "minimum",

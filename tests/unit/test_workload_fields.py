@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from app.api.query import COUNT_PARAMS, parse_rank_query
 from app.api.schemas import WorkloadIn
 from app.db.seed import PRESET_FIELDS, workload_cells
 from app.estimate.types import WORKLOAD_INPUTS, Precision, Workload
@@ -127,3 +128,14 @@ def test_a_seed_row_reads_into_a_workload() -> None:
     w = build_workload(cells)
     assert (w.params, w.seq_len, w.precision) == (7_000_000_000, None, Precision.BF16)
     assert w.cuda_only_libraries == ("bitsandbytes", "flash-attn")
+
+
+def test_every_count_box_of_the_form_takes_a_human_count() -> None:
+    # the form's count boxes hint "e.g. 84M": the flat parser reads them all as counts
+    form = {f.name for f in (*WORKLOAD_MAIN, *WORKLOAD_ADVANCED) if f.kind == "count"}
+    assert form == set(COUNT_PARAMS)
+    query = parse_rank_query(
+        {"preset": "sd15-unet-finetune", "vae_params": "84M", "text_encoder_params": "123.06M"}
+    )
+    workload = query.request.workload.model_dump(exclude_unset=True)
+    assert (workload["vae_params"], workload["text_encoder_params"]) == (84_000_000, 123_060_000)
