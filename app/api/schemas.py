@@ -87,6 +87,13 @@ def state_openapi_bounds(model: type[BaseModel]) -> type[BaseModel]:
     return model
 
 
+def described_as(model: type[BaseModel], name: str, **field_kwargs: Any) -> Any:
+    """A ``Field`` with the description of ``model``'s field ``name``: the same value in
+    another answer (a refresh run's ``provider``, a price history's ``offer_key``) is described
+    in one place. ``field_kwargs`` go to ``Field`` as they are (``examples``, ``default``)."""
+    return Field(description=model.model_fields[name].description, **field_kwargs)
+
+
 def _is_array(annotation: Any) -> bool:
     """Whether a field's type is a list (or tuple/set), optional or not."""
     origin = typing.get_origin(annotation)
