@@ -27,6 +27,8 @@ from app.api.query import (
     flat_field,
     parse_offer_query,
     parse_rank_query,
+    query_text_error,
+    scalar_kind,
 )
 from app.api.reference_schemas import BenchmarkPage, GpuOut, WorkloadPresetOut
 from app.api.responses import (
@@ -126,6 +128,30 @@ def reject_unknown_query(request: Request[Any, Any, Any]) -> None:
             errors.append((key, f"unknown parameter{hint}"))
         elif len(request.query_params.getall(key)) > 1:
             errors.append((key, "given more than once"))
+    if errors:
+        raise bad_params(ParamError(errors))
+
+
+def strict_query(request: Request[Any, Any, Any]) -> None:
+    """``before_request`` of the API: every query parameter the handler declares as a
+    boolean, integer or number must be written as the OpenAPI document types it
+    (:func:`app.api.query.query_text_error`, the rule the flat parameters of ``GET /v1/rank``
+    follow too), checked before Litestar parses it laxly (``1e2`` as an integer, ``1`` or
+    ``True`` as a boolean).
+
+    Raises:
+        ValidationException: a 400 whose ``extra`` names each such parameter with the reason.
+    """
+    declared = request.route_handler.parsed_fn_signature.parameters
+    errors: list[tuple[str, str]] = []
+    for key in dict.fromkeys(request.query_params.keys()):
+        field = declared.get(key)
+        kind = scalar_kind(field.annotation) if field is not None else None
+        if kind is None or key in request.path_params:
+            continue
+        reasons = (query_text_error(t, kind) for t in request.query_params.getall(key))
+        if (why := next((r for r in reasons if r), None)) is not None:
+            errors.append((key, why))
     if errors:
         raise bad_params(ParamError(errors))
 
@@ -238,6 +264,7 @@ class V1Controller(Controller):
         "ref": Provide(provide_reference),
         "settings": Provide(provide_settings, sync_to_thread=False),
     }
+    before_request = staticmethod(strict_query)
 
     @get(
         "/offers",

@@ -109,7 +109,8 @@ def _is_array(annotation: Any) -> bool:
 #: not an integer (lax parsing accepted all of these, so the document said less than the
 #: API accepted). Bodies are validated as JSON (``app.asgi.ModelStrictnessPlugin``), where
 #: strict mode takes enum fields by value; flat query parameters, which are all text, are
-#: parsed with ``strict=False`` (:mod:`app.api.query`).
+#: parsed with ``strict=False`` once their numbers and booleans are written as the document
+#: types them (:func:`app.api.query.query_text_error`).
 REQUEST_CONFIG = ConfigDict(extra="forbid", strict=True)
 
 #: Currency codes as requests may write them (any case; upper-cased before use).
