@@ -280,13 +280,11 @@ class WorkloadInput:
     """One outside-given field of :class:`Workload` (:data:`WORKLOAD_INPUTS`).
 
     ``kind`` is its value type without ``None``: ``int``, ``float``, ``bool``, ``str``, one of
-    the enums above, or ``tuple`` (of text); ``default`` the dataclass default
-    (``dataclasses.MISSING`` where there is none: ``architecture``).
+    the enums above, or ``tuple`` (of text).
     """
 
     name: str
     kind: type
-    default: Any
     spec: InputSpec
 
 
@@ -647,7 +645,7 @@ def _value_type(annotation: Any) -> type:
 #: the API's ``WorkloadIn`` and of the flat query parameters).
 WORKLOAD_INPUTS: dict[str, WorkloadInput] = {
     f.name: WorkloadInput(
-        f.name, _value_type(typing.get_type_hints(Workload)[f.name]), f.default, f.metadata[_INPUT]
+        f.name, _value_type(typing.get_type_hints(Workload)[f.name]), f.metadata[_INPUT]
     )
     for f in fields(Workload)
     if _INPUT in f.metadata
