@@ -6,14 +6,17 @@
 :class:`OfferFilters` (``gpu``, ``gpu_count``, ``provider`` …) and the options ``currency``,
 ``sort``, ``limit``, ``drop_oom``, plus ``order`` (re-order the returned rows by any column).
 Values are validated by the same pydantic models as the JSON body, so a flat request and the
-equivalent body give the same answer. Empty values count as not given (an HTML form sends
-every field).
+equivalent body give the same answer; numbers and booleans must first be written as the
+OpenAPI document types them (:func:`query_text_error`, the rule of every GET endpoint). Empty
+values count as not given (an HTML form sends every field).
 """
 
 from __future__ import annotations
 
 import math
 import re
+import types
+import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -21,7 +24,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from app.api.schemas import OfferFilters, RankedOfferOut, RankRequest, WorkloadIn
-from app.estimate.types import Interconnect, version_tuple
+from app.estimate.types import WORKLOAD_INPUTS, Interconnect, version_tuple
 from app.services.estimates import offer_interconnect
 
 WORKLOAD_PARAMS: tuple[str, ...] = tuple(WorkloadIn.model_fields)
@@ -43,10 +46,44 @@ RANK_PARAMS: tuple[str, ...] = (*WORKLOAD_PARAMS, *FILTER_PARAMS, *RANK_OPTION_P
 #: Parameters of the offer page and ``GET /v1/offers/{id}``: the workload and the currency.
 OFFER_PARAMS: tuple[str, ...] = (*WORKLOAD_PARAMS, "currency")
 
-#: Fields that accept human counts: ``7B``, ``25.6M``, ``8e9``, ``1,281,167``.
-_COUNT_FIELDS = ("params", "samples_per_epoch")
+#: Workload fields that accept human counts: ``7B``, ``25.6M``, ``8e9``, ``1,281,167`` (those
+#: whose :class:`~app.estimate.types.InputSpec` says ``count``; the form's count boxes).
+COUNT_PARAMS: tuple[str, ...] = tuple(n for n, given in WORKLOAD_INPUTS.items() if given.spec.count)
 _SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 _COUNT_RE = re.compile(r"^([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([kmbgt]?)$", re.IGNORECASE)
+
+
+#: How a number or a boolean is written in a query string: one rule for every GET endpoint
+#: (the API's declared parameters, its flat workload and filter parameters, the web pages'
+#: listings), as the OpenAPI document types them. An integer is digits with an optional
+#: leading ``-``; a number a plain decimal with an optional exponent (``1.5``, ``.5``,
+#: ``2e-3``); a boolean ``true`` or ``false``. Lax parsing took ``1_000`` (Python's ``int()``),
+#: ``yes``, ``on`` and ``1`` (pydantic's and Litestar's booleans), which the document does not
+#: say. Counts (:data:`COUNT_PARAMS`) are text with their own grammar (``7B``).
+_INTEGER_TEXT = re.compile(r"-?[0-9]+")
+_NUMBER_TEXT = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+BOOLEAN_TEXTS = ("true", "false")
+
+
+def scalar_kind(annotation: Any) -> type | None:
+    """``bool``, ``int`` or ``float`` for a parameter of that type, optional or not; ``None``
+    for any other (text, enums, lists: checked by their own rules)."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        annotation = args[0] if len(args) == 1 else None
+    return annotation if annotation in (bool, int, float) else None
+
+
+def query_text_error(text: str, kind: type) -> str | None:
+    """Why ``text`` is not a ``kind`` (``bool``, ``int`` or ``float``) as a query string writes
+    it (:data:`BOOLEAN_TEXTS`, ``_INTEGER_TEXT``, ``_NUMBER_TEXT``); ``None`` when it is."""
+    if kind is bool and text not in BOOLEAN_TEXTS:
+        return "must be true or false"
+    if kind is int and not _INTEGER_TEXT.fullmatch(text):
+        return "must be a whole number written as digits, e.g. 1000 (no _, +, spaces or exponent)"
+    if kind is float and not _NUMBER_TEXT.fullmatch(text):
+        return "must be a number written as a decimal, e.g. 1.5, 40 or 2e-3"
+    return None
 
 
 def _missing(r: RankedOfferOut) -> None:
@@ -145,7 +182,8 @@ M = TypeVar("M", bound=BaseModel)
 
 def _validate(model: type[M], values: dict[str, Any], errors: list[tuple[str, str]]) -> M | None:
     try:
-        # flat parameters are text: "8" is the integer 8 here (bodies are strict)
+        # flat parameters are text that passed _strict: "8" is the integer 8 here (bodies
+        # are strict)
         return model.model_validate(values, strict=False)
     except ValidationError as exc:
         for e in exc.errors(include_url=False):
@@ -156,7 +194,7 @@ def _validate(model: type[M], values: dict[str, Any], errors: list[tuple[str, st
 
 def _workload_values(params: dict[str, str]) -> dict[str, Any]:
     values: dict[str, Any] = {k: params[k] for k in WORKLOAD_PARAMS if k in params}
-    for key in (*_COUNT_FIELDS, "tokens_per_epoch"):
+    for key in COUNT_PARAMS:
         if key in values:
             values[key] = _human_count(values[key])
     if "cuda_only_libraries" in values:  # flat: comma-separated
@@ -164,6 +202,29 @@ def _workload_values(params: dict[str, str]) -> dict[str, Any]:
             x.strip() for x in values["cuda_only_libraries"].split(",") if x.strip()
         ]
     return values
+
+
+#: The flat parameters typed ``bool``, ``int`` or ``float`` (counts are text), by name.
+_FLAT_KINDS: dict[str, type] = {
+    name: kind
+    for model in (WorkloadIn, OfferFilters, RankRequest)
+    for name, info in model.model_fields.items()
+    if name not in COUNT_PARAMS and (kind := scalar_kind(info.annotation)) is not None
+}
+
+
+def _strict(params: dict[str, str], errors: list[tuple[str, str]]) -> dict[str, str]:
+    """``params`` without those whose text breaks :func:`query_text_error` (each one reported
+    in ``errors``, by parameter name)."""
+    out = {}
+    for key, text in params.items():
+        kind = _FLAT_KINDS.get(key)
+        why = query_text_error(text, kind) if kind is not None else None
+        if why is None:
+            out[key] = text
+        else:
+            errors.append((key, why))
+    return out
 
 
 def parse_rank_query(raw: Mapping[str, str]) -> RankQuery:
@@ -174,11 +235,12 @@ def parse_rank_query(raw: Mapping[str, str]) -> RankQuery:
     """
     errors: list[tuple[str, str]] = []
     params = _clean(raw, RANK_PARAMS, errors)
-    workload = _validate(WorkloadIn, _workload_values(params), errors)
-    filters = _validate(OfferFilters, {k: params[k] for k in FILTER_PARAMS if k in params}, errors)
+    given = _strict(params, errors)
+    workload = _validate(WorkloadIn, _workload_values(given), errors)
+    filters = _validate(OfferFilters, {k: given[k] for k in FILTER_PARAMS if k in given}, errors)
     options = _validate(
         RankRequest,
-        {"workload": {}, **{k: params[k] for k in RANK_OPTION_PARAMS if k in params}},
+        {"workload": {}, **{k: given[k] for k in RANK_OPTION_PARAMS if k in given}},
         errors,
     )
     order = params.get("order")
@@ -200,7 +262,7 @@ def parse_offer_query(raw: Mapping[str, str]) -> OfferQuery:
     """
     errors: list[tuple[str, str]] = []
     params = _clean(raw, OFFER_PARAMS, errors)
-    values = _workload_values(params)
+    values = _workload_values(_strict(params, errors))
     workload = _validate(WorkloadIn, values, errors) if values else None
     options = _validate(
         RankRequest,

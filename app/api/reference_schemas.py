@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from app.api.schemas import WorkloadIn
+from app.api.schemas import EvidenceOut, WorkloadIn, described_as
 
 
 class GpuOut(BaseModel):
@@ -68,7 +68,7 @@ class BenchmarkOut(BaseModel):
     gpu_model_id: int | None = Field(description="catalog id of the GPU; null: not in catalog")
     gpu: str | None = Field(description="canonical GPU name; null when not in the catalog")
     gpu_label: str = Field(description="the GPU as the source names it")
-    gpu_count: int = Field(description="GPUs in the measured run")
+    gpu_count: int = described_as(EvidenceOut, "gpu_count")
     interconnect: str | None = Field(description="GPU-to-GPU link of the run (nvlink, pcie)")
     workload: str = Field(description="benchmark workload label (ResNet-50 v1.5 …)")
     task: str = Field(description="what was trained, in words")
@@ -93,8 +93,8 @@ class BenchmarkOut(BaseModel):
     framework_version: str | None = Field(description="its version, when published")
     suspect: bool = Field(description="the source or our review calls the row broken: unused")
     source: str = Field(description="who published it (submitted: a gpucost bench run)")
-    source_ref: str = Field(description="URL or repository path of the measurement")
-    seen_on: str | None = Field(description="date the source was read (YYYY-MM-DD)")
+    source_ref: str = described_as(EvidenceOut, "source_ref")
+    seen_on: str | None = described_as(GpuOut, "seen_on")
     notes: str | None = Field(description="remarks kept with the row")
     status: str = Field(description="accepted (used by estimates) or held (stored, unused)")
     hold_reason: str | None = Field(description="why a held row is held")
@@ -121,7 +121,7 @@ class WorkloadPresetOut(WorkloadIn):
     being its slug) and the measurements it stands for."""
 
     # stored in the flat form of GET /v1/rank
-    cuda_only_libraries: str | None = Field(  # type: ignore[assignment]
+    cuda_only_libraries: str | None = Field(
         default=None,
         description="libraries with CUDA-only builds the job uses, comma-separated",
         examples=["bitsandbytes"],

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
 from app.api.responses import MAX_ID, error_responses, provide_session, provide_settings
-from app.api.schemas import OFFER_ID_TEXT, PricePointOut
+from app.api.schemas import OFFER_ID_TEXT, OfferOut, PricePointOut, described_as
 from app.services.refresh_runs import latest_runs, price_history
 from app.settings import Settings
 
@@ -30,8 +30,8 @@ class RefreshRunOut(BaseModel):
     offers are flagged ``stale`` in ``/v1/offers`` and ``/v1/rank``.
     """
 
-    provider: str = Field(description="provider slug")
-    provider_name: str = Field(description="provider name for display")
+    provider: str = described_as(OfferOut, "provider")
+    provider_name: str = described_as(OfferOut, "provider_name")
     run_id: int = Field(description="id of the refresh run")
     status: str = Field(
         description="running, ok, error, suspect or interrupted (see the schema's description)",
@@ -70,14 +70,14 @@ class RefreshRunOut(BaseModel):
 class PriceHistoryOut(BaseModel):
     """An offer's price history, oldest first, with its current price."""
 
-    offer_id: int = Field(description="offer id (GET /v1/offers/{offer_id})")
-    provider: str = Field(description="provider slug")
-    offer_key: str = Field(description="the provider's stable key for this offer")
-    instance_type: str = Field(description="the provider's instance type name")
-    region: str = Field(description="region or zone as the provider names it")
-    billing: str = Field(description="on_demand, spot, reserved_1y or reserved_3y")
-    gpu_name_raw: str = Field(description="the GPU name as the provider lists it")
-    available: bool = Field(description="the provider showed the offer as available when last seen")
+    offer_id: int = described_as(OfferOut, "id")
+    provider: str = described_as(OfferOut, "provider")
+    offer_key: str = described_as(OfferOut, "offer_key")
+    instance_type: str = described_as(OfferOut, "instance_type")
+    region: str = described_as(OfferOut, "region")
+    billing: str = described_as(OfferOut, "billing")
+    gpu_name_raw: str = described_as(OfferOut, "gpu_name_raw")
+    available: bool = described_as(OfferOut, "available")
     price_per_hour: float | None = Field(
         description="current price of the whole instance per hour, in currency, as listed"
     )

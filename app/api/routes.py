@@ -19,6 +19,7 @@ from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy.orm import Session
 
 from app.api.query import (
+    COUNT_PARAMS,
     OFFER_PARAMS,
     ORDER_COLUMNS,
     RANK_PARAMS,
@@ -26,6 +27,8 @@ from app.api.query import (
     flat_field,
     parse_offer_query,
     parse_rank_query,
+    query_text_error,
+    scalar_kind,
 )
 from app.api.reference_schemas import BenchmarkPage, GpuOut, WorkloadPresetOut
 from app.api.responses import (
@@ -129,9 +132,33 @@ def reject_unknown_query(request: Request[Any, Any, Any]) -> None:
         raise bad_params(ParamError(errors))
 
 
+def strict_query(request: Request[Any, Any, Any]) -> None:
+    """``before_request`` of the API: every query parameter the handler declares as a
+    boolean, integer or number must be written as the OpenAPI document types it
+    (:func:`app.api.query.query_text_error`, the rule the flat parameters of ``GET /v1/rank``
+    follow too), checked before Litestar parses it laxly (``1e2`` as an integer, ``1`` or
+    ``True`` as a boolean).
+
+    Raises:
+        ValidationException: a 400 whose ``extra`` names each such parameter with the reason.
+    """
+    declared = request.route_handler.parsed_fn_signature.parameters
+    errors: list[tuple[str, str]] = []
+    for key in dict.fromkeys(request.query_params.keys()):
+        field = declared.get(key)
+        kind = scalar_kind(field.annotation) if field is not None else None
+        if kind is None or key in request.path_params:
+            continue
+        reasons = (query_text_error(t, kind) for t in request.query_params.getall(key))
+        if (why := next((r for r in reasons if r), None)) is not None:
+            errors.append((key, why))
+    if errors:
+        raise bad_params(ParamError(errors))
+
+
 #: Flat parameters typed as text although the body field is not: counts take ``7B`` and
 #: ``25.6M``, ``cuda_only_libraries`` is comma-separated.
-_TEXT_PARAMS = {"params", "samples_per_epoch", "tokens_per_epoch", "cuda_only_libraries"}
+_TEXT_PARAMS = {*COUNT_PARAMS, "cuda_only_libraries"}
 _SCHEMA_KEYS = {
     "enum": "enum",
     "minimum": "minimum",
@@ -237,6 +264,7 @@ class V1Controller(Controller):
         "ref": Provide(provide_reference),
         "settings": Provide(provide_settings, sync_to_thread=False),
     }
+    before_request = staticmethod(strict_query)
 
     @get(
         "/offers",

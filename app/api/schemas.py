@@ -15,22 +15,18 @@ from pydantic import (
     ConfigDict,
     Field,
     computed_field,
+    create_model,
     field_serializer,
     field_validator,
 )
 
 from app.estimate.types import (
-    Architecture,
-    Attention,
+    VERSION_PATTERN,
+    WORKLOAD_INPUTS,
     Basis,
-    CheckpointGranularity,
     InterconnectLabel,
-    Method,
     OomRisk,
-    Optimizer,
-    Precision,
-    Sharding,
-    VisionTask,
+    WorkloadInput,
     interconnect_label,
 )
 
@@ -91,6 +87,13 @@ def state_openapi_bounds(model: type[BaseModel]) -> type[BaseModel]:
     return model
 
 
+def described_as(model: type[BaseModel], name: str, **field_kwargs: Any) -> Any:
+    """A ``Field`` with the description of ``model``'s field ``name``: the same value in
+    another answer (a refresh run's ``provider``, a price history's ``offer_key``) is described
+    in one place. ``field_kwargs`` go to ``Field`` as they are (``examples``, ``default``)."""
+    return Field(description=model.model_fields[name].description, **field_kwargs)
+
+
 def _is_array(annotation: Any) -> bool:
     """Whether a field's type is a list (or tuple/set), optional or not."""
     origin = typing.get_origin(annotation)
@@ -106,7 +109,8 @@ def _is_array(annotation: Any) -> bool:
 #: not an integer (lax parsing accepted all of these, so the document said less than the
 #: API accepted). Bodies are validated as JSON (``app.asgi.ModelStrictnessPlugin``), where
 #: strict mode takes enum fields by value; flat query parameters, which are all text, are
-#: parsed with ``strict=False`` (:mod:`app.api.query`).
+#: parsed with ``strict=False`` once their numbers and booleans are written as the document
+#: types them (:func:`app.api.query.query_text_error`).
 REQUEST_CONFIG = ConfigDict(extra="forbid", strict=True)
 
 #: Currency codes as requests may write them (any case; upper-cased before use).
@@ -130,7 +134,7 @@ GPU_FILTER_TEXT = (
     "80GB one model (gpus_matched in the answer lists them)"
 )
 #: A CUDA version as written in listings and presets (``12.4``).
-CUDA_PATTERN = r"^\d{1,3}(\.\d{1,3})?$"
+CUDA_PATTERN = VERSION_PATTERN
 #: Longest GPU name, alias, provider slug, region, preset slug or search text accepted.
 MAX_TEXT = 200
 #: Largest price per hour accepted (any currency; the dearest listed machine is ~1e3 USD/h).
@@ -158,298 +162,64 @@ class SpotIn(BaseModel):
     )
 
 
-class WorkloadIn(BaseModel):
-    """A training job. ``preset`` supplies defaults for every other field.
+#: Request types that are not the core's own: the CUDA-only libraries are a list of those
+#: :mod:`app.estimate.compat` knows (the core holds them as a tuple of text).
+_REQUEST_TYPES: dict[str, Any] = {"cuda_only_libraries": list[CudaLibrary]}
+
+
+def _request_field(given: WorkloadInput) -> tuple[Any, Any]:
+    """A :data:`WORKLOAD_INPUTS` field as an optional request field (absent: the preset's or
+    the core's default): its :class:`~app.estimate.types.InputSpec` as pydantic constraints.
+
+    Numbers are finite; free text (no ``pattern``) is at most :data:`MAX_TEXT` long; a list
+    at most ``max_items`` long.
+    """
+    spec = given.spec
+    kwargs: dict[str, Any] = {
+        name: value
+        for name in ("gt", "ge", "le", "pattern")
+        if (value := getattr(spec, name)) is not None
+    }
+    if given.kind in (int, float):
+        kwargs["allow_inf_nan"] = False
+    if given.kind is str and spec.pattern is None:
+        kwargs["max_length"] = MAX_TEXT
+    if spec.max_items is not None:
+        kwargs["max_length"] = spec.max_items
+    if spec.examples:
+        kwargs["examples"] = list(spec.examples)
+    kind = _REQUEST_TYPES.get(given.name, given.kind)
+    return kind | None, Field(default=None, description=spec.description, **kwargs)
+
+
+if typing.TYPE_CHECKING:
+
+    class WorkloadIn(BaseModel):
+        """Statically a plain model: its fields are made at run time from
+        :data:`~app.estimate.types.WORKLOAD_INPUTS` (below)."""
+
+else:
+    WorkloadIn = create_model(
+        "WorkloadIn",
+        __config__=REQUEST_CONFIG,
+        __doc__="""A training job. ``preset`` supplies defaults for every other field.
 
     Sizes: ``params`` parameters (count), ``seq_len`` tokens per sample, ``image_size`` pixels
     per side, ``micro_batch_size`` samples per GPU per step, ``dataset_gb`` GB on disk,
     ``cpu_ms_per_sample`` CPU milliseconds of data loading per sample on one core.
-    """
 
-    model_config = REQUEST_CONFIG
-
-    preset: str | None = Field(
-        default=None,
-        max_length=MAX_TEXT,
-        description="workload preset slug (GET /v1/workloads lists them); it supplies every "
-        "field not given",
-        examples=["resnet50-imagenet"],
+    One field per outside-given field of :class:`app.estimate.types.Workload`, described and
+    bounded by its :class:`~app.estimate.types.InputSpec` (:func:`_request_field`).
+    """,
+        __module__=__name__,
+        **{name: _request_field(given) for name, given in WORKLOAD_INPUTS.items()},
     )
-    architecture: Architecture | None = Field(
-        default=None,
-        description="model family; selects the activation-memory and FLOPs formulas",
-        examples=["transformer_decoder"],
-    )
-    params: int | None = Field(
-        default=None,
-        gt=0,
-        le=10**14,
-        allow_inf_nan=False,
-        description="trainable plus frozen model parameters (count)",
-        examples=[7_000_000_000],
-    )
-    layers: int | None = Field(
-        default=None,
-        gt=0,
-        le=10_000,
-        allow_inf_nan=False,
-        description="transformer blocks (count; Hugging Face num_hidden_layers)",
-        examples=[32],
-    )
-    hidden_size: int | None = Field(
-        default=None,
-        gt=0,
-        le=10**6,
-        allow_inf_nan=False,
-        description="model (embedding) width (Hugging Face hidden_size)",
-        examples=[4096],
-    )
-    heads: int | None = Field(
-        default=None,
-        gt=0,
-        le=10**5,
-        allow_inf_nan=False,
-        description="attention heads per layer (Hugging Face num_attention_heads)",
-        examples=[32],
-    )
-    kv_heads: int | None = Field(
-        default=None,
-        gt=0,
-        le=10**5,
-        allow_inf_nan=False,
-        description="key/value heads per layer for grouped-query attention (Hugging Face "
-        "num_key_value_heads; default: heads)",
-        examples=[8],
-    )
-    ffn_hidden_size: int | None = Field(
-        default=None,
-        gt=0,
-        le=10**7,
-        allow_inf_nan=False,
-        description="feed-forward inner width (Hugging Face intermediate_size)",
-        examples=[14336],
-    )
-    vocab_size: int | None = Field(
-        default=None,
-        gt=0,
-        le=10**8,
-        allow_inf_nan=False,
-        description="tokenizer vocabulary (tokens; sizes the logits)",
-        examples=[128256],
-    )
-    seq_len: int | None = Field(
-        default=None,
-        gt=0,
-        le=10**8,
-        allow_inf_nan=False,
-        description="tokens per sample (sequence length)",
-        examples=[2048],
-    )
-    image_size: int | None = Field(
-        default=None,
-        gt=0,
-        le=100_000,
-        allow_inf_nan=False,
-        description="image side, pixels (224 for 224×224)",
-        examples=[224],
-    )
-    micro_batch_size: int | None = Field(
-        default=None,
-        gt=0,
-        le=10**9,
-        allow_inf_nan=False,
-        description="samples per GPU per forward/backward step",
-        examples=[256],
-    )
-    grad_accum_steps: int | None = Field(
-        default=None,
-        gt=0,
-        le=10**6,
-        allow_inf_nan=False,
-        description="micro-batches accumulated per optimizer step (count)",
-        examples=[1],
-    )
-    precision: Precision | None = Field(
-        default=None,
-        description="numeric regime: fp32, tf32, fp16_amp/bf16_amp (autocast with fp32 master "
-        "weights), bf16 (pure bf16 states) or fp8",
-        examples=["bf16_amp"],
-    )
-    optimizer: Optimizer | None = Field(
-        default=None,
-        description="optimizer, as it sizes the optimizer state",
-        examples=["adamw"],
-    )
-    method: Method | None = Field(
-        default=None,
-        description="parameters trained: full, lora (adapters) or qlora (adapters on an NF4 base)",
-        examples=["full"],
-    )
-    lora_rank: int | None = Field(
-        default=None,
-        gt=0,
-        le=10**5,
-        allow_inf_nan=False,
-        description="LoRA/QLoRA adapter rank r",
-        examples=[16],
-    )
-    gradient_checkpointing: bool | None = Field(
-        default=None, description="activation checkpointing on (activations recomputed)"
-    )
-    attention: Attention | None = Field(
-        default=None,
-        description="attention kernel: eager materialises the seq_len × seq_len scores, sdpa "
-        "(Flash/memory-efficient) does not",
-    )
-    sharding: Sharding | None = Field(
-        default=None,
-        description="data-parallel state sharding: none, DeepSpeed ZeRO stage 1/2/3, or FSDP "
-        "full shard",
-    )
-    fused_cross_entropy: bool | None = Field(
-        default=None, description="chunked/fused cross-entropy: no full fp32 logits tensor"
-    )
-    cpu_offload: bool | None = Field(
-        default=None, description="optimizer states and master weights offloaded to CPU RAM"
-    )
-    # -- memory set-up (issue 9) --
-    optimizer_in_backward: bool | None = Field(
-        default=None,
-        description="optimizer step fused into backward (torchtune optimizer_in_bwd): no "
-        "full gradient buffer",
-    )
-    activation_offloading: bool | None = Field(
-        default=None, description="checkpointed activations offloaded to CPU RAM"
-    )
-    checkpoint_granularity: CheckpointGranularity | None = Field(
-        default=None,
-        description="with gradient_checkpointing: full (block inputs only) or selective "
-        "(attention core recomputed)",
-    )
-    double_quant: bool | None = Field(
-        default=None, description="QLoRA: NF4 with double quantisation (default true)"
-    )
-    full_model_init: bool | None = Field(
-        default=None,
-        description="FSDP: every rank loads the full 16-bit model on its GPU before sharding",
-    )
-    vision_task: VisionTask | None = Field(
-        default=None,
-        description="conv nets: classification (default) or detection (FPN/SSD/YOLO heads)",
-    )
-    backbone_gflops_224: float | None = Field(
-        default=None,
-        ge=1e-6,
-        le=10**6,
-        allow_inf_nan=False,
-        description="detectors: backbone forward GFLOPs per 224x224 image (ResNet-50: 8.178)",
-    )
-    patch_size: int | None = Field(
-        default=None, gt=0, le=100_000, description="ViT patch side in pixels (default 16)"
-    )
-    text_encoder_params: int | None = Field(
-        default=None,
-        gt=0,
-        le=10**13,
-        description="diffusion: frozen text encoder(s) parameters (params counts the UNet)",
-    )
-    vae_params: int | None = Field(
-        default=None, gt=0, le=10**13, description="diffusion: frozen VAE parameters"
-    )
-    ema_weights: bool | None = Field(
-        default=None,
-        description="an fp32 EMA copy of the trained parameters on the GPU (--use_ema)",
-    )
-    samples_per_epoch: int | None = Field(
-        default=None,
-        gt=0,
-        le=10**15,
-        allow_inf_nan=False,
-        description="samples in one pass over the dataset (count)",
-        examples=[1_281_167],
-    )
-    epochs: float | None = Field(
-        default=None,
-        gt=0,
-        le=10**6,
-        allow_inf_nan=False,
-        description="passes over the dataset (may be fractional)",
-        examples=[90],
-    )
-    dataset_gb: float | None = Field(
-        default=None,
-        ge=0,
-        le=10**9,
-        allow_inf_nan=False,
-        description="dataset size on disk, GB (10^9 bytes)",
-        examples=[150],
-    )
-    cpu_ms_per_sample: float | None = Field(
-        default=None,
-        ge=1e-3,
-        le=10**7,
-        allow_inf_nan=False,
-        description="CPU milliseconds of data loading per sample on one core (at least "
-        "0.001 ms = 1 µs)",
-        examples=[3.5],
-    )
-    min_cuda: str | None = Field(
-        default=None,
-        pattern=CUDA_PATTERN,
-        description="lowest CUDA version the job needs (offers whose driver supports less are "
-        "warned about)",
-        examples=["12.1"],
-    )
-    forward_gflops_per_sample: float | None = Field(
-        default=None,
-        ge=1e-6,
-        le=10**9,
-        allow_inf_nan=False,
-        description="forward-pass GFLOPs per sample (non-transformers without a preset need it "
-        "for a FLOPs-based throughput estimate)",
-    )
-    # -- run cost (issue 10) ----------------------------------------------------------------
-    tokens_per_epoch: int | None = Field(
-        default=None,
-        gt=0,
-        le=10**15,
-        description="real (non-padding) tokens in one pass over the dataset; with packing the "
-        "epoch is tokens_per_epoch / seq_len sequences and epoch_hours = tokens / tokens_per_s",
-    )
-    packed: bool | None = Field(
-        default=None,
-        description="samples packed into seq_len sequences (true) or each padded to seq_len "
-        "(false); default: packed when tokens_per_epoch is given",
-    )
-    cuda_build: str | None = Field(
-        default=None,
-        pattern=CUDA_PATTERN,
-        description="CUDA version the framework build targets (a cu121 PyTorch wheel: 12.1)",
-    )
-    cuda_only_libraries: list[CudaLibrary] | None = Field(
-        default=None, max_length=8, description="libraries with CUDA-only builds the job uses"
-    )
-    min_compute_capability: str | None = Field(
-        default=None, pattern=CUDA_PATTERN, description="lowest compute capability of the build"
-    )
-    checkpoints_kept: int | None = Field(
-        default=None, ge=0, le=10_000, description="full checkpoints kept on disk at once"
-    )
-
-
-def _upper_bound(model: type[BaseModel], name: str) -> int:
-    """The ``le`` bound of ``model.name`` (its Field's metadata)."""
-    for meta in model.model_fields[name].metadata:
-        le = getattr(meta, "le", None)
-        if le is not None:
-            return int(le)
-    raise KeyError(f"{model.__name__}.{name} has no upper bound")
 
 
 #: The most each shape field of a workload may be (WorkloadIn's own bounds), for the
 #: config.json reader (:func:`app.hf_config.parse_hf_config`): one set of bounds for both.
 WORKLOAD_LIMITS: dict[str, int] = {
-    name: _upper_bound(WorkloadIn, name)
+    name: int(typing.cast(float, WORKLOAD_INPUTS[name].spec.le))
     for name in (
         "layers",
         "hidden_size",

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.db.seed import PRESET_FIELDS, memory_overlay, read_preset_facts, with_memory_overlay
+from app.db.seed import memory_overlay, read_preset_facts, with_memory_overlay, workload_cells
 from app.estimate.types import BenchmarkPoint, GpuSpec, Precision, Workload
 from app.services.presets import build_workload, flops_table
 
@@ -134,17 +134,7 @@ def load_dataset(seed_dir: Path) -> Dataset:
     facts = read_preset_facts(seed_dir)  # merged over workloads.csv, as `gpucost seed` does
     for listed in _read(seed_dir / "workloads.csv"):
         r = with_memory_overlay(listed, overlay)
-        fields: dict[str, Any] = {}
-        for key, kind in PRESET_FIELDS.items():
-            raw = (r.get(key) or "").strip()
-            if not raw:
-                continue
-            if kind is bool:
-                fields[key] = raw.lower() == "true"
-            elif kind is int:
-                fields[key] = int(float(raw))
-            else:
-                fields[key] = kind(raw)
+        fields = workload_cells(r)  # read as `gpucost seed` reads them
         fields.update(facts.get(r["preset"], {}))
         meta = {
             "preset": r["preset"],

@@ -19,10 +19,11 @@ import contextlib
 import math
 import statistics
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.calibrate.dataset import Dataset, rate_rows, row_workload, units
+from app.db.seed import workload_cells
 from app.estimate import fitted
 from app.estimate.linalg import lstsq
 from app.estimate.memory import (
@@ -314,25 +315,13 @@ def derived(ds: Dataset) -> list[Residual]:
             target = row_workload(ds, r)
             if target is None:
                 continue
-            fields = {
-                f: getattr(target, f)
-                for f in target.__dataclass_fields__
-                if f
-                not in (
-                    "benchmark_workloads",
-                    "benchmark_method",
-                    "units_per_sample",
-                    "throughput_unit",
-                    "matches_preset",
-                    "preset",
-                )
-            }
-            w = Workload(
-                **fields,
+            # the measured workload as a custom variant of the base preset: its own fields,
+            # the base's measurements
+            w = replace(
+                target,
+                preset=None,
                 benchmark_workloads=base.meta["benchmark_workloads"],
                 benchmark_method=base.meta["benchmark_method"],
-                units_per_sample=target.units_per_sample,
-                throughput_unit=target.throughput_unit,
                 matches_preset=False,
             )
             reference = base.workload()
@@ -533,11 +522,6 @@ def _int(value: str) -> int | None:
     return int(float(value)) if value else None
 
 
-def _float(value: str | None) -> float | None:
-    value = (value or "").strip()
-    return float(value) if value else None
-
-
 def case_workload(ds: Dataset, row: dict[str, str]) -> Workload | None:
     """A §7 memory case as a core workload (``None`` when it cannot be expressed)."""
     arch = row["architecture"]
@@ -552,50 +536,13 @@ def case_workload(ds: Dataset, row: dict[str, str]) -> Workload | None:
         # a conv net's activations scale with pixels: the square with the same pixel count
         width, height = (float(v) for v in image.split("x"))
         image = str(round(math.sqrt(width * height)))
-    optimizer = row["optimizer"]
-    values: dict[str, Any] = {
-        "architecture": arch,
-        "params": _int(row["params"]),
-        "layers": _int(row["layers"]),
-        "hidden_size": _int(row["hidden_size"]),
-        "heads": _int(row["heads"]),
-        "kv_heads": _int(row["kv_heads"]),
-        "ffn_hidden_size": _int(row["ffn_hidden_size"]),
-        "vocab_size": _int(row["vocab_size"]),
-        "seq_len": _int(row["seq_len"]),
-        "image_size": _int(image),
-        "micro_batch_size": _int(row["micro_batch_size"]) or 1,
-        "precision": row["precision"],
-        "optimizer": optimizer,
-        "method": row["method"],
-        "lora_rank": _int(row["lora_rank"]),
-        "gradient_checkpointing": row["gradient_checkpointing"] == "true",
-        "attention": row["attention"] or "sdpa",
-        "sharding": row["sharding"] or "none",
-        "cpu_offload": row["cpu_offload"] == "true",
-        "samples_per_epoch": 1,
-    }
-    for flag in (
-        "fused_cross_entropy",
-        "optimizer_in_backward",
-        "activation_offloading",
-        "full_model_init",
-        "ema_weights",
-    ):
-        values[flag] = (row.get(flag) or "").strip() == "true"
-    if (row.get("double_quant") or "").strip() == "false":
-        values["double_quant"] = False
-    # vision / diffusion set-up (issue 9)
-    values["vision_task"] = (row.get("vision_task") or "").strip() or None
-    values["backbone_gflops_224"] = _float(row.get("backbone_gflops_224"))
-    values["patch_size"] = _int(row.get("patch_size") or "")
-    values["text_encoder_params"] = _int(row.get("text_encoder_params") or "")
-    values["vae_params"] = _int(row.get("vae_params") or "")
-    gflops = _float(row.get("forward_gflops_per_sample"))
+    # every workload field the case's row has a cell for, read as a seed row is
+    values: dict[str, Any] = workload_cells({**row, "architecture": arch, "image_size": image})
+    values["micro_batch_size"] = values.get("micro_batch_size") or 1
+    values["samples_per_epoch"] = 1
+    gflops = values.get("forward_gflops_per_sample")
     meta: dict[str, Any] = {}
-    if gflops:
-        values["forward_gflops_per_sample"] = gflops
-    elif arch == "diffusion_unet" and "sd15-unet-finetune" in ds.presets:
+    if not gflops and arch == "diffusion_unet" and "sd15-unet-finetune" in ds.presets:
         # same UNet as the preset: its published forward cost sizes the activations
         values["forward_gflops_per_sample"] = ds.presets["sd15-unet-finetune"].fields.get(
             "forward_gflops_per_sample"
@@ -604,7 +551,7 @@ def case_workload(ds: Dataset, row: dict[str, str]) -> Workload | None:
         not gflops
         and arch == "cnn"
         and "resnet50-imagenet" in ds.presets
-        and values["params"] == 25557032
+        and values.get("params") == 25557032
     ):
         meta = dict(ds.presets["resnet50-imagenet"].meta)
         values["forward_gflops_per_sample"] = ds.presets["resnet50-imagenet"].fields.get(

@@ -34,59 +34,24 @@ from app.db.models import (
     utcnow,
 )
 from app.db.trust import assess_offers, load_trust_context
-from app.estimate.types import interconnect_label
+from app.estimate.types import WORKLOAD_INPUTS, interconnect_label
 from app.gpu_names import CatalogGpu, GpuNameNormaliser, form_hint, offer_vram
 
 log = logging.getLogger(__name__)
 
-#: Workload fields a preset row carries (the flat workload of the API), with their types.
+
+def _cell_kind(kind: type) -> type:
+    """The type a workload field's seed cell is read as (:func:`_opt`): numbers and booleans as
+    themselves, enums and lists as text (``cuda_only_libraries`` as ``bitsandbytes|flash-attn``,
+    split by :func:`app.services.presets.build_workload`)."""
+    return kind if kind in (int, float, bool) else str
+
+
+#: Workload fields a preset row carries (the flat workload of the API), with their cell types:
+#: every outside-given field of the core workload (:data:`app.estimate.types.WORKLOAD_INPUTS`)
+#: but ``preset``, which is the row's own slug.
 PRESET_FIELDS: dict[str, type] = {
-    "architecture": str,
-    "params": int,
-    "layers": int,
-    "hidden_size": int,
-    "heads": int,
-    "kv_heads": int,
-    "ffn_hidden_size": int,
-    "vocab_size": int,
-    "seq_len": int,
-    "image_size": int,
-    "micro_batch_size": int,
-    "grad_accum_steps": int,
-    "precision": str,
-    "optimizer": str,
-    "method": str,
-    "lora_rank": int,
-    "gradient_checkpointing": bool,
-    "attention": str,
-    "sharding": str,
-    "fused_cross_entropy": bool,
-    "cpu_offload": bool,
-    # memory set-up (issue 9); also read from workloads_memory.csv
-    "optimizer_in_backward": bool,
-    "activation_offloading": bool,
-    "checkpoint_granularity": str,
-    "double_quant": bool,
-    "full_model_init": bool,
-    "vision_task": str,
-    "backbone_gflops_224": float,
-    "patch_size": int,
-    "text_encoder_params": int,
-    "vae_params": int,
-    "ema_weights": bool,
-    "samples_per_epoch": int,
-    "epochs": float,
-    "dataset_gb": float,
-    "cpu_ms_per_sample": float,
-    "min_cuda": str,
-    "forward_gflops_per_sample": float,
-    # run cost (issue 10)
-    "tokens_per_epoch": int,
-    "packed": bool,
-    "cuda_build": str,
-    "cuda_only_libraries": str,  # "bitsandbytes|flash-attn"
-    "min_compute_capability": str,
-    "checkpoints_kept": int,
+    name: _cell_kind(given.kind) for name, given in WORKLOAD_INPUTS.items() if name != "preset"
 }
 
 
@@ -131,6 +96,17 @@ def _opt(value: str | None, kind: type = str) -> Any:
     if kind is Decimal:
         return Decimal(value)
     return value
+
+
+def workload_cells(row: Mapping[str, str | None]) -> dict[str, Any]:
+    """The workload fields of a seed row (:data:`PRESET_FIELDS`) that have a non-empty cell,
+    read as their types (booleans: ``true``/``yes``/``1`` are true, anything else false).
+
+    Raises:
+        ValueError: a number cell that is not a number.
+    """
+    values = {k: _opt(row.get(k), kind) for k, kind in PRESET_FIELDS.items()}
+    return {k: v for k, v in values.items() if v is not None}
 
 
 def _date(value: str | None) -> dt.date | None:
@@ -364,8 +340,7 @@ def seed_presets(session: Session, seed_dir: Path, report: SeedReport) -> None:
     facts = read_preset_facts(seed_dir)
     for raw in _read(path):
         row = with_memory_overlay(raw, overlay)
-        fields = {k: _opt(row.get(k), kind) for k, kind in PRESET_FIELDS.items()}
-        fields = {k: v for k, v in fields.items() if v is not None}
+        fields = workload_cells(row)
         values = {
             "slug": row["preset"],
             "name": row["name"],

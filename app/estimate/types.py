@@ -5,7 +5,9 @@ Everything here is a frozen dataclass or a string enum; no I/O, no ORM, no frame
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import types
+import typing
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -248,6 +250,54 @@ class GpuSpec:
     compute_capability: str | None = None
 
 
+#: A CUDA or compute-capability version as listings, presets and requests write it (``12.4``).
+VERSION_PATTERN = r"^\d{1,3}(\.\d{1,3})?$"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InputSpec:
+    """How a :class:`Workload` field may be given from outside (API body, flat query
+    parameter, web form, seed row).
+
+    ``description`` says what the value is, with its unit (the API documents it as is);
+    ``gt``/``ge``/``le`` bound a number (exclusive / inclusive); ``pattern`` (a regex) a text;
+    ``max_items`` the longest list; ``count``: a count people write as ``7B`` or ``25.6M`` in a
+    form or a query string; ``examples`` values for the API document.
+    """
+
+    description: str
+    count: bool = False
+    gt: float | None = None
+    ge: float | None = None
+    le: float | None = None
+    pattern: str | None = None
+    max_items: int | None = None
+    examples: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadInput:
+    """One outside-given field of :class:`Workload` (:data:`WORKLOAD_INPUTS`).
+
+    ``kind`` is its value type without ``None``: ``int``, ``float``, ``bool``, ``str``, one of
+    the enums above, or ``tuple`` (of text).
+    """
+
+    name: str
+    kind: type
+    spec: InputSpec
+
+
+#: The dataclass-field metadata key of a field's :class:`InputSpec`.
+_INPUT = "input"
+
+
+def _given(description: str, **spec: Any) -> dict[str, InputSpec]:
+    """The metadata of a :class:`Workload` field that requests, forms and seed rows may give:
+    its :class:`InputSpec` of ``description`` and ``spec``."""
+    return {_INPUT: InputSpec(description=description, **spec)}
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Workload:
     """A training job, flat, with units in the names.
@@ -268,64 +318,270 @@ class Workload:
 
     The ``benchmark_*``/``units_per_sample``/``forward_gflops_per_sample`` fields come from the
     preset and tie the workload to its measurements.
+
+    The fields whose metadata is made by ``_given`` are those given from outside; their
+    :class:`InputSpec` (description, bounds) is the one statement of them that the API's
+    ``WorkloadIn``, the ranking form and the seed loader are built from
+    (:data:`WORKLOAD_INPUTS`).
     """
 
-    preset: str | None = None
-    architecture: Architecture
-    params: int | None = None
-    layers: int | None = None
-    hidden_size: int | None = None
-    heads: int | None = None
-    kv_heads: int | None = None
-    ffn_hidden_size: int | None = None
-    vocab_size: int | None = None
-    seq_len: int | None = None
-    image_size: int | None = None
-    micro_batch_size: int = 1
-    grad_accum_steps: int = 1
-    precision: Precision = Precision.BF16_AMP
-    optimizer: Optimizer = Optimizer.ADAMW
-    method: Method = Method.FULL
-    lora_rank: int | None = None
-    gradient_checkpointing: bool = False
-    attention: Attention = Attention.SDPA
-    sharding: Sharding = Sharding.NONE
-    fused_cross_entropy: bool = False
-    cpu_offload: bool = False
+    preset: str | None = field(
+        default=None,
+        metadata=_given(
+            "workload preset slug (GET /v1/workloads lists them); it supplies every field "
+            "not given",
+            examples=("resnet50-imagenet",),
+        ),
+    )
+    architecture: Architecture = field(
+        metadata=_given(
+            "model family; selects the activation-memory and FLOPs formulas",
+            examples=("transformer_decoder",),
+        )
+    )
+    params: int | None = field(
+        default=None,
+        metadata=_given(
+            "trainable plus frozen model parameters (count)",
+            count=True,
+            gt=0,
+            le=10**14,
+            examples=(7_000_000_000,),
+        ),
+    )
+    layers: int | None = field(
+        default=None,
+        metadata=_given(
+            "transformer blocks (count; Hugging Face num_hidden_layers)",
+            gt=0,
+            le=10_000,
+            examples=(32,),
+        ),
+    )
+    hidden_size: int | None = field(
+        default=None,
+        metadata=_given(
+            "model (embedding) width (Hugging Face hidden_size)", gt=0, le=10**6, examples=(4096,)
+        ),
+    )
+    heads: int | None = field(
+        default=None,
+        metadata=_given(
+            "attention heads per layer (Hugging Face num_attention_heads)",
+            gt=0,
+            le=10**5,
+            examples=(32,),
+        ),
+    )
+    kv_heads: int | None = field(
+        default=None,
+        metadata=_given(
+            "key/value heads per layer for grouped-query attention (Hugging Face "
+            "num_key_value_heads; default: heads)",
+            gt=0,
+            le=10**5,
+            examples=(8,),
+        ),
+    )
+    ffn_hidden_size: int | None = field(
+        default=None,
+        metadata=_given(
+            "feed-forward inner width (Hugging Face intermediate_size)",
+            gt=0,
+            le=10**7,
+            examples=(14336,),
+        ),
+    )
+    vocab_size: int | None = field(
+        default=None,
+        metadata=_given(
+            "tokenizer vocabulary (tokens; sizes the logits)", gt=0, le=10**8, examples=(128256,)
+        ),
+    )
+    seq_len: int | None = field(
+        default=None,
+        metadata=_given("tokens per sample (sequence length)", gt=0, le=10**8, examples=(2048,)),
+    )
+    image_size: int | None = field(
+        default=None,
+        metadata=_given("image side, pixels (224 for 224×224)", gt=0, le=100_000, examples=(224,)),
+    )
+    micro_batch_size: int = field(
+        default=1,
+        metadata=_given(
+            "samples per GPU per forward/backward step", gt=0, le=10**9, examples=(256,)
+        ),
+    )
+    grad_accum_steps: int = field(
+        default=1,
+        metadata=_given(
+            "micro-batches accumulated per optimizer step (count)", gt=0, le=10**6, examples=(1,)
+        ),
+    )
+    precision: Precision = field(
+        default=Precision.BF16_AMP,
+        metadata=_given(
+            "numeric regime: fp32, tf32, fp16_amp/bf16_amp (autocast with fp32 master "
+            "weights), bf16 (pure bf16 states) or fp8",
+            examples=("bf16_amp",),
+        ),
+    )
+    optimizer: Optimizer = field(
+        default=Optimizer.ADAMW,
+        metadata=_given("optimizer, as it sizes the optimizer state", examples=("adamw",)),
+    )
+    method: Method = field(
+        default=Method.FULL,
+        metadata=_given(
+            "parameters trained: full, lora (adapters) or qlora (adapters on an NF4 base)",
+            examples=("full",),
+        ),
+    )
+    lora_rank: int | None = field(
+        default=None, metadata=_given("LoRA/QLoRA adapter rank r", gt=0, le=10**5, examples=(16,))
+    )
+    gradient_checkpointing: bool = field(
+        default=False, metadata=_given("activation checkpointing on (activations recomputed)")
+    )
+    attention: Attention = field(
+        default=Attention.SDPA,
+        metadata=_given(
+            "attention kernel: eager materialises the seq_len × seq_len scores, sdpa "
+            "(Flash/memory-efficient) does not"
+        ),
+    )
+    sharding: Sharding = field(
+        default=Sharding.NONE,
+        metadata=_given(
+            "data-parallel state sharding: none, DeepSpeed ZeRO stage 1/2/3, or FSDP full shard"
+        ),
+    )
+    fused_cross_entropy: bool = field(
+        default=False, metadata=_given("chunked/fused cross-entropy: no full fp32 logits tensor")
+    )
+    cpu_offload: bool = field(
+        default=False, metadata=_given("optimizer states and master weights offloaded to CPU RAM")
+    )
     # -- memory set-up (issue 9): optional, defaults describe a plain PyTorch loop --
     #: optimizer step fused into backward (torchtune ``optimizer_in_bwd``): gradients are
     #: applied and freed per parameter, so no full gradient buffer exists
-    optimizer_in_backward: bool = False
+    optimizer_in_backward: bool = field(
+        default=False,
+        metadata=_given(
+            "optimizer step fused into backward (torchtune optimizer_in_bwd): no full "
+            "gradient buffer"
+        ),
+    )
     #: checkpointed activations offloaded to host RAM (torchtune activation offloading)
-    activation_offloading: bool = False
-    checkpoint_granularity: CheckpointGranularity = CheckpointGranularity.FULL
+    activation_offloading: bool = field(
+        default=False, metadata=_given("checkpointed activations offloaded to CPU RAM")
+    )
+    checkpoint_granularity: CheckpointGranularity = field(
+        default=CheckpointGranularity.FULL,
+        metadata=_given(
+            "with gradient_checkpointing: full (block inputs only) or selective "
+            "(attention core recomputed)"
+        ),
+    )
     #: QLoRA NF4 with double quantisation (~4.127 bits/param) instead of plain NF4 (~4.5)
-    double_quant: bool = True
+    double_quant: bool = field(
+        default=True, metadata=_given("QLoRA: NF4 with double quantisation (default true)")
+    )
     #: every rank materialises the full 16-bit model on its GPU before FSDP shards it and
     #: keeps it allocated (no meta-device init / ``cpu_ram_efficient_loading``)
-    full_model_init: bool = False
+    full_model_init: bool = field(
+        default=False,
+        metadata=_given("FSDP: every rank loads the full 16-bit model on its GPU before sharding"),
+    )
     # -- vision and diffusion memory (issue 9): optional --
     #: conv nets: classification or detection (a detector's activations per backbone GFLOP
     #: are fitted apart from a classifier's)
-    vision_task: VisionTask = VisionTask.CLASSIFICATION
+    vision_task: VisionTask = field(
+        default=VisionTask.CLASSIFICATION,
+        metadata=_given("conv nets: classification (default) or detection (FPN/SSD/YOLO heads)"),
+    )
     #: detectors: the backbone's forward GFLOPs per 224×224 image (2 × torchvision's GMACs:
     #: ResNet-50 8.178); activations scale it by the input pixels
-    backbone_gflops_224: float | None = None
+    backbone_gflops_224: float | None = field(
+        default=None,
+        metadata=_given(
+            "detectors: backbone forward GFLOPs per 224x224 image (ResNet-50: 8.178)",
+            ge=1e-6,
+            le=10**6,
+        ),
+    )
     #: ViT patch side in pixels (tokens = (image_size / patch_size)² + 1); default 16
-    patch_size: int | None = None
+    patch_size: int | None = field(
+        default=None, metadata=_given("ViT patch side in pixels (default 16)", gt=0, le=100_000)
+    )
     #: diffusion: parameters of the frozen text encoder(s) and of the frozen VAE, held on
     #: the GPU next to the UNet (``params`` counts the UNet only)
-    text_encoder_params: int | None = None
-    vae_params: int | None = None
+    text_encoder_params: int | None = field(
+        default=None,
+        metadata=_given(
+            "diffusion: frozen text encoder(s) parameters (params counts the UNet)",
+            count=True,
+            gt=0,
+            le=10**13,
+        ),
+    )
+    vae_params: int | None = field(
+        default=None,
+        metadata=_given("diffusion: frozen VAE parameters", count=True, gt=0, le=10**13),
+    )
     #: an fp32 exponential-moving-average copy of the trained parameters kept on the GPU
     #: (diffusers ``--use_ema``, torchvision/timm ``--model-ema``)
-    ema_weights: bool = False
-    samples_per_epoch: int = 1
-    epochs: float = 1.0
-    dataset_gb: float | None = None
-    cpu_ms_per_sample: float | None = None
-    min_cuda: str | None = None
-    forward_gflops_per_sample: float | None = None
+    ema_weights: bool = field(
+        default=False,
+        metadata=_given("an fp32 EMA copy of the trained parameters on the GPU (--use_ema)"),
+    )
+    samples_per_epoch: int = field(
+        default=1,
+        metadata=_given(
+            "samples in one pass over the dataset (count)",
+            count=True,
+            gt=0,
+            le=10**15,
+            examples=(1_281_167,),
+        ),
+    )
+    epochs: float = field(
+        default=1.0,
+        metadata=_given(
+            "passes over the dataset (may be fractional)", gt=0, le=10**6, examples=(90,)
+        ),
+    )
+    dataset_gb: float | None = field(
+        default=None,
+        metadata=_given("dataset size on disk, GB (10^9 bytes)", ge=0, le=10**9, examples=(150,)),
+    )
+    cpu_ms_per_sample: float | None = field(
+        default=None,
+        metadata=_given(
+            "CPU milliseconds of data loading per sample on one core (at least 0.001 ms = 1 µs)",
+            ge=1e-3,
+            le=10**7,
+            examples=(3.5,),
+        ),
+    )
+    min_cuda: str | None = field(
+        default=None,
+        metadata=_given(
+            "lowest CUDA version the job needs (offers whose driver supports less are "
+            "warned about)",
+            pattern=VERSION_PATTERN,
+            examples=("12.1",),
+        ),
+    )
+    forward_gflops_per_sample: float | None = field(
+        default=None,
+        metadata=_given(
+            "forward-pass GFLOPs per sample (non-transformers without a preset need it for a "
+            "FLOPs-based throughput estimate)",
+            ge=1e-6,
+            le=10**9,
+        ),
+    )
     benchmark_workloads: tuple[str, ...] = ()
     benchmark_method: str | None = None
     units_per_sample: float | None = None
@@ -335,18 +591,65 @@ class Workload:
     # -- run cost (issue 10): epoch in tokens, software the job needs, checkpoints ----------
     #: real (non-padding) tokens in one pass over the dataset; with ``packed`` the epoch is
     #: ``tokens_per_epoch / seq_len`` sequences of ``seq_len`` tokens
-    tokens_per_epoch: int | None = None
+    tokens_per_epoch: int | None = field(
+        default=None,
+        metadata=_given(
+            "real (non-padding) tokens in one pass over the dataset; with packing the epoch is "
+            "tokens_per_epoch / seq_len sequences and epoch_hours = tokens / tokens_per_s",
+            count=True,
+            gt=0,
+            le=10**15,
+        ),
+    )
     #: samples packed into ``seq_len`` sequences (True) or each padded to ``seq_len``
     #: (False); ``None``: packed when ``tokens_per_epoch`` is given, else padded
-    packed: bool | None = None
+    packed: bool | None = field(
+        default=None,
+        metadata=_given(
+            "samples packed into seq_len sequences (true) or each padded to seq_len (false); "
+            "default: packed when tokens_per_epoch is given"
+        ),
+    )
     #: CUDA version the framework build targets (a ``cu121`` PyTorch wheel → ``"12.1"``)
-    cuda_build: str | None = None
+    cuda_build: str | None = field(
+        default=None,
+        metadata=_given(
+            "CUDA version the framework build targets (a cu121 PyTorch wheel: 12.1)",
+            pattern=VERSION_PATTERN,
+        ),
+    )
     #: libraries with CUDA-only builds the job imports (``bitsandbytes``, ``flash-attn``)
-    cuda_only_libraries: tuple[str, ...] = ()
+    cuda_only_libraries: tuple[str, ...] = field(
+        default=(), metadata=_given("libraries with CUDA-only builds the job uses", max_items=8)
+    )
     #: lowest compute capability the build supports (``"8.0"`` for FlashAttention-2)
-    min_compute_capability: str | None = None
+    min_compute_capability: str | None = field(
+        default=None,
+        metadata=_given("lowest compute capability of the build", pattern=VERSION_PATTERN),
+    )
     #: full checkpoints kept on disk at once
-    checkpoints_kept: int = 1
+    checkpoints_kept: int = field(
+        default=1, metadata=_given("full checkpoints kept on disk at once", ge=0, le=10_000)
+    )
+
+
+def _value_type(annotation: Any) -> type:
+    """``int | None`` → ``int``; ``tuple[str, ...]`` → ``tuple``; a plain type as is."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    origin = typing.get_origin(annotation)
+    return typing.cast(type, origin or annotation)
+
+
+#: Every outside-given field of :class:`Workload` by name, in declaration order (the order of
+#: the API's ``WorkloadIn`` and of the flat query parameters).
+WORKLOAD_INPUTS: dict[str, WorkloadInput] = {
+    f.name: WorkloadInput(
+        f.name, _value_type(typing.get_type_hints(Workload)[f.name]), f.metadata[_INPUT]
+    )
+    for f in fields(Workload)
+    if _INPUT in f.metadata
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,18 +7,10 @@ URL of the page and of its JSON twin.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 from app.estimate.rank import SORT_KEYS
-from app.estimate.types import (
-    Architecture,
-    Attention,
-    CheckpointGranularity,
-    Method,
-    Optimizer,
-    Precision,
-    Sharding,
-    VisionTask,
-)
+from app.estimate.types import WORKLOAD_INPUTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,63 +60,80 @@ def _enum(values: list[str], labels: dict[str, str] | None = None) -> tuple[tupl
     return tuple((v, labels.get(v, v.replace("_", " "))) for v in values)
 
 
+def _workload(
+    name: str, label: str, *, hint: str = "", unit: str = "", labels: dict[str, str] | None = None
+) -> FormField:
+    """The form field of a workload input (:data:`app.estimate.types.WORKLOAD_INPUTS`), its
+    kind from the field's type: an enum is a select of its values (shown by ``labels``), a
+    boolean an on/off select, a count (``7B``) a count box, a whole number a number box of
+    step 1, any other number one of any step, text (a version, a list) a text box."""
+    given = WORKLOAD_INPUTS[name]
+    kind = given.kind
+    if issubclass(kind, Enum):
+        return FormField(
+            name, label, "select", _enum([e.value for e in kind], labels), hint, unit=unit
+        )
+    if kind is bool:
+        return FormField(name, label, "select", BOOL_CHOICES, hint, unit=unit)
+    if given.spec.count:
+        return FormField(name, label, "count", hint=hint, unit=unit)
+    if kind is int:
+        return FormField(name, label, hint=hint, step="1", unit=unit)
+    if kind is float:
+        return FormField(name, label, hint=hint, unit=unit)
+    return FormField(name, label, "text", hint=hint, unit=unit)
+
+
+#: The workload inputs shown by default (``preset`` has its own picker); every other one is in
+#: :data:`WORKLOAD_ADVANCED` (``tests/test_workload_fields.py`` checks that none is left out).
 WORKLOAD_MAIN = (
-    FormField("params", "Parameters", "count", hint="e.g. 7B, 125M, 25557032"),
-    FormField("micro_batch_size", "Micro-batch per GPU", step="1"),
-    FormField("seq_len", "Sequence length", step="1", unit="tokens"),
-    FormField("image_size", "Image size", step="1", unit="px per side"),
-    FormField(
-        "precision", "Precision", "select", _enum([p.value for p in Precision], PRECISION_LABELS)
-    ),
-    FormField("method", "Method", "select", _enum([m.value for m in Method], METHOD_LABELS)),
-    FormField("gradient_checkpointing", "Activation checkpointing", "select", BOOL_CHOICES),
-    FormField("samples_per_epoch", "Samples per epoch", "count", hint="e.g. 1.28M"),
-    FormField("epochs", "Epochs"),
-    FormField("dataset_gb", "Dataset size", unit="GB on disk"),
+    _workload("params", "Parameters", hint="e.g. 7B, 125M, 25557032"),
+    _workload("micro_batch_size", "Micro-batch per GPU"),
+    _workload("seq_len", "Sequence length", unit="tokens"),
+    _workload("image_size", "Image size", unit="px per side"),
+    _workload("precision", "Precision", labels=PRECISION_LABELS),
+    _workload("method", "Method", labels=METHOD_LABELS),
+    _workload("gradient_checkpointing", "Activation checkpointing"),
+    _workload("samples_per_epoch", "Samples per epoch", hint="e.g. 1.28M"),
+    _workload("epochs", "Epochs"),
+    _workload("dataset_gb", "Dataset size", unit="GB on disk"),
 )
 
 WORKLOAD_ADVANCED = (
-    FormField("architecture", "Architecture", "select", _enum([a.value for a in Architecture])),
-    FormField("layers", "Layers", step="1"),
-    FormField("hidden_size", "Hidden size", step="1"),
-    FormField("heads", "Attention heads", step="1"),
-    FormField("kv_heads", "KV heads", step="1"),
-    FormField("ffn_hidden_size", "FFN hidden size", step="1"),
-    FormField("vocab_size", "Vocabulary size", step="1"),
-    FormField("grad_accum_steps", "Gradient accumulation steps", step="1"),
-    FormField("optimizer", "Optimizer", "select", _enum([o.value for o in Optimizer])),
-    FormField("lora_rank", "LoRA rank", step="1"),
-    FormField("attention", "Attention kernel", "select", _enum([a.value for a in Attention])),
-    FormField("sharding", "Sharding", "select", _enum([s.value for s in Sharding])),
-    FormField("cpu_offload", "CPU offload of optimizer state", "select", BOOL_CHOICES),
-    FormField("fused_cross_entropy", "Fused cross-entropy", "select", BOOL_CHOICES),
-    FormField("optimizer_in_backward", "Optimizer step in backward", "select", BOOL_CHOICES),
-    FormField("activation_offloading", "Activation offloading", "select", BOOL_CHOICES),
-    FormField(
-        "checkpoint_granularity",
-        "Checkpointing granularity",
-        "select",
-        _enum([g.value for g in CheckpointGranularity]),
-    ),
-    FormField("double_quant", "QLoRA double quantisation", "select", BOOL_CHOICES),
-    FormField("full_model_init", "Full model loaded per GPU before FSDP", "select", BOOL_CHOICES),
-    FormField("vision_task", "Vision task", "select", _enum([t.value for t in VisionTask])),
-    FormField("backbone_gflops_224", "Detector backbone GFLOPs", unit="per 224px image"),
-    FormField("patch_size", "ViT patch size", step="1", unit="px"),
-    FormField("text_encoder_params", "Frozen text encoder(s)", "count", hint="e.g. 123M"),
-    FormField("vae_params", "Frozen VAE", "count", hint="e.g. 84M"),
-    FormField("ema_weights", "EMA copy of the weights", "select", BOOL_CHOICES),
-    FormField("forward_gflops_per_sample", "Forward GFLOPs", unit="per sample"),
-    FormField("cpu_ms_per_sample", "Data loading", unit="CPU ms per sample"),
-    FormField("min_cuda", "Minimum CUDA", "text", hint="e.g. 12.1"),
-    FormField("tokens_per_epoch", "Tokens per epoch", "count", hint="real tokens, e.g. 9.04B"),
-    FormField("packed", "Sequences packed", "select", BOOL_CHOICES),
-    FormField("cuda_build", "CUDA build", "text", hint="framework's CUDA, e.g. 12.1"),
-    FormField(
-        "cuda_only_libraries", "CUDA-only libraries", "text", hint="bitsandbytes, flash-attn"
-    ),
-    FormField("min_compute_capability", "Min compute capability", "text", hint="e.g. 8.0"),
-    FormField("checkpoints_kept", "Checkpoints kept", step="1"),
+    _workload("architecture", "Architecture"),
+    _workload("layers", "Layers"),
+    _workload("hidden_size", "Hidden size"),
+    _workload("heads", "Attention heads"),
+    _workload("kv_heads", "KV heads"),
+    _workload("ffn_hidden_size", "FFN hidden size"),
+    _workload("vocab_size", "Vocabulary size"),
+    _workload("grad_accum_steps", "Gradient accumulation steps"),
+    _workload("optimizer", "Optimizer"),
+    _workload("lora_rank", "LoRA rank"),
+    _workload("attention", "Attention kernel"),
+    _workload("sharding", "Sharding"),
+    _workload("cpu_offload", "CPU offload of optimizer state"),
+    _workload("fused_cross_entropy", "Fused cross-entropy"),
+    _workload("optimizer_in_backward", "Optimizer step in backward"),
+    _workload("activation_offloading", "Activation offloading"),
+    _workload("checkpoint_granularity", "Checkpointing granularity"),
+    _workload("double_quant", "QLoRA double quantisation"),
+    _workload("full_model_init", "Full model loaded per GPU before FSDP"),
+    _workload("vision_task", "Vision task"),
+    _workload("backbone_gflops_224", "Detector backbone GFLOPs", unit="per 224px image"),
+    _workload("patch_size", "ViT patch size", unit="px"),
+    _workload("text_encoder_params", "Frozen text encoder(s)", hint="e.g. 123M"),
+    _workload("vae_params", "Frozen VAE", hint="e.g. 84M"),
+    _workload("ema_weights", "EMA copy of the weights"),
+    _workload("forward_gflops_per_sample", "Forward GFLOPs", unit="per sample"),
+    _workload("cpu_ms_per_sample", "Data loading", unit="CPU ms per sample"),
+    _workload("min_cuda", "Minimum CUDA", hint="e.g. 12.1"),
+    _workload("tokens_per_epoch", "Tokens per epoch", hint="real tokens, e.g. 9.04B"),
+    _workload("packed", "Sequences packed"),
+    _workload("cuda_build", "CUDA build", hint="framework's CUDA, e.g. 12.1"),
+    _workload("cuda_only_libraries", "CUDA-only libraries", hint="bitsandbytes, flash-attn"),
+    _workload("min_compute_capability", "Min compute capability", hint="e.g. 8.0"),
+    _workload("checkpoints_kept", "Checkpoints kept"),
 )
 
 #: Filters shown by default; ``provider`` and ``currency`` choices come from the database.

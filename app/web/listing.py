@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
+from app.api.query import query_text_error
 from app.api.schemas import MAX_TEXT
 from app.services.catalog import Listing
 
@@ -17,7 +18,6 @@ from app.services.catalog import Listing
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
 MAX_OFFSET = 1_000_000_000
-_INT = re.compile(r"^[+-]?\d{1,12}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,17 +83,13 @@ class ListingQuery:
 
 
 def _number(p: Param, text: str) -> tuple[float | None, str | None]:
-    if p.kind == "int":
-        if not _INT.match(text):
-            return None, "must be a whole number"
-        value: float = int(text)
-    else:
-        try:
-            value = float(text)
-        except ValueError:
-            return None, "must be a number"
-        if not math.isfinite(value):
-            return None, "must be a finite number"
+    # written as the API's query parameters are (one rule: app.api.query.query_text_error)
+    why = query_text_error(text, int if p.kind == "int" else float)
+    if why is not None:
+        return None, why
+    value: float = int(text) if p.kind == "int" else float(text)
+    if not math.isfinite(value):  # 1e999
+        return None, "must be a finite number"
     if p.lo is not None and value < p.lo:
         return None, f"must be at least {p.lo:g}"
     if p.hi is not None and value > p.hi:

@@ -52,8 +52,11 @@ def test_parse_listing_names_every_bad_parameter() -> None:
         "batch",
     }
     assert reasons["offset"] == "must be at least 0"
-    assert reasons["limit"] == "must be a whole number"
-    assert reasons["min_vram_gib"] == "must be a finite number"
+    # the query-string rule of every GET endpoint (app.api.query.query_text_error)
+    assert reasons["limit"] == (
+        "must be a whole number written as digits, e.g. 1000 (no _, +, spaces or exponent)"
+    )
+    assert reasons["min_vram_gib"] == "must be a number written as a decimal, e.g. 1.5, 40 or 2e-3"
     assert "unknown value 'colour'" in reasons["sort"] and "vram_gib" in reasons["sort"]
     assert reasons["batch"].startswith("unknown parameter")
     assert q.values == {}

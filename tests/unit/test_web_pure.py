@@ -107,7 +107,7 @@ def test_flat_query_parsing() -> None:
             "params": "7B",
             "micro_batch_size": " 8 ",
             "gpu_count": "2",
-            "drop_oom": "on",
+            "drop_oom": "true",
             "sort": "epoch_hours",
             "order": "-vcpus",
             "region": "",

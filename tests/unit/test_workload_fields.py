@@ -1,0 +1,141 @@
+"""One list of workload fields: the core ``Workload``'s outside-given fields
+(``WORKLOAD_INPUTS``) are exactly the API's ``WorkloadIn``, the ranking form's workload fields
+and the seed loader's ``PRESET_FIELDS``, with the same descriptions and bounds."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from app.api.query import COUNT_PARAMS, parse_rank_query
+from app.api.schemas import WorkloadIn
+from app.db.seed import PRESET_FIELDS, workload_cells
+from app.estimate.types import WORKLOAD_INPUTS, Precision, Workload
+from app.services.presets import build_workload
+from app.web.forms import WORKLOAD_ADVANCED, WORKLOAD_MAIN
+
+#: Workload fields set from the preset's measurements, never given from outside.
+PRESET_ONLY = {
+    "benchmark_workloads",
+    "benchmark_method",
+    "units_per_sample",
+    "throughput_unit",
+    "matches_preset",
+}
+
+
+def test_every_workload_field_is_an_input_or_preset_only() -> None:
+    # a field added to Workload without its InputSpec (``_given``) fails here
+    names = {f.name for f in dataclasses.fields(Workload)}
+    assert names - PRESET_ONLY == set(WORKLOAD_INPUTS)
+    assert names >= PRESET_ONLY
+
+
+def test_request_model_has_every_input_in_order() -> None:
+    assert list(WorkloadIn.model_fields) == list(WORKLOAD_INPUTS)
+
+
+def test_form_shows_every_input_but_the_preset_once() -> None:
+    names = [f.name for f in (*WORKLOAD_MAIN, *WORKLOAD_ADVANCED)]
+    assert len(names) == len(set(names))
+    assert set(names) == set(WORKLOAD_INPUTS) - {"preset"}
+
+
+def test_seed_loader_reads_every_input_but_the_preset() -> None:
+    # ``preset`` is the row's slug column, not a field of it
+    assert set(PRESET_FIELDS) == set(WORKLOAD_INPUTS) - {"preset"}
+
+
+def test_request_fields_carry_the_inputs_description_and_bounds() -> None:
+    for name, given in WORKLOAD_INPUTS.items():
+        info = WorkloadIn.model_fields[name]
+        assert info.description == given.spec.description, name
+        assert info.default is None, name
+        bounds = {
+            key: getattr(meta, key)
+            for meta in info.metadata
+            for key in ("gt", "ge", "le", "pattern")
+            if getattr(meta, key, None) is not None
+        }
+        spec = {
+            key: getattr(given.spec, key)
+            for key in ("gt", "ge", "le", "pattern")
+            if getattr(given.spec, key) is not None
+        }
+        assert bounds == spec, name
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "ok"),
+    [
+        ("layers", 10_000, True),  # le=10_000
+        ("layers", 10_001, False),
+        ("layers", 0, False),  # gt=0
+        ("dataset_gb", 0.0, True),  # ge=0
+        ("cpu_ms_per_sample", 0.0009, False),  # ge=1e-3
+        ("min_cuda", "12.1", True),
+        ("min_cuda", "12.x", False),  # VERSION_PATTERN
+        ("cuda_only_libraries", ["bitsandbytes"] * 9, False),  # max_items=8
+        ("preset", "x" * 201, False),  # free text: at most MAX_TEXT (200)
+    ],
+)
+def test_request_bounds_come_from_the_input_spec(field: str, value: Any, ok: bool) -> None:
+    if ok:
+        assert getattr(WorkloadIn.model_validate({field: value}), field) == value
+    else:
+        with pytest.raises(ValidationError) as exc:
+            WorkloadIn.model_validate({field: value})
+        assert [e["loc"][0] for e in exc.value.errors()] == [field]
+
+
+def test_form_kinds_follow_the_field_types() -> None:
+    form = {f.name: f for f in (*WORKLOAD_MAIN, *WORKLOAD_ADVANCED)}
+    assert form["precision"].kind == "select"
+    assert [v for v, _ in form["precision"].choices] == [p.value for p in Precision]
+    assert form["precision"].choices[3] == ("bf16_amp", "BF16 mixed (AMP)")
+    assert form["packed"].choices == (("true", "on"), ("false", "off"))
+    assert (form["params"].kind, form["vae_params"].kind) == ("count", "count")
+    assert (form["layers"].kind, form["layers"].step) == ("number", "1")
+    assert (form["epochs"].kind, form["epochs"].step) == ("number", "any")
+    assert form["min_cuda"].kind == form["cuda_only_libraries"].kind == "text"
+
+
+def test_a_seed_row_reads_into_a_workload() -> None:
+    row = {
+        "architecture": "transformer_decoder",
+        "params": "7e9",
+        "micro_batch_size": "4",
+        "epochs": "2.5",
+        "packed": "true",
+        "precision": "bf16",
+        "cuda_only_libraries": "bitsandbytes|flash-attn",
+        "seq_len": "",
+        "tied_embeddings": "true",  # not a workload field: ignored
+    }
+    cells = workload_cells(row)
+    assert cells == {
+        "architecture": "transformer_decoder",
+        "params": 7_000_000_000,
+        "micro_batch_size": 4,
+        "epochs": 2.5,
+        "packed": True,
+        "precision": "bf16",
+        "cuda_only_libraries": "bitsandbytes|flash-attn",
+    }
+    w = build_workload(cells)
+    assert (w.params, w.seq_len, w.precision) == (7_000_000_000, None, Precision.BF16)
+    assert w.cuda_only_libraries == ("bitsandbytes", "flash-attn")
+
+
+def test_every_count_box_of_the_form_takes_a_human_count() -> None:
+    # the form's count boxes hint "e.g. 84M": the flat parser reads them all as counts
+    form = {f.name for f in (*WORKLOAD_MAIN, *WORKLOAD_ADVANCED) if f.kind == "count"}
+    assert form == set(COUNT_PARAMS)
+    query = parse_rank_query(
+        {"preset": "sd15-unet-finetune", "vae_params": "84M", "text_encoder_params": "123.06M"}
+    )
+    workload = query.request.workload.model_dump(exclude_unset=True)
+    assert (workload["vae_params"], workload["text_encoder_params"]) == (84_000_000, 123_060_000)
