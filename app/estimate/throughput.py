@@ -40,6 +40,7 @@ from app.estimate.types import (
     SITUATION_BASIS,
     SITUATION_TEXT,
     TRANSFORMER_ARCHITECTURES,
+    Architecture,
     BenchmarkPoint,
     Evidence,
     GpuSpec,
@@ -108,23 +109,46 @@ def precision_class(p: Precision) -> str:
     return "32" if p in (Precision.FP32, Precision.TF32) else "16"
 
 
+def matmul_params(w: Workload) -> int:
+    """Parameters a transformer multiplies every token by (``N`` of the FLOPs count).
+
+    An encoder (``transformer_encoder``) without its token-embedding table
+    (``vocab_size × hidden_size``): the embedding is a lookup (a gather, no matmul FLOPs),
+    and an encoder fine-tuned for a task (BERT on SQuAD) has no vocabulary projection
+    either; Kaplan et al. 2020 (arXiv:2001.08361, §2.1) count non-embedding parameters for
+    the same reason. BERT-base: 109,483,778 − 30,522 × 768 = 86,042,882. Decoders keep
+    every parameter: their output head multiplies each token by a vocabulary × hidden
+    matrix (tied to the embedding or not), which the fields cannot tell from the lookup
+    table of an untied model, and Transformer-XL's adaptive embedding and softmax are not
+    expressible at all. Unchanged when the table would not fit inside ``params``.
+    """
+    n = w.params or 0
+    if w.architecture == Architecture.TRANSFORMER_ENCODER and w.vocab_size and w.hidden_size:
+        table = w.vocab_size * w.hidden_size
+        if table < n:
+            return n - table
+    return n
+
+
 def training_flops_per_sample(w: Workload) -> float | None:
     """Training FLOPs per sample (forward + backward), ``None`` when unknown.
 
     Transformers: per token ``k·N + 12·L·h·s`` (PaLM appendix B: 6N plus attention), with
-    k = 6 for full training, 4 for LoRA/QLoRA (no weight gradients of the frozen base, §4.1),
-    plus one extra forward (2N + 4·L·h·s) with activation checkpointing. Other families:
-    ``3 × forward GFLOPs`` (+1 forward with checkpointing). Without a published forward cost
-    a non-transformer has no FLOPs estimate (``6 × params`` would undercount convolutions,
-    which reuse each weight at every pixel, by two orders of magnitude).
+    N = :func:`matmul_params`, k = 6 for full training, 4 for LoRA/QLoRA (no weight
+    gradients of the frozen base, §4.1), plus one extra forward (2N + 4·L·h·s) with
+    activation checkpointing. Other families: ``3 × forward GFLOPs`` (+1 forward with
+    checkpointing). Without a published forward cost a non-transformer has no FLOPs estimate
+    (``6 × params`` would undercount convolutions, which reuse each weight at every pixel,
+    by two orders of magnitude).
     """
     if w.architecture in TRANSFORMER_ARCHITECTURES and w.params:
         s = transformer_tokens(w)
         attention = (w.layers or 0) * (w.hidden_size or 0) * s
         k = 4.0 if w.method in (Method.LORA, Method.QLORA) else 6.0
-        per_token = k * w.params + 12 * attention
+        n = matmul_params(w)
+        per_token = k * n + 12 * attention
         if w.gradient_checkpointing:
-            per_token += 2 * w.params + 4 * attention
+            per_token += 2 * n + 4 * attention
         return per_token * s
     if w.forward_gflops_per_sample:
         passes = 4.0 if w.gradient_checkpointing else 3.0

@@ -14,6 +14,7 @@ from app.estimate.scaling import TimeModel, blend_speedup, peak_tflops, time_fea
 from app.estimate.throughput import (
     ThroughputModel,
     estimate_throughput,
+    matmul_params,
     training_flops_per_sample,
 )
 from app.estimate.types import (
@@ -141,6 +142,21 @@ def test_training_flops_per_sample_gpt2() -> None:
     assert training_flops_per_sample(GPT2) == expected
     lora = dataclasses.replace(GPT2, method=Method.LORA)
     assert training_flops_per_sample(lora) == (4 * 124_373_760 + 12 * 12 * 768 * 1024) * 1024
+
+
+def test_training_flops_per_sample_encoder_leaves_out_the_embedding_lookup() -> None:
+    # BERT-base on SQuAD: the 30,522 x 768 token table is a lookup and there is no
+    # vocabulary head, so N = 109,483,778 - 23,440,896 = 86,042,882 (Kaplan et al. 2020)
+    bert = dataclasses.replace(BERT, vocab_size=30522)
+    assert matmul_params(bert) == 86_042_882
+    expected = (6 * 86_042_882 + 12 * 12 * 768 * 384) * 384
+    assert training_flops_per_sample(bert) == expected
+    # without a vocabulary size nothing is left out; a decoder keeps its head's parameters
+    assert matmul_params(BERT) == 109_483_778
+    assert matmul_params(dataclasses.replace(GPT2, vocab_size=50257)) == GPT2.params
+    # a table larger than the model (an adaptive embedding the fields cannot express)
+    big = dataclasses.replace(bert, vocab_size=300_000)
+    assert matmul_params(big) == 109_483_778
 
 
 def test_flops_model_uses_fitted_flop_rate_without_any_measurement() -> None:
