@@ -156,6 +156,30 @@ def training_flops_per_sample(w: Workload) -> float | None:
     return None
 
 
+def donor_weight(
+    fam: str, entry: tuple[str, float, float, int | None], w: Workload, flops: float
+) -> float:
+    """Weight of a measured donor workload in the FLOPs model's mean FLOP rate for ``w``.
+
+    ``1 / (0.25 + |ln(size_donor / size)|)``: a donor of the same size weighs 4, one ten
+    times bigger or smaller 0.36. Size is the parameter count for transformers (the matmul
+    shapes grow with it) and the training FLOPs per sample for the other families, whose
+    parameter count says little about their work (a convolution reuses each weight at every
+    pixel: VGG-16 has 5.4 × ResNet-50's parameters but 3.8 × its FLOPs, AlexNet 2.4 × its
+    parameters and 0.17 × its FLOPs). ``entry`` is the donor's :data:`FlopsTable` value,
+    ``flops`` the training FLOPs per sample of ``w``; 1 when a size is unknown.
+    """
+    donor: float | None
+    own: float | None
+    if fam == "transformer":
+        donor, own = entry[3], w.params
+    else:
+        donor, own = entry[2], flops
+    if not donor or not own:
+        return 1.0
+    return 1.0 / (0.25 + abs(math.log(donor / own)))
+
+
 def precision_compatible(workload: Precision, measured: Precision) -> int | None:
     """Rank of how well a measurement's precision stands for the workload's (0 best, None no).
 
@@ -385,9 +409,9 @@ class ThroughputModel:
         """Per-GPU samples/s from FLOPs per sample (``flops_model`` situation).
 
         The FLOP rate is the weighted geometric mean over the measured workloads of the same
-        family (their pooled estimates on ``gpu`` × their FLOPs per unit); transformers borrow
-        from transformers with the same attention kernel (eager or SDPA) where there are any,
-        weighted by parameter-count similarity, 1 / (0.25 + |ln(P_donor / P)|).
+        family (their pooled estimates on ``gpu`` × their FLOPs per unit), weighted by size
+        similarity (:func:`donor_weight`); transformers borrow from transformers with the
+        same attention kernel (eager or SDPA) where there are any.
         """
         flops = training_flops_per_sample(w)
         fam = family(w.architecture)
@@ -418,9 +442,7 @@ class ThroughputModel:
                 continue
             y, _ = self.data.predict(found[0], gpu, precision, None, level)
             y -= self.data.batch_term(found[0], None)  # the donor's saturated rate
-            weight = 1.0
-            if fam == "transformer" and entry[3] and w.params:
-                weight = 1.0 / (0.25 + abs(math.log(entry[3] / w.params)))
+            weight = donor_weight(fam, entry, w, flops)
             logs.append(y + math.log(entry[1]))
             weights.append(weight)
             labels.append(label)

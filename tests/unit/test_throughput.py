@@ -13,6 +13,7 @@ from app.estimate.pooled import PooledData, rate_class
 from app.estimate.scaling import TimeModel, blend_speedup, peak_tflops, time_features
 from app.estimate.throughput import (
     ThroughputModel,
+    donor_weight,
     estimate_throughput,
     matmul_params,
     training_flops_per_sample,
@@ -157,6 +158,31 @@ def test_training_flops_per_sample_encoder_leaves_out_the_embedding_lookup() -> 
     # a table larger than the model (an adaptive embedding the fields cannot express)
     big = dataclasses.replace(bert, vocab_size=300_000)
     assert matmul_params(big) == 109_483_778
+
+
+def test_donor_weight_is_size_similarity_params_for_transformers_flops_for_cnns() -> None:
+    # a transformer donor twice the size: 1 / (0.25 + ln 2) = 1.0603
+    donor = ("transformer", 1.0, 1.0, 2 * GPT2.params)  # type: ignore[operator]
+    assert donor_weight("transformer", donor, GPT2, 123.0) == pytest.approx(
+        1 / (0.25 + math.log(2))
+    )
+    # a CNN donor: its FLOPs per sample, not its parameters (VGG-16 30.94 vs ResNet-50
+    # 8.178 forward GFLOPs: 1 / (0.25 + ln 3.783) = 1 / 1.5806 = 0.6327)
+    resnet = Workload(
+        architecture=Architecture.CNN,
+        params=25_557_032,
+        micro_batch_size=256,
+        precision=Precision.FP16_AMP,
+        samples_per_epoch=1,
+        forward_gflops_per_sample=8.178,
+    )
+    vgg = ("cnn", 3 * 30.94e9, 3 * 30.94e9, 138_357_544)
+    own = training_flops_per_sample(resnet)
+    assert own == pytest.approx(3 * 8.178e9)
+    assert donor_weight("cnn", vgg, resnet, own) == pytest.approx(0.6327, abs=1e-4)
+    # the same size weighs 4; an unknown size weighs 1
+    assert donor_weight("cnn", ("cnn", 1.0, own, None), resnet, own) == pytest.approx(4.0)
+    assert donor_weight("transformer", ("transformer", 1.0, 1.0, None), GPT2, 1.0) == 1.0
 
 
 def test_flops_model_uses_fitted_flop_rate_without_any_measurement() -> None:
