@@ -50,12 +50,12 @@ MULTI_GPU_RANGE = (0.7576, 1.0609)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.8846, 1.4727),
+RANGE_FACTORS = {'derived': (0.852, 1.4558),
  'extrapolated': (0.7448, 1.3424),
  'flops_model': (0.6604, 2.0921),
  'measured': (0.8713, 1.145),
  'precision_switch': (0.6943, 1.5607),
- 'scaled': (0.7462, 1.3777),
+ 'scaled': (0.7462, 1.3728),
  'sibling': (0.8106, 1.1912)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.015, 'pcie_consumer': 0.035}
