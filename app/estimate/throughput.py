@@ -10,10 +10,13 @@ It selects the evidence and produces the estimate, in one of six situations:
   model predicts from specs with the architecture terms learnt from the siblings.
 * ``extrapolated``: no GPU of this architecture measured the workload; specs only.
 * ``flops_model``: the workload was never measured: FLOPs per sample (§4.1) against the FLOP
-  rate other workloads of the same family reach on this GPU (transformers borrow from
-  transformers of similar size, never from CNNs).
+  rate other workloads of the same family reach on this GPU, those of similar size weighing
+  most (parameters for transformers, FLOPs per sample for CNNs; transformers never borrow
+  from CNNs).
 * ``derived``: a custom workload that departs from its preset: the preset's estimate at the
-  requested precision and micro-batch, times the ratio of training FLOPs per sample.
+  requested precision and micro-batch, times the ratio of training FLOPs per sample, times
+  how the FLOP rate of the other measured workloads changes from the preset's size to the
+  custom one's.
 * ``precision_switch``: the workload was measured, but never at the precision class asked
   (fp32/tf32 vs 16-bit); the pooled model converts with the family's
   shared fp32-vs-16-bit terms (its own deviation from them is unknown).
