@@ -37,25 +37,25 @@ DEFAULT_ACTIVATION_BYTES_PER_PARAM = 5.034
 
 FLOPS_RATE_MODEL = {'cnn|16': (26.3557, 0.2419, 0.4851),
  'cnn|32': (24.4367, 0.1014, 0.7901),
- 'transformer|16': (22.7362, 0.2768, 0.9958),
- 'transformer|32': (22.8493, 0.344, 0.8786)}
+ 'transformer|16': (22.8894, 0.2806, 0.9595),
+ 'transformer|32': (22.951, 0.338, 0.8554)}
 
 LINK_EFFICIENCY = {'nvlink': 0.5, 'pcie': 0.4, 'pcie_consumer': 0.4}
 
-MFU_MAX = {'cnn|16': 0.717, 'cnn|32': 0.9993, 'transformer|16': 0.9793, 'transformer|32': 0.7184}
+MFU_MAX = {'cnn|16': 0.717, 'cnn|32': 0.9993, 'transformer|16': 0.9793, 'transformer|32': 0.5913}
 
-MFU_PRIOR = {'cnn|16': 0.1932, 'cnn|32': 0.3246, 'transformer|16': 0.1912, 'transformer|32': 0.2349}
+MFU_PRIOR = {'cnn|16': 0.1932, 'cnn|32': 0.3246, 'transformer|16': 0.1745, 'transformer|32': 0.2085}
 
 MULTI_GPU_RANGE = (0.7576, 1.0609)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.8846, 1.4727),
+RANGE_FACTORS = {'derived': (0.852, 1.4558),
  'extrapolated': (0.7448, 1.3424),
- 'flops_model': (0.5958, 2.1626),
+ 'flops_model': (0.6604, 2.0921),
  'measured': (0.8713, 1.145),
  'precision_switch': (0.6943, 1.5607),
- 'scaled': (0.7462, 1.3777),
+ 'scaled': (0.7462, 1.3728),
  'sibling': (0.8106, 1.1912)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.015, 'pcie_consumer': 0.035}

@@ -10,10 +10,13 @@ It selects the evidence and produces the estimate, in one of six situations:
   model predicts from specs with the architecture terms learnt from the siblings.
 * ``extrapolated``: no GPU of this architecture measured the workload; specs only.
 * ``flops_model``: the workload was never measured: FLOPs per sample (§4.1) against the FLOP
-  rate other workloads of the same family reach on this GPU (transformers borrow from
-  transformers of similar size, never from CNNs).
+  rate other workloads of the same family reach on this GPU, those of similar size weighing
+  most (parameters for transformers, FLOPs per sample for CNNs; transformers never borrow
+  from CNNs).
 * ``derived``: a custom workload that departs from its preset: the preset's estimate at the
-  requested precision and micro-batch, times the ratio of training FLOPs per sample.
+  requested precision and micro-batch, times the ratio of training FLOPs per sample, times
+  how the FLOP rate of the other measured workloads changes from the preset's size to the
+  custom one's.
 * ``precision_switch``: the workload was measured, but never at the precision class asked
   (fp32/tf32 vs 16-bit); the pooled model converts with the family's
   shared fp32-vs-16-bit terms (its own deviation from them is unknown).
@@ -40,6 +43,7 @@ from app.estimate.types import (
     SITUATION_BASIS,
     SITUATION_TEXT,
     TRANSFORMER_ARCHITECTURES,
+    Architecture,
     BenchmarkPoint,
     Evidence,
     GpuSpec,
@@ -108,28 +112,75 @@ def precision_class(p: Precision) -> str:
     return "32" if p in (Precision.FP32, Precision.TF32) else "16"
 
 
+def matmul_params(w: Workload) -> int:
+    """Parameters a transformer multiplies every token by (``N`` of the FLOPs count).
+
+    An encoder (``transformer_encoder``) without its token-embedding table
+    (``vocab_size × hidden_size``): the embedding is a lookup (a gather, no matmul FLOPs),
+    and an encoder fine-tuned for a task (BERT on SQuAD) has no vocabulary projection
+    either; Kaplan et al. 2020 (arXiv:2001.08361, §2.1) count non-embedding parameters for
+    the same reason. BERT-base: 109,483,778 − 30,522 × 768 = 86,042,882. Decoders keep
+    every parameter: their output head multiplies each token by a vocabulary × hidden
+    matrix (tied to the embedding or not), which the fields cannot tell from the lookup
+    table of an untied model, and Transformer-XL's adaptive embedding and softmax are not
+    expressible at all. Unchanged when the table would not fit inside ``params``.
+    """
+    n = w.params or 0
+    if w.architecture == Architecture.TRANSFORMER_ENCODER and w.vocab_size and w.hidden_size:
+        table = w.vocab_size * w.hidden_size
+        if table < n:
+            return n - table
+    return n
+
+
 def training_flops_per_sample(w: Workload) -> float | None:
     """Training FLOPs per sample (forward + backward), ``None`` when unknown.
 
     Transformers: per token ``k·N + 12·L·h·s`` (PaLM appendix B: 6N plus attention), with
-    k = 6 for full training, 4 for LoRA/QLoRA (no weight gradients of the frozen base, §4.1),
-    plus one extra forward (2N + 4·L·h·s) with activation checkpointing. Other families:
-    ``3 × forward GFLOPs`` (+1 forward with checkpointing). Without a published forward cost
-    a non-transformer has no FLOPs estimate (``6 × params`` would undercount convolutions,
-    which reuse each weight at every pixel, by two orders of magnitude).
+    N = :func:`matmul_params`, k = 6 for full training, 4 for LoRA/QLoRA (no weight
+    gradients of the frozen base, §4.1), plus one extra forward (2N + 4·L·h·s) with
+    activation checkpointing. Other families: ``3 × forward GFLOPs`` (+1 forward with
+    checkpointing). Without a published forward cost a non-transformer has no FLOPs estimate
+    (``6 × params`` would undercount convolutions, which reuse each weight at every pixel,
+    by two orders of magnitude).
     """
     if w.architecture in TRANSFORMER_ARCHITECTURES and w.params:
         s = transformer_tokens(w)
         attention = (w.layers or 0) * (w.hidden_size or 0) * s
         k = 4.0 if w.method in (Method.LORA, Method.QLORA) else 6.0
-        per_token = k * w.params + 12 * attention
+        n = matmul_params(w)
+        per_token = k * n + 12 * attention
         if w.gradient_checkpointing:
-            per_token += 2 * w.params + 4 * attention
+            per_token += 2 * n + 4 * attention
         return per_token * s
     if w.forward_gflops_per_sample:
         passes = 4.0 if w.gradient_checkpointing else 3.0
         return passes * w.forward_gflops_per_sample * 1e9
     return None
+
+
+def donor_weight(
+    fam: str, entry: tuple[str, float, float, int | None], w: Workload, flops: float
+) -> float:
+    """Weight of a measured donor workload in the FLOPs model's mean FLOP rate for ``w``.
+
+    ``1 / (0.25 + |ln(size_donor / size)|)``: a donor of the same size weighs 4, one ten
+    times bigger or smaller 0.36. Size is the parameter count for transformers (the matmul
+    shapes grow with it) and the training FLOPs per sample for the other families, whose
+    parameter count says little about their work (a convolution reuses each weight at every
+    pixel: VGG-16 has 5.4 × ResNet-50's parameters but 3.8 × its FLOPs, AlexNet 2.4 × its
+    parameters and 0.17 × its FLOPs). ``entry`` is the donor's :data:`FlopsTable` value,
+    ``flops`` the training FLOPs per sample of ``w``; 1 when a size is unknown.
+    """
+    donor: float | None
+    own: float | None
+    if fam == "transformer":
+        donor, own = entry[3], w.params
+    else:
+        donor, own = entry[2], flops
+    if not donor or not own:
+        return 1.0
+    return 1.0 / (0.25 + abs(math.log(donor / own)))
 
 
 def precision_compatible(workload: Precision, measured: Precision) -> int | None:
@@ -361,49 +412,18 @@ class ThroughputModel:
         """Per-GPU samples/s from FLOPs per sample (``flops_model`` situation).
 
         The FLOP rate is the weighted geometric mean over the measured workloads of the same
-        family (their pooled estimates on ``gpu`` × their FLOPs per unit); transformers borrow
-        from transformers with the same attention kernel (eager or SDPA) where there are any,
-        weighted by parameter-count similarity, 1 / (0.25 + |ln(P_donor / P)|).
+        family (their pooled estimates on ``gpu`` × their FLOPs per unit), weighted by size
+        similarity (:func:`donor_weight`); transformers borrow from transformers with the
+        same attention kernel (eager or SDPA) where there are any.
         """
         flops = training_flops_per_sample(w)
         fam = family(w.architecture)
         if not flops:
             return 0.0, Situation.FLOPS_MODEL, (), ("no FLOPs per sample for this workload",)
-        logs, weights, labels = [], [], []
-        own = set(w.benchmark_workloads)
-        candidates = [
-            (key, entry)
-            for key, entry in sorted(self.flops_table.items())
-            if entry[0] == fam and key[0] not in own
-        ]
-        if fam == "transformer":
-            # an attention kernel like the workload's first (eager attention materialises
-            # the score matrix and runs at a lower FLOP rate than SDPA/Flash kernels)
-            same = [
-                c
-                for c in candidates
-                if (d := self.data.workloads.get(c[0])) is not None and d.attention == w.attention
-            ]
-            candidates = same or candidates
-        for (label, method), entry in candidates:
-            found = self.data.groups((label,), method)
-            if not found:
-                continue
-            level = self.data.reference_level(found[0])
-            if level is None:
-                continue
-            y, _ = self.data.predict(found[0], gpu, precision, None, level)
-            y -= self.data.batch_term(found[0], None)  # the donor's saturated rate
-            weight = 1.0
-            if fam == "transformer" and entry[3] and w.params:
-                weight = 1.0 / (0.25 + abs(math.log(entry[3] / w.params)))
-            logs.append(y + math.log(entry[1]))
-            weights.append(weight)
-            labels.append(label)
-        if logs:
-            rate_flops = math.exp(
-                sum(a * b for a, b in zip(logs, weights, strict=True)) / sum(weights)
-            )
+        found = self.donor_log_rate(w, flops, gpu, precision)
+        if found is not None:
+            log_rate, labels = found
+            rate_flops = math.exp(log_rate)
             note = (
                 f"{SITUATION_TEXT[Situation.FLOPS_MODEL]}: {rate_flops / 1e12:.1f} TFLOP/s "
                 f"from {len(labels)} measured {fam} workload(s): {', '.join(labels)}"
@@ -428,6 +448,77 @@ class ThroughputModel:
         if w.method == Method.QLORA:
             rate /= fitted.QLORA_SLOWDOWN
         return rate, Situation.FLOPS_MODEL, (), (note,)
+
+    def donor_log_rate(
+        self,
+        w: Workload,
+        flops: float,
+        gpu: GpuSpec,
+        precision: Precision,
+        exclude: Sequence[str] = (),
+    ) -> tuple[float, list[str]] | None:
+        """ln FLOP/s the measured workloads of ``w``'s family reach on ``gpu``, weighted for
+        ``w`` (``flops``: its training FLOPs per sample), and the donor labels; ``None``
+        without a donor.
+
+        The weighted mean over the donors of ln(pooled estimate on ``gpu`` at the donor's
+        saturated batch × its FLOPs per unit), weights :func:`donor_weight`; transformers
+        borrow from transformers with the same attention kernel (eager or SDPA) where there
+        are any. Donors are every table entry of the family except ``w``'s own labels and
+        ``exclude``.
+        """
+        fam = family(w.architecture)
+        own = {*w.benchmark_workloads, *exclude}
+        candidates = [
+            (key, entry)
+            for key, entry in sorted(self.flops_table.items())
+            if entry[0] == fam and key[0] not in own
+        ]
+        if fam == "transformer":
+            # an attention kernel like the workload's first (eager attention materialises
+            # the score matrix and runs at a lower FLOP rate than SDPA/Flash kernels)
+            same = [
+                c
+                for c in candidates
+                if (d := self.data.workloads.get(c[0])) is not None and d.attention == w.attention
+            ]
+            candidates = same or candidates
+        logs, weights, labels = [], [], []
+        for (label, method), entry in candidates:
+            found = self.data.groups((label,), method)
+            if not found:
+                continue
+            level = self.data.reference_level(found[0])
+            if level is None:
+                continue
+            y, _ = self.data.predict(found[0], gpu, precision, None, level)
+            y -= self.data.batch_term(found[0], None)  # the donor's saturated rate
+            logs.append(y + math.log(entry[1]))
+            weights.append(donor_weight(fam, entry, w, flops))
+            labels.append(label)
+        if not logs:
+            return None
+        return sum(a * b for a, b in zip(logs, weights, strict=True)) / sum(weights), labels
+
+    def _size_mfu_ratio(
+        self, w: Workload, own_flops: float, ref_flops: float, gpu: GpuSpec, prec: Precision
+    ) -> float:
+        """FLOP rate of ``w``'s size ÷ that of its preset's size on ``gpu``, for the
+        ``derived`` situation: :meth:`donor_log_rate` weighted for each, over the same donors
+        (every measured workload of the family but the preset's own labels), so the ratio is
+        how the achieved FLOP rate changes with size across the other workloads (on 8 ×
+        H100 SXM at 2048 tokens llm-foundry's MPT-7B reaches MFU 0.62, MPT-1B 0.42, MPT-760M
+        0.35, FLOPs as :func:`training_flops_per_sample` counts them). 1 when the family
+        differs or there is no donor."""
+        ref = self._base(prec)
+        if self.reference is None or family(w.architecture) != family(ref.architecture):
+            return 1.0
+        exclude = self.reference.benchmark_workloads
+        own = self.donor_log_rate(w, own_flops, gpu, prec, exclude)
+        base = self.donor_log_rate(ref, ref_flops, gpu, prec, exclude)
+        if own is None or base is None:
+            return 1.0
+        return math.exp(own[0] - base[0])
 
     def _batch_factor(self, w: Workload) -> float:
         """b / (b + b0) of the micro-batch law (:mod:`app.estimate.pooled`) for ``w``."""
@@ -462,11 +553,14 @@ class ThroughputModel:
             own_flops = training_flops_per_sample(w)
             if ref_flops and own_flops:
                 ratio = ref_flops / own_flops
+                mfu = self._size_mfu_ratio(w, own_flops, ref_flops, gpu, prec)
+                ratio *= mfu
                 if w.method == Method.QLORA and self.reference.method != Method.QLORA:
                     ratio /= fitted.QLORA_SLOWDOWN
                 text = (
-                    f"{SITUATION_TEXT[Situation.DERIVED]} (×{ratio:.3g}); the preset's "
-                    f"estimate is {situation.value}"
+                    f"{SITUATION_TEXT[Situation.DERIVED]} (×{ratio:.3g}, of which ×{mfu:.3g} "
+                    "is the FLOP rate other workloads of its size reach against the preset's "
+                    f"size); the preset's estimate is {situation.value}"
                 )
             else:
                 ratio = 1.0

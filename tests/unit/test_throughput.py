@@ -13,7 +13,9 @@ from app.estimate.pooled import PooledData, rate_class
 from app.estimate.scaling import TimeModel, blend_speedup, peak_tflops, time_features
 from app.estimate.throughput import (
     ThroughputModel,
+    donor_weight,
     estimate_throughput,
+    matmul_params,
     training_flops_per_sample,
 )
 from app.estimate.types import (
@@ -141,6 +143,46 @@ def test_training_flops_per_sample_gpt2() -> None:
     assert training_flops_per_sample(GPT2) == expected
     lora = dataclasses.replace(GPT2, method=Method.LORA)
     assert training_flops_per_sample(lora) == (4 * 124_373_760 + 12 * 12 * 768 * 1024) * 1024
+
+
+def test_training_flops_per_sample_encoder_leaves_out_the_embedding_lookup() -> None:
+    # BERT-base on SQuAD: the 30,522 x 768 token table is a lookup and there is no
+    # vocabulary head, so N = 109,483,778 - 23,440,896 = 86,042,882 (Kaplan et al. 2020)
+    bert = dataclasses.replace(BERT, vocab_size=30522)
+    assert matmul_params(bert) == 86_042_882
+    expected = (6 * 86_042_882 + 12 * 12 * 768 * 384) * 384
+    assert training_flops_per_sample(bert) == expected
+    # without a vocabulary size nothing is left out; a decoder keeps its head's parameters
+    assert matmul_params(BERT) == 109_483_778
+    assert matmul_params(dataclasses.replace(GPT2, vocab_size=50257)) == GPT2.params
+    # a table larger than the model (an adaptive embedding the fields cannot express)
+    big = dataclasses.replace(bert, vocab_size=300_000)
+    assert matmul_params(big) == 109_483_778
+
+
+def test_donor_weight_is_size_similarity_params_for_transformers_flops_for_cnns() -> None:
+    # a transformer donor twice the size: 1 / (0.25 + ln 2) = 1.0603
+    donor = ("transformer", 1.0, 1.0, 2 * GPT2.params)  # type: ignore[operator]
+    assert donor_weight("transformer", donor, GPT2, 123.0) == pytest.approx(
+        1 / (0.25 + math.log(2))
+    )
+    # a CNN donor: its FLOPs per sample, not its parameters (VGG-16 30.94 vs ResNet-50
+    # 8.178 forward GFLOPs: 1 / (0.25 + ln 3.783) = 1 / 1.5806 = 0.6327)
+    resnet = Workload(
+        architecture=Architecture.CNN,
+        params=25_557_032,
+        micro_batch_size=256,
+        precision=Precision.FP16_AMP,
+        samples_per_epoch=1,
+        forward_gflops_per_sample=8.178,
+    )
+    vgg = ("cnn", 3 * 30.94e9, 3 * 30.94e9, 138_357_544)
+    own = training_flops_per_sample(resnet)
+    assert own == pytest.approx(3 * 8.178e9)
+    assert donor_weight("cnn", vgg, resnet, own) == pytest.approx(0.6327, abs=1e-4)
+    # the same size weighs 4; an unknown size weighs 1
+    assert donor_weight("cnn", ("cnn", 1.0, own, None), resnet, own) == pytest.approx(4.0)
+    assert donor_weight("transformer", ("transformer", 1.0, 1.0, None), GPT2, 1.0) == 1.0
 
 
 def test_flops_model_uses_fitted_flop_rate_without_any_measurement() -> None:
@@ -275,6 +317,45 @@ def test_departing_from_preset_scales_by_flops() -> None:
     assert tp.basis == Basis.SCALED and tp.situation == Situation.DERIVED
     ratio = training_flops_per_sample(BERT) / training_flops_per_sample(longer)
     assert tp.samples_per_s == pytest.approx(443 * ratio, rel=0.01)
+
+
+def test_derived_workload_takes_the_flop_rate_trend_of_other_workloads_of_its_size() -> None:
+    # two donors measured on the A100 at the same batch and sequence (their batch factor
+    # cancels in the ratio): "Small" (100M params) reaches 100 TFLOP/s, "Big" (1B) 150
+    small_flops, big_flops = 1e11, 1e12
+    donors = {
+        ("Small", "full"): ("transformer", small_flops, small_flops, 100_000_000),
+        ("Big", "full"): ("transformer", big_flops, big_flops, 1_000_000_000),
+    }
+    pts = [
+        point("A100 SXM4 80GB", 443, 320, pid=1),
+        dataclasses.replace(point("A100 SXM4 80GB", 1000, 320, pid=2), workload="Small"),
+        dataclasses.replace(point("A100 SXM4 80GB", 150, 320, pid=3), workload="Big"),
+    ]
+    bert_flops = training_flops_per_sample(BERT)
+    table = {**donors, ("BERT-base uncased", "full"): ("transformer", bert_flops, bert_flops, 0)}
+    bigger = dataclasses.replace(BERT, params=1_000_000_000, matches_preset=False)
+    catalog = {A100_80_SXM.name: A100_80_SXM}
+    model = ThroughputModel(bigger, points=pts, catalog=catalog, flops_table=table, reference=BERT)
+    own_flops = training_flops_per_sample(bigger)
+    assert own_flops is not None and bert_flops is not None
+
+    def weight(donor: int, own: int) -> float:
+        return 1 / (0.25 + abs(math.log(donor / own)))
+
+    def mean_log(own: int) -> float:
+        ws, wb = weight(100_000_000, own), weight(1_000_000_000, own)
+        return (ws * math.log(100e12) + wb * math.log(150e12)) / (ws + wb)
+
+    # the preset's own label is no donor: BERT's size (109.5M) mostly weighs Small, 1B Big
+    expected = math.exp(mean_log(1_000_000_000) - mean_log(109_483_778))
+    # weights 0.392 and 4 for 1B, 2.936 and 0.406 for 109.5M: exp(0.369 - 0.049) = 1.377
+    assert expected == pytest.approx(1.377, abs=0.001)
+    mfu = model._size_mfu_ratio(bigger, own_flops, bert_flops, A100_80_SXM, Precision.FP16_AMP)
+    assert mfu == pytest.approx(expected, rel=0.01)
+    rate, situation, _, notes = model.single_gpu(A100_80_SXM)
+    assert situation == Situation.DERIVED and "×1.38 is the FLOP rate" in notes[0]
+    assert rate == pytest.approx(443 * bert_flops / own_flops * expected, rel=0.01)
 
 
 def test_a_gpu_without_16_bit_units_runs_mixed_precision_at_its_fp32_rate() -> None:
