@@ -348,8 +348,9 @@ def fit_mfu_prior(ds: Dataset, exclude: frozenset[str] = frozenset()) -> dict[st
     return {k: round(statistics.median(v), 4) for k, v in sorted(by_key.items())}
 
 
-def fit_mfu_max(ds: Dataset) -> dict[str, float]:
-    """Highest physically possible MFU measured per ``family|precision class``.
+def fit_mfu_max(ds: Dataset, exclude: frozenset[str] = frozenset()) -> dict[str, float]:
+    """Highest physically possible MFU measured per ``family|precision class`` (workloads in
+    ``exclude`` left out: a leave-one-workload-out fold must not cap at its own rows' MFU).
 
     MFU as :func:`fit_mfu_prior` (peak at the precision's FP32-accumulate rate, TF32 for
     fp32), over single-GPU measurements of the GPUs' fast rate class only (a GPU without
@@ -361,7 +362,7 @@ def fit_mfu_max(ds: Dataset) -> dict[str, float]:
     by_key: dict[str, list[float]] = {}
     for p in rate_rows(ds):
         entry = ds.flops_table.get((p.workload, p.method))
-        if entry is None:
+        if entry is None or p.workload in exclude:
             continue
         gpu = ds.catalog[p.gpu]
         if rate_class(gpu, p.precision) != precision_class(p.precision):
@@ -406,7 +407,8 @@ def fit_flops_rate_model(
 
 def lowo(ds: Dataset) -> list[Residual]:
     """Leave-one-workload-out (``flops_model`` situation) of workloads with a FLOPs estimate:
-    every row of the workload removed; the baseline is FLOPs ÷ (peak × a flat MFU of 0.3)."""
+    every row of the workload removed, from the data and from the fitted FLOPs-model constants
+    (``MFU_PRIOR``, ``FLOPS_RATE_MODEL``, ``MFU_MAX`` refitted per fold); the baseline is FLOPs ÷ (peak × a flat MFU of 0.3)."""
     out = []
     rows = rate_rows(ds)
     for label in sorted({r.workload for r in rows}):
@@ -414,8 +416,9 @@ def lowo(ds: Dataset) -> list[Residual]:
         table = {k: v for k, v in ds.flops_table.items() if k[0] != label}
         prior = {**fitted.MFU_PRIOR, **fit_mfu_prior(ds, frozenset({label}))}
         rate_model = fit_flops_rate_model(ds, frozenset({label}))
+        cap = fit_mfu_max(ds, frozenset({label}))
         data = served_data(ds, train)
-        with patched(MFU_PRIOR=prior, FLOPS_RATE_MODEL=rate_model):
+        with patched(MFU_PRIOR=prior, FLOPS_RATE_MODEL=rate_model, MFU_MAX=cap):
             for r in (x for x in rows if x.workload == label):
                 w = row_workload(ds, r)
                 if w is None or not training_flops_per_sample(w):

@@ -52,7 +52,7 @@ QLORA_SLOWDOWN = 1.1426
 
 RANGE_FACTORS = {'derived': (0.852, 1.4558),
  'extrapolated': (0.7448, 1.3424),
- 'flops_model': (0.6604, 2.0921),
+ 'flops_model': (0.6606, 2.1019),
  'measured': (0.8713, 1.145),
  'precision_switch': (0.6943, 1.5607),
  'scaled': (0.7462, 1.3728),
