@@ -408,7 +408,8 @@ def fit_flops_rate_model(
 def lowo(ds: Dataset) -> list[Residual]:
     """Leave-one-workload-out (``flops_model`` situation) of workloads with a FLOPs estimate:
     every row of the workload removed, from the data and from the fitted FLOPs-model constants
-    (``MFU_PRIOR``, ``FLOPS_RATE_MODEL``, ``MFU_MAX`` refitted per fold); the baseline is FLOPs ÷ (peak × a flat MFU of 0.3)."""
+    (``MFU_PRIOR``, ``FLOPS_RATE_MODEL``, ``MFU_MAX`` refitted per fold); the
+    baseline is FLOPs ÷ (peak × a flat MFU of 0.3)."""
     out = []
     rows = rate_rows(ds)
     for label in sorted({r.workload for r in rows}):
