@@ -35,30 +35,30 @@ def test_at_least_100_cases_from_10_sources(cases) -> None:  # type: ignore[no-u
 def test_leave_one_source_out_verdicts(held_out) -> None:  # type: ignore[no-untyped-def]
     s = summarize(r for r in held_out if r.case.in_scope)
     assert s.n_oom >= 30 and s.n_fit >= 140
-    # recall is 26 of 32 (C-18a, C-18c and four timm ViT OOMs, three at 384 px, are missed) and
-    # specificity 121 of 143 (the VGG / ResNet fits of timm's 3090 benchmark above all): see the
-    # xfails below
-    assert s.oom_recall >= 26 / 32 - 1e-9
-    assert s.fit_specificity >= 121 / 143 - 1e-9
+    # specificity 125 of 143 (timm's VGG / ResNet-34+ fits on a 3090 above all, and five ViT
+    # fits): see the xfail below
+    assert s.fit_specificity >= 125 / 143 - 1e-9
     assert s.median_ape <= 0.12
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="OOM recall 26/32 = 81 %: C-18a (Alpaca FSDP offload), C-18c (Alpaca FSDP, OOM "
-    "after 22 % of the run) and four timm ViTs (three at 384 px) are called below high; "
-    "target 90 % (docs/accuracy.md)",
-)
 def test_leave_one_source_out_oom_recall_meets_target(held_out) -> None:  # type: ignore[no-untyped-def]
     s = summarize(r for r in held_out if r.case.in_scope)
+    # 29 of 32: DF-4 (SD DreamBooth + text encoder on 16 GB), C-18a and C-18c (Alpaca FSDP on
+    # 4x A100 40GB) are called below high; one more miss would take it under 90 %
+    missed = sorted(
+        r.case.case_id
+        for r in held_out
+        if r.case.in_scope and r.case.outcome == "oom" and r.risk != "high"
+    )
+    assert missed == ["C-18a", "C-18c", "DF-4"]
     assert s.oom_recall >= 0.90
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="fit specificity 121/143 = 85 %: one bytes-per-GFLOP constant calls timm's VGG and "
-    "ResNet-34…200 batches on a 3090 high (VGG 2-4x over), and the OOM boundary refitted with the "
-    "ViT rows and C-18c calls nine more fits high; target 90 % (docs/accuracy.md)",
+    reason="fit specificity 125/143 = 87 %: one bytes-per-GFLOP constant calls timm's VGG and "
+    "ResNet-34…200 batches on a 3090 high (VGG 2-4x over), and five timm ViT fits sit above the "
+    "boundary; target 90 % (docs/accuracy.md)",
 )
 def test_leave_one_source_out_fit_specificity_meets_target(held_out) -> None:  # type: ignore[no-untyped-def]
     s = summarize(r for r in held_out if r.case.in_scope)
