@@ -107,9 +107,10 @@ def memory_section(ds: Dataset) -> tuple[list[str], dict[str, float], list[CaseR
     served = DEFAULT_PARAMS
     lines += [
         "",
-        "Vision and diffusion families: `CNN` = classification CNNs (NVIDIA DLE ResNet-50 "
-        "per-GPU batch sizes and timm's RTX 3090 train benchmark for ResNet-18…200 and "
-        "VGG-11…19: fits/OOM only, so the CNN constant keeps its prior, Lambda's ResNet-50 "
+        "Vision and diffusion families: `CNN` = classification CNNs (NVIDIA DLE ResNet-50 and "
+        "(SE-)ResNeXt-101 per-GPU batch sizes and timm's RTX 3090 train benchmark for "
+        "ResNet-18…200, ResNeXt, SE-ResNeXt, wide ResNets and VGG-11…19: fits/OOM only, so "
+        "the CNN constant keeps its prior, Lambda's ResNet-50 "
         "slope, and these rows test it out of sample); `ViT` = timm's plain ViTs (tiny…giant, "
         "patch 8–32, 224/384 px) on the same benchmark, fits/OOM only (the transformer formula "
         "on (image / patch)² + 1 tokens, nothing fitted on them but the OOM boundary); "

@@ -16,4 +16,4 @@ PARAMS = {
     "detection_activation_bytes_per_gflop": 2427408.0,
     "diffusion_activation_bytes_per_gflop": 2427408.0,
 }
-CASES = 176
+CASES = 200
