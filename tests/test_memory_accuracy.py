@@ -34,21 +34,35 @@ def test_at_least_100_cases_from_10_sources(cases) -> None:  # type: ignore[no-u
 
 def test_leave_one_source_out_verdicts(held_out) -> None:  # type: ignore[no-untyped-def]
     s = summarize(r for r in held_out if r.case.in_scope)
-    assert s.n_oom >= 10 and s.n_fit >= 60
-    # recall is 10 of 12 (DF-4 and one FSDP run are missed): see the xfail below
-    assert s.oom_recall >= 10 / 12 - 1e-9
-    assert s.fit_specificity >= 0.90
+    assert s.n_oom >= 35 and s.n_fit >= 160
+    # specificity 140 of 161 (timm's VGG / wide ResNet / ResNet-34+ fits on a 3090 above all,
+    # and five ViT fits): see the xfail below
+    assert s.fit_specificity >= 140 / 161 - 1e-9
     assert s.median_ape <= 0.12
+
+
+def test_leave_one_source_out_oom_recall_meets_target(held_out) -> None:  # type: ignore[no-untyped-def]
+    s = summarize(r for r in held_out if r.case.in_scope)
+    # 35 of 38: DF-4 (SD DreamBooth + text encoder on 16 GB), C-18a and C-18c (Alpaca FSDP on
+    # 4x A100 40GB) are called below high; two more misses would take it under 90 %
+    missed = sorted(
+        r.case.case_id
+        for r in held_out
+        if r.case.in_scope and r.case.outcome == "oom" and r.risk != "high"
+    )
+    assert missed == ["C-18a", "C-18c", "DF-4"]
+    assert s.oom_recall >= 0.90
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="OOM recall 10/12 = 83 % since DF-4 (diffusers: SD DreamBooth with the text encoder "
-    "does not fit 16 GB) is counted; target 90 % (docs/accuracy.md)",
+    reason="fit specificity 140/161 = 87 %: one bytes-per-GFLOP constant calls timm's VGG, wide "
+    "ResNet and ResNet-34…200 batches on a 3090 high (VGG / WRN 2-4x over), and five timm ViT "
+    "fits sit above the boundary; target 90 % (docs/accuracy.md)",
 )
-def test_leave_one_source_out_oom_recall_meets_target(held_out) -> None:  # type: ignore[no-untyped-def]
+def test_leave_one_source_out_fit_specificity_meets_target(held_out) -> None:  # type: ignore[no-untyped-def]
     s = summarize(r for r in held_out if r.case.in_scope)
-    assert s.oom_recall >= 0.90
+    assert s.fit_specificity >= 0.90
 
 
 def test_torchtune_8b_full_single_device_on_4090(held_out) -> None:  # type: ignore[no-untyped-def]
@@ -81,6 +95,14 @@ def test_vision_cases_load_with_their_family_fields(cases) -> None:  # type: ign
     assert sd.text_encoder_params == 123_060_480 and sd.vae_params == 83_653_863
     assert by_id["DF-4"].in_scope and by_id["DF-4"].outcome == "oom"
     assert not by_id["D2-12"].in_scope  # C4 head: out of scope
+    vit = by_id["TM-13"]  # timm vit_base_patch16_224 at its recorded batch 192 on a 3090
+    assert vit.family == "ViT" and vit.outcome == "fits" and vit.gpu == "GeForce RTX 3090"
+    assert vit.workload.micro_batch_size == 192 and vit.workload.patch_size == 16
+    assert (vit.workload.layers, vit.workload.hidden_size, vit.workload.heads) == (12, 768, 12)
+    assert by_id["TM-14"].outcome == "oom" and by_id["TM-14"].workload.micro_batch_size == 256
+    cnn = by_id["TM-36"]  # timm resnet50 at 512: 2 x 4.11 GMACs
+    assert cnn.family == "CNN" and cnn.workload.forward_gflops_per_sample == pytest.approx(8.22)
+    assert by_id["C-18c"].group == "stanford-alpaca-308" and by_id["C-18c"].outcome == "oom"
 
 
 def test_non_square_cnn_input_becomes_the_square_of_equal_pixels() -> None:

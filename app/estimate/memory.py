@@ -69,6 +69,22 @@ ZERO3_MAX_LIVE_PARAMETERS = 1e9
 #: Llama-style SwiGLU blocks: Stas measured c = 28 (Llama-3.1-8B, Mistral-7B).
 COPIES_GPT = 17.0
 COPIES_SWIGLU = 28.0
+#: Of Korthikanti's 34·s·b·h bytes, the MLP keeps its input (2 B) and dropout mask (1 B) plus
+#: 2 × 2 B per element of its hidden width f (GeLU input, fc2 input): 3 + 4·f/h. With f ≠ 4·h
+#: in a non-gated MLP (ViT-g/14: f = 48/11 · h) the copies are 9 + 2·f/h (17 at f = 4·h).
+COPIES_GPT_BASE = 9.0
+#: Autocast over fp32 weights without ZeRO/FSDP (``*_amp``, unsharded): autocast runs
+#: layer_norm and softmax in float32 (PyTorch amp docs, autocast op reference, "CUDA Ops that
+#: can autocast to float32") and the residual stream stays fp32, since the fp32 embeddings
+#: added to it promote every 16-bit block output (timm VisionTransformer: ``x + pos_embed``;
+#: HF models: fp32 ``nn.Embedding`` outputs). So the two LayerNorm inputs of a layer are kept at
+#: 4 B, not 2 (Korthikanti's 4·s·b·h LayerNorm term doubles: 2 more hidden-sized copies at
+#: 2 B), checkpointed layer inputs are fp32, and an eager attention score is kept as the fp32
+#: softmax output (4 B) and its 16-bit copy for the product with V (2 B) next to the dropout
+#: mask (1 B): 7 B instead of 2·2 + 1. FSDP MixedPrecision and DeepSpeed cast the weights to
+#: 16 bits, so the stream is 16-bit there. Stas's measured SwiGLU constant is left as measured.
+AMP_FP32_STREAM_EXTRA_COPIES = 2.0
+AMP_EAGER_SCORE_BYTES = 7
 #: Activation checkpointing of non-transformer nets keeps this fraction of activations:
 #: Chen et al. 2016 (arXiv:1604.06174) trained a 1,000-layer ResNet in 7 GB instead of 48 GB
 #: (estimation.md §1.5); an optimistic bound for shallower nets.
@@ -431,7 +447,9 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
     max(c · bytes · s · h, logits)`` (layer inputs, then whichever is larger of one layer's
     recompute and the loss, which are never alive together), the layer inputs moving to host
     RAM with ``activation_offloading``; selective checkpointing recomputes only the attention
-    core, i.e. drops the eager ``a · s² · (2·bytes + 1)`` score tensors. LoRA scales c by the
+    core, i.e. drops the eager ``a · s² · (2·bytes + 1)`` score tensors. c per layer:
+    :func:`_copies_per_layer`; under unsharded autocast the stream, LayerNorm inputs and
+    checkpoints are fp32 and a score costs ``AMP_EAGER_SCORE_BYTES``. LoRA scales c by the
     fitted ``lora_activation_factor``.
 
     Other families: the per-sample slope fitted from measured peak memory at several batch
@@ -455,21 +473,23 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
     ):
         s = transformer_tokens(w)
         h = w.hidden_size
-        swiglu = bool(w.ffn_hidden_size) and w.ffn_hidden_size != 4 * h
-        c = COPIES_SWIGLU if swiglu else COPIES_GPT
+        fp32_stream = _amp(w.precision) and w.sharding == Sharding.NONE
+        c = _copies_per_layer(w, fp32_stream)
         if lora:
             c *= params.lora_activation_factor
         per_layer = c * nbytes * s * h
         scores = 0.0
         if w.attention == Attention.EAGER and w.heads:
-            scores = w.heads * s * s * (2 * nbytes + 1)
+            per_score = AMP_EAGER_SCORE_BYTES if fp32_stream else 2 * nbytes + 1
+            scores = w.heads * s * s * per_score
         logits = logits_bytes_per_sample(w, params)
         if w.gradient_checkpointing:
             if w.checkpoint_granularity == CheckpointGranularity.SELECTIVE:
                 return w.layers * per_layer + logits
             # the loss runs after the last layer (only checkpoints alive) and the logits are
             # freed before layers are recomputed in backward: the two peaks do not add up
-            stored = 2 * nbytes * s * h if w.activation_offloading else w.layers * nbytes * s * h
+            kept = 4 if fp32_stream else nbytes
+            stored = 2 * kept * s * h if w.activation_offloading else w.layers * kept * s * h
             return stored + max(per_layer + scores, logits)
         return w.layers * (per_layer + scores) + logits
 
@@ -512,6 +532,23 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
     if lora:
         per_sample *= params.lora_activation_factor
     return per_sample + unet_attention_scores_bytes(w)
+
+
+def _copies_per_layer(w: Workload, fp32_stream: bool) -> float:
+    """Hidden-state-sized copies (at the activation dtype) one transformer layer keeps.
+
+    Gated decoder MLPs (a decoder or encoder whose ``ffn_hidden_size`` is not 4·h: SwiGLU,
+    T5's gated GELU): Stas's measured ``COPIES_SWIGLU``. ViTs keep the paper's two-layer GELU
+    MLP (Dosovitskiy et al. §3.1) whatever its width: ``COPIES_GPT_BASE + 2·f/h`` (17 at
+    f = 4·h), as do GPT/BERT blocks. Unsharded autocast adds
+    ``AMP_FP32_STREAM_EXTRA_COPIES`` to the Korthikanti-derived count (fp32 LayerNorm inputs).
+    """
+    h = w.hidden_size or 1
+    f = w.ffn_hidden_size or 4 * h
+    if w.architecture != Architecture.VIT and f != 4 * h:
+        return COPIES_SWIGLU
+    c = COPIES_GPT if f == 4 * h else COPIES_GPT_BASE + 2.0 * f / h
+    return c + (AMP_FP32_STREAM_EXTRA_COPIES if fp32_stream else 0.0)
 
 
 def unet_attention_scores_bytes(w: Workload) -> float:

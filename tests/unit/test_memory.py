@@ -81,25 +81,58 @@ def test_qlora_base_is_nf4_except_embeddings() -> None:
 
 
 def test_gpt2_activation_bytes_hand_worked() -> None:
-    # L * 17 copies * 2 B * s * h + loss-side bytes per logit * s * V (Korthikanti 34 sbh
-    # bytes per layer; logit bytes fitted, tools/fit_memory.py)
+    # pure bf16: L * 17 copies * 2 B * s * h + loss-side bytes per logit * s * V (Korthikanti
+    # 34 sbh bytes per layer; logit bytes fitted, tools/fit_memory.py)
     logit = DEFAULT_PARAMS.unfused_logit_bytes
+    pure = dataclasses.replace(GPT2, precision=Precision.BF16)
     expected = 12 * 17 * 2 * 1024 * 768 + logit * 1024 * 50304
-    assert activation_bytes_per_sample(GPT2) == pytest.approx(expected)
+    assert activation_bytes_per_sample(pure) == pytest.approx(expected)
+    # unsharded autocast (GPT2 is bf16_amp): the two LayerNorm inputs stay fp32, 19 copies
+    amp = 12 * 19 * 2 * 1024 * 768 + logit * 1024 * 50304
+    assert activation_bytes_per_sample(GPT2) == pytest.approx(amp)
+    # FSDP MixedPrecision casts the weights to bf16: a 16-bit stream again
+    fsdp = dataclasses.replace(GPT2, sharding=Sharding.FSDP)
+    assert activation_bytes_per_sample(fsdp) == pytest.approx(expected)
 
 
 def test_checkpointing_stores_layer_inputs_plus_one_layer() -> None:
     w = dataclasses.replace(GPT2, gradient_checkpointing=True)
-    # layer inputs + max(one layer's 17 copies, logits): c*s*V ≈ 250-300 MB > 26.7 MB
+    # fp32 layer inputs (autocast stream) + max(one layer's 19 copies, logits):
+    # c*s*V ≈ 250-300 MB > 29.9 MB
     logit = DEFAULT_PARAMS.unfused_logit_bytes
-    expected = 12 * 2 * 1024 * 768 + max(17 * 2 * 1024 * 768, logit * 1024 * 50304)
+    expected = 12 * 4 * 1024 * 768 + max(19 * 2 * 1024 * 768, logit * 1024 * 50304)
     assert activation_bytes_per_sample(w) == pytest.approx(expected)
 
 
 def test_eager_attention_adds_score_matrices() -> None:
     eager = dataclasses.replace(GPT2, attention=Attention.EAGER)
     extra = activation_bytes_per_sample(eager) - activation_bytes_per_sample(GPT2)
-    assert extra == pytest.approx(12 * 12 * 1024 * 1024 * 5)  # a*s^2*(2*2+1) per layer
+    # autocast: fp32 softmax output (4 B) + its bf16 copy (2 B) + dropout mask (1 B) per score
+    assert extra == pytest.approx(12 * 12 * 1024 * 1024 * 7)
+    pure = dataclasses.replace(eager, precision=Precision.BF16)
+    extra_pure = activation_bytes_per_sample(pure) - activation_bytes_per_sample(
+        dataclasses.replace(GPT2, precision=Precision.BF16)
+    )
+    assert extra_pure == pytest.approx(12 * 12 * 1024 * 1024 * 5)  # a*s^2*(2*2+1) per layer
+
+
+def test_vit_mlp_is_not_gated_whatever_its_width() -> None:
+    # ViT-g/14 (timm: embed 1408, depth 40, 16 heads, mlp_ratio 48/11 -> 6144), 257 tokens,
+    # pure bf16: 9 + 2 * 6144 / 1408 = 17.727 copies per layer (not the SwiGLU 28)
+    vit_g = Workload(
+        architecture=Architecture.VIT,
+        params=1_012_610_000,
+        layers=40,
+        hidden_size=1408,
+        heads=16,
+        ffn_hidden_size=6144,
+        image_size=224,
+        patch_size=14,
+        precision=Precision.BF16,
+        samples_per_epoch=1,
+    )
+    copies = 9 + 2 * 6144 / 1408
+    assert activation_bytes_per_sample(vit_g) == pytest.approx(40 * copies * 2 * 257 * 1408)
 
 
 def test_peak_is_states_plus_activations_with_slack_and_context() -> None:

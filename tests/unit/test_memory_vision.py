@@ -155,7 +155,10 @@ def test_reporting_family_of_a_detector() -> None:
 
 def test_eager_unet_that_does_not_fit_is_offered_memory_efficient_attention() -> None:
     # DreamBooth-like: fp32 UNet with 8-bit Adam and checkpointing, 2 images, eager attention,
-    # on 12 GB
+    # on 12 GB. The OOM boundary is pinned at "peak = usable VRAM" (the fit's prior) so the
+    # test checks the fix, not where the served boundary was last fitted (served, the SDPA
+    # variant of this run is itself high: DF-2 in docs/accuracy.md)
+    params = dataclasses.replace(DEFAULT_PARAMS, oom_center=0.0, oom_scale=0.05)
     w = dataclasses.replace(
         UNET,
         precision=Precision.FP32,
@@ -164,7 +167,7 @@ def test_eager_unet_that_does_not_fit_is_offered_memory_efficient_attention() ->
         gradient_checkpointing=True,
         micro_batch_size=2,
     )
-    est = estimate_memory(w, vram_gib=12)
+    est = estimate_memory(w, vram_gib=12, params=params)
     assert est.oom_risk.value == "high"
     labels = [f.label for f in est.fixes]
     assert "memory-efficient attention (SDPA/xformers)" in labels
