@@ -153,3 +153,51 @@ def test_llm_benchmark_file_is_consistent() -> None:
         expected = published * n if r["throughput_scope"] == "per_gpu" else published
         assert r["throughput_scope"] in ("per_gpu", "total")
         assert abs(total - expected) <= 0.5, r
+
+
+def test_dle_benchmark_file_is_consistent() -> None:
+    """``benchmarks_nvidia_dle.csv``: same columns as ``benchmarks.csv``, catalog GPUs, totals.
+
+    Hand-checkable facts from NVIDIA/DeepLearningExamples@729963dd: the BERT README's DGX A100
+    (8x A100 80GB) SQuAD fine-tuning table gives 1 GPU, batch 32, 110.5 sequences/s in mixed
+    precision; the ResNeXt101-32x4d DGX-1 16GB table gives 8 GPUs at 1133 img/s in FP32 (batch
+    64 in configs.yml); the EfficientNet DGX-1 32GB table's B4 rows scale 17.6x on 8 GPUs, so
+    they are kept as suspect.
+    """
+    with (SEED_DIR / "gpus.csv").open(encoding="utf-8") as f:
+        catalog = {r["canonical_name"] for r in csv.DictReader(f)}
+    with (SEED_DIR / "benchmarks.csv").open(encoding="utf-8") as f:
+        header = next(csv.reader(f))
+    with (SEED_DIR / "benchmarks_nvidia_dle.csv").open(encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        assert reader.fieldnames == header
+        rows = list(reader)
+    assert len(rows) == 64
+    for r in rows:
+        assert r["gpu"] in catalog, r["gpu"]
+        assert r["source"] == "nvidia_dle" and r["seen_on"] == "2026-12-01"
+        assert r["source_ref"].startswith("NVIDIA/DeepLearningExamples@729963dd:PyTorch/")
+        assert r["throughput_scope"] == "total" and r["throughput_total"] == r["throughput"]
+        assert (r["interconnect"] == "nvlink") == (int(r["gpu_count"]) > 1)
+    bert = [
+        r
+        for r in rows
+        if r["workload"] == "BERT-large uncased"
+        and r["gpu"] == "A100 SXM4 80GB"
+        and r["gpu_count"] == "1"
+        and r["precision"] == "fp16_amp"
+    ]
+    assert [(r["throughput"], r["batch_size_per_gpu"], r["seq_len"]) for r in bert] == [
+        ("110.5", "32", "384")
+    ]
+    rnxt = [
+        r
+        for r in rows
+        if r["workload"] == "ResNeXt101-32x4d"
+        and r["gpu"] == "V100 SXM2 16GB"
+        and r["gpu_count"] == "8"
+        and r["precision"] == "fp32"
+    ]
+    assert [(r["throughput"], r["batch_size_per_gpu"]) for r in rnxt] == [("1133", "64")]
+    suspect = {(r["workload"], r["gpu"]) for r in rows if r["suspect"] == "true"}
+    assert suspect == {("EfficientNet-B4", "V100 SXM2 32GB")}

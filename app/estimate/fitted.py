@@ -35,27 +35,27 @@ COMM_OVERLAP = 1.0
 
 DEFAULT_ACTIVATION_BYTES_PER_PARAM = 5.034
 
-FLOPS_RATE_MODEL = {'cnn|16': (26.3557, 0.2419, 0.4851),
- 'cnn|32': (24.4367, 0.1014, 0.7901),
- 'transformer|16': (22.7362, 0.2768, 0.9958),
- 'transformer|32': (22.8493, 0.344, 0.8786)}
+FLOPS_RATE_MODEL = {'cnn|16': (26.6511, 0.2506, 0.4217),
+ 'cnn|32': (27.844, 0.4215, 0.0998),
+ 'transformer|16': (22.7071, 0.2694, 1.0064),
+ 'transformer|32': (22.7859, 0.3386, 0.8914)}
 
 LINK_EFFICIENCY = {'nvlink': 0.5, 'pcie': 0.4, 'pcie_consumer': 0.4}
 
 MFU_MAX = {'cnn|16': 0.717, 'cnn|32': 0.9993, 'transformer|16': 0.9793, 'transformer|32': 0.7184}
 
-MFU_PRIOR = {'cnn|16': 0.1932, 'cnn|32': 0.3246, 'transformer|16': 0.1912, 'transformer|32': 0.2349}
+MFU_PRIOR = {'cnn|16': 0.1703, 'cnn|32': 0.3203, 'transformer|16': 0.1971, 'transformer|32': 0.2354}
 
-MULTI_GPU_RANGE = (0.7576, 1.0609)
+MULTI_GPU_RANGE = (0.7633, 1.0585)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.8846, 1.4727),
- 'extrapolated': (0.7448, 1.3424),
- 'flops_model': (0.5958, 2.1626),
- 'measured': (0.8713, 1.145),
- 'precision_switch': (0.6943, 1.5607),
- 'scaled': (0.7462, 1.3777),
- 'sibling': (0.8106, 1.1912)}
+RANGE_FACTORS = {'derived': (0.8846, 1.4729),
+ 'extrapolated': (0.7221, 1.3413),
+ 'flops_model': (0.6263, 2.1551),
+ 'measured': (0.8679, 1.145),
+ 'precision_switch': (0.6871, 1.511),
+ 'scaled': (0.7328, 1.3711),
+ 'sibling': (0.8089, 1.1898)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.015, 'pcie_consumer': 0.035}
