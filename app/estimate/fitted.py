@@ -50,12 +50,12 @@ MULTI_GPU_RANGE = (0.7633, 1.0585)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.8846, 1.4729),
+RANGE_FACTORS = {'derived': (0.8798, 1.4685),
  'extrapolated': (0.7221, 1.3413),
  'flops_model': (0.6263, 2.1551),
  'measured': (0.8679, 1.145),
  'precision_switch': (0.6871, 1.511),
- 'scaled': (0.7328, 1.3711),
+ 'scaled': (0.7328, 1.3708),
  'sibling': (0.8089, 1.1898)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.015, 'pcie_consumer': 0.035}
