@@ -59,7 +59,7 @@ def test_leave_one_workload_out_meets_target(numbers) -> None:  # type: ignore[n
 def test_unmet_targets_do_not_get_worse(numbers) -> None:  # type: ignore[no-untyped-def]
     # the honest figures of docs/accuracy.md, rounded up: a change that worsens them fails
     assert numbers["derived_median"] <= 0.18
-    assert numbers["lowo_median"] <= 0.27
+    assert numbers["lowo_median"] <= 0.26
 
 
 @pytest.mark.parametrize(

@@ -37,25 +37,25 @@ DEFAULT_ACTIVATION_BYTES_PER_PARAM = 5.034
 
 FLOPS_RATE_MODEL = {'cnn|16': (26.6511, 0.2506, 0.4217),
  'cnn|32': (27.844, 0.4215, 0.0998),
- 'transformer|16': (22.7071, 0.2694, 1.0064),
- 'transformer|32': (22.7859, 0.3386, 0.8914)}
+ 'transformer|16': (22.4324, 0.2248, 1.0837),
+ 'transformer|32': (22.4476, 0.3171, 0.9556)}
 
 LINK_EFFICIENCY = {'nvlink': 0.5, 'pcie': 0.4, 'pcie_consumer': 0.4}
 
-MFU_MAX = {'cnn|16': 0.717, 'cnn|32': 0.9993, 'transformer|16': 0.9793, 'transformer|32': 0.7184}
+MFU_MAX = {'cnn|16': 0.717, 'cnn|32': 0.9993, 'transformer|16': 0.9793, 'transformer|32': 0.8377}
 
-MFU_PRIOR = {'cnn|16': 0.1703, 'cnn|32': 0.3203, 'transformer|16': 0.1971, 'transformer|32': 0.2354}
+MFU_PRIOR = {'cnn|16': 0.1703, 'cnn|32': 0.3203, 'transformer|16': 0.1981, 'transformer|32': 0.2368}
 
-MULTI_GPU_RANGE = (0.7633, 1.0585)
+MULTI_GPU_RANGE = (0.7638, 1.058)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.8798, 1.4685),
- 'extrapolated': (0.7221, 1.3413),
- 'flops_model': (0.6263, 2.1551),
+RANGE_FACTORS = {'derived': (0.8798, 1.4712),
+ 'extrapolated': (0.7178, 1.3451),
+ 'flops_model': (0.4688, 2.0391),
  'measured': (0.8679, 1.145),
- 'precision_switch': (0.6871, 1.511),
- 'scaled': (0.7328, 1.3708),
- 'sibling': (0.8089, 1.1898)}
+ 'precision_switch': (0.6747, 1.4561),
+ 'scaled': (0.7261, 1.3614),
+ 'sibling': (0.8073, 1.1895)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.015, 'pcie_consumer': 0.035}
