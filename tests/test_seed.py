@@ -153,3 +153,69 @@ def test_llm_benchmark_file_is_consistent() -> None:
         expected = published * n if r["throughput_scope"] == "per_gpu" else published
         assert r["throughput_scope"] in ("per_gpu", "total")
         assert abs(total - expected) <= 0.5, r
+
+
+def test_dle_benchmark_file_is_consistent() -> None:
+    """``benchmarks_nvidia_dle.csv``: same columns as ``benchmarks.csv``, catalog GPUs, totals.
+
+    Hand-checkable facts from NVIDIA/DeepLearningExamples@729963dd: the BERT README's DGX A100
+    (8x A100 80GB) SQuAD fine-tuning table gives 1 GPU, batch 32, 110.5 sequences/s in mixed
+    precision; the ResNeXt101-32x4d DGX-1 16GB table gives 8 GPUs at 1133 img/s in FP32 (batch
+    64 in configs.yml); the EfficientNet DGX-1 32GB table's B4 rows scale 17.6x on 8 GPUs, and
+    the DGX-1 FP32 BERT-large phase-2 pre-training rows (19 sequences/s at seq 512 on one GPU)
+    need 6 x 302,309,376 x 512 x 19 = 17.6 TFLOP/s, above the V100's 15.7: both kept as suspect.
+    """
+    with (SEED_DIR / "gpus.csv").open(encoding="utf-8") as f:
+        catalog = {r["canonical_name"] for r in csv.DictReader(f)}
+    with (SEED_DIR / "benchmarks.csv").open(encoding="utf-8") as f:
+        header = next(csv.reader(f))
+    with (SEED_DIR / "benchmarks_nvidia_dle.csv").open(encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        assert reader.fieldnames == header
+        rows = list(reader)
+    assert len(rows) == 80
+    for r in rows:
+        assert r["gpu"] in catalog, r["gpu"]
+        assert r["source"] == "nvidia_dle" and r["seen_on"] == "2026-12-01"
+        assert r["source_ref"].startswith("NVIDIA/DeepLearningExamples@729963dd:PyTorch/")
+        assert r["throughput_scope"] == "total" and r["throughput_total"] == r["throughput"]
+        assert (r["interconnect"] == "nvlink") == (int(r["gpu_count"]) > 1)
+    bert = [
+        r
+        for r in rows
+        if r["workload"] == "BERT-large uncased"
+        and r["gpu"] == "A100 SXM4 80GB"
+        and r["gpu_count"] == "1"
+        and r["precision"] == "fp16_amp"
+    ]
+    assert [(r["throughput"], r["batch_size_per_gpu"], r["seq_len"]) for r in bert] == [
+        ("110.5", "32", "384")
+    ]
+    rnxt = [
+        r
+        for r in rows
+        if r["workload"] == "ResNeXt101-32x4d"
+        and r["gpu"] == "V100 SXM2 16GB"
+        and r["gpu_count"] == "8"
+        and r["precision"] == "fp32"
+    ]
+    assert [(r["throughput"], r["batch_size_per_gpu"]) for r in rnxt] == [("1133", "64")]
+    suspect = [(r["workload"], r["gpu"], r["precision"]) for r in rows if r["suspect"] == "true"]
+    assert sorted(set(suspect)) == [
+        ("BERT-large uncased pre-training (phase 2, seq 512)", "V100 SXM2 32GB", "fp32"),
+        ("EfficientNet-B4", "V100 SXM2 32GB", "fp16_amp"),
+        ("EfficientNet-B4", "V100 SXM2 32GB", "fp32"),
+    ]
+    assert len(suspect) == 6
+    phase2 = [
+        r
+        for r in rows
+        if r["workload"] == "BERT-large uncased pre-training (phase 2, seq 512)"
+        and r["gpu"] == "V100 SXM2 32GB"
+        and r["gpu_count"] == "1"
+    ]
+    # micro-batch = the table's accumulated batch per GPU 2048 / accumulation steps 512 and 256
+    assert [(r["precision"], r["batch_size_per_gpu"], r["method"]) for r in phase2] == [
+        ("fp32", "4", "pretrain"),
+        ("fp16_amp", "8", "pretrain"),
+    ]

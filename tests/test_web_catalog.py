@@ -26,7 +26,8 @@ def seed_rows(name: str) -> list[dict[str, str]]:
 
 
 GPUS = seed_rows("gpus.csv")
-BENCHMARKS = seed_rows("benchmarks.csv") + seed_rows("benchmarks_llm.csv")
+#: every benchmarks*.csv, as `gpucost seed` loads them
+BENCHMARKS = [r for p in sorted(SEED.glob("benchmarks*.csv")) for r in seed_rows(p.name)]
 
 
 def body_rows(doc: Node, table_id: str) -> list[Node]:

@@ -294,14 +294,15 @@ DERIVED_PAIRS = (
     ("Llama 3 70B", "llama31-8b-pretrain"),
     ("Llama 2 13B", "llama2-7b-pretrain"),
     ("Llama 2 70B", "llama2-13b-pretrain"),
+    ("BERT-large uncased", "bert-base-squad"),
 )
 
 
 def derived(ds: Dataset) -> list[Residual]:
     """A measured workload predicted as a custom variant of another preset (its own rows
-    removed): ResNet-152 from ResNet-50, Transformer-XL large from base, a bigger Llama
-    from a smaller (MPT rows at their GPU count), through the served path's ``derived``
-    situation."""
+    removed): ResNet-152 from ResNet-50, Transformer-XL large from base, BERT-large from
+    BERT-base, a bigger Llama from a smaller (MPT rows at their GPU count), through the
+    served path's ``derived`` situation."""
     out = []
     for label, base_slug in DERIVED_PAIRS:
         base = ds.presets.get(base_slug)

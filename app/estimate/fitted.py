@@ -35,27 +35,27 @@ COMM_OVERLAP = 1.0
 
 DEFAULT_ACTIVATION_BYTES_PER_PARAM = 5.034
 
-FLOPS_RATE_MODEL = {'cnn|16': (26.3557, 0.2419, 0.4851),
- 'cnn|32': (24.4367, 0.1014, 0.7901),
- 'transformer|16': (22.8894, 0.2806, 0.9595),
- 'transformer|32': (22.951, 0.338, 0.8554)}
+FLOPS_RATE_MODEL = {'cnn|16': (26.6511, 0.2506, 0.4217),
+ 'cnn|32': (27.844, 0.4215, 0.0998),
+ 'transformer|16': (22.5806, 0.2286, 1.0482),
+ 'transformer|32': (22.551, 0.312, 0.9316)}
 
 LINK_EFFICIENCY = {'nvlink': 0.5, 'pcie': 0.4, 'pcie_consumer': 0.4}
 
-MFU_MAX = {'cnn|16': 0.717, 'cnn|32': 0.9993, 'transformer|16': 0.9793, 'transformer|32': 0.5913}
+MFU_MAX = {'cnn|16': 0.717, 'cnn|32': 0.9993, 'transformer|16': 0.9793, 'transformer|32': 0.7613}
 
-MFU_PRIOR = {'cnn|16': 0.1932, 'cnn|32': 0.3246, 'transformer|16': 0.1745, 'transformer|32': 0.2085}
+MFU_PRIOR = {'cnn|16': 0.1703, 'cnn|32': 0.3203, 'transformer|16': 0.1809, 'transformer|32': 0.2118}
 
-MULTI_GPU_RANGE = (0.7576, 1.0609)
+MULTI_GPU_RANGE = (0.7638, 1.058)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.852, 1.4558),
- 'extrapolated': (0.7448, 1.3424),
- 'flops_model': (0.6606, 2.1019),
- 'measured': (0.8713, 1.145),
- 'precision_switch': (0.6943, 1.5607),
- 'scaled': (0.7462, 1.3728),
- 'sibling': (0.8106, 1.1912)}
+RANGE_FACTORS = {'derived': (0.7601, 1.5387),
+ 'extrapolated': (0.7178, 1.3451),
+ 'flops_model': (0.5126, 2.1021),
+ 'measured': (0.8679, 1.145),
+ 'precision_switch': (0.6747, 1.4561),
+ 'scaled': (0.7234, 1.3742),
+ 'sibling': (0.8073, 1.1895)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.015, 'pcie_consumer': 0.035}
