@@ -14,9 +14,9 @@ It selects the evidence and produces the estimate, in one of six situations:
   most (parameters for transformers, FLOPs per sample for CNNs; transformers never borrow
   from CNNs).
 * ``derived``: a custom workload that departs from its preset: the preset's estimate at the
-  requested precision and micro-batch, times the ratio of training FLOPs per sample, times
-  how the FLOP rate of the other measured workloads changes from the preset's size to the
-  custom one's.
+  requested precision and micro-batch, times the ratio of training FLOPs per sample (a
+  FLOP-rate trend with size taken from the other workloads was tried and mixed architecture
+  with size: docs/accuracy.md).
 * ``precision_switch``: the workload was measured, but never at the precision class asked
   (fp32/tf32 vs 16-bit); the pooled model converts with the family's
   shared fp32-vs-16-bit terms (its own deviation from them is unknown).
@@ -420,10 +420,39 @@ class ThroughputModel:
         fam = family(w.architecture)
         if not flops:
             return 0.0, Situation.FLOPS_MODEL, (), ("no FLOPs per sample for this workload",)
-        found = self.donor_log_rate(w, flops, gpu, precision)
-        if found is not None:
-            log_rate, labels = found
-            rate_flops = math.exp(log_rate)
+        logs, weights, labels = [], [], []
+        own = set(w.benchmark_workloads)
+        candidates = [
+            (key, entry)
+            for key, entry in sorted(self.flops_table.items())
+            if entry[0] == fam and key[0] not in own
+        ]
+        if fam == "transformer":
+            # an attention kernel like the workload's first (eager attention materialises
+            # the score matrix and runs at a lower FLOP rate than SDPA/Flash kernels)
+            same = [
+                c
+                for c in candidates
+                if (d := self.data.workloads.get(c[0])) is not None and d.attention == w.attention
+            ]
+            candidates = same or candidates
+        for (label, method), entry in candidates:
+            found = self.data.groups((label,), method)
+            if not found:
+                continue
+            level = self.data.reference_level(found[0])
+            if level is None:
+                continue
+            y, _ = self.data.predict(found[0], gpu, precision, None, level)
+            y -= self.data.batch_term(found[0], None)  # the donor's saturated rate
+            weight = donor_weight(fam, entry, w, flops)
+            logs.append(y + math.log(entry[1]))
+            weights.append(weight)
+            labels.append(label)
+        if logs:
+            rate_flops = math.exp(
+                sum(a * b for a, b in zip(logs, weights, strict=True)) / sum(weights)
+            )
             note = (
                 f"{SITUATION_TEXT[Situation.FLOPS_MODEL]}: {rate_flops / 1e12:.1f} TFLOP/s "
                 f"from {len(labels)} measured {fam} workload(s): {', '.join(labels)}"
@@ -448,77 +477,6 @@ class ThroughputModel:
         if w.method == Method.QLORA:
             rate /= fitted.QLORA_SLOWDOWN
         return rate, Situation.FLOPS_MODEL, (), (note,)
-
-    def donor_log_rate(
-        self,
-        w: Workload,
-        flops: float,
-        gpu: GpuSpec,
-        precision: Precision,
-        exclude: Sequence[str] = (),
-    ) -> tuple[float, list[str]] | None:
-        """ln FLOP/s the measured workloads of ``w``'s family reach on ``gpu``, weighted for
-        ``w`` (``flops``: its training FLOPs per sample), and the donor labels; ``None``
-        without a donor.
-
-        The weighted mean over the donors of ln(pooled estimate on ``gpu`` at the donor's
-        saturated batch × its FLOPs per unit), weights :func:`donor_weight`; transformers
-        borrow from transformers with the same attention kernel (eager or SDPA) where there
-        are any. Donors are every table entry of the family except ``w``'s own labels and
-        ``exclude``.
-        """
-        fam = family(w.architecture)
-        own = {*w.benchmark_workloads, *exclude}
-        candidates = [
-            (key, entry)
-            for key, entry in sorted(self.flops_table.items())
-            if entry[0] == fam and key[0] not in own
-        ]
-        if fam == "transformer":
-            # an attention kernel like the workload's first (eager attention materialises
-            # the score matrix and runs at a lower FLOP rate than SDPA/Flash kernels)
-            same = [
-                c
-                for c in candidates
-                if (d := self.data.workloads.get(c[0])) is not None and d.attention == w.attention
-            ]
-            candidates = same or candidates
-        logs, weights, labels = [], [], []
-        for (label, method), entry in candidates:
-            found = self.data.groups((label,), method)
-            if not found:
-                continue
-            level = self.data.reference_level(found[0])
-            if level is None:
-                continue
-            y, _ = self.data.predict(found[0], gpu, precision, None, level)
-            y -= self.data.batch_term(found[0], None)  # the donor's saturated rate
-            logs.append(y + math.log(entry[1]))
-            weights.append(donor_weight(fam, entry, w, flops))
-            labels.append(label)
-        if not logs:
-            return None
-        return sum(a * b for a, b in zip(logs, weights, strict=True)) / sum(weights), labels
-
-    def _size_mfu_ratio(
-        self, w: Workload, own_flops: float, ref_flops: float, gpu: GpuSpec, prec: Precision
-    ) -> float:
-        """FLOP rate of ``w``'s size ÷ that of its preset's size on ``gpu``, for the
-        ``derived`` situation: :meth:`donor_log_rate` weighted for each, over the same donors
-        (every measured workload of the family but the preset's own labels), so the ratio is
-        how the achieved FLOP rate changes with size across the other workloads (on 8 ×
-        H100 SXM at 2048 tokens llm-foundry's MPT-7B reaches MFU 0.62, MPT-1B 0.42, MPT-760M
-        0.35, FLOPs as :func:`training_flops_per_sample` counts them). 1 when the family
-        differs or there is no donor."""
-        ref = self._base(prec)
-        if self.reference is None or family(w.architecture) != family(ref.architecture):
-            return 1.0
-        exclude = self.reference.benchmark_workloads
-        own = self.donor_log_rate(w, own_flops, gpu, prec, exclude)
-        base = self.donor_log_rate(ref, ref_flops, gpu, prec, exclude)
-        if own is None or base is None:
-            return 1.0
-        return math.exp(own[0] - base[0])
 
     def _batch_factor(self, w: Workload) -> float:
         """b / (b + b0) of the micro-batch law (:mod:`app.estimate.pooled`) for ``w``."""
@@ -553,14 +511,11 @@ class ThroughputModel:
             own_flops = training_flops_per_sample(w)
             if ref_flops and own_flops:
                 ratio = ref_flops / own_flops
-                mfu = self._size_mfu_ratio(w, own_flops, ref_flops, gpu, prec)
-                ratio *= mfu
                 if w.method == Method.QLORA and self.reference.method != Method.QLORA:
                     ratio /= fitted.QLORA_SLOWDOWN
                 text = (
-                    f"{SITUATION_TEXT[Situation.DERIVED]} (×{ratio:.3g}, of which ×{mfu:.3g} "
-                    "is the FLOP rate other workloads of its size reach against the preset's "
-                    f"size); the preset's estimate is {situation.value}"
+                    f"{SITUATION_TEXT[Situation.DERIVED]} (×{ratio:.3g}); the preset's "
+                    f"estimate is {situation.value}"
                 )
             else:
                 ratio = 1.0

@@ -319,45 +319,6 @@ def test_departing_from_preset_scales_by_flops() -> None:
     assert tp.samples_per_s == pytest.approx(443 * ratio, rel=0.01)
 
 
-def test_derived_workload_takes_the_flop_rate_trend_of_other_workloads_of_its_size() -> None:
-    # two donors measured on the A100 at the same batch and sequence (their batch factor
-    # cancels in the ratio): "Small" (100M params) reaches 100 TFLOP/s, "Big" (1B) 150
-    small_flops, big_flops = 1e11, 1e12
-    donors = {
-        ("Small", "full"): ("transformer", small_flops, small_flops, 100_000_000),
-        ("Big", "full"): ("transformer", big_flops, big_flops, 1_000_000_000),
-    }
-    pts = [
-        point("A100 SXM4 80GB", 443, 320, pid=1),
-        dataclasses.replace(point("A100 SXM4 80GB", 1000, 320, pid=2), workload="Small"),
-        dataclasses.replace(point("A100 SXM4 80GB", 150, 320, pid=3), workload="Big"),
-    ]
-    bert_flops = training_flops_per_sample(BERT)
-    table = {**donors, ("BERT-base uncased", "full"): ("transformer", bert_flops, bert_flops, 0)}
-    bigger = dataclasses.replace(BERT, params=1_000_000_000, matches_preset=False)
-    catalog = {A100_80_SXM.name: A100_80_SXM}
-    model = ThroughputModel(bigger, points=pts, catalog=catalog, flops_table=table, reference=BERT)
-    own_flops = training_flops_per_sample(bigger)
-    assert own_flops is not None and bert_flops is not None
-
-    def weight(donor: int, own: int) -> float:
-        return 1 / (0.25 + abs(math.log(donor / own)))
-
-    def mean_log(own: int) -> float:
-        ws, wb = weight(100_000_000, own), weight(1_000_000_000, own)
-        return (ws * math.log(100e12) + wb * math.log(150e12)) / (ws + wb)
-
-    # the preset's own label is no donor: BERT's size (109.5M) mostly weighs Small, 1B Big
-    expected = math.exp(mean_log(1_000_000_000) - mean_log(109_483_778))
-    # weights 0.392 and 4 for 1B, 2.936 and 0.406 for 109.5M: exp(0.369 - 0.049) = 1.377
-    assert expected == pytest.approx(1.377, abs=0.001)
-    mfu = model._size_mfu_ratio(bigger, own_flops, bert_flops, A100_80_SXM, Precision.FP16_AMP)
-    assert mfu == pytest.approx(expected, rel=0.01)
-    rate, situation, _, notes = model.single_gpu(A100_80_SXM)
-    assert situation == Situation.DERIVED and "×1.38 is the FLOP rate" in notes[0]
-    assert rate == pytest.approx(443 * bert_flops / own_flops * expected, rel=0.01)
-
-
 def test_a_gpu_without_16_bit_units_runs_mixed_precision_at_its_fp32_rate() -> None:
     # GeForce Pascal: no tensor cores, fp16 arithmetic at 1/64 rate; the catalog lists no
     # 16-bit figure, so mixed precision runs its matmuls in fp32
