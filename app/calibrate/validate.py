@@ -43,6 +43,7 @@ from app.estimate.throughput import (
     training_flops_per_sample,
 )
 from app.estimate.types import (
+    TRANSFORMER_ARCHITECTURES,
     Architecture,
     BenchmarkPoint,
     Interconnect,
@@ -406,19 +407,46 @@ def fit_flops_rate_model(
     return out
 
 
+def network_key(w: Workload) -> tuple[object, ...]:
+    """What makes two benchmark labels the same network: a transformer's architecture and
+    shape (layers, hidden, FFN width, heads), another family's architecture and parameter
+    count. BERT-large fine-tuned on SQuAD and pre-trained (335.1M vs 336.2M parameters: the
+    pre-training heads) are one network; so are ResNet-50 in TensorFlow and ResNet-50 v1.5 in
+    PyTorch (25,557,032 parameters both)."""
+    if w.architecture in TRANSFORMER_ARCHITECTURES and w.layers and w.hidden_size:
+        return (w.architecture, w.layers, w.hidden_size, w.ffn_hidden_size, w.heads)
+    return (w.architecture, w.params)
+
+
+def lowo_folds(ds: Dataset) -> dict[str, frozenset[str]]:
+    """Benchmark label → every label of the same network (:func:`network_key`): a
+    leave-one-workload-out fold removes them all, so no held-out workload borrows from its own
+    network measured on another task or in another framework."""
+    key_of: dict[str, tuple[object, ...]] = {}
+    for r in rate_rows(ds):
+        if r.workload not in key_of and (w := row_workload(ds, r)) is not None:
+            key_of[r.workload] = network_key(w)
+    return {
+        label: frozenset(other for other, k in key_of.items() if k == key)
+        for label, key in key_of.items()
+    }
+
+
 def lowo(ds: Dataset) -> list[Residual]:
     """Leave-one-workload-out (``flops_model`` situation) of workloads with a FLOPs estimate:
-    every row of the workload removed, from the data and from the fitted FLOPs-model constants
-    (``MFU_PRIOR``, ``FLOPS_RATE_MODEL``, ``MFU_MAX`` refitted per fold); the
-    baseline is FLOPs ÷ (peak × a flat MFU of 0.3)."""
+    every row of the workload's network (:func:`lowo_folds`) removed, from the data and from
+    the fitted FLOPs-model constants (``MFU_PRIOR``, ``FLOPS_RATE_MODEL``, ``MFU_MAX``
+    refitted per fold); the baseline is FLOPs ÷ (peak × a flat MFU of 0.3)."""
     out = []
     rows = rate_rows(ds)
+    folds = lowo_folds(ds)
     for label in sorted({r.workload for r in rows}):
-        train = [p for p in ds.points if p.workload != label]
-        table = {k: v for k, v in ds.flops_table.items() if k[0] != label}
-        prior = {**fitted.MFU_PRIOR, **fit_mfu_prior(ds, frozenset({label}))}
-        rate_model = fit_flops_rate_model(ds, frozenset({label}))
-        cap = fit_mfu_max(ds, frozenset({label}))
+        held = folds.get(label, frozenset({label}))
+        train = [p for p in ds.points if p.workload not in held]
+        table = {k: v for k, v in ds.flops_table.items() if k[0] not in held}
+        prior = {**fitted.MFU_PRIOR, **fit_mfu_prior(ds, held)}
+        rate_model = fit_flops_rate_model(ds, held)
+        cap = fit_mfu_max(ds, held)
         data = served_data(ds, train)
         with patched(MFU_PRIOR=prior, FLOPS_RATE_MODEL=rate_model, MFU_MAX=cap):
             for r in (x for x in rows if x.workload == label):

@@ -37,25 +37,25 @@ DEFAULT_ACTIVATION_BYTES_PER_PARAM = 5.034
 
 FLOPS_RATE_MODEL = {'cnn|16': (26.6511, 0.2506, 0.4217),
  'cnn|32': (27.844, 0.4215, 0.0998),
- 'transformer|16': (22.5806, 0.2286, 1.0482),
- 'transformer|32': (22.551, 0.312, 0.9316)}
+ 'transformer|16': (22.7482, 0.2551, 1.0017),
+ 'transformer|32': (22.7113, 0.3182, 0.9035)}
 
 LINK_EFFICIENCY = {'nvlink': 0.5, 'pcie': 0.4, 'pcie_consumer': 0.4}
 
 MFU_MAX = {'cnn|16': 0.717, 'cnn|32': 0.9993, 'transformer|16': 0.9793, 'transformer|32': 0.7613}
 
-MFU_PRIOR = {'cnn|16': 0.1703, 'cnn|32': 0.3203, 'transformer|16': 0.1809, 'transformer|32': 0.2118}
+MFU_PRIOR = {'cnn|16': 0.1703, 'cnn|32': 0.3203, 'transformer|16': 0.1761, 'transformer|32': 0.2113}
 
-MULTI_GPU_RANGE = (0.7638, 1.058)
+MULTI_GPU_RANGE = (0.7586, 1.056)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.8852, 1.4712),
- 'extrapolated': (0.7178, 1.3451),
- 'flops_model': (0.5126, 2.1021),
+RANGE_FACTORS = {'derived': (0.8852, 1.4713),
+ 'extrapolated': (0.7147, 1.3468),
+ 'flops_model': (0.6155, 2.1249),
  'measured': (0.8679, 1.145),
- 'precision_switch': (0.6747, 1.4561),
- 'scaled': (0.7261, 1.3614),
- 'sibling': (0.8073, 1.1895)}
+ 'precision_switch': (0.6739, 1.4599),
+ 'scaled': (0.726, 1.3673),
+ 'sibling': (0.8076, 1.1897)}
 
-SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.015, 'pcie_consumer': 0.035}
+SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.01, 'pcie_consumer': 0.035}
