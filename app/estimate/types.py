@@ -582,6 +582,20 @@ class Workload:
             le=10**9,
         ),
     )
+    #: millions of activation elements of one sample's forward pass at ``image_size``: the
+    #: output elements of every convolution and matrix product (fvcore's
+    #: ``ActivationCountAnalysis``, the ``infer_macts`` column of timm's benchmark CSVs)
+    forward_activations_per_sample: float | None = field(
+        default=None,
+        metadata=_given(
+            "forward-pass activations per sample at image_size, millions of elements (outputs "
+            "of every convolution and matrix product, fvcore's count as timm's benchmark "
+            "publishes it in infer_macts); sizes CNN activation memory when given",
+            ge=1e-6,
+            le=10**7,
+            examples=(11.11,),
+        ),
+    )
     benchmark_workloads: tuple[str, ...] = ()
     benchmark_method: str | None = None
     units_per_sample: float | None = None
