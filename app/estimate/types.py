@@ -493,6 +493,15 @@ class Workload:
         default=False,
         metadata=_given("FSDP: every rank loads the full 16-bit model on its GPU before sharding"),
     )
+    #: the transformer trains with dropout p > 0 (Korthikanti's 1-byte masks are kept); false:
+    #: p = 0 or no dropout layers (PyTorch's dropout at p = 0 returns its input, no mask)
+    dropout: bool = field(
+        default=True,
+        metadata=_given(
+            "transformers: dropout with p > 0 in training (default true: its masks are kept); "
+            "false for p = 0 or no dropout layers"
+        ),
+    )
     # -- vision and diffusion memory (issue 9): optional --
     #: conv nets: classification or detection (a detector's activations per backbone GFLOP
     #: are fitted apart from a classifier's)

@@ -119,6 +119,7 @@ WORKLOAD_ADVANCED = (
     _workload("checkpoint_granularity", "Checkpointing granularity"),
     _workload("double_quant", "QLoRA double quantisation"),
     _workload("full_model_init", "Full model loaded per GPU before FSDP"),
+    _workload("dropout", "Dropout (p > 0)"),
     _workload("vision_task", "Vision task"),
     _workload("backbone_gflops_224", "Detector backbone GFLOPs", unit="per 224px image"),
     _workload("patch_size", "ViT patch size", unit="px"),
