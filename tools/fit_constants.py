@@ -21,8 +21,8 @@ HEADER = '''"""Constants fitted from seed_data/ by ``python tools/fit_constants.
 
 * ACTIVATION_BYTES_PER_SAMPLE: "label|16/32" -> (activation bytes per sample, reference
   image side or None, fixed bytes), from Lambda v0 peak memory (nvidia-smi) at several batches.
-* CNN_ACTIVATION_BYTES_PER_GFLOP, DEFAULT_ACTIVATION_BYTES_PER_PARAM: fallbacks derived from
-  those fits.
+* CNN_ACTIVATION_BYTES_PER_GFLOP, CNN_ACTIVATION_BYTES_PER_ELEMENT (per forward activation
+  element, fvcore count), DEFAULT_ACTIVATION_BYTES_PER_PARAM: fallbacks derived from those fits.
 * MFU_PRIOR: median achieved MFU per "family|precision class" over single-GPU measurements.
 * MFU_MAX: highest MFU (at most 1) measured per "family|precision class" on the GPUs' fast
   rate class: the FLOPs model's cap (app/calibrate/validate.py fit_mfu_max).

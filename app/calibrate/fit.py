@@ -54,8 +54,14 @@ def fit_memory(ds: Dataset) -> dict[str, Any]:
     ``peak = a + b·batch`` gives the per-sample slope b and intercept a. Stored as allocated
     bytes: b ÷ SLACK, (a - CUDA context) ÷ SLACK. Needs ≥ 3 distinct batches and b > 0.
     ``CNN_ACTIVATION_BYTES_PER_GFLOP`` = ResNet-50's 16-bit slope ÷ its forward GFLOPs;
+    ``CNN_ACTIVATION_BYTES_PER_ELEMENT`` = the same slope ÷ its forward activation elements
+    (the preset's ``forward_activations_per_sample``, millions: timm's fvcore count);
     ``DEFAULT_ACTIVATION_BYTES_PER_PARAM`` = median slope ÷ params over fitted non-transformer
     workloads with a parameter count.
+
+    Raises:
+        ValueError: without the ResNet-50 16-bit slope or the ``resnet50-imagenet`` preset's
+            activation count.
     """
     groups: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for p in ds.points:
@@ -89,7 +95,14 @@ def fit_memory(ds: Dataset) -> dict[str, Any]:
             per_param.append(per_sample / params)
     rn50 = fits.get("ResNet-50 v1.5|16")
     rn50_gflops = ds.presets["resnet50-imagenet"].fields.get("forward_gflops_per_sample")
+    rn50_macts = ds.presets["resnet50-imagenet"].fields.get("forward_activations_per_sample")
+    if not rn50 or not rn50_macts:
+        raise ValueError(
+            "the ResNet-50 v1.5 16-bit slope and the resnet50-imagenet activation count are "
+            "needed for CNN_ACTIVATION_BYTES_PER_ELEMENT"
+        )
     return {
+        "CNN_ACTIVATION_BYTES_PER_ELEMENT": round(rn50[0] / (rn50_macts * 1e6), 3),
         "ACTIVATION_BYTES_PER_SAMPLE": fits,
         "CNN_ACTIVATION_BYTES_PER_GFLOP": round(rn50[0] / rn50_gflops)
         if rn50 and rn50_gflops

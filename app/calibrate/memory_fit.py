@@ -53,6 +53,7 @@ PRIOR = MemoryParams(
     cnn_activation_bytes_per_gflop=float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP),
     detection_activation_bytes_per_gflop=float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP),
     diffusion_activation_bytes_per_gflop=float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP),
+    cnn_activation_bytes_per_element=float(fitted.CNN_ACTIVATION_BYTES_PER_ELEMENT),
 )
 
 #: Bytes-per-GFLOP grid of the vision/diffusion activation constants: the ResNet-50 prior
@@ -73,6 +74,10 @@ GRIDS: dict[str, list[float]] = {
     "cnn_activation_bytes_per_gflop": _PER_GFLOP_GRID,
     "detection_activation_bytes_per_gflop": _PER_GFLOP_GRID,
     "diffusion_activation_bytes_per_gflop": _PER_GFLOP_GRID,
+    # CNNs with a published activation count: the same 1/8 … 8 × range around its prior
+    "cnn_activation_bytes_per_element": [
+        round(fitted.CNN_ACTIVATION_BYTES_PER_ELEMENT * 2 ** (k / 10), 3) for k in range(-30, 31)
+    ],
 }
 OOM_CENTERS = [-0.40 + 0.005 * i for i in range(161)]  # utilisation 0.67 … 1.49
 #: A case informs a constant when its prediction moves by more than this (log) across the

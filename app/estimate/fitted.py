@@ -2,8 +2,8 @@
 
 * ACTIVATION_BYTES_PER_SAMPLE: "label|16/32" -> (activation bytes per sample, reference
   image side or None, fixed bytes), from Lambda v0 peak memory (nvidia-smi) at several batches.
-* CNN_ACTIVATION_BYTES_PER_GFLOP, DEFAULT_ACTIVATION_BYTES_PER_PARAM: fallbacks derived from
-  those fits.
+* CNN_ACTIVATION_BYTES_PER_GFLOP, CNN_ACTIVATION_BYTES_PER_ELEMENT (per forward activation
+  element, fvcore count), DEFAULT_ACTIVATION_BYTES_PER_PARAM: fallbacks derived from those fits.
 * MFU_PRIOR: median achieved MFU per "family|precision class" over single-GPU measurements.
 * MFU_MAX: highest MFU (at most 1) measured per "family|precision class" on the GPUs' fast
   rate class: the FLOPs model's cap (app/calibrate/validate.py fit_mfu_max).
@@ -28,6 +28,8 @@ ACTIVATION_BYTES_PER_SAMPLE = {'BERT-base uncased|16': (387760466, None, 1848510
  'Transformer-XL large|32': (2044476358, None, 9983230203),
  'WaveGlow|16': (727611521, None, 6634937396),
  'WaveGlow|32': (1496583129, None, 5815066258)}
+
+CNN_ACTIVATION_BYTES_PER_ELEMENT = 4.4
 
 CNN_ACTIVATION_BYTES_PER_GFLOP = 5976980
 

@@ -85,6 +85,12 @@ COPIES_GPT_BASE = 9.0
 #: 16 bits, so the stream is 16-bit there. Stas's measured SwiGLU constant is left as measured.
 AMP_FP32_STREAM_EXTRA_COPIES = 2.0
 AMP_EAGER_SCORE_BYTES = 7
+#: Korthikanti's per-layer count keeps two 1-byte dropout masks of s·b·h (attention output and
+#: MLP output) and one of a·s²·b per eager score; a layer without dropout (``dropout`` false:
+#: PyTorch's dropout returns its input at p = 0, ATen Dropout.cpp, and stores no mask) keeps
+#: neither, nor the dropped copy of the scores (the product with V saves the softmax output).
+DROPOUT_MASK_BYTES_PER_LAYER = 2
+DROPOUT_SCORE_BYTES = 1
 #: Activation checkpointing of non-transformer nets keeps this fraction of activations:
 #: Chen et al. 2016 (arXiv:1604.06174) trained a 1,000-layer ResNet in 7 GB instead of 48 GB
 #: (estimation.md §1.5); an optimistic bound for shallower nets.
@@ -136,6 +142,12 @@ class MemoryParams:
     input pixels, the neck and heads folded into the constant; fitted on FPN two-stage and
     RetinaNet detectors),
     ``diffusion_activation_bytes_per_gflop`` (UNet, per forward GFLOP at its latent size).
+    ``cnn_activation_bytes_per_element``: classification CNNs with a published activation
+    count (``forward_activations_per_sample``), bytes kept for backward per forward activation
+    element (fvcore's count of convolution and matmul outputs) at 16-bit activations [prior:
+    the same Lambda ResNet-50 slope ÷ ResNet-50's 11.11 M elements,
+    ``fitted.CNN_ACTIVATION_BYTES_PER_ELEMENT``]; it takes the place of the per-GFLOP constant
+    there, since a convolution's saved outputs grow with its output size, not its FLOPs.
     """
 
     unfused_logit_bytes: float
@@ -147,6 +159,7 @@ class MemoryParams:
     cnn_activation_bytes_per_gflop: float = float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP)
     detection_activation_bytes_per_gflop: float = float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP)
     diffusion_activation_bytes_per_gflop: float = float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP)
+    cnn_activation_bytes_per_element: float = float(fitted.CNN_ACTIVATION_BYTES_PER_ELEMENT)
 
 
 DEFAULT_PARAMS = MemoryParams(
@@ -449,7 +462,9 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
     RAM with ``activation_offloading``; selective checkpointing recomputes only the attention
     core, i.e. drops the eager ``a · s² · (2·bytes + 1)`` score tensors. c per layer:
     :func:`_copies_per_layer`; under unsharded autocast the stream, LayerNorm inputs and
-    checkpoints are fp32 and a score costs ``AMP_EAGER_SCORE_BYTES``. LoRA scales c by the
+    checkpoints are fp32 and a score costs ``AMP_EAGER_SCORE_BYTES``; without dropout
+    (``dropout`` false) a layer keeps none of Korthikanti's masks and a score only its softmax
+    output(s) (``DROPOUT_MASK_BYTES_PER_LAYER``, ``DROPOUT_SCORE_BYTES``). LoRA scales c by the
     fitted ``lora_activation_factor``.
 
     Other families: the per-sample slope fitted from measured peak memory at several batch
@@ -457,7 +472,9 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
     vision inputs; else one fitted constant per family (:class:`MemoryParams`), ×2 for fp32
     activations: detectors (``vision_task`` detection) ``detection_activation_bytes_per_gflop``
     × ``backbone_gflops_224`` × pixels / 224²; classification CNNs
-    ``cnn_activation_bytes_per_gflop`` × ``forward_gflops_per_sample``; diffusion UNets
+    ``cnn_activation_bytes_per_element`` × ``forward_activations_per_sample`` × 10⁶ where the
+    activation count is given, else ``cnn_activation_bytes_per_gflop`` ×
+    ``forward_gflops_per_sample``; diffusion UNets
     ``diffusion_activation_bytes_per_gflop`` × ``forward_gflops_per_sample`` plus the eager
     attention scores of :func:`unet_attention_scores_bytes`; others a fitted bytes per
     parameter; recommenders (embedding lookups) ~0. Checkpointing keeps
@@ -481,6 +498,10 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
         scores = 0.0
         if w.attention == Attention.EAGER and w.heads:
             per_score = AMP_EAGER_SCORE_BYTES if fp32_stream else 2 * nbytes + 1
+            if not w.dropout:
+                # no mask; unsharded autocast still keeps the fp32 softmax output and its
+                # 16-bit copy, otherwise the one softmax output serves both backward ops
+                per_score = AMP_EAGER_SCORE_BYTES - DROPOUT_SCORE_BYTES if fp32_stream else nbytes
             scores = w.heads * s * s * per_score
         logits = logits_bytes_per_sample(w, params)
         if w.gradient_checkpointing:
@@ -506,6 +527,12 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
             * w.backbone_gflops_224
             * pixels
             / BACKBONE_REFERENCE_PIXELS
+        )
+        if nbytes == 4:
+            per_sample *= 2
+    elif w.architecture == Architecture.CNN and w.forward_activations_per_sample:
+        per_sample = (
+            w.forward_activations_per_sample * 1e6 * params.cnn_activation_bytes_per_element
         )
         if nbytes == 4:
             per_sample *= 2
@@ -541,13 +568,18 @@ def _copies_per_layer(w: Workload, fp32_stream: bool) -> float:
     T5's gated GELU): Stas's measured ``COPIES_SWIGLU``. ViTs keep the paper's two-layer GELU
     MLP (Dosovitskiy et al. §3.1) whatever its width: ``COPIES_GPT_BASE + 2·f/h`` (17 at
     f = 4·h), as do GPT/BERT blocks. Unsharded autocast adds
-    ``AMP_FP32_STREAM_EXTRA_COPIES`` to the Korthikanti-derived count (fp32 LayerNorm inputs).
+    ``AMP_FP32_STREAM_EXTRA_COPIES`` to the Korthikanti-derived count (fp32 LayerNorm inputs);
+    without dropout (``dropout`` false) that count loses its two 1-byte masks
+    (``DROPOUT_MASK_BYTES_PER_LAYER``). Stas's measured SwiGLU constant is left as measured.
     """
     h = w.hidden_size or 1
     f = w.ffn_hidden_size or 4 * h
     if w.architecture != Architecture.VIT and f != 4 * h:
         return COPIES_SWIGLU
     c = COPIES_GPT if f == 4 * h else COPIES_GPT_BASE + 2.0 * f / h
+    if not w.dropout:
+        # the two 1-byte masks, in copies at the activation dtype
+        c -= DROPOUT_MASK_BYTES_PER_LAYER / activation_bytes(w.precision)
     return c + (AMP_FP32_STREAM_EXTRA_COPIES if fp32_stream else 0.0)
 
 
@@ -734,7 +766,14 @@ def _vision_notes(w: Workload) -> list[str]:
                 "without them they are a bytes-per-parameter guess"
             )
     elif arch == Architecture.CNN and not measured:
-        if w.forward_gflops_per_sample:
+        if w.forward_activations_per_sample:
+            out.append(
+                "memory: CNN activations use one fitted bytes-per-activation-element constant "
+                "on the given forward activation count (conv and matmul outputs); "
+                "per-layer transients (the largest layer's gradients, max-pool indices) are "
+                "not counted separately"
+            )
+        elif w.forward_gflops_per_sample:
             out.append(
                 "memory: CNN activations use one fitted bytes-per-forward-GFLOP constant for "
                 "classification nets; depthwise/inverted-residual nets (MobileNet, "

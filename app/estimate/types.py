@@ -493,6 +493,15 @@ class Workload:
         default=False,
         metadata=_given("FSDP: every rank loads the full 16-bit model on its GPU before sharding"),
     )
+    #: the transformer trains with dropout p > 0 (Korthikanti's 1-byte masks are kept); false:
+    #: p = 0 or no dropout layers (PyTorch's dropout at p = 0 returns its input, no mask)
+    dropout: bool = field(
+        default=True,
+        metadata=_given(
+            "transformers: dropout with p > 0 in training (default true: its masks are kept); "
+            "false for p = 0 or no dropout layers"
+        ),
+    )
     # -- vision and diffusion memory (issue 9): optional --
     #: conv nets: classification or detection (a detector's activations per backbone GFLOP
     #: are fitted apart from a classifier's)
@@ -580,6 +589,20 @@ class Workload:
             "FLOPs-based throughput estimate)",
             ge=1e-6,
             le=10**9,
+        ),
+    )
+    #: millions of activation elements of one sample's forward pass at ``image_size``: the
+    #: output elements of every convolution and matrix product (fvcore's
+    #: ``ActivationCountAnalysis``, the ``infer_macts`` column of timm's benchmark CSVs)
+    forward_activations_per_sample: float | None = field(
+        default=None,
+        metadata=_given(
+            "forward-pass activations per sample at image_size, millions of elements (outputs "
+            "of every convolution and matrix product, fvcore's count as timm's benchmark "
+            "publishes it in infer_macts); sizes CNN activation memory when given",
+            ge=1e-6,
+            le=10**7,
+            examples=(11.11,),
         ),
     )
     benchmark_workloads: tuple[str, ...] = ()

@@ -128,21 +128,32 @@ def resolve_workload(
                     f"{prefix}.params",
                     f"preset {preset.slug!r} has no sourced parameter count; give it",
                 )
-    # convolutions cost per pixel: a preset's published forward cost scales with image area
-    # when only the image size is changed (ViT FLOPs follow from the token count instead)
+    # convolutions cost and output per pixel: a preset's published forward cost and
+    # activation count scale with image area when only the image size is changed (ViT
+    # FLOPs and activations follow from the token count instead)
     old_image, new_image = base.get("image_size"), merged.get("image_size")
+    for per_pixel in ("forward_gflops_per_sample", "forward_activations_per_sample"):
+        if (
+            preset is not None
+            and old_image
+            and new_image
+            and new_image != old_image
+            and base.get(per_pixel)
+            and per_pixel not in given
+            and merged.get("architecture") in ("cnn", "diffusion_unet")
+        ):
+            merged[per_pixel] = base[per_pixel] * (new_image / old_image) ** 2
     if (
         preset is not None
         and old_image
-        and new_image
         and new_image != old_image
-        and base.get("forward_gflops_per_sample")
-        and "forward_gflops_per_sample" not in given
-        and merged.get("architecture") in ("cnn", "diffusion_unet")
+        and base.get("forward_activations_per_sample")
+        and "forward_activations_per_sample" not in given
+        and merged.get("architecture") == "vit"
     ):
-        merged["forward_gflops_per_sample"] = (
-            base["forward_gflops_per_sample"] * (new_image / old_image) ** 2
-        )
+        # attention's token-by-token products do not scale with pixels: a ViT preset's
+        # published count holds at its own size only (the per-layer formula takes over)
+        merged.pop("forward_activations_per_sample")
     method = merged.get("method", "full")
     if method in ("lora", "qlora") and not merged.get("lora_rank"):
         merged["lora_rank"] = 8

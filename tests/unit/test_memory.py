@@ -135,6 +135,44 @@ def test_vit_mlp_is_not_gated_whatever_its_width() -> None:
     assert activation_bytes_per_sample(vit_g) == pytest.approx(40 * copies * 2 * 257 * 1408)
 
 
+def test_without_dropout_a_layer_keeps_no_masks() -> None:
+    # ViT-B/16 at 224 (197 tokens), pure bf16, SDPA: 17 copies with Korthikanti's two
+    # 1-byte masks (2 B = 1 copy at 2 B), 16 without
+    vit_b = Workload(
+        architecture=Architecture.VIT,
+        params=86_567_656,
+        layers=12,
+        hidden_size=768,
+        heads=12,
+        image_size=224,
+        precision=Precision.BF16,
+        samples_per_epoch=1,
+    )
+    assert activation_bytes_per_sample(vit_b) == pytest.approx(12 * 17 * 2 * 197 * 768)
+    no_drop = dataclasses.replace(vit_b, dropout=False)
+    assert activation_bytes_per_sample(no_drop) == pytest.approx(12 * 16 * 2 * 197 * 768)
+    # fp32 activations: the masks are still 1 B each, i.e. half a copy at 4 B
+    fp32 = dataclasses.replace(no_drop, precision=Precision.FP32)
+    assert activation_bytes_per_sample(fp32) == pytest.approx(12 * 16.5 * 4 * 197 * 768)
+    # eager scores without dropout: the softmax output alone (2 B), not 2·2 + 1
+    eager = dataclasses.replace(no_drop, attention=Attention.EAGER)
+    extra = activation_bytes_per_sample(eager) - activation_bytes_per_sample(no_drop)
+    assert extra == pytest.approx(12 * 12 * 197 * 197 * 2)
+    # unsharded autocast (fp32 stream): 19 - 1 copies; scores 4 + 2 B without the mask
+    amp = dataclasses.replace(eager, precision=Precision.FP16_AMP)
+    amp_sdpa = dataclasses.replace(no_drop, precision=Precision.FP16_AMP)
+    assert activation_bytes_per_sample(amp_sdpa) == pytest.approx(12 * 18 * 2 * 197 * 768)
+    amp_extra = activation_bytes_per_sample(amp) - activation_bytes_per_sample(amp_sdpa)
+    assert amp_extra == pytest.approx(12 * 12 * 197 * 197 * 6)
+
+
+def test_dropout_leaves_the_measured_swiglu_constant_alone() -> None:
+    w = Workload(**LLAMA3_8B, precision=Precision.BF16)
+    assert activation_bytes_per_sample(
+        dataclasses.replace(w, dropout=False)
+    ) == activation_bytes_per_sample(w)
+
+
 def test_peak_is_states_plus_activations_with_slack_and_context() -> None:
     est = estimate_memory(GPT2, vram_gib=24)
     states = 18 * 124_373_760

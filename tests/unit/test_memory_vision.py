@@ -84,6 +84,36 @@ def test_classification_cnn_uses_its_own_constant() -> None:
     assert activation_bytes_per_sample(as_detector, PARAMS) == pytest.approx(8.178e6)
 
 
+def test_a_published_activation_count_sizes_cnn_activations() -> None:
+    cnn = Workload(
+        architecture=Architecture.CNN,
+        params=25_557_032,
+        image_size=224,
+        forward_gflops_per_sample=8.178,
+        forward_activations_per_sample=11.11,
+        precision=Precision.FP16_AMP,
+    )
+    per_element = dataclasses.replace(PARAMS, cnn_activation_bytes_per_element=4.0)
+    # 4 B per element × 11.11e6 elements (timm's infer_macts for resnet50 at 224), not the
+    # per-GFLOP constant; ×2 at fp32
+    assert activation_bytes_per_sample(cnn, per_element) == pytest.approx(4.444e7)
+    fp32 = dataclasses.replace(cnn, precision=Precision.FP32)
+    assert activation_bytes_per_sample(fp32, per_element) == pytest.approx(8.888e7)
+    # micro-batch 64: 64 × the per-sample bytes enter the peak
+    one = peak_memory_bytes(cnn, 1, 1, per_element)
+    many = peak_memory_bytes(cnn, 1, 64, per_element)
+    assert (many.allocated_gib - one.allocated_gib) * GIB == pytest.approx(63 * 4.444e7)
+    # without the count the per-GFLOP rule stays: 1e6 B/GFLOP × 8.178
+    no_count = dataclasses.replace(cnn, forward_activations_per_sample=None)
+    assert activation_bytes_per_sample(no_count, per_element) == pytest.approx(8.178e6)
+    # the count is a conv-net rule: a detector keeps its per-backbone-GFLOP constant
+    det = dataclasses.replace(
+        DETECTOR, forward_activations_per_sample=100.0, image_size=448, backbone_gflops_224=8.0
+    )
+    assert activation_bytes_per_sample(det, per_element) == pytest.approx(6.4e7)
+    assert any("bytes-per-activation-element" in n for n in memory_notes(cnn))
+
+
 def test_vit_tokens_follow_the_patch_size() -> None:
     vit = Workload(architecture=Architecture.VIT, image_size=224)
     assert transformer_tokens(vit) == 14 * 14 + 1  # patch 16 by default: 197

@@ -1,0 +1,71 @@
+"""A preset's published per-sample forward cost and activation count at a custom image size
+(app/services/workloads.py): a CNN's scale with the pixel area, a ViT's activation count is
+dropped (attention's products grow with tokens², not pixels)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any, cast
+
+import pytest
+
+from app.services.reference import Preset, ReferenceData
+from app.services.workloads import resolve_workload
+
+
+def _ref(slug: str, **fields: Any) -> ReferenceData:
+    preset = Preset(
+        slug=slug,
+        name=slug,
+        fields={"params": 25_557_032, "samples_per_epoch": 1_281_167, **fields},
+        benchmark_workloads=(),
+        benchmark_method=None,
+        units_per_sample=None,
+        throughput_unit=None,
+        source="test",
+        notes=None,
+    )
+    return cast(ReferenceData, SimpleNamespace(presets={slug: preset}))
+
+
+CNN = _ref(
+    "rn50",
+    architecture="cnn",
+    image_size=224,
+    forward_gflops_per_sample=8.178,
+    forward_activations_per_sample=11.11,
+)
+
+
+def test_a_cnn_presets_counts_scale_with_the_pixel_area() -> None:
+    w, _, _ = resolve_workload({"preset": "rn50", "image_size": 448}, CNN)
+    # (448 / 224)² = 4
+    assert w.forward_gflops_per_sample == pytest.approx(32.712)
+    assert w.forward_activations_per_sample == pytest.approx(44.44)
+    same, _, _ = resolve_workload({"preset": "rn50"}, CNN)
+    assert same.forward_activations_per_sample == pytest.approx(11.11)
+
+
+def test_a_given_activation_count_is_kept_as_given() -> None:
+    w, _, _ = resolve_workload(
+        {"preset": "rn50", "image_size": 448, "forward_activations_per_sample": 30.0}, CNN
+    )
+    assert w.forward_activations_per_sample == pytest.approx(30.0)
+    assert w.forward_gflops_per_sample == pytest.approx(32.712)
+
+
+def test_a_vit_presets_activation_count_holds_at_its_own_size_only() -> None:
+    vit = _ref(
+        "vitb",
+        architecture="vit",
+        image_size=224,
+        layers=12,
+        hidden_size=768,
+        heads=12,
+        forward_gflops_per_sample=35.128,
+        forward_activations_per_sample=23.9,
+    )
+    own, _, _ = resolve_workload({"preset": "vitb"}, vit)
+    assert own.forward_activations_per_sample == pytest.approx(23.9)
+    bigger, _, _ = resolve_workload({"preset": "vitb", "image_size": 384}, vit)
+    assert bigger.forward_activations_per_sample is None
