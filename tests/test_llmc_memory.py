@@ -54,6 +54,9 @@ def test_llmc_350m_on_8_a100_80gb_is_not_high(client: Any) -> None:
     assert b["allocated_gib"] == pytest.approx(allocated / GIB, rel=1e-9)  # 66.03
     peak = allocated * SLACK / GIB + CUDA_CONTEXT_GIB + NCCL_GIB  # 74.63 GiB
     assert e["peak_memory_gib"] == pytest.approx(peak, rel=1e-9)
+    # the same figures as literals, worked by hand: a changed constant must be reviewed here
+    assert b["allocated_gib"] == pytest.approx(66.03, abs=0.01)
+    assert e["peak_memory_gib"] == pytest.approx(74.63, abs=0.01)
     usable = 80 * USABLE_VRAM_FRACTION  # 78.8 GiB
     assert e["memory_utilization"] == pytest.approx(peak / usable, rel=1e-9)  # 0.947
     assert e["oom_risk"] != "high"

@@ -47,7 +47,7 @@ def test_leave_one_source_out_oom_recall_meets_target(held_out) -> None:  # type
         for r in held_out
         if r.case.in_scope and r.case.outcome == "oom" and r.risk != "high"
     )
-    assert missed == ["C-18a", "C-18c", "DF-4"]
+    assert set(missed) <= {"C-18a", "C-18c", "DF-4"}  # a fixed miss may leave, none may join
     assert s.oom_recall >= 0.90
 
 

@@ -67,12 +67,12 @@ ZERO3_MAX_LIVE_PARAMETERS = 1e9
 #: Hidden-state-sized copies saved per transformer layer (bytes = c × bytes × b × s × h).
 #: GPT/BERT blocks: Korthikanti's 34·s·b·h bytes at 2-byte activations = 17 copies;
 #: Llama-style SwiGLU blocks: Stas measured c = 28 (Llama-3.1-8B, Mistral-7B).
-COPIES_GPT = 17.0
-COPIES_SWIGLU = 28.0
 #: Of Korthikanti's 34·s·b·h bytes, the MLP keeps its input (2 B) and dropout mask (1 B) plus
 #: 2 × 2 B per element of its hidden width f (GeLU input, fc2 input): 3 + 4·f/h. With f ≠ 4·h
 #: in a non-gated MLP (ViT-g/14: f = 48/11 · h) the copies are 9 + 2·f/h (17 at f = 4·h).
 COPIES_GPT_BASE = 9.0
+COPIES_GPT = COPIES_GPT_BASE + 2.0 * 4  # 17: f = 4·h
+COPIES_SWIGLU = 28.0
 #: Autocast over fp32 weights without ZeRO/FSDP (``*_amp``, unsharded): autocast runs
 #: layer_norm and softmax in float32 (PyTorch amp docs, autocast op reference, "CUDA Ops that
 #: can autocast to float32") and the residual stream stays fp32, since the fp32 embeddings
@@ -576,7 +576,7 @@ def _copies_per_layer(w: Workload, fp32_stream: bool) -> float:
     f = w.ffn_hidden_size or 4 * h
     if w.architecture != Architecture.VIT and f != 4 * h:
         return COPIES_SWIGLU
-    c = COPIES_GPT if f == 4 * h else COPIES_GPT_BASE + 2.0 * f / h
+    c = COPIES_GPT_BASE + 2.0 * f / h
     if not w.dropout:
         # the two 1-byte masks, in copies at the activation dtype
         c -= DROPOUT_MASK_BYTES_PER_LAYER / activation_bytes(w.precision)
