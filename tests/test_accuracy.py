@@ -60,12 +60,23 @@ def test_unmet_targets_do_not_get_worse(numbers) -> None:  # type: ignore[no-unt
     # the honest figures of docs/accuracy.md, rounded up: a change that worsens them fails
     assert numbers["derived_median"] <= 0.175
     assert numbers["lowo_median"] <= 0.265
+    # the CNN intensity slope (issue 8 round 5) took LOWO mean 62.8 → 49.9 %, p90 153.7 → 119.1 %
+    assert numbers["lowo_mean"] <= 0.50
+    assert numbers["lowo_p90"] <= 1.20
 
 
 @pytest.mark.parametrize(
-    # not yet in 75-85 %: LLM leave-one-workload-out (≈ 85.4 %)
     "protocol",
-    ["logo", "loao", "lowo", "derived", "precision_switch", "measured_elsewhere", "llm_logo"],
+    [
+        "logo",
+        "loao",
+        "lowo",
+        "derived",
+        "precision_switch",
+        "measured_elsewhere",
+        "llm_logo",
+        "llm_lowo",
+    ],
 )
 def test_ranges_cover_75_to_85_percent(numbers, protocol: str) -> None:  # type: ignore[no-untyped-def]
     lo, hi = COVERAGE_TARGET

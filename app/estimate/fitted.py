@@ -7,6 +7,9 @@
 * MFU_PRIOR: median achieved MFU per "family|precision class" over single-GPU measurements.
 * MFU_MAX: highest MFU (at most 1) measured per "family|precision class" on the GPUs' fast
   rate class: the FLOPs model's cap (app/calibrate/validate.py fit_mfu_max).
+* INTENSITY_SLOPE: per non-transformer family, slope of log achieved FLOP rate on log forward
+  intensity (FLOPs per activation element), one point per workload, ridge-shrunk
+  (app/calibrate/validate.py fit_intensity_slope).
 * QLORA_SLOWDOWN: geometric mean LoRA/QLoRA throughput ratio (same model, same GPU).
 * LINK_EFFICIENCY, COMM_OVERLAP: multi-GPU model, fitted to the 2-512 GPU measurements.
 * RANGE_FACTORS, MULTI_GPU_RANGE: 10th/90th percentiles of actual/predicted in
@@ -40,6 +43,8 @@ FLOPS_RATE_MODEL = {'cnn|16': (26.6511, 0.2506, 0.4217),
  'transformer|16': (22.5806, 0.2286, 1.0482),
  'transformer|32': (22.551, 0.312, 0.9316)}
 
+INTENSITY_SLOPE = {'cnn': 0.7996}
+
 LINK_EFFICIENCY = {'nvlink': 0.5, 'pcie': 0.4, 'pcie_consumer': 0.4}
 
 MFU_MAX = {'cnn|16': 0.717, 'cnn|32': 0.9993, 'transformer|16': 0.9793, 'transformer|32': 0.7613}
@@ -52,7 +57,7 @@ QLORA_SLOWDOWN = 1.1426
 
 RANGE_FACTORS = {'derived': (0.8852, 1.4712),
  'extrapolated': (0.7178, 1.3451),
- 'flops_model': (0.5126, 2.1021),
+ 'flops_model': (0.5773, 1.8538),
  'measured': (0.8679, 1.145),
  'precision_switch': (0.6747, 1.4561),
  'scaled': (0.7261, 1.3614),
