@@ -467,14 +467,17 @@ class ThroughputModel:
             ]
             candidates = same or candidates
         own_i = forward_intensity(w) if fam != "transformer" else None
+        by_intensity = False
         slope = fitted.INTENSITY_SLOPE.get(fam, 0.0)
         if own_i is not None:
-            # only donors that can be placed on the intensity axis, where there are any
+            # only measured donors that can be placed on the intensity axis, where there
+            # are any
             with_i = [
                 c
                 for c in candidates
                 if (d := self.data.workloads.get(c[0])) is not None
                 and forward_intensity(d) is not None
+                and self.data.groups((c[0][0],), c[0][1])
             ]
             candidates = with_i or candidates
         for (label, method), entry in candidates:
@@ -492,6 +495,7 @@ class ThroughputModel:
             if own_i is not None and donor_i is not None:
                 # roofline: the donor's rate moved along the fitted rate-vs-intensity slope
                 y += slope * math.log(own_i / donor_i)
+                by_intensity = True
             logs.append(y + math.log(entry[1]))
             weights.append(weight)
             labels.append(label)
@@ -503,6 +507,12 @@ class ThroughputModel:
                 f"{SITUATION_TEXT[Situation.FLOPS_MODEL]}: {rate_flops / 1e12:.1f} TFLOP/s "
                 f"from {len(labels)} measured {fam} workload(s): {', '.join(labels)}"
             )
+            if by_intensity and own_i is not None:
+                note += (
+                    f", weighted by similarity of arithmetic intensity ({own_i:.0f} forward "
+                    "FLOPs per activation element here) and moved along the fitted slope of "
+                    f"FLOP rate on intensity ({slope:.2f})"
+                )
         else:
             rate_flops = achieved_flops_prior(gpu, fam, precision)
             peak = flops_peak_tflops(gpu, precision) * 1e12

@@ -103,6 +103,16 @@ def test_flops_model_moves_the_donor_rate_along_the_intensity_slope(
         assert situation == Situation.FLOPS_MODEL
         return value
 
+    model = ThroughputModel(
+        dataclasses.replace(RESNET, benchmark_workloads=(), benchmark_method=None),
+        points=rows,
+        catalog=catalog,
+        flops_table=table,
+        workloads=donors,
+    )
+    note = model.single_gpu(A100_80_SXM)[3][0]
+    assert "arithmetic intensity (736 forward FLOPs per activation element" in note
+    assert "(0.50)" in note
     plain = rate(None)
     assert rate(11.11) == pytest.approx(plain)
     assert rate(11.11 / 4) == pytest.approx(2 * plain)
