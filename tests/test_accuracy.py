@@ -51,24 +51,32 @@ def test_derived_workloads_meet_target(numbers) -> None:  # type: ignore[no-unty
     assert numbers["derived_median"] <= TARGETS["derived_median"] == 0.10
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LOWO median ≈ 27 % (whole network held out), target 25 % (docs/accuracy.md)",
-)
 def test_leave_one_workload_out_meets_target(numbers) -> None:  # type: ignore[no-untyped-def]
+    # the workload's whole network held out (validate.lowo_folds); 23.2 % on the seed data
     assert numbers["lowo_median"] <= TARGETS["lowo_median"] == 0.25
+    # the tail and the per-workload view, which the row median hides (39.6 %, 86.0 %, 27.2 %)
+    assert numbers["lowo_mean"] <= 0.40
+    assert numbers["lowo_p90"] <= 0.87
+    assert numbers["lowo_workload_median"] <= 0.28
 
 
 def test_unmet_targets_do_not_get_worse(numbers) -> None:  # type: ignore[no-untyped-def]
     # the honest figures of docs/accuracy.md, rounded up: a change that worsens them fails
     assert numbers["derived_median"] <= 0.175
-    assert numbers["lowo_median"] <= 0.28
 
 
 @pytest.mark.parametrize(
-    # not yet in 75-85 %: LLM leave-one-workload-out (≈ 85.4 %)
     "protocol",
-    ["logo", "loao", "lowo", "derived", "precision_switch", "measured_elsewhere", "llm_logo"],
+    [
+        "logo",
+        "loao",
+        "lowo",
+        "derived",
+        "precision_switch",
+        "measured_elsewhere",
+        "llm_logo",
+        "llm_lowo",
+    ],
 )
 def test_ranges_cover_75_to_85_percent(numbers, protocol: str) -> None:  # type: ignore[no-untyped-def]
     lo, hi = COVERAGE_TARGET

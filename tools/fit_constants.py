@@ -26,6 +26,9 @@ HEADER = '''"""Constants fitted from seed_data/ by ``python tools/fit_constants.
 * MFU_PRIOR: median achieved MFU per "family|precision class" over single-GPU measurements.
 * MFU_MAX: highest MFU (at most 1) measured per "family|precision class" on the GPUs' fast
   rate class: the FLOPs model's cap (app/calibrate/validate.py fit_mfu_max).
+* INTENSITY_SLOPE: per non-transformer family, slope of log achieved FLOP rate on log forward
+  intensity (FLOPs per activation element), one point per workload, ridge-shrunk
+  (app/calibrate/validate.py fit_intensity_slope).
 * QLORA_SLOWDOWN: geometric mean LoRA/QLoRA throughput ratio (same model, same GPU).
 * LINK_EFFICIENCY, COMM_OVERLAP: multi-GPU model, fitted to the 2-512 GPU measurements.
 * RANGE_FACTORS, MULTI_GPU_RANGE: 10th/90th percentiles of actual/predicted in

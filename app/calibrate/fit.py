@@ -18,6 +18,7 @@ from app.calibrate.validate import (
     _multi_pairs,
     derived,
     fit_flops_rate_model,
+    fit_intensity_slope,
     fit_mfu_max,
     fit_mfu_prior,
     loao,
@@ -230,6 +231,7 @@ def fit_all(ds: Dataset) -> dict[str, Any]:
         constants["MFU_PRIOR"] = fit_mfu_prior(ds)
         constants["MFU_MAX"] = fit_mfu_max(ds)
         constants["FLOPS_RATE_MODEL"] = fit_flops_rate_model(ds)
+        constants["INTENSITY_SLOPE"] = fit_intensity_slope(ds)
     with patched(**constants):
         constants.update(fit_multigpu(ds))
     with patched(**constants):

@@ -39,6 +39,7 @@ from app.estimate.scaling import F_COMPUTE, blend_predict, fp32_ratio_predict, g
 from app.estimate.throughput import (
     ThroughputModel,
     flops_peak_tflops,
+    forward_intensity,
     precision_class,
     training_flops_per_sample,
 )
@@ -432,11 +433,87 @@ def lowo_folds(ds: Dataset) -> dict[str, frozenset[str]]:
     }
 
 
+def intensity_points(
+    ds: Dataset, exclude: frozenset[str] = frozenset()
+) -> dict[str, list[tuple[float, float]]]:
+    """Per family: (log forward intensity, mean log-residual) of each measured workload with
+    an activation count, the residual of its single-GPU FLOP rates against the fold's
+    :func:`fit_flops_rate_model` (workloads in ``exclude`` left out of both)."""
+    model = fit_flops_rate_model(ds, exclude)
+    per: dict[tuple[str, str], list[float]] = {}
+    fam_of: dict[tuple[str, str], str] = {}
+    for p in rate_rows(ds):
+        entry = ds.flops_table.get((p.workload, p.method))
+        preset = ds.label_presets.get((p.workload, p.method))
+        if entry is None or preset is None or p.workload in exclude:
+            continue
+        coef = model.get(f"{entry[0]}|{precision_class(p.precision)}")
+        if coef is None or forward_intensity(preset.workload()) is None:
+            continue
+        gpu = ds.catalog[p.gpu]
+        a, b, c = coef
+        fitted_log = (
+            a
+            + b * math.log(flops_peak_tflops(gpu, p.precision))
+            + c * math.log(gpu.memory_bandwidth_gbs or 1.0)
+        )
+        per.setdefault((p.workload, p.method), []).append(
+            math.log(p.throughput_total * entry[1]) - fitted_log
+        )
+        fam_of[(p.workload, p.method)] = entry[0]
+    out: dict[str, list[tuple[float, float]]] = {}
+    for key, residuals in sorted(per.items()):
+        i = forward_intensity(ds.label_presets[key].workload())
+        assert i is not None
+        out.setdefault(fam_of[key], []).append((math.log(i), statistics.fmean(residuals)))
+    return out
+
+
+def shrunk_slope(points: Sequence[tuple[float, float]], prior_sd: float) -> float:
+    """Least-squares slope of ``y`` on ``x`` shrunk towards 0, clipped to [0, 1].
+
+    ``Σ(x−x̄)(y−ȳ) / (Σ(x−x̄)² + s² / prior_sd²)``: the posterior mean of the slope under a
+    normal prior of mean 0 and standard deviation ``prior_sd``, ``s²`` the residual variance
+    of the unshrunk fit (``n − 2`` degrees of freedom). ``points``: ≥ 3 ``(x, y)`` with
+    ``x`` (0 when all are equal). (0, 0), (1, 1), (2, 1) at 0.5: 1 / (2 + (1/6) / 0.25) = 0.375.
+    """
+    mx = statistics.fmean(x for x, _ in points)
+    my = statistics.fmean(y for _, y in points)
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    sxy = sum((x - mx) * (y - my) for x, y in points)
+    if sxx == 0:
+        return 0.0
+    ols = sxy / sxx
+    s2 = sum((y - my - ols * (x - mx)) ** 2 for x, y in points) / (len(points) - 2)
+    return min(max(sxy / (sxx + s2 / prior_sd**2), 0.0), 1.0)
+
+
+def fit_intensity_slope(
+    ds: Dataset, exclude: frozenset[str] = frozenset(), prior_sd: float = 0.5
+) -> dict[str, float]:
+    """Slope of log achieved FLOP rate on log forward intensity, per non-transformer family.
+
+    The roofline model bounds it: a memory-bound kernel's FLOP rate is intensity ×
+    bandwidth (slope 1), a compute-bound one's the peak (slope 0). :func:`shrunk_slope` over
+    one point per workload (:func:`intensity_points`; rows of one workload share its
+    errors, and ResNet-50 v1.5 alone has 86 rows), shrunk towards 0 (the rule without
+    intensity) by a prior of standard deviation ``prior_sd`` = 0.5, half the roofline's
+    range. Needs ≥ 3 workloads with an activation count; a family with fewer gets no entry
+    (slope 0). ``exclude``: workloads left out, as the leave-one-workload-out folds need.
+    """
+    return {
+        fam: round(shrunk_slope(pts, prior_sd), 4)
+        for fam, pts in intensity_points(ds, exclude).items()
+        if fam != "transformer" and len(pts) >= 3
+    }
+
+
 def lowo(ds: Dataset) -> list[Residual]:
     """Leave-one-workload-out (``flops_model`` situation) of workloads with a FLOPs estimate:
     every row of the workload's network (:func:`lowo_folds`) removed, from the data and from
-    the fitted FLOPs-model constants (``MFU_PRIOR``, ``FLOPS_RATE_MODEL``, ``MFU_MAX``
-    refitted per fold); the baseline is FLOPs ÷ (peak × a flat MFU of 0.3)."""
+    the fitted FLOPs-model constants (``MFU_PRIOR``, ``FLOPS_RATE_MODEL``, ``MFU_MAX``,
+    ``INTENSITY_SLOPE`` refitted per fold); the baseline is FLOPs ÷ (peak × a flat MFU of
+    0.3)."""
     out = []
     rows = rate_rows(ds)
     folds = lowo_folds(ds)
@@ -447,8 +524,11 @@ def lowo(ds: Dataset) -> list[Residual]:
         prior = {**fitted.MFU_PRIOR, **fit_mfu_prior(ds, held)}
         rate_model = fit_flops_rate_model(ds, held)
         cap = fit_mfu_max(ds, held)
+        slope = fit_intensity_slope(ds, held)
         data = served_data(ds, train)
-        with patched(MFU_PRIOR=prior, FLOPS_RATE_MODEL=rate_model, MFU_MAX=cap):
+        with patched(
+            MFU_PRIOR=prior, FLOPS_RATE_MODEL=rate_model, MFU_MAX=cap, INTENSITY_SLOPE=slope
+        ):
             for r in (x for x in rows if x.workload == label):
                 w = row_workload(ds, r)
                 if w is None or not training_flops_per_sample(w):

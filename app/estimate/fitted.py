@@ -7,6 +7,9 @@
 * MFU_PRIOR: median achieved MFU per "family|precision class" over single-GPU measurements.
 * MFU_MAX: highest MFU (at most 1) measured per "family|precision class" on the GPUs' fast
   rate class: the FLOPs model's cap (app/calibrate/validate.py fit_mfu_max).
+* INTENSITY_SLOPE: per non-transformer family, slope of log achieved FLOP rate on log forward
+  intensity (FLOPs per activation element), one point per workload, ridge-shrunk
+  (app/calibrate/validate.py fit_intensity_slope).
 * QLORA_SLOWDOWN: geometric mean LoRA/QLoRA throughput ratio (same model, same GPU).
 * LINK_EFFICIENCY, COMM_OVERLAP: multi-GPU model, fitted to the 2-512 GPU measurements.
 * RANGE_FACTORS, MULTI_GPU_RANGE: 10th/90th percentiles of actual/predicted in
@@ -42,6 +45,8 @@ FLOPS_RATE_MODEL = {'cnn|16': (26.6511, 0.2506, 0.4217),
  'transformer|16': (22.7482, 0.2551, 1.0017),
  'transformer|32': (22.7113, 0.3182, 0.9035)}
 
+INTENSITY_SLOPE = {'cnn': 0.7996}
+
 LINK_EFFICIENCY = {'nvlink': 0.5, 'pcie': 0.4, 'pcie_consumer': 0.4}
 
 MFU_MAX = {'cnn|16': 0.717, 'cnn|32': 0.9993, 'transformer|16': 0.9793, 'transformer|32': 0.7613}
@@ -54,7 +59,7 @@ QLORA_SLOWDOWN = 1.1426
 
 RANGE_FACTORS = {'derived': (0.8852, 1.4713),
  'extrapolated': (0.7147, 1.3468),
- 'flops_model': (0.6155, 2.1249),
+ 'flops_model': (0.6214, 1.9641),
  'measured': (0.8679, 1.145),
  'precision_switch': (0.6739, 1.4599),
  'scaled': (0.726, 1.3673),

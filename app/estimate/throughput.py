@@ -12,7 +12,9 @@ It selects the evidence and produces the estimate, in one of six situations:
 * ``flops_model``: the workload was never measured: FLOPs per sample (§4.1) against the FLOP
   rate other workloads of the same family reach on this GPU, those of similar size weighing
   most (parameters for transformers, FLOPs per sample for CNNs; transformers never borrow
-  from CNNs).
+  from CNNs); a CNN with an activation count borrows from CNNs of similar arithmetic
+  intensity (forward FLOPs per activation element), their rates moved along the fitted
+  rate-vs-intensity slope.
 * ``derived``: a custom workload that departs from its preset: the preset's estimate at the
   requested precision and micro-batch, times the ratio of training FLOPs per sample (a
   FLOP-rate trend with size taken from the other workloads was tried and mixed architecture
@@ -159,28 +161,50 @@ def training_flops_per_sample(w: Workload) -> float | None:
     return None
 
 
+def forward_intensity(w: Workload) -> float | None:
+    """Arithmetic intensity of ``w``'s forward pass: FLOPs per activation element
+    (``forward_gflops_per_sample × 1e9 / (forward_activations_per_sample × 1e6)``), ``None``
+    when either count is unknown. ResNet-50: 8.178e9 / 11.11e6 = 736 FLOPs per element."""
+    gflops, acts = w.forward_gflops_per_sample, w.forward_activations_per_sample
+    if not gflops or not acts:
+        return None
+    return gflops * 1e3 / acts
+
+
 def donor_weight(
-    fam: str, entry: tuple[str, float, float, int | None], w: Workload, flops: float
+    fam: str,
+    entry: tuple[str, float, float, int | None],
+    w: Workload,
+    flops: float,
+    donor: Workload | None = None,
 ) -> float:
     """Weight of a measured donor workload in the FLOPs model's mean FLOP rate for ``w``.
 
-    ``1 / (0.25 + |ln(size_donor / size)|)``: a donor of the same size weighs 4, one ten
-    times bigger or smaller 0.36. Size is the parameter count for transformers (the matmul
-    shapes grow with it) and the training FLOPs per sample for the other families, whose
-    parameter count says little about their work (a convolution reuses each weight at every
-    pixel: VGG-16 has 5.4 × ResNet-50's parameters but 3.8 × its FLOPs, AlexNet 2.4 × its
-    parameters and 0.17 × its FLOPs). ``entry`` is the donor's :data:`FlopsTable` value,
-    ``flops`` the training FLOPs per sample of ``w``; 1 when a size is unknown.
+    ``1 / (0.25 + |ln(x_donor / x)|)``: a donor of the same ``x`` weighs 4, one ten times
+    bigger or smaller 0.36. For a non-transformer whose donor and own forward intensity are
+    both known (:func:`forward_intensity`), ``x`` is that intensity: by the roofline model
+    the FLOP rate a net reaches depends on its FLOPs per byte moved, not on its size (VGG-16
+    at 2,282 FLOPs per activation element runs 2.7× ResNet-50's rate at 736, EfficientNet-B0
+    at 114 a fifth of it). Otherwise ``x`` is size: the parameter count for transformers
+    (the matmul shapes grow with it) and the training FLOPs per sample for the other
+    families, whose parameter count says little about their work (a convolution reuses each
+    weight at every pixel: VGG-16 has 5.4 × ResNet-50's parameters but 3.8 × its FLOPs,
+    AlexNet 2.4 × its parameters and 0.17 × its FLOPs). ``entry`` is the donor's
+    :data:`FlopsTable` value, ``donor`` its preset workload, ``flops`` the training FLOPs
+    per sample of ``w``; 1 when a size is unknown.
     """
-    donor: float | None
-    own: float | None
+    donor_x: float | None
+    own_x: float | None
     if fam == "transformer":
-        donor, own = entry[3], w.params
+        donor_x, own_x = entry[3], w.params
     else:
-        donor, own = entry[2], flops
-    if not donor or not own:
+        donor_x = forward_intensity(donor) if donor is not None else None
+        own_x = forward_intensity(w)
+        if not donor_x or not own_x:
+            donor_x, own_x = entry[2], flops
+    if not donor_x or not own_x:
         return 1.0
-    return 1.0 / (0.25 + abs(math.log(donor / own)))
+    return 1.0 / (0.25 + abs(math.log(donor_x / own_x)))
 
 
 def precision_compatible(workload: Precision, measured: Precision) -> int | None:
@@ -412,9 +436,15 @@ class ThroughputModel:
         """Per-GPU samples/s from FLOPs per sample (``flops_model`` situation).
 
         The FLOP rate is the weighted geometric mean over the measured workloads of the same
-        family (their pooled estimates on ``gpu`` × their FLOPs per unit), weighted by size
+        family (their pooled estimates on ``gpu`` × their FLOPs per unit), weighted by
         similarity (:func:`donor_weight`); transformers borrow from transformers with the
-        same attention kernel (eager or SDPA) where there are any.
+        same attention kernel (eager or SDPA) where there are any. A non-transformer with a
+        forward intensity (:func:`forward_intensity`) borrows only from donors with one
+        (where there are any), each donor's log FLOP rate moved by
+        ``fitted.INTENSITY_SLOPE[family] × ln(intensity / donor intensity)``: on the
+        roofline a memory-bound kernel's FLOP rate is intensity × bandwidth (slope 1), a
+        compute-bound one's the peak (slope 0), and a net mixes both
+        (:func:`app.calibrate.validate.fit_intensity_slope`).
         """
         flops = training_flops_per_sample(w)
         fam = family(w.architecture)
@@ -436,6 +466,20 @@ class ThroughputModel:
                 if (d := self.data.workloads.get(c[0])) is not None and d.attention == w.attention
             ]
             candidates = same or candidates
+        own_i = forward_intensity(w) if fam != "transformer" else None
+        by_intensity = False
+        slope = fitted.INTENSITY_SLOPE.get(fam, 0.0)
+        if own_i is not None:
+            # only measured donors that can be placed on the intensity axis, where there
+            # are any
+            with_i = [
+                c
+                for c in candidates
+                if (d := self.data.workloads.get(c[0])) is not None
+                and forward_intensity(d) is not None
+                and self.data.groups((c[0][0],), c[0][1])
+            ]
+            candidates = with_i or candidates
         for (label, method), entry in candidates:
             found = self.data.groups((label,), method)
             if not found:
@@ -445,7 +489,13 @@ class ThroughputModel:
                 continue
             y, _ = self.data.predict(found[0], gpu, precision, None, level)
             y -= self.data.batch_term(found[0], None)  # the donor's saturated rate
-            weight = donor_weight(fam, entry, w, flops)
+            donor = self.data.workloads.get((label, method))
+            weight = donor_weight(fam, entry, w, flops, donor)
+            donor_i = forward_intensity(donor) if donor is not None else None
+            if own_i is not None and donor_i is not None:
+                # roofline: the donor's rate moved along the fitted rate-vs-intensity slope
+                y += slope * math.log(own_i / donor_i)
+                by_intensity = True
             logs.append(y + math.log(entry[1]))
             weights.append(weight)
             labels.append(label)
@@ -457,6 +507,12 @@ class ThroughputModel:
                 f"{SITUATION_TEXT[Situation.FLOPS_MODEL]}: {rate_flops / 1e12:.1f} TFLOP/s "
                 f"from {len(labels)} measured {fam} workload(s): {', '.join(labels)}"
             )
+            if by_intensity and own_i is not None:
+                note += (
+                    f", weighted by similarity of arithmetic intensity ({own_i:.0f} forward "
+                    "FLOPs per activation element here) and moved along the fitted slope of "
+                    f"FLOP rate on intensity ({slope:.2f})"
+                )
         else:
             rate_flops = achieved_flops_prior(gpu, fam, precision)
             peak = flops_peak_tflops(gpu, precision) * 1e12

@@ -1,0 +1,133 @@
+"""Arithmetic intensity in the FLOPs model: forward FLOPs per activation element."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+from app.calibrate.validate import shrunk_slope
+from app.estimate import fitted
+from app.estimate.throughput import (
+    ThroughputModel,
+    donor_weight,
+    forward_intensity,
+    training_flops_per_sample,
+)
+from app.estimate.types import Architecture, BenchmarkPoint, Precision, Situation, Workload
+from tests.unit.helpers import A100_80_SXM, RTX_4090
+
+#: ResNet-50 at 224 px: 8.178 forward GFLOPs (torchvision), 11.11 M activations (timm)
+RESNET = Workload(
+    architecture=Architecture.CNN,
+    params=25_557_032,
+    micro_batch_size=256,
+    precision=Precision.FP16_AMP,
+    samples_per_epoch=1,
+    forward_gflops_per_sample=8.178,
+    forward_activations_per_sample=11.11,
+    benchmark_workloads=("ResNet-50 v1.5",),
+    benchmark_method="full",
+    units_per_sample=1,
+    matches_preset=True,
+)
+
+
+def test_forward_intensity_is_flops_per_activation_element() -> None:
+    # 8.178e9 FLOPs / 11.11e6 elements = 736.1
+    assert forward_intensity(RESNET) == pytest.approx(736.09, abs=0.01)
+    assert (
+        forward_intensity(dataclasses.replace(RESNET, forward_activations_per_sample=None)) is None
+    )
+    assert forward_intensity(dataclasses.replace(RESNET, forward_gflops_per_sample=None)) is None
+
+
+def test_cnn_donor_weight_is_intensity_similarity_when_both_are_known() -> None:
+    # VGG-16: 30.94 GFLOPs / 13.56 M = 2281.7 per element, 3.0997 × ResNet-50's 736.1:
+    # 1 / (0.25 + ln 3.0997) = 1 / 1.3813 = 0.7239 (by FLOPs size it would be 0.6327)
+    vgg = dataclasses.replace(
+        RESNET, forward_gflops_per_sample=30.94, forward_activations_per_sample=13.56
+    )
+    entry = ("cnn", 3 * 30.94e9, 3 * 30.94e9, 138_357_544)
+    own = training_flops_per_sample(RESNET)
+    assert own is not None
+    assert donor_weight("cnn", entry, RESNET, own, vgg) == pytest.approx(0.7239, abs=1e-4)
+    # a donor without an activation count falls back to FLOPs-size similarity
+    no_acts = dataclasses.replace(vgg, forward_activations_per_sample=None)
+    assert donor_weight("cnn", entry, RESNET, own, no_acts) == pytest.approx(0.6327, abs=1e-4)
+
+
+def _row(gpu: str, total: float, pid: int) -> BenchmarkPoint:
+    return BenchmarkPoint(
+        id=pid,
+        gpu=gpu,
+        gpu_count=1,
+        interconnect=None,
+        workload="ResNet-50 v1.5",
+        method="full",
+        precision=Precision.FP16_AMP,
+        batch_size_per_gpu=256,
+        seq_len=None,
+        throughput_total=total,
+        throughput_unit="images/s",
+        framework_version="1.13",
+    )
+
+
+def test_flops_model_moves_the_donor_rate_along_the_intensity_slope(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One donor, ResNet-50 (intensity 736.1), measured on two GPUs. A never-measured CNN with
+    # the same FLOPs and a quarter of the activations has 4 × the intensity: at slope 0.5 its
+    # FLOP rate is 4 ** 0.5 = 2 × the donor's; without an activation count it is the donor's.
+    monkeypatch.setattr(fitted, "INTENSITY_SLOPE", {"cnn": 0.5})
+    flops = training_flops_per_sample(RESNET)
+    assert flops is not None
+    table = {("ResNet-50 v1.5", "full"): ("cnn", flops, flops, RESNET.params)}
+    catalog = {g.name: g for g in (A100_80_SXM, RTX_4090)}
+    rows = [_row("A100 SXM4 80GB", 2500, 1), _row("GeForce RTX 4090", 1400, 2)]
+    donors = {("ResNet-50 v1.5", "full"): RESNET}
+
+    def rate(acts: float | None) -> float:
+        target = dataclasses.replace(
+            RESNET,
+            forward_activations_per_sample=acts,
+            benchmark_workloads=(),
+            benchmark_method=None,
+        )
+        model = ThroughputModel(
+            target, points=rows, catalog=catalog, flops_table=table, workloads=donors
+        )
+        value, situation, _, _ = model.single_gpu(A100_80_SXM)
+        assert situation == Situation.FLOPS_MODEL
+        return value
+
+    model = ThroughputModel(
+        dataclasses.replace(RESNET, benchmark_workloads=(), benchmark_method=None),
+        points=rows,
+        catalog=catalog,
+        flops_table=table,
+        workloads=donors,
+    )
+    note = model.single_gpu(A100_80_SXM)[3][0]
+    assert "arithmetic intensity (736 forward FLOPs per activation element" in note
+    assert "(0.50)" in note
+    plain = rate(None)
+    assert rate(11.11) == pytest.approx(plain)
+    assert rate(11.11 / 4) == pytest.approx(2 * plain)
+    monkeypatch.setattr(fitted, "INTENSITY_SLOPE", {})
+    assert rate(11.11 / 4) == pytest.approx(plain)
+
+
+def test_shrunk_slope_hand_worked() -> None:
+    # (0,0), (1,1), (2,1): OLS slope 1/2, residual variance (1/36 + 1/9 + 1/36) / 1 = 1/6;
+    # prior sd 0.5: 1 / (2 + (1/6) / 0.25) = 0.375
+    assert shrunk_slope([(0, 0), (1, 1), (2, 1)], 0.5) == pytest.approx(0.375)
+    # an exact line of slope 2 has no residual: 2, clipped to the roofline's 1
+    assert shrunk_slope([(0, 0), (1, 2), (2, 4)], 0.5) == 1.0
+    # a falling trend is clipped to 0; equal x carry no slope
+    assert shrunk_slope([(0, 1), (1, 0), (2, -1.5)], 0.5) == 0.0
+    assert shrunk_slope([(1, 0), (1, 1), (1, 2)], 0.5) == 0.0
+    # a tight prior keeps a noisy slope at the rule without intensity (0)
+    assert math.isclose(shrunk_slope([(0, 0), (1, 1), (2, 1)], 1e-6), 0.0, abs_tol=1e-9)
