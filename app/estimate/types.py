@@ -744,6 +744,7 @@ class MemoryEstimate:
     usable_vram_gib: float
     memory_utilization: float
     oom_risk: OomRisk
+    #: largest per-GPU micro-batch whose ``oom_risk`` would be ``low`` (0: not even one)
     max_micro_batch_size: int
     #: calibrated probability that the run runs out of memory (memory_fitted.py)
     oom_probability: float | None = None
