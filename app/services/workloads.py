@@ -143,6 +143,7 @@ def resolve_workload(
         merged["forward_gflops_per_sample"] = (
             base["forward_gflops_per_sample"] * (new_image / old_image) ** 2
         )
+    _scale_preset_tokens(base, given, merged)
     method = merged.get("method", "full")
     if method in ("lora", "qlora") and not merged.get("lora_rank"):
         merged["lora_rank"] = 8
@@ -183,6 +184,20 @@ def resolve_workload(
         reference = _build(base, preset, True)
     echo = {"preset": preset_slug, **merged}
     return workload, reference, echo
+
+
+def _scale_preset_tokens(
+    base: dict[str, Any], given: dict[str, Any], merged: dict[str, Any]
+) -> None:
+    """A preset's ``tokens_per_epoch`` counts the preset's own dataset: when the client sets
+    ``samples_per_epoch`` but not ``tokens_per_epoch``, scale the preset's tokens with the
+    samples (its real tokens per sample kept), in ``merged``. E.g. llama3-8b-lora (alpaca,
+    51,760 samples) at 103,520 samples: twice the preset's tokens, so twice its epoch time.
+    """
+    old_samples, old_tokens = base.get("samples_per_epoch"), base.get("tokens_per_epoch")
+    new_samples = given.get("samples_per_epoch")
+    if old_samples and old_tokens and new_samples and given.get("tokens_per_epoch") is None:
+        merged["tokens_per_epoch"] = round(old_tokens * new_samples / old_samples)
 
 
 def _same(a: Any, b: Any, key: str) -> bool:
