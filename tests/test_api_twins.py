@@ -181,6 +181,26 @@ def test_gpu_and_benchmark_search(client: Any) -> None:
     ]
 
 
+def test_a_malformed_offer_id_is_a_400_like_a_negative_one(client: Any) -> None:
+    for path in ("/v1/offers/abc", "/v1/offers/-1", "/v1/offers/1.5", "/v1/offers/abc/prices"):
+        r = client.get(path)
+        assert r.status_code == 400, (path, r.status_code, r.text[:300])
+        assert r.json()["extra"] == [
+            {"message": "Expected `int` >= 1", "key": "offer_id", "source": "path"}
+        ], path
+    assert client.get("/v1/offers/999999").status_code == 404  # well formed, no such offer
+    assert client.get("/v1/nothing-here").status_code == 404
+
+
+def test_an_empty_post_body_is_a_400_saying_the_body_is_required(client: Any) -> None:
+    for path in ("/v1/estimate", "/v1/rank", "/v1/workloads/from-hf-config"):
+        r = client.post(path, content=b"", headers={"content-type": "application/json"})
+        assert r.status_code == 400, (path, r.text)
+        assert r.json()["extra"] == [
+            {"key": "body", "message": "request body is required: a JSON object"}
+        ], path
+
+
 def test_offer_ids_out_of_range_are_400_not_database_errors(client: Any) -> None:
     for path in ("/v1/offers/99999999999999999999", "/v1/offers/0", "/offers/99999999999999999999"):
         r = client.get(path)
