@@ -206,3 +206,18 @@ def test_offer_ids_out_of_range_are_400_not_database_errors(client: Any) -> None
         r = client.get(path)
         assert r.status_code == 400, (path, r.status_code, r.text[:300])
         assert "Traceback" not in r.text
+
+
+def test_aws_p5_and_gcp_a3_h100_offers_are_the_sxm_board(client: Any) -> None:
+    for provider, instance in (("aws", "p5.4xlarge"), ("gcp", "a3-highgpu-1g")):
+        items = client.get("/v1/offers", params={"provider": provider, "limit": 1000}).json()
+        found = [o for o in items["items"] if o["instance_type"] == instance]
+        assert found, instance
+        assert {o["gpu"] for o in found} == {"H100 SXM 80GB"}, instance
+    # and so they are ranked, not left unestimated as an ambiguous H100
+    r = client.post(
+        "/v1/rank",
+        json={"workload": {"preset": "llama3-8b-lora"}, "filters": {"gpu": "H100"}, "limit": 200},
+    )
+    ranked = {x["offer"]["instance_type"] for x in r.json()["results"]}
+    assert {"p5.4xlarge", "a3-highgpu-1g"} <= ranked
