@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from functools import partial
 from importlib.resources import files
@@ -18,6 +19,7 @@ from litestar.plugins.pydantic import PydanticInitPlugin
 from litestar.static_files import create_static_files_router
 from litestar.status_codes import (
     HTTP_400_BAD_REQUEST,
+    HTTP_404_NOT_FOUND,
     HTTP_500_INTERNAL_SERVER_ERROR,
     HTTP_503_SERVICE_UNAVAILABLE,
 )
@@ -68,8 +70,30 @@ def _field_error(request: Request, exc: Exception) -> Response[dict[str, Any]]:
     )
 
 
+#: API paths with an offer id; a segment there that is no integer matches no route (Litestar's
+#: 404) but is malformed input like ``-1`` or ``0``, which the ``ge=1`` path bound makes a 400
+_OFFER_ID_PATH = re.compile(r"^/v1/offers/(?P<id>[^/]+)(?:/prices)?/?$")
+
+
+def _bad_offer_id(request: Request, exc: HTTPException) -> Response[dict[str, Any]] | None:
+    """The 400 of a non-integer offer id in an API path, worded as the ``-1`` one is."""
+    m = _OFFER_ID_PATH.match(request.url.path)
+    if exc.status_code != HTTP_404_NOT_FOUND or not m or re.fullmatch(r"-?\d+", m["id"]):
+        return None
+    return _validation_error(
+        request,
+        ValidationException(
+            detail=f"Validation failed for {request.method} {request.url.path}",
+            extra=[{"message": "Expected `int` >= 1", "key": "offer_id", "source": "path"}],
+        ),
+    )
+
+
 def _internal_error(request: Request, exc: Exception) -> Response[dict[str, Any]]:
     if isinstance(exc, HTTPException):
+        bad_id = _bad_offer_id(request, exc)
+        if bad_id is not None:
+            return bad_id
         body: dict[str, Any] = {"status_code": exc.status_code, "detail": exc.detail}
         if exc.extra:
             body["extra"] = exc.extra
@@ -84,8 +108,23 @@ def _internal_error(request: Request, exc: Exception) -> Response[dict[str, Any]
     )
 
 
+#: what Litestar puts in ``extra`` when a handler's ``data`` is missing: the request had no body
+_NO_BODY = [{"message": "'data'", "key": "data", "source": "body"}]
+
+
 def _validation_error(request: Request, exc: ValidationException) -> Response[dict[str, Any]]:
     extra = exc.extra if isinstance(exc.extra, list) else []
+    if extra == _NO_BODY:
+        message = "request body is required: a JSON object"
+        return Response(
+            {
+                "status_code": HTTP_400_BAD_REQUEST,
+                "detail": f"Invalid body: {message}",
+                "extra": [{"key": "body", "message": message}],
+            },
+            status_code=HTTP_400_BAD_REQUEST,
+            media_type=MediaType.JSON,
+        )
     keys = ", ".join(str(e.get("key")) for e in extra if isinstance(e, dict) and e.get("key"))
     detail = exc.detail if not keys else f"{exc.detail} ({keys})"
     return Response(

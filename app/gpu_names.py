@@ -497,10 +497,28 @@ def _exact_key(raw: str) -> str:
     return " ".join(raw.split()).lower()
 
 
+#: Instance families built only on SXM boards (HGX, NVSwitch), whatever GPU count a size
+#: rents, so their instance type settles an "H100" label's form factor:
+#: * AWS EC2 P5 / P5e / P5en (``p5.4xlarge`` 1 GPU … ``p5.48xlarge`` 8): H100 / H200 on the
+#:   8-GPU NVSwitch board. ../shared/docs/offers_public.md (interconnect: "``nvswitch`` for
+#:   8-GPU SXM/HGX boards (p4d/p4de/p5/p5en/p6 …)") and ../shared/docs/providers.md §10 alias
+#:   table (AWS GpuInfo ``H100`` of p5 is the ``H100-SXM`` 80 GB row); seen 2026-12-01.
+#: * GCP A3 (``a3-highgpu-{1,2,4,8}g``, ``a3-megagpu-8g``, ``a3-edgegpu-8g``, ``a3-ultragpu-8g``):
+#:   Google's GPU table (https://cloud.google.com/compute/docs/gpus, as reproduced in
+#:   huggingface.co/spaces/Elfsong/gcp_allocator@3a1a5af app.py) gives the A3 H100 80GB as
+#:   HBM3 at 3.35 TBps with NVLink full mesh at 900 GBps, the SXM5 part's figures (the PCIe
+#:   card: 2.0 TB/s HBM2e, a 600 GB/s bridge); the current page names A3 Ultra's GPUs
+#:   "NVIDIA H200 SXM"; providers.md §10 maps GCP's ``nvidia-h100-80gb`` to ``H100-SXM``.
+_SXM_INSTANCE_FAMILIES = re.compile(r"^(?:p5(?:e|en)?\.[a-z0-9]+|a3-[a-z]+gpu-\d+g)$")
+
+
 def _instance_type_name(text: str) -> ParsedName | None:
     """A context string that is an instance type whose naming scheme gives the board form and
-    VRAM (:data:`_VERDA_TYPE_RE`), as a :class:`ParsedName`; ``None`` for any other text."""
+    VRAM (:data:`_VERDA_TYPE_RE`) or the form alone (:data:`_SXM_INSTANCE_FAMILIES`), as a
+    :class:`ParsedName`; ``None`` for any other text."""
     key = text.strip().lower()
+    if _SXM_INSTANCE_FAMILIES.match(key):
+        return ParsedName(key=key, family="", vram_gib=None, form="sxm")
     m = _VERDA_TYPE_RE.match(key)
     if not m:
         return None

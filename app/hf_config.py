@@ -16,6 +16,16 @@ Gemma), else ``2·h·ffn``, two norms ``2·h``; plus the token embedding ``V·h`
 output head ``V·h`` (``tie_word_embeddings`` false), learned positions ``P·h`` for GPT-2/BERT
 style models and a final norm ``h``. This is the standard weight accounting of a transformer
 block (as in Megatron-LM's and Kaplan et al. 2020's parameter counts).
+
+Mixture of experts (``num_local_experts``: Mixtral; ``num_experts``: OLMoE, Qwen-MoE): every
+layer holds ``E`` expert MLPs of ``moe_intermediate_size`` (else ``intermediate_size``) each,
+plus a router ``h·E`` and, where given, a shared expert of ``shared_expert_intermediate_size``
+(with its ``h`` gate); ``params`` counts all of them, since memory holds every expert
+(Mixtral 8x7B: 46.7 B, the figure Mistral AI publishes). Each token runs through only
+``num_experts_per_tok`` experts, which the throughput model does not represent; the notes say
+so and give the active count. MoE layouts this reader cannot count layer by layer
+(``n_routed_experts`` as in DeepSeek, ``decoder_sparse_step`` ≠ 1, ``mlp_only_layers``,
+``first_k_dense_replace``) are refused naming the key.
 """
 
 from __future__ import annotations
@@ -39,6 +49,10 @@ KEYS: dict[str, tuple[str, ...]] = {
 ENCODERS = {"bert", "roberta", "xlm-roberta", "deberta", "deberta-v2", "electra", "distilbert"}
 GATED_MLP = {"llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma2", "phi3", "olmo"}
 LEARNED_POSITIONS = {"gpt2", "gpt_neo", "opt", "bert", "roberta", "xlm-roberta", "distilbert"}
+#: expert-count keys of the MoE configs counted (module docstring), first found wins
+EXPERT_KEYS = ("num_local_experts", "num_experts")
+#: MoE layouts whose per-layer mix of dense and expert MLPs is not counted: refused
+UNCOUNTED_MOE_KEYS = ("n_routed_experts", "first_k_dense_replace", "moe_layer_freq")
 #: where each field is, for the messages
 REQUIRED = ("layers", "hidden_size", "heads", "vocab_size")
 
@@ -90,6 +104,45 @@ def _read(
             return key, None
         return key, int(value)
     return None, None
+
+
+def _moe_shape(
+    cfg: dict[str, Any], ffn: int | None, invalid: list[tuple[str, str]]
+) -> tuple[int, int, int, int]:
+    """``(experts, experts per token, expert MLP width, shared-expert width)`` of a MoE
+    config, all 0 for a dense one; a layout not counted or a bad value goes to ``invalid``."""
+    for uncounted in UNCOUNTED_MOE_KEYS:
+        if cfg.get(uncounted) is not None:
+            invalid.append((uncounted, "this mixture-of-experts layout is not modelled"))
+            return 0, 0, 0, 0
+    key = next((k for k in EXPERT_KEYS if cfg.get(k) is not None), None)
+    if key is None:
+        return 0, 0, 0, 0
+    experts = cfg[key]
+    if not isinstance(experts, int) or isinstance(experts, bool) or experts < 1:
+        invalid.append((key, f"must be a positive integer, got {json.dumps(experts)}"))
+        return 0, 0, 0, 0
+    if experts == 1:
+        return 0, 0, 0, 0
+    if cfg.get("decoder_sparse_step", 1) != 1 or cfg.get("mlp_only_layers"):
+        bad = "decoder_sparse_step" if cfg.get("decoder_sparse_step", 1) != 1 else "mlp_only_layers"
+        invalid.append((bad, "dense layers among the expert layers are not modelled"))
+        return 0, 0, 0, 0
+    active = cfg.get("num_experts_per_tok")
+    if not isinstance(active, int) or isinstance(active, bool) or not 1 <= active <= experts:
+        invalid.append(("num_experts_per_tok", f"must be an integer from 1 to {key} ({experts})"))
+        return 0, 0, 0, 0
+    width = cfg.get("moe_intermediate_size", ffn)
+    if not isinstance(width, int) or isinstance(width, bool) or width < 1:
+        invalid.append(
+            ("moe_intermediate_size", "a mixture of experts needs the experts' MLP width")
+        )
+        return 0, 0, 0, 0
+    shared = cfg.get("shared_expert_intermediate_size") or 0
+    if not isinstance(shared, int) or isinstance(shared, bool) or shared < 0:
+        invalid.append(("shared_expert_intermediate_size", "must be a non-negative integer"))
+        return 0, 0, 0, 0
+    return experts, active, width, shared
 
 
 def parse_hf_config(text: str, limits: Mapping[str, int] | None = None) -> ParsedConfig:
@@ -151,6 +204,7 @@ def parse_hf_config(text: str, limits: Mapping[str, int] | None = None) -> Parse
                 "key/value heads",
             )
         )
+    experts, active, expert_ffn, shared_ffn = _moe_shape(cfg, out["ffn_hidden_size"], invalid)
     if missing or invalid:
         reasons = (["lacks " + ", ".join(missing)] if missing else []) + [
             f"{key}: {why}" for key, why in invalid
@@ -175,17 +229,23 @@ def parse_hf_config(text: str, limits: Mapping[str, int] | None = None) -> Parse
         "silu",
         "swiglu",
     )
-    per_layer = (
-        2 * h * heads * head_dim  # q, o
-        + 2 * h * out["kv_heads"] * head_dim  # k, v
-        + (3 if gated else 2) * h * out["ffn_hidden_size"]
-        + 2 * h  # two norms
-    )
-    params = layers * per_layer + vocab * h + h
+    mlp = 3 if gated else 2  # weight matrices per MLP
+    attention = 2 * h * heads * head_dim + 2 * h * out["kv_heads"] * head_dim  # q, o; k, v
+    if experts:
+        ffn_layer = experts * mlp * h * expert_ffn + h * experts  # experts + router
+        ffn_active = active * mlp * h * expert_ffn + h * experts
+        if shared_ffn:
+            ffn_layer += mlp * h * shared_ffn + h  # shared expert + its gate
+            ffn_active += mlp * h * shared_ffn + h
+    else:
+        ffn_layer = ffn_active = mlp * h * out["ffn_hidden_size"]
+    per_layer = attention + ffn_layer + 2 * h  # two norms
+    outside = vocab * h + h  # embedding, final norm
     if cfg.get("tie_word_embeddings", True) is False:
-        params += vocab * h
+        outside += vocab * h
     if model_type in LEARNED_POSITIONS and out["max_positions"]:
-        params += out["max_positions"] * h
+        outside += out["max_positions"] * h
+    params = layers * per_layer + outside
     if "params" in limits and params > limits["params"]:
         raise HFConfigError(
             f"config.json: its shape gives {params:.3g} parameters, above the most a workload "
@@ -194,4 +254,12 @@ def parse_hf_config(text: str, limits: Mapping[str, int] | None = None) -> Parse
         )
     out["params"] = params
     notes.append(f"params ≈ {params:,} from the shape ({'gated' if gated else 'plain'} MLP)")
+    if experts:
+        active_params = layers * (attention + ffn_active + 2 * h) + outside
+        notes.append(
+            f"mixture of experts: params counts all {experts} experts per layer (memory holds "
+            f"every expert); each token runs through {active} of them (≈ {active_params:,} "
+            "active parameters). Throughput is not modelled per active expert: the estimate "
+            "treats the model as dense with all its parameters, so its tokens/s is low"
+        )
     return ParsedConfig(fields={k: v for k, v in out.items() if v is not None}, notes=notes)

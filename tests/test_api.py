@@ -579,6 +579,26 @@ def test_hf_config_endpoint_reads_the_shape(client: Any) -> None:
     assert [e["key"] for e in r.json()["extra"]] == ["vocab_size"]
 
 
+def test_hf_config_endpoint_counts_every_expert_of_a_mixtral(client: Any) -> None:
+    mixtral = {
+        "model_type": "mixtral",
+        "hidden_size": 4096,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "intermediate_size": 14336,
+        "vocab_size": 32000,
+        "num_local_experts": 8,
+        "num_experts_per_tok": 2,
+    }
+    r = client.post("/v1/workloads/from-hf-config", json=mixtral)
+    assert r.status_code == 200, r.text
+    # 32 × (41,943,040 attention + 8 × 3·4096·14336 experts + 32,768 router + 8,192 norms)
+    # + tied embedding 32000·4096 + final norm 4096 (tie_word_embeddings absent: tied)
+    assert r.json()["fields"]["params"] == 46_440_644_608 + 131_072_000 + 4096
+    assert any("each token runs through 2" in n for n in r.json()["notes"])
+
+
 def test_openapi_describes_operations_rank_parameters_and_answers(client: Any) -> None:
     doc = client.get("/schema/openapi.json").json()
     ops = [

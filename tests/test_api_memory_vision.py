@@ -85,3 +85,25 @@ def test_bad_vision_fields_are_4xx_naming_the_field(client: Any, field: str, val
     )
     assert 400 <= r.status_code < 500, r.text
     assert field in r.text
+
+
+def test_max_micro_batch_size_is_a_batch_whose_own_verdict_is_low(client: Any) -> None:
+    def est(**over: Any) -> dict[str, Any]:
+        r = client.post(
+            "/v1/estimate",
+            json={
+                "workload": {"preset": "llama3-8b-lora", **over},
+                "hardware": {"gpu": "A100 80GB SXM4"},
+            },
+        )
+        assert r.status_code == 200, r.text
+        return r.json()["estimate"]
+
+    most = est()["max_micro_batch_size"]
+    at, above = est(micro_batch_size=most), est(micro_batch_size=most + 1)
+    # the batch offered as fitting is one the answer itself calls low (P(OOM) < 0.1) ...
+    assert at["oom_risk"] == "low" and at["oom_probability"] < 0.1
+    assert at["max_micro_batch_size"] == most
+    # ... and the next one is not
+    assert above["oom_risk"] != "low" and above["oom_probability"] >= 0.1
+    assert at["peak_memory_gib"] < at["memory"]["usable_vram_gib"]

@@ -181,8 +181,43 @@ def test_gpu_and_benchmark_search(client: Any) -> None:
     ]
 
 
+def test_a_malformed_offer_id_is_a_400_like_a_negative_one(client: Any) -> None:
+    for path in ("/v1/offers/abc", "/v1/offers/-1", "/v1/offers/1.5", "/v1/offers/abc/prices"):
+        r = client.get(path)
+        assert r.status_code == 400, (path, r.status_code, r.text[:300])
+        assert r.json()["extra"] == [
+            {"message": "Expected `int` >= 1", "key": "offer_id", "source": "path"}
+        ], path
+    assert client.get("/v1/offers/999999").status_code == 404  # well formed, no such offer
+    assert client.get("/v1/nothing-here").status_code == 404
+
+
+def test_an_empty_post_body_is_a_400_saying_the_body_is_required(client: Any) -> None:
+    for path in ("/v1/estimate", "/v1/rank", "/v1/workloads/from-hf-config"):
+        r = client.post(path, content=b"", headers={"content-type": "application/json"})
+        assert r.status_code == 400, (path, r.text)
+        assert r.json()["extra"] == [
+            {"key": "body", "message": "request body is required: a JSON object"}
+        ], path
+
+
 def test_offer_ids_out_of_range_are_400_not_database_errors(client: Any) -> None:
     for path in ("/v1/offers/99999999999999999999", "/v1/offers/0", "/offers/99999999999999999999"):
         r = client.get(path)
         assert r.status_code == 400, (path, r.status_code, r.text[:300])
         assert "Traceback" not in r.text
+
+
+def test_aws_p5_and_gcp_a3_h100_offers_are_the_sxm_board(client: Any) -> None:
+    for provider, instance in (("aws", "p5.4xlarge"), ("gcp", "a3-highgpu-1g")):
+        items = client.get("/v1/offers", params={"provider": provider, "limit": 1000}).json()
+        found = [o for o in items["items"] if o["instance_type"] == instance]
+        assert found, instance
+        assert {o["gpu"] for o in found} == {"H100 SXM 80GB"}, instance
+    # and so they are ranked, not left unestimated as an ambiguous H100
+    r = client.post(
+        "/v1/rank",
+        json={"workload": {"preset": "llama3-8b-lora"}, "filters": {"gpu": "H100"}, "limit": 200},
+    )
+    ranked = {x["offer"]["instance_type"] for x in r.json()["results"]}
+    assert {"p5.4xlarge", "a3-highgpu-1g"} <= ranked

@@ -102,22 +102,30 @@ def test_a_family_filter_lists_the_ambiguous_offers_of_that_family(client: Any) 
     # SXM 80 GB or SXM 96 GB, so gpu="H100 80GB" (SXM or PCIe, 80 GB) leaves it out
     narrow = _keys_of(_offers(client, gpu="H100 80GB"))
     assert ("vultr", "vbm-112c-2048gb-8-h100-gpu") not in narrow
-    assert ("gcp", "a3-highgpu-1g") in narrow  # H100 PCIe 80GB or H100 SXM 80GB
-    assert ("aws", "p5.4xlarge") not in _keys_of(_offers(client, gpu="H100 SXM 80GB"))
+    assert ("paperspace", "H100") in narrow  # H100 PCIe 80GB or H100 SXM 80GB
+    sxm = _keys_of(_offers(client, gpu="H100 SXM 80GB"))
+    assert ("paperspace", "H100") not in sxm  # could be the PCIe card
+    # AWS P5 and GCP A3 are SXM boards by their instance family (app.gpu_names)
+    assert {("aws", "p5.4xlarge"), ("gcp", "a3-highgpu-1g")} <= sxm
     assert ("lambda", "gpu_1x_a100") not in _keys_of(_offers(client, gpu="H100"))
 
 
 def test_listed_ambiguous_offers_stay_unmatched_and_unestimable(client: Any) -> None:
-    [aws] = [o for o in _offers(client, gpu="H100") if o["offer_key"] == "p5.4xlarge"]
-    assert aws["gpu"] is None and "ambiguous" in aws["gpu_note"]
+    # Paperspace's "H100": no instance family, interconnect or VRAM tells SXM from PCIe
+    [one] = [o for o in _offers(client, provider="paperspace") if o["offer_key"] == "H100"]
+    assert one["gpu"] is None and "ambiguous" in one["gpu_note"]
     r = client.post(
         "/v1/rank",
-        json={"workload": RESNET, "filters": {"gpu": "H100", "provider": "aws"}, "limit": 1000},
+        json={
+            "workload": RESNET,
+            "filters": {"gpu": "H100", "provider": "paperspace"},
+            "limit": 1000,
+        },
     )
     assert r.status_code == 200, r.text
     body = r.json()
-    assert "p5.4xlarge" not in {x["offer"]["offer_key"] for x in body["results"]}
-    assert "p5.4xlarge" in {x["offer"]["offer_key"] for x in body["unestimable"]}
+    assert "H100" not in {x["offer"]["offer_key"] for x in body["results"]}
+    assert "H100" in {x["offer"]["offer_key"] for x in body["unestimable"]}
 
 
 def test_the_instance_name_resolves_the_board_and_the_note_keeps_to_the_label(

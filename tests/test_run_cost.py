@@ -209,6 +209,27 @@ def test_alpaca_presets_carry_the_sourced_token_count(client: Any) -> None:
     assert 52_002 * 2048 / e["epoch_tokens"] == pytest.approx(22.16, abs=0.01)
 
 
+def test_more_samples_on_a_token_preset_scale_its_tokens(client: Any) -> None:
+    base = estimate(client, {"preset": "llama3-8b-lora"}, {"gpu": "A100 80GB SXM4"})
+    # twice alpaca's 51,760 samples: twice its 4,782,624 tokens (92.4 tokens per sample kept)
+    e = estimate(
+        client,
+        {"preset": "llama3-8b-lora", "samples_per_epoch": 103_520},
+        {"gpu": "A100 80GB SXM4"},
+    )
+    assert e["epoch_tokens"] == 9_565_248 == 2 * 4_782_624
+    assert e["tokens_per_s"] == pytest.approx(base["tokens_per_s"], rel=1e-12)
+    assert e["epoch_hours"] == pytest.approx(2 * base["epoch_hours"], rel=1e-9)
+    assert e["basis"] == base["basis"]
+    # a token count given with it wins
+    e = estimate(
+        client,
+        {"preset": "llama3-8b-lora", "samples_per_epoch": 103_520, "tokens_per_epoch": 10**6},
+        {"gpu": "A100 80GB SXM4"},
+    )
+    assert e["epoch_tokens"] == 10**6
+
+
 def test_pretraining_preset_carries_its_sourced_token_count(client: Any) -> None:
     e = estimate(client, {"preset": "gpt2-124m-pretrain"}, {"gpu": "H100 SXM"})
     assert e["epoch_tokens"] == 9_035_582_198

@@ -628,7 +628,10 @@ class EstimateOut(BaseModel):
         description="out-of-memory verdict: low (fits), medium (tight), high (predicted OOM)"
     )
     max_micro_batch_size: int = Field(
-        description="largest micro-batch per GPU predicted to fit (0: none fits)"
+        description=(
+            "largest micro-batch per GPU whose oom_risk is low (P(OOM) < 0.1), i.e. predicted"
+            " to fit with margin; a medium batch may still OOM (0: even 1 is not low)"
+        )
     )
     memory: MemoryOut = Field(description="peak memory per GPU by component, GiB")
     oom_probability: float | None = Field(

@@ -19,6 +19,7 @@ from app.estimate.memory import (
     vram_per_gpu_gib,
 )
 from app.estimate.multigpu import effective_interconnect, gradient_bytes, link_class
+from app.estimate.shape import shape_warnings
 from app.estimate.types import (
     TRANSFORMER_ARCHITECTURES,
     Architecture,
@@ -639,7 +640,7 @@ def combine(
         cost_high = hours_high * price_per_hour
         total = cost * w.epochs
     tokens = tokens_per_sample(w)
-    warnings = hardware_warnings(w, hw, tp, cpu_loader, memory)
+    warnings = shape_warnings(w) + hardware_warnings(w, hw, tp, cpu_loader, memory)
     if plan.assumed_full_length:
         warnings.append(
             _warn(
@@ -682,7 +683,7 @@ def combine(
         data_loader_samples_per_s=loader,
         warnings=tuple(warnings),
         evidence=tp.evidence,
-        notes=tp.notes + memory.notes,
+        notes=w.input_notes + tp.notes + memory.notes,
         epoch_definition=plan.definition,
         epoch_samples=plan.samples,
         epoch_tokens=plan.tokens,

@@ -945,17 +945,21 @@ def estimate_memory(
 ) -> MemoryEstimate:
     """Peak memory per GPU for ``w`` on a GPU with ``vram_gib``, with calibrated OOM risk.
 
-    ``max_micro_batch_size`` is the largest per-GPU micro-batch whose risk is not ``high``
-    (the same rule as ``oom_risk``), 0 when even one sample is ``high``. When the risk is
-    ``high``, ``fixes`` lists changes predicted to fit (:func:`fixes_for`).
+    ``max_micro_batch_size`` is the largest per-GPU micro-batch whose risk is ``low``
+    (P(OOM) < 0.1, by :func:`oom_risk`), 0 when even one sample is not ``low``: a batch
+    that is merely ``medium`` OOMs often enough that it is not offered as "fits". When the
+    risk is ``high``, ``fixes`` lists changes predicted to leave ``high``
+    (:func:`fixes_for`).
     """
     count = max(math.floor(gpu_count), 1)
     breakdown = peak_memory_bytes(w, count, w.micro_batch_size, params)
     usable = usable_vram_gib(vram_gib)
-    limit = usable * max_fitting_utilization(params)
 
     def fits(b: int) -> bool:
-        return peak_memory_bytes(w, count, b, params).total_gib < limit
+        if usable <= 0:
+            return False
+        peak = peak_memory_bytes(w, count, b, params).total_gib
+        return oom_risk(peak / usable, params) == OomRisk.LOW
 
     if not fits(1):
         max_b = 0

@@ -611,6 +611,9 @@ class Workload:
     throughput_unit: str | None = None
     #: True when every throughput-relevant field equals the preset's (measurements apply as is).
     matches_preset: bool = False
+    #: what was done with the given fields before estimating (e.g. a field that does not
+    #: apply to the architecture, ignored); shown in the answer's notes
+    input_notes: tuple[str, ...] = ()
     # -- run cost (issue 10): epoch in tokens, software the job needs, checkpoints ----------
     #: real (non-padding) tokens in one pass over the dataset; with ``packed`` the epoch is
     #: ``tokens_per_epoch / seq_len`` sequences of ``seq_len`` tokens
@@ -767,6 +770,7 @@ class MemoryEstimate:
     usable_vram_gib: float
     memory_utilization: float
     oom_risk: OomRisk
+    #: largest per-GPU micro-batch whose ``oom_risk`` would be ``low`` (0: not even one)
     max_micro_batch_size: int
     #: calibrated probability that the run runs out of memory (memory_fitted.py)
     oom_probability: float | None = None
@@ -836,6 +840,7 @@ class WarningCode(StrEnum):
     SLOW_DISK = "slow_disk"
     EPOCH_TOKENS_PADDED = "epoch_tokens_padded"
     SPOT_INTERRUPTIBLE = "spot_interruptible"
+    PARAMS_OFF_SHAPE = "params_off_shape"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from app.estimate.shape import shape_errors
 from app.estimate.throughput import training_flops_per_sample
 from app.estimate.types import Workload
 from app.services.presets import build_workload
@@ -154,6 +156,8 @@ def resolve_workload(
         # attention's token-by-token products do not scale with pixels: a ViT preset's
         # published count holds at its own size only (the per-layer formula takes over)
         merged.pop("forward_activations_per_sample")
+    _scale_preset_tokens(base, given, merged)
+    input_notes = _drop_inapplicable(base, given, merged)
     method = merged.get("method", "full")
     if method in ("lora", "qlora") and not merged.get("lora_rank"):
         merged["lora_rank"] = 8
@@ -177,7 +181,11 @@ def resolve_workload(
     matches = preset is not None and all(
         _same(merged.get(k), base.get(k), k) for k in THROUGHPUT_FIELDS
     )
-    workload = _build(merged, preset, matches)
+    workload = replace(_build(merged, preset, matches), input_notes=input_notes)
+    errors = [(f"{prefix}.{name}", why) for name, why in shape_errors(workload)]
+    if errors:
+        (field, reason), *more = errors
+        raise WorkloadError(field, reason, tuple(more))
     if not workload.benchmark_workloads and training_flops_per_sample(workload) is None:
         field = (
             "params"
@@ -194,6 +202,56 @@ def resolve_workload(
         reference = _build(base, preset, True)
     echo = {"preset": preset_slug, **merged}
     return workload, reference, echo
+
+
+#: fields that mean nothing for some architectures / methods: (field, applies to it?, why)
+INAPPLICABLE: tuple[tuple[str, Any, str], ...] = (
+    ("lora_rank", lambda m: m.get("method", "full") in ("lora", "qlora"), "method is full"),
+    (
+        "image_size",
+        lambda m: m.get("architecture") in ("cnn", "vit", "diffusion_unet"),
+        "not an image model",
+    ),
+    (
+        "seq_len",
+        lambda m: m.get("architecture") not in ("cnn", "diffusion_unet"),
+        "an image model without token sequences",
+    ),
+)
+
+
+def _drop_inapplicable(
+    base: dict[str, Any], given: dict[str, Any], merged: dict[str, Any]
+) -> tuple[str, ...]:
+    """Put back the preset's value (none without a preset) of every given field that does
+    not apply to the merged workload (:data:`INAPPLICABLE`: ``lora_rank`` with method full,
+    ``image_size`` on a language model, ``seq_len`` on a CNN or UNet), so it moves no figure
+    and does not make the estimate depart from the preset's measurements; returns a note per
+    field dropped."""
+    notes: list[str] = []
+    for name, applies, why in INAPPLICABLE:
+        if given.get(name) is None or applies(merged):
+            continue
+        if base.get(name) is None:
+            merged.pop(name, None)
+        else:
+            merged[name] = base[name]
+        notes.append(f"{name} {given[name]} ignored: {why}")
+    return tuple(notes)
+
+
+def _scale_preset_tokens(
+    base: dict[str, Any], given: dict[str, Any], merged: dict[str, Any]
+) -> None:
+    """A preset's ``tokens_per_epoch`` counts the preset's own dataset: when the client sets
+    ``samples_per_epoch`` but not ``tokens_per_epoch``, scale the preset's tokens with the
+    samples (its real tokens per sample kept), in ``merged``. E.g. llama3-8b-lora (alpaca,
+    51,760 samples) at 103,520 samples: twice the preset's tokens, so twice its epoch time.
+    """
+    old_samples, old_tokens = base.get("samples_per_epoch"), base.get("tokens_per_epoch")
+    new_samples = given.get("samples_per_epoch")
+    if old_samples and old_tokens and new_samples and given.get("tokens_per_epoch") is None:
+        merged["tokens_per_epoch"] = round(old_tokens * new_samples / old_samples)
 
 
 def _same(a: Any, b: Any, key: str) -> bool:

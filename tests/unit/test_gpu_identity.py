@@ -138,6 +138,24 @@ def test_verda_instance_types_name_the_board_and_the_vram() -> None:
     assert n.identify("H100", vram_gib=80, context=("1H100.32V",)).status == "ambiguous"
 
 
+@pytest.mark.parametrize(
+    ("label", "instance_type"),
+    [
+        ("H100", "p5.4xlarge"),  # AWS P5, one GPU of the HGX board
+        ("H100", "p5.48xlarge"),
+        ("H100 80GB", "a3-highgpu-1g"),  # GCP A3 High, one GPU
+        ("H100 80GB", "a3-megagpu-8g"),
+    ],
+)
+def test_aws_p5_and_gcp_a3_instance_families_are_sxm_boards(label: str, instance_type: str) -> None:
+    n = _catalog()
+    got = n.identify(label, vram_gib=80, context=(instance_type,))
+    assert got.status == "match" and got.match.canonical_name == "H100 SXM 80GB"  # type: ignore[union-attr]
+    # a look-alike that is no such family decides nothing
+    assert n.identify(label, vram_gib=80, context=("p50.xlarge",)).status == "ambiguous"
+    assert n.identify(label, vram_gib=80, context=("a2-highgpu-1g",)).status == "ambiguous"
+
+
 def test_the_could_also_be_list_keeps_to_what_the_label_leaves_open() -> None:
     n = _catalog()
     sxm = n.identify("H100-SXM", vram_gib=80)

@@ -134,3 +134,42 @@ def test_a_shape_with_more_parameters_than_a_workload_takes_is_refused() -> None
             _llama(hidden_size=10**6, num_hidden_layers=10_000, intermediate_size=None), LIMITS
         )
     assert [k for k, _ in info.value.invalid] == ["params"]
+
+
+#: mistralai/Mixtral-8x7B-v0.1 config.json (the fields that matter), as published on the Hub
+MIXTRAL_8X7B = {
+    "architectures": ["MixtralForCausalLM"],
+    "hidden_act": "silu",
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "max_position_embeddings": 32768,
+    "model_type": "mixtral",
+    "num_attention_heads": 32,
+    "num_experts_per_tok": 2,
+    "num_hidden_layers": 32,
+    "num_key_value_heads": 8,
+    "num_local_experts": 8,
+    "tie_word_embeddings": False,
+    "vocab_size": 32000,
+}
+
+
+def test_mixtral_counts_every_expert_and_notes_the_active_ones() -> None:
+    parsed = parse_hf_config(json.dumps(MIXTRAL_8X7B))
+    # per layer: q,o 2·4096² + k,v 2·4096·1024 = 41,943,040; 8 experts × 3·4096·14336
+    # = 1,409,286,144; router 4096·8 = 32,768; norms 8,192 -> 1,451,270,144 × 32 layers
+    # + embedding and untied head 2·32000·4096 + final norm 4096 = 46,702,792,704
+    # (Mistral AI: "46.7B total parameters")
+    assert parsed.fields["params"] == 46_702_792_704
+    # active: 2 experts instead of 8 -> 394,305,536 × 32 + 262,148,096 ("12.9B active")
+    [moe] = [n for n in parsed.notes if n.startswith("mixture of experts")]
+    assert "12,879,925,248 active" in moe and "not modelled" in moe
+
+
+def test_a_moe_layout_that_is_not_counted_is_refused_by_its_key() -> None:
+    with pytest.raises(HFConfigError) as info:
+        parse_hf_config(json.dumps({**MIXTRAL_8X7B, "decoder_sparse_step": 2}))
+    assert [k for k, _ in info.value.invalid] == ["decoder_sparse_step"]
+    with pytest.raises(HFConfigError) as info:
+        parse_hf_config(json.dumps({**MIXTRAL_8X7B, "num_experts_per_tok": 9}))
+    assert [k for k, _ in info.value.invalid] == ["num_experts_per_tok"]

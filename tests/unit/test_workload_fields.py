@@ -17,13 +17,15 @@ from app.estimate.types import WORKLOAD_INPUTS, Precision, Workload
 from app.services.presets import build_workload
 from app.web.forms import WORKLOAD_ADVANCED, WORKLOAD_MAIN
 
-#: Workload fields set from the preset's measurements, never given from outside.
+#: Workload fields set from the preset's measurements or by the resolver (``input_notes``:
+#: what it did with the given fields), never given from outside.
 PRESET_ONLY = {
     "benchmark_workloads",
     "benchmark_method",
     "units_per_sample",
     "throughput_unit",
     "matches_preset",
+    "input_notes",
 }
 
 

@@ -1,0 +1,103 @@
+"""Consistency of a workload's shape fields: pure, data in, data out.
+
+``shape_errors(w)`` lists what makes a transformer shape impossible (the attention and LoRA
+arithmetic cannot be carried out); ``shape_params_range(w)`` is the parameter count its shape
+implies; ``shape_warnings(w)`` warns when ``params`` is far outside that range (the throughput
+and memory figures follow ``params``, so a count that does not belong to the shape makes them
+describe another model).
+
+Parameter range of a transformer (weights only, the accounting of :mod:`app.hf_config`, after
+Megatron-LM's and Kaplan et al. 2020's counts): per layer the ``q`` and ``o`` projections
+``2·h²``, ``k`` and ``v`` ``2·h·kv_heads·(h / heads)``, an MLP of 2 (plain) to 3 (gated:
+SwiGLU/GeGLU) ``h × ffn`` matrices; plus the token embedding ``V·h``, once (tied) to twice
+(an untied output head).
+"""
+
+from __future__ import annotations
+
+from app.estimate.types import Architecture, Method, RunWarning, WarningCode, Workload
+
+#: architectures whose shape fields are ``layers × hidden_size`` transformer blocks
+TRANSFORMERS = (
+    Architecture.TRANSFORMER_ENCODER,
+    Architecture.TRANSFORMER_DECODER,
+    Architecture.VIT,
+)
+#: ``params`` this many times outside the range the shape implies is warned about: wider
+#: than the spread of what the range leaves out (biases, learned positions, type embeddings:
+#: under 15 % for the seeded BERT/GPT-2 presets), narrow enough to catch a count of another
+#: model (10³ on an 8B shape, an 8B count on a 125M shape)
+PARAMS_TOLERANCE = 2.0
+
+
+def shape_errors(w: Workload) -> list[tuple[str, str]]:
+    """``(field, reason)`` for every impossible combination of shape fields of ``w``.
+
+    Transformers: ``hidden_size`` divisible by ``heads`` (whole head size), ``kv_heads`` at
+    most ``heads`` and dividing it (grouped-query attention shares each key/value head among
+    a whole number of query heads); LoRA/QLoRA: ``lora_rank`` at most ``hidden_size`` (a
+    rank-r update of an h-wide matrix has r ≤ h). Empty when the shape is possible.
+    """
+    out: list[tuple[str, str]] = []
+    h, heads, kv = w.hidden_size, w.heads, w.kv_heads
+    if w.architecture in TRANSFORMERS:
+        if h and heads and h % heads:
+            out.append(
+                (
+                    "heads",
+                    f"hidden_size {h} is not divisible by {heads} heads (no whole head size)",
+                )
+            )
+        if heads and kv and kv > heads:
+            out.append(("kv_heads", f"{kv} key/value heads are more than the {heads} heads"))
+        elif heads and kv and heads % kv:
+            out.append(("kv_heads", f"the {heads} heads are not divisible by {kv} key/value heads"))
+    if w.method in (Method.LORA, Method.QLORA) and w.lora_rank and h and w.lora_rank > h:
+        out.append(("lora_rank", f"rank {w.lora_rank} is above hidden_size {h}"))
+    return out
+
+
+def shape_params_range(w: Workload) -> tuple[float, float] | None:
+    """(fewest, most) parameters the transformer shape of ``w`` implies (module docstring);
+    ``None`` when ``w`` is not a transformer or lacks ``layers``, ``hidden_size`` or
+    ``heads``. ``ffn_hidden_size`` defaults to ``4·h``, ``kv_heads`` to ``heads``,
+    ``vocab_size`` to 0 (no embedding counted)."""
+    if w.architecture not in TRANSFORMERS or not (w.layers and w.hidden_size and w.heads):
+        return None
+    h = float(w.hidden_size)
+    ffn = float(w.ffn_hidden_size or 4 * w.hidden_size)
+    kv = float(w.kv_heads or w.heads)
+    attention = 2 * h * h + 2 * h * kv * (h / w.heads)
+    embed = float(w.vocab_size or 0) * h
+    low = w.layers * (attention + 2 * h * ffn) + embed
+    high = w.layers * (attention + 3 * h * ffn) + 2 * embed
+    return low, high
+
+
+def shape_warnings(w: Workload) -> list[RunWarning]:
+    """A ``params_off_shape`` warning when ``params`` is more than :data:`PARAMS_TOLERANCE`
+    times outside :func:`shape_params_range` (values: ``params``, ``shape_params_low``,
+    ``shape_params_high``, counts)."""
+    span = shape_params_range(w)
+    if span is None or not w.params:
+        return []
+    low, high = span
+    ffn = w.ffn_hidden_size or 4 * (w.hidden_size or 0)
+    if low / PARAMS_TOLERANCE <= w.params <= high * PARAMS_TOLERANCE:
+        return []
+    return [
+        RunWarning(
+            code=WarningCode.PARAMS_OFF_SHAPE,
+            message=(
+                f"params {w.params:,} is far from the {low:,.0f}–{high:,.0f} parameters that "
+                f"{w.layers} layers of width {w.hidden_size} (MLP {ffn}, "
+                f"vocabulary {w.vocab_size or 0}) imply; throughput and memory follow params, "
+                "so check it (a mixture of experts counts every expert)"
+            ),
+            values={
+                "params": w.params,
+                "shape_params_low": round(low),
+                "shape_params_high": round(high),
+            },
+        )
+    ]
