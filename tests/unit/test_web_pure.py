@@ -124,7 +124,7 @@ def test_flat_query_parsing() -> None:
     assert parse_offer_query({}).workload is None
     assert parse_offer_query({"preset": "x", "currency": "CNY"}).currency == "CNY"
     assert _human_count("1,281,167") == "1281167" and _human_count("25.6M") == "25600000"
-    assert _human_count("1.5") == "1.5" and _human_count("abc") == "abc"
+    assert _human_count("1.5") == "1.5" and _human_count("abc") is None
 
 
 def test_order_rows_puts_missing_values_last() -> None:
