@@ -83,6 +83,18 @@ def scalar_kind(annotation: Any) -> type | None:
     return annotation if annotation in (bool, int, float) else None
 
 
+#: Why a query value with whitespace around it is refused: one rule for every query parameter
+#: of every GET endpoint and page (declared, flat, listing), the stricter of rejecting and
+#: stripping: `` 40`` is not a number, and `` A100`` not quietly ``A100``.
+SURROUNDING_SPACE = "must not begin or end with whitespace"
+
+
+def space_error(text: str) -> str | None:
+    """:data:`SURROUNDING_SPACE` when ``text`` begins or ends with whitespace (a value of only
+    whitespace too); ``None`` otherwise (the empty value included: it means not given)."""
+    return SURROUNDING_SPACE if text != text.strip() else None
+
+
 def query_text_error(text: str, kind: type) -> str | None:
     """Why ``text`` is not a ``kind`` (``bool``, ``int`` or ``float``) as a query string writes
     it (:data:`BOOLEAN_TEXTS`, ``_INTEGER_TEXT``, ``_NUMBER_TEXT``); ``None`` when it is."""
@@ -184,11 +196,13 @@ def _human_count(text: str) -> str | None:
 def _clean(
     raw: Mapping[str, str], allowed: tuple[str, ...], errors: list[tuple[str, str]]
 ) -> dict[str, str]:
-    given = {k: v.strip() for k, v in raw.items() if isinstance(v, str) and v.strip()}
-    for key in given:
+    given = {k: v for k, v in raw.items() if isinstance(v, str) and v}
+    for key, text in given.items():
         if key not in allowed:
             errors.append((key, "unknown parameter"))
-    return {k: given[k] for k in allowed if k in given}
+        elif (why := space_error(text)) is not None:
+            errors.append((key, why))
+    return {k: given[k] for k in allowed if k in given and space_error(given[k]) is None}
 
 
 M = TypeVar("M", bound=BaseModel)

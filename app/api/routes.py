@@ -31,6 +31,7 @@ from app.api.query import (
     parse_rank_query,
     query_text_error,
     scalar_kind,
+    space_error,
 )
 from app.api.reference_schemas import BenchmarkPage, GpuOut, WorkloadPresetOut
 from app.api.responses import (
@@ -135,8 +136,10 @@ def reject_unknown_query(request: Request[Any, Any, Any]) -> None:
 
 
 def strict_query(request: Request[Any, Any, Any]) -> None:
-    """``before_request`` of the API: every query parameter the handler declares as a
-    boolean, integer or number must be written as the OpenAPI document types it
+    """``before_request`` of the API: no query parameter the handler declares may begin or
+    end with whitespace (:func:`app.api.query.space_error`, as for the flat parameters and
+    the pages), and one it declares as a boolean, integer or number must be written as the
+    OpenAPI document types it
     (:func:`app.api.query.query_text_error`, the rule the flat parameters of ``GET /v1/rank``
     follow too), checked before Litestar parses it laxly (``1e2`` as an integer, ``1`` or
     ``True`` as a boolean).
@@ -148,10 +151,14 @@ def strict_query(request: Request[Any, Any, Any]) -> None:
     errors: list[tuple[str, str]] = []
     for key in dict.fromkeys(request.query_params.keys()):
         field = declared.get(key)
-        kind = scalar_kind(field.annotation) if field is not None else None
-        if kind is None or key in request.path_params:
+        if field is None or key in request.path_params:
             continue
-        reasons = (query_text_error(t, kind) for t in request.query_params.getall(key))
+        kind = scalar_kind(field.annotation)
+        texts = request.query_params.getall(key)
+        reasons = (
+            space_error(t) or (query_text_error(t, kind) if kind is not None else None)
+            for t in texts
+        )
         if (why := next((r for r in reasons if r), None)) is not None:
             errors.append((key, why))
     if errors:
