@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import math
 import re
-import types
-import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -24,7 +22,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from app.api.schemas import OfferFilters, RankedOfferOut, RankRequest, WorkloadIn
-from app.estimate.types import WORKLOAD_INPUTS, Interconnect, version_tuple
+from app.estimate.types import WORKLOAD_INPUTS, Interconnect, unwrap_optional, version_tuple
 from app.services.estimates import offer_interconnect
 
 WORKLOAD_PARAMS: tuple[str, ...] = tuple(WorkloadIn.model_fields)
@@ -77,10 +75,8 @@ BOOLEAN_TEXTS = ("true", "false")
 def scalar_kind(annotation: Any) -> type | None:
     """``bool``, ``int`` or ``float`` for a parameter of that type, optional or not; ``None``
     for any other (text, enums, lists: checked by their own rules)."""
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        annotation = args[0] if len(args) == 1 else None
-    return annotation if annotation in (bool, int, float) else None
+    inner = unwrap_optional(annotation)
+    return inner if inner in (bool, int, float) else None
 
 
 #: Why a query value with whitespace around it is refused: one rule for every query parameter

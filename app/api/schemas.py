@@ -6,7 +6,6 @@ default. Enumerated values are lower-case snake_case and appear in the OpenAPI s
 
 from __future__ import annotations
 
-import types
 import typing
 from typing import Any, Literal
 
@@ -34,6 +33,7 @@ from app.estimate.types import (
     Sharding,
     VisionTask,
     interconnect_label,
+    unwrap_optional,
 )
 
 #: numeric constraint → the OpenAPI keyword that states it
@@ -101,13 +101,9 @@ def described_as(model: type[BaseModel], name: str, **field_kwargs: Any) -> Any:
 
 
 def _is_array(annotation: Any) -> bool:
-    """Whether a field's type is a list (or tuple/set), optional or not."""
-    origin = typing.get_origin(annotation)
-    if origin in (list, tuple, set, frozenset):
-        return True
-    if origin in (typing.Union, types.UnionType):
-        return any(_is_array(a) for a in typing.get_args(annotation))
-    return False
+    """Whether a field's type is a list (or tuple/set), optional or not
+    (:func:`~app.estimate.types.unwrap_optional`)."""
+    return typing.get_origin(unwrap_optional(annotation)) in (list, tuple, set, frozenset)
 
 
 #: Request bodies: unknown fields are a 400 naming the field, and types are strict, as the
