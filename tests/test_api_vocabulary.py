@@ -205,3 +205,29 @@ def test_a_currency_without_a_rate_is_a_400_even_without_a_price_filter(client: 
     r = client.get("/v1/offers", params={"currency": "JPY"})
     assert r.status_code == 400 and "currency" in r.text and "EUR" in r.text
     assert client.get("/v1/offers", params={"currency": "eur"}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "key"),
+    [
+        ("/v1/offers", {"min_vram_gib": " 40"}, "min_vram_gib"),  # declared number
+        ("/v1/offers", {"gpu": "A100 "}, "gpu"),  # declared text
+        ("/v1/gpus", {"q": " a100"}, "q"),
+        ("/v1/rank", {"preset": "resnet50-imagenet", "micro_batch_size": " 8"}, "micro_batch_size"),
+        ("/v1/rank", {"preset": "resnet50-imagenet", "params": "7B "}, "params"),  # flat count
+        ("/v1/rank", {"preset": " resnet50-imagenet"}, "preset"),
+        ("/gpus", {"family": "A100\t", "format": "json"}, "family"),  # a page's listing
+        ("/benchmarks", {"limit": " 5", "format": "json"}, "limit"),
+    ],
+)
+def test_whitespace_around_any_query_value_is_a_400_naming_it(
+    client: Any, path: str, params: dict, key: str
+) -> None:
+    r = client.get(path, params=params)
+    assert r.status_code == 400, r.text
+    assert [(e["key"], e["message"]) for e in r.json()["extra"]] == [
+        (key, "must not begin or end with whitespace")
+    ]
+    # the same value without the whitespace is accepted
+    clean = {k: v.strip() for k, v in params.items()}
+    assert client.get(path, params=clean).status_code == 200, path

@@ -95,6 +95,7 @@ def test_a_family_filter_lists_the_ambiguous_offers_of_that_family(client: Any) 
         ("paperspace", "H100x8"),
         ("vultr", "vbm-112c-2048gb-8-h100-gpu"),
     } <= h100
+    assert ("lambda", "gpu_1x_a100") in _keys_of(_offers(client, gpu="A100"))
     assert ("chenjianyun", "A800 80GB (single GPU, lowest listing)") in _keys_of(
         _offers(client, gpu="A800")
     )
@@ -203,3 +204,25 @@ def test_vultrs_a100_plans_are_the_80gb_pcie_card(client: Any) -> None:
         "vcg-a100-12c-120g-80vram": "A100 PCIe 80GB",
         "vcg-a100-6c-60g-40vram": "A100 PCIe 80GB",
     }
+
+
+def _catalog(client: Any, q: str) -> list[str]:
+    r = client.get("/v1/gpus", params={"q": q})
+    assert r.status_code == 200, r.text
+    return [g["canonical_name"] for g in r.json()]
+
+
+def test_a_typed_gpu_name_never_takes_a_providers_convention(client: Any) -> None:
+    # Vultr's "NVIDIA_A100" is its A100 PCIe 80GB, SkyPilot's "A100" the SXM4 40GB: typed
+    # without a provider, both name the whole family (catalog order)
+    a100s = ["A100 SXM4 40GB", "A100 SXM4 80GB", "A100 PCIe 40GB", "A100 PCIe 80GB"]
+    assert _catalog(client, "NVIDIA_A100") == a100s
+    assert _catalog(client, "A100 80GB") == ["A100 SXM4 80GB", "A100 PCIe 80GB"]
+    # "RTX 6000" is listed under three boards (gpu_aliases.csv): all three, not the first
+    assert sorted(_catalog(client, "RTX 6000")) == ["Quadro RTX 6000", "RTX 6000 Ada", "RTX A6000"]
+    # a name that leaves several models open is not one GPU's page: the catalog lists them
+    for key in ("A100", "NVIDIA_A100", "RTX 6000"):
+        r = client.get(f"/gpus/{key}", params={"format": "json"}, follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"].startswith("/gpus?family="), key
+    page = client.get("/gpus/NVIDIA A100-SXM4-80GB", params={"format": "json"})
+    assert page.status_code == 200 and page.json()["gpu"]["canonical_name"] == "A100 SXM4 80GB"

@@ -163,3 +163,77 @@ def test_flat_parameters_say_an_empty_value_is_allowed(openapi: dict[str, Any]) 
         flat = [p for p in openapi["paths"][path]["get"]["parameters"] if p["in"] == "query"]
         assert len(flat) > 20
         assert all(p.get("allowEmptyValue") is True for p in flat), path
+
+
+def test_count_parameters_state_the_pattern_and_bounds_the_validation_applies(
+    openapi: dict[str, Any],
+) -> None:
+    from app.api.query import COUNT_PARAMS, COUNT_PATTERN
+
+    own = schemas.WorkloadIn.model_json_schema()["properties"]
+    assert {"params", "text_encoder_params", "vae_params"} <= set(COUNT_PARAMS)
+    for path in ("/v1/rank", "/v1/offers/{offer_id}"):
+        flat = {p["name"]: p for p in openapi["paths"][path]["get"]["parameters"]}
+        for name in COUNT_PARAMS:
+            schema = flat[name]["schema"]
+            integer, text = schema["anyOf"]
+            assert integer["type"] == "integer" and text == {
+                "type": "string",
+                "pattern": COUNT_PATTERN,
+            }, f"{path} {name}"
+            assert bounds(integer) == bounds(own[name]), f"{path} {name}"
+    # in words too: params is more than 0 and at most 1e14 (WorkloadIn.params)
+    params = {p["name"]: p for p in openapi["paths"]["/v1/rank"]["get"]["parameters"]}["params"]
+    assert bounds(params["schema"]["anyOf"][0]) == {"exclusiveMinimum": 0.0, "maximum": 1e14}
+    assert params["description"].endswith("(more than 0, at most 1e+14)")
+
+
+@pytest.mark.parametrize(
+    ("text", "ok"),
+    [
+        ("7B", True),
+        ("25.6M", True),
+        ("8e9", True),
+        ("1,281,167", True),
+        ("1_281_167", True),
+        ("1 281 167", True),
+        (".5M", True),
+        ("7 b", True),
+        ("7BB", False),
+        ("+7B", False),
+        ("1,28", False),
+        ("7  B", False),
+        ("8e-9", False),
+        ("seven", False),
+        ("0x10", False),
+    ],
+)
+def test_a_count_is_accepted_exactly_when_the_documented_pattern_matches(
+    client: Any, openapi: dict[str, Any], text: str, ok: bool
+) -> None:
+    import re
+
+    pattern = next(
+        p["schema"]["anyOf"][1]["pattern"]
+        for p in openapi["paths"]["/v1/rank"]["get"]["parameters"]
+        if p["name"] == "vae_params"
+    )
+    assert bool(re.fullmatch(pattern, text)) is ok
+    offer = client.get("/v1/offers", params={"limit": 1}).json()["items"][0]["id"]
+    r = client.get(
+        f"/v1/offers/{offer}", params={"preset": "resnet50-imagenet", "vae_params": text}
+    )
+    assert r.status_code == (200 if ok else 400), r.text
+    if not ok:
+        [error] = r.json()["extra"]
+        assert error["key"] == "vae_params" and "a count: 7B" in error["message"]
+
+
+def test_a_count_in_the_pattern_beyond_the_documented_bound_is_a_400(client: Any) -> None:
+    # 2e13 matches the pattern; vae_params is at most 1e13 (the anyOf integer's maximum)
+    offer = client.get("/v1/offers", params={"limit": 1}).json()["items"][0]["id"]
+    for text, status in (("2e13", 400), ("10T", 200), ("9.5T", 200), ("0", 400)):
+        r = client.get(
+            f"/v1/offers/{offer}", params={"preset": "resnet50-imagenet", "vae_params": text}
+        )
+        assert r.status_code == status, (text, r.text)

@@ -31,7 +31,7 @@ RANK = "/v1/rank?preset=resnet50-imagenet&gpu=A100&"
         ("/v1/offers?include_suspect=True", BOOLEAN),
         ("/v1/offers?min_vram_gib=4_0", NUMBER),
         ("/v1/offers?min_vram_gib=inf", NUMBER),
-        ("/v1/offers?min_vram_gib=%2040", NUMBER),
+        ("/v1/offers?min_vram_gib=%2040", "must not begin or end with whitespace"),
         ("/v1/offers?gpu_count=1_0", NUMBER),
         ("/v1/benchmarks?limit=1_0", INTEGER),
         ("/v1/benchmarks?offset=%2B1", INTEGER),

@@ -294,3 +294,19 @@ def test_pages_show_submitted_rows_and_the_estimate_resting_on_one(api: Any) -> 
     assert "rests on a measurement submitted" in detail.text
     plain = api.get(f"/offers/{offer_id}", params={"preset": "bert-base-squad"})
     assert plain.status_code == 200 and "rests on a measurement submitted" not in plain.text
+
+
+def test_a_run_on_a_gpu_name_several_models_share_is_held_and_credited_to_none(api: Any) -> None:
+    # a bare "A100" is PCIe or SXM4, 40 or 80 GB: no provider's convention picks one
+    r = api.post("/v1/benchmarks", json=body("run-bare-a100-1", 2300.0, gpu="A100"), headers=BOB)
+    assert r.status_code == 201, r.text
+    row = r.json()
+    assert row["status"] == "held" and row["gpu_model_id"] is None and row["gpu"] is None
+    assert row["hold_reason"] == (
+        "GPU 'A100' is ambiguous: could be A100 SXM4 40GB or A100 SXM4 80GB or "
+        "A100 PCIe 40GB or A100 PCIe 80GB; not credited to one of them"
+    )
+    # the name torch reports for the board names one model
+    named = body("run-a100-sxm4-80-1", 2300.0, gpu="NVIDIA A100-SXM4-80GB")
+    r = api.post("/v1/benchmarks", json=named, headers=BOB)
+    assert r.status_code == 201 and r.json()["gpu"] == "A100 SXM4 80GB", r.text

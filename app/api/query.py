@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import math
 import re
-import types
-import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -24,7 +22,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from app.api.schemas import OfferFilters, RankedOfferOut, RankRequest, WorkloadIn
-from app.estimate.types import WORKLOAD_INPUTS, Interconnect, version_tuple
+from app.estimate.types import WORKLOAD_INPUTS, Interconnect, unwrap_optional, version_tuple
 from app.services.estimates import offer_interconnect
 
 WORKLOAD_PARAMS: tuple[str, ...] = tuple(WorkloadIn.model_fields)
@@ -50,7 +48,16 @@ OFFER_PARAMS: tuple[str, ...] = (*WORKLOAD_PARAMS, "currency")
 #: whose :class:`~app.estimate.types.InputSpec` says ``count``; the form's count boxes).
 COUNT_PARAMS: tuple[str, ...] = tuple(n for n, given in WORKLOAD_INPUTS.items() if given.spec.count)
 _SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
-_COUNT_RE = re.compile(r"^([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([kmbgt]?)$", re.IGNORECASE)
+#: How a count is written in a query string (the OpenAPI ``pattern`` of every count parameter
+#: and the check :func:`parse_rank_query` applies, one rule): digits, grouped in threes by
+#: ``,``, ``_`` or a space (``1,281,167``), or a decimal (``25.6``, ``.5``); an optional
+#: exponent (``8e9``); an optional suffix k (10³), M (10⁶), B or G (10⁹), T (10¹²), any case,
+#: after at most one space (``7B``, ``7 B``). The value must come out whole and within the
+#: field's bounds (the model's, stated in the document too).
+COUNT_PATTERN = r"^(?:[0-9]{1,3}(?:[,_ ][0-9]{3})+|[0-9]*\.?[0-9]+)(?:[eE][0-9]+)? ?[kKmMbBgGtT]?$"
+_COUNT_TEXT = re.compile(COUNT_PATTERN)
+_COUNT_RE = re.compile(r"^([0-9]*\.?[0-9]+(?:e[0-9]+)?)([kmbgt]?)$", re.IGNORECASE)
+COUNT_HELP = "a count: 7B, 25.6M, 8e9, 1,281,167"
 
 
 #: How a number or a boolean is written in a query string: one rule for every GET endpoint
@@ -68,10 +75,20 @@ BOOLEAN_TEXTS = ("true", "false")
 def scalar_kind(annotation: Any) -> type | None:
     """``bool``, ``int`` or ``float`` for a parameter of that type, optional or not; ``None``
     for any other (text, enums, lists: checked by their own rules)."""
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        annotation = args[0] if len(args) == 1 else None
-    return annotation if annotation in (bool, int, float) else None
+    inner = unwrap_optional(annotation)
+    return inner if inner in (bool, int, float) else None
+
+
+#: Why a query value with whitespace around it is refused: one rule for every query parameter
+#: of every GET endpoint and page (declared, flat, listing), the stricter of rejecting and
+#: stripping: `` 40`` is not a number, and `` A100`` not quietly ``A100``.
+SURROUNDING_SPACE = "must not begin or end with whitespace"
+
+
+def space_error(text: str) -> str | None:
+    """:data:`SURROUNDING_SPACE` when ``text`` begins or ends with whitespace (a value of only
+    whitespace too); ``None`` otherwise (the empty value included: it means not given)."""
+    return SURROUNDING_SPACE if text != text.strip() else None
 
 
 def query_text_error(text: str, kind: type) -> str | None:
@@ -157,10 +174,15 @@ def flat_field(field: str) -> str:
     return field
 
 
-def _human_count(text: str) -> str:
+def _human_count(text: str) -> str | None:
+    """A count's text (:data:`COUNT_PATTERN`) as the digits of its value; ``None`` when the
+    text breaks the pattern; the text itself when the value is not whole (the model's
+    integer check reports it)."""
+    if not _COUNT_TEXT.fullmatch(text):
+        return None
     match = _COUNT_RE.match(text.replace(",", "").replace("_", "").replace(" ", ""))
-    if not match:
-        return text
+    if not match:  # the pattern admits only what this reads; kept for the type checker
+        return None
     value = float(match.group(1)) * _SUFFIX.get(match.group(2).lower(), 1)
     if not math.isfinite(value) or value != round(value):
         return text
@@ -170,11 +192,13 @@ def _human_count(text: str) -> str:
 def _clean(
     raw: Mapping[str, str], allowed: tuple[str, ...], errors: list[tuple[str, str]]
 ) -> dict[str, str]:
-    given = {k: v.strip() for k, v in raw.items() if isinstance(v, str) and v.strip()}
-    for key in given:
+    given = {k: v for k, v in raw.items() if isinstance(v, str) and v}
+    for key, text in given.items():
         if key not in allowed:
             errors.append((key, "unknown parameter"))
-    return {k: given[k] for k in allowed if k in given}
+        elif (why := space_error(text)) is not None:
+            errors.append((key, why))
+    return {k: given[k] for k in allowed if k in given and space_error(given[k]) is None}
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -192,11 +216,15 @@ def _validate(model: type[M], values: dict[str, Any], errors: list[tuple[str, st
         return None
 
 
-def _workload_values(params: dict[str, str]) -> dict[str, Any]:
+def _workload_values(params: dict[str, str], errors: list[tuple[str, str]]) -> dict[str, Any]:
     values: dict[str, Any] = {k: params[k] for k in WORKLOAD_PARAMS if k in params}
     for key in COUNT_PARAMS:
         if key in values:
-            values[key] = _human_count(values[key])
+            count = _human_count(values.pop(key))
+            if count is None:
+                errors.append((key, f"must be {COUNT_HELP}"))
+            else:
+                values[key] = count
     if "cuda_only_libraries" in values:  # flat: comma-separated
         values["cuda_only_libraries"] = [
             x.strip() for x in values["cuda_only_libraries"].split(",") if x.strip()
@@ -236,7 +264,7 @@ def parse_rank_query(raw: Mapping[str, str]) -> RankQuery:
     errors: list[tuple[str, str]] = []
     params = _clean(raw, RANK_PARAMS, errors)
     given = _strict(params, errors)
-    workload = _validate(WorkloadIn, _workload_values(given), errors)
+    workload = _validate(WorkloadIn, _workload_values(given, errors), errors)
     filters = _validate(OfferFilters, {k: given[k] for k in FILTER_PARAMS if k in given}, errors)
     options = _validate(
         RankRequest,
@@ -262,7 +290,7 @@ def parse_offer_query(raw: Mapping[str, str]) -> OfferQuery:
     """
     errors: list[tuple[str, str]] = []
     params = _clean(raw, OFFER_PARAMS, errors)
-    values = _workload_values(_strict(params, errors))
+    values = _workload_values(_strict(params, errors), errors)
     workload = _validate(WorkloadIn, values, errors) if values else None
     options = _validate(
         RankRequest,

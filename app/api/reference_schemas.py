@@ -120,8 +120,9 @@ class WorkloadPresetOut(WorkloadIn):
     """A workload preset: the workload fields it sets (those of ``WorkloadIn``, ``preset``
     being its slug) and the measurements it stands for."""
 
-    # stored in the flat form of GET /v1/rank
-    cuda_only_libraries: str | None = Field(
+    # stored in the flat form of GET /v1/rank (text, where WorkloadIn takes a list): an
+    # answer model overriding a request field's type, which mypy rightly flags
+    cuda_only_libraries: str | None = Field(  # type: ignore[assignment]
         default=None,
         description="libraries with CUDA-only builds the job uses, comma-separated",
         examples=["bitsandbytes"],

@@ -19,7 +19,9 @@ from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy.orm import Session
 
 from app.api.query import (
+    COUNT_HELP,
     COUNT_PARAMS,
+    COUNT_PATTERN,
     OFFER_PARAMS,
     ORDER_COLUMNS,
     RANK_PARAMS,
@@ -29,6 +31,7 @@ from app.api.query import (
     parse_rank_query,
     query_text_error,
     scalar_kind,
+    space_error,
 )
 from app.api.reference_schemas import BenchmarkPage, GpuOut, WorkloadPresetOut
 from app.api.responses import (
@@ -133,8 +136,10 @@ def reject_unknown_query(request: Request[Any, Any, Any]) -> None:
 
 
 def strict_query(request: Request[Any, Any, Any]) -> None:
-    """``before_request`` of the API: every query parameter the handler declares as a
-    boolean, integer or number must be written as the OpenAPI document types it
+    """``before_request`` of the API: no query parameter the handler declares may begin or
+    end with whitespace (:func:`app.api.query.space_error`, as for the flat parameters and
+    the pages), and one it declares as a boolean, integer or number must be written as the
+    OpenAPI document types it
     (:func:`app.api.query.query_text_error`, the rule the flat parameters of ``GET /v1/rank``
     follow too), checked before Litestar parses it laxly (``1e2`` as an integer, ``1`` or
     ``True`` as a boolean).
@@ -146,10 +151,14 @@ def strict_query(request: Request[Any, Any, Any]) -> None:
     errors: list[tuple[str, str]] = []
     for key in dict.fromkeys(request.query_params.keys()):
         field = declared.get(key)
-        kind = scalar_kind(field.annotation) if field is not None else None
-        if kind is None or key in request.path_params:
+        if field is None or key in request.path_params:
             continue
-        reasons = (query_text_error(t, kind) for t in request.query_params.getall(key))
+        kind = scalar_kind(field.annotation)
+        texts = request.query_params.getall(key)
+        reasons = (
+            space_error(t) or (query_text_error(t, kind) if kind is not None else None)
+            for t in texts
+        )
         if (why := next((r for r in reasons if r), None)) is not None:
             errors.append((key, why))
     if errors:
@@ -171,24 +180,51 @@ _SCHEMA_KEYS = {
 }
 
 
-def _flat_schema(prop: dict[str, Any], defs: dict[str, Any], *, text: bool) -> Schema:
+def _flat_schema(
+    prop: dict[str, Any], defs: dict[str, Any], *, text: bool, count: bool = False
+) -> Schema:
     """A query parameter's schema from a field's JSON schema (pydantic's): its type, enum,
-    bounds, pattern and default; ``null`` dropped (an absent parameter is the null)."""
+    bounds, pattern and default; ``null`` dropped (an absent parameter is the null). A count
+    (``count``) is ``anyOf`` the field's integer with its bounds and a string of
+    :data:`~app.api.query.COUNT_PATTERN` (``7B``), whose value the same bounds limit."""
     options = prop.get("anyOf", [prop])
     typed: dict[str, Any] = next((o for o in options if o.get("type") != "null"), {})
     if "$ref" in typed:
         typed = defs[typed["$ref"].rsplit("/", 1)[-1]]
     kwargs: dict[str, Any] = {}
-    if text:
+    bounds = {ours: typed[key] for key, ours in _SCHEMA_KEYS.items() if key in typed}
+    if count:
+        kwargs["any_of"] = [
+            Schema(type=OpenAPIType(typed["type"]), **bounds),
+            Schema(type=OpenAPIType.STRING, pattern=COUNT_PATTERN),
+        ]
+    elif text:
         kwargs["type"] = OpenAPIType.STRING
     else:
         kwargs["type"] = OpenAPIType(typed.get("type", "string"))
-        kwargs |= {ours: typed[key] for key, ours in _SCHEMA_KEYS.items() if key in typed}
+        kwargs |= bounds
     if prop.get("default") is not None:
         kwargs["default"] = prop["default"]
     if prop.get("examples") and not text:
         kwargs["examples"] = prop["examples"]
     return Schema(**kwargs)
+
+
+def _count_help(prop: dict[str, Any]) -> str:
+    """How a count parameter is written, with the field's bounds in words (``7B``; more than
+    0, at most 1e+14)."""
+    typed = next(o for o in prop.get("anyOf", [prop]) if o.get("type") != "null")
+    limits = [
+        f"{word} {typed[key]:g}"
+        for key, word in (
+            ("exclusiveMinimum", "more than"),
+            ("minimum", "at least"),
+            ("exclusiveMaximum", "less than"),
+            ("maximum", "at most"),
+        )
+        if key in typed
+    ]
+    return COUNT_HELP + (f" ({', '.join(limits)})" if limits else "")
 
 
 def rank_query_parameters(names: tuple[str, ...] = RANK_PARAMS) -> list[Parameter]:
@@ -213,7 +249,7 @@ def rank_query_parameters(names: tuple[str, ...] = RANK_PARAMS) -> list[Paramete
             text = f.label + (f" ({f.unit})" if f.unit else "") + (f"; {f.hint}" if f.hint else "")
         if name in _TEXT_PARAMS:
             text = f"{text}; " + (
-                "comma-separated" if name == "cuda_only_libraries" else "a count: 7B, 25.6M, 8e9"
+                "comma-separated" if name == "cuda_only_libraries" else _count_help(props[name])
             )
         if name == "order":
             text = "re-order the returned rows by a column (prefix - for descending): " + (
@@ -224,7 +260,9 @@ def rank_query_parameters(names: tuple[str, ...] = RANK_PARAMS) -> list[Paramete
                 enum=[*ORDER_COLUMNS, *(f"-{c}" for c in ORDER_COLUMNS)],
             )
         else:
-            schema = _flat_schema(props[name], defs, text=name in _TEXT_PARAMS)
+            schema = _flat_schema(
+                props[name], defs, text=name in _TEXT_PARAMS, count=name in COUNT_PARAMS
+            )
         out.append(
             Parameter(
                 name=name,

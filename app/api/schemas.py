@@ -6,7 +6,6 @@ default. Enumerated values are lower-case snake_case and appear in the OpenAPI s
 
 from __future__ import annotations
 
-import types
 import typing
 from typing import Any, Literal
 
@@ -15,7 +14,6 @@ from pydantic import (
     ConfigDict,
     Field,
     computed_field,
-    create_model,
     field_serializer,
     field_validator,
 )
@@ -23,11 +21,19 @@ from pydantic import (
 from app.estimate.types import (
     VERSION_PATTERN,
     WORKLOAD_INPUTS,
+    Architecture,
+    Attention,
     Basis,
+    CheckpointGranularity,
     InterconnectLabel,
+    Method,
     OomRisk,
-    WorkloadInput,
+    Optimizer,
+    Precision,
+    Sharding,
+    VisionTask,
     interconnect_label,
+    unwrap_optional,
 )
 
 #: numeric constraint → the OpenAPI keyword that states it
@@ -95,13 +101,9 @@ def described_as(model: type[BaseModel], name: str, **field_kwargs: Any) -> Any:
 
 
 def _is_array(annotation: Any) -> bool:
-    """Whether a field's type is a list (or tuple/set), optional or not."""
-    origin = typing.get_origin(annotation)
-    if origin in (list, tuple, set, frozenset):
-        return True
-    if origin in (typing.Union, types.UnionType):
-        return any(_is_array(a) for a in typing.get_args(annotation))
-    return False
+    """Whether a field's type is a list (or tuple/set), optional or not
+    (:func:`~app.estimate.types.unwrap_optional`)."""
+    return typing.get_origin(unwrap_optional(annotation)) in (list, tuple, set, frozenset)
 
 
 #: Request bodies: unknown fields are a 400 naming the field, and types are strict, as the
@@ -162,23 +164,21 @@ class SpotIn(BaseModel):
     )
 
 
-#: Request types that are not the core's own: the CUDA-only libraries are a list of those
-#: :mod:`app.estimate.compat` knows (the core holds them as a tuple of text).
-_REQUEST_TYPES: dict[str, Any] = {"cuda_only_libraries": list[CudaLibrary]}
-
-
-def _request_field(given: WorkloadInput) -> tuple[Any, Any]:
-    """A :data:`WORKLOAD_INPUTS` field as an optional request field (absent: the preset's or
-    the core's default): its :class:`~app.estimate.types.InputSpec` as pydantic constraints.
+def request_field(name: str) -> Any:
+    """The :data:`WORKLOAD_INPUTS` field ``name`` as an optional request field (absent: the
+    preset's or the core's default): its :class:`~app.estimate.types.InputSpec` as pydantic
+    constraints. The field's type is written in :class:`WorkloadIn` (by
+    ``tools/gen_workload_in.py``, which checks it against the input's ``kind``).
 
     Numbers are finite; free text (no ``pattern``) is at most :data:`MAX_TEXT` long; a list
     at most ``max_items`` long.
     """
+    given = WORKLOAD_INPUTS[name]
     spec = given.spec
     kwargs: dict[str, Any] = {
-        name: value
-        for name in ("gt", "ge", "le", "pattern")
-        if (value := getattr(spec, name)) is not None
+        key: value
+        for key in ("gt", "ge", "le", "pattern")
+        if (value := getattr(spec, key)) is not None
     }
     if given.kind in (int, float):
         kwargs["allow_inf_nan"] = False
@@ -188,32 +188,71 @@ def _request_field(given: WorkloadInput) -> tuple[Any, Any]:
         kwargs["max_length"] = spec.max_items
     if spec.examples:
         kwargs["examples"] = list(spec.examples)
-    kind = _REQUEST_TYPES.get(given.name, given.kind)
-    return kind | None, Field(default=None, description=spec.description, **kwargs)
+    return Field(default=None, description=spec.description, **kwargs)
 
 
-if typing.TYPE_CHECKING:
-
-    class WorkloadIn(BaseModel):
-        """Statically a plain model: its fields are made at run time from
-        :data:`~app.estimate.types.WORKLOAD_INPUTS` (below)."""
-
-else:
-    WorkloadIn = create_model(
-        "WorkloadIn",
-        __config__=REQUEST_CONFIG,
-        __doc__="""A training job. ``preset`` supplies defaults for every other field.
+# --- WorkloadIn: written by tools/gen_workload_in.py from WORKLOAD_INPUTS; do not edit ---
+class WorkloadIn(BaseModel):
+    """A training job. ``preset`` supplies defaults for every other field.
 
     Sizes: ``params`` parameters (count), ``seq_len`` tokens per sample, ``image_size`` pixels
     per side, ``micro_batch_size`` samples per GPU per step, ``dataset_gb`` GB on disk,
     ``cpu_ms_per_sample`` CPU milliseconds of data loading per sample on one core.
 
     One field per outside-given field of :class:`app.estimate.types.Workload`, described and
-    bounded by its :class:`~app.estimate.types.InputSpec` (:func:`_request_field`).
-    """,
-        __module__=__name__,
-        **{name: _request_field(given) for name, given in WORKLOAD_INPUTS.items()},
-    )
+    bounded by its :class:`~app.estimate.types.InputSpec` (:func:`request_field`).
+    """
+
+    model_config = REQUEST_CONFIG
+
+    preset: str | None = request_field("preset")
+    architecture: Architecture | None = request_field("architecture")
+    params: int | None = request_field("params")
+    layers: int | None = request_field("layers")
+    hidden_size: int | None = request_field("hidden_size")
+    heads: int | None = request_field("heads")
+    kv_heads: int | None = request_field("kv_heads")
+    ffn_hidden_size: int | None = request_field("ffn_hidden_size")
+    vocab_size: int | None = request_field("vocab_size")
+    seq_len: int | None = request_field("seq_len")
+    image_size: int | None = request_field("image_size")
+    micro_batch_size: int | None = request_field("micro_batch_size")
+    grad_accum_steps: int | None = request_field("grad_accum_steps")
+    precision: Precision | None = request_field("precision")
+    optimizer: Optimizer | None = request_field("optimizer")
+    method: Method | None = request_field("method")
+    lora_rank: int | None = request_field("lora_rank")
+    gradient_checkpointing: bool | None = request_field("gradient_checkpointing")
+    attention: Attention | None = request_field("attention")
+    sharding: Sharding | None = request_field("sharding")
+    fused_cross_entropy: bool | None = request_field("fused_cross_entropy")
+    cpu_offload: bool | None = request_field("cpu_offload")
+    optimizer_in_backward: bool | None = request_field("optimizer_in_backward")
+    activation_offloading: bool | None = request_field("activation_offloading")
+    checkpoint_granularity: CheckpointGranularity | None = request_field("checkpoint_granularity")
+    double_quant: bool | None = request_field("double_quant")
+    full_model_init: bool | None = request_field("full_model_init")
+    vision_task: VisionTask | None = request_field("vision_task")
+    backbone_gflops_224: float | None = request_field("backbone_gflops_224")
+    patch_size: int | None = request_field("patch_size")
+    text_encoder_params: int | None = request_field("text_encoder_params")
+    vae_params: int | None = request_field("vae_params")
+    ema_weights: bool | None = request_field("ema_weights")
+    samples_per_epoch: int | None = request_field("samples_per_epoch")
+    epochs: float | None = request_field("epochs")
+    dataset_gb: float | None = request_field("dataset_gb")
+    cpu_ms_per_sample: float | None = request_field("cpu_ms_per_sample")
+    min_cuda: str | None = request_field("min_cuda")
+    forward_gflops_per_sample: float | None = request_field("forward_gflops_per_sample")
+    tokens_per_epoch: int | None = request_field("tokens_per_epoch")
+    packed: bool | None = request_field("packed")
+    cuda_build: str | None = request_field("cuda_build")
+    cuda_only_libraries: list[CudaLibrary] | None = request_field("cuda_only_libraries")
+    min_compute_capability: str | None = request_field("min_compute_capability")
+    checkpoints_kept: int | None = request_field("checkpoints_kept")
+
+
+# --- end of the written WorkloadIn ---
 
 
 #: The most each shape field of a workload may be (WorkloadIn's own bounds), for the

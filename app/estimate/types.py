@@ -659,12 +659,24 @@ class Workload:
     )
 
 
+def unwrap_optional(annotation: Any) -> Any:
+    """The type an optional annotation holds when given: ``int | None`` and
+    ``Optional[int]`` → ``int``, ``list[str] | None`` → ``list[str]``; any other annotation
+    (``int``, ``int | str``, ``int | str | None``) as is. The one unwrapping of optional
+    types: the inputs' kinds here, the query parameters' scalar kinds
+    (:func:`app.api.query.scalar_kind`), list fields of request models
+    (:func:`app.api.schemas.state_openapi_bounds`)."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return annotation
+
+
 def _value_type(annotation: Any) -> type:
     """``int | None`` → ``int``; ``tuple[str, ...]`` → ``tuple``; a plain type as is."""
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
-    origin = typing.get_origin(annotation)
-    return typing.cast(type, origin or annotation)
+    inner = unwrap_optional(annotation)
+    return typing.cast(type, typing.get_origin(inner) or inner)
 
 
 #: Every outside-given field of :class:`Workload` by name, in declaration order (the order of

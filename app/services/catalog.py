@@ -108,16 +108,19 @@ def _gpu_rows(session: Session) -> list[dict[str, Any]]:
 
 def search_gpus(session: Session, ref: ReferenceData, q: str | None = None) -> list[dict[str, Any]]:
     """Catalog rows (every column) by id; ``q`` keeps GPUs whose name, alias, vendor,
-    architecture or market contains it (case-insensitive), or whose name ``q`` resolves to.
+    architecture or market contains it (case-insensitive), or that ``q`` names
+    (:meth:`ReferenceData.resolve_gpu_filter`: the one model, or every model of a family or
+    of an ambiguous name: ``A100 80GB`` lists both 80 GB A100s, never one provider's pick).
     """
     out = _gpu_rows(session)
     if not q or not q.strip():
         return out
-    return [g for g in out if _hit(g, q.strip(), ref.resolve_gpu(q.strip()))]
+    named = set(ref.resolve_gpu_filter(q.strip()))
+    return [g for g in out if _hit(g, q.strip(), named)]
 
 
-def _hit(g: dict[str, Any], q: str, resolved: str | None) -> bool:
-    if g["canonical_name"] == resolved:
+def _hit(g: dict[str, Any], q: str, named: set[str]) -> bool:
+    if g["canonical_name"] in named:
         return True
     needle = q.lower()
     fields = [
@@ -206,8 +209,8 @@ def gpu_catalog(
     if max_vram_gib is not None:
         rows = [g for g in rows if g["vram_gib"] <= max_vram_gib]
     if q and q.strip():
-        resolved = ref.resolve_gpu(q.strip())
-        rows = [g for g in rows if _hit(g, q.strip(), resolved)]
+        named = set(ref.resolve_gpu_filter(q.strip()))
+        rows = [g for g in rows if _hit(g, q.strip(), named)]
     counts: dict[int, int] = {}
     cheapest: dict[int, float] = {}
     for o in select_offers(session, {"available_only": True}, ref):
@@ -242,7 +245,9 @@ def catalog_choices(session: Session) -> dict[str, list[str]]:
 
 def find_gpu(session: Session, ref: ReferenceData, key: str) -> dict[str, Any] | None:
     """One catalog row (every column, plus ``family``) by id (``12``) or by any name or alias
-    the catalog knows (``H100 SXM 80GB``, ``NVIDIA A100-SXM4-80GB``); ``None`` when unknown."""
+    the catalog knows (``H100 SXM 80GB``, ``NVIDIA A100-SXM4-80GB``); ``None`` when unknown or
+    when the name leaves several models open (``A100``, ``RTX 6000``:
+    :meth:`ReferenceData.resolve_gpu`, never a provider's convention)."""
     rows = _gpu_rows(session)
     numeric = key.isascii() and key.isdigit() and len(key) <= 18
     found = next((g for g in rows if numeric and g["id"] == int(key)), None)

@@ -26,7 +26,7 @@ from app.db.models import CurrencyRate, GpuModel, ThroughputBenchmark, WorkloadP
 from app.db.seed import build_normaliser, load_extra_aliases
 from app.estimate.pooled import PooledData
 from app.estimate.types import BenchmarkPoint, GpuSpec, Precision
-from app.gpu_names import GpuNameNormaliser
+from app.gpu_names import GpuIdentity, GpuMatch, GpuNameNormaliser
 from app.services.presets import flops_table, throughput_data
 
 log = logging.getLogger(__name__)
@@ -112,21 +112,35 @@ class ReferenceData:
         """Catalog names a GPU filter means, in catalog order, any case: the exact model, or
         every model of the family that has the size and form the name gives (``A100`` →
         every A100; ``A100 80GB`` → A100 SXM4 80GB and A100 PCIe 80GB:
-        :meth:`app.gpu_names.GpuNameNormaliser.family_members`). Empty when unknown."""
+        :meth:`app.gpu_names.GpuNameNormaliser.family_members`), or every model a name left
+        ambiguous by :meth:`identify_gpu` could be (``RTX 6000`` → RTX A6000, RTX 6000 Ada and
+        Quadro RTX 6000). Empty when unknown."""
         if name in self.gpus:
             return [name]
         members = self.normaliser.family_members(name)
         if len(members) > 1:
             return members
-        one = self.resolve_gpu(name)
-        return [one] if one else []
+        identity = self.identify_gpu(name)
+        if identity.match:
+            return [identity.match.canonical_name]
+        return list(identity.candidates)
+
+    def identify_gpu(self, name: str) -> GpuIdentity:
+        """What a GPU name typed by a user names (a catalog search, a GPU page, the GPU of a
+        benchmark submission): the catalog name itself, else
+        :meth:`app.gpu_names.GpuNameNormaliser.identify` without the providers' naming
+        conventions (``conventions=False``, the rule ``/v1/estimate`` applies), so a bare
+        ``A100`` is ``ambiguous`` with the four A100s as candidates instead of the model one
+        provider means by it. The conventions stay for offers (a provider's own listing)."""
+        if name in self.gpus:
+            return GpuIdentity("match", GpuMatch(name, "alias", False), candidates=(name,))
+        return self.normaliser.identify(name, conventions=False)
 
     def resolve_gpu(self, name: str) -> str | None:
-        """Canonical name for any alias the catalog knows, else ``None``."""
-        if name in self.gpus:
-            return name
-        match = self.normaliser.match(name)
-        return match.canonical_name if match else None
+        """Canonical name of the one catalog GPU a typed name identifies
+        (:meth:`identify_gpu`); ``None`` when it names none, or several."""
+        identity = self.identify_gpu(name)
+        return identity.match.canonical_name if identity.match else None
 
 
 def gpu_spec(g: GpuModel) -> GpuSpec:

@@ -131,8 +131,18 @@ def hold_check(
 ) -> Hold:
     """Compare a submission with the current estimate (:func:`estimate_what_if`, the path the
     API runs); more than :data:`HOLD_RATIO` off either way, or nothing to compare with, holds it.
+    The GPU is named as a user types it (:meth:`ReferenceData.identify_gpu`): a name several
+    catalog models share ("A100", "NVIDIA GeForce RTX 3080": 10 or 12 GB) holds the run.
     """
-    canonical = ref.resolve_gpu(gpu) if gpu else None
+    identity = ref.identify_gpu(gpu) if gpu else None
+    if identity is not None and identity.status == "ambiguous":
+        return Hold(
+            "held",
+            f"GPU {gpu!r} is ambiguous: could be {' or '.join(identity.candidates)}; "
+            "not credited to one of them",
+            None,
+        )
+    canonical = identity.match.canonical_name if identity and identity.match else None
     if canonical is None:
         what = f"GPU {gpu!r}" if gpu else "a run without a GPU"
         return Hold("held", f"{what} matches no catalog GPU: nothing to check it against", None)

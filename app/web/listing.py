@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from app.api.query import query_text_error
+from app.api.query import query_text_error, space_error
 from app.api.schemas import MAX_TEXT
 from app.services.catalog import Listing
 
@@ -109,13 +109,15 @@ def parse_listing(raw: Mapping[str, str], spec: Sequence[Param]) -> ListingQuery
         if key not in known:
             errors.append((key, f"unknown parameter; this page takes {', '.join(known)}"))
     for p in spec:
-        text = (raw.get(p.name) or "").strip()
+        text = raw.get(p.name) or ""
         if not text:
             continue
         form[p.name] = text[:MAX_TEXT]
-        error: str | None = None
+        error: str | None = space_error(text)
         value: Any = text
-        if len(text) > MAX_TEXT:
+        if error:
+            pass
+        elif len(text) > MAX_TEXT:
             error = f"at most {MAX_TEXT} characters"
         elif p.kind in ("int", "float"):
             value, error = _number(p, text)

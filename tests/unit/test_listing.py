@@ -19,13 +19,22 @@ CATALOG = (*CATALOG_PARAMS, *paging_params(("id", "vram_gib", "canonical_name"))
 
 
 def test_parse_listing_types_values_and_keeps_the_given_order() -> None:
-    q = parse_listing({"limit": "20", "family": " A100 ", "min_vram_gib": "40.5"}, CATALOG)
+    q = parse_listing({"limit": "20", "family": "A100", "min_vram_gib": "40.5"}, CATALOG)
     assert q.errors == []
     assert q.values == {"family": "A100", "min_vram_gib": 40.5, "limit": 20}
     assert list(q.params) == ["family", "min_vram_gib", "limit"]  # spec order
     assert (q.limit, q.offset, q.wants_json) == (20, 0, False)
     assert parse_listing({"page": "3", "limit": "20"}, CATALOG).offset == 40
     assert parse_listing({}, CATALOG).limit == 50
+
+
+def test_parse_listing_refuses_whitespace_around_a_value() -> None:
+    q = parse_listing({"family": " A100 ", "min_vram_gib": "40.5\n"}, CATALOG)
+    assert q.errors == [
+        ("family", "must not begin or end with whitespace"),
+        ("min_vram_gib", "must not begin or end with whitespace"),
+    ]
+    assert q.values == {} and q.limit == 50
 
 
 def test_parse_listing_names_every_bad_parameter() -> None:

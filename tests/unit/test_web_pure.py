@@ -105,7 +105,7 @@ def test_flat_query_parsing() -> None:
         {
             "preset": "x",
             "params": "7B",
-            "micro_batch_size": " 8 ",
+            "micro_batch_size": "8",
             "gpu_count": "2",
             "drop_oom": "true",
             "sort": "epoch_hours",
@@ -121,10 +121,17 @@ def test_flat_query_parsing() -> None:
     with pytest.raises(ParamError) as err:
         parse_rank_query({"micro_batch_size": "0", "limit": "x", "order": "nope", "what": "1"})
     assert {k for k, _ in err.value.errors} == {"micro_batch_size", "limit", "order", "what"}
+    # whitespace around a value is refused, as for every query parameter (not stripped)
+    with pytest.raises(ParamError) as err:
+        parse_rank_query({"preset": "x", "micro_batch_size": " 8 ", "gpu": "A100 "})
+    assert err.value.errors == [
+        ("micro_batch_size", "must not begin or end with whitespace"),
+        ("gpu", "must not begin or end with whitespace"),
+    ]
     assert parse_offer_query({}).workload is None
     assert parse_offer_query({"preset": "x", "currency": "CNY"}).currency == "CNY"
     assert _human_count("1,281,167") == "1281167" and _human_count("25.6M") == "25600000"
-    assert _human_count("1.5") == "1.5" and _human_count("abc") == "abc"
+    assert _human_count("1.5") == "1.5" and _human_count("abc") is None
 
 
 def test_order_rows_puts_missing_values_last() -> None:

@@ -5,16 +5,20 @@ and the seed loader's ``PRESET_FIELDS``, with the same descriptions and bounds."
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
+import typing
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
 from app.api.query import COUNT_PARAMS, parse_rank_query
-from app.api.schemas import WorkloadIn
+from app.api.schemas import CudaLibrary, WorkloadIn
 from app.db.seed import PRESET_FIELDS, workload_cells
 from app.estimate.types import WORKLOAD_INPUTS, Precision, Workload
 from app.services.presets import build_workload
+from app.settings import PROJECT_ROOT
 from app.web.forms import WORKLOAD_ADVANCED, WORKLOAD_MAIN
 
 #: Workload fields set from the preset's measurements or by the resolver (``input_notes``:
@@ -38,6 +42,25 @@ def test_every_workload_field_is_an_input_or_preset_only() -> None:
 
 def test_request_model_has_every_input_in_order() -> None:
     assert list(WorkloadIn.model_fields) == list(WORKLOAD_INPUTS)
+
+
+def test_the_written_request_model_is_what_the_inputs_give() -> None:
+    # WorkloadIn is written out (tools/gen_workload_in.py) so that mypy sees its fields;
+    # --check fails when an input is added, renamed or retyped without rewriting it
+    result = subprocess.run(
+        [sys.executable, str(PROJECT_ROOT / "tools" / "gen_workload_in.py"), "--check"],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    hints = typing.get_type_hints(WorkloadIn)
+    for name, given in WORKLOAD_INPUTS.items():
+        kind = list[CudaLibrary] if name == "cuda_only_libraries" else given.kind
+        assert hints[name] == kind | None, name
+        assert WorkloadIn.model_fields[name].annotation == kind | None, name
+    assert hints["precision"] == Precision | None and hints["params"] == int | None
 
 
 def test_form_shows_every_input_but_the_preset_once() -> None:
