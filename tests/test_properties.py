@@ -151,6 +151,38 @@ def test_rank_uses_one_software_level_for_every_gpu(client: Any) -> None:
     assert len(levels) == 1, levels
 
 
+def test_rank_orders_one_model_by_hardware_not_by_suite(client: Any) -> None:
+    # torchtune measured this preset on an RTX 4090 only (benchmark 2745: 1650 tok/s);
+    # main scaled every other GPU from torchtitan's H100 pre-training group and ranked the
+    # RTX 4090 D (a cut-down 4090: fewer SMs, same memory) first at 3,284 tok/s
+    r = client.post(
+        "/v1/rank",
+        json={
+            "workload": {"preset": "llama31-8b-full-single-device"},
+            "filters": {"gpu_count": 1},
+            "limit": 1000,
+            "sort": "samples_per_s",
+        },
+    )
+    assert r.status_code == 200, r.text
+    body = r.json()
+    single = {
+        x["offer"]["gpu"]: x["estimate"]["samples_per_s"] * 2048
+        for x in body["results"] + body["frontier"]
+        if x["offer"]["gpu"]
+    }
+    assert single["GeForce RTX 4090"] == pytest.approx(1650, rel=0.03)
+    assert single["GeForce RTX 4090 D"] <= single["GeForce RTX 4090"]
+    assert single["GeForce RTX 3090"] < single["GeForce RTX 4090"]
+    notes = {
+        n.split("software level of ")[1]
+        for x in body["results"] + body["frontier"]
+        for n in x["estimate"]["notes"]
+        if "software level of " in n
+    }
+    assert len(notes) == 1, notes
+
+
 @pytest.mark.parametrize(
     ("workload", "gpu", "situation", "words"),
     [
