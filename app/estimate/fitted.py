@@ -50,12 +50,12 @@ MULTI_GPU_RANGE = (0.7638, 1.058)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.8852, 1.4712),
- 'extrapolated': (0.7178, 1.3451),
- 'flops_model': (0.5126, 2.1021),
+RANGE_FACTORS = {'derived': (0.8873, 1.5096),
+ 'extrapolated': (0.7201, 1.3476),
+ 'flops_model': (0.5073, 2.1208),
  'measured': (0.8679, 1.145),
  'precision_switch': (0.6747, 1.4561),
- 'scaled': (0.7261, 1.3614),
- 'sibling': (0.8073, 1.1895)}
+ 'scaled': (0.7278, 1.3679),
+ 'sibling': (0.8063, 1.1897)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.015, 'pcie_consumer': 0.035}

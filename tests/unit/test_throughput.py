@@ -394,3 +394,24 @@ def test_another_version_of_a_measured_suite_is_predicted_at_that_suites_level()
     assert (newer.source, newer.suite) == ("other", "other@2.5")
     # a source the data lacks: the reference level (the suite that measured most GPUs)
     assert data.level_of(group, "unknown@1.0").source == point("a", 1, 1).source
+
+
+def test_fp8_stands_at_the_measured_16_bit_precision_when_never_measured_at_fp8() -> None:
+    fp8 = dataclasses.replace(BERT, precision=Precision.FP8)
+    catalog = {"A100 SXM4 80GB": A100_80_SXM}
+    half = [point("A100 SXM4 80GB", 443, 32, pid=1), point("A100 SXM4 80GB", 450, 32, pid=2)]
+    fp32 = [point("A100 SXM4 80GB", 150, 32, pid=3, precision=Precision.FP32)]
+    # two fp16_amp rows and one fp32 row: the estimate stands at fp16_amp
+    model = ThroughputModel(fp8, points=half + fp32, catalog=catalog)
+    assert model.stand_in_precision(Precision.FP8) == Precision.FP16_AMP
+    assert model.stand_in_precision(Precision.FP32) == Precision.FP32
+    # an fp8 row of the workload: fp8 is estimated as fp8
+    own = [point("A100 SXM4 80GB", 600, 32, pid=4, precision=Precision.FP8)]
+    with_fp8 = ThroughputModel(fp8, points=half + own, catalog=catalog)
+    assert with_fp8.stand_in_precision(Precision.FP8) == Precision.FP8
+    # fp32 rows only: no 16-bit rate to stand on; without FLOPs (no params) nothing to estimate
+    no_flops = dataclasses.replace(fp8, params=None)
+    only32 = ThroughputModel(no_flops, points=fp32, catalog=catalog)
+    assert only32.stand_in_precision(Precision.FP8) == Precision.FP8
+    assert not only32.can_estimate()
+    assert ThroughputModel(no_flops, points=half + fp32, catalog=catalog).can_estimate()
