@@ -51,11 +51,11 @@ MULTI_GPU_RANGE = (0.7638, 1.058)
 QLORA_SLOWDOWN = 1.1426
 
 RANGE_FACTORS = {'derived': (0.8873, 1.5096),
- 'extrapolated': (0.7201, 1.3476),
- 'flops_model': (0.5073, 2.1208),
+ 'extrapolated': (0.7201, 1.3473),
+ 'flops_model': (0.5072, 2.1112),
  'measured': (0.8679, 1.145),
  'precision_switch': (0.6747, 1.4561),
- 'scaled': (0.7278, 1.3679),
- 'sibling': (0.8063, 1.1897)}
+ 'scaled': (0.7278, 1.3678),
+ 'sibling': (0.8148, 1.1901)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.015, 'pcie_consumer': 0.035}
