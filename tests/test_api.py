@@ -454,15 +454,25 @@ def test_custom_cnn_without_flops_is_a_400(client: Any) -> None:
     assert ok.status_code == 200 and ok.json()["estimate"]["basis"] == "flops_model"
 
 
-def test_precision_without_measurement_or_flops_is_a_400(client: Any) -> None:
-    body = {
-        "workload": {"preset": "tacotron2-ljspeech", "precision": "fp8"},
-        "hardware": {"gpu": "H100 SXM"},
-    }
-    r = post(client, "/v1/estimate", body)
-    assert r.status_code == 400 and r.json()["extra"][0]["key"] == "workload.precision"
-    r = post(client, "/v1/rank", {"workload": body["workload"]})
-    assert r.status_code == 400 and r.json()["extra"][0]["key"] == "workload.precision"
+def test_fp8_for_a_workload_measured_at_16_bit_only_answers_at_that_rate(client: Any) -> None:
+    # Tacotron 2 has no FLOPs estimate and was measured at fp32/tf32/fp16_amp, never at fp8:
+    # main refused fp8 with a 400; a TTS model's fp8 run is its 16-bit run
+    # (fp8_transformer_only), at the rate measured there
+    def answer(precision: str) -> dict[str, Any]:
+        body = {
+            "workload": {"preset": "tacotron2-ljspeech", "precision": precision},
+            "hardware": {"gpu": "H100 SXM"},
+        }
+        r = post(client, "/v1/estimate", body)
+        assert r.status_code == 200, r.text
+        return dict(r.json()["estimate"])
+
+    fp8, bf16 = answer("fp8"), answer("bf16_amp")
+    assert fp8["precision"] == "bf16_amp"
+    assert fp8["samples_per_s"] == pytest.approx(bf16["samples_per_s"], rel=1e-6)
+    assert "fp8_transformer_only" in {w["code"] for w in fp8["warnings"]}
+    r = post(client, "/v1/rank", {"workload": {"preset": "tacotron2-ljspeech", "precision": "fp8"}})
+    assert r.status_code == 200, r.text
 
 
 @pytest.mark.parametrize(

@@ -124,6 +124,7 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
         tokens_per_s=e.tokens_per_s,
         basis=e.basis,
         situation=e.situation,
+        precision=e.precision,
         epoch_hours=e.epoch_hours,
         epoch_hours_low=e.epoch_hours_low,
         epoch_hours_high=e.epoch_hours_high,

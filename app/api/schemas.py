@@ -644,6 +644,13 @@ class EstimateOut(BaseModel):
         "precision_switch (workload measured only at another precision class); the first "
         "note says it in words",
     )
+    precision: str | None = Field(
+        default=None,
+        description="the precision the throughput was estimated at: what the GPU runs the "
+        "workload's precision at (fp8 without fp8 tensor cores runs at bf16_amp, ...), or the "
+        "measured 16-bit precision when fp8 is asked for a workload never measured at fp8 "
+        "(warning fp8_gain_unmeasured)",
+    )
     epoch_hours: float = Field(description="wall-clock hours of one epoch")
     epoch_hours_low: float = Field(description="epoch hours at the high throughput")
     epoch_hours_high: float = Field(description="epoch hours at the low throughput")

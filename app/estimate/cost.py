@@ -257,14 +257,29 @@ def hardware_warnings(
 
     Codes: ``oom``, ``oom_possible``, ``disk_too_small``, ``ram_short``, ``cuda_too_old``,
     ``no_nvlink``, ``nvlink_unavailable`` (:func:`app.estimate.compat.interconnect_warning`),
-    ``pcie_host_bridge``, ``data_loader_bound``, plus the software rules of
+    ``pcie_host_bridge``, ``data_loader_bound``, ``fp8_gain_unmeasured`` (fp8 asked for a
+    workload measured at 16-bit only: ``tp`` stands at that rate,
+    :meth:`app.estimate.throughput.ThroughputModel.stand_in_precision`), plus the software
+    rules of
     :func:`app.estimate.compat.compatibility_warnings` and the precision rule of
     :func:`app.estimate.compat.effective_precision`.
     """
     out: list[RunWarning] = []
-    _, precision_warning = effective_precision(hw.gpu, w.precision, w.architecture)
+    run, precision_warning = effective_precision(hw.gpu, w.precision, w.architecture)
     if precision_warning is not None:
         out.append(precision_warning)
+    if run == Precision.FP8 and tp.precision is not None and tp.precision != Precision.FP8:
+        out.append(
+            _warn(
+                WarningCode.FP8_GAIN_UNMEASURED,
+                f"this workload was never measured at fp8: its throughput on {hw.gpu.name} "
+                f"is estimated at the measured {tp.precision.value} rate (fp8's gain is "
+                "unmeasured for it)",
+                gpu=hw.gpu.name,
+                requested_precision=w.precision.value,
+                estimated_at_precision=tp.precision.value,
+            )
+        )
     link_warning = interconnect_warning(hw.gpu, hw.interconnect, hw.gpu_count)
     if link_warning is not None:
         out.append(link_warning)
@@ -668,6 +683,7 @@ def combine(
         tokens_per_s=samples * tokens if tokens else None,
         basis=tp.basis,
         situation=tp.situation.value if tp.situation else None,
+        precision=tp.precision.value if tp.precision else None,
         epoch_hours=hours,
         epoch_hours_low=hours_low,
         epoch_hours_high=hours_high,

@@ -57,12 +57,12 @@ MULTI_GPU_RANGE = (0.7586, 1.056)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.8852, 1.4713),
- 'extrapolated': (0.7147, 1.3468),
- 'flops_model': (0.6214, 1.9641),
+RANGE_FACTORS = {'derived': (0.8872, 1.5096),
+ 'extrapolated': (0.717, 1.3481),
+ 'flops_model': (0.6214, 1.963),
  'measured': (0.8679, 1.145),
- 'precision_switch': (0.6739, 1.4599),
- 'scaled': (0.726, 1.3673),
- 'sibling': (0.8076, 1.1897)}
+ 'precision_switch': (0.6738, 1.4599),
+ 'scaled': (0.7262, 1.3705),
+ 'sibling': (0.8149, 1.1902)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.01, 'pcie_consumer': 0.035}

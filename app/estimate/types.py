@@ -846,6 +846,7 @@ class WarningCode(StrEnum):
     NO_NVLINK = "no_nvlink"
     NVLINK_UNAVAILABLE = "nvlink_unavailable"
     FP8_TRANSFORMER_ONLY = "fp8_transformer_only"
+    FP8_GAIN_UNMEASURED = "fp8_gain_unmeasured"
     PCIE_HOST_BRIDGE = "pcie_host_bridge"
     DATA_LOADER_BOUND = "data_loader_bound"
     VCPUS_UNLISTED = "vcpus_unlisted"
@@ -897,6 +898,8 @@ class Estimate:
     notes: tuple[str, ...] = field(default_factory=tuple)
     #: which evidence the throughput stands on (:class:`Situation` value)
     situation: str | None = None
+    #: the precision the throughput was estimated at (see ``ThroughputEstimate.precision``)
+    precision: str | None = None
     #: what one epoch is, in words (samples, or tokens packed into sequences)
     epoch_definition: str = ""
     #: samples (as ``samples_per_s`` counts them) in one epoch

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from app.estimate import fitted
-from app.estimate.multigpu import multi_gpu_efficiency
+from app.estimate.multigpu import gradient_bytes, multi_gpu_efficiency
 from app.estimate.pooled import PooledData, rate_class
 from app.estimate.scaling import TimeModel, blend_speedup, peak_tflops, time_features
 from app.estimate.throughput import (
@@ -26,6 +26,7 @@ from app.estimate.types import (
     Interconnect,
     Method,
     Precision,
+    Sharding,
     Situation,
     Workload,
 )
@@ -297,6 +298,30 @@ def test_multi_gpu_efficiency_hand_worked() -> None:
     assert multi_gpu_efficiency(w, gpu, 1, Interconnect.PCIE, 100.0) == 1.0
 
 
+def test_ddp_and_zero2_move_the_same_gradient_bytes() -> None:
+    # ZeRO paper §7: ZeRO-2 moves 2Ψ per step like DDP's all-reduce, ZeRO-3/FSDP 3Ψ; the
+    # element size follows the precision (bf16_amp: fp32 gradients, 4 B; pure bf16: 2 B).
+    # Main counted any sharding at 2 B: 8 × RTX 4090 Llama 3 8B 0.50 (DDP) vs 0.899 (ZeRO-2)
+    w = Workload(
+        architecture=Architecture.TRANSFORMER_DECODER,
+        params=1_000_000_000,
+        micro_batch_size=2,
+        precision=Precision.BF16_AMP,
+        samples_per_epoch=1,
+    )
+
+    def of(**changes: object) -> float:
+        return gradient_bytes(dataclasses.replace(w, **changes))  # type: ignore[arg-type]
+
+    assert of(sharding=Sharding.NONE) == of(sharding=Sharding.ZERO2) == 4e9
+    assert of(sharding=Sharding.ZERO1) == 4e9
+    assert of(sharding=Sharding.ZERO3) == of(sharding=Sharding.FSDP) == 6e9
+    assert of(sharding=Sharding.ZERO2, precision=Precision.BF16) == 2e9
+    ddp = multi_gpu_efficiency(w, RTX_4090, 8, Interconnect.PCIE, 0.5)
+    zero2 = dataclasses.replace(w, sharding=Sharding.ZERO2)
+    assert multi_gpu_efficiency(zero2, RTX_4090, 8, Interconnect.PCIE, 0.5) == ddp
+
+
 def test_multi_gpu_measured_row_is_used_for_same_count() -> None:
     pts = [
         point("A100 SXM4 80GB", 443, 320, pid=1),
@@ -394,3 +419,24 @@ def test_another_version_of_a_measured_suite_is_predicted_at_that_suites_level()
     assert (newer.source, newer.suite) == ("other", "other@2.5")
     # a source the data lacks: the reference level (the suite that measured most GPUs)
     assert data.level_of(group, "unknown@1.0").source == point("a", 1, 1).source
+
+
+def test_fp8_stands_at_the_measured_16_bit_precision_when_never_measured_at_fp8() -> None:
+    fp8 = dataclasses.replace(BERT, precision=Precision.FP8)
+    catalog = {"A100 SXM4 80GB": A100_80_SXM}
+    half = [point("A100 SXM4 80GB", 443, 32, pid=1), point("A100 SXM4 80GB", 450, 32, pid=2)]
+    fp32 = [point("A100 SXM4 80GB", 150, 32, pid=3, precision=Precision.FP32)]
+    # two fp16_amp rows and one fp32 row: the estimate stands at fp16_amp
+    model = ThroughputModel(fp8, points=half + fp32, catalog=catalog)
+    assert model.stand_in_precision(Precision.FP8) == Precision.FP16_AMP
+    assert model.stand_in_precision(Precision.FP32) == Precision.FP32
+    # an fp8 row of the workload: fp8 is estimated as fp8
+    own = [point("A100 SXM4 80GB", 600, 32, pid=4, precision=Precision.FP8)]
+    with_fp8 = ThroughputModel(fp8, points=half + own, catalog=catalog)
+    assert with_fp8.stand_in_precision(Precision.FP8) == Precision.FP8
+    # fp32 rows only: no 16-bit rate to stand on; without FLOPs (no params) nothing to estimate
+    no_flops = dataclasses.replace(fp8, params=None)
+    only32 = ThroughputModel(no_flops, points=fp32, catalog=catalog)
+    assert only32.stand_in_precision(Precision.FP8) == Precision.FP8
+    assert not only32.can_estimate()
+    assert ThroughputModel(no_flops, points=half + fp32, catalog=catalog).can_estimate()
