@@ -317,11 +317,13 @@ class ThroughputModel:
         self._eta: dict[tuple[str, int, Interconnect | None, Precision], tuple[float, bool]] = {}
 
     def _gpu_rows(self, gpu_name: str) -> list[BenchmarkPoint]:
-        """The first group's measurements on ``gpu_name`` (indexed on first use: a ranking
-        asks for hundreds of GPU-count/link configurations of the same GPUs)."""
+        """The ranking group's measurements on ``gpu_name`` (:meth:`_group_at` without a
+        software level: the group every GPU's single-GPU rate stands on, so a measured
+        multi-GPU efficiency is a ratio inside that group; indexed on first use: a ranking asks
+        for hundreds of GPU-count/link configurations of the same GPUs)."""
         if self._by_gpu is None:
             index: dict[str, list[BenchmarkPoint]] = {}
-            for p in self.data.rows(self.groups[0]) if self.groups else ():
+            for p in self.data.rows(self._group_at(None)) if self.groups else ():
                 index.setdefault(p.gpu, []).append(p)
             self._by_gpu = index
         return self._by_gpu.get(gpu_name, [])
