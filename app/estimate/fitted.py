@@ -58,11 +58,11 @@ MULTI_GPU_RANGE = (0.7586, 1.056)
 QLORA_SLOWDOWN = 1.1426
 
 RANGE_FACTORS = {'derived': (0.8872, 1.5096),
- 'extrapolated': (0.717, 1.3481),
- 'flops_model': (0.6214, 1.963),
+ 'extrapolated': (0.717, 1.3486),
+ 'flops_model': (0.6214, 1.973),
  'measured': (0.8679, 1.145),
- 'precision_switch': (0.6738, 1.4599),
- 'scaled': (0.7262, 1.3705),
- 'sibling': (0.8149, 1.1902)}
+ 'precision_switch': (0.6739, 1.4599),
+ 'scaled': (0.7262, 1.3707),
+ 'sibling': (0.8067, 1.1898)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.01, 'pcie_consumer': 0.035}

@@ -72,22 +72,23 @@ def link_bytes_per_s(gpu: GpuSpec, interconnect: Interconnect | None) -> float:
 
 
 def gradient_bytes(w: Workload) -> float:
-    """Bytes all-reduced per optimizer step: trainable params × gradient bytes × sharding factor.
+    """Bytes all-reduced per optimizer step: trainable params × gradient bytes on the wire.
 
-    Element size from the precision, not the sharding: 2 B for pure bf16 (bf16 gradients),
-    4 B otherwise (autocast keeps fp32 parameters, so their gradients are fp32 whether DDP
-    all-reduces them or ZeRO/FSDP reduce-scatters them; torchtitan's FSDP2 reduces in fp32,
-    see the llama31-8b-pretrain preset). Volume per ZeRO paper (Rajbhandari et al. 2020,
-    arXiv:1910.02054, §7): ZeRO-1/2 move 2Ψ per step like DDP's all-reduce (a reduce-scatter
-    of Ψ plus an all-gather of Ψ), ZeRO-3/FSDP 3Ψ (1.5×). An earlier rule counted any sharding
-    at 2 B: ZeRO-2 on 8 × RTX 4090 came out at 0.899 efficiency against 0.50 for DDP with the
-    same volume. Without a parameter count: 0 (no estimate).
+    4 B under DDP with autocast (fp32 parameters, so fp32 gradients are all-reduced); 2 B for
+    pure bf16 and for ZeRO/FSDP, whose mixed-precision engines reduce in 16 bits by default
+    (DeepSpeed's fp16/bf16 engines keep 16-bit gradients and communicate in the gradient
+    dtype unless ``communication_data_type`` says otherwise; HF Trainer's FSDP builds
+    ``MixedPrecision(param_dtype=bf16, reduce_dtype=bf16)``, seed_data/memory_cases.md).
+    torchtitan's FSDP2 reduces in fp32 instead; the workload fields cannot say which trainer
+    runs, and no measured multi-GPU pair here is sharded at 16-bit AMP, so this default is
+    unvalidated. ZeRO-3/FSDP move 1.5× the DDP volume (ZeRO paper, arXiv:1910.02054 §7).
+    Without a parameter count: 0 (no estimate).
     """
     if w.method in (Method.LORA, Method.QLORA):
         trainable = float(lora_trainable_params(w)) if w.params else 0.0
     else:
         trainable = float(w.params or 0)
-    per_param = 2.0 if w.precision == Precision.BF16 else 4.0
+    per_param = 2.0 if w.precision == Precision.BF16 or w.sharding != Sharding.NONE else 4.0
     volume = trainable * per_param
     if w.sharding in (Sharding.ZERO3, Sharding.FSDP):
         volume *= 1.5

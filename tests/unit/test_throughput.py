@@ -8,7 +8,7 @@ import math
 import pytest
 
 from app.estimate import fitted
-from app.estimate.multigpu import gradient_bytes, multi_gpu_efficiency
+from app.estimate.multigpu import multi_gpu_efficiency
 from app.estimate.pooled import PooledData, rate_class
 from app.estimate.scaling import TimeModel, blend_speedup, peak_tflops, time_features
 from app.estimate.throughput import (
@@ -26,7 +26,6 @@ from app.estimate.types import (
     Interconnect,
     Method,
     Precision,
-    Sharding,
     Situation,
     Workload,
 )
@@ -296,30 +295,6 @@ def test_multi_gpu_efficiency_hand_worked() -> None:
     # a 3-second step hides the 0.28-0.7 s all-reduce entirely: only the loss term remains
     assert multi_gpu_efficiency(w, gpu, 8, Interconnect.PCIE, 32 / 3) == pytest.approx(loss)
     assert multi_gpu_efficiency(w, gpu, 1, Interconnect.PCIE, 100.0) == 1.0
-
-
-def test_ddp_and_zero2_move_the_same_gradient_bytes() -> None:
-    # ZeRO paper §7: ZeRO-2 moves 2Ψ per step like DDP's all-reduce, ZeRO-3/FSDP 3Ψ; the
-    # element size follows the precision (bf16_amp: fp32 gradients, 4 B; pure bf16: 2 B).
-    # Main counted any sharding at 2 B: 8 × RTX 4090 Llama 3 8B 0.50 (DDP) vs 0.899 (ZeRO-2)
-    w = Workload(
-        architecture=Architecture.TRANSFORMER_DECODER,
-        params=1_000_000_000,
-        micro_batch_size=2,
-        precision=Precision.BF16_AMP,
-        samples_per_epoch=1,
-    )
-
-    def of(**changes: object) -> float:
-        return gradient_bytes(dataclasses.replace(w, **changes))  # type: ignore[arg-type]
-
-    assert of(sharding=Sharding.NONE) == of(sharding=Sharding.ZERO2) == 4e9
-    assert of(sharding=Sharding.ZERO1) == 4e9
-    assert of(sharding=Sharding.ZERO3) == of(sharding=Sharding.FSDP) == 6e9
-    assert of(sharding=Sharding.ZERO2, precision=Precision.BF16) == 2e9
-    ddp = multi_gpu_efficiency(w, RTX_4090, 8, Interconnect.PCIE, 0.5)
-    zero2 = dataclasses.replace(w, sharding=Sharding.ZERO2)
-    assert multi_gpu_efficiency(zero2, RTX_4090, 8, Interconnect.PCIE, 0.5) == ddp
 
 
 def test_multi_gpu_measured_row_is_used_for_same_count() -> None:
