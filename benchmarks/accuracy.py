@@ -303,7 +303,9 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         "",
         "Leave-one-workload-out removes the workload's whole network (the same shape measured "
         "on another task or in another framework: `validate.lowo_folds`; BERT-large SQuAD "
-        "with BERT-large pre-training, ResNet-50 v1.5 with the TensorFlow ResNet-50). Its "
+        "with BERT-large pre-training, ResNet-50 v1.5 with the TensorFlow ResNet-50; in the "
+        "LLM protocol Llama 3 8B with Llama 3.1 8B, MPT-125M with GPT-2 124M, the Llama 70Bs "
+        "together). Its "
         "median is over rows, so the workloads with most rows weigh most; the median over "
         "workloads of each workload's median APE is "
         f"{pct(numbers['lowo_workload_median'])} "

@@ -231,22 +231,33 @@ def logo_multi(ds: Dataset) -> list[Residual]:
 
 def lowo_multi(ds: Dataset) -> list[Residual]:
     """Leave-one-workload-out for the multi-GPU-only workloads (FLOPs model from the other
-    transformers, never CNNs), at the row's GPU count."""
-    folds: dict[str, list[BenchmarkPoint]] = {}
+    transformers, never CNNs), at the row's GPU count: the workload's whole network
+    (:func:`lowo_folds`: Llama 3 8B goes with Llama 3.1 8B, GPT-2 124M with MPT-125M's shape
+    only if equal) removed from the data and from the per-fold refits, as in :func:`lowo`."""
+    by_label: dict[str, list[BenchmarkPoint]] = {}
     for r in multi_only_rows(ds):
-        folds.setdefault(r.workload, []).append(r)
+        by_label.setdefault(r.workload, []).append(r)
+    folds = lowo_folds(ds)
     out = []
-    for label, rows in sorted(folds.items()):
-        train = [p for p in ds.points if p.workload != label]
-        table = {k: v for k, v in ds.flops_table.items() if k[0] != label}
+    for label, rows in sorted(by_label.items()):
+        held = folds.get(label, frozenset({label}))
+        train = [p for p in ds.points if p.workload not in held]
+        table = {k: v for k, v in ds.flops_table.items() if k[0] not in held}
+        prior = {**fitted.MFU_PRIOR, **fit_mfu_prior(ds, held)}
         data = served_data(ds, train)
-        for r in rows:
-            w = row_workload(ds, r)
-            if w is None:
-                continue
-            res = served_residual(ds, r, w, data, table=table)
-            if res is not None:
-                out.append(res)
+        with patched(
+            MFU_PRIOR=prior,
+            FLOPS_RATE_MODEL=fit_flops_rate_model(ds, held),
+            MFU_MAX=fit_mfu_max(ds, held),
+            INTENSITY_SLOPE=fit_intensity_slope(ds, held),
+        ):
+            for r in rows:
+                w = row_workload(ds, r)
+                if w is None:
+                    continue
+                res = served_residual(ds, r, w, data, table=table)
+                if res is not None:
+                    out.append(res)
     return out
 
 
@@ -424,7 +435,7 @@ def lowo_folds(ds: Dataset) -> dict[str, frozenset[str]]:
     leave-one-workload-out fold removes them all, so no held-out workload borrows from its own
     network measured on another task or in another framework."""
     key_of: dict[str, tuple[object, ...]] = {}
-    for r in rate_rows(ds):
+    for r in (*rate_rows(ds), *multi_only_rows(ds)):
         if r.workload not in key_of and (w := row_workload(ds, r)) is not None:
             key_of[r.workload] = network_key(w)
     return {

@@ -59,7 +59,7 @@ QLORA_SLOWDOWN = 1.1426
 
 RANGE_FACTORS = {'derived': (0.8872, 1.5096),
  'extrapolated': (0.717, 1.3486),
- 'flops_model': (0.6214, 1.973),
+ 'flops_model': (0.6203, 1.9511),
  'measured': (0.8679, 1.145),
  'precision_switch': (0.6739, 1.4599),
  'scaled': (0.7262, 1.3707),
