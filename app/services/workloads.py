@@ -157,7 +157,9 @@ def resolve_workload(
         # published count holds at its own size only (the per-layer formula takes over)
         merged.pop("forward_activations_per_sample")
     _scale_preset_tokens(base, given, merged)
-    input_notes = _drop_inapplicable(base, given, merged)
+    input_notes = _drop_inapplicable(base, given, merged) + _drop_stale_activations(
+        base, given, merged
+    )
     method = merged.get("method", "full")
     if method in ("lora", "qlora") and not merged.get("lora_rank"):
         merged["lora_rank"] = 8
@@ -238,6 +240,33 @@ def _drop_inapplicable(
             merged[name] = base[name]
         notes.append(f"{name} {given[name]} ignored: {why}")
     return tuple(notes)
+
+
+def _drop_stale_activations(
+    base: dict[str, Any], given: dict[str, Any], merged: dict[str, Any]
+) -> tuple[str, ...]:
+    """A preset's published activation count describes its own network: when the client
+    changes the network (``forward_gflops_per_sample``, ``params`` or ``architecture``)
+    without giving a count, drop the preset's from ``merged`` (the per-GFLOP activation rule
+    of :mod:`app.estimate.memory` takes over) and return a note saying so. E.g.
+    vgg16-imagenet-tf with its forward GFLOPs doubled kept VGG-16's 13.56 M elements and the
+    preset's peak."""
+    count = base.get("forward_activations_per_sample")
+    if count is None or given.get("forward_activations_per_sample") is not None:
+        return ()
+    changed = [
+        k
+        for k in ("forward_gflops_per_sample", "params", "architecture")
+        if given.get(k) is not None and given[k] != base.get(k)
+    ]
+    if not changed or merged.get("forward_activations_per_sample") is None:
+        return ()
+    merged.pop("forward_activations_per_sample")
+    return (
+        f"the preset's activation count ({count:g} M elements per sample) describes its own "
+        f"network; with {', '.join(changed)} changed it is not used (activation memory from "
+        "forward GFLOPs instead; give forward_activations_per_sample for your network)",
+    )
 
 
 def _scale_preset_tokens(

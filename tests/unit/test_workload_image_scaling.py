@@ -69,3 +69,16 @@ def test_a_vit_presets_activation_count_holds_at_its_own_size_only() -> None:
     assert own.forward_activations_per_sample == pytest.approx(23.9)
     bigger, _, _ = resolve_workload({"preset": "vitb", "image_size": 384}, vit)
     assert bigger.forward_activations_per_sample is None
+
+
+def test_a_changed_network_drops_the_presets_activation_count() -> None:
+    # ResNet-50's 11.11 M elements describe ResNet-50, not a network with twice its forward cost
+    w, _, _ = resolve_workload({"preset": "rn50", "forward_gflops_per_sample": 16.356}, CNN)
+    assert w.forward_activations_per_sample is None
+    assert any("activation count (11.11 M" in n for n in w.input_notes)
+    kept, _, _ = resolve_workload(
+        {"preset": "rn50", "params": 30_000_000, "forward_activations_per_sample": 12.0}, CNN
+    )
+    assert kept.forward_activations_per_sample == pytest.approx(12.0)
+    same, _, _ = resolve_workload({"preset": "rn50", "params": 25_557_032}, CNN)
+    assert same.forward_activations_per_sample == pytest.approx(11.11)
