@@ -41,6 +41,7 @@ from app.estimate.throughput import (
     flops_peak_tflops,
     forward_intensity,
     precision_class,
+    rate_model_features,
     training_flops_per_sample,
 )
 from app.estimate.types import (
@@ -243,14 +244,8 @@ def lowo_multi(ds: Dataset) -> list[Residual]:
         held = folds.get(label, frozenset({label}))
         train = [p for p in ds.points if p.workload not in held]
         table = {k: v for k, v in ds.flops_table.items() if k[0] not in held}
-        prior = {**fitted.MFU_PRIOR, **fit_mfu_prior(ds, held)}
         data = served_data(ds, train)
-        with patched(
-            MFU_PRIOR=prior,
-            FLOPS_RATE_MODEL=fit_flops_rate_model(ds, held),
-            MFU_MAX=fit_mfu_max(ds, held),
-            INTENSITY_SLOPE=fit_intensity_slope(ds, held),
-        ):
+        with fold_constants(ds, held):
             for r in rows:
                 w = row_workload(ds, r)
                 if w is None:
@@ -403,11 +398,7 @@ def fit_flops_rate_model(
         fam, per_unit = entry[0], entry[1]
         gpu = ds.catalog[p.gpu]
         key = f"{fam}|{precision_class(p.precision)}"
-        x = [
-            1.0,
-            math.log(flops_peak_tflops(gpu, p.precision)),
-            math.log(gpu.memory_bandwidth_gbs or 1.0),
-        ]
+        x = list(rate_model_features(gpu, p.precision))
         groups.setdefault(key, []).append((x, math.log(p.throughput_total * per_unit)))
         gpus.setdefault(key, set()).add(p.gpu)
     out = {}
@@ -461,13 +452,8 @@ def intensity_points(
         coef = model.get(f"{entry[0]}|{precision_class(p.precision)}")
         if coef is None or forward_intensity(preset.workload()) is None:
             continue
-        gpu = ds.catalog[p.gpu]
-        a, b, c = coef
-        fitted_log = (
-            a
-            + b * math.log(flops_peak_tflops(gpu, p.precision))
-            + c * math.log(gpu.memory_bandwidth_gbs or 1.0)
-        )
+        features = rate_model_features(ds.catalog[p.gpu], p.precision)
+        fitted_log = sum(k * x for k, x in zip(coef, features, strict=True))
         per.setdefault((p.workload, p.method), []).append(
             math.log(p.throughput_total * entry[1]) - fitted_log
         )
@@ -519,6 +505,18 @@ def fit_intensity_slope(
     }
 
 
+def fold_constants(ds: Dataset, held: frozenset[str]) -> contextlib.AbstractContextManager[None]:
+    """The FLOPs model's fitted constants (``MFU_PRIOR``, ``FLOPS_RATE_MODEL``, ``MFU_MAX``,
+    ``INTENSITY_SLOPE``) refitted without the workloads in ``held``, patched in for a
+    leave-one-workload-out fold."""
+    return patched(
+        MFU_PRIOR={**fitted.MFU_PRIOR, **fit_mfu_prior(ds, held)},
+        FLOPS_RATE_MODEL=fit_flops_rate_model(ds, held),
+        MFU_MAX=fit_mfu_max(ds, held),
+        INTENSITY_SLOPE=fit_intensity_slope(ds, held),
+    )
+
+
 def lowo(ds: Dataset) -> list[Residual]:
     """Leave-one-workload-out (``flops_model`` situation) of workloads with a FLOPs estimate:
     every row of the workload's network (:func:`lowo_folds`) removed, from the data and from
@@ -532,14 +530,8 @@ def lowo(ds: Dataset) -> list[Residual]:
         held = folds.get(label, frozenset({label}))
         train = [p for p in ds.points if p.workload not in held]
         table = {k: v for k, v in ds.flops_table.items() if k[0] not in held}
-        prior = {**fitted.MFU_PRIOR, **fit_mfu_prior(ds, held)}
-        rate_model = fit_flops_rate_model(ds, held)
-        cap = fit_mfu_max(ds, held)
-        slope = fit_intensity_slope(ds, held)
         data = served_data(ds, train)
-        with patched(
-            MFU_PRIOR=prior, FLOPS_RATE_MODEL=rate_model, MFU_MAX=cap, INTENSITY_SLOPE=slope
-        ):
+        with fold_constants(ds, held):
             for r in (x for x in rows if x.workload == label):
                 w = row_workload(ds, r)
                 if w is None or not training_flops_per_sample(w):

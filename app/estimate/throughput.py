@@ -78,6 +78,16 @@ def flops_peak_tflops(gpu: GpuSpec, precision: Precision) -> float:
     return peak_tflops(gpu, precision)
 
 
+def rate_model_features(gpu: GpuSpec, precision: Precision) -> tuple[float, float, float]:
+    """(1, log peak TFLOPS, log bandwidth GB/s): the regressors of ``fitted.FLOPS_RATE_MODEL``
+    (peak as :func:`flops_peak_tflops`), shared by its fit and its evaluations."""
+    return (
+        1.0,
+        math.log(flops_peak_tflops(gpu, precision)),
+        math.log(gpu.memory_bandwidth_gbs or 1.0),
+    )
+
+
 def achieved_flops_prior(gpu: GpuSpec, fam: str, precision: Precision) -> float:
     """FLOP/s a typical ``fam`` workload reaches on ``gpu`` (fitted, no measurement needed).
 
@@ -92,9 +102,9 @@ def achieved_flops_prior(gpu: GpuSpec, fam: str, precision: Precision) -> float:
     coef = fitted.FLOPS_RATE_MODEL.get(key)
     if coef is None:
         return peak * 1e12 * fitted.MFU_PRIOR.get(key, 0.3)
-    a, b, c = coef
-    bw = gpu.memory_bandwidth_gbs or 1.0
-    return math.exp(a + b * math.log(peak) + c * math.log(bw))
+    return math.exp(
+        sum(k * x for k, x in zip(coef, rate_model_features(gpu, precision), strict=True))
+    )
 
 
 def mfu_cap(fam: str, precision: Precision) -> float:
