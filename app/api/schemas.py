@@ -246,6 +246,7 @@ class WorkloadIn(BaseModel):
     min_cuda: str | None = request_field("min_cuda")
     forward_gflops_per_sample: float | None = request_field("forward_gflops_per_sample")
     forward_activations_per_sample: float | None = request_field("forward_activations_per_sample")
+    lookup_params: int | None = request_field("lookup_params")
     tokens_per_epoch: int | None = request_field("tokens_per_epoch")
     packed: bool | None = request_field("packed")
     cuda_build: str | None = request_field("cuda_build")

@@ -21,6 +21,7 @@ from app.calibrate.validate import (
     fit_intensity_slope,
     fit_mfu_max,
     fit_mfu_prior,
+    fit_width_h0,
     loao,
     logo,
     logo_multi,
@@ -232,6 +233,7 @@ def fit_all(ds: Dataset) -> dict[str, Any]:
         constants["MFU_MAX"] = fit_mfu_max(ds)
         constants["FLOPS_RATE_MODEL"] = fit_flops_rate_model(ds)
         constants["INTENSITY_SLOPE"] = fit_intensity_slope(ds)
+        constants["WIDTH_H0"] = fit_width_h0(ds)
     with patched(**constants):
         constants.update(fit_multigpu(ds))
     with patched(**constants):

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.calibrate.dataset import Dataset, rate_rows, row_workload, units
+from app.calibrate.dataset import Dataset, Preset, rate_rows, row_workload, units
 from app.db.seed import workload_cells
 from app.estimate import fitted
 from app.estimate.linalg import lstsq
@@ -37,6 +37,7 @@ from app.estimate.multigpu import link_class, multi_gpu_efficiency
 from app.estimate.pooled import PooledData, family, rate_class, suite_of
 from app.estimate.scaling import F_COMPUTE, blend_predict, fp32_ratio_predict, group_key
 from app.estimate.throughput import (
+    FlopsTable,
     ThroughputModel,
     flops_peak_tflops,
     forward_intensity,
@@ -312,31 +313,47 @@ def derived(ds: Dataset) -> list[Residual]:
     BERT-base, a bigger Llama from a smaller (MPT rows at their GPU count), through the
     served path's ``derived`` situation."""
     out = []
+    folds = lowo_folds(ds)
     for label, base_slug in DERIVED_PAIRS:
         base = ds.presets.get(base_slug)
         rows = [r for r in (*rate_rows(ds), *multi_only_rows(ds)) if r.workload == label]
         if base is None or not rows:
             continue
-        train = [p for p in ds.points if p.workload != label]
-        table = {k: v for k, v in ds.flops_table.items() if k[0] != label}
+        # the target's whole network leaves the data and the fitted constants
+        held = folds.get(label, frozenset({label}))
+        train = [p for p in ds.points if p.workload not in held]
+        table = {k: v for k, v in ds.flops_table.items() if k[0] not in held}
         data = served_data(ds, train)
-        for r in rows:
-            target = row_workload(ds, r)
-            if target is None:
-                continue
-            # the measured workload as a custom variant of the base preset: its own fields,
-            # the base's measurements
-            w = replace(
-                target,
-                preset=None,
-                benchmark_workloads=base.meta["benchmark_workloads"],
-                benchmark_method=base.meta["benchmark_method"],
-                matches_preset=False,
-            )
-            reference = base.workload()
-            res = served_residual(ds, r, w, data, reference=reference, table=table)
-            if res is not None:
-                out.append(res)
+        with fold_constants(ds, held):
+            out.extend(_derived_rows(ds, rows, base, data, table))
+    return out
+
+
+def _derived_rows(
+    ds: Dataset,
+    rows: Sequence[BenchmarkPoint],
+    base: Preset,
+    data: PooledData,
+    table: FlopsTable,
+) -> list[Residual]:
+    """:func:`derived`'s residuals of ``rows`` predicted as custom variants of ``base``."""
+    out = []
+    for r in rows:
+        target = row_workload(ds, r)
+        if target is None:
+            continue
+        # the measured workload as a custom variant of the base preset: its own fields,
+        # the base's measurements
+        w = replace(
+            target,
+            preset=None,
+            benchmark_workloads=base.meta["benchmark_workloads"],
+            benchmark_method=base.meta["benchmark_method"],
+            matches_preset=False,
+        )
+        res = served_residual(ds, r, w, data, reference=base.workload(), table=table)
+        if res is not None:
+            out.append(res)
     return out
 
 
@@ -505,15 +522,75 @@ def fit_intensity_slope(
     }
 
 
+def width_pairs(ds: Dataset, exclude: frozenset[str] = frozenset()) -> list[tuple[int, int, float]]:
+    """``(h_a, h_b, mean log MFU_a/MFU_b)`` for every pair of transformer networks of the
+    same architecture (decoder, encoder, ViT) measured under the same conditions (GPU model,
+    suite, precision, GPU count; rows at their preset's sequence length), one point per pair
+    of networks (:func:`network_key`), workloads in ``exclude`` left out. MFU as the FLOPs
+    model counts it (:func:`training_flops_per_sample` of the row's workload)."""
+    cells: dict[tuple[object, ...], dict[tuple[object, ...], list[float]]] = {}
+    width: dict[tuple[object, ...], int] = {}
+    for p in ds.points:
+        if p.suspect or p.gpu not in ds.catalog or p.workload in exclude:
+            continue
+        w = row_workload(ds, p)
+        if w is None or w.architecture not in TRANSFORMER_ARCHITECTURES or not w.hidden_size:
+            continue
+        if w.seq_len and p.seq_len and p.seq_len != w.seq_len:
+            continue
+        flops = training_flops_per_sample(w)
+        if not flops:
+            continue
+        per_gpu = p.throughput_total / p.gpu_count / units(w)
+        mfu = per_gpu * flops / (flops_peak_tflops(ds.catalog[p.gpu], p.precision) * 1e12)
+        key = network_key(w)
+        width[key] = w.hidden_size
+        cond = (w.architecture, p.gpu, suite_of(p), p.precision, p.gpu_count)
+        cells.setdefault(cond, {}).setdefault(key, []).append(math.log(mfu))
+    pairs: dict[tuple[tuple[object, ...], tuple[object, ...]], list[float]] = {}
+    for by_net in cells.values():
+        nets = sorted(by_net, key=repr)
+        for i, a in enumerate(nets):
+            for b in nets[i + 1 :]:
+                y = statistics.fmean(by_net[a]) - statistics.fmean(by_net[b])
+                pairs.setdefault((a, b), []).append(y)
+    return [
+        (width[a], width[b], statistics.fmean(ys))
+        for (a, b), ys in sorted(pairs.items(), key=repr)
+        if width[a] != width[b]
+    ]
+
+
+def best_width_h0(pairs: Sequence[tuple[int, int, float]]) -> float:
+    """The ``h₀`` on a log grid (0 and 10 … 31,623 in 1 % steps) with the least squared
+    error of ``y = log((1 + h₀/h_b) / (1 + h₀/h_a))`` over ``(h_a, h_b, y)`` pairs
+    (:func:`width_pairs`): the log MFU ratio of :func:`app.estimate.throughput.width_efficiency`.
+    Pairs made at h₀ = 1,000 give the grid point nearest it, 1,000."""
+
+    def sse(h0: float) -> float:
+        return sum((y - math.log((1 + h0 / hb) / (1 + h0 / ha))) ** 2 for ha, hb, y in pairs)
+
+    grid = [0.0, *(float(round(10 ** (k / 100))) for k in range(100, 451))]
+    return min(grid, key=sse)
+
+
+def fit_width_h0(ds: Dataset, exclude: frozenset[str] = frozenset()) -> dict[str, float]:
+    """``WIDTH_H0``: :func:`best_width_h0` over :func:`width_pairs` (``exclude`` left out),
+    for transformers. Needs ≥ 3 pairs; otherwise no entry (no width effect)."""
+    pts = width_pairs(ds, exclude)
+    return {"transformer": best_width_h0(pts)} if len(pts) >= 3 else {}
+
+
 def fold_constants(ds: Dataset, held: frozenset[str]) -> contextlib.AbstractContextManager[None]:
     """The FLOPs model's fitted constants (``MFU_PRIOR``, ``FLOPS_RATE_MODEL``, ``MFU_MAX``,
-    ``INTENSITY_SLOPE``) refitted without the workloads in ``held``, patched in for a
+    ``INTENSITY_SLOPE``, ``WIDTH_H0``) refitted without the workloads in ``held``, patched in for a
     leave-one-workload-out fold."""
     return patched(
         MFU_PRIOR={**fitted.MFU_PRIOR, **fit_mfu_prior(ds, held)},
         FLOPS_RATE_MODEL=fit_flops_rate_model(ds, held),
         MFU_MAX=fit_mfu_max(ds, held),
         INTENSITY_SLOPE=fit_intensity_slope(ds, held),
+        WIDTH_H0=fit_width_h0(ds, held),
     )
 
 

@@ -10,6 +10,8 @@
 * INTENSITY_SLOPE: per non-transformer family, slope of log achieved FLOP rate on log forward
   intensity (FLOPs per activation element), one point per workload, ridge-shrunk
   (app/calibrate/validate.py fit_intensity_slope).
+* WIDTH_H0: h0 of a transformer's width efficiency h / (h + h0), least squares over pairs of
+  networks measured under the same conditions (app/calibrate/validate.py fit_width_h0).
 * QLORA_SLOWDOWN: geometric mean LoRA/QLoRA throughput ratio (same model, same GPU).
 * LINK_EFFICIENCY, COMM_OVERLAP: multi-GPU model, fitted to the 2-512 GPU measurements.
 * RANGE_FACTORS, MULTI_GPU_RANGE: 10th/90th percentiles of actual/predicted in
@@ -42,8 +44,8 @@ DEFAULT_ACTIVATION_BYTES_PER_PARAM = 5.034
 
 FLOPS_RATE_MODEL = {'cnn|16': (26.6511, 0.2506, 0.4217),
  'cnn|32': (27.844, 0.4215, 0.0998),
- 'transformer|16': (22.7482, 0.2551, 1.0017),
- 'transformer|32': (22.7113, 0.3182, 0.9035)}
+ 'transformer|16': (21.7452, 0.3095, 1.0559),
+ 'transformer|32': (21.5036, 0.3179, 1.0264)}
 
 INTENSITY_SLOPE = {'cnn': 0.7996}
 
@@ -51,18 +53,20 @@ LINK_EFFICIENCY = {'nvlink': 0.5, 'pcie': 0.4, 'pcie_consumer': 0.4}
 
 MFU_MAX = {'cnn|16': 0.717, 'cnn|32': 0.9993, 'transformer|16': 0.9793, 'transformer|32': 0.7613}
 
-MFU_PRIOR = {'cnn|16': 0.1703, 'cnn|32': 0.3203, 'transformer|16': 0.1761, 'transformer|32': 0.2113}
+MFU_PRIOR = {'cnn|16': 0.1703, 'cnn|32': 0.3203, 'transformer|16': 0.1202, 'transformer|32': 0.1707}
 
 MULTI_GPU_RANGE = (0.7586, 1.056)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.8872, 1.5096),
+RANGE_FACTORS = {'derived': (0.7999, 1.3026),
  'extrapolated': (0.717, 1.3486),
- 'flops_model': (0.6203, 1.9511),
+ 'flops_model': (0.7354, 1.668),
  'measured': (0.8679, 1.145),
  'precision_switch': (0.6739, 1.4599),
- 'scaled': (0.7262, 1.3707),
+ 'scaled': (0.7252, 1.3358),
  'sibling': (0.8067, 1.1898)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.01, 'pcie_consumer': 0.035}
+
+WIDTH_H0 = {'transformer': 575.0}

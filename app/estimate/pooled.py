@@ -50,6 +50,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from app.estimate.memory import transformer_tokens
 from app.estimate.multigpu import effective_interconnect, multi_gpu_efficiency
 from app.estimate.scaling import peak_tflops
 from app.estimate.types import (
@@ -77,6 +78,26 @@ OWN_SHRINK = 0.05
 #: b0 of the micro-batch law when no cell of the family measured several batches (samples,
 #: tokens for transformers): a neutral prior, used only without data.
 DEFAULT_B0 = {"transformer": 1024.0, "cnn": 4.0, "other": 4.0}
+#: the same prior in :func:`matmul_rows_per_sample` units (1,024 tokens at width 1,024)
+DEFAULT_B0_WORK = {"transformer": 1024.0 * 1024.0, "cnn": 4.0, "other": 4.0}
+
+
+def matmul_rows_per_sample(w: Workload) -> float:
+    """Matmul work per sample that fills a GPU, for carrying a micro-batch from one network
+    to another: tokens × hidden size for a transformer, 1 (samples) otherwise.
+
+    A transformer's matmuls are (tokens × h) by (h × k); a GPU fills its output tiles by the
+    product of the first two, so twice the width saturates it at half the tokens. A derived
+    workload's micro-batch ``b`` is read as the reference's ``b × this / reference's this``
+    on the reference's measured batch curve: Transformer-XL large (384 tokens, h 1,024) at
+    micro-batch 4 as base (192 tokens, h 512) at 16. Counted in tokens alone the derived
+    pairs came out 17.4 % (Transformer-XL large −0.25, base +0.17 in median log error), in
+    tokens × hidden 12.8 % (docs/accuracy.md)."""
+    if w.architecture not in TRANSFORMER_ARCHITECTURES:
+        return 1.0
+    tokens = float(max(transformer_tokens(w), 1))
+    return tokens * w.hidden_size if w.hidden_size else tokens
+
 
 Group = tuple[str, str]
 
@@ -297,6 +318,8 @@ class PooledData:
         self._fits: dict[str, FamilyFit | None] = {}
         self._cache: dict[tuple[object, ...], object] = {}
         self.b0 = _overhead_batches(usable, self)
+        #: b0 in matmul_rows_per_sample units, for carrying the law to another network
+        self.b0_work = _overhead_batches(usable, self, work=True)
 
     def family_of(self, group: Group) -> str | None:
         """The family of a measured group (``None`` when nothing says what it is)."""
@@ -484,8 +507,12 @@ class PooledData:
         return self.by_group.get(group, [])
 
 
-def _overhead_batches(points: Sequence[BenchmarkPoint], data: PooledData) -> dict[str, float]:
-    """Median b0 per family from cells measured at several micro-batches (see module)."""
+def _overhead_batches(
+    points: Sequence[BenchmarkPoint], data: PooledData, *, work: bool = False
+) -> dict[str, float]:
+    """Median b0 per family from cells measured at several micro-batches (see module): in
+    tokens for transformers, or with ``work`` in :func:`matmul_rows_per_sample` units
+    (tokens × hidden) of each cell's preset (a cell without a preset workload is left out)."""
     cells: dict[tuple[str, ...], dict[float, list[float]]] = {}
     groups: dict[tuple[str, ...], Group] = {}
     key: tuple[str, ...]
@@ -508,7 +535,14 @@ def _overhead_batches(points: Sequence[BenchmarkPoint], data: PooledData) -> dic
         den = r1 / lo - r2 / hi
         if den <= 0 or r2 <= r1:
             continue
-        found.setdefault(fam, []).append((r2 - r1) / den * data.tokens_per_sample(groups[key]))
+        per_sample = data.tokens_per_sample(groups[key])
+        if work:
+            g = groups[key]
+            w = data.workloads.get(g) or data.workloads.get((g[0], "full"))
+            if w is None:
+                continue
+            per_sample = matmul_rows_per_sample(w)
+        found.setdefault(fam, []).append((r2 - r1) / den * per_sample)
     out = {fam: statistics.median(v) for fam, v in found.items()}
     # CNNs and other workloads share what either measured (both in samples)
     samples = [x for fam in ("cnn", "other") for x in found.get(fam, [])]

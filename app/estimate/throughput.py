@@ -12,13 +12,16 @@ It selects the evidence and produces the estimate, in one of six situations:
 * ``flops_model``: the workload was never measured: FLOPs per sample (§4.1) against the FLOP
   rate other workloads of the same family reach on this GPU, those of similar size weighing
   most (parameters for transformers, FLOPs per sample for CNNs; transformers never borrow
-  from CNNs); a CNN with an activation count borrows from CNNs of similar arithmetic
-  intensity (forward FLOPs per activation element), their rates moved along the fitted
-  rate-vs-intensity slope.
+  from CNNs, and borrow from their own architecture and attention kernel where they can),
+  their rates moved by the width efficiency (:func:`width_efficiency`); a CNN with an
+  activation count borrows from CNNs of similar arithmetic intensity (forward FLOPs per
+  activation element), their rates moved along the fitted rate-vs-intensity slope.
 * ``derived``: a custom workload that departs from its preset: the preset's estimate at the
-  requested precision and micro-batch, times the ratio of training FLOPs per sample (a
-  FLOP-rate trend with size taken from the other workloads was tried and mixed architecture
-  with size: docs/accuracy.md).
+  requested precision and at the micro-batch of the same matmul work
+  (:func:`app.estimate.pooled.matmul_rows_per_sample`), times the ratio of training FLOPs
+  per sample and the ratio of width efficiencies (a wider transformer reaches a higher
+  share of the peak; a FLOP-rate trend with size taken across workloads was tried and mixed
+  architecture with size: docs/accuracy.md).
 * ``precision_switch``: the workload was measured, but never at the precision class asked
   (fp32/tf32 vs 16-bit); the pooled model converts with the family's
   shared fp32-vs-16-bit terms (its own deviation from them is unknown).
@@ -39,7 +42,15 @@ from dataclasses import replace
 from app.estimate import fitted
 from app.estimate.memory import transformer_tokens
 from app.estimate.multigpu import multi_gpu_efficiency
-from app.estimate.pooled import DEFAULT_B0, PooledData, family, pclass, rate_class, suite_of
+from app.estimate.pooled import (
+    DEFAULT_B0_WORK,
+    PooledData,
+    family,
+    matmul_rows_per_sample,
+    pclass,
+    rate_class,
+    suite_of,
+)
 from app.estimate.scaling import peak_tflops
 from app.estimate.types import (
     SITUATION_BASIS,
@@ -127,17 +138,22 @@ def precision_class(p: Precision) -> str:
 def matmul_params(w: Workload) -> int:
     """Parameters a transformer multiplies every token by (``N`` of the FLOPs count).
 
-    An encoder (``transformer_encoder``) without its token-embedding table
-    (``vocab_size × hidden_size``): the embedding is a lookup (a gather, no matmul FLOPs),
-    and an encoder fine-tuned for a task (BERT on SQuAD) has no vocabulary projection
-    either; Kaplan et al. 2020 (arXiv:2001.08361, §2.1) count non-embedding parameters for
-    the same reason. BERT-base: 109,483,778 − 30,522 × 768 = 86,042,882. Decoders keep
-    every parameter: their output head multiplies each token by a vocabulary × hidden
-    matrix (tied to the embedding or not), which the fields cannot tell from the lookup
-    table of an untied model, and Transformer-XL's adaptive embedding and softmax are not
-    expressible at all. Unchanged when the table would not fit inside ``params``.
+    ``params`` less ``lookup_params`` when the workload gives it: the tables a token only
+    looks up (an untied embedding, an adaptive softmax's tail clusters). Without it, an
+    encoder (``transformer_encoder``) loses its token-embedding table (``vocab_size ×
+    hidden_size``): the embedding is a lookup (a gather, no matmul FLOPs), and an encoder
+    fine-tuned for a task (BERT on SQuAD) has no vocabulary projection either; Kaplan et al.
+    2020 (arXiv:2001.08361, §2.1) count non-embedding parameters for the same reason.
+    BERT-base: 109,483,778 − 30,522 × 768 = 86,042,882. A decoder keeps every parameter: its
+    output head multiplies each token by a vocabulary × hidden matrix (tied to the embedding
+    or not), which the other fields cannot tell from the lookup table of an untied model.
+    Transformer-XL base (DLE, div_val 1, tied): 191,950,298 − (267,735 − 19,997) × 512 =
+    65,108,442, the head cluster's 19,997 words staying in (every token's softmax head).
+    Unchanged when the table would not fit inside ``params``.
     """
     n = w.params or 0
+    if w.lookup_params is not None:
+        return n - w.lookup_params if w.lookup_params < n else n
     if w.architecture == Architecture.TRANSFORMER_ENCODER and w.vocab_size and w.hidden_size:
         table = w.vocab_size * w.hidden_size
         if table < n:
@@ -179,6 +195,23 @@ def forward_intensity(w: Workload) -> float | None:
     if not gflops or not acts:
         return None
     return gflops * 1e3 / acts
+
+
+def width_efficiency(w: Workload) -> float:
+    """Share of a transformer's matmul FLOP rate reached at its width: ``h / (h + h₀)``.
+
+    Per token and layer the matmuls cost ``24·h²`` FLOPs and the memory-bound work around
+    them (norms, activations, residual adds, softmax) moves bytes ``∝ h``, so the time per
+    token goes as ``a·h² + c·h`` and the achieved MFU as ``1 / (1 + h₀/h)`` with
+    ``h₀ = c/a`` (the roofline of a layer). ``h₀`` = ``fitted.WIDTH_H0["transformer"]``,
+    fitted on pairs of transformer networks measured under the same conditions
+    (:func:`app.calibrate.validate.fit_width_h0`); 1 for other families or without
+    ``hidden_size``. At h₀ = 1,000: Transformer-XL base (h 512) 0.34, large (1,024) 0.51.
+    """
+    h0 = fitted.WIDTH_H0.get(family(w.architecture), 0.0)
+    if not h0 or not w.hidden_size or w.architecture not in TRANSFORMER_ARCHITECTURES:
+        return 1.0
+    return w.hidden_size / (w.hidden_size + h0)
 
 
 def donor_weight(
@@ -406,9 +439,10 @@ class ThroughputModel:
         """The workload whose measurements are used, at the precision and micro-batch asked."""
         if self.reference is None:
             return replace(self.w, precision=precision)
-        return replace(
-            self.reference, precision=precision, micro_batch_size=self.w.micro_batch_size
-        )
+        # the reference at the micro-batch of the same matmul work (matmul_rows_per_sample)
+        scale = matmul_rows_per_sample(self.w) / matmul_rows_per_sample(self.reference)
+        mb = max(1, round(self.w.micro_batch_size * scale))
+        return replace(self.reference, precision=precision, micro_batch_size=mb)
 
     def _pooled(self, gpu: GpuSpec, precision: Precision, software: str | None) -> SingleGpu | None:
         if not self._usable(precision, software):
@@ -499,7 +533,14 @@ class ThroughputModel:
                 for c in candidates
                 if (d := self.data.workloads.get(c[0])) is not None and d.attention == w.attention
             ]
-            candidates = same or candidates
+            # and of the same architecture (decoder, encoder, ViT) where there are any
+            arch = [
+                c
+                for c in same
+                if (d := self.data.workloads.get(c[0])) is not None
+                and d.architecture == w.architecture
+            ]
+            candidates = arch or same or candidates
         own_i = forward_intensity(w) if fam != "transformer" else None
         by_intensity = False
         slope = fitted.INTENSITY_SLOPE.get(fam, 0.0)
@@ -530,6 +571,9 @@ class ThroughputModel:
                 # roofline: the donor's rate moved along the fitted rate-vs-intensity slope
                 y += slope * math.log(own_i / donor_i)
                 by_intensity = True
+            elif fam == "transformer" and donor is not None:
+                # a wider network reaches a higher share of the peak (width_efficiency)
+                y += math.log(width_efficiency(w) / width_efficiency(donor))
             logs.append(y + math.log(entry[1]))
             weights.append(weight)
             labels.append(label)
@@ -571,9 +615,7 @@ class ThroughputModel:
     def _batch_factor(self, w: Workload) -> float:
         """b / (b + b0) of the micro-batch law (:mod:`app.estimate.pooled`) for ``w``."""
         fam = family(w.architecture)
-        b0 = self.data.b0.get(fam, DEFAULT_B0[fam])
-        if fam == "transformer":
-            b0 /= max(transformer_tokens(w), 1)
+        b0 = self.data.b0_work.get(fam, DEFAULT_B0_WORK[fam]) / matmul_rows_per_sample(w)
         b = max(w.micro_batch_size, 1)
         return b / (b + b0)
 
@@ -601,6 +643,8 @@ class ThroughputModel:
             own_flops = training_flops_per_sample(w)
             if ref_flops and own_flops:
                 ratio = ref_flops / own_flops
+                # a wider network reaches a higher share of the peak (width_efficiency)
+                ratio *= width_efficiency(w) / width_efficiency(self._base(prec))
                 if w.method == Method.QLORA and self.reference.method != Method.QLORA:
                     ratio /= fitted.QLORA_SLOWDOWN
                 text = (

@@ -199,7 +199,8 @@ SITUATION_TEXT = {
     Situation.EXTRAPOLATED: "extrapolated from measurements on other GPU architectures",
     Situation.FLOPS_MODEL: "FLOPs model: this workload was never measured; FLOP rate of "
     "similar measured workloads on this GPU",
-    Situation.DERIVED: "derived from the preset's estimate by the ratio of training FLOPs",
+    Situation.DERIVED: "derived from the preset's estimate by the ratio of training FLOPs "
+    "and of width efficiency",
     Situation.PRECISION_SWITCH: "this workload was measured only at another precision "
     "(fp32/tf32 vs 16-bit); converted by the speed-up other workloads of its family show "
     "between the two",
@@ -603,6 +604,22 @@ class Workload:
             ge=1e-6,
             le=10**7,
             examples=(11.11,),
+        ),
+    )
+    #: transformers: parameters inside ``params`` that a token only looks up and does not
+    #: multiply every step (untied token-embedding tables; an adaptive softmax's tail
+    #: clusters, Grave et al. 2017, arXiv:1609.04309, which only the tokens whose target
+    #: falls in them are projected onto); the FLOPs count leaves them out
+    #: (:func:`app.estimate.throughput.matmul_params`)
+    lookup_params: int | None = field(
+        default=None,
+        metadata=_given(
+            "transformers: parameters a token only looks up instead of multiplying (untied "
+            "embedding tables, adaptive-softmax tail clusters), left out of the FLOPs count; "
+            "default: an encoder's vocab_size x hidden_size table, none for a decoder",
+            count=True,
+            ge=0,
+            le=10**13,
         ),
     )
     benchmark_workloads: tuple[str, ...] = ()

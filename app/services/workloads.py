@@ -26,6 +26,7 @@ THROUGHPUT_FIELDS = (
     "method",
     "gradient_checkpointing",
     "forward_gflops_per_sample",
+    "lookup_params",
 )
 
 REQUIRED_WITHOUT_PRESET = ("architecture", "params", "samples_per_epoch")
@@ -157,8 +158,10 @@ def resolve_workload(
         # published count holds at its own size only (the per-layer formula takes over)
         merged.pop("forward_activations_per_sample")
     _scale_preset_tokens(base, given, merged)
-    input_notes = _drop_inapplicable(base, given, merged) + _drop_stale_activations(
-        base, given, merged
+    input_notes = (
+        _drop_inapplicable(base, given, merged)
+        + _drop_stale_activations(base, given, merged)
+        + _drop_stale_lookup(base, given, merged)
     )
     method = merged.get("method", "full")
     if method in ("lora", "qlora") and not merged.get("lora_rank"):
@@ -266,6 +269,32 @@ def _drop_stale_activations(
         f"the preset's activation count ({count:g} M elements per sample) describes its own "
         f"network; with {', '.join(changed)} changed it is not used (activation memory from "
         "forward GFLOPs instead; give forward_activations_per_sample for your network)",
+    )
+
+
+def _drop_stale_lookup(
+    base: dict[str, Any], given: dict[str, Any], merged: dict[str, Any]
+) -> tuple[str, ...]:
+    """A preset's ``lookup_params`` counts its own embedding and softmax tables: when the
+    client changes their shape (``vocab_size``, ``hidden_size`` or ``architecture``) without
+    giving a count, drop the preset's from ``merged`` (the architecture's default rule of
+    :func:`app.estimate.throughput.matmul_params` takes over) and return a note saying so.
+    Changing only ``layers`` (and ``params``) keeps it: the tables stay the same."""
+    count = base.get("lookup_params")
+    if count is None or given.get("lookup_params") is not None:
+        return ()
+    changed = [
+        k
+        for k in ("vocab_size", "hidden_size", "architecture")
+        if given.get(k) is not None and given[k] != base.get(k)
+    ]
+    if not changed or merged.get("lookup_params") is None:
+        return ()
+    merged.pop("lookup_params")
+    return (
+        f"the preset's lookup_params ({count:,} embedding/softmax-tail parameters) describes "
+        f"its own tables; with {', '.join(changed)} changed it is not used (give "
+        "lookup_params for your model)",
     )
 
 

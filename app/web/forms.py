@@ -128,6 +128,7 @@ WORKLOAD_ADVANCED = (
     _workload("ema_weights", "EMA copy of the weights"),
     _workload("forward_gflops_per_sample", "Forward GFLOPs", unit="per sample"),
     _workload("forward_activations_per_sample", "Forward activations", unit="million per sample"),
+    _workload("lookup_params", "Lookup-only parameters", hint="e.g. 126.8M"),
     _workload("cpu_ms_per_sample", "Data loading", unit="CPU ms per sample"),
     _workload("min_cuda", "Minimum CUDA", hint="e.g. 12.1"),
     _workload("tokens_per_epoch", "Tokens per epoch", hint="real tokens, e.g. 9.04B"),

@@ -55,7 +55,8 @@ def test_sxm_listed_as_pcie_is_warned() -> None:
 def test_gpu_without_nvlink_is_warned_whatever_the_offer_says(link: Interconnect | None) -> None:
     eta, codes = _run(RTX_4090, link)
     pcie_eta, pcie_codes = _run(RTX_4090, Interconnect.PCIE)
-    assert eta == pcie_eta < COMM_HEAVY_EFFICIENCY
+    # scaled as over PCIe whatever the listing says (a listed NVLink gains nothing)
+    assert eta == pcie_eta < 1.0
     # GeForce cards talk through the host: the host-bridge warning, as for a PCIe listing;
     # a listed NVLink the card does not have is said so (nvlink_unavailable)
     assert codes - {"nvlink_unavailable"} == pcie_codes

@@ -189,8 +189,9 @@ def test_flops_model_uses_fitted_flop_rate_without_any_measurement() -> None:
     a, b, c = fitted.FLOPS_RATE_MODEL["transformer|16"]
     # log FLOP/s = a + b log(peak) + c log(bandwidth): 312 TFLOPS, 2039 GB/s
     rate = math.exp(a + b * math.log(312) + c * math.log(2039))
-    # micro-batch law b / (b + b0), b0 = 1024 tokens (no data) = 1 sample; micro-batch 1
-    expected = rate / training_flops_per_sample(GPT2) * 1 / 2
+    # micro-batch law b / (b + b0), b0 = 1024 tokens at width 1024 (no data) = 1024 × 1024 /
+    # (1024 tokens × 768) = 4/3 GPT-2 samples; micro-batch 1: 1 / (1 + 4/3) = 3/7
+    expected = rate / training_flops_per_sample(GPT2) * 3 / 7
     tp = estimate_throughput(GPT2, A100_80_SXM)
     assert tp.basis == Basis.FLOPS_MODEL
     assert tp.samples_per_s == pytest.approx(expected)
@@ -232,9 +233,10 @@ def test_flops_model_transfers_achieved_flops_of_other_workloads() -> None:
     model = ThroughputModel(GPT2, points=pts, catalog=catalog, flops_table=table)
     rate, basis, _evidence, _ = model.single_gpu(A100_80_SXM)
     assert basis == Basis.FLOPS_MODEL
-    # BERT's saturated rate (÷ 320 / (320 + 1024/384)), GPT-2 at micro-batch 1 of 1024 tokens
+    # BERT's saturated rate (÷ 320 / (320 + 1024/384)), GPT-2 (the same width, 768: no
+    # width shift) at micro-batch 1 of 1024 tokens: 1 / (1 + 1024 × 1024 / (1024 × 768))
     saturated = 443 / (320 / (320 + 1024 / 384))
-    expected = saturated * bert_flops / training_flops_per_sample(GPT2) * 1 / 2
+    expected = saturated * bert_flops / training_flops_per_sample(GPT2) * 3 / 7
     assert rate == pytest.approx(expected, rel=0.05)
     unmeasured = dataclasses.replace(A100_80_SXM, name="A100 PCIe", memory_bandwidth_gbs=1935)
     slower = model.single_gpu(unmeasured)[0]
