@@ -73,6 +73,11 @@ def test_fp32_slower_than_fp16_amp_on_tensor_cores(
         ("gpt2-124m-pretrain", "seq_len", [512, 1024, 2048]),
         ("gpt2-124m-pretrain", "layers", [12, 24, 48]),
         ("llama3-8b-lora", "seq_len", [1024, 2048, 4096]),
+        # wider, the parameter count left as the preset's (the width efficiency is bounded
+        # by the width those parameters can hold; the attention FLOPs still grow)
+        ("transformer-xl-base-wt103", "hidden_size", [512, 768, 1024, 2048, 4096]),
+        ("mpt-1b-pretrain", "hidden_size", [2048, 3072, 4096]),
+        ("gpt2-124m-pretrain", "hidden_size", [768, 1536, 2304]),
     ],
 )
 @pytest.mark.parametrize("gpu", ["A100 SXM4 80GB", "GeForce RTX 3090", "L4"])
@@ -82,6 +87,52 @@ def test_more_work_per_sample_never_faster(
     rates = [rate(client, {"preset": preset, field: v}, gpu) for v in values]
     assert rates == sorted(rates, reverse=True), list(zip(values, rates, strict=True))
     assert rates[0] > rates[-1]
+
+
+@pytest.mark.parametrize(
+    ("preset", "layers", "heads", "hidden"),
+    [
+        # the shape and a parameter count that belongs to it (12·L·h² + V·h, GPT-2's vocab)
+        ("gpt2-124m-pretrain", 12, 12, [768, 1152, 1536, 2304]),
+        ("bert-base-squad", 12, 16, [512, 768, 1024, 2048]),
+    ],
+)
+@pytest.mark.parametrize("gpu", ["A100 SXM4 80GB", "H100 SXM 80GB", "GeForce RTX 3090"])
+def test_a_wider_model_with_its_parameters_is_never_faster(
+    client: Any,
+    preset: str,
+    layers: int,
+    heads: int,
+    hidden: list[int],
+    gpu: str,
+) -> None:
+    vocab = 50_257 if preset.startswith("gpt2") else 30_522
+    rates = [
+        rate(
+            client,
+            {
+                "preset": preset,
+                "hidden_size": h,
+                "heads": heads,
+                "kv_heads": heads,
+                "ffn_hidden_size": 4 * h,
+                "params": 12 * layers * h * h + vocab * h,
+            },
+            gpu,
+        )
+        for h in hidden
+    ]
+    assert rates == sorted(rates, reverse=True), list(zip(hidden, rates, strict=True))
+
+
+@pytest.mark.parametrize("preset", ["mpt-1b-pretrain", "transformer-xl-base-wt103"])
+def test_micro_batch_2_faster_than_1_for_a_narrower_variant(client: Any, preset: str) -> None:
+    # a derived workload narrower than its preset reads the preset's curve at a fraction of a
+    # sample: micro-batch 2 must still gain over 1
+    narrow = {"preset": preset, "hidden_size": 1024, "heads": 16, "kv_heads": 16}
+    one = rate(client, {**narrow, "micro_batch_size": 1}, "A100 SXM4 80GB")
+    two = rate(client, {**narrow, "micro_batch_size": 2}, "A100 SXM4 80GB")
+    assert two > one
 
 
 @pytest.mark.parametrize("preset", PRESETS)

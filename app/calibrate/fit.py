@@ -233,9 +233,11 @@ def fit_all(ds: Dataset) -> dict[str, Any]:
         constants["MFU_MAX"] = fit_mfu_max(ds)
         constants["FLOPS_RATE_MODEL"] = fit_flops_rate_model(ds)
         constants["INTENSITY_SLOPE"] = fit_intensity_slope(ds)
-        constants["WIDTH_H0"] = fit_width_h0(ds)
     with patched(**constants):
         constants.update(fit_multigpu(ds))
+    with patched(**constants):
+        # multi-GPU rows enter at 1-GPU rates through the fitted multi-GPU model
+        constants["WIDTH_H0"] = fit_width_h0(ds)
     with patched(**constants):
         constants.update(fit_ranges(ds))
     return constants

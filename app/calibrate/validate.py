@@ -25,6 +25,7 @@ from typing import Any
 from app.calibrate.dataset import Dataset, Preset, rate_rows, row_workload, units
 from app.db.seed import workload_cells
 from app.estimate import fitted
+from app.estimate.flops import matmul_width
 from app.estimate.linalg import lstsq
 from app.estimate.memory import (
     CUDA_CONTEXT_GIB,
@@ -33,7 +34,7 @@ from app.estimate.memory import (
     estimate_memory,
     peak_memory_bytes,
 )
-from app.estimate.multigpu import link_class, multi_gpu_efficiency
+from app.estimate.multigpu import effective_interconnect, link_class, multi_gpu_efficiency
 from app.estimate.pooled import PooledData, family, rate_class, suite_of
 from app.estimate.scaling import F_COMPUTE, blend_predict, fp32_ratio_predict, group_key
 from app.estimate.throughput import (
@@ -177,21 +178,35 @@ def _held_out(
     for key, rows in sorted(folds.items()):
         train = [p for p in ds.points if keep(key, p)]
         data = served_data(ds, train)
-        for r in rows:
-            w = row_workload(ds, r)
-            if w is None:
-                continue
-            refs = _group_refs(ds, train, r)
-            baselines = {}
-            if refs:
-                gpu = ds.catalog[r.gpu]
-                baselines["fp32_ratio"] = fp32_ratio_predict(refs, gpu)
-                baselines["blend"] = blend_predict(
-                    refs, gpu, r.precision, F_COMPUTE[family(w.architecture)]
-                )
-            res = served_residual(ds, r, w, data, baselines=baselines)
-            if res is not None:
-                out.append(res)
+        # the width constant refitted on the fold's rows (the FLOPs-model rows use it)
+        with patched(WIDTH_H0=fit_width_h0(ds, points=train)):
+            out.extend(_held_out_rows(ds, rows, train, data))
+    return out
+
+
+def _held_out_rows(
+    ds: Dataset,
+    rows: Sequence[BenchmarkPoint],
+    train: Sequence[BenchmarkPoint],
+    data: PooledData,
+) -> list[Residual]:
+    """:func:`_held_out`'s residuals of one fold's ``rows``."""
+    out = []
+    for r in rows:
+        w = row_workload(ds, r)
+        if w is None:
+            continue
+        refs = _group_refs(ds, train, r)
+        baselines = {}
+        if refs:
+            gpu = ds.catalog[r.gpu]
+            baselines["fp32_ratio"] = fp32_ratio_predict(refs, gpu)
+            baselines["blend"] = blend_predict(
+                refs, gpu, r.precision, F_COMPUTE[family(w.architecture)]
+            )
+        res = served_residual(ds, r, w, data, baselines=baselines)
+        if res is not None:
+            out.append(res)
     return out
 
 
@@ -522,16 +537,28 @@ def fit_intensity_slope(
     }
 
 
-def width_pairs(ds: Dataset, exclude: frozenset[str] = frozenset()) -> list[tuple[int, int, float]]:
-    """``(h_a, h_b, mean log MFU_a/MFU_b)`` for every pair of transformer networks of the
-    same architecture (decoder, encoder, ViT) measured under the same conditions (GPU model,
-    suite, precision, GPU count; rows at their preset's sequence length), one point per pair
-    of networks (:func:`network_key`), workloads in ``exclude`` left out. MFU as the FLOPs
-    model counts it (:func:`training_flops_per_sample` of the row's workload)."""
-    cells: dict[tuple[object, ...], dict[tuple[object, ...], list[float]]] = {}
-    width: dict[tuple[object, ...], int] = {}
+_WIDTH_ROWS: dict[tuple[object, ...], dict[int, tuple[tuple[object, ...], Any, float, float]]] = {}
+
+
+def _width_rows(
+    ds: Dataset,
+) -> dict[int, tuple[tuple[object, ...], tuple[object, ...], float, float]]:
+    """Per usable transformer row of ``ds`` (by ``id``): its pairing condition, network key,
+    matmul width (:func:`app.estimate.flops.matmul_width`) and log 1-GPU MFU
+    (:func:`width_pairs`), memoised per dataset and multi-GPU
+    constants (the folds only filter them)."""
+    memo_key = (
+        id(ds),
+        repr(fitted.LINK_EFFICIENCY),
+        repr(fitted.COMM_OVERLAP),
+        repr(fitted.SCALING_LOSS_PER_DOUBLING),
+    )
+    hit = _WIDTH_ROWS.get(memo_key)
+    if hit is not None:
+        return hit
+    out: dict[int, tuple[tuple[object, ...], tuple[object, ...], float, float]] = {}
     for p in ds.points:
-        if p.suspect or p.gpu not in ds.catalog or p.workload in exclude:
+        if p.suspect or p.gpu not in ds.catalog:
             continue
         w = row_workload(ds, p)
         if w is None or w.architecture not in TRANSFORMER_ARCHITECTURES or not w.hidden_size:
@@ -541,12 +568,53 @@ def width_pairs(ds: Dataset, exclude: frozenset[str] = frozenset()) -> list[tupl
         flops = training_flops_per_sample(w)
         if not flops:
             continue
+        gpu = ds.catalog[p.gpu]
         per_gpu = p.throughput_total / p.gpu_count / units(w)
-        mfu = per_gpu * flops / (flops_peak_tflops(ds.catalog[p.gpu], p.precision) * 1e12)
-        key = network_key(w)
-        width[key] = w.hidden_size
+        if p.gpu_count > 1:
+            # the 1-GPU rate, as the pooled model places a multi-GPU row: the modelled
+            # data-parallel efficiency (which grows with the gradient volume) divided out
+            link = effective_interconnect(
+                gpu, Interconnect(p.interconnect) if p.interconnect else None
+            )
+            per_gpu /= multi_gpu_efficiency(
+                w, gpu, p.gpu_count, link, per_gpu, micro_batch=p.batch_size_per_gpu
+            )
+        mfu = per_gpu * flops / (flops_peak_tflops(gpu, p.precision) * 1e12)
+        width = matmul_width(w)
+        if not width:
+            continue
         cond = (w.architecture, p.gpu, suite_of(p), p.precision, p.gpu_count)
-        cells.setdefault(cond, {}).setdefault(key, []).append(math.log(mfu))
+        out[id(p)] = (cond, network_key(w), width, math.log(mfu))
+    _WIDTH_ROWS.clear()
+    _WIDTH_ROWS[memo_key] = out
+    return out
+
+
+def width_pairs(
+    ds: Dataset,
+    exclude: frozenset[str] = frozenset(),
+    points: Sequence[BenchmarkPoint] | None = None,
+) -> list[tuple[float, float, float]]:
+    """``(h_a, h_b, mean log MFU_a/MFU_b)`` (h: :func:`app.estimate.flops.matmul_width`) for
+    every pair of transformer networks of the
+    same architecture (decoder, encoder, ViT) measured under the same conditions (GPU model,
+    suite, precision, GPU count; rows at their preset's sequence length), one point per pair
+    of networks (:func:`network_key`), workloads in ``exclude`` left out. MFU as the FLOPs
+    model counts it (:func:`training_flops_per_sample` of the row's workload), of the 1-GPU
+    rate: a multi-GPU row's per-GPU rate divided by the modelled data-parallel efficiency
+    (:func:`app.estimate.multigpu.multi_gpu_efficiency`, as the pooled model places it), so
+    the communication cost of a bigger model is not read as a width effect. ``points``: the
+    rows to pair (default every row; a fold passes its training rows)."""
+    cells: dict[tuple[object, ...], dict[tuple[object, ...], list[float]]] = {}
+    width: dict[tuple[object, ...], float] = {}
+    rows = _width_rows(ds)
+    for p in ds.points if points is None else points:
+        row = rows.get(id(p))
+        if row is None or p.workload in exclude:
+            continue
+        cond, key, h, log_mfu = row
+        width[key] = h
+        cells.setdefault(cond, {}).setdefault(key, []).append(log_mfu)
     pairs: dict[tuple[tuple[object, ...], tuple[object, ...]], list[float]] = {}
     for by_net in cells.values():
         nets = sorted(by_net, key=repr)
@@ -561,8 +629,9 @@ def width_pairs(ds: Dataset, exclude: frozenset[str] = frozenset()) -> list[tupl
     ]
 
 
-def best_width_h0(pairs: Sequence[tuple[int, int, float]]) -> float:
-    """The ``h₀`` on a log grid (0 and 10 … 31,623 in 1 % steps) with the least squared
+def best_width_h0(pairs: Sequence[tuple[float, float, float]]) -> float:
+    """The ``h₀`` on a log grid (0, and 10 … 31,623 in steps of 10^0.01, about 2.3 %) with
+    the least squared
     error of ``y = log((1 + h₀/h_b) / (1 + h₀/h_a))`` over ``(h_a, h_b, y)`` pairs
     (:func:`width_pairs`): the log MFU ratio of :func:`app.estimate.throughput.width_efficiency`.
     Pairs made at h₀ = 1,000 give the grid point nearest it, 1,000."""
@@ -574,10 +643,15 @@ def best_width_h0(pairs: Sequence[tuple[int, int, float]]) -> float:
     return min(grid, key=sse)
 
 
-def fit_width_h0(ds: Dataset, exclude: frozenset[str] = frozenset()) -> dict[str, float]:
-    """``WIDTH_H0``: :func:`best_width_h0` over :func:`width_pairs` (``exclude`` left out),
-    for transformers. Needs ≥ 3 pairs; otherwise no entry (no width effect)."""
-    pts = width_pairs(ds, exclude)
+def fit_width_h0(
+    ds: Dataset,
+    exclude: frozenset[str] = frozenset(),
+    points: Sequence[BenchmarkPoint] | None = None,
+) -> dict[str, float]:
+    """``WIDTH_H0``: :func:`best_width_h0` over :func:`width_pairs` (``exclude`` and rows
+    outside ``points`` left out), for transformers. Needs ≥ 3 pairs; otherwise no entry (no
+    width effect)."""
+    pts = width_pairs(ds, exclude, points)
     return {"transformer": best_width_h0(pts)} if len(pts) >= 3 else {}
 
 

@@ -59,14 +59,14 @@ MULTI_GPU_RANGE = (0.7586, 1.056)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.7999, 1.3026),
+RANGE_FACTORS = {'derived': (0.7905, 1.3214),
  'extrapolated': (0.717, 1.3486),
- 'flops_model': (0.7354, 1.668),
+ 'flops_model': (0.7379, 1.7309),
  'measured': (0.8679, 1.145),
  'precision_switch': (0.6739, 1.4599),
- 'scaled': (0.7252, 1.3358),
+ 'scaled': (0.7248, 1.3441),
  'sibling': (0.8067, 1.1898)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.01, 'pcie_consumer': 0.035}
 
-WIDTH_H0 = {'transformer': 575.0}
+WIDTH_H0 = {'transformer': 692.0}

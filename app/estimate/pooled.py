@@ -50,6 +50,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from app.estimate.flops import matmul_width
 from app.estimate.memory import transformer_tokens
 from app.estimate.multigpu import effective_interconnect, multi_gpu_efficiency
 from app.estimate.scaling import peak_tflops
@@ -78,25 +79,26 @@ OWN_SHRINK = 0.05
 #: b0 of the micro-batch law when no cell of the family measured several batches (samples,
 #: tokens for transformers): a neutral prior, used only without data.
 DEFAULT_B0 = {"transformer": 1024.0, "cnn": 4.0, "other": 4.0}
-#: the same prior in :func:`matmul_rows_per_sample` units (1,024 tokens at width 1,024)
+#: the same prior in :func:`matmul_rows_per_sample` units (1,024 tokens at width 1,024; no
+#: source, used only when no cell measured several batches)
 DEFAULT_B0_WORK = {"transformer": 1024.0 * 1024.0, "cnn": 4.0, "other": 4.0}
 
 
 def matmul_rows_per_sample(w: Workload) -> float:
     """Matmul work per sample that fills a GPU, for carrying a micro-batch from one network
-    to another: tokens × hidden size for a transformer, 1 (samples) otherwise.
+    to another: tokens × matmul width (:func:`app.estimate.flops.matmul_width`) for a
+    transformer, 1 (samples) otherwise.
 
     A transformer's matmuls are (tokens × h) by (h × k); a GPU fills its output tiles by the
     product of the first two, so twice the width saturates it at half the tokens. A derived
     workload's micro-batch ``b`` is read as the reference's ``b × this / reference's this``
-    on the reference's measured batch curve: Transformer-XL large (384 tokens, h 1,024) at
-    micro-batch 4 as base (192 tokens, h 512) at 16. Counted in tokens alone the derived
-    pairs came out 17.4 % (Transformer-XL large −0.25, base +0.17 in median log error), in
-    tokens × hidden 12.8 % (docs/accuracy.md)."""
+    on the reference's measured batch curve: Transformer-XL large (384 tokens, width 1,115)
+    at micro-batch 4 as base (192 tokens, width 582) at 15.3."""
     if w.architecture not in TRANSFORMER_ARCHITECTURES:
         return 1.0
     tokens = float(max(transformer_tokens(w), 1))
-    return tokens * w.hidden_size if w.hidden_size else tokens
+    width = matmul_width(w)
+    return tokens * width if width else tokens
 
 
 Group = tuple[str, str]

@@ -36,7 +36,8 @@ def shape_errors(w: Workload) -> list[tuple[str, str]]:
     Transformers: ``hidden_size`` divisible by ``heads`` (whole head size), ``kv_heads`` at
     most ``heads`` and dividing it (grouped-query attention shares each key/value head among
     a whole number of query heads); LoRA/QLoRA: ``lora_rank`` at most ``hidden_size`` (a
-    rank-r update of an h-wide matrix has r ≤ h). Empty when the shape is possible.
+    rank-r update of an h-wide matrix has r ≤ h); ``lookup_params`` fewer than ``params``
+    (they are a part of it). Empty when the shape is possible.
     """
     out: list[tuple[str, str]] = []
     h, heads, kv = w.hidden_size, w.heads, w.kv_heads
@@ -52,6 +53,14 @@ def shape_errors(w: Workload) -> list[tuple[str, str]]:
             out.append(("kv_heads", f"{kv} key/value heads are more than the {heads} heads"))
         elif heads and kv and heads % kv:
             out.append(("kv_heads", f"the {heads} heads are not divisible by {kv} key/value heads"))
+    if w.lookup_params is not None and w.params and w.lookup_params >= w.params:
+        out.append(
+            (
+                "lookup_params",
+                f"{w.lookup_params:,} lookup-only parameters are not fewer than the "
+                f"{w.params:,} parameters of the model",
+            )
+        )
     if w.method in (Method.LORA, Method.QLORA) and w.lora_rank and h and w.lora_rank > h:
         out.append(("lora_rank", f"rank {w.lora_rank} is above hidden_size {h}"))
     return out

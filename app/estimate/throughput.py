@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from app.estimate import fitted
+from app.estimate.flops import matmul_params, matmul_width
 from app.estimate.memory import transformer_tokens
 from app.estimate.multigpu import multi_gpu_efficiency
 from app.estimate.pooled import (
@@ -56,7 +57,6 @@ from app.estimate.types import (
     SITUATION_BASIS,
     SITUATION_TEXT,
     TRANSFORMER_ARCHITECTURES,
-    Architecture,
     BenchmarkPoint,
     Evidence,
     GpuSpec,
@@ -135,32 +135,6 @@ def precision_class(p: Precision) -> str:
     return "32" if p in (Precision.FP32, Precision.TF32) else "16"
 
 
-def matmul_params(w: Workload) -> int:
-    """Parameters a transformer multiplies every token by (``N`` of the FLOPs count).
-
-    ``params`` less ``lookup_params`` when the workload gives it: the tables a token only
-    looks up (an untied embedding, an adaptive softmax's tail clusters). Without it, an
-    encoder (``transformer_encoder``) loses its token-embedding table (``vocab_size ×
-    hidden_size``): the embedding is a lookup (a gather, no matmul FLOPs), and an encoder
-    fine-tuned for a task (BERT on SQuAD) has no vocabulary projection either; Kaplan et al.
-    2020 (arXiv:2001.08361, §2.1) count non-embedding parameters for the same reason.
-    BERT-base: 109,483,778 − 30,522 × 768 = 86,042,882. A decoder keeps every parameter: its
-    output head multiplies each token by a vocabulary × hidden matrix (tied to the embedding
-    or not), which the other fields cannot tell from the lookup table of an untied model.
-    Transformer-XL base (DLE, div_val 1, tied): 191,950,298 − (267,735 − 19,997) × 512 =
-    65,108,442, the head cluster's 19,997 words staying in (every token's softmax head).
-    Unchanged when the table would not fit inside ``params``.
-    """
-    n = w.params or 0
-    if w.lookup_params is not None:
-        return n - w.lookup_params if w.lookup_params < n else n
-    if w.architecture == Architecture.TRANSFORMER_ENCODER and w.vocab_size and w.hidden_size:
-        table = w.vocab_size * w.hidden_size
-        if table < n:
-            return n - table
-    return n
-
-
 def training_flops_per_sample(w: Workload) -> float | None:
     """Training FLOPs per sample (forward + backward), ``None`` when unknown.
 
@@ -203,15 +177,18 @@ def width_efficiency(w: Workload) -> float:
     Per token and layer the matmuls cost ``24·h²`` FLOPs and the memory-bound work around
     them (norms, activations, residual adds, softmax) moves bytes ``∝ h``, so the time per
     token goes as ``a·h² + c·h`` and the achieved MFU as ``1 / (1 + h₀/h)`` with
-    ``h₀ = c/a`` (the roofline of a layer). ``h₀`` = ``fitted.WIDTH_H0["transformer"]``,
-    fitted on pairs of transformer networks measured under the same conditions
-    (:func:`app.calibrate.validate.fit_width_h0`); 1 for other families or without
-    ``hidden_size``. At h₀ = 1,000: Transformer-XL base (h 512) 0.34, large (1,024) 0.51.
+    ``h₀ = c/a``. ``h`` = :func:`app.estimate.flops.matmul_width` (the width the multiplied
+    parameters make per layer, so a ``hidden_size`` changed without its parameters moves no
+    efficiency); ``h₀`` = ``fitted.WIDTH_H0["transformer"]``, fitted on pairs of transformer
+    networks measured under the same conditions (:func:`app.calibrate.validate.fit_width_h0`);
+    1 for other families or without a width. At h₀ = 1,000: Transformer-XL base (width 582)
+    0.37, large (1,115) 0.53.
     """
     h0 = fitted.WIDTH_H0.get(family(w.architecture), 0.0)
-    if not h0 or not w.hidden_size or w.architecture not in TRANSFORMER_ARCHITECTURES:
+    h = matmul_width(w)
+    if not h0 or not h or w.architecture not in TRANSFORMER_ARCHITECTURES:
         return 1.0
-    return w.hidden_size / (w.hidden_size + h0)
+    return h / (h + h0)
 
 
 def donor_weight(
@@ -436,13 +413,23 @@ class ThroughputModel:
         return self.groups[0]
 
     def _base(self, precision: Precision) -> Workload:
-        """The workload whose measurements are used, at the precision and micro-batch asked."""
+        """The workload whose measurements are used, at the precision asked (and the
+        workload's own micro-batch; :meth:`_batch` is where it is read on the curve)."""
         if self.reference is None:
             return replace(self.w, precision=precision)
-        # the reference at the micro-batch of the same matmul work (matmul_rows_per_sample)
-        scale = matmul_rows_per_sample(self.w) / matmul_rows_per_sample(self.reference)
-        mb = max(1, round(self.w.micro_batch_size * scale))
-        return replace(self.reference, precision=precision, micro_batch_size=mb)
+        return replace(
+            self.reference, precision=precision, micro_batch_size=self.w.micro_batch_size
+        )
+
+    def _batch(self) -> float:
+        """The micro-batch at which the measured group's batch curve is read: the workload's
+        own, or for a derived workload the reference's micro-batch of the same matmul work
+        (:func:`app.estimate.pooled.matmul_rows_per_sample`; a fraction where the reference
+        is wider, so micro-batch 2 stays faster than 1)."""
+        mb = float(self.w.micro_batch_size)
+        if self.reference is None:
+            return mb
+        return mb * matmul_rows_per_sample(self.w) / matmul_rows_per_sample(self.reference)
 
     def _pooled(self, gpu: GpuSpec, precision: Precision, software: str | None) -> SingleGpu | None:
         if not self._usable(precision, software):
@@ -452,7 +439,8 @@ class ThroughputModel:
         level = self.data.level_of(group, software)
         if level is None:
             return None
-        y, n_own = self.data.predict(group, gpu, precision, base.micro_batch_size, level)
+        mb = self._batch()
+        y, n_own = self.data.predict(group, gpu, precision, mb, level)
         rate = math.exp(y) / (base.units_per_sample or 1.0)
         units = base.units_per_sample
         rows = self.data.rows(group)
@@ -486,16 +474,17 @@ class ThroughputModel:
                 "saves memory there but its matmuls run at the fp32 rate"
             )
         rng = self.data.batch_range(group)
-        mb = base.micro_batch_size
+        said = f"micro-batch {self.w.micro_batch_size}"
+        if self.reference is not None:
+            said += f" (the work of {mb:.3g} of the preset's samples)"
         if rng and mb < rng[0]:
             notes.append(
-                f"micro-batch {mb} is below the smallest measured ({rng[0]:.0f}): the batch "
+                f"{said} is below the smallest measured ({rng[0]:.0f}): the batch "
                 "effect is extrapolated"
             )
         elif rng and mb > rng[1]:
             notes.append(
-                f"micro-batch {mb} is above the largest measured ({rng[1]:.0f}): "
-                "no gain assumed beyond it"
+                f"{said} is above the largest measured ({rng[1]:.0f}): no gain assumed beyond it"
             )
         return rate, situation, tuple(_evidence(p, units) for p in used), tuple(notes)
 
@@ -506,7 +495,11 @@ class ThroughputModel:
         The FLOP rate is the weighted geometric mean over the measured workloads of the same
         family (their pooled estimates on ``gpu`` × their FLOPs per unit), weighted by
         similarity (:func:`donor_weight`); transformers borrow from transformers with the
-        same attention kernel (eager or SDPA) where there are any. A non-transformer with a
+        same attention kernel (eager or SDPA) and of the same architecture (decoder, encoder,
+        ViT) where there are any, each donor's rate moved by the ratio of width efficiencies
+        (:func:`width_efficiency`), its batch effect taken out and the workload's put in by
+        one law in matmul rows (:meth:`_work_batch_term`, :meth:`_batch_factor`). A
+        non-transformer with a
         forward intensity (:func:`forward_intensity`) borrows only from donors with one
         (where there are any), each donor's log FLOP rate moved by
         ``fitted.INTENSITY_SLOPE[family] × ln(intensity / donor intensity)``: on the
@@ -563,8 +556,9 @@ class ThroughputModel:
             if level is None:
                 continue
             y, _ = self.data.predict(found[0], gpu, precision, None, level)
-            y -= self.data.batch_term(found[0], None)  # the donor's saturated rate
             donor = self.data.workloads.get((label, method))
+            # the donor's saturated rate, by the same law _batch_factor re-applies
+            y -= self._work_batch_term(found[0], donor)
             weight = donor_weight(fam, entry, w, flops, donor)
             donor_i = forward_intensity(donor) if donor is not None else None
             if own_i is not None and donor_i is not None:
@@ -611,6 +605,19 @@ class ThroughputModel:
         if w.method == Method.QLORA:
             rate /= fitted.QLORA_SLOWDOWN
         return rate, Situation.FLOPS_MODEL, (), (note,)
+
+    def _work_batch_term(self, group: tuple[str, str], donor: Workload | None) -> float:
+        """log(b / (b + b0)) of ``group``'s typical measured batch (the geometric mean of its
+        range, as :meth:`app.estimate.pooled.PooledData.batch_term`) under the FLOPs model's
+        law (:meth:`_batch_factor`: b0 in matmul rows); the group's own law without a preset
+        workload."""
+        rng = self.data.batch_range(group)
+        if donor is None or not rng:
+            return self.data.batch_term(group, None)
+        fam = family(donor.architecture)
+        b0 = self.data.b0_work.get(fam, DEFAULT_B0_WORK[fam]) / matmul_rows_per_sample(donor)
+        typical = math.sqrt(rng[0] * rng[1])
+        return math.log(typical / (typical + b0))
 
     def _batch_factor(self, w: Workload) -> float:
         """b / (b + b0) of the micro-batch law (:mod:`app.estimate.pooled`) for ``w``."""

@@ -222,6 +222,11 @@ INAPPLICABLE: tuple[tuple[str, Any, str], ...] = (
         lambda m: m.get("architecture") not in ("cnn", "diffusion_unet"),
         "an image model without token sequences",
     ),
+    (
+        "lookup_params",
+        lambda m: m.get("architecture") in ("transformer_encoder", "transformer_decoder", "vit"),
+        "not a transformer (only transformers' FLOPs are counted from parameters)",
+    ),
 )
 
 
@@ -276,25 +281,47 @@ def _drop_stale_lookup(
     base: dict[str, Any], given: dict[str, Any], merged: dict[str, Any]
 ) -> tuple[str, ...]:
     """A preset's ``lookup_params`` counts its own embedding and softmax tables: when the
-    client changes their shape (``vocab_size``, ``hidden_size`` or ``architecture``) without
-    giving a count, drop the preset's from ``merged`` (the architecture's default rule of
-    :func:`app.estimate.throughput.matmul_params` takes over) and return a note saying so.
-    Changing only ``layers`` (and ``params``) keeps it: the tables stay the same."""
+    client changes their shape (``vocab_size`` or ``hidden_size``) and gives a parameter
+    count but no lookup count, scale the preset's by ``(V′ / V) × (h′ / h)`` in ``merged``
+    (a V × h table grows with both; Transformer-XL's adaptive tail tables grow with their
+    vocabulary and with d_embed)
+    and return a note saying so; with ``architecture`` changed drop it. Changing only
+    ``layers`` (and ``params``) keeps it: the tables stay the same."""
     count = base.get("lookup_params")
     if count is None or given.get("lookup_params") is not None:
         return ()
+    if merged.get("lookup_params") is None:
+        return ()
+    if given.get("architecture") is not None and given["architecture"] != base.get("architecture"):
+        merged.pop("lookup_params")
+        return (
+            f"the preset's lookup_params ({count:,}) describes its own architecture's tables; "
+            "with architecture changed it is not used (give lookup_params for your model)",
+        )
     changed = [
         k
-        for k in ("vocab_size", "hidden_size", "architecture")
-        if given.get(k) is not None and given[k] != base.get(k)
+        for k in ("vocab_size", "hidden_size")
+        if given.get(k) is not None and base.get(k) and given[k] != base[k]
     ]
-    if not changed or merged.get("lookup_params") is None:
+    if not changed or given.get("params") is None:
+        # without a new parameter count the FLOPs follow the preset's params, and its
+        # tables stay inside them
         return ()
-    merged.pop("lookup_params")
+    scale = 1.0
+    for k in changed:
+        scale *= given[k] / base[k]
+    scaled = round(count * scale)
+    if merged.get("params") and scaled >= merged["params"]:
+        merged.pop("lookup_params")
+        return (
+            f"the preset's lookup_params ({count:,}) scaled with {', '.join(changed)} would "
+            "exceed params; it is not used (give lookup_params for your model)",
+        )
+    merged["lookup_params"] = scaled
     return (
-        f"the preset's lookup_params ({count:,} embedding/softmax-tail parameters) describes "
-        f"its own tables; with {', '.join(changed)} changed it is not used (give "
-        "lookup_params for your model)",
+        f"the preset's lookup_params ({count:,} embedding/softmax-tail parameters) scaled "
+        f"with {', '.join(changed)} to {merged['lookup_params']:,} (give lookup_params for "
+        "your model's tables)",
     )
 
 
@@ -313,6 +340,9 @@ def _scale_preset_tokens(
 
 
 def _same(a: Any, b: Any, key: str) -> bool:
+    if key == "lookup_params":
+        # 0 is a decoder's own default (no lookup-only tables)
+        return (a or 0) == (b or 0)
     if key == "method":
         return (a or "full") == (b or "full")
     if key == "gradient_checkpointing":

@@ -161,7 +161,9 @@ def preset_display(fields: Mapping[str, Any]) -> dict[str, str]:
     for key, value in fields.items():
         if isinstance(value, bool):
             text = "on" if value else "off"
-        elif key in ("params", "samples_per_epoch") and isinstance(value, int | float):
+        elif key in ("params", "samples_per_epoch", "lookup_params") and isinstance(
+            value, int | float
+        ):
             text = human_count(value)
         elif isinstance(value, float):
             text = num(value, 4)

@@ -190,8 +190,9 @@ def test_flops_model_uses_fitted_flop_rate_without_any_measurement() -> None:
     # log FLOP/s = a + b log(peak) + c log(bandwidth): 312 TFLOPS, 2039 GB/s
     rate = math.exp(a + b * math.log(312) + c * math.log(2039))
     # micro-batch law b / (b + b0), b0 = 1024 tokens at width 1024 (no data) = 1024 × 1024 /
-    # (1024 tokens × 768) = 4/3 GPT-2 samples; micro-batch 1: 1 / (1 + 4/3) = 3/7
-    expected = rate / training_flops_per_sample(GPT2) * 3 / 7
+    # (1024 tokens × GPT-2's width √(124,373,760 / 144) = 929.36) = 1.1018 samples;
+    # micro-batch 1: 1 / 2.1018 = 0.47577
+    expected = rate / training_flops_per_sample(GPT2) / (1 + 1024 / math.sqrt(124_373_760 / 144))
     tp = estimate_throughput(GPT2, A100_80_SXM)
     assert tp.basis == Basis.FLOPS_MODEL
     assert tp.samples_per_s == pytest.approx(expected)
@@ -233,10 +234,11 @@ def test_flops_model_transfers_achieved_flops_of_other_workloads() -> None:
     model = ThroughputModel(GPT2, points=pts, catalog=catalog, flops_table=table)
     rate, basis, _evidence, _ = model.single_gpu(A100_80_SXM)
     assert basis == Basis.FLOPS_MODEL
-    # BERT's saturated rate (÷ 320 / (320 + 1024/384)), GPT-2 (the same width, 768: no
-    # width shift) at micro-batch 1 of 1024 tokens: 1 / (1 + 1024 × 1024 / (1024 × 768))
+    # BERT's saturated rate (÷ 320 / (320 + 1024/384): no preset workload is given for the
+    # donor, so its own group's law and no width shift), GPT-2 at micro-batch 1: 0.47577
+    # (test above)
     saturated = 443 / (320 / (320 + 1024 / 384))
-    expected = saturated * bert_flops / training_flops_per_sample(GPT2) * 3 / 7
+    expected = saturated * bert_flops / training_flops_per_sample(GPT2) * 0.47577
     assert rate == pytest.approx(expected, rel=0.05)
     unmeasured = dataclasses.replace(A100_80_SXM, name="A100 PCIe", memory_bandwidth_gbs=1935)
     slower = model.single_gpu(unmeasured)[0]

@@ -11,6 +11,7 @@ from typing import cast
 import pytest
 
 from app.calibrate.validate import best_width_h0, patched
+from app.estimate.flops import matmul_width
 from app.estimate.pooled import matmul_rows_per_sample
 from app.estimate.throughput import (
     estimate_throughput,
@@ -20,7 +21,7 @@ from app.estimate.throughput import (
 )
 from app.estimate.types import Architecture, Precision, Situation, Workload
 from app.services.reference import Preset, ReferenceData
-from app.services.workloads import resolve_workload
+from app.services.workloads import WorkloadError, resolve_workload
 from tests.unit.helpers import A100_80_SXM
 from tests.unit.test_throughput import BERT, point
 
@@ -54,11 +55,16 @@ def test_lookup_params_leave_the_flops_count() -> None:
     assert matmul_params(bert) == 109_483_778 - 30_522 * 768
 
 
-def test_width_efficiency_is_h_over_h_plus_h0() -> None:
+def test_width_efficiency_is_h_over_h_plus_h0_at_the_width_the_parameters_make() -> None:
+    # Transformer-XL base: √(65,108,442 / (12 × 16)) = 582.3 wide
+    assert matmul_width(TXL_BASE) == pytest.approx(582.32, abs=0.01)
     with patched(WIDTH_H0={"transformer": 1000.0}):
-        assert width_efficiency(TXL_BASE) == pytest.approx(512 / 1512)
-        wide = dataclasses.replace(TXL_BASE, hidden_size=1024)
-        assert width_efficiency(wide) == pytest.approx(1024 / 2024)
+        assert width_efficiency(TXL_BASE) == pytest.approx(582.32 / 1582.32, abs=1e-5)
+        # Transformer-XL large: √(268,379,610 / (12 × 18)) = 1,114.7
+        large = dataclasses.replace(
+            TXL_BASE, params=285_167_482, layers=18, hidden_size=1024, lookup_params=16_787_872
+        )
+        assert width_efficiency(large) == pytest.approx(1114.69 / 2114.69, abs=1e-5)
         cnn = Workload(architecture=Architecture.CNN, params=25_557_032, samples_per_epoch=1)
         assert width_efficiency(cnn) == 1.0
     with patched(WIDTH_H0={}):
@@ -73,27 +79,30 @@ def test_best_width_h0_recovers_the_h0_its_pairs_were_made_with() -> None:
 
     assert best_width_h0(made(1000.0)) == 1000.0
     assert best_width_h0(made(0.0)) == 0.0
-    # 631 = round(10 ** 2.80), the grid point at 1 % steps nearest 630
+    # 631 = round(10 ** 2.80), the grid point (steps of 10 ** 0.01) nearest 630
     assert best_width_h0(made(630.0)) == 631.0
 
 
 def test_matmul_rows_carry_a_micro_batch_between_widths() -> None:
-    # 384 tokens × 768 wide per BERT-base sample; samples of a CNN count as 1
-    assert matmul_rows_per_sample(BERT) == 384 * 768
-    assert matmul_rows_per_sample(TXL_BASE) == 192 * 512
+    # tokens × matmul width: BERT (no vocab given) 384 × √(109,483,778 / 144) = 384 × 871.95
+    assert matmul_rows_per_sample(BERT) == pytest.approx(384 * 871.95, rel=1e-5)
+    assert matmul_rows_per_sample(TXL_BASE) == pytest.approx(192 * 582.328, rel=1e-5)
 
 
 def test_a_wider_variant_is_scaled_by_flops_and_width() -> None:
-    # BERT-base measured at 443 sequences/s (micro-batch 320); a 1024-wide variant at the same
-    # micro-batch is read on BERT's curve at 320 × 1024 / 768 = 427 (above the measured
-    # batch: no gain), times the FLOPs ratio, times (1024 / 2024) / (768 / 1768)
+    # BERT-base measured at 443 sequences/s (micro-batch 320, width √(109.5M / 144) = 871.95);
+    # a variant of 12 layers 1,024 wide (12 · 12 · 1,024² = 151.0M parameters) at the same
+    # micro-batch is read on BERT's curve at 320 × 1,024 / 871.95 = 376 (above the measured
+    # batch: no gain), times the FLOPs ratio, times (1,024 / 2,024) / (871.95 / 1,871.95)
     pts = [point("A100 SXM4 80GB", 443, 320)]
-    wider = dataclasses.replace(BERT, hidden_size=1024, params=200_000_000, matches_preset=False)
+    wider = dataclasses.replace(
+        BERT, hidden_size=1024, params=12 * 12 * 1024 * 1024, matches_preset=False
+    )
     with patched(WIDTH_H0={"transformer": 1000.0}):
         tp = estimate_throughput(wider, A100_80_SXM, points=pts, reference=BERT)
     assert tp.situation == Situation.DERIVED
     flops = training_flops_per_sample(BERT) / training_flops_per_sample(wider)
-    width = (1024 / 2024) / (768 / 1768)
+    width = (1024 / 2024) / (871.95 / 1871.95)
     assert tp.samples_per_s == pytest.approx(443 * flops * width, rel=0.01)
 
 
@@ -123,14 +132,43 @@ def _txl_reference() -> ReferenceData:
     return cast(ReferenceData, SimpleNamespace(presets={"txl": preset}))
 
 
-def test_a_changed_table_shape_drops_the_presets_lookup_params() -> None:
+def test_a_changed_table_shape_scales_the_presets_lookup_params() -> None:
     ref = _txl_reference()
     deeper, _, _ = resolve_workload({"preset": "txl", "layers": 24, "params": 246_550_000}, ref)
     assert deeper.lookup_params == 126_841_856  # the same tables
-    wider, _, _ = resolve_workload({"preset": "txl", "hidden_size": 1024}, ref)
-    assert wider.lookup_params is None
-    assert any("lookup_params (126,841,856" in n for n in wider.input_notes)
-    given, _, _ = resolve_workload(
-        {"preset": "txl", "hidden_size": 1024, "lookup_params": 250_000_000}, ref
+    # twice the width: the 267,735 × 512 table's tail rows become 1,024 wide
+    wider, _, _ = resolve_workload(
+        {"preset": "txl", "hidden_size": 1024, "params": 600_000_000}, ref
     )
-    assert given.lookup_params == 250_000_000
+    assert wider.lookup_params == 2 * 126_841_856
+    assert any("scaled with hidden_size to 253,683,712" in n for n in wider.input_notes)
+    # a scaled count that no longer fits inside params is not used
+    bigger_vocab, _, _ = resolve_workload(
+        {"preset": "txl", "vocab_size": 535_470, "params": 200_000_000}, ref
+    )
+    assert bigger_vocab.lookup_params is None
+    # without a new params the FLOPs follow the preset's count, and its tables stay in it
+    same_params, _, _ = resolve_workload({"preset": "txl", "hidden_size": 768}, ref)
+    assert same_params.lookup_params == 126_841_856
+    given, _, _ = resolve_workload(
+        {"preset": "txl", "hidden_size": 1024, "params": 600_000_000, "lookup_params": 1}, ref
+    )
+    assert given.lookup_params == 1
+
+
+def test_lookup_params_must_be_fewer_than_params() -> None:
+    ref = _txl_reference()
+    with pytest.raises(WorkloadError) as err:
+        resolve_workload({"preset": "txl", "lookup_params": 191_950_298}, ref)
+    assert err.value.field.endswith("lookup_params")
+
+
+def test_a_width_without_its_parameters_moves_no_efficiency() -> None:
+    with patched(WIDTH_H0={"transformer": 575.0}):
+        own = width_efficiency(BERT)
+        assert own == pytest.approx(871.95 / (871.95 + 575), rel=1e-5)
+        widened = dataclasses.replace(BERT, hidden_size=2304)  # params unchanged
+        assert width_efficiency(widened) == own
+        # with the parameters of 12 layers 2,304 wide (12 · 12 · 2,304²) it is 2,304 wide
+        filled = dataclasses.replace(widened, params=12 * 12 * 2304 * 2304)
+        assert width_efficiency(filled) == pytest.approx(2304 / (2304 + 575))

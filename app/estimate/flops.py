@@ -1,0 +1,55 @@
+"""What a transformer multiplies per token: pure functions of the workload's fields.
+
+``matmul_params`` is the ``N`` of the ``6N`` training FLOPs per token (PaLM appendix B);
+``matmul_width`` the matmul width those parameters make per layer (Kaplan et al. 2020,
+arXiv:2001.08361, §2.1: ``N ≈ 12·L·h²``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from app.estimate.types import TRANSFORMER_ARCHITECTURES, Architecture, Workload
+
+
+def matmul_params(w: Workload) -> int:
+    """Parameters a transformer multiplies every token by (``N`` of the FLOPs count).
+
+    ``params`` less ``lookup_params`` when the workload gives it: the tables a token only
+    looks up (an untied embedding, an adaptive softmax's tail clusters). Without it, an
+    encoder (``transformer_encoder``) loses its token-embedding table (``vocab_size ×
+    hidden_size``): the embedding is a lookup (a gather, no matmul FLOPs), and an encoder
+    fine-tuned for a task (BERT on SQuAD) has no vocabulary projection either; Kaplan et al.
+    2020 (arXiv:2001.08361, §2.1) count non-embedding parameters for the same reason.
+    BERT-base: 109,483,778 − 30,522 × 768 = 86,042,882. A decoder keeps every parameter: its
+    output head multiplies each token by a vocabulary × hidden matrix (tied to the embedding
+    or not), which the other fields cannot tell from the lookup table of an untied model.
+    Transformer-XL base (DLE, div_val 1, tied): 191,950,298 − (267,735 − 19,997) × 512 =
+    65,108,442, the head cluster's 19,997 words staying in (every token's softmax head).
+    Unchanged when the table would not fit inside ``params``.
+    """
+    n = w.params or 0
+    if w.lookup_params is not None:
+        return n - w.lookup_params if w.lookup_params < n else n
+    if w.architecture == Architecture.TRANSFORMER_ENCODER and w.vocab_size and w.hidden_size:
+        table = w.vocab_size * w.hidden_size
+        if table < n:
+            return n - table
+    return n
+
+
+def matmul_width(w: Workload) -> float | None:
+    """The width of a transformer's matmuls as its multiplied parameters make them:
+    ``√(N / 12L)`` (N = :func:`matmul_params`; a layer of width h with a 4h MLP holds
+    ``12·h²``, Kaplan et al. 2020, §2.1), ``hidden_size`` without ``layers``; ``None`` for
+    other families or without either. It follows the parameters, not ``hidden_size``: a
+    width raised without the parameters to fill it makes no wider matmul. Seeded presets:
+    BERT-base 773 (hidden 768), Transformer-XL base 582 (512) and large 1,115 (1,024),
+    MPT-7B 4,177 (4,096), Llama 3 8B 4,573 (4,096: grouped KV heads and a 3.5h gated MLP).
+    """
+    if w.architecture not in TRANSFORMER_ARCHITECTURES:
+        return None
+    n = matmul_params(w)
+    if w.layers and n > 0:
+        return math.sqrt(n / (12 * w.layers))
+    return float(w.hidden_size) if w.hidden_size else None
