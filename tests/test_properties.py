@@ -125,6 +125,22 @@ def test_a_wider_model_with_its_parameters_is_never_faster(
     assert rates == sorted(rates, reverse=True), list(zip(hidden, rates, strict=True))
 
 
+@pytest.mark.parametrize("seq_len", [1024, 8192])
+@pytest.mark.parametrize("gpu", ["A100 SXM4 80GB", "GeForce RTX 3090"])
+def test_more_parameters_at_the_same_depth_are_never_faster(
+    client: Any, seq_len: int, gpu: str
+) -> None:
+    # GPT-2 124M's 12 layers with 0.05x .. 2x its parameters: each multiplies every token, so
+    # at a long sequence (attention FLOPs dominating) as at the preset's, more never gain
+    counts = [6_218_688, 31_093_440, 62_186_880, 124_373_760, 248_747_520]
+    rates = [
+        rate(client, {"preset": "gpt2-124m-pretrain", "params": n, "seq_len": seq_len}, gpu)
+        for n in counts
+    ]
+    assert rates == sorted(rates, reverse=True), list(zip(counts, rates, strict=True))
+    assert rates[0] > rates[-1]
+
+
 @pytest.mark.parametrize("preset", ["mpt-1b-pretrain", "transformer-xl-base-wt103"])
 def test_micro_batch_2_faster_than_1_for_a_narrower_variant(client: Any, preset: str) -> None:
     # a derived workload narrower than its preset reads the preset's curve at a fraction of a

@@ -29,8 +29,10 @@ HEADER = '''"""Constants fitted from seed_data/ by ``python tools/fit_constants.
 * INTENSITY_SLOPE: per non-transformer family, slope of log achieved FLOP rate on log forward
   intensity (FLOPs per activation element), one point per workload, ridge-shrunk
   (app/calibrate/validate.py fit_intensity_slope).
-* WIDTH_H0: h0 of a transformer's width efficiency h / (h + h0), least squares over pairs of
-  networks measured under the same conditions (app/calibrate/validate.py fit_width_h0).
+* WIDTH_H0: h0 of a transformer's width efficiency h / (h + h0) on its 6N matmul FLOPs
+  (time per sample ∝ 6N·(1 + h0/h) + attention FLOPs), least squares over the log rate ratios
+  of pairs of networks measured under the same conditions (app/calibrate/validate.py
+  fit_width_h0).
 * QLORA_SLOWDOWN: geometric mean LoRA/QLoRA throughput ratio (same model, same GPU).
 * LINK_EFFICIENCY, COMM_OVERLAP: multi-GPU model, fitted to the 2-512 GPU measurements.
 * RANGE_FACTORS, MULTI_GPU_RANGE: 10th/90th percentiles of actual/predicted in

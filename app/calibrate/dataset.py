@@ -64,6 +64,9 @@ class Dataset:
     #: benchmark id → whether the run used activation checkpointing, where its source states
     #: it (llm-foundry's benchmark tables have the column; see :func:`stated_checkpointing`)
     checkpointing: dict[int, bool] = field(default_factory=dict)
+    #: results derived from this dataset alone, memoised by their callers (never copied by
+    #: ``dataclasses.replace``: a changed dataset starts empty)
+    memo: dict[object, object] = field(default_factory=dict, init=False, repr=False, compare=False)
 
 
 def load_dataset(seed_dir: Path) -> Dataset:

@@ -20,7 +20,7 @@ import math
 import statistics
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from app.calibrate.dataset import Dataset, Preset, rate_rows, row_workload, units
 from app.db.seed import workload_cells
@@ -45,6 +45,7 @@ from app.estimate.throughput import (
     precision_class,
     rate_model_features,
     training_flops_per_sample,
+    transformer_flops,
 )
 from app.estimate.types import (
     TRANSFORMER_ARCHITECTURES,
@@ -537,26 +538,29 @@ def fit_intensity_slope(
     }
 
 
-_WIDTH_ROWS: dict[tuple[object, ...], dict[int, tuple[tuple[object, ...], Any, float, float]]] = {}
+#: a transformer network's shape as the width fit reads it: (matmul FLOPs, attention FLOPs)
+#: per sample (:func:`app.estimate.throughput.training_flops_per_sample`'s two parts) and
+#: matmul width (:func:`app.estimate.flops.matmul_width`)
+WidthShape = tuple[float, float, float]
+#: ((matmul, attention, width) of network a, of network b, mean log rate_a / rate_b)
+WidthPair = tuple[WidthShape, WidthShape, float]
+_WidthRows = dict[int, tuple[tuple[object, ...], tuple[object, ...], WidthShape, float]]
 
 
-def _width_rows(
-    ds: Dataset,
-) -> dict[int, tuple[tuple[object, ...], tuple[object, ...], float, float]]:
-    """Per usable transformer row of ``ds`` (by ``id``): its pairing condition, network key,
-    matmul width (:func:`app.estimate.flops.matmul_width`) and log 1-GPU MFU
-    (:func:`width_pairs`), memoised per dataset and multi-GPU
-    constants (the folds only filter them)."""
+def _width_rows(ds: Dataset) -> _WidthRows:
+    """Per usable transformer row of ``ds`` (by benchmark id): its pairing condition, network
+    key, shape (:data:`WidthShape`) and log 1-GPU samples/s (:func:`width_pairs`), memoised
+    on ``ds`` per multi-GPU constants (the folds only filter them)."""
     memo_key = (
-        id(ds),
+        "width_rows",
         repr(fitted.LINK_EFFICIENCY),
         repr(fitted.COMM_OVERLAP),
         repr(fitted.SCALING_LOSS_PER_DOUBLING),
     )
-    hit = _WIDTH_ROWS.get(memo_key)
+    hit = ds.memo.get(memo_key)
     if hit is not None:
-        return hit
-    out: dict[int, tuple[tuple[object, ...], tuple[object, ...], float, float]] = {}
+        return cast(_WidthRows, hit)
+    out: _WidthRows = {}
     for p in ds.points:
         if p.suspect or p.gpu not in ds.catalog:
             continue
@@ -565,8 +569,8 @@ def _width_rows(
             continue
         if w.seq_len and p.seq_len and p.seq_len != w.seq_len:
             continue
-        flops = training_flops_per_sample(w)
-        if not flops:
+        width = matmul_width(w)
+        if not training_flops_per_sample(w) or not width:
             continue
         gpu = ds.catalog[p.gpu]
         per_gpu = p.throughput_total / p.gpu_count / units(w)
@@ -579,14 +583,12 @@ def _width_rows(
             per_gpu /= multi_gpu_efficiency(
                 w, gpu, p.gpu_count, link, per_gpu, micro_batch=p.batch_size_per_gpu
             )
-        mfu = per_gpu * flops / (flops_peak_tflops(gpu, p.precision) * 1e12)
-        width = matmul_width(w)
-        if not width:
-            continue
+        matmul, attention = transformer_flops(w)
         cond = (w.architecture, p.gpu, suite_of(p), p.precision, p.gpu_count)
-        out[id(p)] = (cond, network_key(w), width, math.log(mfu))
-    _WIDTH_ROWS.clear()
-    _WIDTH_ROWS[memo_key] = out
+        net = (matmul, attention, width)
+        # one network at one sequence length: samples/s of one shape
+        out[p.id] = (cond, (network_key(w), net), net, math.log(per_gpu))
+    ds.memo[memo_key] = out
     return out
 
 
@@ -594,27 +596,27 @@ def width_pairs(
     ds: Dataset,
     exclude: frozenset[str] = frozenset(),
     points: Sequence[BenchmarkPoint] | None = None,
-) -> list[tuple[float, float, float]]:
-    """``(h_a, h_b, mean log MFU_a/MFU_b)`` (h: :func:`app.estimate.flops.matmul_width`) for
-    every pair of transformer networks of the
-    same architecture (decoder, encoder, ViT) measured under the same conditions (GPU model,
-    suite, precision, GPU count; rows at their preset's sequence length), one point per pair
-    of networks (:func:`network_key`), workloads in ``exclude`` left out. MFU as the FLOPs
-    model counts it (:func:`training_flops_per_sample` of the row's workload), of the 1-GPU
-    rate: a multi-GPU row's per-GPU rate divided by the modelled data-parallel efficiency
+) -> list[WidthPair]:
+    """``(shape_a, shape_b, mean log rate_a/rate_b)`` (:data:`WidthShape`; rates in 1-GPU
+    samples/s) for every pair of transformer networks of the same architecture (decoder,
+    encoder, ViT) measured under the same conditions (GPU model, suite, precision, GPU
+    count; rows at their preset's sequence length), one point per pair of networks
+    (:func:`network_key`) of different widths at their workloads' sequence lengths (a
+    sample is a sequence), workloads in ``exclude`` left out. A multi-GPU row's per-GPU rate
+    is divided by the modelled data-parallel efficiency
     (:func:`app.estimate.multigpu.multi_gpu_efficiency`, as the pooled model places it), so
     the communication cost of a bigger model is not read as a width effect. ``points``: the
     rows to pair (default every row; a fold passes its training rows)."""
     cells: dict[tuple[object, ...], dict[tuple[object, ...], list[float]]] = {}
-    width: dict[tuple[object, ...], float] = {}
+    shape: dict[tuple[object, ...], WidthShape] = {}
     rows = _width_rows(ds)
     for p in ds.points if points is None else points:
-        row = rows.get(id(p))
+        row = rows.get(p.id)
         if row is None or p.workload in exclude:
             continue
-        cond, key, h, log_mfu = row
-        width[key] = h
-        cells.setdefault(cond, {}).setdefault(key, []).append(log_mfu)
+        cond, key, net, log_rate = row
+        shape[key] = net
+        cells.setdefault(cond, {}).setdefault(key, []).append(log_rate)
     pairs: dict[tuple[tuple[object, ...], tuple[object, ...]], list[float]] = {}
     for by_net in cells.values():
         nets = sorted(by_net, key=repr)
@@ -623,21 +625,26 @@ def width_pairs(
                 y = statistics.fmean(by_net[a]) - statistics.fmean(by_net[b])
                 pairs.setdefault((a, b), []).append(y)
     return [
-        (width[a], width[b], statistics.fmean(ys))
+        (shape[a], shape[b], statistics.fmean(ys))
         for (a, b), ys in sorted(pairs.items(), key=repr)
-        if width[a] != width[b]
+        if a[0] != b[0]  # two networks (not one at two sequence lengths)
     ]
 
 
-def best_width_h0(pairs: Sequence[tuple[float, float, float]]) -> float:
+def best_width_h0(pairs: Sequence[WidthPair]) -> float:
     """The ``h₀`` on a log grid (0, and 10 … 31,623 in steps of 10^0.01, about 2.3 %) with
-    the least squared
-    error of ``y = log((1 + h₀/h_b) / (1 + h₀/h_a))`` over ``(h_a, h_b, y)`` pairs
-    (:func:`width_pairs`): the log MFU ratio of :func:`app.estimate.throughput.width_efficiency`.
-    Pairs made at h₀ = 1,000 give the grid point nearest it, 1,000."""
+    the least squared error of ``y = log(T_b / T_a)`` over the pairs (:func:`width_pairs`),
+    ``T = M·(1 + h₀/h) + A`` the time-weighted FLOPs of
+    :func:`app.estimate.throughput.width_weighted_flops` (M matmul, A attention FLOPs per
+    sample, h matmul width). Pairs made at h₀ = 1,000 give the grid point nearest it, 1,000.
+    """
+
+    def time(net: WidthShape, h0: float) -> float:
+        matmul, attention, h = net
+        return matmul * (1 + h0 / h) + attention
 
     def sse(h0: float) -> float:
-        return sum((y - math.log((1 + h0 / hb) / (1 + h0 / ha))) ** 2 for ha, hb, y in pairs)
+        return sum((y - math.log(time(b, h0) / time(a, h0))) ** 2 for a, b, y in pairs)
 
     grid = [0.0, *(float(round(10 ** (k / 100))) for k in range(100, 451))]
     return min(grid, key=sse)

@@ -10,8 +10,10 @@
 * INTENSITY_SLOPE: per non-transformer family, slope of log achieved FLOP rate on log forward
   intensity (FLOPs per activation element), one point per workload, ridge-shrunk
   (app/calibrate/validate.py fit_intensity_slope).
-* WIDTH_H0: h0 of a transformer's width efficiency h / (h + h0), least squares over pairs of
-  networks measured under the same conditions (app/calibrate/validate.py fit_width_h0).
+* WIDTH_H0: h0 of a transformer's width efficiency h / (h + h0) on its 6N matmul FLOPs
+  (time per sample ∝ 6N·(1 + h0/h) + attention FLOPs), least squares over the log rate ratios
+  of pairs of networks measured under the same conditions (app/calibrate/validate.py
+  fit_width_h0).
 * QLORA_SLOWDOWN: geometric mean LoRA/QLoRA throughput ratio (same model, same GPU).
 * LINK_EFFICIENCY, COMM_OVERLAP: multi-GPU model, fitted to the 2-512 GPU measurements.
 * RANGE_FACTORS, MULTI_GPU_RANGE: 10th/90th percentiles of actual/predicted in
@@ -59,14 +61,14 @@ MULTI_GPU_RANGE = (0.7586, 1.056)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.7905, 1.3214),
+RANGE_FACTORS = {'derived': (0.8099, 1.3014),
  'extrapolated': (0.717, 1.3486),
- 'flops_model': (0.7379, 1.7309),
+ 'flops_model': (0.7451, 1.7197),
  'measured': (0.8679, 1.145),
  'precision_switch': (0.6739, 1.4599),
- 'scaled': (0.7248, 1.3441),
+ 'scaled': (0.7252, 1.3358),
  'sibling': (0.8067, 1.1898)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.01, 'pcie_consumer': 0.035}
 
-WIDTH_H0 = {'transformer': 692.0}
+WIDTH_H0 = {'transformer': 871.0}

@@ -13,15 +13,15 @@ It selects the evidence and produces the estimate, in one of six situations:
   rate other workloads of the same family reach on this GPU, those of similar size weighing
   most (parameters for transformers, FLOPs per sample for CNNs; transformers never borrow
   from CNNs, and borrow from their own architecture and attention kernel where they can),
-  their rates moved by the width efficiency (:func:`width_efficiency`); a CNN with an
+  their rates in time-weighted FLOPs (:func:`width_weighted_flops`); a CNN with an
   activation count borrows from CNNs of similar arithmetic intensity (forward FLOPs per
   activation element), their rates moved along the fitted rate-vs-intensity slope.
 * ``derived``: a custom workload that departs from its preset: the preset's estimate at the
   requested precision and at the micro-batch of the same matmul work
   (:func:`app.estimate.pooled.matmul_rows_per_sample`), times the ratio of training FLOPs
-  per sample and the ratio of width efficiencies (a wider transformer reaches a higher
-  share of the peak; a FLOP-rate trend with size taken across workloads was tried and mixed
-  architecture with size: docs/accuracy.md).
+  per sample weighted by the time they take (:func:`width_weighted_flops`: a wider
+  transformer's matmuls reach a higher share of the peak; a FLOP-rate trend with size taken
+  across workloads was tried and mixed architecture with size: docs/accuracy.md).
 * ``precision_switch``: the workload was measured, but never at the precision class asked
   (fp32/tf32 vs 16-bit); the pooled model converts with the family's
   shared fp32-vs-16-bit terms (its own deviation from them is unknown).
@@ -135,6 +135,21 @@ def precision_class(p: Precision) -> str:
     return "32" if p in (Precision.FP32, Precision.TF32) else "16"
 
 
+def transformer_flops(w: Workload) -> tuple[float, float]:
+    """``(matmul, attention)`` training FLOPs per sample of a transformer with ``params``
+    (:func:`training_flops_per_sample`): ``k·N·s`` (+ ``2·N·s`` with checkpointing) and
+    ``12·L·h·s²`` (+ ``4·L·h·s²``)."""
+    s = transformer_tokens(w)
+    attention = (w.layers or 0) * (w.hidden_size or 0) * s
+    k = 4.0 if w.method in (Method.LORA, Method.QLORA) else 6.0
+    n = matmul_params(w)
+    matmul, attn = k * n, 12.0 * attention
+    if w.gradient_checkpointing:
+        matmul += 2 * n
+        attn += 4 * attention
+    return matmul * s, attn * s
+
+
 def training_flops_per_sample(w: Workload) -> float | None:
     """Training FLOPs per sample (forward + backward), ``None`` when unknown.
 
@@ -147,18 +162,30 @@ def training_flops_per_sample(w: Workload) -> float | None:
     by two orders of magnitude).
     """
     if w.architecture in TRANSFORMER_ARCHITECTURES and w.params:
-        s = transformer_tokens(w)
-        attention = (w.layers or 0) * (w.hidden_size or 0) * s
-        k = 4.0 if w.method in (Method.LORA, Method.QLORA) else 6.0
-        n = matmul_params(w)
-        per_token = k * n + 12 * attention
-        if w.gradient_checkpointing:
-            per_token += 2 * n + 4 * attention
-        return per_token * s
+        return sum(transformer_flops(w))
     if w.forward_gflops_per_sample:
         passes = 4.0 if w.gradient_checkpointing else 3.0
         return passes * w.forward_gflops_per_sample * 1e9
     return None
+
+
+def width_weighted_flops(w: Workload) -> float | None:
+    """Training FLOPs per sample weighted by the time they take (FLOPs at the matmul peak
+    rate): a transformer's matmul FLOPs ÷ :func:`width_efficiency` plus its attention
+    FLOPs, the others' FLOPs as they are (:func:`training_flops_per_sample`). The memory-bound
+    work around the matmuls (norms, activations, residual adds) grows with the tokens and the
+    width, not with the sequence, so it is charged to the ``6N`` part only: at a long
+    sequence, where attention dominates, more parameters at the same depth cost their FLOPs
+    and never raise the rate. Samples/s of two transformers on one GPU go as the inverse
+    ratio of these counts. Transformer-XL base at h₀ = 1,000: 65,108,442 × 6 × 192 ×
+    (1 + 1,000 / 582.33) + 12 × 16 × 512 × 192² = 2.0743e11. The overhead, ``6N·h₀/h =
+    6·h₀·√(12·L·N)``, vanishes with ``N``: a model that multiplies almost nothing costs its
+    attention.
+    """
+    if w.architecture in TRANSFORMER_ARCHITECTURES and w.params:
+        matmul, attention = transformer_flops(w)
+        return matmul / width_efficiency(w) + attention
+    return training_flops_per_sample(w)
 
 
 def forward_intensity(w: Workload) -> float | None:
@@ -496,11 +523,12 @@ class ThroughputModel:
         family (their pooled estimates on ``gpu`` × their FLOPs per unit), weighted by
         similarity (:func:`donor_weight`); transformers borrow from transformers with the
         same attention kernel (eager or SDPA) and of the same architecture (decoder, encoder,
-        ViT) where there are any, each donor's rate moved by the ratio of width efficiencies
-        (:func:`width_efficiency`), its batch effect taken out and the workload's put in by
-        one law in matmul rows (:meth:`_work_batch_term`, :meth:`_batch_factor`). A
-        non-transformer with a
-        forward intensity (:func:`forward_intensity`) borrows only from donors with one
+        ViT) where there are any, each donor's rate counted in time-weighted FLOPs
+        (:func:`width_weighted_flops`, so a wider donor's matmuls stand at its higher share
+        of the peak, and the workload's own weighting turns the mean back into samples/s),
+        its batch effect taken out and the workload's put in by one law in matmul rows
+        (:meth:`_work_batch_term`, :meth:`_batch_factor`). A non-transformer with a forward
+        intensity (:func:`forward_intensity`) borrows only from donors with one
         (where there are any), each donor's log FLOP rate moved by
         ``fitted.INTENSITY_SLOPE[family] × ln(intensity / donor intensity)``: on the
         roofline a memory-bound kernel's FLOP rate is intensity × bandwidth (slope 1), a
@@ -535,6 +563,7 @@ class ThroughputModel:
             ]
             candidates = arch or same or candidates
         own_i = forward_intensity(w) if fam != "transformer" else None
+        own_weighted = (width_weighted_flops(w) if fam == "transformer" else None) or flops
         by_intensity = False
         slope = fitted.INTENSITY_SLOPE.get(fam, 0.0)
         if own_i is not None:
@@ -565,15 +594,25 @@ class ThroughputModel:
                 # roofline: the donor's rate moved along the fitted rate-vs-intensity slope
                 y += slope * math.log(own_i / donor_i)
                 by_intensity = True
-            elif fam == "transformer" and donor is not None:
-                # a wider network reaches a higher share of the peak (width_efficiency)
-                y += math.log(width_efficiency(w) / width_efficiency(donor))
-            logs.append(y + math.log(entry[1]))
+            # the donor's rate (per published unit, FLOPs entry[1] each) in time-weighted
+            # FLOP/s (width_weighted_flops: a wider network reaches a higher share of the
+            # peak in its matmuls); a donor of unknown shape is taken at this workload's
+            # weighting (no width shift)
+            weighting = own_weighted / flops
+            if fam == "transformer" and donor is not None:
+                donor_flops = training_flops_per_sample(donor)
+                donor_weighted = width_weighted_flops(donor)
+                if donor_flops and donor_weighted:
+                    weighting = donor_weighted / donor_flops
+            logs.append(y + math.log(entry[1] * weighting))
             weights.append(weight)
             labels.append(label)
         if logs:
-            rate_flops = math.exp(
-                sum(a * b for a, b in zip(logs, weights, strict=True)) / sum(weights)
+            # time-weighted FLOP/s over the donors, back to this workload's FLOP/s
+            rate_flops = (
+                math.exp(sum(a * b for a, b in zip(logs, weights, strict=True)) / sum(weights))
+                * flops
+                / own_weighted
             )
             note = (
                 f"{SITUATION_TEXT[Situation.FLOPS_MODEL]}: {rate_flops / 1e12:.1f} TFLOP/s "
@@ -646,12 +685,12 @@ class ThroughputModel:
             result = self.flops_rate(w, gpu, prec)
         elif self.reference is not None:
             rate, situation, evidence, notes = base
-            ref_flops = training_flops_per_sample(self._base(prec))
-            own_flops = training_flops_per_sample(w)
+            # FLOPs weighted by the time they take: a wider network reaches a higher share
+            # of the peak in its matmuls (width_weighted_flops)
+            ref_flops = width_weighted_flops(self._base(prec))
+            own_flops = width_weighted_flops(w)
             if ref_flops and own_flops:
                 ratio = ref_flops / own_flops
-                # a wider network reaches a higher share of the peak (width_efficiency)
-                ratio *= width_efficiency(w) / width_efficiency(self._base(prec))
                 if w.method == Method.QLORA and self.reference.method != Method.QLORA:
                     ratio /= fitted.QLORA_SLOWDOWN
                 text = (

@@ -161,7 +161,7 @@ def resolve_workload(
     input_notes = (
         _drop_inapplicable(base, given, merged)
         + _drop_stale_activations(base, given, merged)
-        + _drop_stale_lookup(base, given, merged)
+        + _drop_stale_lookup(base, given, merged, prefix)
     )
     method = merged.get("method", "full")
     if method in ("lora", "qlora") and not merged.get("lora_rank"):
@@ -184,7 +184,7 @@ def resolve_workload(
             f"only for token workloads (transformer encoder/decoder, seq2seq), not {arch}",
         )
     matches = preset is not None and all(
-        _same(merged.get(k), base.get(k), k) for k in THROUGHPUT_FIELDS
+        _same(merged.get(k), base.get(k), k, merged.get("architecture")) for k in THROUGHPUT_FIELDS
     )
     workload = replace(_build(merged, preset, matches), input_notes=input_notes)
     errors = [(f"{prefix}.{name}", why) for name, why in shape_errors(workload)]
@@ -278,15 +278,21 @@ def _drop_stale_activations(
 
 
 def _drop_stale_lookup(
-    base: dict[str, Any], given: dict[str, Any], merged: dict[str, Any]
+    base: dict[str, Any], given: dict[str, Any], merged: dict[str, Any], prefix: str
 ) -> tuple[str, ...]:
-    """A preset's ``lookup_params`` counts its own embedding and softmax tables: when the
-    client changes their shape (``vocab_size`` or ``hidden_size``) and gives a parameter
-    count but no lookup count, scale the preset's by ``(V′ / V) × (h′ / h)`` in ``merged``
-    (a V × h table grows with both; Transformer-XL's adaptive tail tables grow with their
-    vocabulary and with d_embed)
-    and return a note saying so; with ``architecture`` changed drop it. Changing only
-    ``layers`` (and ``params``) keeps it: the tables stay the same."""
+    """A preset's ``lookup_params`` counts its own embedding and softmax tables. With
+    ``architecture`` changed it is dropped from ``merged``; with ``vocab_size`` or
+    ``hidden_size`` changed and no ``lookup_params`` given it is kept as it is, with or
+    without a new ``params``, and a note asks for the model's own count: how a new model
+    ties, splits or projects its tables no field tells, and a scaled guess would make the
+    answer jump where it stops fitting inside ``params`` (kept, the FLOPs move smoothly with
+    ``params`` and restating the preset's count changes nothing). Changing only ``layers``
+    (and ``params``) keeps it silently: the tables stay the same. Returns the notes.
+
+    Raises:
+        WorkloadError: ``{prefix}.params`` when a given ``params`` does not exceed the
+            preset's lookup-only count.
+    """
     count = base.get("lookup_params")
     if count is None or given.get("lookup_params") is not None:
         return ()
@@ -298,30 +304,27 @@ def _drop_stale_lookup(
             f"the preset's lookup_params ({count:,}) describes its own architecture's tables; "
             "with architecture changed it is not used (give lookup_params for your model)",
         )
+    params = given.get("params")
+    if params is not None and params <= count:
+        raise WorkloadError(
+            f"{prefix}.params",
+            f"{params:,} parameters are not more than the preset's {count:,} lookup-only "
+            "parameters (its embedding and softmax-tail tables); give the model's whole "
+            "parameter count, or lookup_params for your model",
+        )
     changed = [
         k
         for k in ("vocab_size", "hidden_size")
         if given.get(k) is not None and base.get(k) and given[k] != base[k]
     ]
-    if not changed or given.get("params") is None:
-        # without a new parameter count the FLOPs follow the preset's params, and its
-        # tables stay inside them
+    if not changed:
         return ()
-    scale = 1.0
-    for k in changed:
-        scale *= given[k] / base[k]
-    scaled = round(count * scale)
-    if merged.get("params") and scaled >= merged["params"]:
-        merged.pop("lookup_params")
-        return (
-            f"the preset's lookup_params ({count:,}) scaled with {', '.join(changed)} would "
-            "exceed params; it is not used (give lookup_params for your model)",
-        )
-    merged["lookup_params"] = scaled
+    shape = " × ".join(f"{k} {base[k]:,}" for k in ("vocab_size", "hidden_size") if base.get(k))
     return (
-        f"the preset's lookup_params ({count:,} embedding/softmax-tail parameters) scaled "
-        f"with {', '.join(changed)} to {merged['lookup_params']:,} (give lookup_params for "
-        "your model's tables)",
+        f"the preset's {count:,} lookup-only parameters (its embedding and softmax-tail "
+        f"tables at {shape}) are kept as they are with {' and '.join(changed)} changed: "
+        "give lookup_params for your model's tables (0 when every parameter is multiplied "
+        "per token)",
     )
 
 
@@ -339,9 +342,10 @@ def _scale_preset_tokens(
         merged["tokens_per_epoch"] = round(old_tokens * new_samples / old_samples)
 
 
-def _same(a: Any, b: Any, key: str) -> bool:
-    if key == "lookup_params":
-        # 0 is a decoder's own default (no lookup-only tables)
+def _same(a: Any, b: Any, key: str, architecture: Any = None) -> bool:
+    if key == "lookup_params" and architecture == "transformer_decoder":
+        # 0 is a decoder's own default (no lookup-only tables); an encoder's default is its
+        # vocab × hidden table, so there 0 and unset differ
         return (a or 0) == (b or 0)
     if key == "method":
         return (a or "full") == (b or "full")

@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from app.calibrate.validate import patched
 from app.estimate import fitted
 from app.estimate.multigpu import multi_gpu_efficiency
 from app.estimate.pooled import PooledData, rate_class
@@ -317,10 +318,20 @@ def test_multi_gpu_measured_row_is_used_for_same_count() -> None:
 def test_departing_from_preset_scales_by_flops() -> None:
     pts = [point("A100 SXM4 80GB", 443, 320)]
     longer = dataclasses.replace(BERT, seq_len=512, matches_preset=False)
-    tp = estimate_throughput(longer, A100_80_SXM, points=pts, reference=BERT)
+    with patched(WIDTH_H0={"transformer": 1000.0}):
+        tp = estimate_throughput(longer, A100_80_SXM, points=pts, reference=BERT)
     assert tp.basis == Basis.SCALED and tp.situation == Situation.DERIVED
-    ratio = training_flops_per_sample(BERT) / training_flops_per_sample(longer)
-    assert tp.samples_per_s == pytest.approx(443 * ratio, rel=0.01)
+
+    # time-weighted FLOPs per sample: 6N per token at width efficiency h / (h + 1000)
+    # (h = √(109,483,778 / 144) = 871.95) plus attention 12·L·h·s per token, × s tokens
+    def weighted(s: int) -> float:
+        return (6 * 109_483_778 * (1 + 1000 / 871.95) + 12 * 12 * 768 * s) * s
+
+    assert tp.samples_per_s == pytest.approx(443 * weighted(384) / weighted(512), rel=0.01)
+    # faster than the plain FLOPs ratio says: the longer sequence adds attention FLOPs,
+    # which carry none of the memory-bound work charged to the 6N part
+    plain = training_flops_per_sample(BERT) / training_flops_per_sample(longer)
+    assert tp.samples_per_s > 443 * plain
 
 
 def test_a_gpu_without_16_bit_units_runs_mixed_precision_at_its_fp32_rate() -> None:

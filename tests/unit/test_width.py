@@ -10,7 +10,7 @@ from typing import cast
 
 import pytest
 
-from app.calibrate.validate import best_width_h0, patched
+from app.calibrate.validate import WidthPair, WidthShape, best_width_h0, patched
 from app.estimate.flops import matmul_width
 from app.estimate.pooled import matmul_rows_per_sample
 from app.estimate.throughput import (
@@ -72,10 +72,20 @@ def test_width_efficiency_is_h_over_h_plus_h0_at_the_width_the_parameters_make()
 
 
 def test_best_width_h0_recovers_the_h0_its_pairs_were_made_with() -> None:
-    widths = [(512, 1024), (768, 2048), (1024, 4096), (2048, 8192)]
+    # (matmul FLOPs, attention FLOPs, width) per sample; rate ratios from the time model
+    # T = M·(1 + h0/h) + A
+    nets: list[tuple[WidthShape, WidthShape]] = [
+        ((6e9, 1e9, 512.0), (24e9, 2e9, 1024.0)),
+        ((9e9, 0.0, 768.0), (80e9, 1e9, 2048.0)),
+        ((20e9, 5e9, 1024.0), (300e9, 5e9, 4096.0)),
+        ((50e9, 1e9, 2048.0), (900e9, 9e9, 8192.0)),
+    ]
 
-    def made(h0: float) -> list[tuple[int, int, float]]:
-        return [(a, b, math.log((1 + h0 / b) / (1 + h0 / a))) for a, b in widths]
+    def made(h0: float) -> list[WidthPair]:
+        def time(n: WidthShape) -> float:
+            return n[0] * (1 + h0 / n[2]) + n[1]
+
+        return [(a, b, math.log(time(b) / time(a))) for a, b in nets]
 
     assert best_width_h0(made(1000.0)) == 1000.0
     assert best_width_h0(made(0.0)) == 0.0
@@ -106,6 +116,21 @@ def test_a_wider_variant_is_scaled_by_flops_and_width() -> None:
     assert tp.samples_per_s == pytest.approx(443 * flops * width, rel=0.01)
 
 
+def _reference(slug: str, fields: dict[str, object]) -> ReferenceData:
+    preset = Preset(
+        slug=slug,
+        name=slug,
+        fields=fields,
+        benchmark_workloads=(),
+        benchmark_method=None,
+        units_per_sample=None,
+        throughput_unit=None,
+        source="test",
+        notes=None,
+    )
+    return cast(ReferenceData, SimpleNamespace(presets={slug: preset}))
+
+
 def _txl_reference() -> ReferenceData:
     fields = {
         "architecture": "transformer_decoder",
@@ -118,49 +143,75 @@ def _txl_reference() -> ReferenceData:
         "samples_per_epoch": 537_640,
         "lookup_params": 126_841_856,
     }
-    preset = Preset(
-        slug="txl",
-        name="txl",
-        fields=fields,
-        benchmark_workloads=(),
-        benchmark_method=None,
-        units_per_sample=None,
-        throughput_unit=None,
-        source="test",
-        notes=None,
-    )
-    return cast(ReferenceData, SimpleNamespace(presets={"txl": preset}))
+    return _reference("txl", fields)
 
 
-def test_a_changed_table_shape_scales_the_presets_lookup_params() -> None:
+def test_lookup_params_0_is_a_change_for_an_encoder_not_for_a_decoder() -> None:
+    # an encoder's unset lookup_params means its vocab × hidden table; 0 means none
+    bert = {
+        "architecture": "transformer_encoder",
+        "params": 109_483_778,
+        "layers": 12,
+        "hidden_size": 768,
+        "heads": 12,
+        "vocab_size": 30_522,
+        "seq_len": 384,
+        "samples_per_epoch": 88_641,
+    }
+    ref = _reference("bert", bert)
+    same, reference, _ = resolve_workload({"preset": "bert"}, ref)
+    assert reference is None and same.matches_preset
+    zero, reference, _ = resolve_workload({"preset": "bert", "lookup_params": 0}, ref)
+    assert reference is not None and not zero.matches_preset
+    assert matmul_params(zero) == 109_483_778  # every parameter multiplied
+    gpt = {**bert, "architecture": "transformer_decoder"}
+    ref = _reference("gpt", gpt)
+    zero, reference, _ = resolve_workload({"preset": "gpt", "lookup_params": 0}, ref)
+    assert reference is None and zero.matches_preset
+
+
+def test_a_changed_table_shape_keeps_the_presets_lookup_params_and_says_so() -> None:
     ref = _txl_reference()
     deeper, _, _ = resolve_workload({"preset": "txl", "layers": 24, "params": 246_550_000}, ref)
     assert deeper.lookup_params == 126_841_856  # the same tables
-    # twice the width: the 267,735 × 512 table's tail rows become 1,024 wide
-    wider, _, _ = resolve_workload(
-        {"preset": "txl", "hidden_size": 1024, "params": 600_000_000}, ref
-    )
-    assert wider.lookup_params == 2 * 126_841_856
-    assert any("scaled with hidden_size to 253,683,712" in n for n in wider.input_notes)
-    # a scaled count that no longer fits inside params is not used
-    bigger_vocab, _, _ = resolve_workload(
-        {"preset": "txl", "vocab_size": 535_470, "params": 200_000_000}, ref
-    )
-    assert bigger_vocab.lookup_params is None
-    # without a new params the FLOPs follow the preset's count, and its tables stay in it
-    same_params, _, _ = resolve_workload({"preset": "txl", "hidden_size": 768}, ref)
-    assert same_params.lookup_params == 126_841_856
-    given, _, _ = resolve_workload(
+    assert not any("lookup" in n for n in deeper.input_notes)
+    # a new table shape: the preset's count kept, with or without a new parameter count, so
+    # the multiplied parameters follow params smoothly (no jump between 253M and 260M) and
+    # restating the preset's params changes nothing
+    multiplied = []
+    for given in (
+        {"hidden_size": 1024, "params": 253_000_000},
+        {"hidden_size": 1024, "params": 260_000_000},
+        {"hidden_size": 1024},
+        {"hidden_size": 1024, "params": 191_950_298},
+        {"vocab_size": 535_470, "params": 200_000_000},
+    ):
+        w, _, _ = resolve_workload({"preset": "txl", **given}, ref)
+        assert w.lookup_params == 126_841_856
+        assert any("give lookup_params for your model" in n for n in w.input_notes)
+        multiplied.append(matmul_params(w))
+    assert multiplied == [126_158_144, 133_158_144, 65_108_442, 65_108_442, 73_158_144]
+    given_lookup, _, _ = resolve_workload(
         {"preset": "txl", "hidden_size": 1024, "params": 600_000_000, "lookup_params": 1}, ref
     )
-    assert given.lookup_params == 1
+    assert given_lookup.lookup_params == 1
+    changed_arch, _, _ = resolve_workload(
+        {"preset": "txl", "architecture": "transformer_encoder"}, ref
+    )
+    assert changed_arch.lookup_params is None
+    assert any("with architecture changed" in n for n in changed_arch.input_notes)
 
 
 def test_lookup_params_must_be_fewer_than_params() -> None:
     ref = _txl_reference()
     with pytest.raises(WorkloadError) as err:
         resolve_workload({"preset": "txl", "lookup_params": 191_950_298}, ref)
-    assert err.value.field.endswith("lookup_params")
+    assert err.value.field == "workload.lookup_params"
+    # params cut to the preset's own tables or below: the edited field is named
+    with pytest.raises(WorkloadError) as err:
+        resolve_workload({"preset": "txl", "params": 126_841_856}, ref)
+    assert err.value.field == "workload.params"
+    assert "126,841,856 lookup-only" in err.value.reason
 
 
 def test_a_width_without_its_parameters_moves_no_efficiency() -> None:
