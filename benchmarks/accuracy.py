@@ -353,8 +353,9 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         "leave-one-GPU-out median 16.7 %, mean 29.5 %, p90 72.9 %, coverage 48.8 %.",
         "",
         "Derived pairs (target's rows removed; the target predicted as a custom variant of "
-        "the base preset by the ratio of training FLOPs and of width efficiency; the target's "
-        "whole network out of the data and of the refitted constants): "
+        "the base preset by the ratio of time-weighted training FLOPs "
+        "(`width_weighted_flops`); the target's whole network out of the data and of the "
+        "refitted constants): "
         + ", ".join(f"{a} from `{b}`" for a, b in DERIVED_PAIRS)
         + "."
         + (f" {note}" if (note := not_derived_note(dv)) else ""),
@@ -550,7 +551,23 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         "bound work, h₀ ≫ h), which the MPT sizes' h₀ (about 900) cannot give; the latter "
         "is a batch effect no per-network law here carries (counting it in tokens instead of "
         "matmul rows moved derived 12.4 % → 19.6 %). No other eager-attention pair is "
-        "measured under one suite, so no fold can learn an eager kernel's h₀ apart.",
+        "measured under one suite, so no fold can learn an eager kernel's h₀ apart. "
+        "(13) A derived estimate never claims more FLOP/s than the datasheet peak (Llama 2 "
+        "13B from the 7B preset, measured only at fp8 on H100s, had come out at 1.4× an "
+        "A100's bf16 peak: +0.89 → +0.46 in median log error, derived median unchanged); "
+        "the FLOPs model's cap at the highest measured MFU was tried there too and not kept "
+        "(Llama 3.1 8B's own torchtune rows hold that maximum, so its fold's cap is 0.52 and "
+        "its rows fell −0.26 → −0.35). (14) Counts given for a shape (params, lookup_params, "
+        "vocab_size) that leave fewer than half the parameters its layers × width blocks "
+        "hold are a 400: below that the width, and with it the batch fill, went to zero, so "
+        "more parameters had come out faster (a property test sweeps 0.5×-4× of the blocks "
+        "on the FLOPs model and two derived presets, at sequence 8,192 and micro-batch 1). "
+        "Tried and not kept: attention FLOPs at the width efficiency of hidden_size "
+        "(`WIDTH_H0` refit 617): derived 12.4 % → 12.9 %, leave-one-workload-out 20.5 % → "
+        "21.8 % (per-workload median 25.9 %), LLM leave-one-workload-out 17.1 % → 15.8 %. As "
+        "kept, attention runs at the donors' matmul-peak share, so at sequences far beyond "
+        "the measured ones (GPT-2 at 32,768 tokens) the implied MFU is high (0.87 on an "
+        "A100); no measurement here pins it.",
         "",
         "## Multi-GPU model (2-16 GPUs in one server)",
         "",

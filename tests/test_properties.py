@@ -125,20 +125,75 @@ def test_a_wider_model_with_its_parameters_is_never_faster(
     assert rates == sorted(rates, reverse=True), list(zip(hidden, rates, strict=True))
 
 
-@pytest.mark.parametrize("seq_len", [1024, 8192])
+#: (preset, layers × width blocks' fewest parameters 12·L·h² (4h² attention + 8h² MLP),
+#: parameters outside them: an encoder's 30,522 × 768 token table)
+SWEEPS = [
+    ("gpt2-124m-pretrain", 12 * 12 * 768**2, 0),  # flops_model on these GPUs
+    ("mpt-1b-pretrain", 24 * 12 * 2048**2, 0),  # derived
+    ("bert-base-squad", 12 * 12 * 768**2, 30_522 * 768),  # derived, an encoder
+]
+
+
+@pytest.mark.parametrize(("preset", "blocks", "table"), SWEEPS)
+@pytest.mark.parametrize("extra", [{}, {"seq_len": 8192}, {"micro_batch_size": 1}])
 @pytest.mark.parametrize("gpu", ["A100 SXM4 80GB", "GeForce RTX 3090"])
 def test_more_parameters_at_the_same_depth_are_never_faster(
-    client: Any, seq_len: int, gpu: str
+    client: Any, preset: str, blocks: int, table: int, extra: dict[str, int], gpu: str
 ) -> None:
-    # GPT-2 124M's 12 layers with 0.05x .. 2x its parameters: each multiplies every token, so
-    # at a long sequence (attention FLOPs dominating) as at the preset's, more never gain
-    counts = [6_218_688, 31_093_440, 62_186_880, 124_373_760, 248_747_520]
-    rates = [
-        rate(client, {"preset": "gpt2-124m-pretrain", "params": n, "seq_len": seq_len}, gpu)
-        for n in counts
-    ]
+    # half the blocks' parameters (the fewest accepted) to 4× them: each multiplies every
+    # token, so at a long sequence (attention FLOPs dominating), at micro-batch 1 and at the
+    # preset's, more never gain
+    if preset == "bert-base-squad" and "seq_len" in extra:
+        extra = {"seq_len": 512}  # BERT's learned positions stop at 512
+    counts = [round(blocks * f) + table for f in (0.5, 0.75, 1, 1.5, 2, 4)]
+    rates = [rate(client, {"preset": preset, "params": n, **extra}, gpu) for n in counts]
     assert rates == sorted(rates, reverse=True), list(zip(counts, rates, strict=True))
     assert rates[0] > rates[-1]
+
+
+def test_fewer_multiplied_parameters_than_the_layers_hold_is_a_400(client: Any) -> None:
+    # GPT-2's 12 blocks of width 768 hold 84,934,656 parameters: a count under half of them
+    # (given, or left after a given lookup_params) describes no model of this shape
+    for workload, field in (
+        ({"preset": "gpt2-124m-pretrain", "params": 40_000_000}, "workload.params"),
+        (
+            {"preset": "gpt2-124m-pretrain", "lookup_params": 100_000_000},
+            "workload.lookup_params",
+        ),
+        ({"preset": "bert-base-squad", "vocab_size": 150_000}, "workload.params"),
+    ):
+        r = client.post(
+            "/v1/estimate", json={"workload": workload, "hardware": {"gpu": "A100 SXM4 80GB"}}
+        )
+        assert r.status_code == 400, r.text
+        assert r.json()["extra"][0]["key"] == field, r.text
+
+
+def test_a_derived_workload_never_claims_more_than_the_datasheet_peak(client: Any) -> None:
+    # Llama 2 13B as a custom variant of the 7B preset (measured only at fp8 on H100s, in
+    # NeMo), asked at bf16 on an A100: FLOPs per sample 6N·s + 12·L·h·s² (s = 4,096) at
+    # samples/s must stay within the 312 TFLOP/s bf16 peak (main claimed 1.4× it)
+    n, layers, h, s = 13_015_864_320, 40, 5120, 4096
+    est = _estimate(
+        client,
+        {
+            "preset": "llama2-7b-pretrain",
+            "params": n,
+            "layers": layers,
+            "hidden_size": h,
+            "heads": 40,
+            "kv_heads": 40,
+            "ffn_hidden_size": 13_824,
+            "precision": "bf16_amp",
+            "micro_batch_size": 2,
+            "samples_per_epoch": 100_000,
+        },
+        "A100 SXM4 80GB",
+    )
+    assert est["situation"] == "derived"
+    flops = (6 * n + 12 * layers * h * s) * s
+    assert est["samples_per_s"] * flops <= 312e12 * 1.001
+    assert est["samples_per_s"] * flops >= 0.3 * 312e12  # not capped into nonsense
 
 
 @pytest.mark.parametrize("preset", ["mpt-1b-pretrain", "transformer-xl-base-wt103"])

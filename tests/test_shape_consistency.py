@@ -50,17 +50,24 @@ def test_every_preset_shape_is_possible_and_its_params_match_it(client: Any) -> 
 
 
 def test_params_far_from_the_shape_is_a_warning(client: Any) -> None:
-    r = post(client, {"preset": "llama3-8b-lora", "params": 1000})
+    # far above (a mixture of experts counts every expert): a warning
+    r = post(client, {"preset": "llama3-8b-lora", "params": 47_000_000_000})
     assert r.status_code == 200, r.text
     [w] = [w for w in r.json()["estimate"]["warnings"] if w["code"] == "params_off_shape"]
     # plain MLP, tied: 32 × (2·4096² + 2·4096·8·128 + 2·4096·14336) + 128256·4096
     # = 32 × 159,383,552 + 525,336,576 = 5,625,610,240; gated, untied: 32 × (41,943,040
     # + 3·4096·14336) + 2·525,336,576 = 8,029,995,008 (Meta's 8,030,261,248 less 266,240 norms)
     assert w["values"] == {
-        "params": 1000,
+        "params": 47_000_000_000,
         "shape_params_low": 5_625_610_240,
         "shape_params_high": 8_029_995_008,
     }
+    # far below the 32 blocks' 5,100,273,664 (5,625,610,240 less the 525,336,576 table): no
+    # model of this shape, a 400 naming params
+    r = post(client, {"preset": "llama3-8b-lora", "params": 1000})
+    assert r.status_code == 400, r.text
+    assert r.json()["extra"][0]["key"] == "workload.params"
+    assert "5,100,273,664 that 32 layers of width 4096 hold" in r.text
 
 
 @pytest.mark.parametrize(

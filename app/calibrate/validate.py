@@ -600,9 +600,10 @@ def width_pairs(
     """``(shape_a, shape_b, mean log rate_a/rate_b)`` (:data:`WidthShape`; rates in 1-GPU
     samples/s) for every pair of transformer networks of the same architecture (decoder,
     encoder, ViT) measured under the same conditions (GPU model, suite, precision, GPU
-    count; rows at their preset's sequence length), one point per pair of networks
-    (:func:`network_key`) of different widths at their workloads' sequence lengths (a
-    sample is a sequence), workloads in ``exclude`` left out. A multi-GPU row's per-GPU rate
+    count; rows at their preset's sequence length), one point per pair of shapes
+    (:data:`WidthShape`: a network at one sequence length, checkpointing or not) of two
+    different networks (:func:`network_key`; a sample is a sequence), workloads in
+    ``exclude`` left out. A multi-GPU row's per-GPU rate
     is divided by the modelled data-parallel efficiency
     (:func:`app.estimate.multigpu.multi_gpu_efficiency`, as the pooled model places it), so
     the communication cost of a bigger model is not read as a width effect. ``points``: the

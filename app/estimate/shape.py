@@ -15,6 +15,7 @@ SwiGLU/GeGLU) ``h × ffn`` matrices; plus the token embedding ``V·h``, once (ti
 
 from __future__ import annotations
 
+from app.estimate.flops import matmul_params
 from app.estimate.types import Architecture, Method, RunWarning, WarningCode, Workload
 
 #: architectures whose shape fields are ``layers × hidden_size`` transformer blocks
@@ -61,9 +62,50 @@ def shape_errors(w: Workload) -> list[tuple[str, str]]:
                 f"{w.params:,} parameters of the model",
             )
         )
+    elif (
+        w.architecture == Architecture.TRANSFORMER_ENCODER
+        and w.lookup_params is None
+        and w.params
+        and w.vocab_size
+        and h
+        and w.vocab_size * h >= w.params
+    ):
+        out.append(
+            (
+                "params",
+                f"the {w.vocab_size:,} × {h} token-embedding table alone "
+                f"({w.vocab_size * h:,}) is not fewer than the {w.params:,} parameters",
+            )
+        )
     if w.method in (Method.LORA, Method.QLORA) and w.lora_rank and h and w.lora_rank > h:
         out.append(("lora_rank", f"rank {w.lora_rank} is above hidden_size {h}"))
     return out
+
+
+def shape_blocks_params(w: Workload) -> float | None:
+    """Fewest parameters the ``layers`` transformer blocks of ``w`` hold (the lower bound of
+    :func:`shape_params_range` without the embedding): every token is multiplied by them.
+    ``None`` where :func:`shape_params_range` is."""
+    span = shape_params_range(w)
+    if span is None:
+        return None
+    return span[0] - float(w.vocab_size or 0) * float(w.hidden_size or 0)
+
+
+def too_few_multiplied(w: Workload) -> str | None:
+    """Why ``w``'s multiplied parameters (:func:`app.estimate.flops.matmul_params`) cannot
+    be its layers': fewer than ``1 / PARAMS_TOLERANCE`` of :func:`shape_blocks_params`.
+    ``None`` when they can (or the shape is not known)."""
+    blocks = shape_blocks_params(w)
+    if blocks is None or not w.params:
+        return None
+    n = matmul_params(w)
+    if n * PARAMS_TOLERANCE >= blocks:
+        return None
+    return (
+        f"{n:,} multiplied parameters are fewer than 1/{PARAMS_TOLERANCE:g} of the "
+        f"{blocks:,.0f} that {w.layers} layers of width {w.hidden_size} hold"
+    )
 
 
 def shape_params_range(w: Workload) -> tuple[float, float] | None:

@@ -202,14 +202,14 @@ def width_efficiency(w: Workload) -> float:
     """Share of a transformer's matmul FLOP rate reached at its width: ``h / (h + h₀)``.
 
     Per token and layer the matmuls cost ``24·h²`` FLOPs and the memory-bound work around
-    them (norms, activations, residual adds, softmax) moves bytes ``∝ h``, so the time per
-    token goes as ``a·h² + c·h`` and the achieved MFU as ``1 / (1 + h₀/h)`` with
-    ``h₀ = c/a``. ``h`` = :func:`app.estimate.flops.matmul_width` (the width the multiplied
-    parameters make per layer, so a ``hidden_size`` changed without its parameters moves no
-    efficiency); ``h₀`` = ``fitted.WIDTH_H0["transformer"]``, fitted on pairs of transformer
-    networks measured under the same conditions (:func:`app.calibrate.validate.fit_width_h0`);
-    1 for other families or without a width. At h₀ = 1,000: Transformer-XL base (width 582)
-    0.37, large (1,115) 0.53.
+    them (norms, activations, residual adds) moves bytes ``∝ h``, so their time per token
+    goes as ``a·h² + c·h`` and the matmul part's share of the peak as ``1 / (1 + h₀/h)``
+    with ``h₀ = c/a`` (attention FLOPs are charged apart, :func:`width_weighted_flops`). ``h`` =
+    :func:`app.estimate.flops.matmul_width` (the width the multiplied parameters make per layer,
+    so a ``hidden_size`` changed without its parameters moves no efficiency); ``h₀`` =
+    ``fitted.WIDTH_H0["transformer"]``, fitted on pairs of transformer networks measured under
+    the same conditions (:func:`app.calibrate.validate.fit_width_h0`); 1 for other families or
+    without a width. At h₀ = 1,000: Transformer-XL base (width 582) 0.37, large (1,115) 0.53.
     """
     h0 = fitted.WIDTH_H0.get(family(w.architecture), 0.0)
     h = matmul_width(w)
@@ -703,7 +703,18 @@ class ThroughputModel:
                     "your changes to the preset could not be scaled (no FLOPs estimate for "
                     f"this architecture): the preset's {situation.value} rate is used as is"
                 )
-            result = (rate * ratio, Situation.DERIVED, evidence, (text, *notes))
+            derived_rate = rate * ratio
+            flops = training_flops_per_sample(w)
+            peak = flops_peak_tflops(gpu, prec) * 1e12
+            if flops and peak and derived_rate * flops > peak:
+                # scaling ratios compound (a preset carried to another precision and GPU,
+                # then to a bigger model): never more FLOP/s than the datasheet's
+                text += (
+                    f"; capped at the {peak / 1e12:.0f} TFLOP/s {prec.value} datasheet peak "
+                    "(the scaled rate would exceed it)"
+                )
+                derived_rate = peak / flops
+            result = (derived_rate, Situation.DERIVED, evidence, (text, *notes))
         else:
             result = base
         self._single[key] = result

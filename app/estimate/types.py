@@ -199,8 +199,9 @@ SITUATION_TEXT = {
     Situation.EXTRAPOLATED: "extrapolated from measurements on other GPU architectures",
     Situation.FLOPS_MODEL: "FLOPs model: this workload was never measured; FLOP rate of "
     "similar measured workloads on this GPU",
-    Situation.DERIVED: "derived from the preset's estimate by the ratio of training FLOPs "
-    "and of width efficiency",
+    Situation.DERIVED: "derived from the preset's estimate by the ratio of training FLOPs, "
+    "each weighted by the time it takes (a wider model's matmuls reach a higher share of "
+    "the peak)",
     Situation.PRECISION_SWITCH: "this workload was measured only at another precision "
     "(fp32/tf32 vs 16-bit); converted by the speed-up other workloads of its family show "
     "between the two",

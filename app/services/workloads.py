@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from app.estimate.shape import shape_errors
+from app.estimate.shape import shape_errors, too_few_multiplied
 from app.estimate.throughput import training_flops_per_sample
 from app.estimate.types import Workload
 from app.services.presets import build_workload
@@ -188,6 +188,16 @@ def resolve_workload(
     )
     workload = replace(_build(merged, preset, matches), input_notes=input_notes)
     errors = [(f"{prefix}.{name}", why) for name, why in shape_errors(workload)]
+    counts = [
+        k
+        for k in ("params", "lookup_params", "vocab_size")
+        if given.get(k) is not None and given[k] != base.get(k)  # a preset's own restated: not new
+    ]
+    if not errors and counts and (few := too_few_multiplied(workload)):
+        # counts given that leave the layers fewer multiplied parameters than they hold (a
+        # preset's own count left under a changed layers/hidden_size only warns:
+        # params_off_shape)
+        errors.append((f"{prefix}.{counts[0]}", few))
     if errors:
         (field, reason), *more = errors
         raise WorkloadError(field, reason, tuple(more))
@@ -343,9 +353,9 @@ def _scale_preset_tokens(
 
 
 def _same(a: Any, b: Any, key: str, architecture: Any = None) -> bool:
-    if key == "lookup_params" and architecture == "transformer_decoder":
-        # 0 is a decoder's own default (no lookup-only tables); an encoder's default is its
-        # vocab × hidden table, so there 0 and unset differ
+    if key == "lookup_params" and architecture != "transformer_encoder":
+        # 0 is a decoder's or ViT's own default (no lookup-only tables); an encoder's
+        # default is its vocab × hidden table, so there 0 and unset differ
         return (a or 0) == (b or 0)
     if key == "method":
         return (a or "full") == (b or "full")
