@@ -500,7 +500,8 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         "of every fold of every protocol (without the target's network in the derived and "
         f"leave-one-workload-out folds: {width_fold_range(ds)}). A derived workload is "
         "scaled by it next to the FLOPs ratio, and a transformer donor's rate in the FLOPs "
-        "model is moved by it, as a CNN donor's is moved along the intensity slope. (10) The "
+        "model is moved by it, as a CNN donor's is moved along the intensity slope (since "
+        "round 6 on the matmul FLOPs only: (12)). (10) The "
         "micro-batch carried between networks in matmul rows (tokens × width, "
         "`matmul_rows_per_sample`): a derived workload's micro-batch is read on the "
         "reference's measured batch curve at the same tokens × width (a fraction of a "
@@ -567,7 +568,21 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         "21.8 % (per-workload median 25.9 %), LLM leave-one-workload-out 17.1 % → 15.8 %. As "
         "kept, attention runs at the donors' matmul-peak share, so at sequences far beyond "
         "the measured ones (GPT-2 at 32,768 tokens) the implied MFU is high (0.87 on an "
-        "A100); no measurement here pins it.",
+        "A100); no measurement here pins it. (15) From a newcomer's probing: the peak cap of "
+        "(13) applied to derived answers alone, so where the preset's own estimate already "
+        "stood above the peak (Llama 2 7B extrapolated from H100 fp8 to an A100 at bf16, 1.3× "
+        "its peak; precision switches on V100s at 2-2.4×) one more parameter cut the answer "
+        "21-79 %. Now every estimate that stands on no measurement on the GPU (sibling, "
+        "extrapolated, precision switch) is capped at the peak, and a derived one at the "
+        "peak or its preset's own rate, whichever is higher (a property test adds 10⁶ "
+        "parameters to two such presets): leave-one-GPU-out 8.2 % → 8.3 % (p90 29.6 % → "
+        "29.0 %), leave-one-architecture-out 14.4 % → 14.5 %, LLM leave-one-GPU-out 21.8 % → "
+        "21.0 %, derived and leave-one-workload-out unchanged. An encoder preset now keeps "
+        "its own token table (vocab × hidden) when vocab_size or hidden_size changes, as a "
+        "Transformer-XL preset keeps its lookup_params: a wider BERT on the preset's "
+        "parameters had lost multiplied parameters to the growing table and come out up to "
+        "3.2× faster. A preset recast as another family (MPT-1B as a CNN) keeps its own "
+        "micro-batch instead of a fraction of a sample (it came out at 1.5e-5 samples/s).",
         "",
         "## Multi-GPU model (2-16 GPUs in one server)",
         "",

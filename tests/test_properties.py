@@ -151,6 +151,25 @@ def test_more_parameters_at_the_same_depth_are_never_faster(
     assert rates[0] > rates[-1]
 
 
+@pytest.mark.parametrize(
+    ("preset", "params", "gpu", "extra"),
+    [
+        # measured only at fp8 on H100s: extrapolated to an A100 at bf16, above its peak
+        ("llama2-7b-pretrain", 6_738_415_616, "A100 SXM4 80GB", {"samples_per_epoch": 10**6}),
+        ("mpt-1b-pretrain", 1_315_950_592, "V100 SXM3 32GB", {}),
+    ],
+)
+def test_one_more_parameter_moves_the_answer_by_a_hair(
+    client: Any, preset: str, params: int, gpu: str, extra: dict[str, int]
+) -> None:
+    # the preset, then the same model with one million more parameters (derived): the
+    # answer moves by about the FLOPs ratio, never jumps (a peak cap applied to the derived
+    # answer alone had cut it 21-79 %)
+    at = rate(client, {"preset": preset, **extra}, gpu)
+    more = rate(client, {"preset": preset, "params": params + 1_000_000, **extra}, gpu)
+    assert 0.995 * at < more < at
+
+
 def test_fewer_multiplied_parameters_than_the_layers_hold_is_a_400(client: Any) -> None:
     # GPT-2's 12 blocks of width 768 hold 84,934,656 parameters: a count under half of them
     # (given, or left after a given lookup_params) describes no model of this shape
@@ -160,13 +179,26 @@ def test_fewer_multiplied_parameters_than_the_layers_hold_is_a_400(client: Any) 
             {"preset": "gpt2-124m-pretrain", "lookup_params": 100_000_000},
             "workload.lookup_params",
         ),
-        ({"preset": "bert-base-squad", "vocab_size": 150_000}, "workload.params"),
+        # BERT's 30,522 × 768 token table (23,440,896) is not multiplied: params under it
+        ({"preset": "bert-base-squad", "params": 20_000_000}, "workload.params"),
+        # two counts: the one whose preset value would pass is named
+        (
+            {"preset": "gpt2-124m-pretrain", "params": 150_000_000, "lookup_params": 120_000_000},
+            "workload.lookup_params",
+        ),
     ):
         r = client.post(
             "/v1/estimate", json={"workload": workload, "hardware": {"gpu": "A100 SXM4 80GB"}}
         )
         assert r.status_code == 400, r.text
         assert r.json()["extra"][0]["key"] == field, r.text
+    # an encoder preset keeps its own table when the vocabulary or width changes, so a larger
+    # vocabulary (looked up, never multiplied) costs nothing and a wider one is slower
+    bert = {"preset": "bert-base-squad"}
+    plain = rate(client, bert, "A100 SXM4 80GB")
+    assert rate(client, {**bert, "vocab_size": 150_000}, "A100 SXM4 80GB") == plain
+    wide = {**bert, "hidden_size": 3072, "heads": 48, "kv_heads": 48}
+    assert rate(client, wide, "A100 SXM4 80GB") < plain
 
 
 def test_a_derived_workload_never_claims_more_than_the_datasheet_peak(client: Any) -> None:

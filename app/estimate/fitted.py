@@ -62,12 +62,12 @@ MULTI_GPU_RANGE = (0.7586, 1.056)
 QLORA_SLOWDOWN = 1.1426
 
 RANGE_FACTORS = {'derived': (0.8099, 1.3014),
- 'extrapolated': (0.717, 1.3486),
+ 'extrapolated': (0.7444, 1.3486),
  'flops_model': (0.7451, 1.7197),
  'measured': (0.8679, 1.145),
- 'precision_switch': (0.6739, 1.4599),
- 'scaled': (0.7252, 1.3358),
- 'sibling': (0.8067, 1.1898)}
+ 'precision_switch': (0.6744, 1.4599),
+ 'scaled': (0.734, 1.3376),
+ 'sibling': (0.8067, 1.1954)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.01, 'pcie_consumer': 0.035}
 

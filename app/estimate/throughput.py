@@ -454,7 +454,12 @@ class ThroughputModel:
         (:func:`app.estimate.pooled.matmul_rows_per_sample`; a fraction where the reference
         is wider, so micro-batch 2 stays faster than 1)."""
         mb = float(self.w.micro_batch_size)
-        if self.reference is None:
+        if self.reference is None or not (
+            self.w.architecture in TRANSFORMER_ARCHITECTURES
+            and self.reference.architecture in TRANSFORMER_ARCHITECTURES
+        ):
+            # matmul rows carry a batch between transformers only (a preset recast as
+            # another family keeps its own micro-batch)
             return mb
         return mb * matmul_rows_per_sample(self.w) / matmul_rows_per_sample(self.reference)
 
@@ -681,6 +686,8 @@ class ThroughputModel:
             return hit
         w = self.w if prec == self.w.precision else replace(self.w, precision=prec)
         base = self._pooled(gpu, prec, software)
+        if base is not None:
+            base = self._within_peak(base, self._base(prec), gpu, prec)
         if base is None:
             result = self.flops_rate(w, gpu, prec)
         elif self.reference is not None:
@@ -705,20 +712,42 @@ class ThroughputModel:
                 )
             derived_rate = rate * ratio
             flops = training_flops_per_sample(w)
-            peak = flops_peak_tflops(gpu, prec) * 1e12
-            if flops and peak and derived_rate * flops > peak:
-                # scaling ratios compound (a preset carried to another precision and GPU,
-                # then to a bigger model): never more FLOP/s than the datasheet's
+            base_flops = training_flops_per_sample(self._base(prec))
+            # scaling ratios compound (a preset carried to another precision and GPU, then
+            # to a bigger model): never more FLOP/s than the datasheet's, nor than the
+            # preset's own estimate where that stands above it (a measurement), so the
+            # answer moves smoothly away from the preset's
+            bound = max(flops_peak_tflops(gpu, prec) * 1e12, rate * (base_flops or 0.0))
+            if flops and derived_rate * flops > bound:
                 text += (
-                    f"; capped at the {peak / 1e12:.0f} TFLOP/s {prec.value} datasheet peak "
-                    "(the scaled rate would exceed it)"
+                    f"; capped at {bound / 1e12:.0f} TFLOP/s (the {prec.value} peak counted "
+                    "here, or the preset's own rate where it is higher)"
                 )
-                derived_rate = peak / flops
+                derived_rate = bound / flops
             result = (derived_rate, Situation.DERIVED, evidence, (text, *notes))
         else:
             result = base
         self._single[key] = result
         return result
+
+    def _within_peak(
+        self, est: SingleGpu, base: Workload, gpu: GpuSpec, precision: Precision
+    ) -> SingleGpu:
+        """``est`` (a pooled estimate of ``base``) capped at the datasheet peak
+        (:func:`flops_peak_tflops`) where it stands on no measurement on this GPU (sibling,
+        extrapolated, precision switch): specs and suite factors can carry a rate past what
+        the GPU can do (Llama 2 7B, measured at fp8 on H100s, came out at 1.3× an A100's
+        bf16 peak). A measured rate stands as measured."""
+        rate, situation, evidence, notes = est
+        flops = training_flops_per_sample(base)
+        peak = flops_peak_tflops(gpu, precision) * 1e12
+        if situation == Situation.MEASURED or not flops or rate * flops <= peak:
+            return est
+        note = (
+            f"capped at the {peak / 1e12:.0f} TFLOP/s {precision.value} peak counted here "
+            f"(the {situation.value} rate would imply MFU {rate * flops / peak:.2f})"
+        )
+        return peak / flops, situation, evidence, (*notes, note)
 
     def _measured_eta(
         self, gpu: GpuSpec, n: int, link: Interconnect | None, precision: Precision

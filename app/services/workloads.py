@@ -196,8 +196,17 @@ def resolve_workload(
     if not errors and counts and (few := too_few_multiplied(workload)):
         # counts given that leave the layers fewer multiplied parameters than they hold (a
         # preset's own count left under a changed layers/hidden_size only warns:
-        # params_off_shape)
-        errors.append((f"{prefix}.{counts[0]}", few))
+        # params_off_shape); named: the one whose preset value would have passed
+        reverted: dict[str, Any] = {k: base.get(k) for k in counts}
+        culprit = next(
+            (
+                k
+                for k in counts
+                if too_few_multiplied(replace(workload, **{k: reverted[k]})) is None
+            ),
+            counts[0],
+        )
+        errors.append((f"{prefix}.{culprit}", few))
     if errors:
         (field, reason), *more = errors
         raise WorkloadError(field, reason, tuple(more))
@@ -297,19 +306,32 @@ def _drop_stale_lookup(
     ties, splits or projects its tables no field tells, and a scaled guess would make the
     answer jump where it stops fitting inside ``params`` (kept, the FLOPs move smoothly with
     ``params`` and restating the preset's count changes nothing). Changing only ``layers``
-    (and ``params``) keeps it silently: the tables stay the same. Returns the notes.
+    (and ``params``) keeps it silently: the tables stay the same. An encoder preset without
+    the field counts its token table, vocab × hidden (its default,
+    :func:`app.estimate.flops.matmul_params`), and keeps that count the same way: a wider or
+    larger-vocabulary encoder on the preset's parameters does not lose multiplied
+    parameters to a table that grew. Returns the notes.
 
     Raises:
         WorkloadError: ``{prefix}.params`` when a given ``params`` does not exceed the
             preset's lookup-only count.
     """
     count = base.get("lookup_params")
+    implicit = (
+        count is None
+        and base.get("architecture") == "transformer_encoder"
+        and bool(base.get("vocab_size"))
+        and bool(base.get("hidden_size"))
+    )
+    if implicit:
+        # an encoder preset's token table, vocab × hidden (app.estimate.flops.matmul_params)
+        count = base["vocab_size"] * base["hidden_size"]
     if count is None or given.get("lookup_params") is not None:
         return ()
-    if merged.get("lookup_params") is None:
-        return ()
     if given.get("architecture") is not None and given["architecture"] != base.get("architecture"):
-        merged.pop("lookup_params")
+        if implicit:
+            return ()
+        merged.pop("lookup_params", None)
         return (
             f"the preset's lookup_params ({count:,}) describes its own architecture's tables; "
             "with architecture changed it is not used (give lookup_params for your model)",
@@ -329,6 +351,7 @@ def _drop_stale_lookup(
     ]
     if not changed:
         return ()
+    merged["lookup_params"] = count
     shape = " × ".join(f"{k} {base[k]:,}" for k in ("vocab_size", "hidden_size") if base.get(k))
     return (
         f"the preset's {count:,} lookup-only parameters (its embedding and softmax-tail "
