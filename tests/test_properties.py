@@ -196,7 +196,16 @@ def test_fewer_multiplied_parameters_than_the_layers_hold_is_a_400(client: Any) 
     # vocabulary (looked up, never multiplied) costs nothing and a wider one is slower
     bert = {"preset": "bert-base-squad"}
     plain = rate(client, bert, "A100 SXM4 80GB")
-    assert rate(client, {**bert, "vocab_size": 150_000}, "A100 SXM4 80GB") == plain
+    assert rate(client, {**bert, "vocab_size": 100_000}, "A100 SXM4 80GB") == plain
+    # but a table that alone outgrows the parameters is no model
+    r = client.post(
+        "/v1/estimate",
+        json={
+            "workload": {**bert, "vocab_size": 250_000, "params": 100_000_000},
+            "hardware": {"gpu": "A100 SXM4 80GB"},
+        },
+    )
+    assert r.status_code == 400 and r.json()["extra"][0]["key"] == "workload.vocab_size"
     wide = {**bert, "hidden_size": 3072, "heads": 48, "kv_heads": 48}
     assert rate(client, wide, "A100 SXM4 80GB") < plain
 

@@ -873,6 +873,12 @@ class ThroughputModel:
         else:
             total = per_gpu * n
         low, high = _range(total, situation, multi_gpu_model=multi_model)
+        flops = training_flops_per_sample(self.w)
+        if flops:
+            # the range never reaches past the datasheet peak (unless the estimate itself
+            # stands there: a measurement whose FLOPs count is off)
+            ceiling = n * flops_peak_tflops(gpu, prec) * 1e12 / flops
+            high = max(min(high, ceiling), total)
         return ThroughputEstimate(
             samples_per_s=total,
             samples_per_s_low=low,

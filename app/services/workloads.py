@@ -202,7 +202,9 @@ def resolve_workload(
             (
                 k
                 for k in counts
-                if too_few_multiplied(replace(workload, **{k: reverted[k]})) is None
+                # an unset lookup_params is its default; an unset params no alternative
+                if (reverted[k] is not None or k == "lookup_params")
+                and too_few_multiplied(replace(workload, **{k: reverted[k]})) is None
             ),
             counts[0],
         )
@@ -341,7 +343,7 @@ def _drop_stale_lookup(
         raise WorkloadError(
             f"{prefix}.params",
             f"{params:,} parameters are not more than the preset's {count:,} lookup-only "
-            "parameters (its embedding and softmax-tail tables); give the model's whole "
+            "parameters (its token-embedding / softmax-tail tables); give the model's whole "
             "parameter count, or lookup_params for your model",
         )
     changed = [
@@ -351,11 +353,21 @@ def _drop_stale_lookup(
     ]
     if not changed:
         return ()
+    if implicit and merged.get("params") and merged.get("vocab_size") and merged.get("hidden_size"):
+        table = merged["vocab_size"] * merged["hidden_size"]
+        if table >= merged["params"]:
+            raise WorkloadError(
+                f"{prefix}.{changed[0]}",
+                f"the {merged['vocab_size']:,} × {merged['hidden_size']:,} token-embedding "
+                f"table alone ({table:,}) is not fewer than the {merged['params']:,} "
+                "parameters",
+            )
     merged["lookup_params"] = count
     shape = " × ".join(f"{k} {base[k]:,}" for k in ("vocab_size", "hidden_size") if base.get(k))
+    tables = "token-embedding table" if implicit else "embedding and softmax-tail tables"
     return (
-        f"the preset's {count:,} lookup-only parameters (its embedding and softmax-tail "
-        f"tables at {shape}) are kept as they are with {' and '.join(changed)} changed: "
+        f"the preset's {count:,} lookup-only parameters (its {tables} at {shape}) are kept "
+        f"as they are with {' and '.join(changed)} changed: "
         "give lookup_params for your model's tables (0 when every parameter is multiplied "
         "per token)",
     )
