@@ -82,14 +82,24 @@ def shape_errors(w: Workload) -> list[tuple[str, str]]:
     return out
 
 
+def _blocks(w: Workload) -> tuple[float, float] | None:
+    """(fewest, most) parameters of ``w``'s ``layers`` transformer blocks, without the
+    embedding (plain vs gated MLP; see :func:`shape_params_range`)."""
+    if w.architecture not in TRANSFORMERS or not (w.layers and w.hidden_size and w.heads):
+        return None
+    h = float(w.hidden_size)
+    ffn = float(w.ffn_hidden_size or 4 * w.hidden_size)
+    kv = float(w.kv_heads or w.heads)
+    attention = 2 * h * h + 2 * h * kv * (h / w.heads)
+    return w.layers * (attention + 2 * h * ffn), w.layers * (attention + 3 * h * ffn)
+
+
 def shape_blocks_params(w: Workload) -> float | None:
     """Fewest parameters the ``layers`` transformer blocks of ``w`` hold (the lower bound of
     :func:`shape_params_range` without the embedding): every token is multiplied by them.
     ``None`` where :func:`shape_params_range` is."""
-    span = shape_params_range(w)
-    if span is None:
-        return None
-    return span[0] - float(w.vocab_size or 0) * float(w.hidden_size or 0)
+    blocks = _blocks(w)
+    return None if blocks is None else blocks[0]
 
 
 def too_few_multiplied(w: Workload) -> str | None:
@@ -113,16 +123,11 @@ def shape_params_range(w: Workload) -> tuple[float, float] | None:
     ``None`` when ``w`` is not a transformer or lacks ``layers``, ``hidden_size`` or
     ``heads``. ``ffn_hidden_size`` defaults to ``4·h``, ``kv_heads`` to ``heads``,
     ``vocab_size`` to 0 (no embedding counted)."""
-    if w.architecture not in TRANSFORMERS or not (w.layers and w.hidden_size and w.heads):
+    blocks = _blocks(w)
+    if blocks is None:
         return None
-    h = float(w.hidden_size)
-    ffn = float(w.ffn_hidden_size or 4 * w.hidden_size)
-    kv = float(w.kv_heads or w.heads)
-    attention = 2 * h * h + 2 * h * kv * (h / w.heads)
-    embed = float(w.vocab_size or 0) * h
-    low = w.layers * (attention + 2 * h * ffn) + embed
-    high = w.layers * (attention + 3 * h * ffn) + 2 * embed
-    return low, high
+    embed = float(w.vocab_size or 0) * float(w.hidden_size or 0)
+    return blocks[0] + embed, blocks[1] + 2 * embed
 
 
 def shape_warnings(w: Workload) -> list[RunWarning]:

@@ -685,16 +685,17 @@ class ThroughputModel:
         if hit is not None:
             return hit
         w = self.w if prec == self.w.precision else replace(self.w, precision=prec)
+        ref = self._base(prec)
         base = self._pooled(gpu, prec, software)
         if base is not None:
-            base = self._within_peak(base, self._base(prec), gpu, prec)
+            base = self._within_peak(base, ref, gpu, prec)
         if base is None:
             result = self.flops_rate(w, gpu, prec)
         elif self.reference is not None:
             rate, situation, evidence, notes = base
             # FLOPs weighted by the time they take: a wider network reaches a higher share
             # of the peak in its matmuls (width_weighted_flops)
-            ref_flops = width_weighted_flops(self._base(prec))
+            ref_flops = width_weighted_flops(ref)
             own_flops = width_weighted_flops(w)
             if ref_flops and own_flops:
                 ratio = ref_flops / own_flops
@@ -712,7 +713,7 @@ class ThroughputModel:
                 )
             derived_rate = rate * ratio
             flops = training_flops_per_sample(w)
-            base_flops = training_flops_per_sample(self._base(prec))
+            base_flops = training_flops_per_sample(ref)
             # scaling ratios compound (a preset carried to another precision and GPU, then
             # to a bigger model): never more FLOP/s than the datasheet's, nor than the
             # preset's own estimate where that stands above it (a measurement), so the

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any, cast
+
 from app.estimate.types import Architecture, GpuSpec, Precision, Workload
+from app.services.reference import Preset, ReferenceData
 
 A100_80_SXM = GpuSpec(
     name="A100 SXM4 80GB",
@@ -65,3 +69,20 @@ LLAMA3_8B = {
     "samples_per_epoch": 51760,
     "gradient_checkpointing": True,
 }
+
+
+def preset_reference(slug: str, fields: dict[str, Any]) -> ReferenceData:
+    """Reference data holding one preset ``slug`` of flat ``fields`` and no measurements,
+    for resolving custom workloads against it (app/services/workloads.py)."""
+    preset = Preset(
+        slug=slug,
+        name=slug,
+        fields=fields,
+        benchmark_workloads=(),
+        benchmark_method=None,
+        units_per_sample=None,
+        throughput_unit=None,
+        source="test",
+        notes=None,
+    )
+    return cast(ReferenceData, SimpleNamespace(presets={slug: preset}))

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from types import SimpleNamespace
-from typing import cast
 
 import pytest
 
@@ -20,9 +18,9 @@ from app.estimate.throughput import (
     width_efficiency,
 )
 from app.estimate.types import Architecture, Precision, Situation, Workload
-from app.services.reference import Preset, ReferenceData
+from app.services.reference import ReferenceData
 from app.services.workloads import WorkloadError, resolve_workload
-from tests.unit.helpers import A100_80_SXM
+from tests.unit.helpers import A100_80_SXM, preset_reference
 from tests.unit.test_throughput import BERT, point
 
 #: Transformer-XL base as DLE builds it (workloads.csv): 191,950,298 parameters, of which the
@@ -129,21 +127,6 @@ def test_a_wider_variant_is_scaled_by_flops_and_width() -> None:
     assert tp.samples_per_s != pytest.approx(old, rel=1e-3)
 
 
-def _reference(slug: str, fields: dict[str, object]) -> ReferenceData:
-    preset = Preset(
-        slug=slug,
-        name=slug,
-        fields=fields,
-        benchmark_workloads=(),
-        benchmark_method=None,
-        units_per_sample=None,
-        throughput_unit=None,
-        source="test",
-        notes=None,
-    )
-    return cast(ReferenceData, SimpleNamespace(presets={slug: preset}))
-
-
 def _txl_reference() -> ReferenceData:
     fields = {
         "architecture": "transformer_decoder",
@@ -156,7 +139,7 @@ def _txl_reference() -> ReferenceData:
         "samples_per_epoch": 537_640,
         "lookup_params": 126_841_856,
     }
-    return _reference("txl", fields)
+    return preset_reference("txl", fields)
 
 
 def test_lookup_params_0_is_a_change_for_an_encoder_not_for_a_decoder() -> None:
@@ -171,14 +154,14 @@ def test_lookup_params_0_is_a_change_for_an_encoder_not_for_a_decoder() -> None:
         "seq_len": 384,
         "samples_per_epoch": 88_641,
     }
-    ref = _reference("bert", bert)
+    ref = preset_reference("bert", bert)
     same, reference, _ = resolve_workload({"preset": "bert"}, ref)
     assert reference is None and same.matches_preset
     zero, reference, _ = resolve_workload({"preset": "bert", "lookup_params": 0}, ref)
     assert reference is not None and not zero.matches_preset
     assert matmul_params(zero) == 109_483_778  # every parameter multiplied
     gpt = {**bert, "architecture": "transformer_decoder"}
-    ref = _reference("gpt", gpt)
+    ref = preset_reference("gpt", gpt)
     zero, reference, _ = resolve_workload({"preset": "gpt", "lookup_params": 0}, ref)
     assert reference is None and zero.matches_preset
 

@@ -4,28 +4,17 @@ dropped (attention's products grow with tokens², not pixels)."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
-from app.services.reference import Preset, ReferenceData
+from app.services.reference import ReferenceData
 from app.services.workloads import resolve_workload
+from tests.unit.helpers import preset_reference
 
 
 def _ref(slug: str, **fields: Any) -> ReferenceData:
-    preset = Preset(
-        slug=slug,
-        name=slug,
-        fields={"params": 25_557_032, "samples_per_epoch": 1_281_167, **fields},
-        benchmark_workloads=(),
-        benchmark_method=None,
-        units_per_sample=None,
-        throughput_unit=None,
-        source="test",
-        notes=None,
-    )
-    return cast(ReferenceData, SimpleNamespace(presets={slug: preset}))
+    return preset_reference(slug, {"params": 25_557_032, "samples_per_epoch": 1_281_167, **fields})
 
 
 CNN = _ref(
