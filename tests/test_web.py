@@ -9,6 +9,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from app.api.query import RANK_PARAMS
+from app.web.format import money_range
 from app.web.forms import all_form_fields
 from tests.html_tree import Node, parse
 
@@ -47,8 +48,17 @@ def test_form_covers_every_flat_parameter() -> None:
 def test_index_without_parameters_shows_the_form(client: Any) -> None:
     doc = page(client, "/")
     assert doc.find("meta", name="viewport")
-    presets = [o.attrs["value"] for o in doc.find("select", id="f-preset").find_all("option")]
+    picker = doc.find("fieldset", id="f-preset")
+    presets = [i.attrs["value"] for i in picker.find_all("input", type="radio")]
     assert "resnet50-imagenet" in presets and "llama3-8b-qlora" in presets
+    # grouped by kind, each with a short name and its recipe below
+    kinds = [g.attrs["data-kind"] for g in picker.find_all("div", cls="pick-group")]
+    assert kinds[:3] == ["llm_finetune", "llm_pretrain", "vision"]
+    (qlora,) = [
+        x for x in picker.find_all("label", cls="pick") if x.find_all(id="preset-llama3-8b-qlora")
+    ]
+    assert qlora.find("span", cls="pick-name").text == "Llama 3.1 8B QLoRA fine-tune"
+    assert "torchtune" in qlora.find("span", cls="pick-sub").text
     assert not doc.find_all("table", id="results-table")
     assert doc.find("a", cls="json-twin").attrs["href"] == "/v1/rank"
     # advanced fields are folded away, filters are there
@@ -79,15 +89,26 @@ def test_index_with_preset_shows_the_ranking_of_its_json_twin(client: Any) -> No
     rows = results(doc, "tbody").find_all("tr")
     first = data["results"][0]
     cells = rows[0].find_all("td")
-    assert len(cells) == len(results(doc, "thead").find_all("th")) == 10
+    assert len(cells) == len(results(doc, "thead").find_all("th")) == 15
     # an image workload counts images; every cell names its column for the phone cards
     assert "Images/s" in results(doc, "thead").text
     assert all(c.attrs.get("data-label") for c in cells)
     assert first["offer"]["instance_type"] in rows[0].text
     assert rows[0].find("td", cls="cost").text.startswith("$")
     assert "measured" in rows[0].text and re.search(r"\d+ min", rows[0].text)
-    # placeholders show the preset's values
-    assert doc.find("input", id="f-micro_batch_size").attrs["placeholder"] == "256"
+    # the fields hold the preset's values (not faint placeholders); unchanged, they are no
+    # override: the JSON twin above carries the preset alone
+    box = doc.find("input", id="f-micro_batch_size")
+    assert box.attrs["value"] == box.attrs["data-default"] == "256"
+    assert doc.find("input", id="f-params").attrs["value"] == "25.6M"
+    # the hardware people scan are columns of their own (shown on wide screens)
+    for key in ("vcpus", "ram", "disk", "max_cuda", "nvlink"):
+        assert "hw" in results(doc, "thead").find("th", cls=f"c-{key}").classes
+    # totals carry their range, as the API computes it
+    total = rows[0].find("td", cls="c-total_cost").find("small").text
+    lo, hi = first["estimate"]["total_cost_low"], first["estimate"]["total_cost_high"]
+    assert lo < first["estimate"]["total_cost"] < hi
+    assert total == money_range(lo, hi, "USD")
     # one chart point per offer with a cost (table rows + frontier beyond them)
     points = doc.find("svg", cls="scatter").find_all("circle", cls="pt")
     costed = [
@@ -138,8 +159,10 @@ def test_filters_currency_and_form_state_round_trip(client: Any) -> None:
     assert [o.attrs["value"] for o in currency.find_all("option") if "selected" in o.attrs] == [
         "CNY"
     ]
-    assert "¥" in doc.find("table", id="results-table").find("td", cls="cost").text
-    assert "with micro_batch_size changed" in doc.find("p", cls="summary").text
+    assert "CN¥" in doc.find("table", id="results-table").find("td", cls="cost").text
+    # the form folds into a one-line recap of what was asked
+    recap = doc.find("summary", cls="recap").text
+    assert "Micro-batch per GPU 4" in recap and "GPU RTX 4090" in recap and "CNY" in recap
     # the twin link carries exactly the form state
     href = doc.find("a", cls="json-twin").attrs["href"]
     assert dict(parse_qsl(urlsplit(href).query)) == params
@@ -149,8 +172,8 @@ def test_column_headers_sort_server_side(client: Any) -> None:
     base = {"preset": "bert-base-squad", "limit": "40"}
     doc = page(client, "/", base)
     heads = {a.attrs["data-sort"]: a for a in results(doc, "thead").find_all("a")}
-    heads |= {a.attrs["data-sort"]: a for a in doc.find("p", cls="more-orders").find_all("a")}
-    cost_th = results(doc, "thead").find_all("th")[6]
+    heads |= {a.attrs["data-sort"]: a for a in doc.find("span", cls="more-orders").find_all("a")}
+    cost_th = results(doc, "thead").find("th", cls="c-cost_per_epoch")
     assert cost_th.attrs.get("aria-sort") == "ascending"
     assert (
         heads["epoch_hours"]
@@ -173,7 +196,7 @@ def test_column_headers_sort_server_side(client: Any) -> None:
     assert row_ids(by_vcpus) == [x["offer"]["id"] for x in data["results"]]
     values = [x["offer"]["vcpus"] for x in data["results"] if x["offer"]["vcpus"] is not None]
     assert values == sorted(values, reverse=True)
-    flipped = {a.attrs["data-sort"]: a for a in by_vcpus.find("p", cls="more-orders").find_all("a")}
+    flipped = {a.attrs["data-sort"]: a for a in results(by_vcpus, "thead").find_all("a")}
     assert "order=vcpus" in flipped["vcpus"].attrs["href"]
     provider_sorted = page(client, "/", {**base, "order": "provider"})
     names = [

@@ -35,6 +35,7 @@ RANK_OPTION_PARAMS = (
     "exclude_spot",
     "max_total_cost",
     "max_total_hours",
+    "budget_at_high_end",
     "spot_interruptions_per_hour",
     "spot_checkpoint_interval_hours",
     "spot_restart_hours",

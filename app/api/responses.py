@@ -8,7 +8,7 @@ The pages (:mod:`app.web.pages`) render the same answers as the API's routes
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 
 import anyio.to_thread
 from litestar import Request
@@ -30,6 +30,7 @@ from app.api.schemas import (
     OfferDetailsOut,
     OfferOut,
     PricePointOut,
+    RankAnswerOut,
     RankedOfferOut,
     RankRequest,
     RankResponse,
@@ -50,6 +51,7 @@ from app.services.offers import (
     OfferRow,
     offer_age_days,
     offer_is_stale,
+    resolve_gpu_list,
     stale_provider_ids,
     vram_gib,
 )
@@ -125,14 +127,19 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
         basis=e.basis,
         situation=e.situation,
         precision=e.precision,
+        epochs=e.epochs,
         epoch_hours=e.epoch_hours,
         epoch_hours_low=e.epoch_hours_low,
         epoch_hours_high=e.epoch_hours_high,
         total_hours=e.total_hours,
+        total_hours_low=e.total_hours_low,
+        total_hours_high=e.total_hours_high,
         cost_per_epoch=e.cost_per_epoch,
         cost_per_epoch_low=e.cost_per_epoch_low,
         cost_per_epoch_high=e.cost_per_epoch_high,
         total_cost=e.total_cost,
+        total_cost_low=e.total_cost_low,
+        total_cost_high=e.total_cost_high,
         currency=e.currency,
         peak_memory_gib=m.peak_memory_gib,
         memory_utilization=m.memory_utilization,
@@ -286,6 +293,7 @@ def rank_response(
             max_total_cost=data.max_total_cost,
             max_total_hours=data.max_total_hours,
             exclude_spot=data.exclude_spot,
+            at_high_end=data.budget_at_high_end,
             spot=spot_assumptions(data),
         ),
     )
@@ -300,6 +308,8 @@ def rank_response(
             estimate=estimate_out(r.estimate, RANK_MAX_EVIDENCE),
         )
 
+    results = [out(r) for r in ranking.results]
+    frontier = [out(r) for r in ranking.frontier]
     return RankResponse(
         workload=echo,
         currency=data.currency,
@@ -308,9 +318,10 @@ def rank_response(
         total_offers=ranking.total,
         unestimated_offers=ranking.unestimated,
         over_budget_offers=ranking.over_budget,
-        gpus_matched=ref.resolve_gpu_filter(data.filters.gpu) if data.filters.gpu else None,
-        results=order_rows([out(r) for r in ranking.results], order),
-        frontier=[out(r) for r in ranking.frontier],
+        gpus_matched=resolve_gpu_list(ref, data.filters.gpu) if data.filters.gpu else None,
+        results=order_rows(results, order),
+        frontier=frontier,
+        answer=answer_picks([*results, *frontier]),
         unestimable=[
             UnestimableOfferOut(
                 offer=offer_out(o, ref, stale, stale_after_days=settings.offer_stale_after_days),
@@ -318,6 +329,28 @@ def rank_response(
             )
             for o, reason in ranking.unestimable
         ],
+    )
+
+
+def answer_picks(rows: Sequence[RankedOfferOut]) -> RankAnswerOut:
+    """The cheapest, the fastest and the best-value offer among the Pareto-optimal ``rows``
+    (the ranking marks the frontier over the offers that fit and have a price, so all three
+    fit): lowest cost per epoch, shortest epoch, lowest cost per epoch × epoch hours. Ties go
+    to the better rank."""
+    front = [r for r in rows if r.pareto_optimal and r.estimate.cost_per_epoch is not None]
+    if not front:
+        return RankAnswerOut()
+
+    def cost(r: RankedOfferOut) -> float:
+        return float(r.estimate.cost_per_epoch or 0.0)
+
+    cheapest = min(front, key=lambda r: (cost(r), r.estimate.epoch_hours, r.rank))
+    fastest = min(front, key=lambda r: (r.estimate.epoch_hours, cost(r), r.rank))
+    best = min(front, key=lambda r: (cost(r) * r.estimate.epoch_hours, r.rank))
+    return RankAnswerOut(
+        cheapest_offer_id=cheapest.offer.id,
+        fastest_offer_id=fastest.offer.id,
+        best_value_offer_id=best.offer.id,
     )
 
 

@@ -76,6 +76,7 @@ from app.services.offers import (
     FilterError,
     page_offers,
     require_currency,
+    resolve_gpu_list,
     stale_provider_ids,
 )
 from app.services.reference import ReferenceData
@@ -413,7 +414,7 @@ class V1Controller(Controller):
             total=total,
             limit=limit,
             offset=offset,
-            gpus_matched=ref.resolve_gpu_filter(gpu) if gpu else None,
+            gpus_matched=resolve_gpu_list(ref, gpu) if gpu else None,
         )
 
     @get(

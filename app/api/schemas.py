@@ -133,7 +133,8 @@ OFFER_ID_TEXT = "offer id (the id field of GET /v1/offers or of a ranked offer)"
 GPU_FILTER_TEXT = (
     "GPU name or alias, any case; a family name matches every model of the family: A100 "
     "matches the A100 PCIe and SXM4, 40 and 80 GB; A100 80GB both 80 GB forms; A100 SXM4 "
-    "80GB one model (gpus_matched in the answer lists them)"
+    "80GB one model (gpus_matched in the answer lists them); several, separated by commas, "
+    "match any of them (A100, H100)"
 )
 #: A CUDA version as written in listings and presets (``12.4``).
 CUDA_PATTERN = VERSION_PATTERN
@@ -448,7 +449,9 @@ class OfferFilters(BaseModel):
     region: str | None = Field(
         default=None,
         max_length=MAX_TEXT,
-        description="case-insensitive substring of the offer's region",
+        description="case-insensitive substring of the offer's region, or a country (English or "
+        "Chinese name, ISO code: China, 中国, US), which matches its regions' own labels "
+        "(华北, us-east-1, Texas, US, NA)",
         examples=["us-"],
     )
     billing: Billing | None = Field(default=None, description="only offers of this billing kind")
@@ -510,6 +513,12 @@ class RankRequest(SpotIn):
         le=1e7,
         allow_inf_nan=False,
         description="deadline: wall-clock hours, all epochs",
+    )
+    budget_at_high_end: bool = Field(
+        default=False,
+        description="judge max_total_cost and max_total_hours at the slow end of each offer's "
+        "range (total_cost_high, the low throughput) instead of the estimate, so the budget "
+        "holds if the run is as slow as the range allows",
     )
 
 
@@ -652,10 +661,17 @@ class EstimateOut(BaseModel):
         "measured 16-bit precision when fp8 is asked for a workload never measured at fp8 "
         "(warning fp8_gain_unmeasured)",
     )
+    epochs: float = Field(description="the epochs total_hours and total_cost count")
     epoch_hours: float = Field(description="wall-clock hours of one epoch")
     epoch_hours_low: float = Field(description="epoch hours at the high throughput")
     epoch_hours_high: float = Field(description="epoch hours at the low throughput")
     total_hours: float = Field(description="wall-clock hours of all epochs")
+    total_hours_low: float = Field(
+        description="wall-clock hours of all epochs at the high throughput"
+    )
+    total_hours_high: float = Field(
+        description="wall-clock hours of all epochs at the low throughput"
+    )
     cost_per_epoch: float | None = Field(
         description="cost of one epoch in currency; null when the offer has no price"
     )
@@ -667,6 +683,12 @@ class EstimateOut(BaseModel):
     )
     total_cost: float | None = Field(
         description="cost of all epochs in currency; null without a price"
+    )
+    total_cost_low: float | None = Field(
+        description="cost of all epochs at the high throughput, in currency; null without a price"
+    )
+    total_cost_high: float | None = Field(
+        description="cost of all epochs at the low throughput, in currency; null without a price"
     )
     currency: str = Field(description="ISO 4217 code of every cost field (USD, CNY)")
     peak_memory_gib: float = Field(description="predicted peak memory per GPU, GiB")
@@ -833,6 +855,24 @@ class UnestimableOfferOut(BaseModel):
     reason: str = Field(description="why it cannot be estimated")
 
 
+class RankAnswerOut(BaseModel):
+    """The short answer: three offers of the cost/time Pareto frontier (offers that fit and
+    have a price; ``results`` or ``frontier`` holds each, by offer id). Null when nothing is
+    on the frontier (every offer predicted out of memory, or none priced)."""
+
+    cheapest_offer_id: int | None = Field(
+        default=None, description="the lowest cost per epoch of the offers that fit"
+    )
+    fastest_offer_id: int | None = Field(
+        default=None, description="the shortest epoch of the offers that fit and have a price"
+    )
+    best_value_offer_id: int | None = Field(
+        default=None,
+        description="the frontier offer with the lowest cost per epoch × epoch hours: a saving "
+        "of 10 % in money or in time counts the same",
+    )
+
+
 class RankResponse(BaseModel):
     """``POST /v1/rank`` / ``GET /v1/rank`` answer.
 
@@ -859,6 +899,10 @@ class RankResponse(BaseModel):
     results: list[RankedOfferOut] = Field(description="the best offers by sort, at most limit")
     frontier: list[RankedOfferOut] = Field(
         default_factory=list, description="Pareto-optimal offers ranked below limit"
+    )
+    answer: RankAnswerOut = Field(
+        default_factory=RankAnswerOut,
+        description="the cheapest, the fastest and the best-value offer that fit",
     )
     unestimable: list[UnestimableOfferOut] = Field(
         default_factory=list,

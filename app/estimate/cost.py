@@ -648,12 +648,14 @@ def combine(
     hours = epoch_hours(plan.samples, samples)
     hours_low = epoch_hours(plan.samples, high)
     hours_high = epoch_hours(plan.samples, low)
-    cost = cost_low = cost_high = total = None
+    cost = cost_low = cost_high = total = total_low = total_high = None
     if price_per_hour is not None:
         cost = hours * price_per_hour
         cost_low = hours_low * price_per_hour
         cost_high = hours_high * price_per_hour
         total = cost * w.epochs
+        total_low = cost_low * w.epochs
+        total_high = cost_high * w.epochs
     tokens = tokens_per_sample(w)
     warnings = shape_warnings(w) + hardware_warnings(w, hw, tp, cpu_loader, memory)
     if plan.assumed_full_length:
@@ -694,6 +696,11 @@ def combine(
         total_cost=total,
         currency=currency,
         memory=memory,
+        epochs=w.epochs,
+        total_hours_low=hours_low * w.epochs,
+        total_hours_high=hours_high * w.epochs,
+        total_cost_low=total_low,
+        total_cost_high=total_high,
         multi_gpu_efficiency=tp.multi_gpu_efficiency,
         multi_gpu_basis=tp.multi_gpu_basis,
         data_loader_samples_per_s=loader,

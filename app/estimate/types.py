@@ -909,6 +909,14 @@ class Estimate:
     total_cost: float | None
     currency: str
     memory: MemoryEstimate
+    #: the epochs ``total_hours`` and ``total_cost`` count (the workload's ``epochs``)
+    epochs: float
+    #: all epochs at the high / low end of the throughput range (hours; cost in ``currency``,
+    #: ``None`` without a price): the range of ``total_hours`` and ``total_cost``
+    total_hours_low: float
+    total_hours_high: float
+    total_cost_low: float | None
+    total_cost_high: float | None
     multi_gpu_efficiency: float
     data_loader_samples_per_s: float | None
     warnings: tuple[RunWarning, ...] = ()

@@ -335,11 +335,15 @@ class Budget:
     ``max_total_cost`` in the request's currency and ``max_total_hours`` wall-clock hours, both
     for all epochs; spot offers are judged by their expected time and cost (interruptions
     included, :func:`app.estimate.cost.spot_expected_hours`). ``exclude_spot`` drops them.
+    ``at_high_end`` judges each offer at the slow end of its range (the low throughput, as
+    ``epoch_hours_high`` and ``total_cost_high`` give it), so the budget holds if the run is as
+    slow as the range allows.
     """
 
     max_total_cost: float | None = None
     max_total_hours: float | None = None
     exclude_spot: bool = False
+    at_high_end: bool = False
     spot: SpotAssumptions = field(default_factory=SpotAssumptions)
 
 
@@ -439,11 +443,23 @@ def rank_offers(
     keep = np.arange(len(estimable), dtype=np.intp)
     if budget.max_total_cost is not None or budget.max_total_hours is not None:
         spot = np.array(rows.billing, dtype=object).reshape(-1)[estimable] == "spot"
+        judged = hours
+        if budget.at_high_end:
+            # the slow end of each offer's range, as combine() gives epoch_hours_high: the
+            # configuration's low throughput, capped by the data loader
+            config_low = np.array(
+                [c[0].samples_per_s_low if c is not None else 0.0 for c in config_est],
+                dtype=np.float64,
+            ).reshape(-1)
+            slow = np.minimum(config_low[config_of], loader[vcpu_of.reshape(-1)])
+            judged = np.array(
+                [epoch_hours(samples_per_epoch, s) for s in slow.tolist()], dtype=np.float64
+            ).reshape(-1)
         keep = np.array(
             [
                 i
                 for i, (h, p, sp) in enumerate(
-                    zip(hours.tolist(), prices.tolist(), spot.tolist(), strict=True)
+                    zip(judged.tolist(), prices.tolist(), spot.tolist(), strict=True)
                 )
                 if _within_budget(h * w.epochs, None if math.isnan(p) else p, sp, budget)
             ],

@@ -14,6 +14,7 @@ from app.estimate.cost import UnknownCurrencyError, conversion_steps, convert
 from app.estimate.memory import vram_per_gpu_gib
 from app.gpu_names import form_hint
 from app.services.reference import ReferenceData
+from app.services.regions import matching_regions
 
 
 class FilterError(ValueError):
@@ -147,12 +148,32 @@ def ambiguous_offer_ids(session: Session, ref: ReferenceData, names: list[str]) 
     return out
 
 
+def resolve_gpu_list(ref: ReferenceData, text: str) -> list[str]:
+    """The catalog GPUs a ``gpu`` filter names: one name, alias or family, or several
+    separated by commas (``A100, H100``), each resolved by
+    :meth:`ReferenceData.resolve_gpu_filter`; in the order given, without repeats.
+
+    Raises:
+        FilterError: ``gpu``, naming every part that matches no catalog GPU.
+    """
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    names: dict[str, None] = {}
+    unknown = []
+    for part in parts:
+        found = ref.resolve_gpu_filter(part)
+        if not found:
+            unknown.append(part)
+        names.update(dict.fromkeys(found))
+    if unknown or not parts:
+        shown = ", ".join(repr(u) for u in unknown) or repr(text)
+        raise FilterError("gpu", f"unknown GPU {shown}")
+    return list(names)
+
+
 def _filtered(session: Session, stmt: Select, filters: dict, ref: ReferenceData) -> Select:
     gpu = filters.get("gpu")
     if gpu:
-        names = ref.resolve_gpu_filter(gpu)
-        if not names:
-            raise FilterError("gpu", f"unknown GPU {gpu!r}")
+        names = resolve_gpu_list(ref, gpu)
         ids = [ref.gpu_ids_by_name[n] for n in names]
         ambiguous = ambiguous_offer_ids(session, ref, names)
         stmt = stmt.where(
@@ -167,9 +188,10 @@ def _filtered(session: Session, stmt: Select, filters: dict, ref: ReferenceData)
     if filters.get("provider"):
         stmt = stmt.where(func.lower(Provider.slug) == filters["provider"].lower())
     if filters.get("region"):
-        stmt = stmt.where(
-            func.lower(InstanceOffer.region).contains(filters["region"].lower(), autoescape=True)
-        )
+        # a substring of the region, or a country and its regions' own labels (华北 is in
+        # China): matched in Python on the few distinct labels (app.services.regions)
+        labels = session.scalars(select(InstanceOffer.region).distinct()).all()
+        stmt = stmt.where(InstanceOffer.region.in_(matching_regions(filters["region"], labels)))
     if filters.get("billing"):
         stmt = stmt.where(InstanceOffer.billing == filters["billing"])
     if filters.get("available_only", True):
@@ -379,6 +401,21 @@ def page_offers(
     total = session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
     page = stmt.order_by(InstanceOffer.id).limit(limit).offset(offset)
     return [_row(r) for r in session.execute(page)], total
+
+
+def offer_counts_by_gpu(session: Session) -> dict[int, int]:
+    """Available, plausible offers per catalog GPU model id (what the ranking sees by
+    default)."""
+    stmt = (
+        select(InstanceOffer.gpu_model_id, func.count())
+        .where(
+            InstanceOffer.gpu_model_id.is_not(None),
+            InstanceOffer.available.is_(True),
+            InstanceOffer.suspect.is_(False),
+        )
+        .group_by(InstanceOffer.gpu_model_id)
+    )
+    return {int(gpu_id): int(n) for gpu_id, n in session.execute(stmt) if gpu_id is not None}
 
 
 def vram_gib(row: OfferRow, ref: ReferenceData) -> float | None:

@@ -27,11 +27,15 @@ class Datum:
     href: str
     classes: str = ""
     frontier: bool = False
+    #: the low–high range of each coordinate (drawn as whiskers), when known
+    x_range: tuple[float, float] | None = None
+    y_range: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Placed:
-    """A point in pixel space (SVG user units)."""
+    """A point in pixel space (SVG user units); ``whiskers`` are the segments of its ranges
+    (x1, y1, x2, y2), clipped to the plot area."""
 
     key: int
     cx: float
@@ -39,6 +43,18 @@ class Placed:
     label: str
     href: str
     classes: str
+    whiskers: tuple[tuple[float, float, float, float], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A reference line across the plot (a budget, a deadline) with its label."""
+
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+    label: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +122,7 @@ class ChartLayout:
     line: str = ""
     skipped: int = 0
     extra: dict[str, object] = field(default_factory=dict)
+    rules: list[Rule] = field(default_factory=list)
 
 
 def _nice(value: float) -> float:
@@ -200,11 +217,15 @@ def scatter(
     x_marks: Sequence[float] | None = None,
     width: int = 960,
     height: int = 380,
+    x_rule: tuple[float, str] | None = None,
+    y_rule: tuple[float, str] | None = None,
 ) -> ChartLayout:
     """Lay out a scatter plot; points with ``frontier`` are joined by a line, left to right.
 
     Points with a non-finite or non-positive coordinate cannot be placed and are counted in
-    ``skipped``.
+    ``skipped``. A point's ``x_range``/``y_range`` become whiskers (clipped to the plot).
+    ``x_rule``/``y_rule`` (value, label) draw a vertical / horizontal reference line; the
+    axes reach them.
     """
     left, top, right, bottom = 78, 16, width - 16, height - 50
     usable = [d for d in data if math.isfinite(d.x) and math.isfinite(d.y) and d.x > 0 and d.y > 0]
@@ -225,9 +246,11 @@ def scatter(
             False,
             skipped=len(data),
         )
-    sx, x_ticks = axis([d.x for d in usable], left, right, x_format, log_marks=x_marks)
+    xs = [d.x for d in usable] + ([x_rule[0]] if x_rule and x_rule[0] > 0 else [])
+    ys = [d.y for d in usable] + ([y_rule[0]] if y_rule and y_rule[0] > 0 else [])
+    sx, x_ticks = axis(xs, left, right, x_format, log_marks=x_marks)
     x_ticks = fit_x_ticks(x_ticks, width)
-    sy, y_ticks = axis([d.y for d in usable], bottom, top, y_format)
+    sy, y_ticks = axis(ys, bottom, top, y_format)
     spots: dict[tuple[int, int], int] = {}
     for d in usable:
         spot = (round(sx(d.x)), round(sy(d.y)))
@@ -239,7 +262,28 @@ def scatter(
             return d.label
         return f"{d.label} (and {others} other offer{'s' if others > 1 else ''} at this point)"
 
-    placed = [Placed(d.key, sx(d.x), sy(d.y), label(d), d.href, d.classes) for d in usable]
+    def clip(v: float, a: float, b: float) -> float:
+        return min(max(v, min(a, b)), max(a, b))
+
+    def whiskers(d: Datum) -> tuple[tuple[float, float, float, float], ...]:
+        out = []
+        cx, cy = sx(d.x), sy(d.y)
+        if d.x_range is not None:
+            lo, hi = (clip(sx(v), left, right) for v in d.x_range)
+            out.append((lo, cy, hi, cy))
+        if d.y_range is not None:
+            lo, hi = (clip(sy(v), bottom, top) for v in d.y_range)
+            out.append((cx, lo, cx, hi))
+        return tuple(out)
+
+    placed = [
+        Placed(d.key, sx(d.x), sy(d.y), label(d), d.href, d.classes, whiskers(d)) for d in usable
+    ]
+    rules = []
+    if x_rule and x_rule[0] > 0:
+        rules.append(Rule(sx(x_rule[0]), top, sx(x_rule[0]), bottom, x_rule[1]))
+    if y_rule and y_rule[0] > 0:
+        rules.append(Rule(left, sy(y_rule[0]), right, sy(y_rule[0]), y_rule[1]))
     front = sorted((d for d in usable if d.frontier), key=lambda d: (d.x, d.y))
     line = " ".join(f"{sx(d.x)},{sy(d.y)}" for d in front) if len(front) > 1 else ""
     # frontier points on top of the others, so hovering them always works
@@ -260,6 +304,7 @@ def scatter(
         sy.log,
         line=line,
         skipped=len(data) - len(usable),
+        rules=rules,
     )
 
 

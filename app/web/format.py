@@ -1,22 +1,55 @@
-"""Display formatting for the web pages (Jinja filters): money, durations, counts, links."""
+"""Display formatting for the web pages (Jinja filters): money, durations, counts, links.
+
+Numbers and money are formatted for the page's language by Babel (CLDR data: grouping,
+decimal sign, currency symbols: ``$`` and ``CN¥`` in English, ``US$`` and ``¥`` in Chinese);
+the number of digits shown is ours (three significant figures). Every function takes the
+page language as ``lang`` (``en`` or ``zh-CN``); the Jinja filters read it from the page.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import math
 import re
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
 
+from babel.numbers import format_compact_decimal, format_currency, format_decimal
+from jinja2 import pass_context
+from jinja2.runtime import Context
 from markupsafe import Markup, escape
 
 from app.estimate.cost import price_per_gpu_hour
+from app.web.i18n import babel_locale, context_lang
 
-CURRENCY_SYMBOLS = {"USD": "$", "CNY": "¥", "EUR": "€", "GBP": "£"}
 DASH = "—"
+#: Duration units by language (``hours``).
+DURATION_UNITS = {
+    "en": {"s": " s", "min": " min", "h": " h", "d": " d"},
+    "zh-CN": {"s": " 秒", "min": " 分钟", "h": " 小时", "d": " 天"},
+}
 
 _URL = re.compile(r"https?://[^\s<>\"'()]+[^\s<>\"'().,;:!?]")
 
 
-def num(value: float | int | None, sig: int = 3) -> str:
+def _digits(value: float, sig: int) -> str:
+    """``value`` rounded to ``sig`` significant digits (whole numbers to units), as plain
+    digits without grouping and without trailing zeros (``0.0412``, ``1235``)."""
+    magnitude = math.floor(math.log10(abs(value)))
+    if magnitude >= sig - 1:
+        return str(round(value))
+    text = f"{value:.{sig - 1 - magnitude}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _pattern(text: str, prefix: str = "") -> str:
+    """A CLDR number pattern that shows ``text``'s decimals as they are."""
+    decimals = len(text.partition(".")[2])
+    return f"{prefix}#,##0" + ("." + "0" * decimals if decimals else "")
+
+
+def num(value: float | int | None, sig: int = 3, lang: str = "en") -> str:
     """A number with ``sig`` significant digits and thousands separators (``1,235``, ``0.0412``)."""
     if value is None:
         return DASH
@@ -24,51 +57,99 @@ def num(value: float | int | None, sig: int = 3) -> str:
         return "∞" if value > 0 else DASH
     if value == 0:
         return "0"
-    magnitude = math.floor(math.log10(abs(value)))
-    if magnitude >= sig - 1:
-        return f"{round(value):,}"
-    decimals = sig - 1 - magnitude
-    text = f"{value:,.{decimals}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    text = _digits(value, sig)
+    return str(format_decimal(Decimal(text), format=_pattern(text), locale=babel_locale(lang)))
 
 
-def money(value: float | None, currency: str = "USD") -> str:
-    """``$1,234``, ``$12.34``, ``¥0.75``, ``$0.0412``; unknown currencies get the code."""
+def money(value: float | None, currency: str = "USD", lang: str = "en") -> str:
+    """``$1,234``, ``$12.34``, ``CN¥0.75`` (``¥0.75`` in Chinese), ``$0.0412``."""
     if value is None or not math.isfinite(value):
         return DASH
     if abs(value) >= 100:
-        text = f"{value:,.0f}"
+        text = f"{value:.0f}"
     elif abs(value) >= 1 or value == 0:
-        text = f"{value:,.2f}"
+        text = f"{value:.2f}"
     else:
-        text = num(value, 3)
-    symbol = CURRENCY_SYMBOLS.get(currency)
-    return f"{symbol}{text}" if symbol else f"{text} {currency}"
+        text = _digits(value, 3)
+    return _currency(text, currency, lang)
 
 
-def money_short(value: float, currency: str = "USD") -> str:
+def _currency(text: str, currency: str, lang: str) -> str:
+    return str(
+        format_currency(
+            Decimal(text),
+            currency,
+            format=_pattern(text, "¤"),
+            locale=babel_locale(lang),
+            currency_digits=False,
+        )
+    )
+
+
+def money_short(value: float, currency: str = "USD", lang: str = "en") -> str:
     """Compact money for axis ticks: ``$0.02``, ``$1``, ``$1,200``."""
-    symbol = CURRENCY_SYMBOLS.get(currency)
-    return f"{symbol}{num(value, 3)}" if symbol else f"{num(value, 3)} {currency}"
+    if value == 0:
+        return _currency("0", currency, lang)
+    return _currency(_digits(value, 3), currency, lang)
 
 
-def hours(value: float | None) -> str:
-    """A duration given in hours: ``40 s``, ``23 min``, ``13.9 h``, ``14.6 d``."""
+def hours(value: float | None, lang: str = "en") -> str:
+    """A duration given in hours: ``40 s``, ``23 min``, ``13.9 h``, ``14.6 d`` (in Chinese
+    ``23 分钟``, ``13.9 小时``)."""
     if value is None:
         return DASH
     if not math.isfinite(value):
         return "∞"
     if value == 0:
         return "0"
+    unit = DURATION_UNITS.get(lang, DURATION_UNITS["en"])
     minutes = value * 60
     if minutes < 1:
-        return f"{max(minutes * 60, 1):.0f} s"
+        return f"{max(minutes * 60, 1):.0f}{unit['s']}"
     if minutes < 59.5:
-        return f"{minutes:.0f} min"
+        return f"{minutes:.0f}{unit['min']}"
     if value < 48:
-        return f"{num(value, 3)} h"
+        return f"{num(value, 3, lang)}{unit['h']}"
     days = value / 24
-    return f"{num(days, 3)} d" if days < 1000 else f"{days:,.0f} d"
+    return (
+        f"{num(days, 3, lang)}{unit['d']}" if days < 1000 else f"{num(days, 12, lang)}{unit['d']}"
+    )
+
+
+def money_range(low: float | None, high: float | None, currency: str, lang: str = "en") -> str:
+    """``$93–299``: a cost range, each end as :func:`money`, the currency symbol once when
+    both ends carry it in front."""
+    if low is None or high is None:
+        return DASH
+    lo, hi = money(low, currency, lang), money(high, currency, lang)
+    symbol = lo.rstrip("0123456789.,")
+    if symbol and hi.startswith(symbol):
+        hi = hi[len(symbol) :]
+    return f"{lo}–{hi}"
+
+
+def hours_range(low: float | None, high: float | None, lang: str = "en") -> str:
+    """``21–28 min``: a duration range, each end as :func:`hours`, the unit once when both
+    ends have the same one (``59 min–1.32 h`` keeps both)."""
+    if low is None or high is None:
+        return DASH
+    lo, hi = hours(low, lang), hours(high, lang)
+    lo_num, _, lo_unit = lo.partition(" ")
+    if lo_unit and hi.endswith(" " + lo_unit):
+        return f"{lo_num}–{hi}"
+    return f"{lo}–{hi}"
+
+
+def compact(value: float | None, lang: str = "en") -> str:
+    """A large count in few characters for the locale (``4.5M`` in English, ``450万`` in
+    Chinese: CLDR's compact form, three significant figures); below 100,000 as :func:`num`."""
+    if value is None or not math.isfinite(value) or abs(value) < 100_000:
+        return num(value, 3, lang)
+    locale = babel_locale(lang)
+    whole = str(format_compact_decimal(value, fraction_digits=0, locale=locale))
+    int_digits = sum(c.isdigit() for c in whole)
+    decimals = max(0, 3 - int_digits)
+    return str(format_compact_decimal(value, fraction_digits=decimals, locale=locale))
 
 
 def gpus(count: float) -> str:
@@ -166,12 +247,25 @@ def warning_code(warning: object) -> str:
     return str(warning).split(":", 1)[0]
 
 
-FILTERS = {
+def _localised(func: Callable[..., str]) -> Callable[..., str]:
+    """A template filter of ``func`` in the page's language (``lang`` of the context)."""
+
+    @pass_context
+    def run(ctx: Context, value: Any, *args: Any) -> str:
+        return func(value, *args, lang=context_lang(ctx))
+
+    return run
+
+
+FILTERS: dict[str, Callable[..., Any]] = {
     "per_gpu_hour": price_per_gpu_hour,
-    "num": num,
-    "money": money,
-    "money_short": money_short,
-    "hours": hours,
+    "num": _localised(num),
+    "money": _localised(money),
+    "money_short": _localised(money_short),
+    "money_range": _localised(money_range),
+    "hours": _localised(hours),
+    "hours_range": _localised(hours_range),
+    "compact": _localised(compact),
     "gpus": gpus,
     "when": when,
     "linkify": linkify,

@@ -6,11 +6,14 @@ URL of the page and of its JSON twin.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from app.estimate.rank import SORT_KEYS
 from app.estimate.types import WORKLOAD_INPUTS
+from app.web.i18n import N_
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,27 +33,32 @@ class FormField:
 
 
 PRECISION_LABELS = {
-    "fp32": "FP32",
-    "tf32": "TF32",
-    "fp16_amp": "FP16 mixed (AMP)",
-    "bf16_amp": "BF16 mixed (AMP)",
-    "bf16": "pure BF16",
-    "fp8": "FP8 (on BF16 AMP)",
+    "fp32": N_("FP32"),
+    "tf32": N_("TF32"),
+    "fp16_amp": N_("FP16 mixed (AMP)"),
+    "bf16_amp": N_("BF16 mixed (AMP)"),
+    "bf16": N_("pure BF16"),
+    "fp8": N_("FP8 (on BF16 AMP)"),
 }
-METHOD_LABELS = {"full": "full training / fine-tune", "lora": "LoRA", "qlora": "QLoRA (NF4)"}
-BOOL_CHOICES = (("true", "on"), ("false", "off"))
+METHOD_LABELS = {
+    "full": N_("full training / fine-tune"),
+    "lora": N_("LoRA"),
+    "qlora": N_("QLoRA (NF4)"),
+}
+BOOL_CHOICES = (("true", N_("on")), ("false", N_("off")))
+#: Billing kinds in our users' words (按量计费 on demand, 竞价 spot, 包年 reserved).
 BILLING_LABELS = {
-    "on_demand": "on demand",
-    "spot": "spot / interruptible",
-    "reserved_1y": "reserved 1 year",
-    "reserved_3y": "reserved 3 years",
+    "on_demand": N_("on demand"),
+    "spot": N_("spot / interruptible"),
+    "reserved_1y": N_("reserved 1 year"),
+    "reserved_3y": N_("reserved 3 years"),
 }
 SORT_LABELS = {
-    "cost_per_epoch": "cost per epoch",
-    "epoch_hours": "epoch time",
-    "total_cost": "total cost",
-    "price_per_hour": "price per hour",
-    "samples_per_s": "throughput (fastest first)",
+    "cost_per_epoch": N_("cost per epoch"),
+    "epoch_hours": N_("epoch time"),
+    "total_cost": N_("total cost"),
+    "price_per_hour": N_("price per hour"),
+    "samples_per_s": N_("throughput (fastest first)"),
 }
 assert set(SORT_LABELS) == set(SORT_KEYS)
 
@@ -87,124 +95,147 @@ def _workload(
 #: The workload inputs shown by default (``preset`` has its own picker); every other one is in
 #: :data:`WORKLOAD_ADVANCED` (``tests/test_workload_fields.py`` checks that none is left out).
 WORKLOAD_MAIN = (
-    _workload("params", "Parameters", hint="e.g. 7B, 125M, 25557032"),
-    _workload("micro_batch_size", "Micro-batch per GPU"),
-    _workload("seq_len", "Sequence length", unit="tokens"),
-    _workload("image_size", "Image size", unit="px per side"),
-    _workload("precision", "Precision", labels=PRECISION_LABELS),
-    _workload("method", "Method", labels=METHOD_LABELS),
-    _workload("gradient_checkpointing", "Activation checkpointing"),
-    _workload("samples_per_epoch", "Samples per epoch", hint="e.g. 1.28M"),
-    _workload("epochs", "Epochs"),
-    _workload("dataset_gb", "Dataset size", unit="GB on disk"),
+    _workload("params", N_("Parameters"), hint=N_("e.g. 7B, 125M, 25557032")),
+    _workload("micro_batch_size", N_("Micro-batch per GPU")),
+    _workload("seq_len", N_("Sequence length"), unit=N_("tokens")),
+    _workload("image_size", N_("Image size"), unit=N_("px per side")),
+    _workload("precision", N_("Precision"), labels=PRECISION_LABELS),
+    _workload("method", N_("Method"), labels=METHOD_LABELS),
+    _workload("gradient_checkpointing", N_("Activation checkpointing")),
+    _workload("samples_per_epoch", N_("Samples per epoch"), hint=N_("e.g. 1.28M")),
+    _workload("epochs", N_("Epochs")),
+    _workload("dataset_gb", N_("Dataset size"), unit=N_("GB on disk")),
 )
 
 WORKLOAD_ADVANCED = (
-    _workload("architecture", "Architecture"),
-    _workload("layers", "Layers"),
-    _workload("hidden_size", "Hidden size"),
-    _workload("heads", "Attention heads"),
-    _workload("kv_heads", "KV heads"),
-    _workload("ffn_hidden_size", "FFN hidden size"),
-    _workload("vocab_size", "Vocabulary size"),
-    _workload("grad_accum_steps", "Gradient accumulation steps"),
-    _workload("optimizer", "Optimizer"),
-    _workload("lora_rank", "LoRA rank"),
-    _workload("attention", "Attention kernel"),
-    _workload("sharding", "Sharding"),
-    _workload("cpu_offload", "CPU offload of optimizer state"),
-    _workload("fused_cross_entropy", "Fused cross-entropy"),
-    _workload("optimizer_in_backward", "Optimizer step in backward"),
-    _workload("activation_offloading", "Activation offloading"),
-    _workload("checkpoint_granularity", "Checkpointing granularity"),
-    _workload("double_quant", "QLoRA double quantisation"),
-    _workload("full_model_init", "Full model loaded per GPU before FSDP"),
-    _workload("dropout", "Dropout (p > 0)"),
-    _workload("vision_task", "Vision task"),
-    _workload("backbone_gflops_224", "Detector backbone GFLOPs", unit="per 224px image"),
-    _workload("patch_size", "ViT patch size", unit="px"),
-    _workload("text_encoder_params", "Frozen text encoder(s)", hint="e.g. 123M"),
-    _workload("vae_params", "Frozen VAE", hint="e.g. 84M"),
-    _workload("ema_weights", "EMA copy of the weights"),
-    _workload("forward_gflops_per_sample", "Forward GFLOPs", unit="per sample"),
-    _workload("forward_activations_per_sample", "Forward activations", unit="million per sample"),
-    _workload("lookup_params", "Lookup-only parameters", hint="e.g. 126.8M"),
-    _workload("cpu_ms_per_sample", "Data loading", unit="CPU ms per sample"),
-    _workload("min_cuda", "Minimum CUDA", hint="e.g. 12.1"),
-    _workload("tokens_per_epoch", "Tokens per epoch", hint="real tokens, e.g. 9.04B"),
-    _workload("packed", "Sequences packed"),
-    _workload("cuda_build", "CUDA build", hint="framework's CUDA, e.g. 12.1"),
-    _workload("cuda_only_libraries", "CUDA-only libraries", hint="bitsandbytes, flash-attn"),
-    _workload("min_compute_capability", "Min compute capability", hint="e.g. 8.0"),
-    _workload("checkpoints_kept", "Checkpoints kept"),
+    _workload("architecture", N_("Architecture")),
+    _workload("layers", N_("Layers")),
+    _workload("hidden_size", N_("Hidden size")),
+    _workload("heads", N_("Attention heads")),
+    _workload("kv_heads", N_("KV heads")),
+    _workload("ffn_hidden_size", N_("FFN hidden size")),
+    _workload("vocab_size", N_("Vocabulary size")),
+    _workload("grad_accum_steps", N_("Gradient accumulation steps")),
+    _workload("optimizer", N_("Optimizer")),
+    _workload("lora_rank", N_("LoRA rank")),
+    _workload("attention", N_("Attention kernel")),
+    _workload("sharding", N_("Sharding")),
+    _workload("cpu_offload", N_("CPU offload of optimizer state")),
+    _workload("fused_cross_entropy", N_("Fused cross-entropy")),
+    _workload("optimizer_in_backward", N_("Optimizer step in backward")),
+    _workload("activation_offloading", N_("Activation offloading")),
+    _workload("checkpoint_granularity", N_("Checkpointing granularity")),
+    _workload("double_quant", N_("QLoRA double quantisation")),
+    _workload("full_model_init", N_("Full model loaded per GPU before FSDP")),
+    _workload("dropout", N_("Dropout (p > 0)")),
+    _workload("vision_task", N_("Vision task")),
+    _workload("backbone_gflops_224", N_("Detector backbone GFLOPs"), unit=N_("per 224px image")),
+    _workload("patch_size", N_("ViT patch size"), unit=N_("px")),
+    _workload("text_encoder_params", N_("Frozen text encoder(s)"), hint=N_("e.g. 123M")),
+    _workload("vae_params", N_("Frozen VAE"), hint=N_("e.g. 84M")),
+    _workload("ema_weights", N_("EMA copy of the weights")),
+    _workload("forward_gflops_per_sample", N_("Forward GFLOPs"), unit=N_("per sample")),
+    _workload(
+        "forward_activations_per_sample", N_("Forward activations"), unit=N_("million per sample")
+    ),
+    _workload("lookup_params", N_("Lookup-only parameters"), hint=N_("e.g. 126.8M")),
+    _workload("cpu_ms_per_sample", N_("Data loading"), unit=N_("CPU ms per sample")),
+    _workload("min_cuda", N_("Minimum CUDA"), hint=N_("e.g. 12.1")),
+    _workload("tokens_per_epoch", N_("Tokens per epoch"), hint=N_("real tokens, e.g. 9.04B")),
+    _workload("packed", N_("Sequences packed")),
+    _workload("cuda_build", N_("CUDA build"), hint=N_("framework's CUDA, e.g. 12.1")),
+    _workload(
+        "cuda_only_libraries", N_("CUDA-only libraries"), hint=N_("bitsandbytes, flash-attn")
+    ),
+    _workload("min_compute_capability", N_("Min compute capability"), hint=N_("e.g. 8.0")),
+    _workload("checkpoints_kept", N_("Checkpoints kept")),
 )
 
 #: Filters shown by default; ``provider`` and ``currency`` choices come from the database.
+#: The budget is here (not folded away): the figure a team plans against.
 FILTERS_MAIN = (
     FormField(
         "gpu",
-        "GPU",
+        N_("GPU"),
         "text",
-        hint="a name, alias or family, any case: 4090, A100 (all four), A100 80GB (both forms)",
+        hint=N_("one or several, comma-separated: A100, H100 (a family is all its models)"),
     ),
-    FormField("gpu_count", "GPU count", step="any"),
-    FormField("provider", "Provider", "select"),
-    FormField("region", "Region", "text", hint="substring: us-east, 华北"),
-    FormField("billing", "Billing", "select", _enum(list(BILLING_LABELS), BILLING_LABELS)),
-    FormField("max_price_per_hour", "Max price per hour", unit="in the currency below"),
-    FormField("currency", "Currency", "select", default="USD"),
+    FormField("gpu_count", N_("GPU count"), step="any"),
+    FormField("provider", N_("Provider"), "select"),
+    FormField(
+        "region",
+        N_("Region"),
+        "text",
+        hint=N_("a country or part of a region: China, 华北, us-east"),
+    ),
+    FormField("billing", N_("Billing"), "select", _enum(list(BILLING_LABELS), BILLING_LABELS)),
+    FormField("max_price_per_hour", N_("Max price per hour"), unit=N_("in the currency")),
+    FormField("currency", N_("Currency"), "select", default="USD"),
+    FormField("max_total_cost", N_("Budget"), unit=N_("all epochs, in the currency")),
+    FormField(
+        "budget_at_high_end",
+        N_("Budget holds"),
+        "select",
+        (("false", N_("at the estimate")), ("true", N_("at the range's slow end"))),
+        default="false",
+    ),
 )
 
 FILTERS_ADVANCED = (
-    FormField("min_vram_gib", "Min VRAM per GPU", unit="GiB"),
-    FormField("min_gpu_count", "Min GPU count"),
+    FormField("min_vram_gib", N_("Min VRAM per GPU"), unit=N_("GiB")),
+    FormField("min_gpu_count", N_("Min GPU count")),
     FormField(
         "available_only",
-        "Availability",
+        N_("Availability"),
         "select",
-        (("true", "available only"), ("false", "include unavailable")),
+        (("true", N_("available only")), ("false", N_("include unavailable"))),
         default="true",
     ),
     FormField(
         "include_suspect",
-        "Implausible offers",
+        N_("Implausible offers"),
         "select",
-        (("false", "leave out"), ("true", "show, marked")),
+        (("false", N_("leave out")), ("true", N_("show, marked"))),
         default="false",
     ),
     FormField(
         "drop_oom",
-        "Out-of-memory offers",
+        N_("Out-of-memory offers"),
         "select",
-        (("false", "show last"), ("true", "leave out")),
+        (("false", N_("show last")), ("true", N_("leave out"))),
         default="false",
     ),
     FormField(
         "exclude_spot",
-        "Spot offers",
+        N_("Spot offers"),
         "select",
-        (("false", "include"), ("true", "leave out")),
+        (("false", N_("include")), ("true", N_("leave out"))),
         default="false",
     ),
-    FormField("max_total_cost", "Max total cost", unit="all epochs, in the currency"),
-    FormField("max_total_hours", "Deadline", unit="wall-clock hours, all epochs"),
-    FormField("spot_interruptions_per_hour", "Spot interruptions", unit="per hour (0.05)"),
-    FormField("spot_checkpoint_interval_hours", "Checkpoint every", unit="hours (1)"),
-    FormField("spot_restart_hours", "Restart after interruption", unit="hours (0.25)"),
+    FormField("max_total_hours", N_("Deadline"), unit=N_("wall-clock hours, all epochs")),
+    FormField("spot_interruptions_per_hour", N_("Spot interruptions"), unit=N_("per hour (0.05)")),
+    FormField("spot_checkpoint_interval_hours", N_("Checkpoint every"), unit=N_("hours (1)")),
+    FormField("spot_restart_hours", N_("Restart after interruption"), unit=N_("hours (0.25)")),
 )
 
 OPTIONS = (
     FormField(
-        "sort", "Rank by", "select", _enum(list(SORT_KEYS), SORT_LABELS), default="cost_per_epoch"
+        "sort",
+        N_("Rank by"),
+        "select",
+        _enum(list(SORT_KEYS), SORT_LABELS),
+        default="cost_per_epoch",
     ),
-    FormField("limit", "Rows", step="1", hint="50"),
+    FormField("limit", N_("Rows"), step="1", hint="50"),
 )
 
 
 @dataclass(frozen=True, slots=True)
 class Column:
     """A results-table column: ``key`` is its ``order`` value; ``rank_key`` the ranking key it
-    stands for (clicking it re-ranks all offers); ``desc_first`` when bigger is better."""
+    stands for (clicking it re-ranks all offers); ``desc_first`` when bigger is better;
+    ``hardware`` columns show on wide screens only (their values are in each row's *more*
+    below that)."""
 
     key: str
     label: str
@@ -212,49 +243,88 @@ class Column:
     rank_key: str | None = None
     desc_first: bool = False
     title: str = ""
+    hardware: bool = False
+    #: shown under the header (the cells then carry the number only)
+    unit: str = ""
 
 
 COLUMNS = (
-    Column("rank", "#", title="rank; ◆ = on the cost/time Pareto frontier"),
+    Column("rank", "#", title=N_("rank; ◆ = on the cost/time Pareto frontier; ☆ pins a row")),
+    Column("provider", N_("Offer"), numeric=False, title=N_("provider, instance, region, billing")),
+    Column("gpu", N_("GPU × count"), numeric=False, title=N_("GPU model × count; VRAM per GPU")),
+    Column("vcpus", N_("vCPU"), desc_first=True, hardware=True),
+    Column("ram", N_("RAM"), desc_first=True, title=N_("host RAM, GiB"), hardware=True, unit="GiB"),
     Column(
-        "provider",
-        "Offer",
-        numeric=False,
-        title="provider and instance type; open Specs for VRAM, vCPUs, RAM, disk, CUDA, link",
+        "disk",
+        N_("Disk"),
+        desc_first=True,
+        title=N_("system + data disk, GB"),
+        hardware=True,
+        unit="GB",
     ),
-    Column("gpu", "GPU × count", numeric=False),
+    Column(
+        "max_cuda",
+        N_("CUDA"),
+        desc_first=True,
+        title=N_("highest CUDA the driver runs"),
+        hardware=True,
+    ),
+    Column(
+        "nvlink",
+        N_("Link"),
+        numeric=False,
+        desc_first=True,
+        title=N_("GPU-to-GPU link"),
+        hardware=True,
+    ),
     Column(
         "price_per_hour",
-        "Price / h",
+        N_("Price / h"),
         rank_key="price_per_hour",
-        title="whole instance per hour, converted to the chosen currency; below: per GPU-hour",
+        title=N_("whole instance per hour, in the chosen currency; below: per GPU-hour"),
     ),
     Column(
         "samples_per_s",
-        "Samples/s",
+        N_("Samples/s"),
         rank_key="samples_per_s",
         desc_first=True,
-        title="predicted training throughput of all GPUs: value, low–high range, basis",
+        title=N_("predicted training throughput of all GPUs: value, basis, low–high range"),
     ),
-    Column("epoch_hours", "Epoch", rank_key="epoch_hours", title="wall-clock time of one epoch"),
-    Column("cost_per_epoch", "Cost / epoch", rank_key="cost_per_epoch"),
-    Column("total_cost", "Total", rank_key="total_cost", title="all epochs"),
-    Column("memory", "Memory", title="OOM verdict; predicted peak per GPU / usable VRAM, GiB"),
-    Column("warnings", "Warnings", numeric=False),
+    Column(
+        "epoch_hours",
+        N_("Epoch"),
+        rank_key="epoch_hours",
+        title=N_("wall-clock time of one epoch; below: its range"),
+    ),
+    Column(
+        "cost_per_epoch",
+        N_("Cost / epoch"),
+        rank_key="cost_per_epoch",
+        title=N_("below: its range"),
+    ),
+    Column(
+        "total_cost",
+        N_("Total"),
+        rank_key="total_cost",
+        title=N_("all epochs: cost and time, each with its range"),
+    ),
+    Column(
+        "memory", N_("Memory"), title=N_("OOM verdict; predicted peak per GPU / usable VRAM, GiB")
+    ),
+    Column("warnings", N_("Warnings"), numeric=False),
 )
 
-#: Columns kept out of the table to fit the screen (their values are in each row's Specs);
-#: the rows can still be ordered by them.
+#: Columns the rows can also be ordered by (the line above the table).
 EXTRA_ORDER_COLUMNS = (
-    Column("instance", "instance type", numeric=False),
-    Column("vram", "VRAM", desc_first=True, title="per GPU, GB"),
-    Column("vcpus", "vCPUs", desc_first=True),
-    Column("ram", "RAM", desc_first=True, title="host RAM, GB"),
-    Column("disk", "disk", desc_first=True, title="system + data disk, GB"),
-    Column("max_cuda", "max CUDA", desc_first=True),
-    Column("nvlink", "NVLink", numeric=False, desc_first=True, title="GPU-to-GPU link"),
-    Column("region", "region", numeric=False),
+    Column("instance", N_("instance type"), numeric=False),
+    Column("vram", N_("VRAM"), desc_first=True, title=N_("per GPU, GiB")),
+    Column("region", N_("region"), numeric=False),
+    Column("billing", N_("billing"), numeric=False),
 )
+
+
+#: The throughput units of :func:`throughput_unit` (marked for translation).
+THROUGHPUT_UNITS = (N_("tokens/s"), N_("images/s"), N_("samples/s"))
 
 
 def throughput_unit(token_workload: bool, image_workload: bool) -> str:
@@ -268,3 +338,43 @@ def throughput_unit(token_workload: bool, image_workload: bool) -> str:
 def all_form_fields() -> tuple[FormField, ...]:
     """Every field the ranking form shows."""
     return (*WORKLOAD_MAIN, *WORKLOAD_ADVANCED, *FILTERS_MAIN, *FILTERS_ADVANCED, *OPTIONS)
+
+
+def human_count(n: float) -> str:
+    """25557032 → ``25.6M``; 8030261248 → ``8.03B`` (three significant figures)."""
+    for factor, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if abs(n) >= factor:
+            return f"{_sig3(n / factor)}{suffix}"
+    return _sig3(n)
+
+
+def _sig3(v: float) -> str:
+    text = f"{v:.3g}"
+    return str(round(float(text))) if "e" in text else text
+
+
+def preset_form_values(
+    fields: Mapping[str, Any], form_fields: Sequence[FormField]
+) -> dict[str, str]:
+    """A preset's values as the form holds them (shown as values, not placeholders): a
+    select's option value (``bf16``, ``true``), a count box the count as people write it
+    (``8.03B``: :func:`human_count`), any other box the value as typed (``2048``,
+    ``147.897``). Fields the form does not show are left out."""
+    kinds = {f.name: f.kind for f in form_fields}
+    out = {}
+    for key, value in fields.items():
+        kind = kinds.get(key)
+        if kind is None or value is None:
+            continue
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif kind == "count" and isinstance(value, int | float):
+            text = human_count(value)
+        elif isinstance(value, float):
+            text = str(int(value)) if value.is_integer() else repr(value)
+        elif isinstance(value, list | tuple):
+            text = ", ".join(str(v) for v in value)
+        else:
+            text = str(value)
+        out[key] = text
+    return out

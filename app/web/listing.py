@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 from app.api.query import query_text_error, space_error
 from app.api.schemas import MAX_TEXT
 from app.services.catalog import Listing
+from app.web.i18n import N_
 
 #: Rows per page unless ``limit`` says otherwise, and the most one page may hold.
 DEFAULT_LIMIT = 50
@@ -43,12 +44,12 @@ class Param:
 def paging_params(sorts: Iterable[str]) -> tuple[Param, ...]:
     """``sort``/``order``/``limit``/``offset``/``page``/``format``, shared by the listings."""
     return (
-        Param("sort", "choice", choices=tuple(sorts), label="Sort column"),
-        Param("order", "choice", choices=("asc", "desc"), label="Sort direction"),
-        Param("limit", "int", 1, MAX_LIMIT, label="Rows per page"),
-        Param("offset", "int", 0, MAX_OFFSET, label="First row (0-based)"),
-        Param("page", "int", 1, MAX_OFFSET, label="Page"),
-        Param("format", "choice", choices=("html", "json"), label="Format"),
+        Param("sort", "choice", choices=tuple(sorts), label=N_("Sort column")),
+        Param("order", "choice", choices=("asc", "desc"), label=N_("Sort direction")),
+        Param("limit", "int", 1, MAX_LIMIT, label=N_("Rows per page")),
+        Param("offset", "int", 0, MAX_OFFSET, label=N_("First row (0-based)")),
+        Param("page", "int", 1, MAX_OFFSET, label=N_("Page")),
+        Param("format", "choice", choices=("html", "json"), label=N_("Format")),
     )
 
 
@@ -224,80 +225,85 @@ def pager(path: str, params: Mapping[str, str], listing: Listing) -> dict[str, A
 
 #: Filters of ``/gpus`` (then the paging parameters).
 CATALOG_PARAMS = (
-    Param("q", label="Search"),
-    Param("family", label="Family"),
-    Param("vendor", label="Vendor"),
-    Param("architecture", label="Architecture"),
-    Param("min_vram_gib", "float", 0, 100_000, label="Min VRAM (GiB)"),
-    Param("max_vram_gib", "float", 0, 100_000, label="Max VRAM (GiB)"),
+    Param("q", label=N_("Search")),
+    Param("family", label=N_("Family")),
+    Param("vendor", label=N_("Vendor")),
+    Param("architecture", label=N_("Architecture")),
+    Param("min_vram_gib", "float", 0, 100_000, label=N_("Min VRAM (GiB)")),
+    Param("max_vram_gib", "float", 0, 100_000, label=N_("Max VRAM (GiB)")),
 )
 
 #: Filters of ``/benchmarks`` (then the paging parameters).
 BENCHMARK_PARAMS = (
-    Param("gpu", label="GPU or family"),
-    Param("workload", label="Workload"),
-    Param("precision", label="Precision"),
-    Param("gpu_count", "int", 1, 100_000, label="GPUs"),
-    Param("source", label="Source"),
-    Param("q", label="Search"),
+    Param("gpu", label=N_("GPU or family")),
+    Param("workload", label=N_("Workload")),
+    Param("precision", label=N_("Precision")),
+    Param("gpu_count", "int", 1, 100_000, label=N_("GPUs")),
+    Param("source", label=N_("Source")),
+    Param("q", label=N_("Search")),
     Param(
         "ids",
         "ids",
         pattern=r"\d{1,12}(,\d{1,12}){0,499}",
         hint="comma-separated measurement ids (at most 500)",
-        label="Measurement ids",
+        label=N_("Measurement ids"),
     ),
-    Param("status", "choice", choices=("accepted", "held"), label="Status"),
+    Param("status", "choice", choices=("accepted", "held"), label=N_("Status")),
 )
-
-_TFLOPS = "TFLOPS, dense (no sparsity)"
 
 #: Columns of the catalog table (``/gpus``), in order.
 GPU_COLUMNS = (
-    Column("canonical_name", "GPU", "catalog name; aliases below"),
-    Column("architecture", "Architecture", "vendor, architecture, CUDA compute capability"),
-    Column("vram_gib", "VRAM", "memory per GPU, GiB", True, "GiB"),
-    Column("memory_bandwidth_gbs", "Bandwidth", "memory bandwidth, GB/s", True, "GB/s"),
-    Column("fp32_tflops", "FP32", "FP32 (non-tensor), " + _TFLOPS, True, "TFLOPS"),
-    Column("tf32_tflops", "TF32", "TF32 tensor, " + _TFLOPS, True, "TFLOPS"),
-    Column("bf16_tflops", "BF16", "BF16 tensor, " + _TFLOPS, True, "TFLOPS"),
+    Column("canonical_name", N_("GPU"), N_("catalog name; aliases below")),
+    Column("architecture", N_("Architecture"), N_("vendor, architecture, CUDA compute capability")),
+    Column("vram_gib", N_("VRAM"), N_("memory per GPU, GiB"), True, "GiB"),
+    Column("memory_bandwidth_gbs", N_("Bandwidth"), N_("memory bandwidth, GB/s"), True, "GB/s"),
+    Column(
+        "fp32_tflops", "FP32", N_("FP32 (non-tensor), TFLOPS, dense (no sparsity)"), True, "TFLOPS"
+    ),
+    Column("tf32_tflops", "TF32", N_("TF32 tensor, TFLOPS, dense (no sparsity)"), True, "TFLOPS"),
+    Column("bf16_tflops", "BF16", N_("BF16 tensor, TFLOPS, dense (no sparsity)"), True, "TFLOPS"),
     Column(
         "fp16_fp32acc_tflops",
         "FP16·32",
-        "FP16 tensor with FP32 accumulate (the rate mixed-precision training runs at), " + _TFLOPS,
+        N_(
+            "FP16 tensor with FP32 accumulate (the rate mixed-precision training runs at), "
+            "TFLOPS, dense (no sparsity)"
+        ),
         True,
         "TFLOPS",
     ),
-    Column("fp8_tflops", "FP8", "FP8 tensor, " + _TFLOPS, True, "TFLOPS"),
-    Column("nvlink_bandwidth_gbs", "NVLink", "NVLink bandwidth per GPU, GB/s", True, "GB/s"),
-    Column("release_year", "Year", "release year; form factor and market below", True),
-    Column("offers", "Offers", "available offers of this GPU", True),
+    Column("fp8_tflops", "FP8", N_("FP8 tensor, TFLOPS, dense (no sparsity)"), True, "TFLOPS"),
+    Column("nvlink_bandwidth_gbs", "NVLink", N_("NVLink bandwidth per GPU, GB/s"), True, "GB/s"),
+    Column("release_year", N_("Year"), N_("release year; form factor and market below"), True),
+    Column("offers", N_("Offers"), N_("available offers of this GPU"), True),
     Column(
         "min_price_per_gpu_hour_usd",
-        "From",
-        "cheapest available offer per GPU-hour, USD (other currencies converted at the "
-        "stored rate)",
+        N_("From"),
+        N_(
+            "cheapest available offer per GPU-hour, USD (other currencies converted at the "
+            "stored rate)"
+        ),
         True,
         "$/GPU·h",
     ),
-    Column(None, "Source", "where the specs come from"),
+    Column(None, N_("Source"), N_("where the specs come from")),
 )
 
 #: Columns of the measurements table (``/benchmarks``), in order.
 BENCHMARK_COLUMNS = (
-    Column("id", "#", "measurement id", True),
-    Column("gpu", "GPU", "catalog GPU; the name as published below"),
-    Column("gpu_count", "GPUs", "GPUs in the run; interconnect below", True),
-    Column("workload", "Workload", "benchmark label; the task below"),
-    Column("precision", "Precision", "training method and precision"),
-    Column("batch_size_per_gpu", "Batch", "batch per GPU, samples", True, "/GPU"),
-    Column("seq_len", "Seq", "sequence length, tokens", True),
-    Column(None, "Published", "the figure as published, with its scope", True),
-    Column("throughput_total", "Total", "throughput of all GPUs of the run", True),
-    Column("throughput_per_gpu", "Per GPU", "total ÷ GPUs, same unit", True),
-    Column("peak_memory_gib", "Peak mem", "peak memory per GPU, GiB", True, "GiB"),
-    Column("framework", "Framework", "framework and version"),
-    Column("source", "Source", "where the figure is published"),
+    Column("id", "#", N_("measurement id"), True),
+    Column("gpu", N_("GPU"), N_("catalog GPU; the name as published below")),
+    Column("gpu_count", N_("GPUs"), N_("GPUs in the run; interconnect below"), True),
+    Column("workload", N_("Workload"), N_("benchmark label; the task below")),
+    Column("precision", N_("Precision"), N_("training method and precision")),
+    Column("batch_size_per_gpu", N_("Batch"), N_("batch per GPU, samples"), True, "/GPU"),
+    Column("seq_len", N_("Seq"), N_("sequence length, tokens"), True),
+    Column(None, N_("Published"), N_("the figure as published, with its scope"), True),
+    Column("throughput_total", N_("Total"), N_("throughput of all GPUs of the run"), True),
+    Column("throughput_per_gpu", N_("Per GPU"), N_("total ÷ GPUs, same unit"), True),
+    Column("peak_memory_gib", N_("Peak mem"), N_("peak memory per GPU, GiB"), True, "GiB"),
+    Column("framework", N_("Framework"), N_("framework and version")),
+    Column("source", N_("Source"), N_("where the figure is published")),
 )
 
 #: Measurements shown on a GPU's page (all of them: ``/benchmarks?gpu=…``).
@@ -305,20 +311,20 @@ GPU_PAGE_MEASUREMENTS = 50
 
 #: The spec list of a GPU's page: (catalog column, label, unit).
 SPEC_ROWS = (
-    ("vram_gib", "Memory", "GiB"),
-    ("memory_type", "Memory type", ""),
-    ("memory_bandwidth_gbs", "Memory bandwidth", "GB/s"),
-    ("fp32_tflops", "FP32 (non-tensor)", "TFLOPS"),
-    ("tf32_tflops", "TF32 tensor", "TFLOPS dense"),
-    ("bf16_tflops", "BF16 tensor", "TFLOPS dense"),
-    ("fp16_tflops", "FP16 tensor, FP16 accumulate", "TFLOPS dense"),
-    ("fp16_fp32acc_tflops", "FP16 tensor, FP32 accumulate", "TFLOPS dense"),
-    ("fp8_tflops", "FP8 tensor", "TFLOPS dense"),
-    ("fp8_fp32acc_tflops", "FP8 tensor, FP32 accumulate", "TFLOPS dense"),
-    ("tdp_w", "Board power", "W"),
-    ("nvlink_bandwidth_gbs", "NVLink", "GB/s per GPU"),
-    ("form_factor", "Form factor", ""),
-    ("market", "Market", ""),
-    ("release_year", "Released", ""),
-    ("compute_capability", "CUDA compute capability", ""),
+    ("vram_gib", N_("Memory"), N_("GiB")),
+    ("memory_type", N_("Memory type"), ""),
+    ("memory_bandwidth_gbs", N_("Memory bandwidth"), N_("GB/s")),
+    ("fp32_tflops", N_("FP32 (non-tensor)"), N_("TFLOPS")),
+    ("tf32_tflops", N_("TF32 tensor"), N_("TFLOPS dense")),
+    ("bf16_tflops", N_("BF16 tensor"), N_("TFLOPS dense")),
+    ("fp16_tflops", N_("FP16 tensor, FP16 accumulate"), N_("TFLOPS dense")),
+    ("fp16_fp32acc_tflops", N_("FP16 tensor, FP32 accumulate"), N_("TFLOPS dense")),
+    ("fp8_tflops", N_("FP8 tensor"), N_("TFLOPS dense")),
+    ("fp8_fp32acc_tflops", N_("FP8 tensor, FP32 accumulate"), N_("TFLOPS dense")),
+    ("tdp_w", N_("Board power"), N_("W")),
+    ("nvlink_bandwidth_gbs", N_("NVLink"), N_("GB/s per GPU")),
+    ("form_factor", N_("Form factor"), ""),
+    ("market", N_("Market"), ""),
+    ("release_year", N_("Released"), ""),
+    ("compute_capability", N_("CUDA compute capability"), ""),
 )

@@ -19,6 +19,7 @@ Bad input never raises: the page shows the form again with a message naming the 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -56,7 +57,13 @@ from app.api.responses import (
     provide_settings,
     rank_response,
 )
-from app.api.schemas import MAX_TEXT, OfferDetailResponse, RankedOfferOut, RankResponse
+from app.api.schemas import (
+    MAX_TEXT,
+    OfferDetailResponse,
+    RankedOfferOut,
+    RankResponse,
+    WorkloadIn,
+)
 from app.services.catalog import (
     BENCHMARK_SORTS,
     GPU_SORTS,
@@ -66,17 +73,24 @@ from app.services.catalog import (
     catalog_choices,
     find_gpu,
     gpu_catalog,
+    gpu_family,
     gpu_offers,
 )
 from app.services.estimates import HardwareError
 from app.services.freshness import ProviderFreshness, provider_freshness
-from app.services.offers import FilterError, count_old_offers, stale_provider_ids
-from app.services.reference import ReferenceData
+from app.services.offers import (
+    FilterError,
+    count_old_offers,
+    offer_counts_by_gpu,
+    stale_provider_ids,
+)
+from app.services.reference import Preset, ReferenceData
 from app.services.workloads import WorkloadError
 from app.settings import Settings
 from app.web import charts
-from app.web.format import hours, money, money_short, num
+from app.web.format import money_short
 from app.web.forms import (
+    BILLING_LABELS,
     COLUMNS,
     EXTRA_ORDER_COLUMNS,
     FILTERS_ADVANCED,
@@ -85,9 +99,12 @@ from app.web.forms import (
     SORT_LABELS,
     WORKLOAD_ADVANCED,
     WORKLOAD_MAIN,
+    FormField,
     all_form_fields,
+    preset_form_values,
     throughput_unit,
 )
+from app.web.i18n import LANG_NAMES, N_, accept_language, parse_lang, translations
 from app.web.listing import (
     BENCHMARK_COLUMNS,
     BENCHMARK_PARAMS,
@@ -103,32 +120,62 @@ from app.web.listing import (
     paging_params,
     parse_listing,
 )
+from app.web.picker import picker_groups, short_name
+from app.web.ranking_view import (
+    MAX_PINS,
+    all_oom,
+    answer,
+    billing_siblings,
+    chart_spec,
+    gpu_groups,
+    oom_alternatives,
+    parse_pins,
+    rank_chart,
+    rows_by_id,
+    toggled,
+    warning_label,
+    warning_level,
+)
 
 #: Labels of fields for error messages ("Micro-batch per GPU (micro_batch_size): …").
 FIELD_LABELS = {f.name: f.label for f in all_form_fields()} | {
-    "preset": "Preset",
-    "order": "Row order",
-    "q": "Search",
-    "ids": "Benchmark ids",
+    "preset": N_("Preset"),
+    "order": N_("Row order"),
+    "q": N_("Search"),
+    "ids": N_("Benchmark ids"),
+    "lang": N_("Language"),
+    "pin": N_("Pinned offers"),
+    "base": N_("Preset the form showed"),
 }
 NVLINK_LABELS = {"nvlink": "NVLink", "nvswitch": "NVSwitch", "sxm": "SXM", "pcie": "PCIe"}
 BASIS_TEXT = {
-    "measured": "Measured: published runs of this workload on this GPU model (the measurements "
-    "below); a different GPU count goes through the multi-GPU scaling model.",
-    "scaled": "Scaled: measurements of this workload on other GPU models, scaled to this GPU "
-    "by the ratio of their compute and memory bandwidth (or, for a workload that "
-    "departs from its preset, the preset's estimate scaled by training FLOPs).",
-    "flops_model": "FLOPs model: no usable measurement, so training FLOPs per sample divided "
-    "by the GPU's peak tensor throughput at a typical utilisation (MFU) for "
-    "this model family. The least certain basis.",
+    "measured": N_(
+        "Measured: published runs of this workload on this GPU model (the measurements "
+        "below); a different GPU count goes through the multi-GPU scaling model."
+    ),
+    "scaled": N_(
+        "Scaled: measurements of this workload on other GPU models, scaled to this GPU "
+        "by the ratio of their compute and memory bandwidth (or, for a workload that "
+        "departs from its preset, the preset's estimate scaled by training FLOPs)."
+    ),
+    "flops_model": N_(
+        "FLOPs model: no usable measurement, so training FLOPs per sample divided "
+        "by the GPU's peak tensor throughput at a typical utilisation (MFU) for "
+        "this model family. The least certain basis."
+    ),
 }
 MEMORY_PARTS = (
-    ("weights", "Weights"),
-    ("gradients", "Gradients"),
-    ("optimizer", "Optimizer state"),
-    ("activations", "Activations"),
-    ("overhead", "CUDA context, workspace, fragmentation"),
+    ("weights", N_("Weights")),
+    ("gradients", N_("Gradients")),
+    ("optimizer", N_("Optimizer state")),
+    ("activations", N_("Activations")),
+    ("overhead", N_("CUDA context, workspace, fragmentation")),
 )
+#: Parameters of the pages themselves (not of the API): the language, the ranking page's
+#: pinned rows and the preset whose values its form showed.
+PAGE_PARAMS = ("lang", "pin", "base")
+#: Parameters the ranking page's own links carry (the API's, and the pins).
+RANK_PAGE_PARAMS = (*RANK_PARAMS, "pin")
 
 
 def url(
@@ -144,35 +191,6 @@ def url(
             merged[k] = v
     query = urlencode([(k, merged[k]) for k in keys if k in merged])
     return f"{path}?{query}" if query else path
-
-
-def human_count(n: float) -> str:
-    """25557032 → ``25.6M``; 8030261248 → ``8.03B``."""
-    for factor, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
-        if abs(n) >= factor:
-            return f"{num(n / factor, 3)}{suffix}"
-    return num(n, 3)
-
-
-def preset_display(fields: Mapping[str, Any]) -> dict[str, str]:
-    """A preset's values as the form shows them in placeholders (``25.6M``, ``on``)."""
-    labels = {f.name: dict(f.choices) for f in all_form_fields() if f.kind == "select"}
-    out = {}
-    for key, value in fields.items():
-        if isinstance(value, bool):
-            text = "on" if value else "off"
-        elif key in ("params", "samples_per_epoch", "lookup_params") and isinstance(
-            value, int | float
-        ):
-            text = human_count(value)
-        elif isinstance(value, float):
-            text = num(value, 4)
-        else:
-            text = str(value)
-        out[key] = labels.get(key, {}).get(
-            text if not isinstance(value, bool) else str(value).lower(), text
-        )
-    return out
 
 
 def banner(entries: list[ProviderFreshness], stale_after_hours: float) -> dict[str, Any]:
@@ -194,56 +212,6 @@ def banner(entries: list[ProviderFreshness], stale_after_hours: float) -> dict[s
     }
 
 
-def _offer_label(r: RankedOfferOut, currency: str) -> str:
-    o, e = r.offer, r.estimate
-    gpu = o.gpu or o.gpu_name_raw
-    return (
-        f"#{r.rank} {o.provider_name} · {o.instance_type} · {gpu} × {o.gpu_count:g} — "
-        f"{money(e.cost_per_epoch, currency)} per epoch, {hours(e.epoch_hours)} per epoch"
-        + (" (predicted OOM)" if e.oom_risk == "high" else "")
-    )
-
-
-def rank_chart(result: RankResponse, link_params: Mapping[str, str]) -> charts.ChartLayout:
-    """Cost per epoch against epoch time: the table's offers plus the rest of the frontier."""
-    data = []
-    shown = {r.offer.id for r in result.results}
-    for r in [*result.results, *result.frontier]:
-        if r.estimate.cost_per_epoch is None:
-            continue
-        classes = ["pt"]
-        if r.pareto_optimal:
-            classes.append("frontier")
-        if r.estimate.oom_risk == "high":
-            classes.append("oom")
-        if r.offer.id not in shown:
-            classes.append("extra")
-        data.append(
-            charts.Datum(
-                key=r.offer.id,
-                x=r.estimate.epoch_hours,
-                y=r.estimate.cost_per_epoch,
-                label=_offer_label(r, result.currency),
-                href=url(f"/offers/{r.offer.id}", link_params, OFFER_PARAMS),
-                classes=" ".join(classes),
-                frontier=r.pareto_optimal,
-            )
-        )
-    layout = charts.scatter(
-        data,
-        x_format=hours,
-        y_format=lambda v: money_short(v, result.currency),
-        x_marks=charts.DURATION_MARKS_H,
-        x_label="epoch time",
-        y_label=f"cost per epoch ({result.currency})",
-    )
-    layout.extra.update(
-        has_extra=any("extra" in p.classes for p in layout.points),
-        has_oom=any("oom" in p.classes for p in layout.points),
-    )
-    return layout
-
-
 def column_headers(
     params: Mapping[str, str],
     sort: str,
@@ -258,36 +226,84 @@ def column_headers(
             direction = "descending" if order.startswith("-") else "ascending"
         elif not order and col.rank_key == sort:
             direction = "descending" if sort == "samples_per_s" else "ascending"
+        page = functools.partial(url, "/", params, RANK_PAGE_PARAMS)
         if col.key == "rank":
-            href = url("/", params, order=None)
+            href = page(order=None)
         elif direction is not None:
             flipped = ("" if direction == "descending" else "-") + col.key
-            href = url("/", params, order=flipped)
+            href = page(order=flipped)
         elif col.rank_key is not None:
-            href = url("/", params, sort=col.rank_key, order=None)
+            href = page(sort=col.rank_key, order=None)
         else:
-            href = url("/", params, order=("-" if col.desc_first else "") + col.key)
+            href = page(order=("-" if col.desc_first else "") + col.key)
         out.append({"col": col, "href": href, "direction": direction})
     return out
 
 
 def _with_unknown(keys: tuple[str, ...], form: Mapping[str, str]) -> tuple[str, ...]:
     """``keys`` plus any unknown parameters given, so the JSON twin gets the same request."""
-    return (*keys, *(k for k in form if k not in keys))
+    return (*keys, *(k for k in form if k not in keys and k not in PAGE_PARAMS))
 
 
-def _error_list(errors: list[tuple[str, str]]) -> list[dict[str, str]]:
-    return [{"field": k, "label": FIELD_LABELS.get(k, k), "message": m} for k, m in errors]
+def _error_list(
+    errors: list[tuple[str, str]], lang: str, labels: Mapping[str, str] = FIELD_LABELS
+) -> list[dict[str, str]]:
+    """Errors for the page: each field's label in the page's language (an unknown parameter
+    is named as given)."""
+    _ = translations(lang).gettext
+    return [
+        {"field": k, "label": _(labels[k]) if k in labels else k, "message": m} for k, m in errors
+    ]
 
 
 def _raw(request: Request) -> dict[str, str]:
     return dict(request.query_params.items())
 
 
+@dataclass(frozen=True, slots=True)
+class PageLanguage:
+    """The page's language: ``lang`` (``en``/``zh-CN``); ``param`` the ``lang`` the URL gave
+    (which every link then keeps), ``None`` when it came from ``Accept-Language``; ``error``
+    for a ``lang`` value no page speaks."""
+
+    lang: str
+    param: str | None
+    error: str | None = None
+
+    def context(self, request: Request) -> dict[str, Any]:
+        """What every template needs for its language and the language switch."""
+        query = [(k, v) for k, v in request.query_params.items() if k != "lang"]
+        here = request.url.path + (f"?{urlencode(query)}" if query else "")
+        return {
+            "lang": self.lang,
+            "lang_param": self.param,
+            "html_lang": self.lang,
+            "page_url": here,
+            "lang_names": LANG_NAMES,
+        }
+
+
+def page_language(request: Request) -> PageLanguage:
+    """``?lang=`` (kept by the page's links), else the browser's ``Accept-Language``."""
+    given = request.query_params.get("lang")
+    browser = accept_language(request.headers.get("accept-language"))
+    if not given:
+        return PageLanguage(browser, None)
+    lang = parse_lang(given)
+    if lang is None:
+        return PageLanguage(browser, None, f"must be one of {', '.join(LANG_NAMES)}")
+    return PageLanguage(lang, lang)
+
+
 def _html_error(request: Request, exc: Exception) -> Response[Any]:
     """Errors on pages render as HTML (never a traceback)."""
+    language = page_language(request)
+    _ = translations(language.lang).gettext
     if isinstance(exc, WorkloadError | FilterError | HardwareError):
-        status, message = HTTP_400_BAD_REQUEST, f"Invalid {flat_field(exc.field)}: {exc.reason}"
+        status = HTTP_400_BAD_REQUEST
+        message = _("Invalid {field}: {reason}").format(
+            field=flat_field(exc.field), reason=exc.reason
+        )
     elif isinstance(exc, HTTPException):
         status, message = exc.status_code, str(exc.detail)
         extra = exc.extra if isinstance(exc, ValidationException) else None
@@ -298,18 +314,31 @@ def _html_error(request: Request, exc: Exception) -> Response[Any]:
         status = HTTP_500_INTERNAL_SERVER_ERROR
     if status >= 500:
         request.logger.exception("error on page %s", request.url.path)
-        message = "Something went wrong on our side; the error was logged."
+        message = _("Something went wrong on our side; the error was logged.")
     return Template(
         "error.html",
         context={
-            "title": f"Error {status}",
+            "title": _("Error {status}").format(status=status),
             "status": status,
             "message": message,
             "json_url": None,
             "banner": None,
+            **language.context(request),
         },
         status_code=status,
     )
+
+
+def strip_preset_values(
+    raw: dict[str, str], preset: Preset | None, fields: Sequence[FormField]
+) -> dict[str, str]:
+    """``raw`` without the workload fields that still hold the value the form showed for
+    ``preset`` (the form shows a preset's values as values; unchanged, they are not
+    overrides). A page without JavaScript submits them all."""
+    if preset is None:
+        return raw
+    shown = preset_form_values(preset.fields, fields)
+    return {k: v for k, v in raw.items() if not (k in shown and v.strip() == shown[k])}
 
 
 class PageController(Controller):
@@ -345,10 +374,18 @@ class PageController(Controller):
         ref: NamedDependency[ReferenceData],
         settings: NamedDependency[Settings],
     ) -> Template:
-        """Workload form, filters, ranked offers and the cost/time chart."""
-        raw = _raw(request)
+        """Workload form, filters; after ranking: the answer, the table, the chart."""
+        language = page_language(request)
+        given = {k: v for k, v in _raw(request).items() if k not in PAGE_PARAMS}
+        base = ref.presets.get(_raw(request).get("base", ""))
+        raw = strip_preset_values(given, base, all_form_fields())
         form = {k: v.strip() for k, v in raw.items() if isinstance(v, str) and v.strip()}
         errors: list[tuple[str, str]] = []
+        if language.error:
+            errors.append(("lang", language.error))
+        pins, pin_error = parse_pins(request.query_params.get("pin"))
+        if pin_error:
+            errors.append(("pin", pin_error))
         result: RankResponse | None = None
         params: dict[str, str] = {k: v for k, v in form.items() if k in RANK_PARAMS}
         sort, order = "cost_per_epoch", None
@@ -356,10 +393,12 @@ class PageController(Controller):
         try:
             query = parse_rank_query(raw)
         except ParamError as exc:
-            errors = exc.errors
+            errors += exc.errors
         else:
             params, sort, order = query.params, query.request.sort, query.order
-            if any(k in params for k in WORKLOAD_PARAMS):
+            if errors:
+                pass
+            elif any(k in params for k in WORKLOAD_PARAMS):
                 try:
                     result = rank_response(query.request, session, ref, settings, order=order)
                 except (WorkloadError, FilterError) as exc:
@@ -375,66 +414,79 @@ class PageController(Controller):
                         "model: give params and the model shape",
                     )
                 ]
-        fresh = self._banner(session, settings)
-        unit = "samples/s"
-        if result is not None:
-            unit = throughput_unit(
-                any(r.estimate.tokens_per_s is not None for r in result.results),
-                bool(result.workload.get("image_size")),
-            )
         preset = ref.presets.get(form.get("preset", ""))
-        currency = result.currency if result else params.get("currency", "USD")
-        overrides = [k for k in WORKLOAD_PARAMS if k in params and k != "preset"]
-        workload_title = (
-            "your workload"
-            if preset is None
-            else (
-                f"{preset.name}, with {', '.join(overrides)} changed" if overrides else preset.name
-            )
-        )
-        currencies = ref.currencies
+        page_params = {**params, **({"pin": ",".join(map(str, pins))} if pins else {})}
         context = {
-            "title": "Compare GPU offers for a training job",
+            "title": translations(language.lang).gettext(
+                N_("Compare GPU offers for a training job")
+            ),
             "form": form,
             "params": params,
-            "errors": _error_list(errors),
+            "errors": _error_list(errors, language.lang),
             "error_fields": {k for k, _ in errors},
             "result": result,
-            "currency": currency,
+            "currency": result.currency if result else params.get("currency", "USD"),
             "sort": sort,
             "order": order,
-            "chart": rank_chart(result, params) if result else None,
-            "headers": column_headers(params, sort, order),
-            "extra_orders": column_headers(params, sort, order, EXTRA_ORDER_COLUMNS),
-            "unit": unit,
             "no_workload": no_workload,
             "json_url": url("/v1/rank", form, _with_unknown(RANK_PARAMS, form)),
+            "page_link": lambda **changes: url("/", page_params, RANK_PAGE_PARAMS, **changes),
             "offer_url": lambda offer_id: url(f"/offers/{offer_id}", params, OFFER_PARAMS),
-            "more_url": url("/", params, limit=str(min(1000, len(result.results) + 100)))
-            if result and result.total_offers > len(result.results)
-            else None,
             "presets": list(ref.presets.values()),
+            "picker": picker_groups(ref.presets.values()),
             "preset": preset,
-            "preset_values": preset_display(preset.fields) if preset else {},
-            "preset_json": {slug: preset_display(p.fields) for slug, p in ref.presets.items()},
+            "preset_short": short_name(preset.name) if preset else None,
+            "preset_values": preset_form_values(preset.fields, all_form_fields()) if preset else {},
+            "preset_json": {
+                slug: preset_form_values(p.fields, all_form_fields())
+                for slug, p in ref.presets.items()
+            },
             "workload_main": WORKLOAD_MAIN,
             "workload_advanced": WORKLOAD_ADVANCED,
             "filters_main": FILTERS_MAIN,
             "filters_advanced": FILTERS_ADVANCED,
             "options": OPTIONS,
-            "providers": [(e.slug, e.name) for e in fresh["entries"] if e.offers],
-            "currency_choices": [(c, c) for c in currencies],
-            "workload_title": workload_title,
+            "field_labels": FIELD_LABELS,
             "sort_labels": SORT_LABELS,
-            "column_labels": {c.key: c.label for c in (*COLUMNS, *EXTRA_ORDER_COLUMNS)}
-            | {"samples_per_s": unit},
+            "gpu_chips": gpu_chips(session, ref),
             "gpu_names": sorted(ref.gpus),
             "nvlink_labels": NVLINK_LABELS,
-            "banner": fresh,
+            "pins": pins,
+            "max_pins": MAX_PINS,
+            "banner": self._banner(session, settings),
+            **language.context(request),
         }
+        fresh = context["banner"]
+        context["providers"] = [(e.slug, e.name) for e in fresh["entries"] if e.offers]
+        context["currency_choices"] = [(c, c) for c in ref.currencies]
+        if result is not None:
+            context.update(
+                ranked_context(result, params, page_params, sort, order, pins, language.lang)
+            )
+            context["workload_title"] = workload_title(preset, params)
+            if all_oom(result) and result.workload.get("sharding") in (None, "none"):
+                context["more_gpus"] = self._more_gpus(query, session, ref, settings)
         return Template(
             "rank.html", context=context, status_code=HTTP_400_BAD_REQUEST if errors else 200
         )
+
+    @staticmethod
+    def _more_gpus(
+        query: Any, session: Session, ref: ReferenceData, settings: Settings
+    ) -> RankedOfferOut | None:
+        """When every offer runs out of memory: the cheapest offer of two or more GPUs with
+        the model sharded (FSDP), and its memory, as the API ranks it."""
+        filters = query.request.filters.model_copy(update={"gpu_count": None, "min_gpu_count": 2})
+        given = query.request.workload.model_dump(exclude_unset=True, mode="json")
+        workload = WorkloadIn.model_validate({**given, "sharding": "fsdp"}, strict=False)
+        request = query.request.model_copy(
+            update={"filters": filters, "workload": workload, "limit": 1, "drop_oom": True}
+        )
+        try:
+            found = rank_response(request, session, ref, settings)
+        except (WorkloadError, FilterError):
+            return None
+        return found.results[0] if found.results else None
 
     @get("/offers/{offer_id:int}", sync_to_thread=True, name="offer_page")
     def offer_page(
@@ -446,13 +498,14 @@ class PageController(Controller):
         settings: NamedDependency[Settings],
     ) -> Template:
         """One offer: details, the estimate explained, price history."""
-        raw = _raw(request)
+        language = page_language(request)
+        raw = {k: v for k, v in _raw(request).items() if k != "lang"}
         form = {k: v.strip() for k, v in raw.items() if isinstance(v, str) and v.strip()}
-        errors: list[tuple[str, str]] = []
+        errors: list[tuple[str, str]] = [("lang", language.error)] if language.error else []
         try:
             query = parse_offer_query(raw)
         except ParamError as exc:
-            errors = exc.errors
+            errors += exc.errors
             query = OfferQuery(workload=None, currency="USD", params={})
         try:
             detail = offer_detail(offer_id, query, session, ref, settings)
@@ -466,35 +519,33 @@ class PageController(Controller):
         preset = (
             ref.presets.get(str(detail.workload.get("preset") or "")) if detail.workload else None
         )
-        overrides = [k for k in WORKLOAD_PARAMS if k in params and k != "preset"]
-        workload_title = (
-            "your workload"
-            if preset is None
-            else (
-                f"{preset.name}, with {', '.join(overrides)} changed" if overrides else preset.name
-            )
-        )
         context = {
             "title": f"{detail.offer.provider_name} {detail.offer.instance_type}",
             "d": detail,
             "o": detail.offer,
             "e": detail.estimate,
             "form": form,
-            "workload_title": workload_title,
+            "workload_title": workload_title(preset, params),
             "params": params,
-            "errors": _error_list(errors),
+            "errors": _error_list(errors, language.lang),
             "error_fields": {k for k, _ in errors},
+            "field_labels": FIELD_LABELS,
             "preset_values": {},
             "json_url": url(f"/v1/offers/{offer_id}", form, _with_unknown(OFFER_PARAMS, form)),
             "rank_url": url("/", params, OFFER_PARAMS),
             "presets": list(ref.presets.values()),
+            "picker": picker_groups(ref.presets.values()),
             "currencies": ref.currencies,
             "memory": _memory(detail),
             "basis_text": BASIS_TEXT,
-            "price_chart": _price_chart(detail),
+            "price_chart": _price_chart(detail, language.lang),
             "gpu_url": gpu_url,
             "nvlink_labels": NVLINK_LABELS,
+            "warning_label": lambda w: warning_label(w, language.lang),
+            "warning_level": warning_level,
+            "billing_labels": BILLING_LABELS,
             "banner": self._banner(session, settings),
+            **language.context(request),
         }
         return Template(
             "offer.html", context=context, status_code=HTTP_400_BAD_REQUEST if errors else 200
@@ -512,9 +563,12 @@ class PageController(Controller):
         """Parse a listing's parameters, fetch its page and render it, or (``format=json``)
         answer its JSON twin; 400 naming every bad parameter."""
         spec = (*kind.params, *paging_params(kind.sorts))
-        labels = {p.name: p.label or p.name for p in spec}
-        query = parse_listing(_raw(request), spec)
+        labels = {p.name: p.label or p.name for p in spec} | {"lang": FIELD_LABELS["lang"]}
+        language = page_language(request)
+        query = parse_listing({k: v for k, v in _raw(request).items() if k != "lang"}, spec)
         errors = list(query.errors)
+        if language.error and not query.wants_json:
+            errors.append(("lang", language.error))
         listing: Listing | None = None
         if not errors:
             v = query.values
@@ -539,13 +593,15 @@ class PageController(Controller):
             "params": params,
             "form": query.form,
             "labels": labels,
-            "errors": [{"field": k, "label": labels.get(k, k), "message": m} for k, m in errors],
+            "errors": _error_list(errors, language.lang, labels),
+            "title": translations(language.lang).gettext(context["title"]),
             "filtered": any(p.name in params for p in kind.params),
             "headers": headers(kind.path, params, kind.columns, listing, kind.sorts),
             "pager": pager(kind.path, params, listing) if listing else None,
             "gpu_url": gpu_url,
             "json_url": link(kind.path, {**params, "format": "json"}),
             "banner": self._banner(session, settings),
+            **language.context(request),
         }
         return Template(
             kind.template, context=context, status_code=HTTP_400_BAD_REQUEST if errors else 200
@@ -563,7 +619,7 @@ class PageController(Controller):
         by any column; paged. JSON twin: the same URL with ``format=json``."""
         choices = catalog_choices(session)
         context = {
-            "title": "GPU catalog",
+            "title": N_("GPU catalog"),
             "choices": choices,
             "options": _options(choices),
             "catalog_size": len(ref.gpus),
@@ -582,7 +638,11 @@ class PageController(Controller):
         """One GPU (by id, name or alias): its specs with units and sources, its offers
         (cheapest per GPU-hour first) and its measurements; a family name (``A100``) redirects
         to the catalog filtered by that family. JSON twin: the same URL with ``format=json``."""
-        query = parse_listing(_raw(request), paging_params(())[-1:])
+        language = page_language(request)
+        raw = {k: v for k, v in _raw(request).items() if k != "lang"}
+        query = parse_listing(raw, paging_params(())[-1:])
+        if language.error and not query.wants_json:
+            query.errors.append(("lang", language.error))
         if query.errors:
             if query.wants_json or _raw(request).get("format") == "json":
                 return _json_listing(None, query.errors)
@@ -593,6 +653,8 @@ class PageController(Controller):
         if len(family) > 1:
             # a family name (``A100``) stands for several models: the catalog lists them
             wanted = {"family": key.strip(), **({"format": "json"} if query.wants_json else {})}
+            if language.param and not query.wants_json:
+                wanted["lang"] = language.param
             return Redirect(link("/gpus", wanted), status_code=HTTP_303_SEE_OTHER)
         gpu = find_gpu(session, ref, key)
         if gpu is None:
@@ -637,6 +699,8 @@ class PageController(Controller):
                 "nvlink_labels": NVLINK_LABELS,
                 "json_url": link(gpu_url(name), {"format": "json"}),
                 "banner": self._banner(session, settings),
+                "billing_labels": BILLING_LABELS,
+                **language.context(request),
             },
         )
 
@@ -653,7 +717,7 @@ class PageController(Controller):
         URL with ``format=json``."""
         choices = benchmark_choices(session)
         context = {
-            "title": "Measured training throughput",
+            "title": N_("Measured training throughput"),
             "choices": choices,
             "options": _options(choices),
             "presets": list(ref.presets.values()),
@@ -746,7 +810,7 @@ def _memory(detail: OfferDetailResponse) -> dict[str, Any] | None:
     }
 
 
-def _price_chart(detail: OfferDetailResponse) -> charts.ChartLayout | None:
+def _price_chart(detail: OfferDetailResponse, lang: str) -> charts.ChartLayout | None:
     currency = detail.offer.currency
     obs = [
         (dt.datetime.fromisoformat(p.observed_at), p.price_per_hour)
@@ -757,7 +821,91 @@ def _price_chart(detail: OfferDetailResponse) -> charts.ChartLayout | None:
         return None
     return charts.timeline(
         obs,
-        y_format=lambda v: money_short(v, currency),
-        y_label=f"price per hour ({currency})",
+        y_format=lambda v: money_short(v, currency, lang),
+        y_label=translations(lang).gettext("price per hour ({currency})").format(currency=currency),
         now=dt.datetime.now(dt.UTC),
     )
+
+
+def workload_title(preset: Preset | None, params: Mapping[str, str]) -> dict[str, Any]:
+    """The workload in a few words: the preset's short name and the fields changed from it
+    (the template says it in the page's language)."""
+    overrides = [k for k in WORKLOAD_PARAMS if k in params and k != "preset"]
+    return {
+        "preset": short_name(preset.name) if preset else None,
+        "full": preset.name if preset else None,
+        "changed": overrides,
+    }
+
+
+def gpu_chips(session: Session, ref: ReferenceData, most: int = 14) -> list[str]:
+    """GPU families to pick with one click, those with the most available offers first: the
+    catalog's family names (``A100``, ``RTX 4090``: a vendor's brand word dropped where the
+    ``gpu`` filter takes the name without it)."""
+    counts: dict[str, int] = {}
+    for gpu_id, offers in offer_counts_by_gpu(session).items():
+        name = ref.gpu_names_by_id.get(gpu_id)
+        if name is None:
+            continue
+        family = gpu_family(name)
+        short = family.removeprefix("GeForce ").removeprefix("Instinct ")
+        if short != family and set(ref.resolve_gpu_filter(short)) != set(
+            ref.resolve_gpu_filter(family)
+        ):
+            short = family
+        counts[short] = counts.get(short, 0) + offers
+    return sorted(counts, key=lambda f: (-counts[f], f))[:most]
+
+
+def ranked_context(
+    result: RankResponse,
+    params: Mapping[str, str],
+    page_params: Mapping[str, str],
+    sort: str,
+    order: str | None,
+    pins: Sequence[int],
+    lang: str,
+) -> dict[str, Any]:
+    """What the ranking page shows after ranking, all read from ``result`` (the JSON twin):
+    the answer, the comparisons, the chart, the all-OOM alternatives."""
+    rows = [*result.results, *result.frontier]
+    unit = throughput_unit(
+        any(r.estimate.tokens_per_s is not None for r in result.results),
+        bool(result.workload.get("image_size")),
+    )
+    by_id = rows_by_id(result)
+    spec = chart_spec(params)
+
+    def offer_href(offer_id: int) -> str:
+        return url(f"/offers/{offer_id}", params, OFFER_PARAMS)
+
+    def relink(changes: dict[str, str]) -> str:
+        return url("/", params, RANK_PARAMS, **changes)
+
+    return {
+        "unit": unit,
+        "answer": answer(result),
+        "groups": gpu_groups(rows),
+        "compare_gpus": "," in params.get("gpu", ""),
+        "siblings": billing_siblings(rows),
+        "pinned": [by_id[i] for i in pins if i in by_id],
+        "pins_missing": [i for i in pins if i not in by_id],
+        "toggle_pin": lambda offer_id: toggled(pins, offer_id),
+        "chart": rank_chart(result, spec, offer_href, lang),
+        "chart_spec": spec,
+        "headers": column_headers(page_params, sort, order),
+        "extra_orders": column_headers(page_params, sort, order, EXTRA_ORDER_COLUMNS),
+        "column_labels": {c.key: c.label for c in (*COLUMNS, *EXTRA_ORDER_COLUMNS)}
+        | {"samples_per_s": unit},
+        "more_url": url(
+            "/", page_params, RANK_PAGE_PARAMS, limit=str(min(1000, len(result.results) + 100))
+        )
+        if result.total_offers > len(result.results)
+        else None,
+        "all_oom": all_oom(result),
+        "alternatives": oom_alternatives(result, relink, lang) if all_oom(result) else [],
+        "more_gpus_url": relink({"sharding": "fsdp", "min_gpu_count": "2", "gpu_count": ""}),
+        "warning_label": lambda w: warning_label(w, lang),
+        "warning_level": warning_level,
+        "billing_labels": BILLING_LABELS,
+    }

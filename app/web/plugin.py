@@ -13,6 +13,7 @@ from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 
+from app.web import i18n
 from app.web.format import FILTERS
 from app.web.pages import PageController
 
@@ -28,7 +29,8 @@ def static_url(name: str) -> str:
 
 
 def template_environment() -> Environment:
-    """Jinja environment: autoescape on for every template, undefined names are errors."""
+    """Jinja environment: autoescape on for every template, undefined names are errors,
+    messages translated into the page's language (:mod:`app.web.i18n`)."""
     env = Environment(
         loader=FileSystemLoader(TEMPLATE_DIR),
         autoescape=select_autoescape(default=True, default_for_string=True),
@@ -37,6 +39,7 @@ def template_environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters.update(FILTERS)
+    i18n.install(env)
     env.globals["static"] = {name: static_url(name) for name in ("gpucost.css", "gpucost.js")}
     return env
 

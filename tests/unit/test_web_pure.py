@@ -10,8 +10,18 @@ from markupsafe import Markup
 
 from app.api.query import ParamError, _human_count, order_rows, parse_offer_query, parse_rank_query
 from app.web import charts
-from app.web.format import hours, linkify, money, money_short, num
-from app.web.pages import human_count, url
+from app.web.format import (
+    compact,
+    hours,
+    hours_range,
+    linkify,
+    money,
+    money_range,
+    money_short,
+    num,
+)
+from app.web.forms import human_count
+from app.web.pages import url
 
 
 def d(key: int, x: float, y: float, frontier: bool = False) -> charts.Datum:
@@ -83,13 +93,22 @@ def test_memory_bar_scales_to_the_larger_of_peak_and_usable() -> None:
 def test_formatting() -> None:
     assert num(1234.5) == "1,234" and num(12.3456) == "12.3" and num(0.012345) == "0.0123"
     assert num(None) == "—" and num(math.inf) == "∞"
-    assert money(0.0412) == "$0.0412" and money(12.345, "CNY") == "¥12.35"
-    assert (
-        money(1234.5) == "$1,234" and money(3, "EUR") == "€3.00" and money(2, "JPY") == "2.00 JPY"
-    )
+    # currencies as the locale writes them (CLDR, through Babel): CN¥ in English, ¥ in Chinese
+    assert money(0.0412) == "$0.0412" and money(12.345, "CNY") == "CN¥12.35"
+    assert money(12.345, "CNY", lang="zh-CN") == "¥12.35"
+    assert money(0.0412, lang="zh-CN") == "US$0.0412"
+    assert money(1234.5) == "$1,234" and money(3, "EUR") == "€3.00"
     assert hours(0) == "0" and hours(0.001) == "4 s" and hours(0.39) == "23 min"
     assert hours(13.85) == "13.8 h" and hours(350) == "14.6 d" and hours(math.inf) == "∞"
+    assert hours(0.39, lang="zh-CN") == "23 分钟" and hours(350, lang="zh-CN") == "14.6 天"
     assert human_count(25_557_032) == "25.6M" and human_count(8_030_261_248) == "8.03B"
+    # ranges name the unit or symbol once when both ends share it
+    assert money_range(0.231, 0.338, "USD") == "$0.231–0.338"
+    assert money_range(1.62, 2.37, "CNY", lang="zh-CN") == "¥1.62–2.37"
+    assert hours_range(0.35, 0.5) == "21–30 min" and hours_range(0.98, 1.32) == "59 min–1.32 h"
+    # large throughputs in the locale's compact form, three significant figures
+    assert compact(4_512_345) == "4.51M" and compact(123_456, lang="zh-CN") == "12.3万"
+    assert compact(20_160) == "20,160"
 
 
 def test_linkify_escapes_and_links_only_http() -> None:

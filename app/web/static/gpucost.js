@@ -1,16 +1,22 @@
 // gpucost web pages: small progressive enhancements; every page works without JavaScript.
 "use strict";
 
+document.documentElement.classList.remove("no-js");
+
 document.addEventListener("DOMContentLoaded", () => {
-  // Forms: leave empty and default-valued fields out of the URL, so a shared link carries only
-  // what was chosen (the server treats both the same).
+  const rankForm = document.getElementById("rank-form");
+  const workloadFields = () => rankForm.querySelectorAll(
+    "fieldset.workload input[name]:not([type=radio]), fieldset.workload select[name]");
+
+  // Forms: leave empty fields, and fields still at their default or preset value, out of the
+  // URL, so a shared link carries only what was chosen (the server treats both the same).
   for (const form of document.querySelectorAll("form[method='get']")) {
     form.addEventListener("submit", (event) => {
       // The ranking form without a workload: say what to pick instead of reloading the page.
-      if (form.id === "rank-form") {
-        const given = [...form.querySelectorAll(
-          "fieldset.workload input[name], fieldset.workload select[name]")]
-          .some((el) => el.value.trim() !== "");
+      if (form === rankForm) {
+        const preset = form.querySelector("input[name=preset]:checked");
+        const given = (preset && preset.value !== "") ||
+          [...workloadFields()].some((el) => el.value.trim() !== "");
         if (!given) {
           event.preventDefault();
           let box = document.getElementById("pick-workload");
@@ -19,19 +25,23 @@ document.addEventListener("DOMContentLoaded", () => {
             box.id = "pick-workload";
             box.className = "errors";
             box.setAttribute("role", "alert");
-            box.textContent = "No workload given: pick a preset (e.g. Llama 3 8B QLoRA or " +
-              "ResNet-50), or describe the model under \u201cModel shape\u201d (params and shape).";
+            box.textContent = form.dataset.noWorkload || "No workload given: pick a preset " +
+              "(e.g. Llama 3 8B QLoRA or ResNet-50), or describe the model under " +
+              "\u201cModel shape\u201d (params and shape).";
             form.prepend(box);
           }
           box.scrollIntoView({ block: "nearest" });
-          const preset = document.getElementById("f-preset");
-          if (preset) preset.focus();
+          const search = document.getElementById("preset-search");
+          if (search) search.focus();
           return;
         }
+        const base = document.getElementById("f-base");
+        if (base) base.disabled = true;
       }
       for (const el of form.querySelectorAll("input[name], select[name]")) {
+        if (el.type === "radio" || el.type === "hidden") continue;
         const value = el.value.trim();
-        if (value === "" || (el.dataset.default && value === el.dataset.default)) {
+        if (value === "" || (el.dataset.default !== undefined && value === el.dataset.default)) {
           el.disabled = true;
         }
       }
@@ -44,31 +54,96 @@ document.addEventListener("DOMContentLoaded", () => {
     }
   });
 
-  // Preset picker: show the chosen preset's values as the placeholders of empty fields, and
-  // clear the workload overrides typed for the previous preset.
-  const presetSelect = document.querySelector("#rank-form #f-preset");
+  if (rankForm) enhanceRankForm(rankForm, workloadFields);
+  enhanceChart();
+});
+
+function enhanceRankForm(form, workloadFields) {
+  // A field whose value differs from the preset's is marked as changed.
+  const mark = (el) => {
+    const field = el.closest(".field");
+    if (field) field.classList.toggle("changed", !!el.dataset.default && el.value !== el.dataset.default);
+  };
+  for (const el of workloadFields()) {
+    el.addEventListener("input", () => mark(el));
+    el.addEventListener("change", () => mark(el));
+  }
+
+  // Preset picker: the chosen preset's values become the fields' values (and defaults).
   const presetData = document.getElementById("preset-values");
-  if (presetSelect && presetData) {
-    const presets = JSON.parse(presetData.textContent);
-    presetSelect.addEventListener("change", () => {
-      const values = presets[presetSelect.value] || {};
-      for (const el of document.querySelectorAll(
-        "#rank-form fieldset.workload input[name], #rank-form fieldset.workload select[name]")) {
-        if (el === presetSelect) continue;
-        const shown = values[el.name];
-        if (el.tagName === "SELECT") {
-          const first = el.querySelector("option[data-preset-option]");
-          if (first) first.textContent = shown ? `${shown} (preset)` : "default";
-          el.value = "";
-        } else {
-          el.value = "";
-          el.placeholder = shown || el.title || "";
+  const presets = presetData ? JSON.parse(presetData.textContent) : {};
+  const applyPreset = (slug) => {
+    const values = presets[slug] || {};
+    for (const el of workloadFields()) {
+      const shown = values[el.name] || "";
+      el.value = shown;
+      el.dataset.default = shown;
+      mark(el);
+    }
+  };
+  for (const radio of form.querySelectorAll("input[name=preset]")) {
+    radio.addEventListener("change", () => applyPreset(radio.value));
+  }
+
+  // Preset search: every word must start a word of the preset's name or slug.
+  const search = document.getElementById("preset-search");
+  if (search) {
+    const list = document.getElementById("picker-list");
+    const none = list.querySelector(".pick-none");
+    const words = (text) => text.toLowerCase().split(/[^a-z0-9.\u4e00-\u9fff]+/).filter(Boolean);
+    search.addEventListener("input", () => {
+      const wanted = words(search.value);
+      let shown = 0;
+      for (const group of list.querySelectorAll(".pick-group")) {
+        let any = false;
+        for (const item of group.querySelectorAll(".pick")) {
+          const have = words(item.dataset.search || item.textContent);
+          const hit = wanted.every((w) => have.some((h) => h.startsWith(w) ||
+            h.replace(/\./g, "").startsWith(w)));
+          item.hidden = !hit;
+          any = any || hit;
+          if (hit) shown += 1;
         }
+        group.hidden = !any;
+      }
+      const custom = list.querySelector(".pick-custom");
+      if (custom) custom.hidden = wanted.length > 0;
+      if (none) none.hidden = shown > 0;
+    });
+    search.addEventListener("keydown", (event) => {
+      if (event.key !== "Enter") return;
+      event.preventDefault();
+      const first = list.querySelector(".pick:not([hidden]) input");
+      if (first) { first.checked = true; first.dispatchEvent(new Event("change")); first.focus(); }
+    });
+    const checked = list.querySelector("input:checked");
+    if (checked && checked.value) checked.closest(".pick").scrollIntoView({ block: "nearest" });
+  }
+
+  // GPU chips: add or remove a family in the comma-separated GPU filter.
+  const gpu = document.getElementById("f-gpu");
+  const norm = (s) => s.toLowerCase().replace(/\s+/g, "");
+  for (const chip of form.querySelectorAll(".chip[data-gpu]")) {
+    chip.addEventListener("click", () => {
+      const parts = gpu.value.split(",").map((s) => s.trim()).filter(Boolean);
+      const at = parts.findIndex((p) => norm(p) === norm(chip.dataset.gpu));
+      if (at >= 0) parts.splice(at, 1); else parts.push(chip.dataset.gpu);
+      gpu.value = parts.join(", ");
+      chip.setAttribute("aria-pressed", at >= 0 ? "false" : "true");
+    });
+  }
+  const count = document.getElementById("f-gpu_count");
+  for (const chip of form.querySelectorAll(".chip[data-count]")) {
+    chip.addEventListener("click", () => {
+      const on = count.value !== chip.dataset.count;
+      count.value = on ? chip.dataset.count : "";
+      for (const c of form.querySelectorAll(".chip[data-count]")) {
+        c.setAttribute("aria-pressed", on && c === chip ? "true" : "false");
       }
     });
   }
 
-  // config.json: the API reads it into the model-shape fields, in one step.
+  // config.json: the API reads it into the model-shape fields, in one step (a custom workload).
   const hfButton = document.getElementById("hf-fill");
   if (hfButton) {
     hfButton.addEventListener("click", async () => {
@@ -91,6 +166,8 @@ document.addEventListener("DOMContentLoaded", () => {
         out.textContent = `${answer.detail}${keys ? ` (${keys})` : ""}`;
         return;
       }
+      const custom = form.querySelector("input[name=preset][value='']");
+      if (custom && !custom.checked) { custom.checked = true; applyPreset(""); }
       const filled = [];
       for (const [name, value] of Object.entries(answer.fields)) {
         const el = document.getElementById(`f-${name}`);
@@ -98,7 +175,7 @@ document.addEventListener("DOMContentLoaded", () => {
         el.value = String(value);
         filled.push(`${name} ${value}`);
       }
-      const adv = document.querySelector("#rank-form fieldset.workload details.advanced");
+      const adv = form.querySelector("fieldset.workload details.advanced");
       if (adv) adv.open = true;
       const maxPos = answer.fields.max_positions;
       out.textContent = `Filled ${filled.join(", ")}` +
@@ -106,7 +183,9 @@ document.addEventListener("DOMContentLoaded", () => {
         `. ${answer.notes.join("; ")}. Now give the sequence length and samples per epoch.`;
     });
   }
+}
 
+function enhanceChart() {
   // Chart: name the hovered or focused point, and highlight its table row (and back).
   const label = document.getElementById("chart-label");
   const points = document.querySelectorAll("svg.scatter circle.pt");
@@ -129,4 +208,4 @@ document.addEventListener("DOMContentLoaded", () => {
     row.addEventListener("mouseenter", () => show(pt, true));
     row.addEventListener("mouseleave", () => show(pt, false));
   }
-});
+}
