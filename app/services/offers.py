@@ -190,6 +190,8 @@ def _filtered(session: Session, stmt: Select, filters: dict, ref: ReferenceData)
     if filters.get("region"):
         # a substring of the region, or a country and its regions' own labels (华北 is in
         # China): matched in Python on the few distinct labels (app.services.regions)
+        if "\x00" in filters["region"]:
+            raise FilterError("region", "contains a NUL character, which no region label has")
         labels = session.scalars(select(InstanceOffer.region).distinct()).all()
         stmt = stmt.where(InstanceOffer.region.in_(matching_regions(filters["region"], labels)))
     if filters.get("billing"):

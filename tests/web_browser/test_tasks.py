@@ -3,7 +3,7 @@ page, each answered in at most five actions; and every page type clean under axe
 without sideways scroll, at 1440 and 390 px, in both colour schemes and both languages.
 
 The answer's figures are checked against the API's answer to the same request (the page's
-JSON twin), formatted as the page formats them. Shared set-up: tests/browser.py.
+JSON twin), formatted as the page formats them. Shared set-up: helpers.py and conftest.py here.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Page
 
 from app.web.format import hours, hours_range, money, money_range
-from tests.browser import MARKS, axe_violations, fits, screenshot
+from tests.web_browser.helpers import MARKS, axe_violations, fits, screenshot
 
 pytestmark = MARKS
 

@@ -1,8 +1,8 @@
 """End to end in headless Chromium: pick a preset, rank, read the answer and the chart, open an
-offer; the listing pages sort, page and fit a phone. Shared set-up: tests/browser.py (and the
-``base_url``/``browser_page`` fixtures of tests/conftest.py: one server, one browser, one page
-for every browser test). With ``GPUCOST_SCREENSHOT=1`` the tests also write the screenshots of
-``docs/`` (the README's ``docs/screenshot-rank.png`` among them).
+offer; the listing pages sort, page and fit a phone. Shared set-up: helpers.py and conftest.py
+here (one server, one browser, one page for every browser test of this package). With
+``GPUCOST_SCREENSHOT=1`` the tests also write the screenshots of ``docs/`` (the README's
+``docs/screenshot-rank.png`` among them).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Page
 
 from app.settings import PROJECT_ROOT
-from tests.browser import MARKS, fits, screenshot
+from tests.web_browser.helpers import MARKS, fits, screenshot
 
 pytestmark = MARKS
 
