@@ -33,6 +33,7 @@ RANK_OPTION_PARAMS = (
     "limit",
     "drop_oom",
     "exclude_spot",
+    "bookable_fresh_first",
     "max_total_cost",
     "max_total_hours",
     "spot_interruptions_per_hour",

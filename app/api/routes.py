@@ -64,7 +64,7 @@ from app.api.schemas import (
     WorkloadIn,
     zero_bounds,
 )
-from app.api.submissions import handle_submission
+from app.api.submissions import SubmissionEventOut, SubmissionEventPage, handle_submission
 from app.estimate.memory import vram_per_gpu_gib
 from app.hf_config import HFConfigError, parse_hf_config
 from app.services.catalog import search_benchmarks, search_gpus
@@ -79,6 +79,7 @@ from app.services.offers import (
     stale_provider_ids,
 )
 from app.services.reference import ReferenceData
+from app.services.submissions import list_events
 from app.services.workloads import WorkloadError, resolve_workload
 from app.settings import Settings
 
@@ -364,6 +365,9 @@ class V1Controller(Controller):
         include_suspect: Annotated[
             bool, QueryParameter(description=_doc(OfferFilters, "include_suspect"))
         ] = False,
+        bookable_only: Annotated[
+            bool, QueryParameter(description=_doc(OfferFilters, "bookable_only"))
+        ] = False,
         limit: Annotated[
             int, QueryParameter(ge=1, le=1000, description="page size: most offers returned")
         ] = 100,
@@ -391,6 +395,7 @@ class V1Controller(Controller):
                 max_price_per_hour=max_price_per_hour,
                 available_only=available_only,
                 include_suspect=include_suspect,
+                bookable_only=bookable_only,
             ).model_dump()
         except PydanticValidationError as exc:  # rules beyond the parameters' own bounds
             raise bad_params(
@@ -406,10 +411,7 @@ class V1Controller(Controller):
         )
         stale = stale_provider_ids(session, settings.stale_after_hours)
         return OfferPage(
-            items=[
-                offer_out(r, ref, stale, stale_after_days=settings.offer_stale_after_days)
-                for r in page
-            ],
+            items=[offer_out(r, ref, stale) for r in page],
             total=total,
             limit=limit,
             offset=offset,
@@ -491,8 +493,9 @@ class V1Controller(Controller):
         status: Annotated[
             str | None,
             QueryParameter(
-                pattern=r"^(accepted|held)$",
-                description="held: submitted rows held for review (never used); accepted: the rest",
+                pattern=r"^(accepted|held|revoked)$",
+                description="held: submitted rows held for review (never used); revoked: rows "
+                "of a revoked submitter (never used); accepted: the rest",
             ),
         ] = None,
         limit: Annotated[
@@ -509,7 +512,8 @@ class V1Controller(Controller):
         substring of the label, task, GPU as published, framework, precision or source;
         ``ids`` (comma-separated) fetches the measurements an estimate cites in its
         ``evidence``; ``status`` ``held`` lists the submitted rows held for review (more than
-        2× off the estimate: stored, never used), ``accepted`` the rest.
+        2× off the published estimate, or moving an answer more than the uncorroborated bound:
+        stored, never used), ``revoked`` those of a revoked submitter, ``accepted`` the rest.
         """
         reject_unknown_query(request)
         items, total = search_benchmarks(
@@ -550,13 +554,47 @@ class V1Controller(Controller):
         """Store a measurement from ``gpucost bench`` (``Authorization: Bearer <token>``).
 
         Body: :class:`app.api.submissions.BenchmarkSubmission`. Stored with ``source``
-        ``submitted``, the environment, the token's name and the time; it moves estimates only
-        within 2× of the current estimate for that workload on that GPU, else it is ``held``
-        (``GET /v1/benchmarks?status=held``). 201 new; 200 with the stored row when the same
+        ``submitted``, the environment, the token's name and the time. It never enters the
+        model: it moves only its own configuration's answer, each submitter counting as one
+        observation, by at most ±10 % until a second submitter's run agrees or a maintainer
+        approves it; a row more than 2× off the published estimate (the model without any
+        submitted row), or one that alone would move the answer further, is ``held``
+        (``GET /v1/benchmarks?status=held``); ``GET /v1/submissions/events`` is the audit
+        trail. 201 new; 200 with the stored row when the same
         submitter sends the same ``run_id`` again; 401 without a valid token (nothing stored);
         400 naming the field; 409 run id of another submitter; 429 past the rate limit.
         """
         return handle_submission(request, data, session, ref, settings)
+
+    @get(
+        "/submissions/events",
+        sync_to_thread=True,
+        summary="Audit trail of submitted measurements",
+        responses=error_responses(400),
+    )
+    def submission_events(
+        self,
+        request: Request[Any, Any, Any],
+        session: NamedDependency[Session],
+        submitter: Annotated[
+            str | None, QueryParameter(max_length=100, description="only this submitter's rows")
+        ] = None,
+        limit: Annotated[
+            int, QueryParameter(ge=1, le=1000, description="page size: most entries returned")
+        ] = 100,
+        offset: Annotated[
+            int, QueryParameter(ge=0, le=1_000_000_000, description="entries skipped")
+        ] = 0,
+    ) -> SubmissionEventPage:
+        """Who submitted, held, corroborated, approved or revoked which measurement, when, and
+        what it moved: the served answer of the row's configuration before and after, newest
+        first. Read-only and public (identities are the tokens' names, as every submitted row
+        shows them); maintainers act with ``gpucost submissions approve|revoke``."""
+        reject_unknown_query(request)
+        items, total = list_events(session, submitter=submitter, limit=limit, offset=offset)
+        return SubmissionEventPage(
+            items=[SubmissionEventOut(**i) for i in items], total=total, limit=limit, offset=offset
+        )
 
     @get(
         "/workloads",

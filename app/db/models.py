@@ -175,6 +175,14 @@ class InstanceOffer(Base):
     gpu_note: Mapped[str | None] = mapped_column(Text)
     #: The provider's page or console link for this offer, where one exists.
     offer_url: Mapped[str | None] = mapped_column(Text)
+    #: What the price is (:mod:`app.price_age`): ``scraped`` (a provider's own price,
+    #: read from its API by ``gpucost refresh``), ``hand_kept`` (a provider's own price kept in
+    #: the seed data), ``price_index`` (an aggregate such as a day's lowest listing across
+    #: platforms) or ``quoted_example`` (a listing a document quotes as an example). Only the
+    #: first two can be rented as listed; each kind ages at its own pace.
+    price_kind: Mapped[str] = mapped_column(
+        String(16), default="hand_kept", server_default="hand_kept"
+    )
 
     provider: Mapped[Provider] = relationship(back_populates="offers", lazy="raise")
     gpu_model: Mapped[GpuModel | None] = relationship(lazy="raise")
@@ -250,6 +258,55 @@ class ThroughputBenchmark(Base):
     #: Identity of the API token that submitted the row (its name, never the token).
     submitted_by: Mapped[str | None] = mapped_column(String(100))
     submitted_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    #: Who corroborated a submitted row that alone would have moved an answer past the bound
+    #: (:data:`app.services.submitted.MAX_UNCORROBORATED_MOVE`): another submitter's identity,
+    #: or ``maintainer:<name>``; ``NULL``: not corroborated.
+    corroborated_by: Mapped[str | None] = mapped_column(String(100))
+    corroborated_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class RevokedSubmitter(Base):
+    """A submitter identity (an API token's name) a maintainer revoked: its token is refused
+    and every row it submitted is ``revoked`` (``gpucost submissions revoke``)."""
+
+    __tablename__ = "revoked_submitter"
+
+    id: Mapped[int] = mapped_column(PK, primary_key=True)
+    identity: Mapped[str] = mapped_column(String(100), unique=True)
+    revoked_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    revoked_by: Mapped[str] = mapped_column(String(100))
+    reason: Mapped[str | None] = mapped_column(Text)
+    rows_revoked: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class SubmissionEvent(Base):
+    """The audit trail of submitted measurements (append-only): who did what, when, and what
+    it moved: the served answer for the row's configuration before and after, in
+    ``unit`` (samples/s of the whole GPU set)."""
+
+    __tablename__ = "submission_event"
+    __table_args__ = (
+        Index("ix_submission_event_submitter", "submitter"),
+        Index("ix_submission_event_at", "at"),
+    )
+
+    id: Mapped[int] = mapped_column(PK, primary_key=True)
+    at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    #: ``submitted``, ``held``, ``corroborated``, ``approved``, ``revoked`` or ``reheld``
+    action: Mapped[str] = mapped_column(String(16))
+    #: who acted: the submitter's identity, or ``maintainer:<name>``
+    actor: Mapped[str] = mapped_column(String(100))
+    #: whose row it concerns (the submitter identity)
+    submitter: Mapped[str] = mapped_column(String(100))
+    benchmark_id: Mapped[int | None] = mapped_column(
+        ForeignKey("throughput_benchmark.id", ondelete="SET NULL")
+    )
+    #: the row's configuration: preset, workload, gpu, gpu_count, precision, micro_batch_size
+    configuration: Mapped[dict[str, Any]] = mapped_column(JSON)
+    answer_before: Mapped[float | None] = mapped_column(Float)
+    answer_after: Mapped[float | None] = mapped_column(Float)
+    unit: Mapped[str] = mapped_column(String(32), default="samples/s")
+    detail: Mapped[str | None] = mapped_column(Text)
 
 
 class WorkloadPreset(Base):
