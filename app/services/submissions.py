@@ -173,6 +173,14 @@ class Config:
             lambda b: self.configs.published_at(b, hw.gpu, hw.gpu_count, hw.interconnect, tp),
         )
 
+    def ratio(self, row: ThroughputBenchmark) -> float:
+        """A stored row's ratio to the published answer at its own micro-batch."""
+        hw = self.hardware
+        tp = self.configs.published(hw.gpu, hw.gpu_count, hw.interconnect)
+        batch = row.batch_size_per_gpu or self.micro_batch_size
+        published = self.configs.published_at(batch, hw.gpu, hw.gpu_count, hw.interconnect, tp)
+        return row.throughput_total / published if published > 0 else float("inf")
+
     def served(self, runs: list[SubmittedRun]) -> float:
         """The served answer (samples/s) with exactly ``runs`` accepted."""
         combined = self.combined(runs)
@@ -297,7 +305,8 @@ def hold_check(
         for r in held or []
         if r.submitted_by
         and r.submitted_by != submitter
-        and 1 / HOLD_RATIO <= (theirs := r.throughput_total / cfg.units / expected) <= HOLD_RATIO
+        and r.batch_size_per_gpu
+        and 1 / HOLD_RATIO <= (theirs := cfg.ratio(r)) <= HOLD_RATIO
         and agree(theirs, ratio)
     ]
     runs = [*accepted, mine, *(_run_of(r, canonical) for r in agreeing)]
