@@ -73,6 +73,27 @@ class _Cli(click.Group):
             sys.exit(2)
 
 
+def ensure_database(engine: Engine, seed_dir: str | Path) -> None:
+    """Migrate the database to head and load the seed data into an empty one (``serve`` and
+    the commands that answer from the local database), under the setup lock."""
+    from app.db.migrate import revisions
+
+    current, head = revisions(engine)
+    with create_session_factory(engine)() as session:
+        empty = current is None or (
+            (session.scalar(select(func.count()).select_from(GpuModel)) or 0) == 0
+        )
+    if current == head and not empty:
+        return
+    with setup_lock(engine):
+        upgrade(engine)
+        with create_session_factory(engine)() as session:
+            empty = (session.scalar(select(func.count()).select_from(GpuModel)) or 0) == 0
+        if empty:
+            console.print("empty database: loading seed data")
+            _seed_locked(engine, seed_dir)
+
+
 @click.group(cls=_Cli)
 @click.option("-v", "--verbose", is_flag=True, help="Log at INFO level.")
 def main(verbose: bool) -> None:
@@ -140,13 +161,7 @@ def serve(host: str, port: int, workers: int) -> None:
     settings = get_settings()
     engine = create_engine_from_url(settings.database_url)
     try:
-        with setup_lock(engine):
-            upgrade(engine)
-            with create_session_factory(engine)() as session:
-                empty = (session.scalar(select(func.count()).select_from(GpuModel)) or 0) == 0
-            if empty:
-                console.print("empty database: loading seed data")
-                _seed_locked(engine, settings.seed_dir)
+        ensure_database(engine, settings.seed_dir)
     finally:
         engine.dispose()
     console.print(
@@ -345,6 +360,17 @@ def _print_refresh_summary(report: RefreshReport) -> None:
             "unchanged; apply with --accept-shrink " + " --accept-shrink ".join(suspect) + ")"
         )
 
+
+def _register_answer_commands() -> None:
+    """``rank``, ``estimate``, ``offers``, ``launch``, ``mcp`` and ``bench-setup``: the
+    commands that answer (:mod:`app.cli_ask`, :mod:`app.mcp_server`, :mod:`app.torch_setup`)."""
+    from app.cli_ask import COMMANDS
+
+    for command in COMMANDS:
+        main.add_command(command)
+
+
+_register_answer_commands()
 
 if __name__ == "__main__":
     main()
