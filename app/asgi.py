@@ -37,6 +37,7 @@ from app.api.health import (
 from app.api.launch import LaunchController
 from app.api.refresh import RefreshController
 from app.api.routes import V1Controller
+from app.api.watches import WatchController
 from app.db.session import DATABASE_UNAVAILABLE, create_engine_from_url, create_session_factory
 from app.operations import OperationError, field_error, validate_body
 from app.services.estimates import HardwareError
@@ -238,6 +239,7 @@ def create_app(
             V1Controller,
             RefreshController,
             LaunchController,
+            WatchController,
             healthz,
             # Swagger UI's files from the swagger-ui-py package, for the offline API viewer
             create_static_files_router(

@@ -254,6 +254,9 @@ def refresh(providers: tuple[str, ...], dry_run: bool, accept_shrink: tuple[str,
     finally:
         engine.dispose()
     _print_refresh_summary(report)
+    if report.webhooks is not None:  # the watches' posts (bounded by their own deadline)
+        console.print(f"watches: posting {len(report.webhooks.found)} event(s) to webhooks")
+        report.webhooks.join()
     statuses = {o.status for o in report.outcomes}
     sys.exit(
         EXIT_PROVIDER_FAILED

@@ -50,11 +50,29 @@ def local(seeded_url: str) -> Iterator[LocalBackend]:
     backend.close()
 
 
+class Shared:
+    """The module's local backend for every CLI run (its connections and reference data
+    loaded once; ``close`` leaves it open). The first CLI run of the module opens its own
+    (:func:`test_cli_opens_the_local_database_itself`)."""
+
+    def __init__(self, backend: LocalBackend):
+        self.backend = backend
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.backend, name)
+
+    def close(self) -> None:
+        pass
+
+
 @pytest.fixture
-def cli(seeded_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+def cli(seeded_url: str, local: LocalBackend, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """``gpucost ARGS`` on the seeded database: (exit code, stdout bytes)."""
+    import app.backends
+
     monkeypatch.setenv("GPUCOST_DATABASE_URL", seeded_url)
     monkeypatch.setenv("COLUMNS", "120")
+    monkeypatch.setattr(app.backends, "LocalBackend", lambda settings: Shared(local))
     get_settings.cache_clear()
 
     def run(*args: str) -> tuple[int, bytes]:
@@ -307,6 +325,21 @@ def test_bad_input_gets_the_same_error_everywhere(
     assert code == 2 and out == api.content + b"\n"
     error, text = mcp_call(local, tool, body)
     assert error and text == api.content
+
+
+def test_cli_opens_the_local_database_itself(seeded_url: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("GPUCOST_DATABASE_URL", seeded_url)
+    get_settings.cache_clear()
+    try:
+        result = CliRunner().invoke(main, ["offers", "--provider", "guide-listing", "--json"])
+    finally:
+        get_settings.cache_clear()
+    assert result.exit_code == 0, result.output
+    page = json.loads(result.stdout)
+    # the user guide's listing: ¥0.75/h for one RTX 3090 (seed_data/offers_manual.csv)
+    assert [(o["gpu"], o["price_per_hour"], o["currency"]) for o in page["items"]] == [
+        ("GeForce RTX 3090", 0.75, "CNY")
+    ]
 
 
 def test_cli_error_without_json_names_the_field_and_exits_2(cli: Any) -> None:
