@@ -365,8 +365,9 @@ def _print_refresh_summary(report: RefreshReport) -> None:
 
 
 def _register_answer_commands() -> None:
-    """``rank``, ``estimate``, ``offers``, ``launch``, ``mcp`` and ``bench-setup``: the
-    commands that answer (:mod:`app.cli_ask`, :mod:`app.mcp_server`, :mod:`app.torch_setup`)."""
+    """``rank``, ``estimate``, ``offers``, ``launch``, ``mcp`` and ``bench-setup``
+    (:mod:`app.cli_ask`; the MCP server in :mod:`app.mcp_server`, the PyTorch choice in
+    :mod:`app.torch_setup`)."""
     from app.cli_ask import COMMANDS
 
     for command in COMMANDS:
@@ -402,7 +403,7 @@ def bench(
     submit_url: str | None,
     token: str | None,
 ) -> None:
-    """Measure PRESET's training throughput on this machine (needs 'gpucost[bench]').
+    """Measure PRESET's training throughput on this machine (needs PyTorch: bench-setup).
 
     Random weights and synthetic data of the preset's shape; warm-up, then timed optimizer
     steps. DDP over --gpus GPUs (torchrun) when more than one. --submit sends the result with
@@ -412,7 +413,8 @@ def bench(
         import torch  # noqa: F401 - only to say clearly that the extra is missing
     except ImportError as exc:
         raise click.ClickException(
-            "gpucost bench needs PyTorch: pip install 'gpucost[bench]'"
+            "gpucost bench needs PyTorch: run `gpucost bench-setup` (installs the build this "
+            "machine's NVIDIA driver supports)"
         ) from exc
     from rich.progress import Progress
     from rich.table import Table

@@ -512,4 +512,66 @@ def mcp(transport: str, host: str, port: int, server: str | None) -> None:
         serve(b, transport, host, port)
 
 
-COMMANDS: list[click.Command] = [rank, estimate, offers, launch, mcp]
+@click.command("bench-setup")
+@click.option("--dry-run", is_flag=True, help="Say what would be installed; install nothing.")
+@click.option("--cpu", is_flag=True, help="Install PyTorch's CPU build (no NVIDIA GPU here).")
+def bench_setup(dry_run: bool, cpu: bool) -> None:
+    """Install the PyTorch build this machine's NVIDIA driver and GPUs run (for `gpucost bench`).
+
+    Reads nvidia-smi (the driver's CUDA version, each GPU's compute capability), picks the
+    newest PyTorch wheel index (cu118 ... cu130) both allow and installs torch from it into
+    this Python with pip. Exit 1 with the reason when no build fits (driver too old, GPU too
+    new for the driver) or when there is no NVIDIA driver (then --cpu installs the CPU build).
+    """
+    import shlex
+    import subprocess
+
+    from app import torch_setup as ts
+    from app.settings import get_settings
+
+    out = Console()
+    try:
+        if cpu:
+            url = f"{ts.INDEX_URL}/cpu"
+            out.print("PyTorch build: cpu (gpucost bench will measure the CPU)")
+        else:
+            machine = ts.probe()
+            if machine is None:
+                raise ts.SetupError(
+                    "no NVIDIA driver here (nvidia-smi is not on PATH), so no PyTorch CUDA "
+                    "build can run: install the NVIDIA driver first, or the CPU build with --cpu "
+                    "(gpucost bench then measures the CPU)"
+                )
+            build = ts.choose(machine, ts.load_builds(get_settings().seed_dir))
+            gpus = ", ".join(
+                g.name
+                + (
+                    f" (compute capability {g.compute_capability[0]}.{g.compute_capability[1]})"
+                    if g.compute_capability
+                    else ""
+                )
+                for g in machine.gpus
+            )
+            out.print(
+                f"driver {machine.driver} supports CUDA {machine.cuda[0]}.{machine.cuda[1]}; "
+                f"GPUs: {gpus or 'none listed'}",
+                highlight=False,
+                soft_wrap=True,
+            )
+            out.print(
+                f"PyTorch build: {build.index} (CUDA {build.cuda[0]}.{build.cuda[1]})",
+                highlight=False,
+            )
+            url = build.url
+    except ts.SetupError as exc:
+        err_console.print(
+            f"[red]bench-setup:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True
+        )
+        sys.exit(EXIT_FAILED)
+    command = ts.pip_command(sys.executable, url)
+    out.print(f"$ {shlex.join(command)}", highlight=False, markup=False, soft_wrap=True)
+    if not dry_run:
+        sys.exit(subprocess.run(command, check=False).returncode)
+
+
+COMMANDS: list[click.Command] = [rank, estimate, offers, launch, mcp, bench_setup]
