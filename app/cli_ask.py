@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
 #: Exit codes (module docstring).
 EXIT_REFUSED, EXIT_FAILED = 2, 1
 
-err_console = Console(stderr=True)
+#: Messages, counts and errors (stderr); lines are not wrapped, so they read the same in a log.
+err_console = Console(stderr=True, soft_wrap=True)
 
 
 def typed_value(annotation: Any, name: str, text: str) -> Any:
@@ -133,6 +135,8 @@ def finish(answer: Any, as_json: bool) -> Any:
         err_console.print(f"[red]gpucost:[/red] {escape(str(err.get('detail')))}", highlight=False)
         extra = err.get("extra")
         for e in extra if isinstance(extra, list) else []:
+            if e.get("message") == err.get("detail"):
+                continue  # a one-field answer whose sentence is the message
             err_console.print(
                 f"  {escape(str(e.get('key', '')))}: {escape(str(e.get('message')))}",
                 highlight=False,
@@ -163,13 +167,13 @@ def _hf_fields(b: Any, path: Path, as_json: bool) -> list[tuple[str, Any]]:
     return [(k, v) for k, v in fields.items() if k in WorkloadIn.model_fields]
 
 
-def num(v: float | None) -> str:
-    """A figure for a table: thousands grouped, about three significant digits."""
+def num(v: float | None, digits: int = 3) -> str:
+    """A figure for a table: thousands grouped, about ``digits`` significant digits."""
     if v is None:
         return "—"
     if abs(v) >= 100:
         return f"{v:,.0f}"
-    return f"{v:.3g}" if abs(v) >= 0.001 else f"{v:.2g}"
+    return f"{v:.{digits}g}" if abs(v) >= 0.001 else f"{v:.2g}"
 
 
 def _two(v: float | None, low: float | None, high: float | None) -> str:
@@ -178,7 +182,7 @@ def _two(v: float | None, low: float | None, high: float | None) -> str:
         return "—"
     if low is None or high is None:
         return num(v)
-    return f"{num(v)}\n[dim]{num(low)}–{num(high)}[/dim]"
+    return f"{num(v)}\n[dim]{num(low, 2)}–{num(high, 2)}[/dim]"
 
 
 # --- shared options ---------------------------------------------------------------------------
@@ -278,30 +282,31 @@ def _gpu(o: dict[str, Any]) -> str:
 def print_ranking(out: dict[str, Any]) -> None:
     """The ranking as a table (stdout): per offer the price, and throughput, epoch hours and
     cost per epoch over their low–high ranges, the run's total (spot: expected) and the OOM
-    risk with peak memory as a share of usable VRAM; counts on stderr."""
+    risk with peak memory as a share of usable VRAM; counts on stderr. Fits 100 columns."""
     cur = out["currency"]
     w = out["workload"]
     table = Table(
         title=f"{w.get('preset') or 'custom workload'}: {out['total_offers']} offers estimated, "
         f"costs in {cur}",
         title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
     )
-    table.add_column("#", justify="right")
-    table.add_column("offer", no_wrap=True, overflow="ellipsis", max_width=22)
-    table.add_column("GPU", no_wrap=True, overflow="ellipsis", max_width=18)
-    for name in ("per h", "samples/s", "epoch h", "per epoch", "total"):
-        table.add_column(name, justify="right")
-    table.add_column("OOM")
+    table.add_column("#", justify="right", no_wrap=True, min_width=3)
+    table.add_column("offer", no_wrap=True, overflow="ellipsis", max_width=20)
+    table.add_column("GPU, per h", no_wrap=True, overflow="ellipsis", max_width=16)
+    for name in ("samples/s", "epoch h", "per epoch", "total"):
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("OOM", no_wrap=True, min_width=6)
     for r in out["results"]:
         o, e = r["offer"], r["estimate"]
         oom = {"low": "green", "medium": "yellow", "high": "red"}[e["oom_risk"]]
         table.add_row(
             f"{r['rank']}{'*' if r['pareto_optimal'] else ''}",
-            f"{escape(o['provider'])}\n[dim]{escape(o['instance_type'][:22])}"
+            f"{escape(o['provider'])}\n[dim]{escape(o['instance_type'][:20])}"
             + (" spot" if o["billing"] == "spot" else "")
             + "[/dim]",
-            _gpu(o),
-            num(r["price_per_hour"]),
+            f"{_gpu(o)}\n{num(r['price_per_hour'])}",
             _two(e["samples_per_s"], e["samples_per_s_low"], e["samples_per_s_high"]),
             _two(e["epoch_hours"], e["epoch_hours_low"], e["epoch_hours_high"]),
             _two(e["cost_per_epoch"], e["cost_per_epoch_low"], e["cost_per_epoch_high"]),
@@ -314,6 +319,7 @@ def print_ranking(out: dict[str, Any]) -> None:
         f"and peak memory / usable VRAM. {out['over_budget_offers']} over budget, "
         f"{len(out['unestimable'])} not estimable.",
         highlight=False,
+        soft_wrap=True,
     )
 
 

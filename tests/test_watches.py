@@ -20,6 +20,7 @@ from app.settings import Settings
 from tests.conftest import seeded_database
 from tests.fake_providers import FakeProviders
 from tests.refresh_helpers import T0, refresh
+from tests.test_readme_cli import check_or_write
 
 pytestmark = pytest.mark.db
 
@@ -126,6 +127,8 @@ def test_a_watch_is_checked_after_each_refresh_and_posted_on_the_side(
     assert all("an offer now meets the job" in b["text"] for b in hook.bodies)
     h100x8 = next(e for e in new if "8x H100 SXM" in e["message"] and "on_demand" in e["message"])
     assert h100x8["new_price_per_hour"] == 15.2  # the fixture's on-demand 8x H100 (m52001)
+    assert {"text": h100x8["message"]} in hook.bodies
+    check_or_write("webhook", json.dumps({"text": h100x8["message"]}, ensure_ascii=False))
     for m in after["matches"]:
         if m["active"]:
             assert m["total_cost"] <= 1000
