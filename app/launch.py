@@ -26,6 +26,7 @@ import csv
 import functools
 import math
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -341,3 +342,24 @@ def render(job: LaunchJob, launcher: Format, data: LaunchData) -> LaunchFile:
     )
     text = "\n".join(_comments(job, launcher, notes)) + "\n" + body
     return LaunchFile(f"gpucost-offer-{o.id}{SUFFIX[launcher]}", "application/yaml", text)
+
+
+def launch_links(
+    params: Mapping[str, str], offer_params: tuple[str, ...], seed_dir: Path
+) -> Callable[[OfferOut], list[tuple[str, str]]]:
+    """For the ranking page: ``links(offer)`` → ``[(format, href), ...]``, one per launcher
+    that supports the offer's provider (``GET /v1/offers/{id}/launch`` with the page's
+    workload, currency and budget); none for a provider no launcher supports."""
+    from urllib.parse import urlencode
+
+    data = load_launch_data(seed_dir)
+    keys = (*offer_params, "max_total_cost", "max_total_hours")
+    carried = [(k, params[k]) for k in keys if params.get(k)]
+
+    def links(offer: OfferOut) -> list[tuple[str, str]]:
+        return [
+            (f, f"/v1/offers/{offer.id}/launch?" + urlencode([("format", f), *carried]))
+            for f in data.supporters(offer.provider)
+        ]
+
+    return links

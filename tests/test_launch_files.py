@@ -204,3 +204,21 @@ def test_cli_launch_writes_the_api_file(client: Any, cli_env: None, tmp_path: Pa
     result = CliRunner().invoke(main, ["launch", str(gpushare["id"]), "--format", "dstack"])
     assert result.exit_code == 2
     assert "does not support provider 'gpushare'" in result.stderr
+
+
+def test_ranking_page_rows_link_their_launch_files(client: Any) -> None:
+    import re
+
+    page = client.get("/", params={"preset": "resnet50-imagenet", "limit": "5"}).text
+    rows = re.findall(r'<tr data-offer-id="(\d+)".*?</tr>', page, re.DOTALL)
+    assert rows
+    for offer_id in rows:
+        row = re.search(rf'<tr data-offer-id="{offer_id}".*?</tr>', page, re.DOTALL)
+        assert row is not None
+        provider = client.get(f"/v1/offers/{offer_id}").json()["offer"]["provider"]
+        links = re.findall(r'href="(/v1/offers/\d+/launch[^"]*)" download', row.group(0))
+        supported = load_launch_data(SEED_DIR).supporters(provider)
+        assert len(links) == len(supported), (provider, links)
+        for href in links:
+            r = client.get(href.replace("&amp;", "&"))
+            assert r.status_code == 200 and "preset=resnet50-imagenet" in href
