@@ -92,7 +92,8 @@ class LaunchController(Controller):
         operation_class=LaunchQueryOperation,
         responses={
             200: ResponseSpec(
-                data_container=str,
+                # the YAML document is a mapping (a SkyPilot task, a dstack configuration)
+                data_container=dict[str, Any],
                 media_type="application/yaml",
                 description="The launch file (YAML), with the estimate and budget in comments",
                 generate_examples=False,
