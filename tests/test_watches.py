@@ -47,7 +47,7 @@ class Hook:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 hook.bodies.append(json.loads(body))
-                hook.release.wait(10)
+                hook.release.wait(60)  # released by the test once the refresh returned
                 self.send_response(200)
                 self.end_headers()
                 self.wfile.write(b"ok")
