@@ -73,6 +73,27 @@ class _Cli(click.Group):
             sys.exit(2)
 
 
+def ensure_database(engine: Engine, seed_dir: str | Path) -> None:
+    """Migrate the database to head and load the seed data into an empty one (``serve`` and
+    the commands that answer from the local database), under the setup lock."""
+    from app.db.migrate import revisions
+
+    current, head = revisions(engine)
+    with create_session_factory(engine)() as session:
+        empty = current is None or (
+            (session.scalar(select(func.count()).select_from(GpuModel)) or 0) == 0
+        )
+    if current == head and not empty:
+        return
+    with setup_lock(engine):
+        upgrade(engine)
+        with create_session_factory(engine)() as session:
+            empty = (session.scalar(select(func.count()).select_from(GpuModel)) or 0) == 0
+        if empty:
+            console.print("empty database: loading seed data")
+            _seed_locked(engine, seed_dir)
+
+
 @click.group(cls=_Cli)
 @click.option("-v", "--verbose", is_flag=True, help="Log at INFO level.")
 def main(verbose: bool) -> None:
@@ -140,13 +161,7 @@ def serve(host: str, port: int, workers: int) -> None:
     settings = get_settings()
     engine = create_engine_from_url(settings.database_url)
     try:
-        with setup_lock(engine):
-            upgrade(engine)
-            with create_session_factory(engine)() as session:
-                empty = (session.scalar(select(func.count()).select_from(GpuModel)) or 0) == 0
-            if empty:
-                console.print("empty database: loading seed data")
-                _seed_locked(engine, settings.seed_dir)
+        ensure_database(engine, settings.seed_dir)
     finally:
         engine.dispose()
     console.print(
@@ -239,6 +254,9 @@ def refresh(providers: tuple[str, ...], dry_run: bool, accept_shrink: tuple[str,
     finally:
         engine.dispose()
     _print_refresh_summary(report)
+    if report.webhooks is not None:  # the watches' posts (bounded by their own deadline)
+        console.print(f"watches: posting {len(report.webhooks.found)} event(s) to webhooks")
+        report.webhooks.join()
     statuses = {o.status for o in report.outcomes}
     sys.exit(
         EXIT_PROVIDER_FAILED
@@ -346,6 +364,18 @@ def _print_refresh_summary(report: RefreshReport) -> None:
         )
 
 
+def _register_answer_commands() -> None:
+    """``rank``, ``estimate``, ``offers``, ``launch``, ``mcp`` and ``bench-setup``
+    (:mod:`app.cli_ask`; the MCP server in :mod:`app.mcp_server`, the PyTorch choice in
+    :mod:`app.torch_setup`)."""
+    from app.cli_ask import COMMANDS
+
+    for command in COMMANDS:
+        main.add_command(command)
+
+
+_register_answer_commands()
+
 if __name__ == "__main__":
     main()
 
@@ -373,7 +403,7 @@ def bench(
     submit_url: str | None,
     token: str | None,
 ) -> None:
-    """Measure PRESET's training throughput on this machine (needs 'gpucost[bench]').
+    """Measure PRESET's training throughput on this machine (needs PyTorch: bench-setup).
 
     Random weights and synthetic data of the preset's shape; warm-up, then timed optimizer
     steps. DDP over --gpus GPUs (torchrun) when more than one. --submit sends the result with
@@ -383,7 +413,8 @@ def bench(
         import torch  # noqa: F401 - only to say clearly that the extra is missing
     except ImportError as exc:
         raise click.ClickException(
-            "gpucost bench needs PyTorch: pip install 'gpucost[bench]'"
+            "gpucost bench needs PyTorch: run `gpucost bench-setup` (installs the build this "
+            "machine's NVIDIA driver supports)"
         ) from exc
     from rich.progress import Progress
     from rich.table import Table

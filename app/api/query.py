@@ -190,6 +190,13 @@ def _human_count(text: str) -> str | None:
     return str(round(value))
 
 
+def parse_count(text: str) -> str | None:
+    """A count as people write it (:data:`COUNT_PATTERN`: ``7B``, ``25.6M``, ``1,281,167``)
+    as the digits of its value; ``None`` when the text is no count; the text itself when the
+    value is not whole (the model's integer check reports it)."""
+    return _human_count(text)
+
+
 def _clean(
     raw: Mapping[str, str], allowed: tuple[str, ...], errors: list[tuple[str, str]]
 ) -> dict[str, str]:

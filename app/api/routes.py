@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -37,14 +36,11 @@ from app.api.reference_schemas import BenchmarkPage, GpuOut, WorkloadPresetOut
 from app.api.responses import (
     MAX_ID,
     error_responses,
-    estimate_out,
     offer_detail,
-    offer_out,
     provide_reference,
     provide_session,
     provide_settings,
     rank_response,
-    spot_assumptions,
 )
 from app.api.schemas import (
     CURRENCY_PATTERN,
@@ -52,7 +48,6 @@ from app.api.schemas import (
     MAX_PRICE,
     MAX_TEXT,
     OFFER_ID_TEXT,
-    WORKLOAD_LIMITS,
     Billing,
     EstimateRequest,
     EstimateResponse,
@@ -65,22 +60,14 @@ from app.api.schemas import (
     zero_bounds,
 )
 from app.api.submissions import SubmissionEventOut, SubmissionEventPage, handle_submission
-from app.estimate.memory import vram_per_gpu_gib
-from app.hf_config import HFConfigError, parse_hf_config
+from app.operations import Deps, estimate_response, hf_config_fields, list_presets, offer_page
 from app.services.catalog import search_benchmarks, search_gpus
-from app.services.estimates import (
-    estimate_what_if,
-    hardware_from_input,
-)
 from app.services.offers import (
     FilterError,
-    page_offers,
-    require_currency,
-    stale_provider_ids,
 )
 from app.services.reference import ReferenceData
 from app.services.submissions import list_events
-from app.services.workloads import WorkloadError, resolve_workload
+from app.services.workloads import WorkloadError
 from app.settings import Settings
 
 
@@ -396,7 +383,7 @@ class V1Controller(Controller):
                 available_only=available_only,
                 include_suspect=include_suspect,
                 bookable_only=bookable_only,
-            ).model_dump()
+            )
         except PydanticValidationError as exc:  # rules beyond the parameters' own bounds
             raise bad_params(
                 ParamError(
@@ -406,16 +393,12 @@ class V1Controller(Controller):
                     ]
                 )
             ) from None
-        page, total = page_offers(
-            session, filters, ref, currency=currency.upper(), limit=limit, offset=offset
-        )
-        stale = stale_provider_ids(session, settings.stale_after_hours)
-        return OfferPage(
-            items=[offer_out(r, ref, stale) for r in page],
-            total=total,
-            limit=limit,
-            offset=offset,
-            gpus_matched=ref.resolve_gpu_filter(gpu) if gpu else None,
+        return offer_page(
+            filters,
+            currency.upper(),
+            limit,
+            offset,
+            Deps(session, ref, settings),
         )
 
     @get(
@@ -604,20 +587,7 @@ class V1Controller(Controller):
     )
     def list_workloads(self, ref: NamedDependency[ReferenceData]) -> list[dict[str, Any]]:
         """Workload presets: every field value, the benchmark labels they stand for, sources."""
-        return [
-            {
-                "preset": p.slug,
-                "name": p.name,
-                **p.fields,
-                "benchmark_workloads": list(p.benchmark_workloads),
-                "benchmark_method": p.benchmark_method,
-                "units_per_sample": p.units_per_sample,
-                "throughput_unit": p.throughput_unit,
-                "source": p.source,
-                "notes": p.notes,
-            }
-            for p in ref.presets.values()
-        ]
+        return list_presets(ref)
 
     @post(
         "/workloads/from-hf-config",
@@ -637,16 +607,7 @@ class V1Controller(Controller):
         integer, exceeds the bounds of a typed-in workload or does not fit the attention shape
         gets a 400 naming the config key and the reason.
         """
-        try:
-            parsed = parse_hf_config(json.dumps(data), limits=WORKLOAD_LIMITS)
-        except HFConfigError as exc:
-            extra = [{"key": k, "message": "missing in config.json"} for k in exc.missing]
-            extra += [{"key": k, "message": why} for k, why in exc.invalid]
-            raise ValidationException(
-                detail=f"Invalid config.json: {exc.reason}",
-                extra=extra or [{"key": "body", "message": exc.reason}],
-            ) from None
-        return {"fields": parsed.fields, "notes": parsed.notes}
+        return hf_config_fields(data)
 
     @post(
         "/estimate",
@@ -664,27 +625,7 @@ class V1Controller(Controller):
         memory estimate, and the measurements used. With ``price_per_hour`` (in ``currency``)
         the cost per epoch too.
         """
-        given = data.workload.model_dump(exclude_unset=True, mode="json")
-        workload, reference, echo = resolve_workload(given, ref)
-        hw_in = data.hardware.model_dump(mode="json")
-        hw = hardware_from_input(hw_in, ref)
-        require_currency(ref, data.currency)
-        est = estimate_what_if(
-            workload,
-            reference,
-            hw,
-            ref,
-            price_per_hour=data.price_per_hour,
-            currency=data.currency,
-            billing=data.billing,
-            spot=spot_assumptions(data),
-        )
-        hw_echo = {
-            **hw_in,
-            "gpu": hw.gpu.name,
-            "vram_gib": vram_per_gpu_gib(hw.gpu.vram_gib, hw.vram_gib_per_gpu, hw.gpu_count),
-        }
-        return EstimateResponse(workload=echo, hardware=hw_echo, estimate=estimate_out(est))
+        return estimate_response(data, ref)
 
     @post(
         "/rank",

@@ -371,3 +371,64 @@ class RefreshRun(Base):
     baseline_offers: Mapped[int | None] = mapped_column(Integer)
     #: Offers of this run stored ``suspect`` (failed a plausibility rule).
     offers_suspect: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+
+
+class Watch(Base):
+    """A saved job with a budget or deadline (``POST /v1/watches``): after each refresh the
+    offers that newly meet it, or whose price moved by more than ``price_move_fraction``, are
+    recorded as :class:`WatchEvent` rows and posted to ``webhook_url``.
+
+    ``request`` is the ``POST /v1/rank`` body (JSON, as given); ``owner`` the identity of the
+    bearer token that saved it (``GPUCOST_API_TOKENS``; the token itself is never stored).
+    """
+
+    __tablename__ = "watch"
+
+    id: Mapped[int] = mapped_column(PK, primary_key=True)
+    owner: Mapped[str] = mapped_column(String(200), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    request: Mapped[dict[str, Any]] = mapped_column(JSON)
+    webhook_url: Mapped[str | None] = mapped_column(Text)
+    price_move_fraction: Mapped[float] = mapped_column(Float)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_checked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class WatchMatch(Base):
+    """An offer that meets a watch: its price (per instance-hour, in the watch's currency),
+    total cost and hours when last notified. ``active`` is false once it stopped meeting it."""
+
+    __tablename__ = "watch_match"
+    __table_args__ = (UniqueConstraint("watch_id", "offer_id"),)
+
+    id: Mapped[int] = mapped_column(PK, primary_key=True)
+    watch_id: Mapped[int] = mapped_column(ForeignKey("watch.id", ondelete="CASCADE"))
+    offer_id: Mapped[int] = mapped_column(ForeignKey("instance_offer.id", ondelete="CASCADE"))
+    price_per_hour: Mapped[float | None] = mapped_column(Float)
+    total_cost: Mapped[float | None] = mapped_column(Float)
+    total_hours: Mapped[float] = mapped_column(Float)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    first_seen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    last_seen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class WatchEvent(Base):
+    """What a check after a refresh found for a watch: ``new`` (an offer newly meets it) or
+    ``price`` (a matching offer's price moved past the threshold), with the message posted to
+    the webhook and how the post went (``delivered_at`` or ``delivery_error``)."""
+
+    __tablename__ = "watch_event"
+    __table_args__ = (Index("ix_watch_event_watch_id_created_at", "watch_id", "created_at"),)
+
+    id: Mapped[int] = mapped_column(PK, primary_key=True)
+    watch_id: Mapped[int] = mapped_column(ForeignKey("watch.id", ondelete="CASCADE"))
+    offer_id: Mapped[int | None] = mapped_column(
+        ForeignKey("instance_offer.id", ondelete="SET NULL")
+    )
+    kind: Mapped[str] = mapped_column(String(16))
+    message: Mapped[str] = mapped_column(Text)
+    old_price_per_hour: Mapped[float | None] = mapped_column(Float)
+    new_price_per_hour: Mapped[float | None] = mapped_column(Float)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    delivered_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    delivery_error: Mapped[str | None] = mapped_column(Text)

@@ -57,6 +57,7 @@ from app.api.responses import (
     rank_response,
 )
 from app.api.schemas import MAX_TEXT, OfferDetailResponse, RankedOfferOut, RankResponse
+from app.launch import launch_links
 from app.services.catalog import (
     BENCHMARK_SORTS,
     GPU_SORTS,
@@ -409,6 +410,7 @@ class PageController(Controller):
             "no_workload": no_workload,
             "json_url": url("/v1/rank", form, _with_unknown(RANK_PARAMS, form)),
             "offer_url": lambda offer_id: url(f"/offers/{offer_id}", params, OFFER_PARAMS),
+            "launch_links": launch_links(params, OFFER_PARAMS, settings.seed_dir),
             "more_url": url("/", params, limit=str(min(1000, len(result.results) + 100)))
             if result and result.total_offers > len(result.results)
             else None,
