@@ -185,6 +185,7 @@ def apply_offers(
             "source": f"live: {o.source}",
             "seen_on": observed_at.date(),
             "notes": o.notes,
+            "price_kind": "scraped",
         }
         row = existing.get(o.key)
         if row is None:

@@ -1,4 +1,4 @@
-"""Offer queries: filtered offers as plain rows, with staleness."""
+"""Offer queries: filtered offers as plain rows, with their price's age and kind."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from app.db.models import GpuModel, InstanceOffer, Provider, RefreshRun, as_utc,
 from app.estimate.cost import UnknownCurrencyError, conversion_steps, convert
 from app.estimate.memory import vram_per_gpu_gib
 from app.gpu_names import form_hint
+from app.price_age import BOOKABLE_KINDS, TIERS, PriceAge, price_age
 from app.services.reference import ReferenceData
 from app.services.regions import matching_regions
 
@@ -73,6 +74,12 @@ class OfferRow:
     offer_url: str | None = None
     #: the provider's home page (the link shown when the offer has no page of its own)
     provider_url: str | None = None
+    #: what the price is (:mod:`app.price_age`): scraped, hand_kept, price_index, quoted_example
+    price_kind: str = "hand_kept"
+
+    def price_age(self, now: dt.datetime) -> PriceAge:
+        """The price's age, tier and bookability at ``now`` (:func:`app.price_age.price_age`)."""
+        return price_age(self.price_kind, self.last_seen_at, now)
 
     @property
     def disk_gb(self) -> float | None:
@@ -113,6 +120,7 @@ _COLUMNS = (
     InstanceOffer.gpu_note,
     InstanceOffer.offer_url,
     Provider.homepage_url,
+    InstanceOffer.price_kind,
 )
 
 
@@ -200,6 +208,8 @@ def _filtered(session: Session, stmt: Select, filters: dict, ref: ReferenceData)
         stmt = stmt.where(InstanceOffer.available.is_(True))
     if not filters.get("include_suspect", False):
         stmt = stmt.where(InstanceOffer.suspect.is_(False))
+    if filters.get("bookable_only", False):
+        stmt = stmt.where(InstanceOffer.price_kind.in_(sorted(BOOKABLE_KINDS)))
     if filters.get("min_vram_gib") is not None:
         stmt = stmt.where(
             or_(
@@ -235,6 +245,9 @@ class RankColumns:
     price_per_hour: tuple[float | None, ...]
     currency: tuple[str, ...]
     billing: tuple[str, ...]
+    #: when the source last showed the price (``None``: undated; naive on SQLite)
+    last_seen_at: tuple[dt.datetime | None, ...]
+    price_kind: tuple[str, ...]
 
     def __len__(self) -> int:
         return len(self.id)
@@ -250,6 +263,8 @@ _RANK_COLUMNS = (
     cast(InstanceOffer.price_per_hour, Float),
     InstanceOffer.currency,
     InstanceOffer.billing,
+    InstanceOffer.last_seen_at,
+    InstanceOffer.price_kind,
 )
 
 
@@ -293,7 +308,7 @@ def select_rank_columns(
         stmt = stmt.where(InstanceOffer.billing != "spot")
     rows = session.connection().execute(stmt).all()
     if not rows:
-        return RankColumns((), (), (), (), (), (), (), (), ())
+        return RankColumns((), (), (), (), (), (), (), (), (), (), ())
     return RankColumns(*zip(*rows, strict=True))
 
 
@@ -430,40 +445,31 @@ def vram_gib(row: OfferRow, ref: ReferenceData) -> float | None:
     return vram_per_gpu_gib(catalog, row.vram_gib_per_gpu, row.gpu_count)
 
 
-def offer_age_days(last_seen_at: dt.datetime | None, now: dt.datetime) -> float | None:
-    """Days since the source last showed the offer (``None`` when the source gave no date)."""
-    if last_seen_at is None:
-        return None
-    return max((now - as_utc(last_seen_at)).total_seconds() / 86400.0, 0.0)
-
-
-def offer_is_stale(
-    age_days: float | None, stale_after_days: float, provider_stale: bool = False
-) -> bool:
-    """An offer is stale when its age is unknown or above ``stale_after_days``, or when its
-    provider's refreshes stopped succeeding (:func:`stale_provider_ids`)."""
-    return provider_stale or age_days is None or age_days > stale_after_days
-
-
-def count_old_offers(
-    session: Session, stale_after_days: float, now: dt.datetime | None = None
-) -> tuple[int, int]:
-    """(available non-suspect offers older than ``stale_after_days`` or undated, all of them)."""
+def count_price_tiers(
+    session: Session, now: dt.datetime | None = None, *, provider_ids: bool = False
+) -> dict[Any, dict[str, int]]:
+    """Available, non-suspect offers per price-age tier (:func:`app.price_age.tier`):
+    ``{"all": {"fresh": n, "aging": n, "old": n, "undated": n, "bookable": n, "offers": n}}``,
+    and with ``provider_ids`` one such count per provider id too."""
     now = now or utcnow()
-    cutoff = now - dt.timedelta(days=stale_after_days)
-    base = select(func.count(InstanceOffer.id)).where(
-        InstanceOffer.available.is_(True), InstanceOffer.suspect.is_(False)
-    )
-    total = session.scalar(base) or 0
-    old = (
-        session.scalar(
-            base.where(
-                or_(InstanceOffer.last_seen_at.is_(None), InstanceOffer.last_seen_at < cutoff)
-            )
-        )
-        or 0
-    )
-    return old, total
+    rows = session.execute(
+        select(
+            InstanceOffer.provider_id, InstanceOffer.price_kind, InstanceOffer.last_seen_at
+        ).where(InstanceOffer.available.is_(True), InstanceOffer.suspect.is_(False))
+    ).all()
+
+    def empty() -> dict[str, int]:
+        return {**dict.fromkeys(TIERS, 0), "bookable": 0, "offers": 0}
+
+    out: dict[Any, dict[str, int]] = {"all": empty()}
+    for pid, kind, seen in rows:
+        age = price_age(kind, as_utc(seen), now)
+        for key in ("all", pid) if provider_ids else ("all",):
+            counts = out.setdefault(key, empty())
+            counts[age.tier] += 1
+            counts["bookable"] += age.bookable
+            counts["offers"] += 1
+    return out
 
 
 def stale_provider_ids(

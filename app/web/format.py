@@ -21,7 +21,8 @@ from jinja2.runtime import Context
 from markupsafe import Markup, escape
 
 from app.estimate.cost import price_per_gpu_hour
-from app.web.i18n import babel_locale, context_lang
+from app.price_age import age_text
+from app.web.i18n import N_, babel_locale, context_lang, translations
 
 DASH = "—"
 #: Duration units by language (``hours``).
@@ -247,6 +248,24 @@ def warning_code(warning: object) -> str:
     return str(warning).split(":", 1)[0]
 
 
+_AGE = re.compile(r"seen (\d+) ([dh]) ago")
+#: the phrases of :func:`app.price_age.age_text`, for the catalog
+AGE_MESSAGES = (N_("seen {n} d ago"), N_("seen {n} h ago"), N_("seen just now"), N_("undated"))
+
+
+def price_age(age: float | None, lang: str = "en") -> str:
+    """A price's age in words (:func:`app.price_age.age_text`: ``seen 23 d ago``), in the
+    page's language (``23 天前记录``)."""
+    text = age_text(age)
+    if lang == "en":
+        return text
+    _ = translations(lang).gettext
+    m = _AGE.fullmatch(text)
+    if m is None:
+        return _(text)
+    return _(AGE_MESSAGES[0] if m.group(2) == "d" else AGE_MESSAGES[1]).format(n=m.group(1))
+
+
 def _localised(func: Callable[..., str]) -> Callable[..., str]:
     """A template filter of ``func`` in the page's language (``lang`` of the context)."""
 
@@ -272,4 +291,5 @@ FILTERS: dict[str, Callable[..., Any]] = {
     "source_link": source_link,
     "short_sources": short_sources,
     "warning_code": warning_code,
+    "price_age_text": _localised(lambda age, lang="en": price_age(age, lang)),
 }

@@ -199,6 +199,23 @@ FILTERS_ADVANCED = (
         default="false",
     ),
     FormField(
+        "bookable_only",
+        N_("Price indices, quoted examples"),
+        "select",
+        (("false", N_("show, ranked last")), ("true", N_("leave out"))),
+        default="false",
+    ),
+    FormField(
+        "bookable_fresh_first",
+        N_("Price trust"),
+        "select",
+        (
+            ("true", N_("rentable and fresh prices first")),
+            ("false", N_("by the ranking key alone")),
+        ),
+        default="true",
+    ),
+    FormField(
         "drop_oom",
         N_("Out-of-memory offers"),
         "select",

@@ -64,6 +64,7 @@ from app.api.schemas import (
     RankResponse,
     WorkloadIn,
 )
+from app.launch import launch_links
 from app.services.catalog import (
     BENCHMARK_SORTS,
     GPU_SORTS,
@@ -80,7 +81,7 @@ from app.services.estimates import HardwareError
 from app.services.freshness import ProviderFreshness, provider_freshness
 from app.services.offers import (
     FilterError,
-    count_old_offers,
+    count_price_tiers,
     offer_counts_by_gpu,
     stale_provider_ids,
 )
@@ -150,13 +151,15 @@ FIELD_LABELS = {f.name: f.label for f in all_form_fields()} | {
 NVLINK_LABELS = {"nvlink": "NVLink", "nvswitch": "NVSwitch", "sxm": "SXM", "pcie": "PCIe"}
 BASIS_TEXT = {
     "measured": N_(
-        "Measured: published runs of this workload on this GPU model (the measurements "
-        "below); a different GPU count goes through the multi-GPU scaling model."
+        "Measured: the per-GPU figure is the published measurement of this workload on "
+        "this GPU model at this software level, precision and micro-batch (their mean; the "
+        "measurements below); a different GPU count goes through the multi-GPU scaling model."
     ),
     "scaled": N_(
-        "Scaled: measurements of this workload on other GPU models, scaled to this GPU "
-        "by the ratio of their compute and memory bandwidth (or, for a workload that "
-        "departs from its preset, the preset's estimate scaled by training FLOPs)."
+        "Scaled: measurements moved by the model: this GPU's own at another software "
+        "level, micro-batch or precision (the notes give both figures), or other GPU models' "
+        "scaled by compute and memory bandwidth, or the preset's estimate scaled by training "
+        "FLOPs for a workload that departs from it, or moved by submitted runs."
     ),
     "flops_model": N_(
         "FLOPs model: no usable measurement, so training FLOPs per sample divided "
@@ -360,10 +363,7 @@ class PageController(Controller):
         out = banner(
             provider_freshness(session, settings.stale_after_hours), settings.stale_after_hours
         )
-        old, total = count_old_offers(session, settings.offer_stale_after_days)
-        out.update(
-            old_offers=old, offers=total, offer_stale_after_days=settings.offer_stale_after_days
-        )
+        out.update(price_ages=count_price_tiers(session)["all"])
         return out
 
     @get("/", sync_to_thread=True, name="rank_page")
@@ -432,6 +432,7 @@ class PageController(Controller):
             "json_url": url("/v1/rank", form, _with_unknown(RANK_PARAMS, form)),
             "page_link": lambda **changes: url("/", page_params, RANK_PAGE_PARAMS, **changes),
             "offer_url": lambda offer_id: url(f"/offers/{offer_id}", params, OFFER_PARAMS),
+            "launch_links": launch_links(params, OFFER_PARAMS, settings.seed_dir),
             "presets": list(ref.presets.values()),
             "picker": picker_groups(ref.presets.values()),
             "preset": preset,
@@ -667,10 +668,7 @@ class PageController(Controller):
             raise NotFoundException(detail=missing)
         name = gpu["canonical_name"]
         stale = stale_provider_ids(session, settings.stale_after_hours)
-        offers = [
-            (offer_out(row, ref, stale, stale_after_days=settings.offer_stale_after_days), usd)
-            for row, usd in gpu_offers(session, ref, name)
-        ]
+        offers = [(offer_out(row, ref, stale), usd) for row, usd in gpu_offers(session, ref, name)]
         measurements = benchmark_listing(
             session, ref, gpu=name, sort="workload", limit=GPU_PAGE_MEASUREMENTS
         )
