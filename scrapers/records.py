@@ -12,6 +12,7 @@ GiB; disk in GB as listed; network in Mbit/s. An unknown price is ``None``, neve
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Literal
@@ -19,6 +20,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Billing = Literal["on_demand", "spot"]
+#: ``api``: the provider's own API (first-hand); ``catalog``: a maintained public catalog
+#: (:mod:`scrapers.catalogs`); ``seed``: hand-kept seed data (never built by a scraper).
+SourceKind = Literal["api", "catalog", "seed"]
 Interconnect = Literal["nvswitch", "nvlink", "sxm", "pcie"]
 
 #: Prices are stored as ``Numeric(14, 6)``: six decimal places.
@@ -58,6 +62,11 @@ class ScrapedOffer(BaseModel):
     price_is_estimate: bool = False
     available: bool = True
     source: str = Field(min_length=1)
+    #: Where the price comes from (first-hand API or a public catalog).
+    source_kind: SourceKind = "api"
+    #: The date the source published the price (a catalog's version date); ``None``: the
+    #: fetch itself is the observation.
+    seen_on: dt.date | None = None
     notes: str | None = None
 
     @property

@@ -153,7 +153,9 @@ def test_registry_slugs_match_the_seed_providers() -> None:
 
     from app.settings import PROJECT_ROOT
 
-    with (PROJECT_ROOT / "seed_data" / "providers.csv").open(encoding="utf-8") as f:
-        seed = {row["slug"] for row in csv.DictReader(f)}
+    seed: set[str] = set()
+    for path in (PROJECT_ROOT / "seed_data").glob("providers*.csv"):
+        with path.open(encoding="utf-8") as f:
+            seed |= {row["slug"] for row in csv.DictReader(f)}
     assert set(scrapers.SCRAPERS) <= seed
     assert {"vast", "runpod", "azure", "aws", "lambda", "vultr"} <= set(scrapers.SCRAPERS)
