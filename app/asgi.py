@@ -35,6 +35,7 @@ from app.api.health import (
     limit_handler_threads,
     stop_handler_threads,
 )
+from app.api.providers import ProvidersController
 from app.api.refresh import RefreshController
 from app.api.routes import V1Controller
 from app.db.session import DATABASE_UNAVAILABLE, create_engine_from_url, create_session_factory
@@ -245,6 +246,7 @@ def create_app(
         route_handlers=[
             V1Controller,
             RefreshController,
+            ProvidersController,
             healthz,
             # Swagger UI's files from the swagger-ui-py package, for the offline API viewer
             create_static_files_router(

@@ -64,10 +64,13 @@ _VERSION = re.compile(r"^(\d{8})-[A-Za-z0-9._-]+$")
 @dataclass(frozen=True, slots=True)
 class CatalogSource:
     """Which catalog file holds a provider: ``format`` ``gpuhunt`` or ``skypilot`` and the
-    catalog's own name of the provider (gpuhunt ``lambdalabs``, SkyPilot ``cudo``)."""
+    catalog's own name of the provider (gpuhunt ``lambdalabs``, SkyPilot ``cudo``).
+    ``zones``: the catalog's locations are zones (gpuhunt's GCP rows: ``us-central1-a``), read
+    as their region (``us-central1``) so a row names the same place as a first-hand offer."""
 
     format: str
     name: str
+    zones: bool = False
 
 
 #: provider slug → its catalog (gpuhunt's published "offline" providers,
@@ -77,7 +80,7 @@ CATALOG_SOURCES: dict[str, CatalogSource] = {
     "cloudrift": CatalogSource("gpuhunt", "cloudrift"),
     "cudo": CatalogSource("skypilot", "cudo"),
     # fallbacks of providers whose own API needs a key
-    "gcp": CatalogSource("gpuhunt", "gcp"),
+    "gcp": CatalogSource("gpuhunt", "gcp", zones=True),
     "verda": CatalogSource("gpuhunt", "verda"),
     "lambda": CatalogSource("gpuhunt", "lambdalabs"),
     "hyperstack": CatalogSource("skypilot", "hyperstack"),
@@ -111,10 +114,27 @@ def version_date(version: str) -> dt.date | None:
         return None
 
 
+_ZONE = re.compile(r"^([a-z]+-[a-z]+\d+)-[a-z]$")
+
+
+def zone_region(location: str) -> str:
+    """A GCP zone's region (``us-central1-a`` → ``us-central1``); other names unchanged."""
+    m = _ZONE.match(location)
+    return m.group(1) if m else location
+
+
 def parse_gpuhunt(
-    text: str, *, provider: str, version: str, source: str, result: ScrapeResult | None = None
+    text: str,
+    *,
+    provider: str,
+    version: str,
+    source: str,
+    zones: bool = False,
+    result: ScrapeResult | None = None,
 ) -> ScrapeResult:
-    """A gpuhunt ``{provider}.csv`` → catalog offers of ``provider`` (pure).
+    """A gpuhunt ``{provider}.csv`` → catalog offers of ``provider`` (pure); ``zones``: read
+    locations as their region (:class:`CatalogSource`; the cheapest row of a region is kept at
+    ingest, one per offer key).
 
     Raises:
         ScraperError: a required column is missing.
@@ -130,6 +150,7 @@ def parse_gpuhunt(
             result.warn(f"gpuhunt {provider}.csv row {i + 2}: spot {row.get('spot')!r}")
             continue
         name, location = row.get("instance_name") or "", row.get("location") or ""
+        location = zone_region(location) if zones else location
         build_offer(
             result,
             f"gpuhunt {provider}.csv row {i + 2}",
@@ -230,7 +251,7 @@ def parse_skypilot(
 
 
 async def fetch_gpuhunt(
-    http: Http, settings: ScraperSettings, provider: str, name: str
+    http: Http, settings: ScraperSettings, provider: str, name: str, zones: bool = False
 ) -> ScrapeResult:
     """The latest gpuhunt catalog of ``name``, as offers of ``provider``.
 
@@ -249,7 +270,7 @@ async def fetch_gpuhunt(
             text = archive.read(f"{name}.csv").decode("utf-8")
     except (zipfile.BadZipFile, KeyError, UnicodeDecodeError) as exc:
         raise ScraperError(f"gpuhunt {url}: malformed catalog.zip ({exc})") from exc
-    return parse_gpuhunt(text, provider=provider, version=version, source=url)
+    return parse_gpuhunt(text, provider=provider, version=version, source=url, zones=zones)
 
 
 async def fetch_skypilot(
@@ -272,7 +293,7 @@ def catalog_scraper(slug: str, name: str, homepage_url: str, kind: str = "cloud"
 
     async def fetch(http: Http, settings: ScraperSettings) -> ScrapeResult:
         if source.format == "gpuhunt":
-            return await fetch_gpuhunt(http, settings, slug, source.name)
+            return await fetch_gpuhunt(http, settings, slug, source.name, source.zones)
         return await fetch_skypilot(http, settings, slug, source.name)
 
     return Scraper(

@@ -187,8 +187,13 @@ class FakeProviders:
         if fault == "garbage":
             return Answer(200, b"<html><body>502 Bad Gateway</body></html>")
         if fault == "echo401":
-            return _echo_401(path, headers)
-        if provider == "lambda" and headers.get("authorization") != f"Bearer {LAMBDA_TEST_KEY}":
+            return _echo_401(path, headers, query, body)
+        catalog = slug in ("gpuhunt", "skypilot")
+        if (
+            provider == "lambda"
+            and not catalog
+            and headers.get("authorization") != f"Bearer {LAMBDA_TEST_KEY}"
+        ):
             return Answer(401, b'{"error": {"code": "global/invalid-api-key"}}')
         if not _authorised(provider, path, query, body, headers):
             return Answer(401, b'{"error": "invalid or missing API key"}')
@@ -449,8 +454,9 @@ def _missing_field(kind: str, payload: Any) -> Any:
 
 def _shrink(kind: str, payload: Any) -> Any:
     """A partial answer: well under half of the provider's offers (the shrink guard's case)."""
-    if kind == "gcp":
-        skus = [{**s, "serviceRegions": ["us-east1"]} for s in payload["skus"]]
+    if kind == "gcp":  # the first page's SKUs, in one region: A2 machines only
+        last_page = not payload.get("nextPageToken")
+        skus = [] if last_page else [{**s, "serviceRegions": ["us-east1"]} for s in payload["skus"]]
         return {**payload, "skus": skus}
     if kind == "oci" and "items" in payload and payload["items"][:1]:
         first = payload["items"][0]
@@ -479,16 +485,44 @@ def _zip(name: str, csv_text: str) -> bytes:
     return buffer.getvalue()
 
 
-def _echo_401(path: str, headers: dict[str, str]) -> Answer:
-    """A 401 that quotes the request back, key included (as some providers' errors do)."""
+def _echo_401(
+    path: str, headers: dict[str, str], query: dict[str, str] | None = None, body: bytes = b""
+) -> Answer:
+    """A 401 that quotes the request back, key included (as some providers' errors do): its
+    URL with the query and ``?api_key=…``, every credential header, the body and the bare key
+    (whichever way the provider sends it: ``Authorization: Bearer``, ``api_key``,
+    ``X-API-KEY``, ``api-key``, ``?key=``, an OAuth ``client_secret``)."""
+    query = query or {}
     auth = headers.get("authorization", "")
-    key = auth.removeprefix("Bearer ")
-    body = {
+    sent = {
+        k: v
+        for k, v in headers.items()
+        if k in ("authorization", "api_key", "x-api-key", "api-key")
+    }
+    try:
+        secret = json.loads(body or b"{}").get("client_secret", "")
+    except (ValueError, AttributeError):
+        secret = ""
+    key = (
+        auth.removeprefix("Bearer ")
+        or next(iter(v for k, v in sent.items() if k != "authorization"), "")
+        or query.get("key", "")
+        or secret
+    )
+    pairs = "&".join(f"{k}={v}" for k, v in query.items())
+    body_out = {
         "error": "invalid_api_key",
-        "request": {"headers": {"Authorization": auth}, "url": f"{path}?api_key={key}&limit=9"},
+        "request": {
+            "headers": {
+                "Authorization": auth,
+                **{k: v for k, v in sent.items() if k != "authorization"},
+            },
+            "url": f"{path}?{pairs + '&' if pairs else ''}api_key={key}&limit=9",
+            "body": body.decode(errors="replace"),
+        },
         "msg": f"API key {key} is not valid for this account",
     }
-    return Answer(401, json.dumps(body).encode())
+    return Answer(401, json.dumps(body_out).encode())
 
 
 def _csv_head(text: str) -> str:

@@ -247,6 +247,7 @@ def offer_out(
         stale=offer_is_stale(age, stale_after_days, row.provider_id in stale),
         last_seen_at=last_seen.isoformat() if last_seen is not None else None,
         source=row.source,
+        source_kind=row.source_kind,
         age_days=round(age, 2) if age is not None else None,
         price_per_gpu_hour=per_gpu,
         suspect=row.suspect,

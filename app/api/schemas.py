@@ -774,6 +774,13 @@ class OfferOut(BaseModel):
         "no date"
     )
     source: str = Field(description="where the offer comes from (API, page or seed file)")
+    source_kind: str = Field(
+        default="seed",
+        description="api: the provider's own API (first-hand); catalog: a maintained public "
+        "catalog (gpuhunt, SkyPilot), never shown when a first-hand price of the same instance "
+        "(provider, instance type, region, billing) is available; seed: hand-kept seed data",
+        examples=["api"],
+    )
     age_days: float | None = Field(
         default=None,
         description="days since last_seen_at; null when undated (then stale is true)",

@@ -19,7 +19,10 @@
   same as for seed data) against bands built from the history stored before it; one that
   fails is stored with ``suspect = true`` and the reason, and counted;
 - the provider's offers that this result does not contain are marked ``available = false``;
-  nothing is ever deleted.
+  nothing is ever deleted. A result retires offers of its own source kind and of the kinds
+  below it (:data:`SOURCE_RANK`: api > catalog > seed), never those above: a first-hand API
+  run replaces a public-catalog or seed snapshot, a public-catalog run never touches first-hand
+  rows.
 """
 
 from __future__ import annotations
@@ -45,6 +48,10 @@ log = logging.getLogger(__name__)
 
 #: An offer whose price did not change still gets an observation once a day.
 OBSERVATION_INTERVAL = dt.timedelta(days=1)
+#: Precedence of price sources: a run retires rows of its kind and lower kinds only.
+SOURCE_RANK = {"seed": 0, "catalog": 1, "api": 2}
+#: Prefix of an offer's stored ``source`` by source kind.
+SOURCE_PREFIX = {"api": "live: ", "catalog": "catalog: "}
 
 
 @dataclass(frozen=True)
@@ -112,6 +119,7 @@ def apply_offers(
     offers: Sequence[ScrapedOffer],
     catalog: Catalog,
     observed_at: dt.datetime,
+    source_kind: str = "api",
 ) -> IngestCounts:
     """Apply one provider's complete scrape (see the module docstring); flushes, never commits.
 
@@ -121,7 +129,9 @@ def apply_offers(
         offers: every offer of this provider from this run.
         catalog: from :func:`load_catalog`.
         observed_at: the run's timestamp (UTC), used for ``last_seen_at`` and observations.
+        source_kind: the run's kind (``api`` or ``catalog``): which stored rows it may retire.
     """
+    rank = SOURCE_RANK[source_kind]
     counts = IngestCounts()
     trust = load_trust_context(session)  # bands from the history stored before this result
     unique, counts.duplicates = dedupe(offers)
@@ -182,11 +192,15 @@ def apply_offers(
             "price_is_estimate": o.price_is_estimate,
             "available": o.available,
             "last_seen_at": observed_at,
-            "source": f"live: {o.source}",
-            "seen_on": observed_at.date(),
+            "source": SOURCE_PREFIX.get(o.source_kind, "") + o.source,
+            "seen_on": o.seen_on or observed_at.date(),
             "notes": o.notes,
+            "source_kind": o.source_kind,
         }
         row = existing.get(o.key)
+        if row is not None and SOURCE_RANK[row.source_kind] > SOURCE_RANK[o.source_kind]:
+            counts.duplicates += 1  # a lower source never overwrites a first-hand row
+            continue
         if row is None:
             row = InstanceOffer(
                 provider_id=provider.id,
@@ -223,13 +237,15 @@ def apply_offers(
                     observed_at=observed_at,
                     price_per_hour=o.price_per_hour,
                     currency=o.currency,
-                    source=f"live: {o.source}",
+                    source=SOURCE_PREFIX.get(o.source_kind, "") + o.source,
                 )
             )
             counts.observations += 1
 
     seen_keys = {o.key for o in unique}
     for offer_key, row in existing.items():
+        if SOURCE_RANK.get(row.source_kind, 0) > rank:
+            continue  # never retire a row of a higher source (a catalog run, first-hand rows)
         if offer_key not in seen_keys and row.available:
             row.available = False
             counts.gone += 1

@@ -175,6 +175,10 @@ class InstanceOffer(Base):
     gpu_note: Mapped[str | None] = mapped_column(Text)
     #: The provider's page or console link for this offer, where one exists.
     offer_url: Mapped[str | None] = mapped_column(Text)
+    #: Where the price comes from: ``api`` (the provider's own API, first-hand), ``catalog``
+    #: (a maintained public catalog: gpuhunt, SkyPilot; never outranks a first-hand row of the
+    #: same instance) or ``seed`` (hand-kept seed data).
+    source_kind: Mapped[str] = mapped_column(String(16), default="seed", server_default="seed")
 
     provider: Mapped[Provider] = relationship(back_populates="offers", lazy="raise")
     gpu_model: Mapped[GpuModel | None] = relationship(lazy="raise")
@@ -314,3 +318,6 @@ class RefreshRun(Base):
     baseline_offers: Mapped[int | None] = mapped_column(Integer)
     #: Offers of this run stored ``suspect`` (failed a plausibility rule).
     offers_suspect: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: ``api`` (the provider's own API) or ``catalog`` (its public-catalog fallback); the
+    #: shrink guard compares runs of one kind only.
+    source_kind: Mapped[str] = mapped_column(String(16), default="api", server_default="api")

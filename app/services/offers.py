@@ -6,8 +6,20 @@ import datetime as dt
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import ColumnElement, Float, Select, case, cast, false, func, or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy import (
+    ColumnElement,
+    Float,
+    Select,
+    and_,
+    case,
+    cast,
+    exists,
+    false,
+    func,
+    or_,
+    select,
+)
+from sqlalchemy.orm import Session, aliased
 
 from app.db.models import GpuModel, InstanceOffer, Provider, RefreshRun, as_utc, utcnow
 from app.estimate.cost import UnknownCurrencyError, conversion_steps, convert
@@ -72,6 +84,8 @@ class OfferRow:
     offer_url: str | None = None
     #: the provider's home page (the link shown when the offer has no page of its own)
     provider_url: str | None = None
+    #: ``api``, ``catalog`` or ``seed`` (:attr:`app.db.models.InstanceOffer.source_kind`)
+    source_kind: str = "seed"
 
     @property
     def disk_gb(self) -> float | None:
@@ -112,6 +126,7 @@ _COLUMNS = (
     InstanceOffer.gpu_note,
     InstanceOffer.offer_url,
     Provider.homepage_url,
+    InstanceOffer.source_kind,
 )
 
 
@@ -147,6 +162,25 @@ def ambiguous_offer_ids(session: Session, ref: ReferenceData, names: list[str]) 
     return out
 
 
+def shadowed_by_first_hand() -> ColumnElement[bool]:
+    """A public-catalog offer (``source_kind = 'catalog'``) for which an available first-hand
+    (``api``) offer of the same provider, instance type, region and billing exists: such a row
+    is never listed or ranked (a catalog price never outranks a first-hand price of the same
+    instance, :mod:`scrapers.catalogs`)."""
+    first_hand = aliased(InstanceOffer)
+    return and_(
+        InstanceOffer.source_kind == "catalog",
+        exists().where(
+            first_hand.provider_id == InstanceOffer.provider_id,
+            first_hand.instance_type == InstanceOffer.instance_type,
+            first_hand.region == InstanceOffer.region,
+            first_hand.billing == InstanceOffer.billing,
+            first_hand.source_kind == "api",
+            first_hand.available.is_(True),
+        ),
+    )
+
+
 def _filtered(session: Session, stmt: Select, filters: dict, ref: ReferenceData) -> Select:
     gpu = filters.get("gpu")
     if gpu:
@@ -176,6 +210,7 @@ def _filtered(session: Session, stmt: Select, filters: dict, ref: ReferenceData)
         stmt = stmt.where(InstanceOffer.available.is_(True))
     if not filters.get("include_suspect", False):
         stmt = stmt.where(InstanceOffer.suspect.is_(False))
+    stmt = stmt.where(~shadowed_by_first_hand())
     if filters.get("min_vram_gib") is not None:
         stmt = stmt.where(
             or_(

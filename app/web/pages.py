@@ -71,6 +71,7 @@ from app.services.catalog import (
 from app.services.estimates import HardwareError
 from app.services.freshness import ProviderFreshness, provider_freshness
 from app.services.offers import FilterError, count_old_offers, stale_provider_ids
+from app.services.providers import provider_coverage
 from app.services.reference import ReferenceData
 from app.services.workloads import WorkloadError
 from app.settings import Settings
@@ -335,6 +336,14 @@ class PageController(Controller):
         out.update(
             old_offers=old, offers=total, offer_stale_after_days=settings.offer_stale_after_days
         )
+        out["coverage"] = {
+            c.slug: c
+            for c in provider_coverage(
+                session,
+                fresh_hours=settings.stale_after_hours,
+                aging_days=settings.offer_stale_after_days,
+            )
+        }
         return out
 
     @get("/", sync_to_thread=True, name="rank_page")

@@ -43,6 +43,17 @@ def test_skypilot_rows_one_per_instance_and_region() -> None:
     assert {(o.billing, o.vram_gib_per_gpu) for o in odd} == {("on_demand", 48), ("spot", 48)}
 
 
+def test_gcp_zones_are_read_as_regions() -> None:
+    result = fetch(SCRAPERS["gcp"].fallback)  # type: ignore[arg-type]
+    assert {(o.instance_type, o.region, o.billing) for o in result.offers} == {
+        ("a2-highgpu-1g", "us-central1", "on_demand"),
+        ("a2-highgpu-1g", "us-central1", "spot"),
+        ("g2-standard-4", "us-central1", "on_demand"),
+    }  # the DWS calendar-mode row is flagged: not an offer
+    assert catalogs.zone_region("europe-west4-b") == "europe-west4"
+    assert catalogs.zone_region("eu-north1") == "eu-north1"
+
+
 def test_versions() -> None:
     assert catalogs.version_date("20261130-4188") == dt.date(2026, 11, 30)
     assert catalogs.version_date("latest") is None and catalogs.version_date("20261340-1") is None
