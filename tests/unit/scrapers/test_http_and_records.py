@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -158,4 +159,7 @@ def test_registry_slugs_match_the_seed_providers() -> None:
         with path.open(encoding="utf-8") as f:
             seed |= {row["slug"] for row in csv.DictReader(f)}
     assert set(scrapers.SCRAPERS) <= seed
+    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    stated = re.search(r"pulls current offers from (\d+) providers", readme)
+    assert stated and int(stated.group(1)) == len(scrapers.SCRAPERS)
     assert {"vast", "runpod", "azure", "aws", "lambda", "vultr"} <= set(scrapers.SCRAPERS)
