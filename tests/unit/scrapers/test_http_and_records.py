@@ -160,6 +160,6 @@ def test_registry_slugs_match_the_seed_providers() -> None:
             seed |= {row["slug"] for row in csv.DictReader(f)}
     assert set(scrapers.SCRAPERS) <= seed
     readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
-    stated = re.search(r"pulls current offers from (\d+) providers", readme)
+    stated = re.search(r"pulls current offers for (\d+) providers", readme)
     assert stated and int(stated.group(1)) == len(scrapers.SCRAPERS)
     assert {"vast", "runpod", "azure", "aws", "lambda", "vultr"} <= set(scrapers.SCRAPERS)
