@@ -57,8 +57,10 @@ from scrapers.settings import ScraperSettings
 
 DOCS_URL = "https://cloud.google.com/billing/v1/how-tos/catalog-api"
 COMPUTE_SERVICE = "6F81-5844-456A"
+#: Where the machine shapes of :data:`MACHINES` come from.
+SHAPES_SOURCE = "skypilot-org/skypilot-catalog@006059e0f18a catalogs/v8/gcp/vms.csv"
 MACHINE_TABLE_SOURCE = (
-    "skypilot-org/skypilot-catalog@006059e0f18a catalogs/v8/gcp/vms.csv (vCPUs, MemoryGiB); "
+    f"{SHAPES_SOURCE} (vCPUs, MemoryGiB); "
     "https://cloud.google.com/compute/docs/gpus (GPU model and memory)"
 )
 #: Description words of SKUs that are not plain on-demand / spot list prices.
@@ -297,8 +299,7 @@ def parse_skus(pages: list[Any], *, source: str) -> ScrapeResult:
                     price_per_hour=to_price(price),
                     currency="USD",
                     source=source,
-                    notes="vCPU + RAM + GPU SKUs summed; shape from "
-                    + MACHINE_TABLE_SOURCE.split(";")[0]
+                    notes=f"vCPU + RAM + GPU SKUs summed; shape from {SHAPES_SOURCE}"
                     + ("; Spot VM list price (can change)" if billing == "spot" else ""),
                 )
     return result

@@ -7,7 +7,9 @@ Flow (:func:`run_refresh`):
    on SQLite an exclusive ``flock`` on ``<database file>.refresh.lock`` (released by the OS when
    the process ends). A second run exits at once with :class:`RefreshLockedError`.
 2. ``running`` refresh-run rows left by a killed process are marked ``interrupted``.
-3. Each enabled provider gets a refresh-run row (``running``), committed before its fetch.
+3. Each enabled provider gets a refresh-run row (``running``, with its source kind: ``api``,
+   or ``catalog`` when a keyless provider runs its public-catalog fallback,
+   :func:`plan_providers`), committed before its fetch.
 4. The scrapers run concurrently on one shared ``httpx.AsyncClient``. As each finishes, its
    result is applied in **one transaction** that also closes its refresh-run row (``ok`` and
    the counts). A failure (network, HTTP status, malformed or empty answer) instead records

@@ -8,11 +8,12 @@ import pytest
 
 from scrapers import gcp
 from scrapers.http import ScraperError
+from scrapers.records import ScrapedOffer
 from tests.fake_providers import FakeProviders
 from tests.unit.scrapers.helpers import fetch, load
 
 
-def offers() -> dict[tuple[str, str, str], gcp.ScrapedOffer]:  # type: ignore[name-defined]
+def offers() -> dict[tuple[str, str, str], ScrapedOffer]:
     pages = [load("gcp/skus_page1.json"), load("gcp/skus_page2.json")]
     result = gcp.parse_skus(pages, source="x")
     return {(o.offer_key, o.region, o.billing): o for o in result.offers}
