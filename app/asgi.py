@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Callable
@@ -35,10 +34,13 @@ from app.api.health import (
     limit_handler_threads,
     stop_handler_threads,
 )
+from app.api.launch import LaunchController
 from app.api.providers import ProvidersController
 from app.api.refresh import RefreshController
 from app.api.routes import V1Controller
+from app.api.watches import WatchController
 from app.db.session import DATABASE_UNAVAILABLE, create_engine_from_url, create_session_factory
+from app.operations import OperationError, field_error, validate_body
 from app.services.estimates import HardwareError
 from app.services.offers import FilterError
 from app.services.reference import ReferenceCache
@@ -56,24 +58,15 @@ MAX_BODY_BYTES = 64 * 1024
 
 
 def _field_error(request: Request, exc: Exception) -> Response[dict[str, Any]]:
-    field = getattr(exc, "field", "request")
-    reason = getattr(exc, "reason", str(exc))
-    return Response(
-        {
-            "status_code": HTTP_400_BAD_REQUEST,
-            "detail": f"Invalid {field}: {reason}",
-            "extra": [
-                {"key": k, "message": m} for k, m in getattr(exc, "errors", [(field, reason)])
-            ],
-        },
-        status_code=HTTP_400_BAD_REQUEST,
-        media_type=MediaType.JSON,
-    )
+    """A service's field error or an operation's error answer (:mod:`app.operations`: the
+    same answer the CLI and the MCP tools give)."""
+    err = exc if isinstance(exc, OperationError) else field_error(exc)
+    return Response(err.body(), status_code=err.status_code, media_type=MediaType.JSON)
 
 
 #: API paths with an offer id; a segment there that is no integer matches no route (Litestar's
 #: 404) but is malformed input like ``-1`` or ``0``, which the ``ge=1`` path bound makes a 400
-_OFFER_ID_PATH = re.compile(r"^/v1/offers/(?P<id>[^/]+)(?:/prices)?/?$")
+_OFFER_ID_PATH = re.compile(r"^/v1/offers/(?P<id>[^/]+)(?:/prices|/launch)?/?$")
 
 
 def _bad_offer_id(request: Request, exc: HTTPException) -> Response[dict[str, Any]] | None:
@@ -189,7 +182,7 @@ def _validate_as_json(model_type: type[BaseModel], value: Any) -> BaseModel:
         ExtendedMsgSpecValidationError: Litestar's validation error (a 400 naming each field).
     """
     try:
-        return model_type.model_validate_json(json.dumps(value, allow_nan=False))
+        return validate_body(model_type, value)
     except PydanticValidationError as exc:
         hide = bool(model_type.model_config.get("hide_input_in_errors", False))
         raise ExtendedMsgSpecValidationError(
@@ -247,6 +240,8 @@ def create_app(
             V1Controller,
             RefreshController,
             ProvidersController,
+            LaunchController,
+            WatchController,
             healthz,
             # Swagger UI's files from the swagger-ui-py package, for the offline API viewer
             create_static_files_router(
@@ -282,6 +277,7 @@ def create_app(
             WorkloadError: _field_error,
             HardwareError: _field_error,
             FilterError: _field_error,
+            OperationError: _field_error,
             ValidationException: _validation_error,
             DataError: _bad_input,
             RecursionError: _bad_input,

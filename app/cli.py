@@ -73,6 +73,27 @@ class _Cli(click.Group):
             sys.exit(2)
 
 
+def ensure_database(engine: Engine, seed_dir: str | Path) -> None:
+    """Migrate the database to head and load the seed data into an empty one (``serve`` and
+    the commands that answer from the local database), under the setup lock."""
+    from app.db.migrate import revisions
+
+    current, head = revisions(engine)
+    with create_session_factory(engine)() as session:
+        empty = current is None or (
+            (session.scalar(select(func.count()).select_from(GpuModel)) or 0) == 0
+        )
+    if current == head and not empty:
+        return
+    with setup_lock(engine):
+        upgrade(engine)
+        with create_session_factory(engine)() as session:
+            empty = (session.scalar(select(func.count()).select_from(GpuModel)) or 0) == 0
+        if empty:
+            console.print("empty database: loading seed data")
+            _seed_locked(engine, seed_dir)
+
+
 @click.group(cls=_Cli)
 @click.option("-v", "--verbose", is_flag=True, help="Log at INFO level.")
 def main(verbose: bool) -> None:
@@ -140,13 +161,7 @@ def serve(host: str, port: int, workers: int) -> None:
     settings = get_settings()
     engine = create_engine_from_url(settings.database_url)
     try:
-        with setup_lock(engine):
-            upgrade(engine)
-            with create_session_factory(engine)() as session:
-                empty = (session.scalar(select(func.count()).select_from(GpuModel)) or 0) == 0
-            if empty:
-                console.print("empty database: loading seed data")
-                _seed_locked(engine, settings.seed_dir)
+        ensure_database(engine, settings.seed_dir)
     finally:
         engine.dispose()
     console.print(
@@ -239,6 +254,9 @@ def refresh(providers: tuple[str, ...], dry_run: bool, accept_shrink: tuple[str,
     finally:
         engine.dispose()
     _print_refresh_summary(report)
+    if report.webhooks is not None:  # the watches' posts (bounded by their own deadline)
+        console.print(f"watches: posting {len(report.webhooks.found)} event(s) to webhooks")
+        report.webhooks.join()
     statuses = {o.status for o in report.outcomes}
     sys.exit(
         EXIT_PROVIDER_FAILED
@@ -346,6 +364,18 @@ def _print_refresh_summary(report: RefreshReport) -> None:
         )
 
 
+def _register_answer_commands() -> None:
+    """``rank``, ``estimate``, ``offers``, ``launch``, ``mcp`` and ``bench-setup``
+    (:mod:`app.cli_ask`; the MCP server in :mod:`app.mcp_server`, the PyTorch choice in
+    :mod:`app.torch_setup`)."""
+    from app.cli_ask import COMMANDS
+
+    for command in COMMANDS:
+        main.add_command(command)
+
+
+_register_answer_commands()
+
 if __name__ == "__main__":
     main()
 
@@ -373,7 +403,7 @@ def bench(
     submit_url: str | None,
     token: str | None,
 ) -> None:
-    """Measure PRESET's training throughput on this machine (needs 'gpucost[bench]').
+    """Measure PRESET's training throughput on this machine (needs PyTorch: bench-setup).
 
     Random weights and synthetic data of the preset's shape; warm-up, then timed optimizer
     steps. DDP over --gpus GPUs (torchrun) when more than one. --submit sends the result with
@@ -383,7 +413,8 @@ def bench(
         import torch  # noqa: F401 - only to say clearly that the extra is missing
     except ImportError as exc:
         raise click.ClickException(
-            "gpucost bench needs PyTorch: pip install 'gpucost[bench]'"
+            "gpucost bench needs PyTorch: run `gpucost bench-setup` (installs the build this "
+            "machine's NVIDIA driver supports)"
         ) from exc
     from rich.progress import Progress
     from rich.table import Table
@@ -455,3 +486,94 @@ def bench(
             + (f": {row['hold_reason']}" if row.get("hold_reason") else "")
             + f"), run id {result.run_id}"
         )
+
+
+@main.group()
+def submissions() -> None:
+    """Maintainer commands for submitted measurements (gpucost bench runs).
+
+    A server picks up what these change within its reference cache's lifetime (60 s).
+    """
+
+
+def _review(action: Any) -> Any:
+    """Run ``action(session, ref, now)`` in one transaction on a freshly loaded reference."""
+    import datetime as dt
+
+    from app.services.reference import load_reference
+
+    settings = get_settings()
+    engine = create_engine_from_url(settings.database_url)
+    try:
+        with create_session_factory(engine)() as session, session.begin():
+            ref = load_reference(session, settings.seed_dir)
+            return action(session, ref, dt.datetime.now(dt.UTC))
+    finally:
+        engine.dispose()
+
+
+@submissions.command("revoke")
+@click.argument("identity")
+@click.option("--by", "maintainer", required=True, help="Your name, for the audit trail.")
+@click.option("--reason", default=None, help="Why, for the audit trail.")
+def submissions_revoke(identity: str, maintainer: str, reason: str | None) -> None:
+    """Revoke the token named IDENTITY and every row it submitted, in one transaction.
+
+    Its token is refused from then on; its rows become `revoked` (kept, never used); rows of
+    other submitters that only it corroborated are held again. Prints the served answer of
+    every configuration it moved, before and after.
+    """
+    from app.services.submissions import ReviewError, revoke
+
+    try:
+        done = _review(lambda s, ref, now: revoke(s, ref, identity, maintainer, reason, now))
+    except ReviewError as exc:
+        console.print(f"[red]revoke:[/red] {exc}")
+        sys.exit(1)
+    console.print(
+        f"revoked {done.identity}: {done.rows_revoked} row(s) revoked, "
+        f"{done.rows_reheld} other row(s) held again"
+    )
+    for config, before, after in done.answers:
+        what = f"{config['preset']} on {config['gpu_count']}x {config['gpu']}"
+        if before is None or after is None:
+            console.print(f"  {what}: no served answer")
+        else:
+            console.print(f"  {what}: {before:.4g} -> {after:.4g} samples/s")
+
+
+@submissions.command("approve")
+@click.argument("run_id")
+@click.option("--by", "maintainer", required=True, help="Your name, for the audit trail.")
+def submissions_approve(run_id: str, maintainer: str) -> None:
+    """Corroborate the held run RUN_ID as a maintainer: it is accepted and may move its
+    answer up to the plausibility band (2x)."""
+    from app.services.submissions import ReviewError, approve
+
+    try:
+        row = _review(lambda s, ref, now: approve(s, ref, run_id, maintainer, now))
+    except ReviewError as exc:
+        console.print(f"[red]approve:[/red] {exc}")
+        sys.exit(1)
+    console.print(f"approved run {run_id} (row {row['id']}, {row['submitted_by']})")
+
+
+@submissions.command("events")
+@click.option("--submitter", default=None, help="Only this submitter's rows.")
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 10_000))
+def submissions_events(submitter: str | None, limit: int) -> None:
+    """Print the audit trail, newest first, one JSON object per line (the same entries as
+    GET /v1/submissions/events)."""
+    import json
+
+    from app.services.submissions import list_events
+
+    settings = get_settings()
+    engine = create_engine_from_url(settings.database_url)
+    try:
+        with create_session_factory(engine)() as session:
+            items, _ = list_events(session, submitter=submitter, limit=limit)
+    finally:
+        engine.dispose()
+    for item in items:
+        click.echo(json.dumps(item, default=str, ensure_ascii=False))

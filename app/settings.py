@@ -37,7 +37,8 @@ class Settings(BaseSettings):
     database_url: str = Field(default=DEFAULT_SQLITE_URL)
     seed_dir: Path = Field(default_factory=resources.seed_dir)
     migrations_dir: Path = Field(default_factory=resources.migrations_dir)
-    #: Offers whose provider last refreshed successfully longer ago than this are ``stale``.
+    #: Offers whose provider last refreshed successfully longer ago than this are
+    #: ``provider_refresh_stale`` (a price's own age: :mod:`app.price_age`).
     stale_after_hours: float = 48.0
     #: Connections kept open per server process.
     db_pool_size: int = Field(default=10, ge=1, le=1000)
@@ -65,10 +66,6 @@ class Settings(BaseSettings):
         """Request handlers that may run at once: ``max_handler_threads``, at most one per
         connection the pool can hold."""
         return min(self.max_handler_threads, self.db_pool_size + self.db_max_overflow)
-
-    #: An offer whose source last showed it longer ago than this (or never dated it) is
-    #: ``stale`` (``GPUCOST_OFFER_STALE_AFTER_DAYS``).
-    offer_stale_after_days: float = Field(default=7.0, gt=0)
 
     #: Bearer tokens allowed to ``POST /v1/benchmarks`` (``GPUCOST_API_TOKENS``): comma-separated
     #: ``name=token`` entries (a bare ``token`` is named ``token-<first 8 hex of its SHA-256>``).

@@ -5,9 +5,11 @@ not set), offers can be loaded from two maintained public catalogs. They are **n
 prices**: every offer built here has ``source_kind = "catalog"``, an offer key prefixed with the
 catalog's name (so it never overwrites a first-hand row of the same instance), a ``source``
 naming the catalog file and version, and ``seen_on`` = the catalog's publication date when the
-catalog states one. Ingest never lets a catalog run retire first-hand (``api``) rows, and the
-offer queries hide a catalog row when a first-hand row of the same provider + instance type +
-region + billing is available (``app.services.offers``).
+catalog states one (else the row is undated: a copy is never dated by the day it was read;
+its age tiers: ``app/price_age.py``, price kind ``catalog``). Ingest never lets a catalog run
+retire first-hand (``api``) rows, and the offer queries hide a catalog row when a first-hand
+row of the same provider + instance type + region + billing is available
+(``app.services.offers``).
 
 Formats:
 
@@ -29,7 +31,7 @@ Formats:
   ``GpuInfo`` is a Python-literal dict (``ast.literal_eval``) whose ``SizeInMiB`` is per GPU;
   a value below 1024 is read as GB (the v8 shadeform file writes GB there:
   ``../shared/docs/providers-2026.md`` §1). Rows repeated per availability zone collapse to one
-  per instance × region. The file states no date: ``seen_on`` stays the fetch date.
+  per instance × region. The file states no date: its rows are undated (``seen_on`` None).
 
 :data:`CATALOG_SOURCES` says which catalog covers which provider. No public catalog covers the
 CNY platforms (AutoDL, 恒源云, 矩池云 …: ``../shared/docs/providers-2026.md`` §2, "no CNY

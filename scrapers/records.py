@@ -21,8 +21,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Billing = Literal["on_demand", "spot"]
 #: ``api``: the provider's own API (first-hand); ``catalog``: a maintained public catalog
-#: (:mod:`scrapers.catalogs`); ``seed``: hand-kept seed data (never built by a scraper).
-SourceKind = Literal["api", "catalog", "seed"]
+#: (:mod:`scrapers.catalogs`). Ingest stores the matching price kind (``scraped`` or
+#: ``catalog``, ``app.price_age.PRICE_KIND_OF_SOURCE``); seed data is never a scraper's.
+SourceKind = Literal["api", "catalog"]
 Interconnect = Literal["nvswitch", "nvlink", "sxm", "pcie"]
 
 #: Prices are stored as ``Numeric(14, 6)``: six decimal places.
@@ -64,8 +65,8 @@ class ScrapedOffer(BaseModel):
     source: str = Field(min_length=1)
     #: Where the price comes from (first-hand API or a public catalog).
     source_kind: SourceKind = "api"
-    #: The date the source published the price (a catalog's version date); ``None``: the
-    #: fetch itself is the observation.
+    #: The date the source published the price (a catalog's version date); ``None``: a
+    #: provider API's fetch itself is the observation, a catalog row is undated.
     seen_on: dt.date | None = None
     notes: str | None = None
 

@@ -67,7 +67,13 @@ def test_deeply_nested_body_is_400(client: Any) -> None:
 
 
 def test_rank_resnet50_returns_seeded_offers_with_costs(client: Any) -> None:
-    r = post(client, "/v1/rank", {"workload": {"preset": "resnet50-imagenet"}})
+    # by cost alone (by default bookable offers and fresh prices come first:
+    # tests/test_labels_and_prices.py)
+    r = post(
+        client,
+        "/v1/rank",
+        {"workload": {"preset": "resnet50-imagenet"}, "bookable_fresh_first": False},
+    )
     assert r.status_code == 200, r.text
     body = r.json()
     results = body["results"]
@@ -101,7 +107,8 @@ def test_rank_measured_cost_matches_hand_calculation(client: Any) -> None:
     )
     (x,) = r.json()["results"]
     e = x["estimate"]
-    assert e["basis"] == "measured"
+    # measured at micro-batch 448, asked at 256: the measurement moved by the model
+    assert (e["basis"], e["situation"]) == ("scaled", "measured_rescaled")
     used = e["evidence"][0]
     row = next(b for b in bench if b["id"] == used["benchmark_id"])
     assert row["gpu_count"] == 1 and row["precision"] == "fp16_amp"
@@ -109,6 +116,9 @@ def test_rank_measured_cost_matches_hand_calculation(client: Any) -> None:
     # measured at micro-batch 448; the preset's 256 costs ~1 % (throughput ∝ b / (b + b0))
     assert e["samples_per_s"] == pytest.approx(row["throughput_total"], rel=0.03)
     assert e["samples_per_s"] < row["throughput_total"]
+    moved = next(n for n in e["notes"] if n.startswith("measured on this GPU:"))
+    assert f"{row['throughput_total']:.4g} samples/s per GPU" in moved
+    assert "micro-batch 448" in moved and "micro-batch 256" in moved
     hours = 1_281_167 / e["samples_per_s"] / 3600
     assert e["epoch_hours"] == pytest.approx(hours)
     assert e["cost_per_epoch"] == pytest.approx(hours * 0.75 / 7.0197)

@@ -131,10 +131,11 @@ def test_suspects_stay_out_of_rank_unless_asked_and_are_marked(db: str) -> None:
         assert sum(o["suspect"] for o in page["items"]) == 2
 
 
-def test_every_offer_has_an_age_and_seed_offers_seen_long_ago_are_stale(db: str) -> None:
+def test_every_offer_has_a_price_age_and_seed_offers_seen_long_ago_are_old(db: str) -> None:
     from litestar.testing import TestClient
 
     from app.asgi import create_app
+    from app.price_age import tier
     from app.settings import Settings
 
     with TestClient(create_app(Settings(database_url=db))) as client:
@@ -142,23 +143,30 @@ def test_every_offer_has_an_age_and_seed_offers_seen_long_ago_are_stale(db: str)
             "items"
         ]
     now = dt.datetime.now(dt.UTC)
-    assert items and all("age_days" in o for o in items)
+    assert items and all("age_days" in o and "price_age" in o for o in items)
     for o in items:
-        if o["last_seen_at"] is None:  # the source gives no date: age unknown, never fresh
-            assert o["age_days"] is None and o["stale"]
+        if o["price_seen_at"] is None:  # the source gives no date: age unknown, never fresh
+            assert o["age_days"] is None and o["price_age"] == "undated" and o["stale"]
             continue
-        seen = dt.datetime.fromisoformat(o["last_seen_at"])
+        seen = dt.datetime.fromisoformat(o["price_seen_at"])
         assert o["age_days"] == pytest.approx((now - seen).total_seconds() / 86400, abs=0.01)
-        assert o["stale"] == (o["age_days"] > 7)
+        assert o["price_age"] == tier(o["price_kind"], o["age_days"])
+        assert o["stale"] == (o["price_age"] in ("old", "undated") or o["provider_refresh_stale"])
     vultr_2025 = [o for o in items if o["provider"] == "vultr" and o["source"].startswith("http")]
-    # Vultr's seed rows were seen on 2025-01-08 (seed_data/offers_public.csv): stale
+    # Vultr's seed rows were seen on 2025-01-08 (seed_data/offers_public.csv): old for a
+    # hand-kept price (older than 90 days)
     assert vultr_2025 and all(
-        o["last_seen_at"].startswith("2025-01-08") and o["stale"] for o in vultr_2025
+        o["price_seen_at"].startswith("2025-01-08") and o["price_age"] == "old" for o in vultr_2025
     )
-    # the refresh at T0 (2026-11-20) is more than 7 days before the test's now
+    # the refresh at T0 (2026-11-20) is more than 7 days before the test's now: old for a
+    # scraped price (a nightly refresh; older than 7 days)
     assert now - T0 > dt.timedelta(days=7)
     lam = [o for o in items if o["provider"] == "lambda" and o["source"].startswith("live: ")]
-    assert lam and all(o["last_seen_at"] == T0.isoformat() and o["stale"] for o in lam)
+    assert lam and all(
+        o["price_seen_at"] == T0.isoformat()
+        and (o["price_kind"], o["price_age"], o["bookable"]) == ("scraped", "old", True)
+        for o in lam
+    )
 
 
 def test_price_per_gpu_hour_is_next_to_the_price(db: str) -> None:

@@ -9,6 +9,7 @@ constraints declared on its handler.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -94,9 +95,9 @@ def test_every_parameter_bound_is_in_the_openapi(client: Any, openapi: dict[str,
             params = [p for p in op.get("parameters", ()) if p["in"] in ("query", "path")]
             if not params:
                 continue
-            handler = app.route_handler_method_map[path.replace("{offer_id}", "{offer_id:int}")][
-                method.upper()
-            ]
+            # every path parameter of the API is an id (offer_id, watch_id): {name:int}
+            route = re.sub(r"\{(\w+)\}", r"{\1:int}", path)
+            handler = app.route_handler_method_map[route][method.upper()]
             signature = handler.parsed_fn_signature.parameters
             for p in params:
                 field = signature.get(p["name"])

@@ -357,8 +357,18 @@ def test_rank_orders_one_model_by_hardware_not_by_suite(client: Any) -> None:
 @pytest.mark.parametrize(
     ("workload", "gpu", "situation", "words"),
     [
-        ({"preset": "bert-base-squad"}, "A100 SXM4 80GB", "measured", "measured on this GPU"),
-        ({"preset": "bert-base-squad"}, "A100 PCIe 40GB", "measured", "measured on this GPU"),
+        (
+            {"preset": "bert-base-squad", "precision": "fp16_amp", "micro_batch_size": 320},
+            "A100 SXM4 80GB",
+            "measured",
+            "measured on this GPU model: the per-GPU rate is the mean",
+        ),
+        (
+            {"preset": "bert-base-squad"},
+            "A100 PCIe 40GB",
+            "measured_rescaled",
+            "measured on this GPU model at another software level, micro-batch or precision",
+        ),
         ({"preset": "bert-base-squad"}, "L40S", "sibling", "same architecture"),
         ({"preset": "bert-base-squad"}, "B200", "extrapolated", "other GPU architectures"),
         ({"preset": "vit-b16-imagenet"}, "A100 SXM4 80GB", "flops_model", "never measured"),
@@ -541,7 +551,7 @@ def test_fp8_does_not_speed_up_a_cnn(client: Any) -> None:
         client, {"preset": "resnet50-imagenet", "precision": "bf16_amp"}, "H100 SXM 80GB"
     )
     assert fp8["samples_per_s"] == pytest.approx(bf16["samples_per_s"])
-    assert fp8["basis"] == "measured"
+    assert fp8["situation"] == bf16["situation"] == "measured_rescaled"
     found = [x for x in fp8["warnings"] if x["code"] == "fp8_transformer_only"]
     assert found and found[0]["values"]["runs_at_precision"] == "bf16_amp"
     # a transformer keeps its fp8 estimate and has no such warning

@@ -304,9 +304,9 @@ def test_api_refresh_runs_history_and_stale_flags(db: str) -> None:
     from app.settings import Settings
 
     assert refresh(db, FakeProviders(), at=Clock.next()).ok
-    # the runs are dated 2026-11-20: a wide per-offer age limit isolates the provider flag
-    # (per-offer ages: tests/test_offers_trust.py)
-    settings = Settings(database_url=db, offer_stale_after_days=3650)
+    # the runs are dated 2026-11-20; the provider's refresh flag is its own field
+    # (provider_refresh_stale; per-offer price ages: tests/test_offers_trust.py)
+    settings = Settings(database_url=db)
     with TestClient(create_app(settings)) as client:
         runs = {r["provider"]: r for r in client.get("/v1/refresh-runs").json()}
         assert set(PROVIDERS) <= set(runs)
@@ -322,7 +322,7 @@ def test_api_refresh_runs_history_and_stale_flags(db: str) -> None:
             for o in page["items"]
             if o["offer_key"] == "m52001-8x" and o["billing"] == "on_demand"
         )
-        assert h100["gpu"] == "H100 SXM 80GB" and not h100["stale"]
+        assert h100["gpu"] == "H100 SXM 80GB" and not h100["provider_refresh_stale"]
         history = client.get(f"/v1/offers/{h100['id']}/prices").json()
         assert [p["price_per_hour"] for p in history["observations"]][:2] == [15.2, 14.8]
         assert history["provider"] == "vast" and history["price_per_hour"] == 15.2
@@ -341,13 +341,18 @@ def test_api_refresh_runs_history_and_stale_flags(db: str) -> None:
         engine.dispose()
         assert {r["provider"]: r for r in client.get("/v1/refresh-runs").json()}["vast"]["stale"]
         page = client.get("/v1/offers", params={"provider": "vast"}).json()
-        assert page["items"] and all(o["stale"] for o in page["items"])
+        assert page["items"] and all(
+            o["stale"] and o["provider_refresh_stale"] for o in page["items"]
+        )
         assert not any(
-            o["stale"] for o in client.get("/v1/offers", params={"provider": "aws"}).json()["items"]
+            o["provider_refresh_stale"]
+            for o in client.get("/v1/offers", params={"provider": "aws"}).json()["items"]
         )
         ranked = client.post(
             "/v1/rank",
             json={"workload": {"preset": "resnet50-imagenet"}, "filters": {"provider": "vast"}},
         ).json()
-        assert ranked["results"] and all(r["offer"]["stale"] for r in ranked["results"])
+        assert ranked["results"] and all(
+            r["offer"]["provider_refresh_stale"] for r in ranked["results"]
+        )
     assert refresh(db, FakeProviders(), at=Clock.next(), providers=["vast"]).ok  # fresh again

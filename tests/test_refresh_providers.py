@@ -23,6 +23,7 @@ from app.asgi import create_app
 from app.cli import EXIT_OK, main
 from app.db.models import InstanceOffer, Provider, utcnow
 from app.db.session import create_engine_from_url, create_session_factory
+from app.price_age import tier
 from app.services import refresh as refresh_service
 from app.settings import Settings, get_settings
 from tests.conftest import seeded_database
@@ -88,7 +89,7 @@ def stored(url: str, slugs: tuple[str, ...]) -> dict[str, Any]:
                     o.price_per_hour,
                     o.available,
                     o.last_seen_at,
-                    o.source_kind,
+                    o.price_kind,
                 )
                 for slug, o in rows
             }
@@ -105,14 +106,27 @@ def test_refresh_loads_every_provider(db: str) -> None:
     with client(db) as c:
         for slug in ALL_PROVIDERS:
             items = c.get("/v1/offers", params={"provider": slug, "limit": 1000}).json()["items"]
-            fetched = [o for o in items if o["source_kind"] in ("api", "catalog")]
+            fetched = [o for o in items if o["price_kind"] in ("scraped", "catalog")]
             if fetched:
                 loaded.add(slug)
-            kind = "catalog" if slug in CATALOG_PROVIDERS else "api"
-            assert fetched and all(o["source_kind"] == kind for o in fetched), slug
-        runs = {r["provider"]: r["status"] for r in c.get("/v1/refresh-runs").json()}
+            kind = "catalog" if slug in CATALOG_PROVIDERS else "scraped"
+            assert fetched and all(o["price_kind"] == kind for o in fetched), slug
+            assert all(o["bookable"] for o in fetched), slug
+        runs = {r["provider"]: r for r in c.get("/v1/refresh-runs").json()}
+        cudo = c.get("/v1/offers", params={"provider": "cudo", "limit": 1000}).json()["items"]
+        nebius_listed = c.get("/v1/offers", params={"provider": "nebius", "limit": 1}).json()
     assert len(loaded) >= 12 and loaded == set(ALL_PROVIDERS)
-    assert all(runs[slug] == "ok" for slug in ALL_PROVIDERS)
+    assert all(runs[slug]["status"] == "ok" for slug in ALL_PROVIDERS)
+    assert {slug: runs[slug]["source_kind"] for slug in CATALOG_PROVIDERS} == dict.fromkeys(
+        CATALOG_PROVIDERS, "catalog"
+    )
+    # a gpuhunt row is dated by the catalog's version (nebius: 20261201-4211, 00:00 UTC) and
+    # aged by the catalog thresholds; SkyPilot's file states no date: its rows stay undated
+    (row,) = nebius_listed["items"]
+    assert row["price_seen_at"] == "2026-12-01T00:00:00+00:00"
+    assert row["price_age"] == tier("catalog", row["age_days"])
+    assert cudo and all(o["price_seen_at"] is None for o in cudo)
+    assert all(o["price_age"] == "undated" for o in cudo)
     gcp = offers(db, "gcp")[("a2-highgpu-1g", "us-central1", "on_demand")]
     assert gcp["price"] == Decimal("3.673385") and gcp["source"].startswith("live: ")
     nebius = offers(db, "nebius")[
@@ -199,10 +213,17 @@ def test_catalog_offers_are_labelled_and_never_outrank_first_hand(db: str) -> No
         by_instance = {(o["instance_type"], o["region"], o["billing"]): o for o in listed}
         # the catalog's a2-highgpu-1g rows have first-hand twins: only those are listed
         twin = by_instance[("a2-highgpu-1g", "us-central1", "on_demand")]
-        assert twin["source_kind"] == "api" and twin["price_per_hour"] == pytest.approx(3.539477)
-        assert by_instance[("a2-highgpu-1g", "us-central1", "spot")]["source_kind"] == "api"
+        assert twin["price_kind"] == "scraped"
+        assert twin["price_per_hour"] == pytest.approx(3.539477)
+        assert by_instance[("a2-highgpu-1g", "us-central1", "spot")]["price_kind"] == "scraped"
         l4 = by_instance[("g2-standard-4", "us-central1", "on_demand")]  # no first-hand twin
-        assert l4["source_kind"] == "catalog" and l4["source"].startswith("catalog: ")
+        assert l4["price_kind"] == "catalog" and l4["source"].startswith("catalog: ")
+        assert l4["bookable"] and l4["price_seen_at"] == "2026-11-30T00:00:00+00:00"
+        # the provider's counts leave the hidden catalog twins out, as the listing does
+        gcp = next(p for p in c.get("/v1/providers").json()["providers"] if p["slug"] == "gcp")
+        kinds = [o["price_kind"] for o in listed]
+        assert kinds.count("catalog") == 1  # g2-standard-4 alone: the a2 rows are hidden
+        assert gcp["offers_by_source"] == {"api": kinds.count("scraped"), "catalog": 1}
         ranked = c.post(
             "/v1/rank",
             json={
@@ -212,10 +233,10 @@ def test_catalog_offers_are_labelled_and_never_outrank_first_hand(db: str) -> No
             },
         ).json()["results"]
         keys = {
-            (r["offer"]["instance_type"], r["offer"]["billing"], r["offer"]["source_kind"])
+            (r["offer"]["instance_type"], r["offer"]["billing"], r["offer"]["price_kind"])
             for r in ranked
         }
-        assert ("a2-highgpu-1g", "on_demand", "api") in keys
+        assert ("a2-highgpu-1g", "on_demand", "scraped") in keys
         assert not any(k[0] == "a2-highgpu-1g" and k[2] == "catalog" for k in keys)
     # a first-hand run later retires the catalog snapshot
     assert refresh(db, FakeProviders(version=2), at=Clock.next(), providers=["gcp"]).ok
@@ -224,9 +245,10 @@ def test_catalog_offers_are_labelled_and_never_outrank_first_hand(db: str) -> No
 
 
 def test_providers_endpoint_lists_every_provider(db: str) -> None:
-    with TestClient(create_app(Settings(database_url=db))) as c:  # default windows: 48 h, 7 d
-        listed = {p["provider"]: p for p in c.get("/v1/providers").json()}
+    with TestClient(create_app(Settings(database_url=db))) as c:
+        body = c.get("/v1/providers").json()
         page = c.get("/").text
+    listed = {p["slug"]: p for p in body["providers"]}
     assert set(ALL_PROVIDERS) <= set(listed) and "gpushare" in listed
     gcp = listed["gcp"]
     assert (gcp["fetcher"], gcp["needs_api_key"], gcp["catalog_fallback"]) == (
@@ -235,23 +257,30 @@ def test_providers_endpoint_lists_every_provider(db: str) -> None:
         "gpuhunt gcp",
     )
     assert gcp["api_key_settings"] == ["GPUCOST_SCRAPER_GCP_API_KEY"]
-    assert gcp["last_success_at"] and gcp["offers_by_source"]["api"] == gcp["offers"]
+    assert gcp["last_success_at"] and gcp["last_run_source"] == "api"
+    assert gcp["offers_by_source"]["api"] == gcp["price_ages"]["offers"]
     assert listed["verda"]["api_key_settings"] == [
         "GPUCOST_SCRAPER_VERDA_API_KEY",
         "GPUCOST_SCRAPER_VERDA_CLIENT_ID",
     ]
     assert (listed["oci"]["fetcher"], listed["oci"]["needs_api_key"]) == ("api", False)
-    assert listed["nebius"]["fetcher"] == "public_catalog"
-    assert set(listed["nebius"]["offers_by_source"]) == {"catalog"}
+    nebius = listed["nebius"]
+    assert (nebius["fetcher"], nebius["last_run_source"]) == ("public_catalog", "catalog")
+    assert set(nebius["offers_by_source"]) == {"catalog"}
     seed = listed["gpushare"]
     assert (seed["fetcher"], seed["last_success_at"], seed["offers_by_source"]) == (
         "seed",
         None,
-        {"seed": seed["offers"]},
+        {"seed": seed["price_ages"]["offers"]},
     )
+    # every offer of the module's refresh (CLI, now) is dated today: a scraped price is fresh
     assert listed["oci"]["age_tier"] == "fresh"
+    assert listed["oci"]["price_ages"]["fresh"] == listed["oci"]["price_ages"]["offers"] > 0
     for p in listed.values():
-        days = p["age_days"]
-        tier = "undated" if days is None else "fresh" if days <= 2 else "aging"
-        assert p["age_tier"] == (tier if days is None or days <= 7 else "old"), p["provider"]
+        ages = p["price_ages"]
+        assert sum(ages[t] for t in ("fresh", "aging", "old", "undated")) == ages["offers"]
+        assert sum(p["offers_by_source"].values()) == ages["offers"], p["slug"]
+        dated = [t for t in ("fresh", "aging", "old") if ages[t]]
+        assert p["age_tier"] == (dated[0] if dated else "undated"), p["slug"]
+    assert sum(p["price_ages"]["offers"] for p in listed.values()) == body["price_ages"]["offers"]
     assert "/v1/providers" in page and "public catalog" in page

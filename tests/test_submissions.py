@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from pydantic import SecretStr
 
-from app.estimate.types import BenchmarkPoint, Precision
-from app.services.reference import merge_submitted
 from app.services.submissions import RateLimiter, identify, parse_tokens
+from app.services.submitted import MAX_UNCORROBORATED_MOVE, combine
 from app.settings import Settings
 from tests.conftest import seeded_database
 
 pytestmark = pytest.mark.db
 
-TOKENS = "alice=tok-alice-0123456789,bob=tok-bob-0123456789"
-ALICE = {"Authorization": "Bearer tok-alice-0123456789"}
-BOB = {"Authorization": "Bearer tok-bob-0123456789"}
+SUBMITTERS = ("alice", "bob", "mallory", "trent", "peggy", "victor")
+TOKENS = ",".join(f"{n}=tok-{n}-0123456789" for n in SUBMITTERS)
+
+
+def bearer(name: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer tok-{name}-0123456789"}
+
+
+ALICE, BOB = bearer("alice"), bearer("bob")
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +137,7 @@ def test_a_row_far_off_the_estimate_is_held_and_never_moves_it(api: Any) -> None
     )
     assert r.status_code == 201, r.text
     row = r.json()
-    assert row["status"] == "held" and "× the current estimate" in row["hold_reason"]
+    assert row["status"] == "held" and "× the published estimate" in row["hold_reason"]
     held = api.get("/v1/benchmarks", params={"status": "held"}).json()["items"]
     assert row["id"] in [b["id"] for b in held] and all(b["status"] == "held" for b in held)
     accepted = api.get("/v1/benchmarks", params={"status": "accepted"}).json()["items"]
@@ -208,30 +214,23 @@ def test_rate_limiter_window() -> None:
     assert lim.acquire("a") is None
 
 
-def _point(i: int, total: float, source: str = "submitted") -> BenchmarkPoint:
-    return BenchmarkPoint(
-        id=i,
-        gpu="GeForce RTX 3090",
-        gpu_count=1,
-        interconnect=None,
-        workload="ResNet-50 v1.5",
-        method="full",
-        precision=Precision.FP16_AMP,
-        batch_size_per_gpu=448,
-        seq_len=None,
-        throughput_total=total,
-        throughput_unit="images/s",
-        source=source,
-    )
-
-
-def test_submitted_points_of_one_configuration_weigh_as_their_median() -> None:
-    merged = merge_submitted(
-        [_point(1, 905, "lambda"), _point(7, 880), _point(5, 1500), _point(9, 900)]
-    )
-    assert [p.id for p in merged] == [1, 5]
-    assert merged[0].throughput_total == 905
-    assert merged[1].throughput_total == 900 and "median of 3" in merged[1].source_ref
+def test_each_submitter_is_one_observation_and_alone_moves_an_answer_within_the_bound() -> None:
+    # one submitter's five runs at 1.5x, 1.5x, 1.5x, 1.6x, 9x are one observation: their
+    # median 1.5; with the published answer (1) the geometric mean is sqrt(1.5) = 1.2247,
+    # bounded at 1 + MAX_UNCORROBORATED_MOVE without a second submitter
+    one = combine({"mallory": [1.5, 1.5, 1.5, 1.6, 9.0]}, {})
+    assert one.observations == {"mallory": 1.5}
+    assert one.unclamped == pytest.approx(1.5**0.5)
+    assert not one.corroborated and one.factor == 1 + MAX_UNCORROBORATED_MOVE
+    # a second submitter within the bound of the first corroborates: (1.5 * 1.45)^(1/3)
+    two = combine({"mallory": [1.5], "trent": [1.45]}, {})
+    assert two.corroborated and two.factor == pytest.approx((1.5 * 1.45) ** (1 / 3))
+    # two that disagree do not, and never pass the band (2x) even when corroborated
+    assert not combine({"a": [1.5], "b": [1.9]}, {}).corroborated
+    assert combine({"a": [3.0], "b": [3.0]}, {}).factor == 2.0
+    # a corroborator counts only while its own runs are there (not revoked)
+    assert not combine({"a": [1.5]}, {"a": "b"}).corroborated
+    assert combine({"a": [1.5]}, {"a": "maintainer:lead"}).factor == pytest.approx(1.5**0.5)
 
 
 def test_bench_on_cpu_then_submit_end_to_end(api: Any) -> None:
@@ -310,3 +309,197 @@ def test_a_run_on_a_gpu_name_several_models_share_is_held_and_credited_to_none(a
     named = body("run-a100-sxm4-80-1", 2300.0, gpu="NVIDIA A100-SXM4-80GB")
     r = api.post("/v1/benchmarks", json=named, headers=BOB)
     assert r.status_code == 201 and r.json()["gpu"] == "A100 SXM4 80GB", r.text
+
+
+# -- the ratchet (issue 22): no submitter moves an answer without bound ----------------------
+
+H100 = ("H100 SXM 80GB", 1)
+#: the answers a ratchet on H100 llama3-8b-qlora must not move (other GPUs, counts, workloads)
+WATCHED = [
+    ("llama3-8b-qlora", "H100 SXM 80GB", 8),
+    ("llama3-8b-qlora", "GeForce RTX 4090", 1),
+    ("llama3-8b-qlora", "A100 SXM4 80GB", 1),
+    ("llama3-8b-qlora", "H200 SXM 141GB", 1),
+    ("llama3-8b-lora", "H100 SXM 80GB", 1),
+    ("llama3-8b-full", "H100 SXM 80GB", 8),
+    ("resnet50-imagenet", "H100 SXM 80GB", 1),
+]
+
+
+def answer(api: Any, preset: str, gpu: str, count: int) -> dict[str, Any]:
+    r = api.post(
+        "/v1/estimate",
+        json={"workload": {"preset": preset}, "hardware": {"gpu": gpu, "gpu_count": count}},
+    )
+    assert r.status_code == 200, r.text
+    return r.json()["estimate"]
+
+
+def h100(api: Any) -> float:
+    return float(answer(api, "llama3-8b-qlora", *H100)["samples_per_s"])
+
+
+def others(api: Any) -> dict[tuple[str, str, int], float]:
+    return {k: answer(api, *k)["samples_per_s"] for k in WATCHED}
+
+
+def qlora(run_id: str, samples_per_s: float) -> dict[str, Any]:
+    """llama3-8b-qlora on one H100 as the driver names it (the preset's micro-batch 2)."""
+    return body(
+        run_id,
+        samples_per_s,
+        preset="llama3-8b-qlora",
+        gpu="NVIDIA H100 80GB HBM3",
+        precision="bf16",
+        micro_batch_size=2,
+        seq_len=2048,
+        framework_version="9.9",
+    )
+
+
+def revoke_now(api: Any, url: str, identity: str) -> Any:
+    import datetime as dt
+
+    from app.db.session import create_engine_from_url, create_session_factory
+    from app.services.submissions import revoke
+
+    engine = create_engine_from_url(url)
+    try:
+        with create_session_factory(engine)() as session, session.begin():
+            ref = api.app.state.reference.get()
+            done = revoke(session, ref, identity, "lead", "test", dt.datetime.now(dt.UTC))
+    finally:
+        engine.dispose()
+    api.app.state.reference.invalidate()
+    return done
+
+
+def test_one_tokens_ratchet_stays_within_the_bound_and_revoking_restores_every_answer(
+    api: Any, sub_url: str
+) -> None:
+    published, watched = h100(api), others(api)
+    bound = MAX_UNCORROBORATED_MOVE * (1 + 1e-9)
+    # eight runs at just under the band, each of the answer served when it is sent (the
+    # ratchet that took this answer from 6,045 to 50,146 tokens/s)
+    for i in range(8):
+        r = api.post("/v1/benchmarks", json=qlora(f"ratchet-band-{i}", 1.95 * h100(api)),
+                     headers=bearer("mallory"))  # fmt: skip
+        assert r.status_code == 201 and r.json()["status"] == "held", r.text
+        assert abs(h100(api) / published - 1) <= bound
+    # then eight at just under the bound of the answer served then
+    for i in range(8):
+        step = 1 + 0.99 * MAX_UNCORROBORATED_MOVE
+        r = api.post("/v1/benchmarks", json=qlora(f"ratchet-step-{i}", step * h100(api)),
+                     headers=bearer("mallory"))  # fmt: skip
+        assert r.status_code == 201, r.text
+        assert abs(h100(api) / published - 1) <= bound
+    moved = answer(api, "llama3-8b-qlora", *H100)
+    assert moved["situation"] == "submitted" and moved["basis"] == "scaled"
+    assert any(e["submitted"] for e in moved["evidence"])
+    assert others(api) == watched  # no other GPU, count or workload moved at all
+    # the audit trail: who, when, what it moved
+    events = api.get("/v1/submissions/events", params={"submitter": "mallory"}).json()
+    assert events["total"] == 16
+    first = events["items"][-1]
+    assert (first["action"], first["actor"]) == ("held", "mallory") and first["at"]
+    assert first["configuration"]["gpu"] == "H100 SXM 80GB"
+    assert first["answer_before"] == pytest.approx(published)
+    assert {e["action"] for e in events["items"]} <= {"held", "submitted"}
+
+    done = revoke_now(api, sub_url, "mallory")
+    assert done.rows_revoked == 16
+    assert h100(api) == published and others(api) == watched  # exactly
+    assert answer(api, "llama3-8b-qlora", *H100)["situation"] == "extrapolated"
+    refused = api.post(
+        "/v1/benchmarks", json=qlora("ratchet-after", 1.0), headers=bearer("mallory")
+    )
+    assert refused.status_code == 401 and "revoked" in refused.text
+    revoked = submitted(api, status="revoked")
+    assert len([b for b in revoked if b["submitted_by"] == "mallory"]) == 16
+    actions = [e["action"] for e in api.get("/v1/submissions/events").json()["items"]]
+    assert actions[:16] == ["revoked"] * 16
+
+
+def test_several_tokens_move_an_answer_only_when_they_agree_within_the_band_and_revoking_restores(
+    api: Any, sub_url: str
+) -> None:
+    published, watched = h100(api), others(api)
+    bound = MAX_UNCORROBORATED_MOVE * (1 + 1e-9)
+
+    def send(who: str, run: str, ratio: float) -> str:
+        r = api.post("/v1/benchmarks", json=qlora(run, ratio * published), headers=bearer(who))
+        assert r.status_code == 201, r.text
+        return str(r.json()["status"])
+
+    # three tokens, each at a different point under the band: none agrees with another
+    assert send("trent", "sybil-trent-1", 1.30) == "held"
+    assert send("peggy", "sybil-peggy-1", 1.60) == "held"
+    assert send("victor", "sybil-victor-1", 1.95) == "held"
+    assert abs(h100(api) / published - 1) <= bound and others(api) == watched
+    # a second token agreeing with one held run corroborates it: both are accepted; the
+    # answer may now move, never past the band, and nothing else moves
+    assert send("peggy", "sybil-peggy-2", 1.90) == "accepted"
+    corroborated = h100(api) / published
+    assert 1 + MAX_UNCORROBORATED_MOVE < corroborated <= 2.0
+    # peggy's held 1.60 stays held: her observation is her accepted run, 1.90
+    assert corroborated == pytest.approx((1.95 * 1.90) ** (1 / 3))
+    assert others(api) == watched
+    accepted = {b["run_id"]: b for b in submitted(api, status="accepted")}
+    assert accepted["sybil-victor-1"]["corroborated_by"] == "peggy"
+    assert accepted["sybil-peggy-2"]["corroborated_by"] == "victor"
+    # peggy revoked: victor's run had no other corroborator, so it is held again
+    done = revoke_now(api, sub_url, "peggy")
+    assert (done.rows_revoked, done.rows_reheld) == (2, 1)
+    assert h100(api) == published and others(api) == watched
+    # a maintainer may corroborate a held run: it then moves the answer, within the band
+    from app.db.session import create_engine_from_url, create_session_factory
+    from app.services.submissions import approve
+
+    engine = create_engine_from_url(sub_url)
+    with create_session_factory(engine)() as session, session.begin():
+        ref = api.app.state.reference.get()
+        approve(session, ref, "sybil-trent-1", "lead", dt.datetime.now(dt.UTC))
+    engine.dispose()
+    api.app.state.reference.invalidate()
+    assert h100(api) / published == pytest.approx(1.30**0.5)
+    assert others(api) == watched
+    for who in ("trent", "victor"):
+        revoke_now(api, sub_url, who)
+    assert h100(api) == published and others(api) == watched
+
+
+def test_maintainer_cli_revokes_a_token_and_prints_what_it_moved(
+    api: Any, sub_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from app.cli import main
+    from app.settings import get_settings
+
+    monkeypatch.setenv("GPUCOST_DATABASE_URL", sub_url)
+    get_settings.cache_clear()
+    try:
+        runner = CliRunner()
+        done = runner.invoke(main, ["submissions", "revoke", "bob", "--by", "lead"])
+        assert done.exit_code == 0, done.output
+        assert "revoked bob:" in done.output
+        assert "resnet50-imagenet on 1x GeForce RTX 3090:" in done.output
+        again = runner.invoke(main, ["submissions", "revoke", "bob", "--by", "lead"])
+        assert again.exit_code == 1 and "already revoked" in again.output
+        nothing = runner.invoke(main, ["submissions", "approve", "no-such-run", "--by", "lead"])
+        assert nothing.exit_code == 1 and "no submitted run" in nothing.output
+        shown = runner.invoke(main, ["submissions", "events", "--submitter", "bob", "--limit", "1"])
+        last = json.loads(shown.output.splitlines()[0])
+        assert (last["action"], last["actor"], last["submitter"]) == (
+            "revoked",
+            "maintainer:lead",
+            "bob",
+        )
+    finally:
+        get_settings.cache_clear()
+    assert (
+        api.post("/v1/benchmarks", json=body("run-after-revoke", 900.0), headers=BOB).status_code
+        == 401
+    )

@@ -160,7 +160,7 @@ def test_rank_page_preset_to_offer(base_url: str, browser_page: tuple[Page, list
         page.screenshot(path=str(PROJECT_ROOT / screenshot))
 
     # open the first offer from the table
-    link = rows.first.locator("td.instance a")
+    link = rows.first.locator("td.instance > a")
     name = link.inner_text()
     link.click()
     page.wait_for_selector("#memory")

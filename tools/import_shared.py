@@ -10,7 +10,9 @@ Every output row keeps its source; the only transformations are the ones written
   precision labels are mapped to the API's enum; GPU labels are mapped to catalog names with
   the explicit table below (ambiguous labels stay unmapped).
 * Offers: prices published per GPU-hour are multiplied by the GPU count so that
-  ``price_per_hour`` is always per instance-hour; the published figure and unit are kept.
+  ``price_per_hour`` is always per instance-hour; the published figure and unit are kept;
+  ``price_kind`` says whether a row is a price index (:data:`PRICE_KIND`) or a provider's own
+  price kept by hand.
 """
 
 from __future__ import annotations
@@ -126,6 +128,13 @@ BILLING = {
     "marketplace_median": "on_demand",
     "on_demand_lowest_listed": "on_demand",
 }
+
+
+#: Published billing labels of aggregated price-index rows (a day's lowest listing of a GPU
+#: across platforms, a marketplace median): prices no one rents as listed
+#: (app/price_age.py, ``price_index``); every other row is a provider's own price,
+#: kept by hand (``hand_kept``).
+PRICE_KIND = {"on_demand_lowest_listed": "price_index", "marketplace_median": "price_index"}
 
 
 def _num(cell: str) -> tuple[str, bool]:
@@ -397,6 +406,7 @@ def import_offers(shared: Path, out: Path) -> None:
         "source",
         "seen_on",
         "notes",
+        "price_kind",
     ]
     with (out / "offers_public.csv").open("w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=cols)
@@ -444,6 +454,7 @@ def import_offers(shared: Path, out: Path) -> None:
                     "source": r["source"],
                     "seen_on": r["seen_on"],
                     "notes": notes,
+                    "price_kind": PRICE_KIND.get(r["billing"], "hand_kept"),
                 }
             )
     with (out / "providers.csv").open("w", newline="", encoding="utf-8") as f:
@@ -456,7 +467,9 @@ def import_offers(shared: Path, out: Path) -> None:
                     name,
                     home or "",
                     kind,
-                    f"provider column '{published}' of ../shared/data/offers_public.csv",
+                    f"seed_data/offers_public.csv (the rows of provider '{slug}', each with "
+                    f"its source; published there as '{published}'); homepage_url as the "
+                    "provider publishes it",
                 ]
             )
 

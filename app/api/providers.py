@@ -1,4 +1,5 @@
-"""``GET /v1/providers``: every provider, how its prices are fetched and how old they are."""
+"""``GET /v1/providers``: every provider, how its prices are fetched and how old they are
+(one controller; the answer is :func:`app.services.providers.provider_coverage`)."""
 
 from __future__ import annotations
 
@@ -10,16 +11,32 @@ from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
 from app.api.responses import provide_session, provide_settings
+from app.price_age import AGE_TIERS_DAYS, BOOKABLE_KINDS
 from app.services.providers import provider_coverage
 from app.settings import Settings
 
 
-class ProviderOut(BaseModel):
-    """One provider's coverage (times ISO 8601 UTC)."""
+class PriceAgesOut(BaseModel):
+    """Counted offers (available, plausible, not hidden by a first-hand twin) per price-age
+    tier (app/price_age.py), and how many of them can be rented as listed."""
 
-    provider: str = Field(description="provider slug (the offers' provider)", examples=["gcp"])
-    provider_name: str = Field(description="the provider's name")
-    homepage_url: str | None = Field(description="the provider's home page")
+    offers: int = Field(description="available offers that passed the plausibility checks")
+    fresh: int = Field(description="offers whose price is fresh for its kind")
+    aging: int = Field(description="offers whose price is aging for its kind")
+    old: int = Field(description="offers whose price is old for its kind")
+    undated: int = Field(description="offers whose source gives no date for the price")
+    bookable: int = Field(description="offers that can be rented as listed")
+
+
+class ProviderOut(BaseModel):
+    """One provider: how its prices are fetched, its offers and their age (times ISO 8601
+    UTC)."""
+
+    slug: str = Field(description="provider slug (offers' provider)", examples=["gcp"])
+    name: str = Field(description="provider name for display")
+    homepage_url: str | None = Field(description="the provider's home page; null: none known")
+    kind: str = Field(description="cloud or marketplace")
+    source: str = Field(description="where the provider's facts come from")
     fetcher: str = Field(
         description="how gpucost refreshes it: api (its own API, first-hand prices), "
         "public_catalog (a maintained public catalog: gpuhunt or SkyPilot) or seed (not "
@@ -35,9 +52,10 @@ class ProviderOut(BaseModel):
         description="the public catalog loaded when its API cannot be called (format and name)",
         examples=["gpuhunt gcp"],
     )
-    offers: int = Field(description="available offers")
+    price_ages: PriceAgesOut = Field(description="its offers per price-age tier")
     offers_by_source: dict[str, int] = Field(
-        description="available offers by source kind: api (first-hand), catalog, seed"
+        description="its offers (as counted in price_ages) by source kind: api (its own API, "
+        "price kind scraped), catalog (a public catalog), seed (hand-kept seed data)"
     )
     last_run_at: str | None = Field(description="when its latest refresh run ended or began")
     last_run_status: str | None = Field(
@@ -47,15 +65,26 @@ class ProviderOut(BaseModel):
     last_run_source: str | None = Field(description="api or catalog: what the latest run read")
     last_success_at: str | None = Field(description="when its last successful refresh ended")
     newest_price_at: str | None = Field(
-        description="when its newest available price was seen at its source (fetch time, or a "
-        "seed row's date); null: undated"
+        description="when its newest counted price was seen at its source (fetch time, a "
+        "catalog's date, or a seed row's date); null: none is dated"
     )
     age_days: float | None = Field(description="days since newest_price_at")
     age_tier: str = Field(
-        description="fresh (within the 48 h refresh window), aging (within the 7-day offer "
-        "window), old, or undated",
+        description="the freshest price-age tier of its offers (fresh, aging, old; undated "
+        "when none is dated), each price aged by its kind's thresholds (age_tiers_days)",
         examples=["fresh"],
     )
+
+
+class ProvidersOut(BaseModel):
+    """Providers with their coverage and their offers' price ages, and the totals."""
+
+    age_tiers_days: dict[str, tuple[float, float]] = Field(
+        description="per price kind: (fresh up to, aging up to) days; older is old"
+    )
+    bookable_kinds: list[str] = Field(description="price kinds that can be rented as listed")
+    price_ages: PriceAgesOut = Field(description="every provider's offers together")
+    providers: list[ProviderOut] = Field(description="every provider, by slug")
 
 
 def _iso(value: object) -> str | None:
@@ -63,7 +92,7 @@ def _iso(value: object) -> str | None:
 
 
 class ProvidersController(Controller):
-    """Provider coverage (JSON, under ``/v1``)."""
+    """Providers (JSON, under ``/v1``)."""
 
     path = "/v1"
     dependencies = {  # noqa: RUF012 - Litestar reads this class attribute
@@ -71,22 +100,27 @@ class ProvidersController(Controller):
         "settings": Provide(provide_settings, sync_to_thread=False),
     }
 
-    @get("/providers", sync_to_thread=True, summary="Every provider: fetcher, offers, price age")
+    @get("/providers", sync_to_thread=True, summary="Every provider: fetcher, offers, price ages")
     def providers(
         self, session: NamedDependency[Session], settings: NamedDependency[Settings]
-    ) -> list[ProviderOut]:
-        """Every provider with offers or a fetcher: how its prices are fetched (its own API,
-        a public catalog, or hand-kept seed data), whether that needs a key, its offers by
-        source kind, its last successful refresh and the age tier of its newest price."""
+    ) -> ProvidersOut:
+        """Every provider with how its prices are fetched (its own API, a public catalog, or
+        hand-kept seed data), whether that needs a key and its catalog fallback, its latest
+        run and last success, its offers counted per price-age tier (fresh, aging, old,
+        undated: thresholds per price kind in ``age_tiers_days``) and by source kind, and its
+        age tier; ``price_ages`` totals them. Counts available offers that passed the
+        plausibility checks and are not hidden by a first-hand price of the same instance
+        (those a ranking considers)."""
+        coverage = provider_coverage(session, settings.stale_after_hours)
         out = []
-        for c in provider_coverage(
-            session,
-            fresh_hours=settings.stale_after_hours,
-            aging_days=settings.offer_stale_after_days,
-        ):
+        for c in coverage.providers:
             values = asdict(c)
-            values["provider"], values["provider_name"] = values.pop("slug"), values.pop("name")
             for key in ("last_run_at", "last_success_at", "newest_price_at"):
                 values[key] = _iso(values[key])
             out.append(ProviderOut(**values))
-        return out
+        return ProvidersOut(
+            age_tiers_days=dict(AGE_TIERS_DAYS),
+            bookable_kinds=sorted(BOOKABLE_KINDS),
+            price_ages=PriceAgesOut(**coverage.price_ages),
+            providers=out,
+        )

@@ -33,6 +33,7 @@ RANK_OPTION_PARAMS = (
     "limit",
     "drop_oom",
     "exclude_spot",
+    "bookable_fresh_first",
     "max_total_cost",
     "max_total_hours",
     "spot_interruptions_per_hour",
@@ -187,6 +188,13 @@ def _human_count(text: str) -> str | None:
     if not math.isfinite(value) or value != round(value):
         return text
     return str(round(value))
+
+
+def parse_count(text: str) -> str | None:
+    """A count as people write it (:data:`COUNT_PATTERN`: ``7B``, ``25.6M``, ``1,281,167``)
+    as the digits of its value; ``None`` when the text is no count; the text itself when the
+    value is not whole (the model's integer check reports it)."""
+    return _human_count(text)
 
 
 def _clean(

@@ -96,14 +96,25 @@ class BenchmarkOut(BaseModel):
     source_ref: str = described_as(EvidenceOut, "source_ref")
     seen_on: str | None = described_as(GpuOut, "seen_on")
     notes: str | None = Field(description="remarks kept with the row")
-    status: str = Field(description="accepted (used by estimates) or held (stored, unused)")
-    hold_reason: str | None = Field(description="why a held row is held")
+    status: str = Field(
+        description="accepted (used by estimates), held (stored, unused, until corroborated) "
+        "or revoked (its submitter was revoked: stored, unused)"
+    )
+    hold_reason: str | None = Field(description="why a held or revoked row is so")
     run_id: str | None = Field(description="client run id of a submitted row")
     environment: dict[str, Any] | None = Field(
         description="the machine a submitted row ran on (GPU, driver, CUDA, torch, CPU …)"
     )
     submitted_by: str | None = Field(description="name of the API token that submitted it")
     submitted_at: str | None = Field(description="when it was submitted (ISO 8601, UTC)")
+    corroborated_by: str | None = Field(
+        default=None,
+        description="who corroborated a submitted row that alone would have moved its answer "
+        "past the bound: another submitter, or maintainer:<name>; null: nobody",
+    )
+    corroborated_at: str | None = Field(
+        default=None, description="when it was corroborated (ISO 8601, UTC)"
+    )
     submitted: bool = Field(description="sent by a gpucost bench run, not published")
 
 

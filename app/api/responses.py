@@ -8,7 +8,7 @@ The pages (:mod:`app.web.pages`) render the same answers as the API's routes
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterable
 
 import anyio.to_thread
 from litestar import Request
@@ -24,6 +24,7 @@ from app.api.schemas import (
     ErrorOut,
     EstimateOut,
     EvidenceOut,
+    ExchangeRateOut,
     MemoryFixOut,
     MemoryOut,
     OfferDetailResponse,
@@ -37,6 +38,7 @@ from app.api.schemas import (
     UnestimableOfferOut,
     WarningOut,
 )
+from app.db.models import as_utc
 from app.estimate.cost import SpotAssumptions, price_per_gpu_hour
 from app.estimate.types import Estimate, interconnect_label
 from app.services.estimates import (
@@ -48,11 +50,10 @@ from app.services.estimates import (
 from app.services.offer_detail import offer_extras
 from app.services.offers import (
     OfferRow,
-    offer_age_days,
-    offer_is_stale,
     stale_provider_ids,
     vram_gib,
 )
+from app.services.rates import rates_used
 from app.services.reference import ReferenceCache, ReferenceData
 from app.services.refresh_runs import price_history
 from app.services.workloads import resolve_workload
@@ -202,26 +203,44 @@ def spot_assumptions(data: SpotIn) -> SpotAssumptions:
     )
 
 
+def exchange_rates_out(
+    ref: ReferenceData, currencies: Iterable[str], target: str
+) -> list[ExchangeRateOut]:
+    """The rates converting ``currencies`` to ``target``, with their dates and sources
+    (:func:`app.services.rates.rates_used`)."""
+    return [
+        ExchangeRateOut(
+            base=r.base,
+            quote=r.quote,
+            rate=r.rate,
+            seen_on=r.seen_on.isoformat() if r.seen_on else None,
+            source=r.source,
+            age_days=r.age_days,
+            warning=r.warning,
+        )
+        for r in rates_used(ref, sorted(set(currencies)), target)
+    ]
+
+
 def offer_out(
     row: OfferRow,
     ref: ReferenceData,
     stale: set[int],
     *,
-    stale_after_days: float = 7.0,
     now: dt.datetime | None = None,
 ) -> OfferOut:
     """Offer row → response model.
 
-    ``stale``: ids of providers whose refreshes stopped succeeding; an offer is also stale when
-    its source last showed it more than ``stale_after_days`` ago, or gave no date.
+    ``stale``: ids of providers whose refreshes stopped succeeding. The price's age, tier and
+    kind come from :mod:`app.price_age` (one definition for the API, the ranking and the pages).
     """
     gpu = ref.gpu_names_by_id.get(row.gpu_model_id) if row.gpu_model_id else None
     vram = vram_gib(row, ref)  # the VRAM the min_vram_gib filter sees
-    last_seen = row.last_seen_at
-    if last_seen is not None and last_seen.tzinfo is None:
-        last_seen = last_seen.replace(tzinfo=dt.UTC)
-    age = offer_age_days(last_seen, now or dt.datetime.now(dt.UTC))
+    last_seen = as_utc(row.last_seen_at)
+    age = row.price_age(now or dt.datetime.now(dt.UTC))
     per_gpu = price_per_gpu_hour(row.price_per_hour, row.gpu_count)
+    refresh_stale = row.provider_id in stale
+    seen = last_seen.isoformat() if last_seen is not None else None
     return OfferOut(
         id=row.id,
         provider=row.provider,
@@ -244,11 +263,15 @@ def offer_out(
         currency=row.currency,
         price_is_estimate=row.price_is_estimate,
         available=row.available,
-        stale=offer_is_stale(age, stale_after_days, row.provider_id in stale),
-        last_seen_at=last_seen.isoformat() if last_seen is not None else None,
+        stale=age.demoted or refresh_stale,
+        last_seen_at=seen,
         source=row.source,
-        source_kind=row.source_kind,
-        age_days=round(age, 2) if age is not None else None,
+        age_days=round(age.age_days, 2) if age.age_days is not None else None,
+        price_seen_at=seen,
+        price_age=age.tier,
+        price_kind=age.kind,  # type: ignore[arg-type]
+        bookable=age.bookable,
+        provider_refresh_stale=refresh_stale,
         price_per_gpu_hour=per_gpu,
         suspect=row.suspect,
         suspect_reason=row.suspect_reason,
@@ -289,6 +312,7 @@ def rank_response(
             exclude_spot=data.exclude_spot,
             spot=spot_assumptions(data),
         ),
+        bookable_fresh_first=data.bookable_fresh_first,
     )
     stale = stale_provider_ids(session, settings.stale_after_hours)
 
@@ -296,14 +320,16 @@ def rank_response(
         return RankedOfferOut(
             rank=r.rank,
             pareto_optimal=r.pareto_optimal,
-            offer=offer_out(r.offer, ref, stale, stale_after_days=settings.offer_stale_after_days),
+            offer=offer_out(r.offer, ref, stale),
             price_per_hour=r.price_per_hour,
             estimate=estimate_out(r.estimate, RANK_MAX_EVIDENCE),
         )
 
+    listed = {r.offer.currency for r in (*ranking.results, *ranking.frontier)}
     return RankResponse(
         workload=echo,
         currency=data.currency,
+        exchange_rates=exchange_rates_out(ref, listed, data.currency),
         sort=data.sort,
         order=order,
         total_offers=ranking.total,
@@ -314,7 +340,7 @@ def rank_response(
         frontier=[out(r) for r in ranking.frontier],
         unestimable=[
             UnestimableOfferOut(
-                offer=offer_out(o, ref, stale, stale_after_days=settings.offer_stale_after_days),
+                offer=offer_out(o, ref, stale),
                 reason=reason,
             )
             for o, reason in ranking.unestimable
@@ -346,7 +372,7 @@ def offer_detail(
         raise NotFoundException(f"no offer {offer_id}")
     stale = stale_provider_ids(session, settings.stale_after_hours)
     return OfferDetailResponse(
-        offer=offer_out(found.offer, ref, stale, stale_after_days=settings.offer_stale_after_days),
+        offer=offer_out(found.offer, ref, stale),
         details=OfferDetailsOut(
             cpu_model=extras.cpu_model,
             system_disk_gb=extras.system_disk_gb,
@@ -360,6 +386,7 @@ def offer_detail(
         ),
         currency=query.currency,
         price_per_hour=found.price_per_hour,
+        exchange_rates=exchange_rates_out(ref, [found.offer.currency], query.currency),
         workload=echo,
         estimate=estimate_out(found.estimate) if found.estimate is not None else None,
         price_history=[

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -37,14 +36,11 @@ from app.api.reference_schemas import BenchmarkPage, GpuOut, WorkloadPresetOut
 from app.api.responses import (
     MAX_ID,
     error_responses,
-    estimate_out,
     offer_detail,
-    offer_out,
     provide_reference,
     provide_session,
     provide_settings,
     rank_response,
-    spot_assumptions,
 )
 from app.api.schemas import (
     CURRENCY_PATTERN,
@@ -52,7 +48,6 @@ from app.api.schemas import (
     MAX_PRICE,
     MAX_TEXT,
     OFFER_ID_TEXT,
-    WORKLOAD_LIMITS,
     Billing,
     EstimateRequest,
     EstimateResponse,
@@ -64,22 +59,15 @@ from app.api.schemas import (
     WorkloadIn,
     zero_bounds,
 )
-from app.api.submissions import handle_submission
-from app.estimate.memory import vram_per_gpu_gib
-from app.hf_config import HFConfigError, parse_hf_config
+from app.api.submissions import SubmissionEventOut, SubmissionEventPage, handle_submission
+from app.operations import Deps, estimate_response, hf_config_fields, list_presets, offer_page
 from app.services.catalog import search_benchmarks, search_gpus
-from app.services.estimates import (
-    estimate_what_if,
-    hardware_from_input,
-)
 from app.services.offers import (
     FilterError,
-    page_offers,
-    require_currency,
-    stale_provider_ids,
 )
 from app.services.reference import ReferenceData
-from app.services.workloads import WorkloadError, resolve_workload
+from app.services.submissions import list_events
+from app.services.workloads import WorkloadError
 from app.settings import Settings
 
 
@@ -364,6 +352,9 @@ class V1Controller(Controller):
         include_suspect: Annotated[
             bool, QueryParameter(description=_doc(OfferFilters, "include_suspect"))
         ] = False,
+        bookable_only: Annotated[
+            bool, QueryParameter(description=_doc(OfferFilters, "bookable_only"))
+        ] = False,
         limit: Annotated[
             int, QueryParameter(ge=1, le=1000, description="page size: most offers returned")
         ] = 100,
@@ -391,7 +382,8 @@ class V1Controller(Controller):
                 max_price_per_hour=max_price_per_hour,
                 available_only=available_only,
                 include_suspect=include_suspect,
-            ).model_dump()
+                bookable_only=bookable_only,
+            )
         except PydanticValidationError as exc:  # rules beyond the parameters' own bounds
             raise bad_params(
                 ParamError(
@@ -401,19 +393,12 @@ class V1Controller(Controller):
                     ]
                 )
             ) from None
-        page, total = page_offers(
-            session, filters, ref, currency=currency.upper(), limit=limit, offset=offset
-        )
-        stale = stale_provider_ids(session, settings.stale_after_hours)
-        return OfferPage(
-            items=[
-                offer_out(r, ref, stale, stale_after_days=settings.offer_stale_after_days)
-                for r in page
-            ],
-            total=total,
-            limit=limit,
-            offset=offset,
-            gpus_matched=ref.resolve_gpu_filter(gpu) if gpu else None,
+        return offer_page(
+            filters,
+            currency.upper(),
+            limit,
+            offset,
+            Deps(session, ref, settings),
         )
 
     @get(
@@ -491,8 +476,9 @@ class V1Controller(Controller):
         status: Annotated[
             str | None,
             QueryParameter(
-                pattern=r"^(accepted|held)$",
-                description="held: submitted rows held for review (never used); accepted: the rest",
+                pattern=r"^(accepted|held|revoked)$",
+                description="held: submitted rows held for review (never used); revoked: rows "
+                "of a revoked submitter (never used); accepted: the rest",
             ),
         ] = None,
         limit: Annotated[
@@ -509,7 +495,8 @@ class V1Controller(Controller):
         substring of the label, task, GPU as published, framework, precision or source;
         ``ids`` (comma-separated) fetches the measurements an estimate cites in its
         ``evidence``; ``status`` ``held`` lists the submitted rows held for review (more than
-        2× off the estimate: stored, never used), ``accepted`` the rest.
+        2× off the published estimate, or moving an answer more than the uncorroborated bound:
+        stored, never used), ``revoked`` those of a revoked submitter, ``accepted`` the rest.
         """
         reject_unknown_query(request)
         items, total = search_benchmarks(
@@ -550,13 +537,47 @@ class V1Controller(Controller):
         """Store a measurement from ``gpucost bench`` (``Authorization: Bearer <token>``).
 
         Body: :class:`app.api.submissions.BenchmarkSubmission`. Stored with ``source``
-        ``submitted``, the environment, the token's name and the time; it moves estimates only
-        within 2× of the current estimate for that workload on that GPU, else it is ``held``
-        (``GET /v1/benchmarks?status=held``). 201 new; 200 with the stored row when the same
+        ``submitted``, the environment, the token's name and the time. It never enters the
+        model: it moves only its own configuration's answer, each submitter counting as one
+        observation, by at most ±10 % until a second submitter's run agrees or a maintainer
+        approves it; a row more than 2× off the published estimate (the model without any
+        submitted row), or one that alone would move the answer further, is ``held``
+        (``GET /v1/benchmarks?status=held``); ``GET /v1/submissions/events`` is the audit
+        trail. 201 new; 200 with the stored row when the same
         submitter sends the same ``run_id`` again; 401 without a valid token (nothing stored);
         400 naming the field; 409 run id of another submitter; 429 past the rate limit.
         """
         return handle_submission(request, data, session, ref, settings)
+
+    @get(
+        "/submissions/events",
+        sync_to_thread=True,
+        summary="Audit trail of submitted measurements",
+        responses=error_responses(400),
+    )
+    def submission_events(
+        self,
+        request: Request[Any, Any, Any],
+        session: NamedDependency[Session],
+        submitter: Annotated[
+            str | None, QueryParameter(max_length=100, description="only this submitter's rows")
+        ] = None,
+        limit: Annotated[
+            int, QueryParameter(ge=1, le=1000, description="page size: most entries returned")
+        ] = 100,
+        offset: Annotated[
+            int, QueryParameter(ge=0, le=1_000_000_000, description="entries skipped")
+        ] = 0,
+    ) -> SubmissionEventPage:
+        """Who submitted, held, corroborated, approved or revoked which measurement, when, and
+        what it moved: the served answer of the row's configuration before and after, newest
+        first. Read-only and public (identities are the tokens' names, as every submitted row
+        shows them); maintainers act with ``gpucost submissions approve|revoke``."""
+        reject_unknown_query(request)
+        items, total = list_events(session, submitter=submitter, limit=limit, offset=offset)
+        return SubmissionEventPage(
+            items=[SubmissionEventOut(**i) for i in items], total=total, limit=limit, offset=offset
+        )
 
     @get(
         "/workloads",
@@ -566,20 +587,7 @@ class V1Controller(Controller):
     )
     def list_workloads(self, ref: NamedDependency[ReferenceData]) -> list[dict[str, Any]]:
         """Workload presets: every field value, the benchmark labels they stand for, sources."""
-        return [
-            {
-                "preset": p.slug,
-                "name": p.name,
-                **p.fields,
-                "benchmark_workloads": list(p.benchmark_workloads),
-                "benchmark_method": p.benchmark_method,
-                "units_per_sample": p.units_per_sample,
-                "throughput_unit": p.throughput_unit,
-                "source": p.source,
-                "notes": p.notes,
-            }
-            for p in ref.presets.values()
-        ]
+        return list_presets(ref)
 
     @post(
         "/workloads/from-hf-config",
@@ -599,16 +607,7 @@ class V1Controller(Controller):
         integer, exceeds the bounds of a typed-in workload or does not fit the attention shape
         gets a 400 naming the config key and the reason.
         """
-        try:
-            parsed = parse_hf_config(json.dumps(data), limits=WORKLOAD_LIMITS)
-        except HFConfigError as exc:
-            extra = [{"key": k, "message": "missing in config.json"} for k in exc.missing]
-            extra += [{"key": k, "message": why} for k, why in exc.invalid]
-            raise ValidationException(
-                detail=f"Invalid config.json: {exc.reason}",
-                extra=extra or [{"key": "body", "message": exc.reason}],
-            ) from None
-        return {"fields": parsed.fields, "notes": parsed.notes}
+        return hf_config_fields(data)
 
     @post(
         "/estimate",
@@ -626,27 +625,7 @@ class V1Controller(Controller):
         memory estimate, and the measurements used. With ``price_per_hour`` (in ``currency``)
         the cost per epoch too.
         """
-        given = data.workload.model_dump(exclude_unset=True, mode="json")
-        workload, reference, echo = resolve_workload(given, ref)
-        hw_in = data.hardware.model_dump(mode="json")
-        hw = hardware_from_input(hw_in, ref)
-        require_currency(ref, data.currency)
-        est = estimate_what_if(
-            workload,
-            reference,
-            hw,
-            ref,
-            price_per_hour=data.price_per_hour,
-            currency=data.currency,
-            billing=data.billing,
-            spot=spot_assumptions(data),
-        )
-        hw_echo = {
-            **hw_in,
-            "gpu": hw.gpu.name,
-            "vram_gib": vram_per_gpu_gib(hw.gpu.vram_gib, hw.vram_gib_per_gpu, hw.gpu_count),
-        }
-        return EstimateResponse(workload=echo, hardware=hw_echo, estimate=estimate_out(est))
+        return estimate_response(data, ref)
 
     @post(
         "/rank",

@@ -35,6 +35,7 @@ from app.estimate.types import (
     interconnect_label,
     unwrap_optional,
 )
+from app.price_age import AGE_TIERS_DAYS, PriceKind, PriceTier
 
 #: numeric constraint → the OpenAPI keyword that states it
 BOUND_KEYWORDS = {
@@ -467,6 +468,12 @@ class OfferFilters(BaseModel):
         description="also list offers that failed a plausibility check at ingest (marked "
         "suspect, with the reason)",
     )
+    bookable_only: bool = Field(
+        default=False,
+        description="only offers that can be rented as listed (bookable): leave out price "
+        "indices and quoted examples (by default they are listed, marked, and ranked after "
+        "the bookable offers)",
+    )
 
     _gpu_count_whole = field_validator("gpu_count")(lambda v: whole_gpu_count(v))
 
@@ -497,6 +504,13 @@ class RankRequest(SpotIn):
     limit: int = Field(default=50, ge=1, le=1000, description="most results returned")
     drop_oom: bool = Field(default=False, description="leave out offers predicted to OOM")
     exclude_spot: bool = Field(default=False, description="leave out spot/preemptible offers")
+    bookable_fresh_first: bool = Field(
+        default=True,
+        description="true: offers that cannot be rented as listed (price indices, quoted "
+        "examples) rank after every bookable offer, and an old or undated price (price_age) "
+        "after every fresh dated offer of the same GPU model and count; false: rank by sort "
+        "alone",
+    )
     max_total_cost: float | None = Field(
         default=None,
         gt=0,
@@ -635,15 +649,22 @@ class EstimateOut(BaseModel):
         "sample); null otherwise"
     )
     basis: Basis = Field(
-        description="what the throughput rests on: measured, scaled or flops_model"
+        description="what the throughput rests on: measured (the per-GPU figure is the "
+        "published measurement at this GPU, software level, precision and micro-batch, or "
+        "their mean), scaled (moved by the model from measurements) or flops_model"
     )
     situation: str | None = Field(
         default=None,
-        description="which evidence the throughput stands on: measured (this GPU), sibling "
-        "(a GPU of the same architecture), extrapolated (other architectures), flops_model "
-        "(workload never measured), derived (custom workload from its preset) or "
-        "precision_switch (workload measured only at another precision class); the first "
-        "note says it in words",
+        description="which evidence the throughput stands on, one of: measured (the per-GPU "
+        "figure is the mean of this GPU's published measurements at the served software "
+        "level, precision and micro-batch); measured_rescaled (this GPU's measurements at "
+        "another software level, micro-batch or precision, moved to the asked one by the "
+        "pooled model; a note gives the measured and the served figure); sibling (a GPU of "
+        "the same architecture); extrapolated (other architectures); flops_model (workload "
+        "never measured); derived (custom workload from its preset); precision_switch "
+        "(workload measured only at another precision class); submitted (the published "
+        "answer moved by users' submitted runs of this configuration, within the bounds of "
+        "POST /v1/benchmarks; a note gives both figures). The first note says it in words",
     )
     precision: str | None = Field(
         default=None,
@@ -768,22 +789,54 @@ class OfferOut(BaseModel):
         description="the provider lists no hourly price; price_per_hour is estimated"
     )
     available: bool = Field(description="the provider showed the offer as available when last seen")
-    stale: bool = Field(description="not seen recently (older than the stale limit) or undated")
+    stale: bool = Field(
+        description="deprecated (read price_age and provider_refresh_stale): true when the "
+        "price is old or undated (price_age) or the provider's refreshes stopped succeeding"
+    )
     last_seen_at: str | None = Field(
         description="when the source last showed the offer (ISO 8601); null: the source gives "
         "no date"
     )
-    source: str = Field(description="where the offer comes from (API, page or seed file)")
-    source_kind: str = Field(
-        default="seed",
-        description="api: the provider's own API (first-hand); catalog: a maintained public "
-        "catalog (gpuhunt, SkyPilot), never shown when a first-hand price of the same instance "
-        "(provider, instance type, region, billing) is available; seed: hand-kept seed data",
-        examples=["api"],
+    source: str = Field(
+        description="where the offer comes from: a public URL, or a file of the gpucost "
+        "repository (seed_data/...); scraped offers: live: and the API read; public-catalog "
+        "offers: catalog: and the catalog file read"
     )
     age_days: float | None = Field(
         default=None,
-        description="days since last_seen_at; null when undated (then stale is true)",
+        description="days since price_seen_at; null when undated",
+    )
+    price_seen_at: str | None = Field(
+        default=None,
+        description="when the price was seen at its source (ISO 8601: the scrape time, or the "
+        "date a seed row's source shows); null: undated (the source gives no date; never the "
+        "day it was read)",
+    )
+    price_age: PriceTier = Field(
+        default="undated",
+        description="the price's age tier for its kind (thresholds in days, fresh up to / aging "
+        "up to, older is old: "
+        + "; ".join(f"{k} {a:g}/{b:g}" for k, (a, b) in AGE_TIERS_DAYS.items())
+        + "): fresh, aging, old, or undated. A default ranking puts an old or undated price "
+        "after every fresh dated offer of the same GPU and count",
+    )
+    price_kind: PriceKind = Field(
+        default="hand_kept",
+        description="what the price is: scraped (the provider's API, read by the refresh), "
+        "catalog (the provider's price as a maintained public catalog, gpuhunt or SkyPilot, "
+        "copied it: second-hand, never listed when a scraped price of the same instance, "
+        "region and billing is available), hand_kept (the provider's own price kept in the "
+        "seed data), price_index (an aggregate such as a day's lowest listing across "
+        "platforms) or quoted_example (a listing a document quotes as an example)",
+    )
+    bookable: bool = Field(
+        default=True,
+        description="the offer can be rented as listed (scraped, catalog or hand_kept); price "
+        "indices and quoted examples cannot, and rank after bookable offers by default",
+    )
+    provider_refresh_stale: bool = Field(
+        default=False,
+        description="the provider's price refreshes stopped succeeding (GET /v1/refresh-runs)",
     )
     price_per_gpu_hour: float | None = Field(
         default=None, description="price_per_hour / gpu_count, in currency"
@@ -800,8 +853,9 @@ class OfferOut(BaseModel):
     )
     offer_url: str | None = Field(
         default=None,
-        description="the provider's page or console link for this offer; the provider's home "
-        "page when the offer has none of its own",
+        description="where to rent it: the provider's page or console link for this offer, "
+        "else the provider's home page; null when the provider has no page (a price index or "
+        "quoted example says which platform it stands for in provider_name)",
     )
 
     _gpu_count = field_serializer("gpu_count")(lambda self, v: gpu_count_out(v))
@@ -840,6 +894,28 @@ class UnestimableOfferOut(BaseModel):
     reason: str = Field(description="why it cannot be estimated")
 
 
+class ExchangeRateOut(BaseModel):
+    """A stored exchange rate an answer converted prices with: 1 ``base`` = ``rate``
+    ``quote``, published on ``seen_on`` (seed_data/currency_rates.csv, with its source)."""
+
+    base: str = Field(description="ISO 4217 code of the base currency", examples=["USD"])
+    quote: str = Field(description="ISO 4217 code of the quote currency", examples=["CNY"])
+    rate: float = Field(description="units of quote per one base", examples=[7.0197])
+    seen_on: str | None = Field(description="the day the rate was published (ISO 8601 date)")
+    source: str | None = Field(description="where the rate was read (URL and publisher)")
+    age_days: float | None = Field(description="days from seen_on to the answer's day")
+    warning: str | None = Field(
+        description="set when the rate is older than the stated limit (RATE_OLD_AFTER_DAYS in "
+        "app/services/rates.py: 7 days; both sources publish a new fixing every business day)"
+    )
+
+
+EXCHANGE_RATES_TEXT = (
+    "the stored exchange rates the converted prices used, each with its date and source "
+    "(empty when nothing was converted)"
+)
+
+
 class RankResponse(BaseModel):
     """``POST /v1/rank`` / ``GET /v1/rank`` answer.
 
@@ -863,6 +939,9 @@ class RankResponse(BaseModel):
         default=0, description="estimated offers left out by max_total_cost / max_total_hours"
     )
     gpus_matched: list[str] | None = Field(default=None, description=GPUS_MATCHED_TEXT)
+    exchange_rates: list[ExchangeRateOut] = Field(
+        default_factory=list, description=EXCHANGE_RATES_TEXT
+    )
     results: list[RankedOfferOut] = Field(description="the best offers by sort, at most limit")
     frontier: list[RankedOfferOut] = Field(
         default_factory=list, description="Pareto-optimal offers ranked below limit"
@@ -914,6 +993,9 @@ class OfferDetailResponse(BaseModel):
     currency: str = Field(description="ISO 4217 code of price_per_hour and the estimate's costs")
     price_per_hour: float | None = Field(
         description="the instance price per hour converted to currency; null: no price"
+    )
+    exchange_rates: list[ExchangeRateOut] = Field(
+        default_factory=list, description=EXCHANGE_RATES_TEXT
     )
     workload: dict[str, object] | None = Field(
         description="the resolved workload; null without workload parameters"

@@ -24,6 +24,7 @@ from app.services.submissions import (
     RateLimiter,
     SubmissionError,
     identify,
+    is_revoked,
     parse_tokens,
     submit_benchmark,
 )
@@ -97,6 +98,11 @@ def handle_submission(
             detail="a valid bearer token is required (Authorization: Bearer <token>)",
             headers={"WWW-Authenticate": "Bearer"},
         )
+    if is_revoked(session, submitter):
+        raise NotAuthorizedException(
+            detail="this token was revoked by a maintainer; its rows are no longer used",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
     wait = _limiter(request, settings).acquire(submitter)
     if wait is not None:
         return Response(
@@ -136,3 +142,38 @@ def handle_submission(
     if created:
         request.app.state.reference.invalidate()
     return Response(row, status_code=HTTP_201_CREATED if created else HTTP_200_OK)
+
+
+class SubmissionEventOut(BaseModel):
+    """One entry of the submissions' audit trail (append-only)."""
+
+    id: int = Field(description="entry id")
+    at: str = Field(description="when (ISO 8601, UTC)")
+    action: str = Field(
+        description="submitted (accepted), held, corroborated (a held row accepted because "
+        "another submitter's run agrees), approved (a maintainer corroborated a held row), "
+        "revoked (the submitter's token and rows revoked) or reheld (held again: its only "
+        "corroborator was revoked)"
+    )
+    actor: str = Field(description="who acted: a submitter identity or maintainer:<name>")
+    submitter: str = Field(description="whose row it concerns")
+    benchmark_id: int | None = Field(description="the row (GET /v1/benchmarks?ids=...)")
+    configuration: dict[str, Any] = Field(
+        description="the row's configuration: preset, workload, method, gpu, gpu_count, "
+        "precision, micro_batch_size"
+    )
+    answer_before: float | None = Field(
+        description="the served answer for that configuration before, in unit; null: none"
+    )
+    answer_after: float | None = Field(description="the served answer after, in unit")
+    unit: str = Field(description="unit of the answers (samples/s of the whole GPU set)")
+    detail: str | None = Field(description="why, in words")
+
+
+class SubmissionEventPage(BaseModel):
+    """A page of the audit trail, newest first."""
+
+    items: list[SubmissionEventOut] = Field(description="the entries of this page")
+    total: int = Field(description="entries matching")
+    limit: int = Field(description="page size asked for")
+    offset: int = Field(description="entries skipped")

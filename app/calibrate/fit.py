@@ -34,7 +34,7 @@ from app.calibrate.validate import (
     qlora_pairs,
 )
 from app.estimate.memory import CUDA_CONTEXT_GIB, GIB, SLACK
-from app.estimate.types import SITUATION_BASIS, Precision, Situation
+from app.estimate.types import SITUATION_BASIS, Precision, Situation, range_situation
 
 #: Share of held-out measurements the low–high range should contain.
 RANGE_COVERAGE = 0.8
@@ -214,8 +214,9 @@ def fit_ranges(ds: Dataset, residuals: Sequence[Residual] | None = None) -> dict
     res = list(residuals) if residuals is not None else range_residuals(ds)
     by: dict[str, list[float]] = {}
     for r in res:
-        by.setdefault(r.basis, []).append(r.actual / r.predicted)
-        by.setdefault(SITUATION_BASIS[Situation(r.basis)].value, []).append(r.actual / r.predicted)
+        situation = range_situation(Situation(r.basis))
+        by.setdefault(situation.value, []).append(r.actual / r.predicted)
+        by.setdefault(SITUATION_BASIS[situation].value, []).append(r.actual / r.predicted)
     multi = [r.actual / r.predicted for r in multigpu_residuals(ds)]
     return {
         "RANGE_FACTORS": {k: _quantiles(v) for k, v in sorted(by.items()) if len(v) >= 10},

@@ -56,6 +56,7 @@ from app.estimate.types import (
     Precision,
     Situation,
     Workload,
+    range_situation,
 )
 from app.services.presets import throughput_data
 
@@ -285,12 +286,12 @@ def loao(ds: Dataset) -> list[Residual]:
 def measured_elsewhere(ds: Dataset) -> list[Residual]:
     """``measured`` situation: a GPU's rows of one suite removed (every workload), predicted
     from the same GPU's rows in other suites or precisions; only rows the path calls
-    measured count."""
+    measured (``measured_rescaled``: its own rows moved to the held-out suite) count."""
     folds: dict[str, list[BenchmarkPoint]] = {}
     for r in rate_rows(ds):
         folds.setdefault(f"{r.gpu}#{suite_of(r)}", []).append(r)
     res = _held_out(ds, folds, lambda k, p: f"{p.gpu}#{suite_of(p)}" != k)
-    return [r for r in res if r.basis == Situation.MEASURED.value]
+    return [r for r in res if range_situation(Situation(r.basis)) == Situation.MEASURED]
 
 
 def precision_switch(ds: Dataset) -> list[Residual]:

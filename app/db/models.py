@@ -161,8 +161,9 @@ class InstanceOffer(Base):
     price_is_estimate: Mapped[bool] = mapped_column(Boolean, default=False)
     available: Mapped[bool] = mapped_column(Boolean, default=True)
     first_seen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    #: When the source last showed the offer (scrape time; a seed row's ``seen_on`` date);
-    #: ``NULL`` when the source gives no date (never the load time).
+    #: When the source last showed the offer (scrape time; a public catalog's own date, 00:00
+    #: UTC of its version day; a seed row's ``seen_on`` date); ``NULL`` when the source gives
+    #: no date (never the load time).
     last_seen_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     source: Mapped[str] = mapped_column(Text)
     seen_on: Mapped[dt.date | None] = mapped_column(Date)
@@ -175,10 +176,18 @@ class InstanceOffer(Base):
     gpu_note: Mapped[str | None] = mapped_column(Text)
     #: The provider's page or console link for this offer, where one exists.
     offer_url: Mapped[str | None] = mapped_column(Text)
-    #: Where the price comes from: ``api`` (the provider's own API, first-hand), ``catalog``
-    #: (a maintained public catalog: gpuhunt, SkyPilot; never outranks a first-hand row of the
-    #: same instance) or ``seed`` (hand-kept seed data).
-    source_kind: Mapped[str] = mapped_column(String(16), default="seed", server_default="seed")
+    #: What the price is (:mod:`app.price_age`): ``scraped`` (a provider's own price,
+    #: read from its API by ``gpucost refresh``), ``catalog`` (a provider's price as a
+    #: maintained public catalog copied it, gpuhunt or SkyPilot, loaded by the refresh: never
+    #: listed beside an available scraped row of the same instance), ``hand_kept`` (a
+    #: provider's own price kept in the seed data), ``price_index`` (an aggregate such as a
+    #: day's lowest listing across platforms) or ``quoted_example`` (a listing a document
+    #: quotes as an example). The first three can be rented as listed; each kind ages at its
+    #: own pace. The offer's source kind (api / catalog / seed) is derived from it
+    #: (:func:`app.price_age.source_kind`), never stored.
+    price_kind: Mapped[str] = mapped_column(
+        String(16), default="hand_kept", server_default="hand_kept"
+    )
 
     provider: Mapped[Provider] = relationship(back_populates="offers", lazy="raise")
     gpu_model: Mapped[GpuModel | None] = relationship(lazy="raise")
@@ -254,6 +263,55 @@ class ThroughputBenchmark(Base):
     #: Identity of the API token that submitted the row (its name, never the token).
     submitted_by: Mapped[str | None] = mapped_column(String(100))
     submitted_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    #: Who corroborated a submitted row that alone would have moved an answer past the bound
+    #: (:data:`app.services.submitted.MAX_UNCORROBORATED_MOVE`): another submitter's identity,
+    #: or ``maintainer:<name>``; ``NULL``: not corroborated.
+    corroborated_by: Mapped[str | None] = mapped_column(String(100))
+    corroborated_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class RevokedSubmitter(Base):
+    """A submitter identity (an API token's name) a maintainer revoked: its token is refused
+    and every row it submitted is ``revoked`` (``gpucost submissions revoke``)."""
+
+    __tablename__ = "revoked_submitter"
+
+    id: Mapped[int] = mapped_column(PK, primary_key=True)
+    identity: Mapped[str] = mapped_column(String(100), unique=True)
+    revoked_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    revoked_by: Mapped[str] = mapped_column(String(100))
+    reason: Mapped[str | None] = mapped_column(Text)
+    rows_revoked: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class SubmissionEvent(Base):
+    """The audit trail of submitted measurements (append-only): who did what, when, and what
+    it moved: the served answer for the row's configuration before and after, in
+    ``unit`` (samples/s of the whole GPU set)."""
+
+    __tablename__ = "submission_event"
+    __table_args__ = (
+        Index("ix_submission_event_submitter", "submitter"),
+        Index("ix_submission_event_at", "at"),
+    )
+
+    id: Mapped[int] = mapped_column(PK, primary_key=True)
+    at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    #: ``submitted``, ``held``, ``corroborated``, ``approved``, ``revoked`` or ``reheld``
+    action: Mapped[str] = mapped_column(String(16))
+    #: who acted: the submitter's identity, or ``maintainer:<name>``
+    actor: Mapped[str] = mapped_column(String(100))
+    #: whose row it concerns (the submitter identity)
+    submitter: Mapped[str] = mapped_column(String(100))
+    benchmark_id: Mapped[int | None] = mapped_column(
+        ForeignKey("throughput_benchmark.id", ondelete="SET NULL")
+    )
+    #: the row's configuration: preset, workload, gpu, gpu_count, precision, micro_batch_size
+    configuration: Mapped[dict[str, Any]] = mapped_column(JSON)
+    answer_before: Mapped[float | None] = mapped_column(Float)
+    answer_after: Mapped[float | None] = mapped_column(Float)
+    unit: Mapped[str] = mapped_column(String(32), default="samples/s")
+    detail: Mapped[str | None] = mapped_column(Text)
 
 
 class WorkloadPreset(Base):
@@ -318,6 +376,69 @@ class RefreshRun(Base):
     baseline_offers: Mapped[int | None] = mapped_column(Integer)
     #: Offers of this run stored ``suspect`` (failed a plausibility rule).
     offers_suspect: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
-    #: ``api`` (the provider's own API) or ``catalog`` (its public-catalog fallback); the
-    #: shrink guard compares runs of one kind only.
+    #: What the run read: ``api`` (the provider's own API) or ``catalog`` (a public catalog:
+    #: the provider's only source, or its fallback when the key is not set); its offers get
+    #: the matching price kind (:data:`app.price_age.PRICE_KIND_OF_SOURCE`). The shrink guard
+    #: compares runs of one kind only.
     source_kind: Mapped[str] = mapped_column(String(16), default="api", server_default="api")
+
+
+class Watch(Base):
+    """A saved job with a budget or deadline (``POST /v1/watches``): after each refresh the
+    offers that newly meet it, or whose price moved by more than ``price_move_fraction``, are
+    recorded as :class:`WatchEvent` rows and posted to ``webhook_url``.
+
+    ``request`` is the ``POST /v1/rank`` body (JSON, as given); ``owner`` the identity of the
+    bearer token that saved it (``GPUCOST_API_TOKENS``; the token itself is never stored).
+    """
+
+    __tablename__ = "watch"
+
+    id: Mapped[int] = mapped_column(PK, primary_key=True)
+    owner: Mapped[str] = mapped_column(String(200), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    request: Mapped[dict[str, Any]] = mapped_column(JSON)
+    webhook_url: Mapped[str | None] = mapped_column(Text)
+    price_move_fraction: Mapped[float] = mapped_column(Float)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_checked_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class WatchMatch(Base):
+    """An offer that meets a watch: its price (per instance-hour, in the watch's currency),
+    total cost and hours when last notified. ``active`` is false once it stopped meeting it."""
+
+    __tablename__ = "watch_match"
+    __table_args__ = (UniqueConstraint("watch_id", "offer_id"),)
+
+    id: Mapped[int] = mapped_column(PK, primary_key=True)
+    watch_id: Mapped[int] = mapped_column(ForeignKey("watch.id", ondelete="CASCADE"))
+    offer_id: Mapped[int] = mapped_column(ForeignKey("instance_offer.id", ondelete="CASCADE"))
+    price_per_hour: Mapped[float | None] = mapped_column(Float)
+    total_cost: Mapped[float | None] = mapped_column(Float)
+    total_hours: Mapped[float] = mapped_column(Float)
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    first_seen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    last_seen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+
+
+class WatchEvent(Base):
+    """What a check after a refresh found for a watch: ``new`` (an offer newly meets it) or
+    ``price`` (a matching offer's price moved past the threshold), with the message posted to
+    the webhook and how the post went (``delivered_at`` or ``delivery_error``)."""
+
+    __tablename__ = "watch_event"
+    __table_args__ = (Index("ix_watch_event_watch_id_created_at", "watch_id", "created_at"),)
+
+    id: Mapped[int] = mapped_column(PK, primary_key=True)
+    watch_id: Mapped[int] = mapped_column(ForeignKey("watch.id", ondelete="CASCADE"))
+    offer_id: Mapped[int | None] = mapped_column(
+        ForeignKey("instance_offer.id", ondelete="SET NULL")
+    )
+    kind: Mapped[str] = mapped_column(String(16))
+    message: Mapped[str] = mapped_column(Text)
+    old_price_per_hour: Mapped[float | None] = mapped_column(Float)
+    new_price_per_hour: Mapped[float | None] = mapped_column(Float)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
+    delivered_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
+    delivery_error: Mapped[str | None] = mapped_column(Text)

@@ -36,6 +36,7 @@ from app.db.models import (
 from app.db.trust import assess_offers, load_trust_context
 from app.estimate.types import WORKLOAD_INPUTS, interconnect_label
 from app.gpu_names import CatalogGpu, GpuNameNormaliser, form_hint, offer_vram
+from app.price_age import SEED_PRICE_KINDS
 
 log = logging.getLogger(__name__)
 
@@ -406,6 +407,22 @@ def seed_rates(session: Session, seed_dir: Path, report: SeedReport) -> None:
     session.flush()
 
 
+def price_kind(row: Mapping[str, str | None], file: str) -> str:
+    """A seed offer's ``price_kind`` (``hand_kept``, ``price_index`` or ``quoted_example``:
+    :data:`app.price_age.SEED_PRICE_KINDS`).
+
+    Raises:
+        SeedError: a missing or unknown kind (``scraped`` is the refresh's, never a seed's).
+    """
+    kind = (row.get("price_kind") or "").strip()
+    if kind not in SEED_PRICE_KINDS:
+        raise SeedError(
+            f"{file}: offer {row.get('offer_key')!r}: price_kind {kind!r} is not one of "
+            f"{', '.join(SEED_PRICE_KINDS)}"
+        )
+    return kind
+
+
 def seed_offers(
     session: Session,
     seed_dir: Path,
@@ -419,9 +436,12 @@ def seed_offers(
     Returns GPU names that matched no catalog model (stored raw, reported).
     """
     groups: dict[tuple[str, str, str, str], list[dict[str, str]]] = defaultdict(list)
+    path_of: dict[tuple[str, str, str, str], str] = {}
     for path in sorted(seed_dir.glob("offers*.csv")):
         for row in _read(path):
-            groups[(row["provider"], row["offer_key"], row["region"], row["billing"])].append(row)
+            natural = (row["provider"], row["offer_key"], row["region"], row["billing"])
+            groups[natural].append(row)
+            path_of[natural] = path.name
     existing = {
         (o.provider_id, o.offer_key, o.region, o.billing): o
         for o in session.scalars(select(InstanceOffer))
@@ -491,6 +511,7 @@ def seed_offers(
             "notes": _opt(latest["notes"]),
             "last_seen_at": last,
             "gpu_note": note,
+            "price_kind": price_kind(latest, path_of[(slug, offer_key, region, billing)]),
         }
         key = (provider.id, offer_key, region, billing)
         offer = existing.get(key)

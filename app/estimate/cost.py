@@ -50,17 +50,17 @@ class UnknownCurrencyError(ValueError):
 PIVOT_CURRENCY = "USD"
 
 
-def conversion_steps(
+def conversion_path(
     source: str, target: str, rates: Mapping[tuple[str, str], float]
-) -> tuple[tuple[str, float], ...]:
-    """How to convert ``source`` to ``target``: a sequence of ``("*", rate)`` or
-    ``("/", rate)`` applied left to right (empty when the two are the same).
+) -> tuple[tuple[str, str, bool], ...]:
+    """The stored rates that convert ``source`` to ``target``, in order: ``(base, quote,
+    inverse)`` per step, ``inverse`` when the step divides by the rate (empty when the two
+    are the same).
 
     ``rates[(base, quote)]`` = units of ``quote`` per one ``base`` (1 USD = 7.0197 CNY is
     ``rates[("USD", "CNY")] = 7.0197``). A stored pair converts in one step (times the rate, or
     divided by it for the inverse pair); otherwise through :data:`PIVOT_CURRENCY`, one such step
-    each side (EUR → CNY: × EUR→USD, then × USD→CNY). The SQL price filter applies the same
-    steps, so both give the same floats.
+    each side (EUR → CNY: × EUR→USD, then × USD→CNY).
 
     Raises:
         UnknownCurrencyError: no rate links the two currencies, directly or via the pivot.
@@ -68,17 +68,33 @@ def conversion_steps(
     if source == target:
         return ()
     if (source, target) in rates:
-        return (("*", rates[(source, target)]),)
+        return ((source, target, False),)
     if (target, source) in rates:
-        return (("/", rates[(target, source)]),)
+        return ((target, source, True),)
     if PIVOT_CURRENCY not in (source, target):
         try:
-            return conversion_steps(source, PIVOT_CURRENCY, rates) + conversion_steps(
+            return conversion_path(source, PIVOT_CURRENCY, rates) + conversion_path(
                 PIVOT_CURRENCY, target, rates
             )
         except UnknownCurrencyError:
             pass
     raise UnknownCurrencyError(f"no exchange rate from {source} to {target}")
+
+
+def conversion_steps(
+    source: str, target: str, rates: Mapping[tuple[str, str], float]
+) -> tuple[tuple[str, float], ...]:
+    """How to convert ``source`` to ``target``: a sequence of ``("*", rate)`` or
+    ``("/", rate)`` applied left to right, along :func:`conversion_path`. The SQL price filter
+    applies the same steps, so both give the same floats.
+
+    Raises:
+        UnknownCurrencyError: no rate links the two currencies, directly or via the pivot.
+    """
+    return tuple(
+        ("/" if inverse else "*", rates[(base, quote)])
+        for base, quote, inverse in conversion_path(source, target, rates)
+    )
 
 
 def convert(

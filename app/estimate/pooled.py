@@ -35,7 +35,9 @@ saturates, so batches above the measured range gain almost nothing, and a micro-
 is slower than a full one.
 
 A GPU's own measurements of the workload correct the model by their mean residual
-(``measured``); a GPU without them is predicted from the specs, with the architecture terms
+(``measured_rescaled`` in :mod:`app.estimate.throughput`; where the GPU was measured at the
+very software level, precision and micro-batch asked, the served rate is those measurements'
+mean: ``measured``); a GPU without them is predicted from the specs, with the architecture terms
 learnt from its siblings (``sibling`` when a GPU of the same architecture was measured,
 ``extrapolated`` otherwise). Everything is pure: data in, data out; fits are memoised per
 instance.
@@ -507,6 +509,23 @@ class PooledData:
     def rows(self, group: Group) -> list[BenchmarkPoint]:
         """Every usable measurement of ``group`` (all GPU counts)."""
         return self.by_group.get(group, [])
+
+    def own_rows_at(
+        self, group: Group, gpu: str, suite: str, precision: Precision, batch: float
+    ) -> list[BenchmarkPoint]:
+        """``gpu``'s own 1-GPU measurements of ``group`` at exactly this software level
+        (``source@version``), precision and micro-batch per GPU: where there are any, their
+        mean is the measurement of that configuration (the ``measured`` situation)."""
+        return [
+            p
+            for p in self.rows(group)
+            if p.gpu == gpu
+            and p.gpu_count == 1
+            and suite_of(p) == suite
+            and p.precision == precision
+            and p.batch_size_per_gpu is not None
+            and float(p.batch_size_per_gpu) == batch
+        ]
 
 
 def _overhead_batches(

@@ -45,6 +45,11 @@ class CandidateColumns:
 
     Costs are in the requested currency per epoch / per run, prices per hour, epoch time in
     hours, throughput in samples/s; ``offer_id`` breaks ties (int64), ``oom_high`` is bool.
+
+    The price's trust, all optional (``None``: every offer alike): ``unbookable`` (bool: the
+    offer cannot be rented as listed, ranked after every bookable one), ``demoted`` (bool: an
+    old or undated price, ranked after every ``fresh`` one of its ``group``: int ids of the
+    offers' GPU model and count).
     """
 
     offer_id: np.ndarray
@@ -54,6 +59,10 @@ class CandidateColumns:
     price_per_hour: np.ndarray
     samples_per_s: np.ndarray
     oom_high: np.ndarray
+    unbookable: np.ndarray | None = None
+    demoted: np.ndarray | None = None
+    fresh: np.ndarray | None = None
+    group: np.ndarray | None = None
 
     @classmethod
     def from_candidates(cls, candidates: Sequence[Candidate]) -> CandidateColumns:
@@ -73,6 +82,28 @@ class CandidateColumns:
             samples_per_s=col([c.samples_per_s for c in candidates]),
             oom_high=np.array([c.oom_high for c in candidates], dtype=bool),
         )
+
+
+def _flag(column: np.ndarray | None, idx: np.ndarray) -> np.ndarray:
+    """``column[idx]`` as bool, all false without the column."""
+    return np.zeros(len(idx), dtype=bool) if column is None else column[idx].astype(bool)
+
+
+def _after_fresh(
+    value: np.ndarray, group: np.ndarray, fresh: np.ndarray, demoted: np.ndarray
+) -> np.ndarray:
+    """Sort values (smaller first) with each demoted candidate's raised to the largest value
+    of a fresh candidate of its group, so that, demoted ranking after not demoted at equal
+    value, it ranks after every fresh one of its group and keeps its place among the rest."""
+    out = value.copy()
+    if not demoted.any() or not fresh.any():
+        return out
+    worst: dict[int, float] = {}
+    for g, v in zip(group[fresh].tolist(), value[fresh].tolist(), strict=True):
+        worst[g] = max(worst.get(g, -math.inf), v)
+    for i in np.flatnonzero(demoted).tolist():
+        out[i] = max(out[i], worst.get(int(group[i]), -math.inf))
+    return out
 
 
 def _pareto_flags(cost: np.ndarray, time: np.ndarray) -> np.ndarray:
@@ -116,9 +147,11 @@ def rank_candidates(
     """Order candidates by ``sort`` (ascending; ``samples_per_s`` descending).
 
     Offers predicted to run out of memory come after all others, or are dropped with
-    ``drop_oom``. Ties break on price per hour, then offer id. The Pareto frontier is computed
-    over all offers that fit and have a price; with ``limit`` only the first ``limit`` ranked
-    offers are returned.
+    ``drop_oom``. Ties break on price per hour, then offer id. With the price-trust columns of
+    :class:`CandidateColumns`, offers that cannot be rented as listed come after the bookable
+    ones, and an old or undated price after every fresh one of its GPU model and count. The
+    Pareto frontier is computed over all offers that fit and have a price; with ``limit`` only
+    the first ``limit`` ranked offers are returned.
 
     Raises:
         ValueError: unknown ``sort`` key.
@@ -176,8 +209,18 @@ def rank_columns(
     pareto[fits] = _pareto_flags(cols.cost_per_epoch[fits], cols.epoch_hours[fits])
 
     def ordered(idx: np.ndarray) -> np.ndarray:
-        # key (sort value, price per hour, offer id); ids are unique, so the order is total
-        keys = (cols.offer_id[idx], cols.price_per_hour[idx], value[idx])
+        # key (bookable first, sort value moved past the fresh offers of the group when
+        # demoted, demoted after the others at one value, price per hour, offer id); ids are
+        # unique, so the order is total
+        after = _flag(cols.unbookable, idx)
+        demoted = _flag(cols.demoted, idx)
+        v = value[idx].copy()
+        for block in (~after, after):
+            if cols.group is not None and cols.fresh is not None:
+                v[block] = _after_fresh(
+                    v[block], cols.group[idx][block], cols.fresh[idx][block], demoted[block]
+                )
+        keys = (cols.offer_id[idx], cols.price_per_hour[idx], demoted, v, after)
         return idx[np.lexsort(keys)]
 
     order = np.concatenate((ordered(fits), ordered(oom)))

@@ -2,10 +2,13 @@
 
 :func:`estimate_throughput` (and :meth:`ThroughputModel.estimate`, its memoised form for a
 ranking) is what ``/v1/estimate``, ``/v1/rank``, the web page and the accuracy harness call.
-It selects the evidence and produces the estimate, in one of six situations:
+It selects the evidence and produces the estimate, in one of seven situations:
 
-* ``measured``: the workload was measured on this GPU model (any suite); the pooled model of
-  :mod:`app.estimate.pooled` is corrected by those rows' residuals.
+* ``measured``: the workload was measured on this GPU model at the served software level,
+  precision and micro-batch: the per-GPU rate is the mean of those measurements.
+* ``measured_rescaled``: measured on this GPU model, but at another software level,
+  micro-batch or precision; the pooled model of :mod:`app.estimate.pooled`, corrected by the
+  GPU's own rows' residuals, moves it to the asked one (the note gives both figures).
 * ``sibling``: not measured on this GPU, but on a GPU of the same architecture; the pooled
   model predicts from specs with the architecture terms learnt from the siblings.
 * ``extrapolated``: no GPU of this architecture measured the workload; specs only.
@@ -45,6 +48,7 @@ from app.estimate.memory import transformer_tokens
 from app.estimate.multigpu import multi_gpu_efficiency
 from app.estimate.pooled import (
     DEFAULT_B0_WORK,
+    Level,
     PooledData,
     family,
     matmul_rows_per_sample,
@@ -67,6 +71,7 @@ from app.estimate.types import (
     Situation,
     ThroughputEstimate,
     Workload,
+    range_situation,
 )
 
 #: (benchmark label, method) → (family, training FLOPs per published throughput unit, FLOPs
@@ -75,6 +80,9 @@ from app.estimate.types import (
 FlopsTable = Mapping[tuple[str, str], tuple[str, float, float, int | None]]
 
 SingleGpu = tuple[float, Situation, tuple[Evidence, ...], tuple[str, ...]]
+
+#: situations standing on the GPU's own measurements (never capped at the datasheet peak)
+_OWN = (Situation.MEASURED, Situation.MEASURED_RESCALED)
 
 
 def flops_peak_tflops(gpu: GpuSpec, precision: Precision) -> float:
@@ -299,6 +307,7 @@ def _range(
     """Low–high range: the situation's cross-validated 10th-90th percentile of actual ÷
     predicted, times the multi-GPU model's when the GPU count was not itself measured."""
     factors = fitted.RANGE_FACTORS
+    situation = range_situation(situation)
     low, high = factors.get(situation.value) or factors[SITUATION_BASIS[situation].value]
     if multi_gpu_model:
         m_low, m_high = fitted.MULTI_GPU_RANGE
@@ -482,8 +491,8 @@ class ThroughputModel:
                 p for p in rows if p.source == level.source
             ]
         elif n_own:
-            situation = Situation.MEASURED
             used = [p for p in rows if p.gpu == gpu.name]
+            rate, situation, moved = self._own_measurement(group, gpu, precision, level, rate)
         elif self.data.has_sibling(group, gpu):
             situation = Situation.SIBLING
             used = [
@@ -500,6 +509,8 @@ class ThroughputModel:
             f"{len({p.source for p in rows})} suite(s) and {len({p.gpu for p in rows})} GPU "
             f"model(s), at the software level of {level.suite.rstrip('@')}"
         ]
+        if situation == Situation.MEASURED_RESCALED:
+            notes.append(moved)
         if pclass(precision) == "16" and rate_class(gpu, precision) == "32":
             notes.append(
                 f"{gpu.name} has no fast 16-bit math (no tensor cores): {precision.value} "
@@ -519,6 +530,44 @@ class ThroughputModel:
                 f"{said} is above the largest measured ({rng[1]:.0f}): no gain assumed beyond it"
             )
         return rate, situation, tuple(_evidence(p, units) for p in used), tuple(notes)
+
+    def _own_measurement(
+        self, group: tuple[str, str], gpu: GpuSpec, precision: Precision, level: Level, rate: float
+    ) -> tuple[float, Situation, str]:
+        """Per-GPU samples/s of a GPU measured for ``group``, with its situation and, when
+        moved, a note giving both figures.
+
+        ``measured``: the GPU has 1-GPU rows at the served software level, precision and
+        micro-batch: the rate is their mean, the measurement itself. Otherwise
+        ``measured_rescaled``: the pooled model's ``rate`` (its own rows' mean residual moved
+        to the asked level, micro-batch or precision), and the note says what was measured.
+        """
+        units = self._base(precision).units_per_sample or 1.0
+        here = self.data.own_rows_at(group, gpu.name, level.suite, precision, self._batch())
+        if here:
+            mean = statistics.fmean(p.throughput_total for p in here)
+            return mean / units, Situation.MEASURED, ""
+        own = [
+            p
+            for p in self.data.rows(group)
+            if p.gpu == gpu.name and pclass(p.precision) == pclass(precision)
+        ] or [p for p in self.data.rows(group) if p.gpu == gpu.name]
+        singles = [p for p in own if p.gpu_count == 1]
+        shown = singles or own
+        # the rows at the served level where there are any (the residual the model uses)
+        shown = [p for p in shown if suite_of(p) == level.suite] or shown
+        measured = statistics.fmean(point_samples_per_s(p, units) for p in shown)
+        suites = ", ".join(sorted({suite_of(p).rstrip("@") for p in shown}))
+        batches = ", ".join(str(b) for b in sorted({p.batch_size_per_gpu or 0 for p in shown}))
+        counts = "" if singles else " (multi-GPU runs only, per GPU)"
+        note = (
+            f"measured on this GPU: {measured:.4g} samples/s per GPU{counts}, mean of "
+            f"{len(shown)} run(s) at {suites}, micro-batch {batches}, "
+            f"{'/'.join(sorted({p.precision.value for p in shown}))}; served: {rate:.4g} "
+            f"samples/s per GPU, moved by the pooled model to {level.suite.rstrip('@')}, "
+            f"micro-batch {self._batch():g}, {precision.value}"
+        )
+        return rate, Situation.MEASURED_RESCALED, note
 
     # -- FLOPs model -----------------------------------------------------------------------
     def flops_rate(self, w: Workload, gpu: GpuSpec, precision: Precision) -> SingleGpu:
@@ -742,7 +791,7 @@ class ThroughputModel:
         rate, situation, evidence, notes = est
         flops = training_flops_per_sample(base)
         peak = flops_peak_tflops(gpu, precision) * 1e12
-        if situation == Situation.MEASURED or not flops or rate * flops <= peak:
+        if situation in _OWN or not flops or rate * flops <= peak:
             return est
         note = (
             f"capped at the {peak / 1e12:.0f} TFLOP/s {precision.value} peak counted here "

@@ -186,15 +186,21 @@ class Situation(StrEnum):
     per situation). :data:`SITUATION_TEXT` says it in words."""
 
     MEASURED = "measured"
+    MEASURED_RESCALED = "measured_rescaled"
     SIBLING = "sibling"
     EXTRAPOLATED = "extrapolated"
     FLOPS_MODEL = "flops_model"
     DERIVED = "derived"
     PRECISION_SWITCH = "precision_switch"
+    SUBMITTED = "submitted"
 
 
 SITUATION_TEXT = {
-    Situation.MEASURED: "measured on this GPU model",
+    Situation.MEASURED: "measured on this GPU model: the per-GPU rate is the mean of its "
+    "measurements at this software level, precision and micro-batch",
+    Situation.MEASURED_RESCALED: "measured on this GPU model at another software level, "
+    "micro-batch or precision, moved to the asked one by the pooled model (both figures in "
+    "the notes)",
     Situation.SIBLING: "scaled from measurements on a GPU of the same architecture",
     Situation.EXTRAPOLATED: "extrapolated from measurements on other GPU architectures",
     Situation.FLOPS_MODEL: "FLOPs model: this workload was never measured; FLOP rate of "
@@ -205,16 +211,29 @@ SITUATION_TEXT = {
     Situation.PRECISION_SWITCH: "this workload was measured only at another precision "
     "(fp32/tf32 vs 16-bit); converted by the speed-up other workloads of its family show "
     "between the two",
+    Situation.SUBMITTED: "the published estimate moved by measurements users submitted for "
+    "this configuration (gpucost bench): each submitter one observation, the published "
+    "estimate one; both figures in the notes",
 }
 
 SITUATION_BASIS = {
     Situation.MEASURED: Basis.MEASURED,
+    Situation.MEASURED_RESCALED: Basis.SCALED,
     Situation.SIBLING: Basis.SCALED,
     Situation.EXTRAPOLATED: Basis.SCALED,
     Situation.FLOPS_MODEL: Basis.FLOPS_MODEL,
     Situation.DERIVED: Basis.SCALED,
     Situation.PRECISION_SWITCH: Basis.SCALED,
+    Situation.SUBMITTED: Basis.SCALED,
 }
+
+
+def range_situation(situation: Situation) -> Situation:
+    """The situation whose cross-validated range an estimate carries: a rescaled measurement
+    shares the ``measured`` one, which the served path's "measured elsewhere" protocol
+    calibrates on exactly that case (a GPU's rows of one suite predicted from its rows in
+    other suites: :func:`app.calibrate.validate.measured_elsewhere`)."""
+    return Situation.MEASURED if situation == Situation.MEASURED_RESCALED else situation
 
 
 TRANSFORMER_ARCHITECTURES = frozenset(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
@@ -9,6 +10,7 @@ from typing import Any, cast
 import numpy as np
 from sqlalchemy.orm import Session
 
+from app.db.models import as_utc
 from app.estimate.compat import effective_precision
 from app.estimate.cost import (
     SpotAssumptions,
@@ -36,13 +38,16 @@ from app.estimate.types import (
     interconnect_class,
 )
 from app.gpu_names import form_hint
+from app.price_age import price_age
 from app.services.offers import (
     FilterError,
     OfferRow,
+    RankColumns,
     select_offers_by_id,
     select_rank_columns,
 )
 from app.services.reference import ReferenceData
+from app.services.submitted import SubmittedRun, combine_runs, moved, workload_key
 from app.services.workloads import WorkloadError
 
 
@@ -216,8 +221,49 @@ class ConfigEstimates:
     def throughput(
         self, gpu: GpuSpec, gpu_count: float, interconnect: Interconnect | None
     ) -> ThroughputEstimate:
+        """Samples/s of ``gpu_count`` × ``gpu`` as served: :meth:`published`, moved by the
+        accepted submitted runs of this configuration, if any
+        (:func:`app.services.submitted.combine`)."""
+        tp = self.published(gpu, gpu_count, interconnect)
+        runs = self.submitted_runs(gpu, gpu_count, tp.precision)
+        if not runs:
+            return tp
+        combined = combine_runs(
+            runs, lambda batch: self.published_at(batch, gpu, gpu_count, interconnect, tp)
+        )
+        if combined is None:
+            return tp
+        return moved(tp, combined, runs, self.w.units_per_sample)
+
+    def submitted_runs(
+        self, gpu: GpuSpec, gpu_count: float, precision: Precision | None
+    ) -> tuple[SubmittedRun, ...]:
+        """The accepted submitted runs whose configuration is this answer's."""
+        key = workload_key(self.w, gpu.name, gpu_count, precision or self.w.precision)
+        return self.ref.submitted.get(key, ()) if key is not None else ()
+
+    def published_at(
+        self,
+        batch: int,
+        gpu: GpuSpec,
+        gpu_count: float,
+        interconnect: Interconnect | None,
+        here: ThroughputEstimate,
+    ) -> float:
+        """The published answer at micro-batch ``batch``, in the preset's published units per
+        second (``here``: the published answer at this workload's own micro-batch)."""
+        units = self.w.units_per_sample or 1.0
+        if batch == self.w.micro_batch_size:
+            return here.samples_per_s * units
+        other = config_estimates(replace(self.w, micro_batch_size=batch), None, self.ref)
+        return other.published(gpu, gpu_count, interconnect).samples_per_s * units
+
+    def published(
+        self, gpu: GpuSpec, gpu_count: float, interconnect: Interconnect | None
+    ) -> ThroughputEstimate:
         """Samples/s of ``gpu_count`` × ``gpu`` at the precision the GPU runs the workload
-        at (memoised for catalog GPUs; a GPU spec not from the catalog is estimated afresh)."""
+        at, from the published measurements alone (memoised for catalog GPUs; a GPU spec not
+        from the catalog is estimated afresh)."""
         key = (gpu.name, gpu_count, interconnect)
         tp = self._tp.get(key)
         if tp is None:
@@ -355,9 +401,16 @@ def rank_offers(
     limit: int,
     drop_oom: bool,
     budget: Budget | None = None,
+    bookable_fresh_first: bool = True,
+    now: dt.datetime | None = None,
 ) -> Ranking:
     """Estimate every matching offer, rank them, and build full estimates for the top ``limit``
     and for the Pareto-optimal offers ranked below it.
+
+    With ``bookable_fresh_first`` offers that cannot be rented as listed (price indices,
+    quoted examples) rank after every bookable one, and an old or undated price
+    (:mod:`app.price_age`, at ``now``) after every fresh dated offer of the same GPU model
+    and count (:func:`app.estimate.rank.rank_columns`).
 
     Throughput depends only on (GPU, count, interconnect) and memory on (VRAM, count), so each
     is computed once per distinct configuration and kept for later requests of the same
@@ -465,6 +518,7 @@ def rank_offers(
         price_per_hour=price_col,
         samples_per_s=samples[keep],
         oom_high=cfg_oom[cfg] if len(cfg) else np.zeros(0, dtype=bool),
+        **(_trust_columns(rows, estimable[keep], keys, now) if bookable_fresh_first else {}),
     )
     top, below = rank_columns(cols, sort=sort, drop_oom=drop_oom, limit=limit)
     prepared = {}
@@ -517,6 +571,24 @@ def rank_offers(
             for i in skipped
         ),
     )
+
+
+def _trust_columns(
+    rows: RankColumns, index: np.ndarray, keys: list[tuple[Any, ...]], now: dt.datetime | None
+) -> dict[str, np.ndarray]:
+    """The price-trust columns of :class:`app.estimate.rank.CandidateColumns` for the offers
+    ``rows[index]``: not bookable, old or undated, fresh, and the group of their GPU model and
+    count (``keys``: each row's configuration, whose first two items are those)."""
+    at = now or dt.datetime.now(dt.UTC)
+    ages = [price_age(rows.price_kind[i], as_utc(rows.last_seen_at[i]), at) for i in index.tolist()]
+    groups: dict[tuple[Any, Any], int] = {}
+    group = [groups.setdefault(keys[i][:2], len(groups)) for i in index.tolist()]
+    return {
+        "unbookable": np.array([not a.bookable for a in ages], dtype=bool),
+        "demoted": np.array([a.demoted for a in ages], dtype=bool),
+        "fresh": np.array([a.tier == "fresh" for a in ages], dtype=bool),
+        "group": np.array(group, dtype=np.int64),
+    }
 
 
 def _within_budget(total_hours: float, price: float | None, spot: bool, budget: Budget) -> bool:

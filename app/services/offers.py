@@ -1,4 +1,4 @@
-"""Offer queries: filtered offers as plain rows, with staleness."""
+"""Offer queries: filtered offers as plain rows, with their price's age and kind."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from app.db.models import GpuModel, InstanceOffer, Provider, RefreshRun, as_utc,
 from app.estimate.cost import UnknownCurrencyError, conversion_steps, convert
 from app.estimate.memory import vram_per_gpu_gib
 from app.gpu_names import form_hint
+from app.price_age import BOOKABLE_KINDS, TIERS, PriceAge, price_age
 from app.services.reference import ReferenceData
 
 
@@ -84,8 +85,13 @@ class OfferRow:
     offer_url: str | None = None
     #: the provider's home page (the link shown when the offer has no page of its own)
     provider_url: str | None = None
-    #: ``api``, ``catalog`` or ``seed`` (:attr:`app.db.models.InstanceOffer.source_kind`)
-    source_kind: str = "seed"
+    #: what the price is (:mod:`app.price_age`): scraped, catalog, hand_kept, price_index,
+    #: quoted_example
+    price_kind: str = "hand_kept"
+
+    def price_age(self, now: dt.datetime) -> PriceAge:
+        """The price's age, tier and bookability at ``now`` (:func:`app.price_age.price_age`)."""
+        return price_age(self.price_kind, self.last_seen_at, now)
 
     @property
     def disk_gb(self) -> float | None:
@@ -126,7 +132,7 @@ _COLUMNS = (
     InstanceOffer.gpu_note,
     InstanceOffer.offer_url,
     Provider.homepage_url,
-    InstanceOffer.source_kind,
+    InstanceOffer.price_kind,
 )
 
 
@@ -163,19 +169,19 @@ def ambiguous_offer_ids(session: Session, ref: ReferenceData, names: list[str]) 
 
 
 def shadowed_by_first_hand() -> ColumnElement[bool]:
-    """A public-catalog offer (``source_kind = 'catalog'``) for which an available first-hand
-    (``api``) offer of the same provider, instance type, region and billing exists: such a row
-    is never listed or ranked (a catalog price never outranks a first-hand price of the same
-    instance, :mod:`scrapers.catalogs`)."""
+    """A public-catalog offer (``price_kind = 'catalog'``) for which an available first-hand
+    (``scraped``) offer of the same provider, instance type, region and billing exists: such a
+    row is never listed, ranked or counted (a catalog price never outranks a first-hand price
+    of the same instance, :mod:`scrapers.catalogs`)."""
     first_hand = aliased(InstanceOffer)
     return and_(
-        InstanceOffer.source_kind == "catalog",
+        InstanceOffer.price_kind == "catalog",
         exists().where(
             first_hand.provider_id == InstanceOffer.provider_id,
             first_hand.instance_type == InstanceOffer.instance_type,
             first_hand.region == InstanceOffer.region,
             first_hand.billing == InstanceOffer.billing,
-            first_hand.source_kind == "api",
+            first_hand.price_kind == "scraped",
             first_hand.available.is_(True),
         ),
     )
@@ -211,6 +217,8 @@ def _filtered(session: Session, stmt: Select, filters: dict, ref: ReferenceData)
     if not filters.get("include_suspect", False):
         stmt = stmt.where(InstanceOffer.suspect.is_(False))
     stmt = stmt.where(~shadowed_by_first_hand())
+    if filters.get("bookable_only", False):
+        stmt = stmt.where(InstanceOffer.price_kind.in_(sorted(BOOKABLE_KINDS)))
     if filters.get("min_vram_gib") is not None:
         stmt = stmt.where(
             or_(
@@ -246,6 +254,9 @@ class RankColumns:
     price_per_hour: tuple[float | None, ...]
     currency: tuple[str, ...]
     billing: tuple[str, ...]
+    #: when the source last showed the price (``None``: undated; naive on SQLite)
+    last_seen_at: tuple[dt.datetime | None, ...]
+    price_kind: tuple[str, ...]
 
     def __len__(self) -> int:
         return len(self.id)
@@ -261,6 +272,8 @@ _RANK_COLUMNS = (
     cast(InstanceOffer.price_per_hour, Float),
     InstanceOffer.currency,
     InstanceOffer.billing,
+    InstanceOffer.last_seen_at,
+    InstanceOffer.price_kind,
 )
 
 
@@ -304,7 +317,7 @@ def select_rank_columns(
         stmt = stmt.where(InstanceOffer.billing != "spot")
     rows = session.connection().execute(stmt).all()
     if not rows:
-        return RankColumns((), (), (), (), (), (), (), (), ())
+        return RankColumns((), (), (), (), (), (), (), (), (), (), ())
     return RankColumns(*zip(*rows, strict=True))
 
 
@@ -426,40 +439,42 @@ def vram_gib(row: OfferRow, ref: ReferenceData) -> float | None:
     return vram_per_gpu_gib(catalog, row.vram_gib_per_gpu, row.gpu_count)
 
 
-def offer_age_days(last_seen_at: dt.datetime | None, now: dt.datetime) -> float | None:
-    """Days since the source last showed the offer (``None`` when the source gave no date)."""
-    if last_seen_at is None:
-        return None
-    return max((now - as_utc(last_seen_at)).total_seconds() / 86400.0, 0.0)
+def counted_offers() -> tuple[ColumnElement[bool], ...]:
+    """The offers that price-age counts and provider coverage count: available, non-suspect
+    and not hidden by a first-hand twin (:func:`shadowed_by_first_hand`), the offers a
+    default listing or ranking considers."""
+    return (
+        InstanceOffer.available.is_(True),
+        InstanceOffer.suspect.is_(False),
+        ~shadowed_by_first_hand(),
+    )
 
 
-def offer_is_stale(
-    age_days: float | None, stale_after_days: float, provider_stale: bool = False
-) -> bool:
-    """An offer is stale when its age is unknown or above ``stale_after_days``, or when its
-    provider's refreshes stopped succeeding (:func:`stale_provider_ids`)."""
-    return provider_stale or age_days is None or age_days > stale_after_days
-
-
-def count_old_offers(
-    session: Session, stale_after_days: float, now: dt.datetime | None = None
-) -> tuple[int, int]:
-    """(available non-suspect offers older than ``stale_after_days`` or undated, all of them)."""
+def count_price_tiers(
+    session: Session, now: dt.datetime | None = None, *, provider_ids: bool = False
+) -> dict[Any, dict[str, int]]:
+    """The :func:`counted_offers` per price-age tier (:func:`app.price_age.tier`):
+    ``{"all": {"fresh": n, "aging": n, "old": n, "undated": n, "bookable": n, "offers": n}}``,
+    and with ``provider_ids`` one such count per provider id too."""
     now = now or utcnow()
-    cutoff = now - dt.timedelta(days=stale_after_days)
-    base = select(func.count(InstanceOffer.id)).where(
-        InstanceOffer.available.is_(True), InstanceOffer.suspect.is_(False)
-    )
-    total = session.scalar(base) or 0
-    old = (
-        session.scalar(
-            base.where(
-                or_(InstanceOffer.last_seen_at.is_(None), InstanceOffer.last_seen_at < cutoff)
-            )
-        )
-        or 0
-    )
-    return old, total
+    rows = session.execute(
+        select(
+            InstanceOffer.provider_id, InstanceOffer.price_kind, InstanceOffer.last_seen_at
+        ).where(*counted_offers())
+    ).all()
+
+    def empty() -> dict[str, int]:
+        return {**dict.fromkeys(TIERS, 0), "bookable": 0, "offers": 0}
+
+    out: dict[Any, dict[str, int]] = {"all": empty()}
+    for pid, kind, seen in rows:
+        age = price_age(kind, as_utc(seen), now)
+        for key in ("all", pid) if provider_ids else ("all",):
+            counts = out.setdefault(key, empty())
+            counts[age.tier] += 1
+            counts["bookable"] += age.bookable
+            counts["offers"] += 1
+    return out
 
 
 def stale_provider_ids(

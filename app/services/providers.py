@@ -3,16 +3,14 @@
 :func:`provider_coverage` answers ``GET /v1/providers`` and the page's freshness table. A
 provider's **fetcher** is what can refresh it (:data:`scrapers.SCRAPERS`): ``api`` (its own
 API, first-hand), ``public_catalog`` (a maintained public catalog only: gpuhunt, SkyPilot) or
-``seed`` (nothing: hand-kept seed rows). Its offers are counted by **source kind** (what wrote
-each row: ``api``, ``catalog`` or ``seed``), since a keyless API provider runs its catalog
-fallback instead.
+``seed`` (nothing: hand-kept seed rows). Its offers are counted per price-age tier and by
+**source kind** (what wrote each row, :func:`app.price_age.source_kind`: ``api``, ``catalog``
+or ``seed``), since a keyless API provider runs its catalog fallback instead.
 
-**Age tier** of a provider = the tier of its newest available price (``last_seen_at``: the
-fetch time of live rows, the date a seed row was seen): ``fresh`` within
-``stale_after_hours`` (48 h), ``aging`` within ``offer_stale_after_days`` (7 d), ``old``
-beyond, ``undated`` when no available offer has a date. These are the two windows the service
-already used for stale flags (``app.settings``), one pair for every source kind; per-kind
-thresholds belong to the price-age tiers of issue 22 and should replace :func:`age_tier`.
+Counted offers are those a default ranking considers (:func:`app.services.offers.counted_offers`).
+A provider's **age tier** is the freshest tier any of them has (:func:`app.price_age.best_tier`,
+each price aged by its own kind's thresholds in :data:`app.price_age.AGE_TIERS_DAYS`);
+``undated`` when none is dated.
 """
 
 from __future__ import annotations
@@ -23,7 +21,10 @@ from dataclasses import dataclass, field
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from app.db.models import InstanceOffer, Provider, RefreshRun, as_utc, utcnow
+from app.db.models import InstanceOffer, Provider, as_utc, utcnow
+from app.price_age import age_days, best_tier, source_kind
+from app.services.offers import count_price_tiers, counted_offers
+from app.services.refresh_runs import latest_runs
 from scrapers import SCRAPERS, Scraper
 from scrapers.catalogs import CATALOG_SOURCES
 
@@ -33,16 +34,23 @@ FETCHERS = ("api", "public_catalog", "seed")
 
 @dataclass(frozen=True, slots=True)
 class ProviderCoverage:
-    """One provider: its fetcher, credentials, offers by source kind, last success, age."""
+    """One provider: its fetcher, credentials, offers per price age and by source kind, last
+    run and last success (aware UTC), newest price and age tier.
+
+    ``price_ages``: :func:`app.services.offers.count_price_tiers`'s counts (``fresh``,
+    ``aging``, ``old``, ``undated``, ``bookable``, ``offers``); ``age_days``: days since
+    ``newest_price_at``."""
 
     slug: str
     name: str
     homepage_url: str | None
+    kind: str
+    source: str
     fetcher: str
     needs_api_key: bool
     api_key_settings: list[str]
     catalog_fallback: str | None
-    offers: int
+    price_ages: dict[str, int]
     offers_by_source: dict[str, int] = field(default_factory=dict)
     last_run_at: dt.datetime | None = None
     last_run_status: str | None = None
@@ -53,17 +61,12 @@ class ProviderCoverage:
     age_tier: str = "undated"
 
 
-def age_tier(
-    seen_at: dt.datetime | None, now: dt.datetime, fresh_hours: float, aging_days: float
-) -> str:
-    """``fresh`` / ``aging`` / ``old`` / ``undated`` for a price seen at ``seen_at`` (see the
-    module docstring for the windows)."""
-    if seen_at is None:
-        return "undated"
-    age = now - seen_at
-    if age <= dt.timedelta(hours=fresh_hours):
-        return "fresh"
-    return "aging" if age <= dt.timedelta(days=aging_days) else "old"
+@dataclass(frozen=True, slots=True)
+class MarketCoverage:
+    """Every provider's coverage, by slug, and ``price_ages`` counted over all of them."""
+
+    providers: list[ProviderCoverage]
+    price_ages: dict[str, int]
 
 
 def fetcher_of(scraper: Scraper | None) -> str:
@@ -89,72 +92,67 @@ def _fallback(scraper: Scraper | None) -> str | None:
     return f"{source.format} {source.name}"
 
 
-def provider_coverage(
+def _by_source(
     session: Session,
-    *,
-    fresh_hours: float,
-    aging_days: float,
-    now: dt.datetime | None = None,
-) -> list[ProviderCoverage]:
-    """Every provider (seeded or registered), by name, with its coverage (module docstring)."""
-    now = now or utcnow()
+) -> tuple[dict[int, dict[str, int]], dict[int, dt.datetime]]:
+    """Per provider id: counted offers by source kind, and the newest price's time."""
     by_source: dict[int, dict[str, int]] = {}
-    newest: dict[int, dt.datetime | None] = {}
+    newest: dict[int, dt.datetime] = {}
     for pid, kind, count, latest in session.execute(
         select(
             InstanceOffer.provider_id,
-            InstanceOffer.source_kind,
+            InstanceOffer.price_kind,
             func.count(),
             func.max(InstanceOffer.last_seen_at),
         )
-        .where(InstanceOffer.available.is_(True))
-        .group_by(InstanceOffer.provider_id, InstanceOffer.source_kind)
+        .where(*counted_offers())
+        .group_by(InstanceOffer.provider_id, InstanceOffer.price_kind)
     ):
-        by_source.setdefault(pid, {})[kind] = count
-        seen, current = as_utc(latest), newest.get(pid)
-        if seen is not None and (current is None or seen > current):
+        counts = by_source.setdefault(pid, {})
+        counts[source_kind(kind)] = counts.get(source_kind(kind), 0) + count
+        seen = as_utc(latest)
+        if seen is not None and (pid not in newest or seen > newest[pid]):
             newest[pid] = seen
-    last_ok = dict(
-        session.execute(
-            select(RefreshRun.provider_id, func.max(RefreshRun.finished_at))
-            .where(RefreshRun.status == "ok")
-            .group_by(RefreshRun.provider_id)
-        ).all()
-    )
-    latest_runs = {
-        run.provider_id: run
-        for run in session.scalars(
-            select(RefreshRun).where(
-                RefreshRun.id.in_(select(func.max(RefreshRun.id)).group_by(RefreshRun.provider_id))
-            )
-        )
-    }
+    return by_source, newest
+
+
+def provider_coverage(
+    session: Session, stale_after_hours: float, now: dt.datetime | None = None
+) -> MarketCoverage:
+    """Every provider row, by slug, with its coverage (module docstring) at ``now``;
+    ``stale_after_hours`` is the refresh job's stale window (its latest run's status)."""
+    now = now or utcnow()
+    tiers = count_price_tiers(session, now, provider_ids=True)
+    by_source, newest = _by_source(session)
+    runs = {r.provider: r for r in latest_runs(session, stale_after_hours)}
+    empty = dict.fromkeys(tiers["all"], 0)
     out = []
-    for provider in session.scalars(select(Provider).order_by(Provider.name)):
+    for provider in session.scalars(select(Provider).order_by(Provider.slug)):
         scraper = SCRAPERS.get(provider.slug)
-        run = latest_runs.get(provider.id)
+        run = runs.get(provider.slug)
         seen = newest.get(provider.id)
-        counts = by_source.get(provider.id, {})
-        if scraper is None and not counts and run is None:
-            continue  # a provider row with nothing to show
+        ages = tiers.get(provider.id, empty)
+        age = age_days(seen, now)
         out.append(
             ProviderCoverage(
                 slug=provider.slug,
                 name=provider.name,
                 homepage_url=provider.homepage_url,
+                kind=provider.kind,
+                source=provider.source,
                 fetcher=fetcher_of(scraper),
                 needs_api_key=bool(_credentials(scraper)),
                 api_key_settings=_credentials(scraper),
                 catalog_fallback=_fallback(scraper),
-                offers=sum(counts.values()),
-                offers_by_source=dict(sorted(counts.items())),
-                last_run_at=as_utc(run.finished_at or run.started_at) if run else None,
+                price_ages=dict(ages),
+                offers_by_source=dict(sorted(by_source.get(provider.id, {}).items())),
+                last_run_at=(run.finished_at or run.started_at) if run else None,
                 last_run_status=run.status if run else None,
                 last_run_source=run.source_kind if run else None,
-                last_success_at=as_utc(last_ok.get(provider.id)),
+                last_success_at=run.last_success_at if run else None,
                 newest_price_at=seen,
-                age_days=round((now - seen).total_seconds() / 86400, 2) if seen else None,
-                age_tier=age_tier(seen, now, fresh_hours, aging_days),
+                age_days=round(age, 2) if age is not None else None,
+                age_tier=best_tier(ages),
             )
         )
-    return out
+    return MarketCoverage(providers=out, price_ages=tiers["all"])

@@ -7,13 +7,14 @@ the benchmarks change only when ``gpucost seed``/``refresh`` runs.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import gc
 import logging
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,6 +29,7 @@ from app.estimate.pooled import PooledData
 from app.estimate.types import BenchmarkPoint, GpuSpec, Precision
 from app.gpu_names import GpuIdentity, GpuMatch, GpuNameNormaliser
 from app.services.presets import flops_table, throughput_data
+from app.services.submitted import SUBMITTED, ConfigKey, SubmittedRun
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +100,11 @@ class ReferenceData:
     flops_table: dict[tuple[str, str], tuple[str, float, float, int | None]]
     #: the measurements organised for the pooled throughput model (fits memoised)
     throughput_data: PooledData
+    #: accepted submitted runs by the configuration whose answer they may move
+    #: (:mod:`app.services.submitted`; never in ``points``: the model is the published one)
+    submitted: dict[ConfigKey, tuple[SubmittedRun, ...]] = field(default_factory=dict)
+    #: (base, quote) → (the day the rate in ``rates`` was published, where it was read)
+    rate_sources: dict[tuple[str, str], tuple[dt.date, str]] = field(default_factory=dict)
     #: values derived from this reference data, shared by requests (per-workload estimates
     #: of each hardware configuration, :func:`app.services.estimates.config_estimates`);
     #: never copied by ``dataclasses.replace``
@@ -167,44 +174,35 @@ def gpu_spec(g: GpuModel) -> GpuSpec:
     )
 
 
-def merge_submitted(points: list[BenchmarkPoint]) -> list[BenchmarkPoint]:
-    """Submitted points of one configuration (GPU × count, interconnect, workload, method,
-    precision, batch, sequence) as one point: the median of those that agree.
-
-    So a configuration weighs as one measurement however often it was sent, and its value is
-    what most submissions agree on (one odd run among several does not move it). The merged
-    point keeps the lowest id (the evidence links to it) and says in ``source_ref`` how many
-    submissions it stands for. Published points pass through unchanged.
-    """
-    groups: dict[tuple[Any, ...], list[BenchmarkPoint]] = {}
-    out: list[BenchmarkPoint] = []
-    for p in points:
-        if p.source != "submitted":
-            out.append(p)
-            continue
-        key = (
-            p.gpu, p.gpu_count, p.interconnect, p.workload, p.method, p.precision,
-            p.batch_size_per_gpu, p.seq_len,
-        )  # fmt: skip
-        groups.setdefault(key, []).append(p)
-    for group in groups.values():
-        if len(group) == 1:
-            out.append(group[0])
-            continue
-        values = sorted(p.throughput_total for p in group)
-        mid = len(values) // 2
-        median = values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
-        first = min(group, key=lambda p: p.id)
-        out.append(
-            replace(
-                first,
-                throughput_total=median,
-                source_ref=f"median of {len(group)} submitted runs (ids "
-                + ", ".join(str(p.id) for p in sorted(group, key=lambda p: p.id))
-                + ")",
-            )
+def submitted_runs(session: Session, names: dict[int, str]) -> list[SubmittedRun]:
+    """The accepted submitted rows (GPU in the catalog, micro-batch known) as
+    :class:`app.services.submitted.SubmittedRun`."""
+    return [
+        SubmittedRun(
+            id=b.id,
+            submitter=b.submitted_by or "",
+            workload=b.workload,
+            method=b.method,
+            gpu=names[b.gpu_model_id],
+            gpu_count=b.gpu_count,
+            precision=Precision(b.precision),
+            batch_size_per_gpu=b.batch_size_per_gpu,
+            throughput_total=b.throughput_total,
+            corroborated_by=b.corroborated_by,
+            source_ref=b.source_ref,
         )
-    return out
+        for b in session.scalars(
+            select(ThroughputBenchmark)
+            .where(
+                ThroughputBenchmark.source == SUBMITTED,
+                ThroughputBenchmark.status == "accepted",
+                ThroughputBenchmark.gpu_model_id.is_not(None),
+                ThroughputBenchmark.batch_size_per_gpu.is_not(None),
+            )
+            .order_by(ThroughputBenchmark.id)
+        )
+        if b.gpu_model_id in names and b.batch_size_per_gpu
+    ]
 
 
 def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
@@ -212,9 +210,11 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
     gpu_rows = list(session.scalars(select(GpuModel).order_by(GpuModel.id)))
     names = {g.id: g.canonical_name for g in gpu_rows}
     points = []
-    # held rows (submitted, far outside the model's range) are stored for review, never used
+    # published rows only: submitted rows never enter the model (app/services/submitted.py)
     for b in session.scalars(
-        select(ThroughputBenchmark).where(ThroughputBenchmark.status != "held")
+        select(ThroughputBenchmark).where(
+            ThroughputBenchmark.source != SUBMITTED, ThroughputBenchmark.status == "accepted"
+        )
     ):
         if b.throughput_scope == "unknown":
             continue
@@ -239,7 +239,9 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
                 gpu_label=b.gpu_label or "",
             )
         )
-    points = merge_submitted(points)
+    runs: dict[ConfigKey, list[SubmittedRun]] = {}
+    for run in submitted_runs(session, names):
+        runs.setdefault(run.key, []).append(run)
     presets = {
         p.slug: Preset(
             slug=p.slug,
@@ -255,8 +257,10 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
         for p in session.scalars(select(WorkloadPreset).order_by(WorkloadPreset.slug))
     }
     rates: dict[tuple[str, str], float] = {}
+    rate_sources: dict[tuple[str, str], tuple[dt.date, str]] = {}
     for r in session.scalars(select(CurrencyRate).order_by(CurrencyRate.seen_on)):
         rates[(r.base, r.quote)] = float(r.rate)
+        rate_sources[(r.base, r.quote)] = (r.seen_on, r.source)
     pairs = [
         (
             p.fields,
@@ -280,6 +284,8 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
         points=tuple(points),
         presets=presets,
         rates=rates,
+        rate_sources=rate_sources,
+        submitted={k: tuple(v) for k, v in runs.items()},
         flops_table=table,
         throughput_data=throughput_data(points, gpus, pairs),
     )

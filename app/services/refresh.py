@@ -43,7 +43,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import httpx
 from sqlalchemy import Connection, CursorResult, Engine, func, select, update
@@ -55,6 +55,9 @@ from scrapers import SCRAPERS, Scraper, ScraperError, ScrapeResult
 from scrapers.http import make_client, make_http
 from scrapers.redact import install_log_redaction, redact
 from scrapers.settings import ScraperSettings
+
+if TYPE_CHECKING:
+    from app.services.watches import WebhookSender
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +141,9 @@ class RefreshReport:
     outcomes: list[ProviderOutcome]
     dry_run: bool
     observed_at: dt.datetime
+    #: The posts of the watches' events after the refresh, running on a background thread
+    #: (:func:`app.services.watches.after_refresh`); ``None`` when there is nothing to post.
+    webhooks: WebhookSender | None = None
 
     @property
     def ok(self) -> bool:
@@ -616,4 +622,10 @@ def run_refresh(
     if dry_run:
         return go()
     with refresh_lock(engine):
-        return go()
+        report = go()
+    if any(o.status == "ok" for o in report.outcomes):
+        from app.services.watches import after_refresh
+
+        # after the providers' commits; the posts run on their own thread (never waited on)
+        report.webhooks = after_refresh(session_factory, seed_dir)
+    return report

@@ -1,9 +1,15 @@
-"""Submitted measurements (``POST /v1/benchmarks``): token identity, rate limit, hold check, store.
+"""Submitted measurements (``POST /v1/benchmarks``): token identity, rate limit, hold check,
+store, and the maintainer's approvals and revocations, each written to the audit trail.
 
 A submitted row is stored like a published one (``source`` ``submitted``) plus the machine it
-ran on, who sent it and when. It feeds the estimates only with ``status`` ``accepted``: a row
-more than :data:`HOLD_RATIO` off the current estimate for that workload on that GPU, or on a
-GPU the catalog does not know (a CPU run), is stored ``held`` for review instead.
+ran on, who sent it and when. It never enters the model (:mod:`app.services.submitted`); it
+moves its own configuration's answer only when ``accepted``. It is stored ``held`` instead when
+it is more than :data:`HOLD_RATIO` off the *published* answer (the model without any submitted
+row), on a GPU the catalog does not know (a CPU run), or when alone it would move the served
+answer more than :data:`app.services.submitted.MAX_UNCORROBORATED_MOVE` and no second
+submitter agrees (it is accepted, with the held rows it agrees with, when one does; or when a
+maintainer approves it: ``gpucost submissions approve``). A revoked submitter's token is
+refused and its rows are ``revoked`` (``gpucost submissions revoke``).
 """
 
 from __future__ import annotations
@@ -15,26 +21,41 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import SecretStr
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.bench import TEST_PRESETS
-from app.db.models import ThroughputBenchmark
-from app.services.estimates import HardwareError, estimate_what_if, hardware_from_input
+from app.db.models import (
+    GpuModel,
+    RevokedSubmitter,
+    SubmissionEvent,
+    ThroughputBenchmark,
+    as_utc,
+)
+from app.estimate.types import Precision
+from app.services.estimates import (
+    ConfigEstimates,
+    HardwareError,
+    config_estimates,
+    hardware_from_input,
+)
 from app.services.reference import Preset, ReferenceData
+from app.services.submitted import (
+    HOLD_RATIO,
+    MAINTAINER,
+    MAX_UNCORROBORATED_MOVE,
+    SUBMITTED,
+    Combined,
+    SubmittedRun,
+    agree,
+    combine_runs,
+)
 from app.services.workloads import WorkloadError, resolve_workload
-
-#: ``source`` of every submitted row.
-SUBMITTED = "submitted"
-
-#: A submission whose samples/s is more than this factor above or below the current estimate
-#: for its workload on its GPU × count is held for review (issue 14: "more than 2× off").
-HOLD_RATIO = 2.0
 
 
 class SubmissionError(ValueError):
@@ -111,12 +132,105 @@ class RateLimiter:
 
 @dataclass(frozen=True, slots=True)
 class Hold:
-    """The hold check's verdict: ``status`` and, when held, why; ``estimate`` is the current
-    estimate it compared against (samples/s for the GPU set), when there was one."""
+    """The hold check's verdict: ``status`` and, when held, why; ``estimate`` the published
+    answer it compared against (samples/s for the GPU set), ``before``/``after`` the served
+    answer of the configuration without and with the row (``after`` as if accepted), and the
+    ids of held rows of other submitters this row corroborates."""
 
     status: str
     reason: str | None
     estimate_samples_per_s: float | None
+    before: float | None = None
+    after: float | None = None
+    corroborates: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """A submission's configuration, resolved: the answers' estimates and its catalog GPU."""
+
+    configs: ConfigEstimates
+    hardware: Any
+    preset: str
+    micro_batch_size: int
+
+    @property
+    def units(self) -> float:
+        """Published units per sample (tokens per sequence for token-counted presets)."""
+        return self.configs.w.units_per_sample or 1.0
+
+    def published(self) -> float:
+        """The published answer (samples/s of the GPU set)."""
+        hw = self.hardware
+        return self.configs.published(hw.gpu, hw.gpu_count, hw.interconnect).samples_per_s
+
+    def combined(self, runs: list[SubmittedRun]) -> Combined | None:
+        """:func:`app.services.submitted.combine_runs` of ``runs`` for this configuration."""
+        hw = self.hardware
+        tp = self.configs.published(hw.gpu, hw.gpu_count, hw.interconnect)
+        return combine_runs(
+            runs,
+            lambda b: self.configs.published_at(b, hw.gpu, hw.gpu_count, hw.interconnect, tp),
+        )
+
+    def ratio(self, row: ThroughputBenchmark) -> float:
+        """A stored row's ratio to the published answer at its own micro-batch."""
+        hw = self.hardware
+        tp = self.configs.published(hw.gpu, hw.gpu_count, hw.interconnect)
+        batch = row.batch_size_per_gpu or self.micro_batch_size
+        published = self.configs.published_at(batch, hw.gpu, hw.gpu_count, hw.interconnect, tp)
+        return row.throughput_total / published if published > 0 else float("inf")
+
+    def served(self, runs: list[SubmittedRun]) -> float:
+        """The served answer (samples/s) with exactly ``runs`` accepted."""
+        combined = self.combined(runs)
+        return self.published() * (combined.factor if combined else 1.0)
+
+    def accepted_runs(self) -> list[SubmittedRun]:
+        """The accepted runs of this configuration in the reference data (at the precision
+        the GPU runs the workload at, as :meth:`ConfigEstimates.throughput` matches them)."""
+        hw = self.hardware
+        tp = self.configs.published(hw.gpu, hw.gpu_count, hw.interconnect)
+        return list(self.configs.submitted_runs(hw.gpu, hw.gpu_count, tp.precision))
+
+
+def resolve_config(
+    ref: ReferenceData,
+    preset: str,
+    canonical: str,
+    gpu_count: int,
+    interconnect: str | None,
+    precision: str,
+    micro_batch_size: int,
+) -> Config:
+    """The answers of a submission's configuration.
+
+    Raises:
+        WorkloadError, HardwareError: nothing to estimate it with.
+    """
+    w, reference, _ = resolve_workload(
+        {"preset": preset, "micro_batch_size": micro_batch_size, "precision": precision}, ref
+    )
+    hw = hardware_from_input(
+        {"gpu": canonical, "gpu_count": gpu_count, "interconnect": interconnect}, ref
+    )
+    return Config(config_estimates(w, reference, ref), hw, preset, micro_batch_size)
+
+
+def _run_of(row: ThroughputBenchmark, canonical: str) -> SubmittedRun:
+    return SubmittedRun(
+        id=row.id or 0,
+        submitter=row.submitted_by or "",
+        workload=row.workload,
+        method=row.method,
+        gpu=canonical,
+        gpu_count=row.gpu_count,
+        precision=Precision(row.precision),
+        batch_size_per_gpu=row.batch_size_per_gpu or 0,
+        throughput_total=row.throughput_total,
+        corroborated_by=row.corroborated_by,
+        source_ref=row.source_ref,
+    )
 
 
 def hold_check(
@@ -128,9 +242,18 @@ def hold_check(
     precision: str,
     micro_batch_size: int,
     samples_per_s: float,
+    *,
+    submitter: str = "",
+    held: list[ThroughputBenchmark] | None = None,
 ) -> Hold:
-    """Compare a submission with the current estimate (:func:`estimate_what_if`, the path the
-    API runs); more than :data:`HOLD_RATIO` off either way, or nothing to compare with, holds it.
+    """Judge a submission (module docstring): against the published answer
+    (:meth:`ConfigEstimates.published`, the model without any submitted row), more than
+    :data:`HOLD_RATIO` off either way, or nothing to compare with, holds it; then, as if
+    accepted, it must not move the served answer of its configuration more than
+    :data:`MAX_UNCORROBORATED_MOVE` unless another submitter's accepted run, or one of the
+    ``held`` rows of that configuration (other submitters'), agrees with it: those held rows
+    are then accepted with it (``corroborates``).
+
     The GPU is named as a user types it (:meth:`ReferenceData.identify_gpu`): a name several
     catalog models share ("A100", "NVIDIA GeForce RTX 3080": 10 or 12 GB) holds the run.
     """
@@ -147,26 +270,68 @@ def hold_check(
         what = f"GPU {gpu!r}" if gpu else "a run without a GPU"
         return Hold("held", f"{what} matches no catalog GPU: nothing to check it against", None)
     try:
-        w, reference, _ = resolve_workload(
-            {"preset": preset, "micro_batch_size": micro_batch_size, "precision": precision}, ref
+        cfg = resolve_config(
+            ref, preset, canonical, gpu_count, interconnect, precision, micro_batch_size
         )
-        hw = hardware_from_input(
-            {"gpu": canonical, "gpu_count": gpu_count, "interconnect": interconnect}, ref
-        )
-        est = estimate_what_if(w, reference, hw, ref, price_per_hour=None, currency="USD")
     except (WorkloadError, HardwareError) as exc:
         return Hold("held", f"no current estimate to check it against ({exc})", None)
-    expected = est.samples_per_s
+    expected = cfg.published()
     ratio = samples_per_s / expected if expected > 0 else float("inf")
     if ratio > HOLD_RATIO or ratio < 1 / HOLD_RATIO:
         return Hold(
             "held",
-            f"{samples_per_s:.4g} samples/s is {ratio:.2f}× the current estimate "
+            f"{samples_per_s:.4g} samples/s is {ratio:.2f}× the published estimate "
             f"{expected:.4g} samples/s for {gpu_count}× {canonical} (outside "
-            f"1/{HOLD_RATIO:g}–{HOLD_RATIO:g}×)",
+            f"1/{HOLD_RATIO:g}–{HOLD_RATIO:g}×; the estimate leaves every submitted run out)",
             expected,
         )
-    return Hold("accepted", None, expected)
+    accepted = cfg.accepted_runs()
+    before = cfg.served(accepted)
+    w = cfg.configs.w
+    mine = SubmittedRun(
+        id=0,
+        submitter=submitter,
+        workload=w.benchmark_workloads[0] if w.benchmark_workloads else preset,
+        method=w.benchmark_method or w.method.value,
+        gpu=canonical,
+        gpu_count=gpu_count,
+        precision=Precision(precision),
+        batch_size_per_gpu=micro_batch_size,
+        throughput_total=samples_per_s * cfg.units,
+    )
+    # held rows of other submitters, within the band, that this run agrees with
+    agreeing = [
+        r
+        for r in held or []
+        if r.submitted_by
+        and r.submitted_by != submitter
+        and r.batch_size_per_gpu
+        and 1 / HOLD_RATIO <= (theirs := cfg.ratio(r)) <= HOLD_RATIO
+        and agree(theirs, ratio)
+    ]
+    runs = [*accepted, mine, *(_run_of(r, canonical) for r in agreeing)]
+    combined = cfg.combined(runs)
+    after = expected * (combined.factor if combined else 1.0)
+    alone = (combined.unclamped if combined else 1.0) - 1.0
+    if combined is not None and not combined.corroborated and abs(alone) > MAX_UNCORROBORATED_MOVE:
+        return Hold(
+            "held",
+            f"would move the answer for {gpu_count}× {canonical} {alone:+.0%} from the "
+            f"published {expected:.4g} samples/s (more than ±{MAX_UNCORROBORATED_MOVE:.0%} "
+            "without corroboration): held until another submitter's run agrees or a "
+            "maintainer approves it",
+            expected,
+            before=before,
+            after=before,
+        )
+    return Hold(
+        "accepted",
+        None,
+        expected,
+        before=before,
+        after=after,
+        corroborates=tuple(r.id for r in agreeing),
+    )
 
 
 def benchmark_row(b: ThroughputBenchmark, ref: ReferenceData) -> dict[str, Any]:
@@ -228,6 +393,14 @@ def submit_benchmark(
         raise SubmissionError("preset", f"unknown preset {sub['preset']!r}")
     units = preset.units_per_sample or 1.0
     samples = float(sub["samples_per_s"])
+    canonical = ref.resolve_gpu(sub["gpu"]) if sub.get("gpu") else None
+    workload = preset.benchmark_workloads[0] if preset.benchmark_workloads else preset.slug
+    method = preset.benchmark_method or str(preset.fields.get("method") or "full")
+    held = (
+        held_rows(session, workload, method, canonical, sub["gpu_count"], sub["precision"])
+        if canonical
+        else []
+    )
     if preset.slug in TEST_PRESETS:
         hold = Hold("held", f"{preset.slug} is a test preset of gpucost bench", None)
     else:
@@ -240,8 +413,9 @@ def submit_benchmark(
             sub["precision"],
             sub["micro_batch_size"],
             samples,
+            submitter=submitter,
+            held=held,
         )
-    canonical = ref.resolve_gpu(sub["gpu"]) if sub.get("gpu") else None
     env = dict(sub.get("environment") or {})
     row = ThroughputBenchmark(
         seed_key=None,
@@ -249,9 +423,9 @@ def submit_benchmark(
         gpu_label=(sub.get("gpu") or "CPU only")[:100],
         gpu_count=sub["gpu_count"],
         interconnect=sub.get("interconnect"),
-        workload=preset.benchmark_workloads[0] if preset.benchmark_workloads else preset.slug,
+        workload=workload,
         task=f"gpucost bench {preset.slug} ({preset.name})",
-        method=preset.benchmark_method or str(preset.fields.get("method") or "full"),
+        method=method,
         precision=sub["precision"],
         precision_label=sub["precision"],
         batch_size_per_gpu=sub["micro_batch_size"],
@@ -276,10 +450,283 @@ def submit_benchmark(
         submitted_at=now,
     )
     session.add(row)
+    config = {
+        "preset": preset.slug,
+        "workload": workload,
+        "method": method,
+        "gpu": canonical,
+        "gpu_count": sub["gpu_count"],
+        "precision": sub["precision"],
+        "micro_batch_size": sub["micro_batch_size"],
+    }
     try:
+        session.flush()
+        corroborated = [r for r in held if r.id in hold.corroborates]
+        if corroborated:
+            row.corroborated_by = corroborated[0].submitted_by
+            row.corroborated_at = now
+        for other in corroborated:
+            other.status, other.hold_reason = "accepted", None
+            other.corroborated_by, other.corroborated_at = submitter, now
+            record_event(
+                session, now, "corroborated", submitter, other, config,
+                hold.before, hold.after, f"{submitter}'s run {row.run_id} agrees with it",
+            )  # fmt: skip
+        record_event(
+            session,
+            now,
+            "submitted" if hold.status == "accepted" else "held",
+            submitter,
+            row,
+            config,
+            hold.before,
+            hold.after if hold.status == "accepted" else hold.before,
+            hold.reason,
+        )
         session.commit()
     except IntegrityError:
         # the same run id committed by a concurrent request: answer with that row
         session.rollback()
         return submit_benchmark(session, ref, sub, submitter, now)
     return benchmark_row(row, ref), True
+
+
+def held_rows(
+    session: Session, workload: str, method: str, gpu: str | None, count: int, precision: str
+) -> list[ThroughputBenchmark]:
+    """The held submitted rows of one configuration (candidates for corroboration)."""
+    return list(
+        session.scalars(
+            select(ThroughputBenchmark)
+            .join(GpuModel, GpuModel.id == ThroughputBenchmark.gpu_model_id)
+            .where(
+                ThroughputBenchmark.source == SUBMITTED,
+                ThroughputBenchmark.status == "held",
+                ThroughputBenchmark.workload == workload,
+                ThroughputBenchmark.method == method,
+                GpuModel.canonical_name == gpu,
+                ThroughputBenchmark.gpu_count == count,
+                ThroughputBenchmark.precision == precision,
+            )
+            .order_by(ThroughputBenchmark.id)
+        )
+    )
+
+
+def record_event(
+    session: Session,
+    at: dt.datetime,
+    action: str,
+    actor: str,
+    row: ThroughputBenchmark,
+    configuration: dict[str, Any],
+    before: float | None,
+    after: float | None,
+    detail: str | None,
+) -> None:
+    """Append one entry to the audit trail (:class:`app.db.models.SubmissionEvent`)."""
+    session.add(
+        SubmissionEvent(
+            at=at,
+            action=action,
+            actor=actor,
+            submitter=row.submitted_by or "",
+            benchmark_id=row.id,
+            configuration=configuration,
+            answer_before=before,
+            answer_after=after,
+            unit="samples/s",
+            detail=detail,
+        )
+    )
+
+
+def is_revoked(session: Session, identity: str) -> bool:
+    """Whether a maintainer revoked this submitter (its token is refused)."""
+    return (
+        session.scalar(select(RevokedSubmitter.id).where(RevokedSubmitter.identity == identity))
+        is not None
+    )
+
+
+class ReviewError(ValueError):
+    """A maintainer command that cannot be carried out (unknown run id or submitter, a row
+    not held, a submitter already revoked)."""
+
+
+def _config_of(ref: ReferenceData, row: ThroughputBenchmark) -> Config | None:
+    """The configuration of a stored submitted row (``None``: no catalog GPU, or a test
+    preset)."""
+    slug = row.task.removeprefix("gpucost bench ").split(" ", 1)[0]
+    gpu = ref.gpu_names_by_id.get(row.gpu_model_id) if row.gpu_model_id else None
+    if gpu is None or slug not in ref.presets or not row.batch_size_per_gpu:
+        return None
+    try:
+        return resolve_config(
+            ref,
+            slug,
+            gpu,
+            row.gpu_count,
+            row.interconnect,
+            row.precision,
+            row.batch_size_per_gpu,
+        )
+    except (WorkloadError, HardwareError):
+        return None
+
+
+def _configuration(cfg: Config | None, row: ThroughputBenchmark, ref: ReferenceData) -> dict:
+    return {
+        "preset": cfg.preset if cfg else None,
+        "workload": row.workload,
+        "method": row.method,
+        "gpu": ref.gpu_names_by_id.get(row.gpu_model_id) if row.gpu_model_id else None,
+        "gpu_count": row.gpu_count,
+        "precision": row.precision,
+        "micro_batch_size": row.batch_size_per_gpu,
+    }
+
+
+def approve(
+    session: Session, ref: ReferenceData, run_id: str, maintainer: str, now: dt.datetime
+) -> dict[str, Any]:
+    """A maintainer corroborates a held submitted row: it is ``accepted`` with
+    ``corroborated_by`` ``maintainer:<name>`` (it may then move its answer up to the band,
+    :data:`HOLD_RATIO`). Recorded in the audit trail with the answer before and after. Runs in
+    the caller's transaction.
+
+    Raises:
+        ReviewError: no such run, or it is not held.
+    """
+    row = session.scalar(select(ThroughputBenchmark).where(ThroughputBenchmark.run_id == run_id))
+    if row is None or row.source != SUBMITTED:
+        raise ReviewError(f"no submitted run {run_id!r}")
+    if row.status != "held":
+        raise ReviewError(f"run {run_id!r} is {row.status}, not held")
+    cfg = _config_of(ref, row)
+    actor = MAINTAINER + maintainer
+    before = after = None
+    if cfg is not None:
+        accepted = cfg.accepted_runs()
+        before = cfg.served(accepted)
+        canonical = ref.gpu_names_by_id[row.gpu_model_id]  # type: ignore[index]
+        approved = replace(_run_of(row, canonical), corroborated_by=actor)
+        after = cfg.served([*accepted, approved])
+    row.status, row.hold_reason = "accepted", None
+    row.corroborated_by, row.corroborated_at = actor, now
+    record_event(
+        session, now, "approved", actor, row, _configuration(cfg, row, ref), before, after,
+        f"approved by maintainer {maintainer}",
+    )  # fmt: skip
+    return benchmark_row(row, ref)
+
+
+@dataclass(frozen=True, slots=True)
+class Revocation:
+    """What ``gpucost submissions revoke`` did: rows revoked, other submitters' rows held
+    again (they were corroborated by the revoked one only), and per configuration the served
+    answer before and after (samples/s)."""
+
+    identity: str
+    rows_revoked: int
+    rows_reheld: int
+    answers: list[tuple[dict[str, Any], float | None, float | None]]
+
+
+def revoke(
+    session: Session,
+    ref: ReferenceData,
+    identity: str,
+    maintainer: str,
+    reason: str | None,
+    now: dt.datetime,
+) -> Revocation:
+    """Revoke a submitter (an API token's identity) and every row it submitted, in the
+    caller's transaction: the identity is stored as revoked (its token is refused from then
+    on), its rows become ``revoked`` (kept for the audit trail, never used), other submitters'
+    rows that only it corroborated are ``held`` again, and each change is in the audit trail
+    with the served answer of its configuration before and after.
+
+    Raises:
+        ReviewError: the identity submitted nothing, or is already revoked.
+    """
+    if is_revoked(session, identity):
+        raise ReviewError(f"{identity!r} is already revoked")
+    rows = list(
+        session.scalars(
+            select(ThroughputBenchmark)
+            .where(
+                ThroughputBenchmark.source == SUBMITTED,
+                ThroughputBenchmark.submitted_by == identity,
+            )
+            .order_by(ThroughputBenchmark.id)
+        )
+    )
+    if not rows:
+        raise ReviewError(f"{identity!r} submitted nothing")
+    reheld = list(
+        session.scalars(
+            select(ThroughputBenchmark).where(
+                ThroughputBenchmark.source == SUBMITTED,
+                ThroughputBenchmark.status == "accepted",
+                ThroughputBenchmark.corroborated_by == identity,
+                ThroughputBenchmark.submitted_by != identity,
+            )
+        )
+    )
+    gone = {r.id for r in (*rows, *reheld)}
+    actor = MAINTAINER + maintainer
+    why = f"submitter {identity!r} revoked by maintainer {maintainer}" + (
+        f": {reason}" if reason else ""
+    )
+    answers: dict[tuple[Any, ...], tuple[dict[str, Any], float | None, float | None]] = {}
+    for row in (*rows, *reheld):
+        cfg = _config_of(ref, row)
+        config = _configuration(cfg, row, ref)
+        key = tuple(sorted(config.items(), key=lambda kv: kv[0]))
+        if key not in answers:
+            before = after = None
+            if cfg is not None:
+                accepted = cfg.accepted_runs()
+                before = cfg.served(accepted)
+                after = cfg.served([r for r in accepted if r.id not in gone])
+            answers[key] = (config, before, after)
+        config, before, after = answers[key]
+        if row.submitted_by == identity:
+            row.status, row.hold_reason = "revoked", why
+            record_event(session, now, "revoked", actor, row, config, before, after, why)
+        else:
+            row.status = "held"
+            row.hold_reason = (
+                f"corroborated only by {identity!r}, since revoked: held until corroborated again"
+            )
+            row.corroborated_by = row.corroborated_at = None
+            record_event(session, now, "reheld", actor, row, config, before, after, why)
+    session.add(
+        RevokedSubmitter(
+            identity=identity,
+            revoked_at=now,
+            revoked_by=maintainer,
+            reason=reason,
+            rows_revoked=len(rows),
+        )
+    )
+    session.flush()
+    return Revocation(identity, len(rows), len(reheld), list(answers.values()))
+
+
+def list_events(
+    session: Session, *, submitter: str | None = None, limit: int = 100, offset: int = 0
+) -> tuple[list[dict[str, Any]], int]:
+    """The audit trail, newest first (optionally one submitter's), and how many entries."""
+    stmt = select(SubmissionEvent)
+    if submitter:
+        stmt = stmt.where(SubmissionEvent.submitter == submitter)
+    total = session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+    page = stmt.order_by(SubmissionEvent.id.desc()).limit(limit).offset(offset)
+    out = []
+    for e in session.scalars(page):
+        item = {c.name: getattr(e, c.name) for c in SubmissionEvent.__table__.columns}
+        item["at"] = as_utc(e.at).isoformat()
+        out.append(item)
+    return out, total

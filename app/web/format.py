@@ -9,6 +9,7 @@ import re
 from markupsafe import Markup, escape
 
 from app.estimate.cost import price_per_gpu_hour
+from app.price_age import age_text
 
 CURRENCY_SYMBOLS = {"USD": "$", "CNY": "¥", "EUR": "€", "GBP": "£"}
 DASH = "—"
@@ -178,4 +179,5 @@ FILTERS = {
     "source_link": source_link,
     "short_sources": short_sources,
     "warning_code": warning_code,
+    "price_age_text": age_text,
 }

@@ -173,6 +173,20 @@ FILTERS_ADVANCED = (
         default="false",
     ),
     FormField(
+        "bookable_only",
+        "Price indices, quoted examples",
+        "select",
+        (("false", "show, ranked last"), ("true", "leave out")),
+        default="false",
+    ),
+    FormField(
+        "bookable_fresh_first",
+        "Price trust",
+        "select",
+        (("true", "rentable and fresh prices first"), ("false", "by the ranking key alone")),
+        default="true",
+    ),
+    FormField(
         "drop_oom",
         "Out-of-memory offers",
         "select",

@@ -57,6 +57,7 @@ from app.api.responses import (
     rank_response,
 )
 from app.api.schemas import MAX_TEXT, OfferDetailResponse, RankedOfferOut, RankResponse
+from app.launch import launch_links
 from app.services.catalog import (
     BENCHMARK_SORTS,
     GPU_SORTS,
@@ -70,7 +71,7 @@ from app.services.catalog import (
 )
 from app.services.estimates import HardwareError
 from app.services.freshness import ProviderFreshness, provider_freshness
-from app.services.offers import FilterError, count_old_offers, stale_provider_ids
+from app.services.offers import FilterError, stale_provider_ids
 from app.services.providers import provider_coverage
 from app.services.reference import ReferenceData
 from app.services.workloads import WorkloadError
@@ -114,11 +115,13 @@ FIELD_LABELS = {f.name: f.label for f in all_form_fields()} | {
 }
 NVLINK_LABELS = {"nvlink": "NVLink", "nvswitch": "NVSwitch", "sxm": "SXM", "pcie": "PCIe"}
 BASIS_TEXT = {
-    "measured": "Measured: published runs of this workload on this GPU model (the measurements "
-    "below); a different GPU count goes through the multi-GPU scaling model.",
-    "scaled": "Scaled: measurements of this workload on other GPU models, scaled to this GPU "
-    "by the ratio of their compute and memory bandwidth (or, for a workload that "
-    "departs from its preset, the preset's estimate scaled by training FLOPs).",
+    "measured": "Measured: the per-GPU figure is the published measurement of this workload on "
+    "this GPU model at this software level, precision and micro-batch (their mean; the "
+    "measurements below); a different GPU count goes through the multi-GPU scaling model.",
+    "scaled": "Scaled: measurements moved by the model: this GPU's own at another software "
+    "level, micro-batch or precision (the notes give both figures), or other GPU models' "
+    "scaled by compute and memory bandwidth, or the preset's estimate scaled by training "
+    "FLOPs for a workload that departs from it, or moved by submitted runs.",
     "flops_model": "FLOPs model: no usable measurement, so training FLOPs per sample divided "
     "by the GPU's peak tensor throughput at a typical utilisation (MFU) for "
     "this model family. The least certain basis.",
@@ -332,18 +335,8 @@ class PageController(Controller):
         out = banner(
             provider_freshness(session, settings.stale_after_hours), settings.stale_after_hours
         )
-        old, total = count_old_offers(session, settings.offer_stale_after_days)
-        out.update(
-            old_offers=old, offers=total, offer_stale_after_days=settings.offer_stale_after_days
-        )
-        out["coverage"] = {
-            c.slug: c
-            for c in provider_coverage(
-                session,
-                fresh_hours=settings.stale_after_hours,
-                aging_days=settings.offer_stale_after_days,
-            )
-        }
+        coverage = provider_coverage(session, settings.stale_after_hours)
+        out.update(price_ages=coverage.price_ages, coverage={c.slug: c for c in coverage.providers})
         return out
 
     @get("/", sync_to_thread=True, name="rank_page")
@@ -419,6 +412,7 @@ class PageController(Controller):
             "no_workload": no_workload,
             "json_url": url("/v1/rank", form, _with_unknown(RANK_PARAMS, form)),
             "offer_url": lambda offer_id: url(f"/offers/{offer_id}", params, OFFER_PARAMS),
+            "launch_links": launch_links(params, OFFER_PARAMS, settings.seed_dir),
             "more_url": url("/", params, limit=str(min(1000, len(result.results) + 100)))
             if result and result.total_offers > len(result.results)
             else None,
@@ -614,10 +608,7 @@ class PageController(Controller):
             raise NotFoundException(detail=missing)
         name = gpu["canonical_name"]
         stale = stale_provider_ids(session, settings.stale_after_hours)
-        offers = [
-            (offer_out(row, ref, stale, stale_after_days=settings.offer_stale_after_days), usd)
-            for row, usd in gpu_offers(session, ref, name)
-        ]
+        offers = [(offer_out(row, ref, stale), usd) for row, usd in gpu_offers(session, ref, name)]
         measurements = benchmark_listing(
             session, ref, gpu=name, sort="workload", limit=GPU_PAGE_MEASUREMENTS
         )

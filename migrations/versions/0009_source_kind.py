@@ -1,10 +1,10 @@
-"""instance_offer.source_kind and refresh_run.source_kind: first-hand API, public catalog or seed
+"""refresh_run.source_kind: what a refresh run read (the provider's API or a public catalog)
 
-Offers already refreshed from a provider API (``source`` starting ``live: ``) become ``api``;
-every other stored offer is hand-kept seed data (``seed``). Refresh runs so far were API runs.
+Runs so far were API runs (``api``). An offer's own source kind is not stored: it follows from
+its ``price_kind`` (0007; ``catalog`` is a new value of it, ``app.price_age.source_kind``).
 
 Revision ID: 0009_source_kind
-Revises: 0006_vram_gib
+Revises: 0008_watches
 Create Date: 2026-12-03
 """
 from __future__ import annotations
@@ -14,17 +14,12 @@ from alembic import op
 
 
 revision = '0009_source_kind'
-down_revision = '0006_vram_gib'
+down_revision = '0008_watches'
 branch_labels = None
 depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table('instance_offer', schema=None) as batch_op:
-        batch_op.add_column(
-            sa.Column('source_kind', sa.String(length=16), nullable=False, server_default='seed')
-        )
-    op.execute("UPDATE instance_offer SET source_kind = 'api' WHERE source LIKE 'live: %'")
     with op.batch_alter_table('refresh_run', schema=None) as batch_op:
         batch_op.add_column(
             sa.Column('source_kind', sa.String(length=16), nullable=False, server_default='api')
@@ -33,6 +28,4 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     with op.batch_alter_table('refresh_run', schema=None) as batch_op:
-        batch_op.drop_column('source_kind')
-    with op.batch_alter_table('instance_offer', schema=None) as batch_op:
         batch_op.drop_column('source_kind')
