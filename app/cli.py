@@ -322,7 +322,7 @@ def _print_refresh_summary(report: RefreshReport) -> None:
         c = o.counts
         style = {"ok": "green", "error": "red", "skipped": "yellow", "suspect": "magenta"}[o.status]
         table.add_row(
-            o.slug,
+            o.slug + (" (public catalog)" if o.source_kind == "catalog" else ""),
             f"[{style}]{o.status}[/{style}]",
             *(
                 str(v)

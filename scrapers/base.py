@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from scrapers.http import Http, ScraperError
-from scrapers.records import ScrapedOffer
+from scrapers.records import ScrapedOffer, SourceKind
 from scrapers.settings import ScraperSettings
 
 M = TypeVar("M", bound=BaseModel)
@@ -86,6 +86,37 @@ class Scraper:
     docs_url: str
     fetch: FetchFn
     needs_api_key: bool = False
+    #: Other settings that must be set with the key (Verda's OAuth ``verda_client_id``).
+    required_settings: tuple[str, ...] = ()
+    #: Where the offers come from: ``api`` (the provider's own API, first-hand) or
+    #: ``catalog`` (a maintained public catalog, :mod:`scrapers.catalogs`).
+    source_kind: SourceKind = "api"
+    #: What runs instead when the credentials are missing (a public-catalog loader), if any.
+    fallback: Scraper | None = None
+
+    def missing_credentials(self, settings: ScraperSettings) -> str | None:
+        """Why this scraper cannot run with ``settings`` (a sentence), or ``None`` when it can."""
+        missing = [
+            f"GPUCOST_SCRAPER_{name.upper()}"
+            for name in self.required_settings
+            if not str(getattr(settings, name, None) or "").strip()
+        ]
+        if self.needs_api_key and not settings.api_key(self.slug):
+            missing.insert(0, f"GPUCOST_SCRAPER_{self.slug.upper()}_API_KEY")
+        return f"no API key: set {' and '.join(missing)}" if missing else None
+
+
+def require_key(settings: ScraperSettings, slug: str) -> str:
+    """The provider's API key (``GPUCOST_SCRAPER_<SLUG>_API_KEY``).
+
+    Raises:
+        ScraperError: it is not set (the refresh skips such providers before fetching; this
+            guards a direct call).
+    """
+    key = settings.api_key(slug)
+    if not key:
+        raise ScraperError(f"{slug}: no API key (set GPUCOST_SCRAPER_{slug.upper()}_API_KEY)")
+    return key
 
 
 def validate_payload(model: type[M], payload: Any, what: str) -> M:

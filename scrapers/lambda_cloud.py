@@ -31,8 +31,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from scrapers.base import Scraper, ScrapeResult, build_offer, validate_payload, validate_rows
-from scrapers.http import Http, ScraperError
+from scrapers.base import (
+    Scraper,
+    ScrapeResult,
+    build_offer,
+    require_key,
+    validate_payload,
+    validate_rows,
+)
+from scrapers.http import Http
 from scrapers.records import positive, to_price
 from scrapers.settings import ScraperSettings
 
@@ -166,9 +173,7 @@ async def fetch_offers(http: Http, settings: ScraperSettings) -> ScrapeResult:
     Raises:
         ScraperError: no key, or the request failed or answered garbage.
     """
-    key = settings.api_key("lambda")
-    if not key:
-        raise ScraperError("lambda: no API key (set GPUCOST_SCRAPER_LAMBDA_API_KEY)")
+    key = require_key(settings, "lambda")
     url = settings.lambda_url.rstrip("/") + "/instance-types"
     payload = await http.json("GET", url, headers={"Authorization": f"Bearer {key}"})
     return parse_offers(payload, source=url)

@@ -12,6 +12,7 @@ GiB; disk in GB as listed; network in Mbit/s. An unknown price is ``None``, neve
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Literal
@@ -19,6 +20,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Billing = Literal["on_demand", "spot"]
+#: ``api``: the provider's own API (first-hand); ``catalog``: a maintained public catalog
+#: (:mod:`scrapers.catalogs`). Ingest stores the matching price kind (``scraped`` or
+#: ``catalog``, ``app.price_age.PRICE_KIND_OF_SOURCE``); seed data is never a scraper's.
+SourceKind = Literal["api", "catalog"]
 Interconnect = Literal["nvswitch", "nvlink", "sxm", "pcie"]
 
 #: Prices are stored as ``Numeric(14, 6)``: six decimal places.
@@ -58,6 +63,11 @@ class ScrapedOffer(BaseModel):
     price_is_estimate: bool = False
     available: bool = True
     source: str = Field(min_length=1)
+    #: Where the price comes from (first-hand API or a public catalog).
+    source_kind: SourceKind = "api"
+    #: The date the source published the price (a catalog's version date); ``None``: a
+    #: provider API's fetch itself is the observation, a catalog row is undated.
+    seen_on: dt.date | None = None
     notes: str | None = None
 
     @property

@@ -52,10 +52,11 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(rf"""(?i)(["'](?:{_NAMES})["']\s*:\s*)(["'])(?:(?!\2).)*\2"""),
         rf"\1\2{MASK}\2",
     ),
-    # api_key=abc (query string, form body, free text) and api_key: abc
+    # api_key=abc (query string, form body, free text) and api_key: abc; not a URL's last path
+    # segment followed by a colon ("POST …/oauth2/token: HTTP 401")
     (
         re.compile(
-            rf"(?i)(?<![A-Za-z0-9_.-])((?:{_NAMES})\s*(?:=|:\s*+)){_NOT_MASKED}[^&\s\"',;}}\]]+"
+            rf"(?i)(?<![A-Za-z0-9_./-])((?:{_NAMES})\s*(?:=|:\s*+)){_NOT_MASKED}[^&\s\"',;}}\]]+"
         ),
         rf"\1{MASK}",
     ),

@@ -1,9 +1,13 @@
 """Scraper settings from ``GPUCOST_SCRAPER_*`` environment variables (pydantic-settings).
 
 Every provider has a base URL and an API key setting, ``GPUCOST_SCRAPER_<NAME>_URL`` and
-``GPUCOST_SCRAPER_<NAME>_API_KEY`` (NAME = VAST, RUNPOD, AZURE, AWS, LAMBDA, VULTR), so a
-mirror, a proxy or a test server can stand in for the provider. Keys are only sent by the
-providers that use them (Lambda needs one; the others are public and ignore it unless noted).
+``GPUCOST_SCRAPER_<NAME>_API_KEY`` (NAME = VAST, RUNPOD, AZURE, AWS, LAMBDA, VULTR, GCP, OCI,
+TENSORDOCK, VERDA, HYPERSTACK, FLUIDSTACK, SHADEFORM), so a mirror, a proxy or a test server can
+stand in for the provider. Keys are only sent by the providers that use them (Lambda, GCP,
+TensorDock, Verda, Hyperstack, FluidStack and Shadeform need one; the others are public and
+ignore it). Verda's OAuth client needs ``GPUCOST_SCRAPER_VERDA_CLIENT_ID`` too, its secret is
+``GPUCOST_SCRAPER_VERDA_API_KEY``. The public-catalog fallback has its own base URLs
+(``GPUCOST_SCRAPER_GPUHUNT_URL``, ``GPUCOST_SCRAPER_SKYPILOT_URL``).
 List settings accept JSON (``["eastus","westus2"]``) or a comma-separated string.
 
 Build with :func:`load_scraper_settings` (never at import time).
@@ -135,6 +139,44 @@ class ScraperSettings(BaseSettings):
 
     vultr_url: str = "https://api.vultr.com/v2"
     vultr_api_key: SecretStr | None = None
+
+    #: Cloud Billing Catalog API (``/services/<id>/skus``); the key is a free API key.
+    gcp_url: str = "https://cloudbilling.googleapis.com/v1"
+    gcp_api_key: SecretStr | None = None
+    #: Safety stop for ``nextPageToken`` walks (5000 SKUs a page); hitting it fails GCP.
+    gcp_max_pages: int = Field(default=20, ge=1)
+
+    #: OCI Cost Estimator shapes (``/shapes.json``) and the public price list.
+    oci_url: str = "https://www.oracle.com/a/ocom/docs/cloudestimator2/data"
+    oci_prices_url: str = "https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/"
+    oci_api_key: SecretStr | None = None
+
+    tensordock_url: str = "https://dashboard.tensordock.com/api/v2"
+    tensordock_api_key: SecretStr | None = None
+
+    #: Verda (formerly DataCrunch): OAuth2 client credentials, the secret is the API key.
+    verda_url: str = "https://api.datacrunch.io/v1"
+    verda_client_id: str | None = None
+    verda_api_key: SecretStr | None = None
+
+    hyperstack_url: str = "https://infrahub-api.nexgencloud.com/v1"
+    hyperstack_api_key: SecretStr | None = None
+
+    fluidstack_url: str = "https://platform.fluidstack.io"
+    fluidstack_api_key: SecretStr | None = None
+
+    shadeform_url: str = "https://api.shadeform.ai/v1"
+    shadeform_api_key: SecretStr | None = None
+
+    #: Public-catalog fallback (:mod:`scrapers.catalogs`): gpuhunt's published catalogs and
+    #: SkyPilot's catalog CSVs.
+    gpuhunt_url: str = "https://dstack-gpu-pricing.s3.eu-west-1.amazonaws.com/v3"
+    skypilot_url: str = (
+        "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8"
+    )
+    #: A provider whose own API needs a key that is not set loads its public catalog instead
+    #: (labelled ``catalog``); ``false`` skips it as before.
+    catalog_fallback: bool = True
 
     @field_validator(
         "providers",

@@ -21,9 +21,11 @@ never a read timeout; both adaptors) and the MockTransport-only ``huge`` (a vali
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import threading
 import time
+import zipfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -36,6 +38,23 @@ import httpx
 
 FIXTURES = Path(__file__).parent / "fixtures" / "scrapers"
 LAMBDA_TEST_KEY = "test-key"
+#: The fixture API keys of the providers that need one (the fake checks each is sent).
+TEST_KEYS = {
+    "gcp": "gcp-test-key",
+    "tensordock": "tensordock-test-key",
+    "verda": "verda-test-secret",
+    "hyperstack": "hyperstack-test-key",
+    "fluidstack": "fluidstack-test-key",
+    "shadeform": "shadeform-test-key",
+}
+VERDA_CLIENT_ID = "verda-test-client"
+VERDA_TOKEN = "verda-fixture-access-token"
+#: The providers of the first six scrapers: what a refresh without ``--provider`` runs in tests
+#: (the newer providers are refreshed by the tests that name them; ``ALL_PROVIDERS`` is all).
+ORIGINAL_PROVIDERS = ("vast", "runpod", "azure", "aws", "lambda", "vultr")
+NEW_PROVIDERS = ("gcp", "oci", "tensordock", "verda", "hyperstack", "fluidstack", "shadeform")
+CATALOG_PROVIDERS = ("nebius", "cloudrift", "cudo")
+ALL_PROVIDERS = ORIGINAL_PROVIDERS + NEW_PROVIDERS + CATALOG_PROVIDERS
 
 #: Small run-time settings for tests: few queries, fast retries.
 TEST_SETTINGS: dict[str, str] = {
@@ -45,6 +64,9 @@ TEST_SETTINGS: dict[str, str] = {
     "GPUCOST_SCRAPER_AZURE_REGIONS": "eastus",
     "GPUCOST_SCRAPER_AWS_REGIONS": "us-east-1",
     "GPUCOST_SCRAPER_LAMBDA_API_KEY": LAMBDA_TEST_KEY,
+    **{f"GPUCOST_SCRAPER_{slug.upper()}_API_KEY": key for slug, key in TEST_KEYS.items()},
+    "GPUCOST_SCRAPER_VERDA_CLIENT_ID": VERDA_CLIENT_ID,
+    "GPUCOST_SCRAPER_PROVIDERS": ",".join(ORIGINAL_PROVIDERS),
     "GPUCOST_SCRAPER_RETRIES": "2",
     "GPUCOST_SCRAPER_BACKOFF_S": "0",
     "GPUCOST_SCRAPER_TIMEOUT_S": "2",
@@ -58,7 +80,17 @@ _EMPTY: dict[str, Any] = {
     "vultr-plans": {"plans": [], "meta": {"links": {"next": ""}}},
     "vultr-metal": {"plans_metal": [], "meta": {"links": {"next": ""}}},
     "aws-spot": {"config": {"regions": []}},
+    "gcp": {"skus": [], "nextPageToken": ""},
+    "oci": {"items": []},
+    "tensordock": {"data": {"locations": []}},
+    "verda": [],
+    "hyperstack": {"status": True, "message": "ok", "data": []},
+    "hyperstack-pricebook": [],
+    "fluidstack": [],
+    "shadeform": {"instance_types": []},
 }
+#: URL path prefix → provider, for the prefixes that are not the provider's slug.
+_PREFIX_PROVIDER = {"aws-spot": "aws", "oci-prices": "oci"}
 
 
 def scraper_env(base_url: str) -> dict[str, str]:
@@ -72,6 +104,16 @@ def scraper_env(base_url: str) -> dict[str, str]:
         "GPUCOST_SCRAPER_AWS_SPOT_URL": f"{base_url}/aws-spot/spot.json",
         "GPUCOST_SCRAPER_LAMBDA_URL": f"{base_url}/lambda/api/v1",
         "GPUCOST_SCRAPER_VULTR_URL": f"{base_url}/vultr/v2",
+        "GPUCOST_SCRAPER_GCP_URL": f"{base_url}/gcp/v1",
+        "GPUCOST_SCRAPER_OCI_URL": f"{base_url}/oci/data",
+        "GPUCOST_SCRAPER_OCI_PRICES_URL": f"{base_url}/oci-prices/products/",
+        "GPUCOST_SCRAPER_TENSORDOCK_URL": f"{base_url}/tensordock/api/v2",
+        "GPUCOST_SCRAPER_VERDA_URL": f"{base_url}/verda/v1",
+        "GPUCOST_SCRAPER_HYPERSTACK_URL": f"{base_url}/hyperstack/v1",
+        "GPUCOST_SCRAPER_FLUIDSTACK_URL": f"{base_url}/fluidstack",
+        "GPUCOST_SCRAPER_SHADEFORM_URL": f"{base_url}/shadeform/v1",
+        "GPUCOST_SCRAPER_GPUHUNT_URL": f"{base_url}/gpuhunt/v3",
+        "GPUCOST_SCRAPER_SKYPILOT_URL": f"{base_url}/skypilot/v8",
     }
 
 
@@ -128,7 +170,9 @@ class FakeProviders:
     ) -> Answer:
         """Answer one request (raises :class:`Timeout`/:class:`Stall` for those faults)."""
         slug = path.strip("/").split("/")[0]
-        provider = "aws" if slug == "aws-spot" else slug
+        provider = _PREFIX_PROVIDER.get(slug, slug)
+        if slug in ("gpuhunt", "skypilot"):  # a catalog: faults go by the provider it covers
+            provider = _catalog_provider(path)
         self.requests.append((provider, method, path))
         fault = self.faults.get(provider)
         if fault == "500":
@@ -143,22 +187,31 @@ class FakeProviders:
         if fault == "garbage":
             return Answer(200, b"<html><body>502 Bad Gateway</body></html>")
         if fault == "echo401":
-            return _echo_401(path, headers)
-        if provider == "lambda" and headers.get("authorization") != f"Bearer {LAMBDA_TEST_KEY}":
+            return _echo_401(path, headers, query, body)
+        catalog = slug in ("gpuhunt", "skypilot")
+        if (
+            provider == "lambda"
+            and not catalog
+            and headers.get("authorization") != f"Bearer {LAMBDA_TEST_KEY}"
+        ):
             return Answer(401, b'{"error": {"code": "global/invalid-api-key"}}')
+        if not _authorised(provider, path, query, body, headers):
+            return Answer(401, b'{"error": "invalid or missing API key"}')
         kind, payload = self._route(method, path, query, body)
         if payload is None:
             return Answer(404, b'{"error": "no such fixture"}')
         if fault == "empty":
-            payload = _EMPTY[kind] if kind != "aws-csv" else _csv_head(payload)
+            payload = _empty(kind, payload)
         elif fault == "one_gpu":
             payload = _one_gpu(kind, payload)
+        elif fault == "shrink":
+            payload = _shrink(kind, payload)
         elif fault == "missing_field":
-            payload = (
-                {f"x_{k}": v for k, v in payload.items()}
-                if isinstance(payload, dict)
-                else payload.replace('"PricePerUnit"', '"Price"')
-            )
+            payload = _missing_field(kind, payload)
+        if kind.startswith("gpuhunt-zip:"):
+            return Answer(200, _zip(kind.split(":", 1)[1], payload), "application/zip")
+        if kind == "text":
+            return Answer(200, payload.encode(), "text/plain")
         if isinstance(payload, str):
             return Answer(200, payload.encode(), "text/csv")
         return Answer(200, json.dumps(payload).encode())
@@ -198,6 +251,45 @@ class FakeProviders:
             return "vultr-plans", self._json(f"vultr/plans_page{page}.json")
         if path == "/vultr/v2/plans-metal":
             return "vultr-metal", self._json("vultr/plans_metal.json")
+        return self._route_new(method, path, query)
+
+    def _route_new(self, method: str, path: str, query: dict[str, str]) -> tuple[str, Any]:
+        """The routes of the providers added with issue 29 and of the public catalogs."""
+        if path == "/gcp/v1/services/6F81-5844-456A/skus":
+            return "gcp", self._json(f"gcp/skus_page{2 if query.get('pageToken') else 1}.json")
+        if path == "/oci/data/shapes.json":
+            return "oci", self._json("oci/shapes.json")
+        if path == "/oci-prices/products/":
+            return "oci", self._json("oci/products.json")
+        if path == "/tensordock/api/v2/locations":
+            return "tensordock", self._json("tensordock/locations.json")
+        if path == "/verda/v1/oauth2/token" and method == "POST":
+            return "verda-token", {"access_token": VERDA_TOKEN, "token_type": "Bearer"}
+        if path == "/verda/v1/instance-types":
+            return "verda", self._json("verda/instance-types.json")
+        if path == "/verda/v1/instance-availability":
+            spot = query.get("is_spot") == "true"
+            return "verda", self._json(f"verda/availability{'_spot' if spot else ''}.json")
+        if path == "/hyperstack/v1/core/flavors":
+            return "hyperstack", self._json("hyperstack/flavors.json")
+        if path == "/hyperstack/v1/pricebook":
+            return "hyperstack-pricebook", self._json("hyperstack/pricebook.json")
+        if path == "/fluidstack/list_available_configurations":
+            return "fluidstack", self._json("fluidstack/configurations.json")
+        if path == "/shadeform/v1/instances/types":
+            return "shadeform", self._json("shadeform/instance-types.json")
+        parts = path.strip("/").split("/")
+        if parts[:2] == ["gpuhunt", "v3"] and len(parts) >= 4:
+            folder = FIXTURES / "gpuhunt" / parts[2]
+            if not folder.is_dir():
+                return "none", None
+            if parts[3] == "version":
+                return "text", (folder / "version").read_text(encoding="utf-8")
+            csv_text = self._file(f"gpuhunt/{parts[2]}/{parts[2]}.csv").read_text(encoding="utf-8")
+            return f"gpuhunt-zip:{parts[2]}", csv_text
+        if parts[:2] == ["skypilot", "v8"] and len(parts) == 4:
+            file = FIXTURES / "skypilot" / parts[2] / "vms.csv"
+            return "skypilot", file.read_text(encoding="utf-8") if file.exists() else None
         return "none", None
 
     # --- adaptors -------------------------------------------------------------------------
@@ -316,16 +408,121 @@ def _one_gpu(kind: str, payload: Any) -> Any:
     return payload
 
 
-def _echo_401(path: str, headers: dict[str, str]) -> Answer:
-    """A 401 that quotes the request back, key included (as some providers' errors do)."""
+def _catalog_provider(path: str) -> str:
+    """The gpucost provider a catalog URL covers (gpuhunt ``lambdalabs`` → ``lambda``)."""
+    name = [*path.strip("/").split("/"), "", ""][2]
+    return {"lambdalabs": "lambda"}.get(name, name)
+
+
+def _authorised(
+    provider: str, path: str, query: dict[str, str], body: bytes, headers: dict[str, str]
+) -> bool:
+    """Whether the request carries the provider's fixture credentials (the real header)."""
+    key = TEST_KEYS.get(provider)
+    if key is None or path.startswith(("/gpuhunt/", "/skypilot/")):
+        return True
+    if provider == "gcp":
+        return query.get("key") == key
+    if provider == "tensordock":
+        return headers.get("authorization") == f"Bearer {key}"
+    if provider == "verda":
+        if path.endswith("/oauth2/token"):
+            sent = json.loads(body or b"{}")
+            return (sent.get("client_id"), sent.get("client_secret")) == (VERDA_CLIENT_ID, key)
+        return headers.get("authorization") == f"Bearer {VERDA_TOKEN}"
+    header = {"hyperstack": "api_key", "fluidstack": "api-key", "shadeform": "x-api-key"}
+    return headers.get(header[provider]) == key
+
+
+def _empty(kind: str, payload: Any) -> Any:
+    """A well-formed answer with no offers (CSV: the header only)."""
+    if isinstance(payload, str):
+        return _csv_head(payload) if kind == "aws-csv" else payload.splitlines(keepends=True)[0]
+    return _EMPTY.get(kind, payload)
+
+
+def _missing_field(kind: str, payload: Any) -> Any:
+    """The payload with its top-level keys (a list: its envelope; CSV: a column) renamed."""
+    if isinstance(payload, dict):
+        return {f"x_{k}": v for k, v in payload.items()}
+    if isinstance(payload, list):
+        return {"x_items": payload}
+    if kind == "aws-csv":
+        return payload.replace('"PricePerUnit"', '"Price"')
+    return payload if kind == "text" else "x_" + payload
+
+
+def _shrink(kind: str, payload: Any) -> Any:
+    """A partial answer: well under half of the provider's offers (the shrink guard's case)."""
+    if kind == "gcp":  # the first page's SKUs, in one region: A2 machines only
+        last_page = not payload.get("nextPageToken")
+        skus = [] if last_page else [{**s, "serviceRegions": ["us-east1"]} for s in payload["skus"]]
+        return {**payload, "skus": skus}
+    if kind == "oci" and "items" in payload and payload["items"][:1]:
+        first = payload["items"][0]
+        return {**payload, "items": [first]} if "gpuQty" in first else payload
+    if kind == "tensordock":
+        first = payload["data"]["locations"][0]
+        return {"data": {"locations": [{**first, "gpus": first["gpus"][:1]}]}}
+    if kind == "verda" and payload and "instance_type" in payload[0]:
+        return payload[:1]
+    if kind == "hyperstack":
+        return {**payload, "data": payload["data"][:1]}
+    if kind == "fluidstack":
+        return payload[:1]
+    if kind == "shadeform":
+        return {**payload, "instance_types": payload["instance_types"][:1]}
+    if isinstance(payload, str) and kind != "text":  # a catalog CSV: its header and one row
+        return "".join(payload.splitlines(keepends=True)[:2])
+    return payload
+
+
+def _zip(name: str, csv_text: str) -> bytes:
+    """gpuhunt's ``catalog.zip``: one member, ``{name}.csv``."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(f"{name}.csv", csv_text)
+    return buffer.getvalue()
+
+
+def _echo_401(
+    path: str, headers: dict[str, str], query: dict[str, str] | None = None, body: bytes = b""
+) -> Answer:
+    """A 401 that quotes the request back, key included (as some providers' errors do): its
+    URL with the query and ``?api_key=…``, every credential header, the body and the bare key
+    (whichever way the provider sends it: ``Authorization: Bearer``, ``api_key``,
+    ``X-API-KEY``, ``api-key``, ``?key=``, an OAuth ``client_secret``)."""
+    query = query or {}
     auth = headers.get("authorization", "")
-    key = auth.removeprefix("Bearer ")
-    body = {
+    sent = {
+        k: v
+        for k, v in headers.items()
+        if k in ("authorization", "api_key", "x-api-key", "api-key")
+    }
+    try:
+        secret = json.loads(body or b"{}").get("client_secret", "")
+    except (ValueError, AttributeError):
+        secret = ""
+    key = (
+        auth.removeprefix("Bearer ")
+        or next(iter(v for k, v in sent.items() if k != "authorization"), "")
+        or query.get("key", "")
+        or secret
+    )
+    pairs = "&".join(f"{k}={v}" for k, v in query.items())
+    body_out = {
         "error": "invalid_api_key",
-        "request": {"headers": {"Authorization": auth}, "url": f"{path}?api_key={key}&limit=9"},
+        "request": {
+            "headers": {
+                "Authorization": auth,
+                **{k: v for k, v in sent.items() if k != "authorization"},
+            },
+            "url": f"{path}?{pairs + '&' if pairs else ''}api_key={key}&limit=9",
+            "body": body.decode(errors="replace"),
+        },
         "msg": f"API key {key} is not valid for this account",
     }
-    return Answer(401, json.dumps(body).encode())
+    return Answer(401, json.dumps(body_out).encode())
 
 
 def _csv_head(text: str) -> str:

@@ -281,12 +281,16 @@ def test_unfinished_rows_of_a_dead_run_are_marked_interrupted(db: str) -> None:
 
 
 def test_provider_selection() -> None:
-    settings = fake_settings(lambda_api_key="")
+    settings = fake_settings(lambda_api_key="", catalog_fallback=False)
     enabled, skipped = refresh_service.plan_providers(settings)
     assert [s.slug for s, _ in skipped] == ["lambda"] and "API_KEY" in skipped[0][1]
     assert "lambda" not in {s.slug for s in enabled}
     with pytest.raises(RefreshSetupError, match="LAMBDA_API_KEY"):
         refresh_service.plan_providers(settings, ["lambda"])
+    # with the public-catalog fallback (the default) the keyless provider loads its catalog
+    enabled, skipped = refresh_service.plan_providers(fake_settings(lambda_api_key=""))
+    assert not skipped
+    assert {s.slug: s.source_kind for s in enabled}["lambda"] == "catalog"
     with pytest.raises(RefreshSetupError, match="unknown provider"):
         refresh_service.plan_providers(settings, ["nope"])
     enabled, _ = refresh_service.plan_providers(settings, ["VAST", "vast"])

@@ -85,6 +85,7 @@ def test_lambda_without_a_key_is_skipped_with_a_message(
             monkeypatch.setenv(key, value)
         monkeypatch.delenv("GPUCOST_SCRAPER_LAMBDA_API_KEY")
         monkeypatch.setenv("GPUCOST_SCRAPER_PROVIDERS", "vultr,lambda")
+        monkeypatch.setenv("GPUCOST_SCRAPER_CATALOG_FALLBACK", "false")  # no public catalog
         assert runner.invoke(main, ["db", "upgrade"]).exit_code == 0
         result = runner.invoke(main, ["refresh"])
         assert result.exit_code == EXIT_OK, result.output

@@ -1,22 +1,24 @@
-"""``GET /v1/providers``: every provider with how old its prices are (one controller)."""
+"""``GET /v1/providers``: every provider, how its prices are fetched and how old they are
+(one controller; the answer is :func:`app.services.providers.provider_coverage`)."""
 
 from __future__ import annotations
+
+from dataclasses import asdict
 
 from litestar import Controller, get
 from litestar.di import NamedDependency, Provide
 from pydantic import BaseModel, Field
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.api.responses import provide_session
-from app.db.models import Provider
+from app.api.responses import provide_session, provide_settings
 from app.price_age import AGE_TIERS_DAYS, BOOKABLE_KINDS
-from app.services.offers import count_price_tiers
+from app.services.providers import provider_coverage
+from app.settings import Settings
 
 
 class PriceAgesOut(BaseModel):
-    """Available, plausible offers per price-age tier (app/price_age.py), and how many of
-    them can be rented as listed."""
+    """Counted offers (available, plausible, not hidden by a first-hand twin) per price-age
+    tier (app/price_age.py), and how many of them can be rented as listed."""
 
     offers: int = Field(description="available offers that passed the plausibility checks")
     fresh: int = Field(description="offers whose price is fresh for its kind")
@@ -27,18 +29,55 @@ class PriceAgesOut(BaseModel):
 
 
 class ProviderOut(BaseModel):
-    """A provider and the age of its offers' prices."""
+    """One provider: how its prices are fetched, its offers and their age (times ISO 8601
+    UTC)."""
 
-    slug: str = Field(description="provider slug (offers' provider)")
+    slug: str = Field(description="provider slug (offers' provider)", examples=["gcp"])
     name: str = Field(description="provider name for display")
     homepage_url: str | None = Field(description="the provider's home page; null: none known")
     kind: str = Field(description="cloud or marketplace")
     source: str = Field(description="where the provider's facts come from")
+    fetcher: str = Field(
+        description="how gpucost refreshes it: api (its own API, first-hand prices), "
+        "public_catalog (a maintained public catalog: gpuhunt or SkyPilot) or seed (not "
+        "refreshed: hand-kept seed data)",
+        examples=["api"],
+    )
+    needs_api_key: bool = Field(description="its API needs credentials (see api_key_settings)")
+    api_key_settings: list[str] = Field(
+        description="the environment variables the refresh job needs for its API; without them "
+        "it loads catalog_fallback instead, or is skipped"
+    )
+    catalog_fallback: str | None = Field(
+        description="the public catalog loaded when its API cannot be called (format and name)",
+        examples=["gpuhunt gcp"],
+    )
     price_ages: PriceAgesOut = Field(description="its offers per price-age tier")
+    offers_by_source: dict[str, int] = Field(
+        description="its offers (as counted in price_ages) by source kind: api (its own API, "
+        "price kind scraped), catalog (a public catalog), seed (hand-kept seed data)"
+    )
+    last_run_at: str | None = Field(description="when its latest refresh run ended or began")
+    last_run_status: str | None = Field(
+        description="ok, error, suspect, running or interrupted (GET /v1/refresh-runs); null: "
+        "never refreshed"
+    )
+    last_run_source: str | None = Field(description="api or catalog: what the latest run read")
+    last_success_at: str | None = Field(description="when its last successful refresh ended")
+    newest_price_at: str | None = Field(
+        description="when its newest counted price was seen at its source (fetch time, a "
+        "catalog's date, or a seed row's date); null: none is dated"
+    )
+    age_days: float | None = Field(description="days since newest_price_at")
+    age_tier: str = Field(
+        description="the freshest price-age tier of its offers (fresh, aging, old; undated "
+        "when none is dated), each price aged by its kind's thresholds (age_tiers_days)",
+        examples=["fresh"],
+    )
 
 
 class ProvidersOut(BaseModel):
-    """Providers with their offers' price ages, and the totals."""
+    """Providers with their coverage and their offers' price ages, and the totals."""
 
     age_tiers_days: dict[str, tuple[float, float]] = Field(
         description="per price kind: (fresh up to, aging up to) days; older is old"
@@ -48,33 +87,40 @@ class ProvidersOut(BaseModel):
     providers: list[ProviderOut] = Field(description="every provider, by slug")
 
 
+def _iso(value: object) -> str | None:
+    return value.isoformat() if value is not None else None  # type: ignore[attr-defined]
+
+
 class ProvidersController(Controller):
     """Providers (JSON, under ``/v1``)."""
 
     path = "/v1"
-    dependencies = {"session": Provide(provide_session)}  # noqa: RUF012 - read by Litestar
+    dependencies = {  # noqa: RUF012 - Litestar reads this class attribute
+        "session": Provide(provide_session),
+        "settings": Provide(provide_settings, sync_to_thread=False),
+    }
 
-    @get("/providers", sync_to_thread=True, summary="Providers and the age of their prices")
-    def providers(self, session: NamedDependency[Session]) -> ProvidersOut:
-        """Every provider with its offers counted per price-age tier (fresh, aging, old,
-        undated: thresholds per price kind in ``age_tiers_days``) and how many can be rented
-        as listed; ``price_ages`` totals them. Counts available offers that passed the
-        plausibility checks (those a ranking considers)."""
-        counts = count_price_tiers(session, provider_ids=True)
-        empty = dict.fromkeys(PriceAgesOut.model_fields, 0)
+    @get("/providers", sync_to_thread=True, summary="Every provider: fetcher, offers, price ages")
+    def providers(
+        self, session: NamedDependency[Session], settings: NamedDependency[Settings]
+    ) -> ProvidersOut:
+        """Every provider with how its prices are fetched (its own API, a public catalog, or
+        hand-kept seed data), whether that needs a key and its catalog fallback, its latest
+        run and last success, its offers counted per price-age tier (fresh, aging, old,
+        undated: thresholds per price kind in ``age_tiers_days``) and by source kind, and its
+        age tier; ``price_ages`` totals them. Counts available offers that passed the
+        plausibility checks and are not hidden by a first-hand price of the same instance
+        (those a ranking considers)."""
+        coverage = provider_coverage(session, settings.stale_after_hours)
+        out = []
+        for c in coverage.providers:
+            values = asdict(c)
+            for key in ("last_run_at", "last_success_at", "newest_price_at"):
+                values[key] = _iso(values[key])
+            out.append(ProviderOut(**values))
         return ProvidersOut(
             age_tiers_days=dict(AGE_TIERS_DAYS),
             bookable_kinds=sorted(BOOKABLE_KINDS),
-            price_ages=PriceAgesOut(**counts["all"]),
-            providers=[
-                ProviderOut(
-                    slug=p.slug,
-                    name=p.name,
-                    homepage_url=p.homepage_url,
-                    kind=p.kind,
-                    source=p.source,
-                    price_ages=PriceAgesOut(**counts.get(p.id, empty)),
-                )
-                for p in session.scalars(select(Provider).order_by(Provider.slug))
-            ],
+            price_ages=PriceAgesOut(**coverage.price_ages),
+            providers=out,
         )

@@ -65,6 +65,12 @@ class RefreshRunOut(BaseModel):
         description="offers of the run stored suspect (failed a plausibility rule at ingest; "
         "left out of rankings unless include_suspect)",
     )
+    source_kind: str = Field(
+        default="api",
+        description="what the run read: api (the provider's own API) or catalog (a public "
+        "catalog: the provider's only source, or its fallback when the API key is not set)",
+        examples=["api"],
+    )
 
 
 class PriceHistoryOut(BaseModel):

@@ -41,6 +41,7 @@ from app.api.schemas import (
 )
 from app.db.models import as_utc
 from app.estimate.cost import SpotAssumptions, price_per_gpu_hour
+from app.estimate.rank import pareto_front
 from app.estimate.types import Estimate, interconnect_label
 from app.services.estimates import (
     Budget,
@@ -348,7 +349,7 @@ def rank_response(
         gpus_matched=resolve_gpu_list(ref, data.filters.gpu) if data.filters.gpu else None,
         results=order_rows(results, order),
         frontier=frontier,
-        answer=answer_picks([*results, *frontier]),
+        answer=answer_picks([*results, *frontier], prefer_bookable=data.bookable_fresh_first),
         unestimable=[
             UnestimableOfferOut(
                 offer=offer_out(o, ref, stale),
@@ -359,20 +360,28 @@ def rank_response(
     )
 
 
-def answer_picks(rows: Sequence[RankedOfferOut]) -> RankAnswerOut:
-    """The cheapest, the fastest and the best-value offer among the Pareto-optimal ``rows``
-    (the ranking marks the frontier over the offers that fit and have a price, so all three
-    fit): lowest cost per epoch, shortest epoch, lowest cost per epoch × epoch hours. Ties go
+def answer_picks(rows: Sequence[RankedOfferOut], *, prefer_bookable: bool = True) -> RankAnswerOut:
+    """The cheapest, the fastest and the best-value offer among ``rows`` (the answer's
+    results and frontier) that fit (OOM risk not high) and have a price; with
+    ``prefer_bookable`` (the ranking's ``bookable_fresh_first``), only those that can be rented
+    as listed when any can. Cheapest: lowest cost per epoch; fastest: shortest epoch; best
+    value: on their cost/time Pareto front, the lowest cost per epoch × epoch hours. Ties go
     to the better rank."""
-    front = [r for r in rows if r.pareto_optimal and r.estimate.cost_per_epoch is not None]
-    if not front:
+    fits = [
+        r for r in rows if r.estimate.oom_risk != "high" and r.estimate.cost_per_epoch is not None
+    ]
+    if prefer_bookable and any(r.offer.bookable for r in fits):
+        fits = [r for r in fits if r.offer.bookable]
+    if not fits:
         return RankAnswerOut()
 
     def cost(r: RankedOfferOut) -> float:
         return float(r.estimate.cost_per_epoch or 0.0)
 
-    cheapest = min(front, key=lambda r: (cost(r), r.estimate.epoch_hours, r.rank))
-    fastest = min(front, key=lambda r: (r.estimate.epoch_hours, cost(r), r.rank))
+    cheapest = min(fits, key=lambda r: (cost(r), r.estimate.epoch_hours, r.rank))
+    fastest = min(fits, key=lambda r: (r.estimate.epoch_hours, cost(r), r.rank))
+    on_front = pareto_front([(cost(r), r.estimate.epoch_hours) for r in fits])
+    front = [r for r, flag in zip(fits, on_front, strict=True) if flag]
     best = min(front, key=lambda r: (cost(r) * r.estimate.epoch_hours, r.rank))
     return RankAnswerOut(
         cheapest_offer_id=cheapest.offer.id,

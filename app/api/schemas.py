@@ -821,7 +821,8 @@ class OfferOut(BaseModel):
     )
     source: str = Field(
         description="where the offer comes from: a public URL, or a file of the gpucost "
-        "repository (seed_data/...); scraped offers: live: and the API read"
+        "repository (seed_data/...); scraped offers: live: and the API read; public-catalog "
+        "offers: catalog: and the catalog file read"
     )
     age_days: float | None = Field(
         default=None,
@@ -844,14 +845,16 @@ class OfferOut(BaseModel):
     price_kind: PriceKind = Field(
         default="hand_kept",
         description="what the price is: scraped (the provider's API, read by the refresh), "
-        "hand_kept (the provider's own price kept in the seed data), price_index (an aggregate "
-        "such as a day's lowest listing across platforms) or quoted_example (a listing a "
-        "document quotes as an example)",
+        "catalog (the provider's price as a maintained public catalog, gpuhunt or SkyPilot, "
+        "copied it: second-hand, never listed when a scraped price of the same instance, "
+        "region and billing is available), hand_kept (the provider's own price kept in the "
+        "seed data), price_index (an aggregate such as a day's lowest listing across "
+        "platforms) or quoted_example (a listing a document quotes as an example)",
     )
     bookable: bool = Field(
         default=True,
-        description="the offer can be rented as listed (scraped or hand_kept); price indices "
-        "and quoted examples cannot, and rank after bookable offers by default",
+        description="the offer can be rented as listed (scraped, catalog or hand_kept); price "
+        "indices and quoted examples cannot, and rank after bookable offers by default",
     )
     provider_refresh_stale: bool = Field(
         default=False,
@@ -914,9 +917,10 @@ class UnestimableOfferOut(BaseModel):
 
 
 class RankAnswerOut(BaseModel):
-    """The short answer: three offers of the cost/time Pareto frontier (offers that fit and
-    have a price; ``results`` or ``frontier`` holds each, by offer id). Null when nothing is
-    on the frontier (every offer predicted out of memory, or none priced)."""
+    """The short answer: three of the answer's offers (``results`` or ``frontier`` holds each,
+    by offer id) that fit (OOM risk not high) and have a price; with ``bookable_fresh_first``
+    (the default), only offers that can be rented as listed when any can. Null when none
+    qualifies (every offer predicted out of memory, or none priced)."""
 
     cheapest_offer_id: int | None = Field(
         default=None, description="the lowest cost per epoch of the offers that fit"
@@ -926,8 +930,8 @@ class RankAnswerOut(BaseModel):
     )
     best_value_offer_id: int | None = Field(
         default=None,
-        description="the frontier offer with the lowest cost per epoch × epoch hours: a saving "
-        "of 10 % in money or in time counts the same",
+        description="on the cost/time Pareto front of those offers, the lowest cost per epoch "
+        "× epoch hours: a saving of 10 % in money or in time counts the same",
     )
 
 

@@ -19,7 +19,14 @@
   same as for seed data) against bands built from the history stored before it; one that
   fails is stored with ``suspect = true`` and the reason, and counted;
 - the provider's offers that this result does not contain are marked ``available = false``;
-  nothing is ever deleted.
+  nothing is ever deleted. A result retires offers of its own source kind and of the kinds
+  after it (:data:`app.price_age.SOURCE_KINDS`: api, catalog, seed; an offer's source kind
+  follows from its ``price_kind``), never those before: a first-hand API run replaces a
+  public-catalog or seed snapshot, a public-catalog run never touches first-hand rows, and a
+  record never overwrites a stored row of an earlier kind;
+- each offer's ``price_kind`` is the one of its record's ``source_kind``
+  (:data:`app.price_age.PRICE_KIND_OF_SOURCE`: ``scraped`` or ``catalog``), and its
+  ``last_seen_at`` when its source showed the price (:func:`price_seen_at`).
 """
 
 from __future__ import annotations
@@ -39,12 +46,31 @@ from app.db.seed import build_normaliser, load_extra_aliases
 from app.db.trust import assess_offers, load_trust_context
 from app.estimate.types import interconnect_label
 from app.gpu_names import GpuNameNormaliser, form_hint, offer_vram
+from app.price_age import PRICE_KIND_OF_SOURCE, SOURCE_KINDS
+from app.price_age import source_kind as source_of
 from scrapers.records import ScrapedOffer
 
 log = logging.getLogger(__name__)
 
 #: An offer whose price did not change still gets an observation once a day.
 OBSERVATION_INTERVAL = dt.timedelta(days=1)
+#: Prefix of an offer's stored ``source`` by source kind.
+SOURCE_PREFIX = {"api": "live: ", "catalog": "catalog: "}
+
+
+def _precedence(kind: str) -> int:
+    """A source kind's place in :data:`app.price_age.SOURCE_KINDS` (0: first-hand)."""
+    return SOURCE_KINDS.index(kind)
+
+
+def price_seen_at(offer: ScrapedOffer, observed_at: dt.datetime) -> dt.datetime | None:
+    """When ``offer``'s source showed its price: the source's own date (00:00 UTC of
+    ``offer.seen_on``, a catalog's version day) when it gives one, else the fetch time for a
+    provider's own API, else ``None``: an undated catalog row stays undated, never dated by
+    the day it was read (:mod:`app.price_age`)."""
+    if offer.seen_on is not None:
+        return dt.datetime.combine(offer.seen_on, dt.time(0), tzinfo=dt.UTC)
+    return observed_at if offer.source_kind == "api" else None
 
 
 @dataclass(frozen=True)
@@ -112,6 +138,7 @@ def apply_offers(
     offers: Sequence[ScrapedOffer],
     catalog: Catalog,
     observed_at: dt.datetime,
+    source_kind: str = "api",
 ) -> IngestCounts:
     """Apply one provider's complete scrape (see the module docstring); flushes, never commits.
 
@@ -121,7 +148,9 @@ def apply_offers(
         offers: every offer of this provider from this run.
         catalog: from :func:`load_catalog`.
         observed_at: the run's timestamp (UTC), used for ``last_seen_at`` and observations.
+        source_kind: the run's kind (``api`` or ``catalog``): which stored rows it may retire.
     """
+    rank = _precedence(source_kind)
     counts = IngestCounts()
     trust = load_trust_context(session)  # bands from the history stored before this result
     unique, counts.duplicates = dedupe(offers)
@@ -159,6 +188,7 @@ def apply_offers(
         # the matched GPU's own size only (an L4 listed at 178.75 GiB stays 178.75)
         own = catalog.vram_by_name.get(match.canonical_name) if match else None
         vram, note = offer_vram(identity, o.vram_gib_per_gpu, own, o.gpu_count)
+        seen_at = price_seen_at(o, observed_at)
         values = {
             "instance_type": o.instance_type,
             "gpu_model_id": catalog.gpu_ids[match.canonical_name] if match else None,
@@ -181,13 +211,16 @@ def apply_offers(
             "currency": o.currency,
             "price_is_estimate": o.price_is_estimate,
             "available": o.available,
-            "last_seen_at": observed_at,
-            "source": f"live: {o.source}",
-            "seen_on": observed_at.date(),
+            "last_seen_at": seen_at,
+            "source": SOURCE_PREFIX[o.source_kind] + o.source,
+            "seen_on": seen_at.date() if seen_at is not None else None,
             "notes": o.notes,
-            "price_kind": "scraped",
+            "price_kind": PRICE_KIND_OF_SOURCE[o.source_kind],
         }
         row = existing.get(o.key)
+        if row is not None and _precedence(source_of(row.price_kind)) < _precedence(o.source_kind):
+            counts.duplicates += 1  # a later source never overwrites a first-hand row
+            continue
         if row is None:
             row = InstanceOffer(
                 provider_id=provider.id,
@@ -224,13 +257,15 @@ def apply_offers(
                     observed_at=observed_at,
                     price_per_hour=o.price_per_hour,
                     currency=o.currency,
-                    source=f"live: {o.source}",
+                    source=SOURCE_PREFIX[o.source_kind] + o.source,
                 )
             )
             counts.observations += 1
 
     seen_keys = {o.key for o in unique}
     for offer_key, row in existing.items():
+        if _precedence(source_of(row.price_kind)) < rank:
+            continue  # never retire a row of an earlier source (a catalog run, first-hand rows)
         if offer_key not in seen_keys and row.available:
             row.available = False
             counts.gone += 1

@@ -161,8 +161,9 @@ class InstanceOffer(Base):
     price_is_estimate: Mapped[bool] = mapped_column(Boolean, default=False)
     available: Mapped[bool] = mapped_column(Boolean, default=True)
     first_seen_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    #: When the source last showed the offer (scrape time; a seed row's ``seen_on`` date);
-    #: ``NULL`` when the source gives no date (never the load time).
+    #: When the source last showed the offer (scrape time; a public catalog's own date, 00:00
+    #: UTC of its version day; a seed row's ``seen_on`` date); ``NULL`` when the source gives
+    #: no date (never the load time).
     last_seen_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     source: Mapped[str] = mapped_column(Text)
     seen_on: Mapped[dt.date | None] = mapped_column(Date)
@@ -176,10 +177,14 @@ class InstanceOffer(Base):
     #: The provider's page or console link for this offer, where one exists.
     offer_url: Mapped[str | None] = mapped_column(Text)
     #: What the price is (:mod:`app.price_age`): ``scraped`` (a provider's own price,
-    #: read from its API by ``gpucost refresh``), ``hand_kept`` (a provider's own price kept in
-    #: the seed data), ``price_index`` (an aggregate such as a day's lowest listing across
-    #: platforms) or ``quoted_example`` (a listing a document quotes as an example). Only the
-    #: first two can be rented as listed; each kind ages at its own pace.
+    #: read from its API by ``gpucost refresh``), ``catalog`` (a provider's price as a
+    #: maintained public catalog copied it, gpuhunt or SkyPilot, loaded by the refresh: never
+    #: listed beside an available scraped row of the same instance), ``hand_kept`` (a
+    #: provider's own price kept in the seed data), ``price_index`` (an aggregate such as a
+    #: day's lowest listing across platforms) or ``quoted_example`` (a listing a document
+    #: quotes as an example). The first three can be rented as listed; each kind ages at its
+    #: own pace. The offer's source kind (api / catalog / seed) is derived from it
+    #: (:func:`app.price_age.source_kind`), never stored.
     price_kind: Mapped[str] = mapped_column(
         String(16), default="hand_kept", server_default="hand_kept"
     )
@@ -371,6 +376,11 @@ class RefreshRun(Base):
     baseline_offers: Mapped[int | None] = mapped_column(Integer)
     #: Offers of this run stored ``suspect`` (failed a plausibility rule).
     offers_suspect: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: What the run read: ``api`` (the provider's own API) or ``catalog`` (a public catalog:
+    #: the provider's only source, or its fallback when the key is not set); its offers get
+    #: the matching price kind (:data:`app.price_age.PRICE_KIND_OF_SOURCE`). The shrink guard
+    #: compares runs of one kind only.
+    source_kind: Mapped[str] = mapped_column(String(16), default="api", server_default="api")
 
 
 class Watch(Base):

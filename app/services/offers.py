@@ -6,8 +6,20 @@ import datetime as dt
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import ColumnElement, Float, Select, case, cast, false, func, or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy import (
+    ColumnElement,
+    Float,
+    Select,
+    and_,
+    case,
+    cast,
+    exists,
+    false,
+    func,
+    or_,
+    select,
+)
+from sqlalchemy.orm import Session, aliased
 
 from app.db.models import GpuModel, InstanceOffer, Provider, RefreshRun, as_utc, utcnow
 from app.estimate.cost import UnknownCurrencyError, conversion_steps, convert
@@ -74,7 +86,8 @@ class OfferRow:
     offer_url: str | None = None
     #: the provider's home page (the link shown when the offer has no page of its own)
     provider_url: str | None = None
-    #: what the price is (:mod:`app.price_age`): scraped, hand_kept, price_index, quoted_example
+    #: what the price is (:mod:`app.price_age`): scraped, catalog, hand_kept, price_index,
+    #: quoted_example
     price_kind: str = "hand_kept"
 
     def price_age(self, now: dt.datetime) -> PriceAge:
@@ -178,6 +191,25 @@ def resolve_gpu_list(ref: ReferenceData, text: str) -> list[str]:
     return list(names)
 
 
+def shadowed_by_first_hand() -> ColumnElement[bool]:
+    """A public-catalog offer (``price_kind = 'catalog'``) for which an available first-hand
+    (``scraped``) offer of the same provider, instance type, region and billing exists: such a
+    row is never listed, ranked or counted (a catalog price never outranks a first-hand price
+    of the same instance, :mod:`scrapers.catalogs`)."""
+    first_hand = aliased(InstanceOffer)
+    return and_(
+        InstanceOffer.price_kind == "catalog",
+        exists().where(
+            first_hand.provider_id == InstanceOffer.provider_id,
+            first_hand.instance_type == InstanceOffer.instance_type,
+            first_hand.region == InstanceOffer.region,
+            first_hand.billing == InstanceOffer.billing,
+            first_hand.price_kind == "scraped",
+            first_hand.available.is_(True),
+        ),
+    )
+
+
 def _filtered(session: Session, stmt: Select, filters: dict, ref: ReferenceData) -> Select:
     gpu = filters.get("gpu")
     if gpu:
@@ -208,6 +240,7 @@ def _filtered(session: Session, stmt: Select, filters: dict, ref: ReferenceData)
         stmt = stmt.where(InstanceOffer.available.is_(True))
     if not filters.get("include_suspect", False):
         stmt = stmt.where(InstanceOffer.suspect.is_(False))
+    stmt = stmt.where(~shadowed_by_first_hand())
     if filters.get("bookable_only", False):
         stmt = stmt.where(InstanceOffer.price_kind.in_(sorted(BOOKABLE_KINDS)))
     if filters.get("min_vram_gib") is not None:
@@ -429,6 +462,7 @@ def offer_counts_by_gpu(session: Session) -> dict[int, int]:
             InstanceOffer.gpu_model_id.is_not(None),
             InstanceOffer.available.is_(True),
             InstanceOffer.suspect.is_(False),
+            ~shadowed_by_first_hand(),
         )
         .group_by(InstanceOffer.gpu_model_id)
     )
@@ -445,17 +479,28 @@ def vram_gib(row: OfferRow, ref: ReferenceData) -> float | None:
     return vram_per_gpu_gib(catalog, row.vram_gib_per_gpu, row.gpu_count)
 
 
+def counted_offers() -> tuple[ColumnElement[bool], ...]:
+    """The offers that price-age counts and provider coverage count: available, non-suspect
+    and not hidden by a first-hand twin (:func:`shadowed_by_first_hand`), the offers a
+    default listing or ranking considers."""
+    return (
+        InstanceOffer.available.is_(True),
+        InstanceOffer.suspect.is_(False),
+        ~shadowed_by_first_hand(),
+    )
+
+
 def count_price_tiers(
     session: Session, now: dt.datetime | None = None, *, provider_ids: bool = False
 ) -> dict[Any, dict[str, int]]:
-    """Available, non-suspect offers per price-age tier (:func:`app.price_age.tier`):
+    """The :func:`counted_offers` per price-age tier (:func:`app.price_age.tier`):
     ``{"all": {"fresh": n, "aging": n, "old": n, "undated": n, "bookable": n, "offers": n}}``,
     and with ``provider_ids`` one such count per provider id too."""
     now = now or utcnow()
     rows = session.execute(
         select(
             InstanceOffer.provider_id, InstanceOffer.price_kind, InstanceOffer.last_seen_at
-        ).where(InstanceOffer.available.is_(True), InstanceOffer.suspect.is_(False))
+        ).where(*counted_offers())
     ).all()
 
     def empty() -> dict[str, int]:

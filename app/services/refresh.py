@@ -7,7 +7,9 @@ Flow (:func:`run_refresh`):
    on SQLite an exclusive ``flock`` on ``<database file>.refresh.lock`` (released by the OS when
    the process ends). A second run exits at once with :class:`RefreshLockedError`.
 2. ``running`` refresh-run rows left by a killed process are marked ``interrupted``.
-3. Each enabled provider gets a refresh-run row (``running``), committed before its fetch.
+3. Each enabled provider gets a refresh-run row (``running``, with its source kind: ``api``,
+   or ``catalog`` when a keyless provider runs its public-catalog fallback,
+   :func:`plan_providers`), committed before its fetch.
 4. The scrapers run concurrently on one shared ``httpx.AsyncClient``. As each finishes, its
    result is applied in **one transaction** that also closes its refresh-run row (``ok`` and
    the counts). A failure (network, HTTP status, malformed or empty answer) instead records
@@ -98,11 +100,16 @@ def shrink_fraction(baseline: int | None, received: int) -> float:
     return 1.0 - received / baseline
 
 
-def last_success_count(session: Session, provider_id: int) -> int | None:
-    """``offers_seen`` of the provider's newest ``ok`` refresh run, or ``None`` if it has none."""
+def last_success_count(session: Session, provider_id: int, source_kind: str = "api") -> int | None:
+    """``offers_seen`` of the provider's newest ``ok`` refresh run of ``source_kind`` (its API
+    or its public catalog: the two are never compared), or ``None`` if it has none."""
     return session.scalar(
         select(RefreshRun.offers_seen)
-        .where(RefreshRun.provider_id == provider_id, RefreshRun.status == "ok")
+        .where(
+            RefreshRun.provider_id == provider_id,
+            RefreshRun.status == "ok",
+            RefreshRun.source_kind == source_kind,
+        )
         .order_by(RefreshRun.finished_at.desc(), RefreshRun.id.desc())
         .limit(1)
     )
@@ -123,6 +130,8 @@ class ProviderOutcome:
     skipped_rows: int = 0
     duration_s: float = 0.0
     run_id: int | None = None
+    #: ``api`` or ``catalog`` (the provider's public-catalog fallback ran)
+    source_kind: str = "api"
 
 
 @dataclass
@@ -148,11 +157,13 @@ def plan_providers(
     """Split the scrapers into enabled ones and skipped ones (with the reason).
 
     Without ``requested``, all registered providers (or ``GPUCOST_SCRAPER_PROVIDERS``) are
-    candidates, and one that needs an API key it does not have is skipped with a message.
+    candidates. One that needs an API key (or another credential) it does not have runs its
+    public-catalog fallback instead when it has one and ``catalog_fallback`` is on (the
+    fallback's offers are labelled ``catalog``), else it is skipped with a message.
 
     Raises:
         RefreshSetupError: an unknown provider, or an explicitly requested provider whose key is
-            not set.
+            not set and that has no fallback to run.
     """
     names = [n.strip().lower() for n in (requested or settings.providers or SCRAPERS)]
     unknown = [n for n in names if n not in SCRAPERS]
@@ -164,13 +175,15 @@ def plan_providers(
     skipped: list[tuple[Scraper, str]] = []
     for name in dict.fromkeys(names):
         scraper = SCRAPERS[name]
-        if scraper.needs_api_key and not settings.api_key(name):
-            reason = f"no API key: set GPUCOST_SCRAPER_{name.upper()}_API_KEY"
-            if requested:
-                raise RefreshSetupError(f"{name}: {reason}")
-            skipped.append((scraper, reason))
-        else:
+        reason = scraper.missing_credentials(settings)
+        if reason is None:
             enabled.append(scraper)
+        elif scraper.fallback is not None and settings.catalog_fallback:
+            enabled.append(scraper.fallback)
+        elif requested:
+            raise RefreshSetupError(f"{name}: {reason}")
+        else:
+            skipped.append((scraper, reason))
     return enabled, skipped
 
 
@@ -331,6 +344,7 @@ class _Run:
                 provider = _ensure_provider(session, scraper)
                 run = RefreshRun(
                     provider_id=provider.id,
+                    source_kind=scraper.source_kind,
                     started_at=now,
                     status="running",
                     offers_seen=0,
@@ -354,9 +368,14 @@ class _Run:
                     session.get(Provider, ids[0]) if ids else _ensure_provider(session, scraper)
                 )
                 assert provider is not None
-                baseline = last_success_count(session, provider.id)
+                baseline = last_success_count(session, provider.id, scraper.source_kind)
                 counts = apply_offers(
-                    session, provider, result.offers, self.catalog, self.observed_at
+                    session,
+                    provider,
+                    result.offers,
+                    self.catalog,
+                    self.observed_at,
+                    scraper.source_kind,
                 )
                 warnings = self.clean(result.warnings)
                 shrink = shrink_fraction(baseline, counts.seen)
@@ -426,7 +445,11 @@ async def _one(
     deadline: float,
 ) -> ProviderOutcome:
     outcome = ProviderOutcome(
-        slug=scraper.slug, name=scraper.name, status="error", run_id=ids[1] if ids else None
+        slug=scraper.slug,
+        name=scraper.name,
+        status="error",
+        run_id=ids[1] if ids else None,
+        source_kind=scraper.source_kind,
     )
     started = time.monotonic()
     result = ScrapeResult()

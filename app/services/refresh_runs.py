@@ -40,6 +40,8 @@ class RunStatus:
     baseline_offers: int | None = None
     #: offers of the run stored ``suspect`` (failed a plausibility rule)
     offers_suspect: int = 0
+    #: what the run read: ``api`` (the provider's API) or ``catalog`` (a public catalog)
+    source_kind: str = "api"
 
 
 def latest_runs(session: Session, stale_after_hours: float) -> list[RunStatus]:
@@ -95,6 +97,7 @@ def latest_runs(session: Session, stale_after_hours: float) -> list[RunStatus]:
             stale=run.provider_id in stale,
             baseline_offers=run.baseline_offers,
             offers_suspect=run.offers_suspect or 0,
+            source_kind=run.source_kind,
         )
         for run, slug, name in rows
     ]

@@ -263,7 +263,8 @@ def price_age(age: float | None, lang: str = "en") -> str:
     m = _AGE.fullmatch(text)
     if m is None:
         return _(text)
-    return _(AGE_MESSAGES[0] if m.group(2) == "d" else AGE_MESSAGES[1]).format(n=m.group(1))
+    message = AGE_MESSAGES[0] if m.group(2) == "d" else AGE_MESSAGES[1]
+    return _(message).format(n=m.group(1))
 
 
 def _localised(func: Callable[..., str]) -> Callable[..., str]:

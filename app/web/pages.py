@@ -79,12 +79,8 @@ from app.services.catalog import (
 )
 from app.services.estimates import HardwareError
 from app.services.freshness import ProviderFreshness, provider_freshness
-from app.services.offers import (
-    FilterError,
-    count_price_tiers,
-    offer_counts_by_gpu,
-    stale_provider_ids,
-)
+from app.services.offers import FilterError, offer_counts_by_gpu, stale_provider_ids
+from app.services.providers import provider_coverage
 from app.services.reference import Preset, ReferenceData
 from app.services.workloads import WorkloadError
 from app.settings import Settings
@@ -363,7 +359,8 @@ class PageController(Controller):
         out = banner(
             provider_freshness(session, settings.stale_after_hours), settings.stale_after_hours
         )
-        out.update(price_ages=count_price_tiers(session)["all"])
+        coverage = provider_coverage(session, settings.stale_after_hours)
+        out.update(price_ages=coverage.price_ages, coverage={c.slug: c for c in coverage.providers})
         return out
 
     @get("/", sync_to_thread=True, name="rank_page")

@@ -44,6 +44,7 @@ def test_redact_masks_credentials(text: str, expected: str) -> None:
         "vast m41001-1x: offer_key=m41001-1x price 0.31 USD/h",
         "unexpected payload shape: offers.0.key: Field required (1 error(s))",
         "timed out after 4 attempts (ReadTimeout)",
+        "POST https://api.example/v1/oauth2/token: HTTP 401: invalid client",
     ],
 )
 def test_redact_leaves_ordinary_text(text: str) -> None:

@@ -80,7 +80,12 @@ def test_presets_group_by_kind_with_short_names() -> None:
 
 
 def _row(
-    offer_id: int, cost: float | None, hours: float, pareto: bool, oom: str = "low"
+    offer_id: int,
+    cost: float | None,
+    hours: float,
+    pareto: bool,
+    oom: str = "low",
+    bookable: bool = True,
 ) -> RankedOfferOut:
     return RankedOfferOut.model_construct(
         rank=offer_id,
@@ -89,7 +94,13 @@ def _row(
         offer=type(
             "O",
             (),
-            {"id": offer_id, "gpu": "A100", "gpu_name_raw": "A100", "gpu_count": 8.0},
+            {
+                "id": offer_id,
+                "gpu": "A100",
+                "gpu_name_raw": "A100",
+                "gpu_count": 8.0,
+                "bookable": bookable,
+            },
         )(),
         estimate=type(
             "E",
@@ -107,13 +118,15 @@ def _row(
     )
 
 
-def test_answer_picks_cheapest_fastest_and_best_value_from_the_frontier() -> None:
+def test_answer_picks_cheapest_fastest_and_best_value_that_fit() -> None:
     rows = [
         _row(1, 10.0, 100.0, True),  # cheapest; 10 x 100 = 1000
         _row(2, 20.0, 20.0, True),  # 400: best value
         _row(3, 80.0, 8.0, True),  # fastest; 640
-        _row(4, 5.0, 1.0, False, "high"),  # OOM: never on the frontier, never picked
-        _row(5, 50.0, 50.0, False),
+        _row(4, 5.0, 1.0, False, "high"),  # OOM: never picked
+        _row(5, 50.0, 50.0, False),  # dominated by 2: 2500 but not on the front
+        _row(6, 30.0, 10.0, True, bookable=False),  # a quoted example: 300, not rentable
+        _row(7, None, 0.5, False),  # no price
     ]
     picks = answer_picks(rows)
     assert (picks.cheapest_offer_id, picks.fastest_offer_id, picks.best_value_offer_id) == (
@@ -121,7 +134,9 @@ def test_answer_picks_cheapest_fastest_and_best_value_from_the_frontier() -> Non
         3,
         2,
     )
-    assert answer_picks([rows[3]]).cheapest_offer_id is None
+    # without the preference for rentable offers the quoted example is the best value
+    assert answer_picks(rows, prefer_bookable=False).best_value_offer_id == 6
+    assert answer_picks([rows[3], rows[6]]).cheapest_offer_id is None
 
 
 def test_gpu_groups_compare_models_by_count() -> None:

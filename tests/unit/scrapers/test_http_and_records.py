@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -153,7 +154,12 @@ def test_registry_slugs_match_the_seed_providers() -> None:
 
     from app.settings import PROJECT_ROOT
 
-    with (PROJECT_ROOT / "seed_data" / "providers.csv").open(encoding="utf-8") as f:
-        seed = {row["slug"] for row in csv.DictReader(f)}
+    seed: set[str] = set()
+    for path in (PROJECT_ROOT / "seed_data").glob("providers*.csv"):
+        with path.open(encoding="utf-8") as f:
+            seed |= {row["slug"] for row in csv.DictReader(f)}
     assert set(scrapers.SCRAPERS) <= seed
+    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    stated = re.search(r"pulls current offers for (\d+) providers", readme)
+    assert stated and int(stated.group(1)) == len(scrapers.SCRAPERS)
     assert {"vast", "runpod", "azure", "aws", "lambda", "vultr"} <= set(scrapers.SCRAPERS)
