@@ -296,3 +296,24 @@ def test_chinese_uses_our_users_terms_and_formats(client: Any) -> None:
     assert "每卡显存（按组成）" in offer.text
     bad = page(client, "/gpus", {"lang": "fr"}, status=400)
     assert "lang" in bad.find("div", cls="errors").text
+
+
+def test_a_form_sent_without_javascript_keeps_only_what_was_changed(client: Any) -> None:
+    """Without JavaScript the form sends every field, the preset's values included; the page
+    drops those still at the value it showed for the preset (``base``), even when the preset
+    was switched in the same step."""
+    shown = page(client, "/", {"preset": "resnet50-imagenet"})
+    fields = {
+        i.attrs["name"]: i.attrs.get("value", "")
+        for i in shown.find("form", id="rank-form").find_all("input")
+        if i.attrs.get("type") == "text" and i.attrs.get("value")
+    }
+    assert fields["micro_batch_size"] == "256" and fields["params"] == "25.6M"
+    sent = {**fields, "preset": "resnet50-imagenet", "base": "resnet50-imagenet", "epochs": "3"}
+    doc = page(client, "/", sent)
+    href = doc.find("a", cls="json-twin").attrs["href"]
+    assert dict(parse_qsl(urlsplit(href).query)) == {"preset": "resnet50-imagenet", "epochs": "3"}
+    # another preset picked: the old preset's values do not carry over as overrides
+    switched = page(client, "/", {**sent, "preset": "bert-base-squad"})
+    href = switched.find("a", cls="json-twin").attrs["href"]
+    assert dict(parse_qsl(urlsplit(href).query)) == {"preset": "bert-base-squad", "epochs": "3"}
