@@ -71,6 +71,7 @@ def test_rank_page_preset_to_offer(base_url: str, browser_page: tuple[Page, list
     top.hover(timeout=5000)
     label = page.inner_text("#chart-label")
     assert "—" in label and label == top.locator("title").text_content()
+    screenshot(page, "rank-chart", "#chart")
     screenshot(page, "rank")
 
     # open the first offer from the table
@@ -141,6 +142,7 @@ def test_ranked_llm_results_fit_the_viewport(
             assert top and abs(top["y"]) < 2, top
             page.evaluate("window.scrollTo(0, 0)")
         else:
+            screenshot(page, f"rank-llm-{name}")
             # a compact card per offer; "more" folds out throughput, cost per epoch, specs
             assert not first.locator("td.c-samples_per_s").is_visible()
             first.locator("details.more > summary").click()
@@ -163,7 +165,8 @@ def test_ranked_llm_results_fit_the_viewport(
             assert first.locator(f"td.{c}").is_visible(), c
         assert "GiB" in first.locator("td.c-memory").inner_text()
         assert re.search(r"(\d+ min|\d h|\d d)", first.locator("td.c-epoch_hours").inner_text())
-        screenshot(page, f"rank-llm-{name}")
+        if name == "desktop":
+            screenshot(page, f"rank-llm-{name}")
     finally:
         page.set_viewport_size({"width": 1440, "height": 900})
     assert not problems, problems
