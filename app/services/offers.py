@@ -454,15 +454,15 @@ def page_offers(
 
 
 def offer_counts_by_gpu(session: Session) -> dict[int, int]:
-    """Available, plausible offers per catalog GPU model id (what the ranking sees by
-    default)."""
+    """Available, plausible offers per catalog GPU model id: the order of the page's GPU
+    chips, not a count to show (a public-catalog twin of a first-hand offer counts too: the
+    anti-join that leaves it out costs 30 ms over 10,000 offers)."""
     stmt = (
         select(InstanceOffer.gpu_model_id, func.count())
         .where(
             InstanceOffer.gpu_model_id.is_not(None),
             InstanceOffer.available.is_(True),
             InstanceOffer.suspect.is_(False),
-            ~shadowed_by_first_hand(),
         )
         .group_by(InstanceOffer.gpu_model_id)
     )

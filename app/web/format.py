@@ -1,21 +1,29 @@
 """Display formatting for the web pages (Jinja filters): money, durations, counts, links.
 
-Numbers and money are formatted for the page's language by Babel (CLDR data: grouping,
-decimal sign, currency symbols: ``$`` and ``CN¥`` in English, ``US$`` and ``¥`` in Chinese);
-the number of digits shown is ours (three significant figures). Every function takes the
+Numbers and money are formatted for the page's language with Babel's CLDR data (grouping,
+decimal and minus signs, currency symbols: ``$`` and ``CN¥`` in English, ``US$`` and ``¥`` in
+Chinese), read once per language and currency; the number of digits shown is ours (three
+significant figures). Every function takes the
 page language as ``lang`` (``en`` or ``zh-CN``); the Jinja filters read it from the page.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from babel.numbers import format_compact_decimal, format_currency, format_decimal
+from babel.numbers import (
+    format_compact_decimal,
+    format_currency,
+    get_decimal_symbol,
+    get_group_symbol,
+    get_minus_sign_symbol,
+)
 from jinja2 import pass_context
 from jinja2.runtime import Context
 from markupsafe import Markup, escape
@@ -44,10 +52,33 @@ def _digits(value: float, sig: int) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def _pattern(text: str, prefix: str = "") -> str:
-    """A CLDR number pattern that shows ``text``'s decimals as they are."""
-    decimals = len(text.partition(".")[2])
-    return f"{prefix}#,##0" + ("." + "0" * decimals if decimals else "")
+@functools.cache
+def _number_symbols(lang: str) -> tuple[str, str, str]:
+    """The locale's decimal sign, group separator and minus sign (CLDR, through Babel)."""
+    locale = babel_locale(lang)
+    return get_decimal_symbol(locale), get_group_symbol(locale), get_minus_sign_symbol(locale)
+
+
+@functools.cache
+def _currency_affixes(currency: str, lang: str) -> tuple[str, str]:
+    """What the locale writes before and after an amount of ``currency`` (``US$``, ``¥``),
+    from Babel's own formatting of one unit (asked once per currency and language: Babel's
+    format functions cost some 60 µs a call, and a ranking page formats two thousand
+    amounts)."""
+    sample = format_currency(
+        Decimal(1), currency, format="¤#,##0", locale=babel_locale(lang), currency_digits=False
+    )
+    before, _, after = sample.partition("1")
+    return before, after
+
+
+def _localised_digits(text: str, lang: str) -> str:
+    """Plain digits (``-1234.5``) grouped and signed as the locale writes them."""
+    decimal, group, minus = _number_symbols(lang)
+    negative = text.startswith("-")
+    whole, _, fraction = text.lstrip("-").partition(".")
+    out = f"{int(whole):,}".replace(",", group) + (decimal + fraction if fraction else "")
+    return minus + out if negative else out
 
 
 def num(value: float | int | None, sig: int = 3, lang: str = "en") -> str:
@@ -58,8 +89,7 @@ def num(value: float | int | None, sig: int = 3, lang: str = "en") -> str:
         return "∞" if value > 0 else DASH
     if value == 0:
         return "0"
-    text = _digits(value, sig)
-    return str(format_decimal(Decimal(text), format=_pattern(text), locale=babel_locale(lang)))
+    return _localised_digits(_digits(value, sig), lang)
 
 
 def money(value: float | None, currency: str = "USD", lang: str = "en") -> str:
@@ -76,15 +106,12 @@ def money(value: float | None, currency: str = "USD", lang: str = "en") -> str:
 
 
 def _currency(text: str, currency: str, lang: str) -> str:
-    return str(
-        format_currency(
-            Decimal(text),
-            currency,
-            format=_pattern(text, "¤"),
-            locale=babel_locale(lang),
-            currency_digits=False,
-        )
-    )
+    before, after = _currency_affixes(currency, lang)
+    digits = _localised_digits(text, lang)
+    minus = _number_symbols(lang)[2]
+    if digits.startswith(minus):
+        return f"{minus}{before}{digits[len(minus) :]}{after}"
+    return f"{before}{digits}{after}"
 
 
 def money_short(value: float, currency: str = "USD", lang: str = "en") -> str:

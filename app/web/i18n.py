@@ -88,6 +88,7 @@ def translations(lang: str) -> gettext_module.NullTranslations:
     return gettext_module.GNUTranslations(buf)
 
 
+@functools.cache
 def babel_locale(lang: str) -> Locale:
     """The Babel locale numbers and currencies of ``lang`` are formatted in."""
     return Locale.parse(LANGS.get(lang, "en"))

@@ -111,6 +111,7 @@ from app.web.listing import (
     paging_params,
     parse_listing,
 )
+from app.web.messages import form_texts
 from app.web.picker import picker_groups, short_name
 from app.web.rank_context import (
     RANK_PAGE_PARAMS,
@@ -304,6 +305,7 @@ class PageController(Controller):
     ) -> Template:
         """Workload form, filters; after ranking: the answer, the table, the chart."""
         language = page_language(request)
+        _ = translations(language.lang).gettext
         given = {k: v for k, v in _raw(request).items() if k not in PAGE_PARAMS}
         base = ref.presets.get(_raw(request).get("base", ""))
         raw = strip_preset_values(given, base, all_form_fields())
@@ -345,9 +347,7 @@ class PageController(Controller):
         preset = ref.presets.get(form.get("preset", ""))
         page_params = {**params, **({"pin": ",".join(map(str, pins))} if pins else {})}
         context = {
-            "title": translations(language.lang).gettext(
-                N_("Compare GPU offers for a training job")
-            ),
+            "title": _("Compare GPU offers for a training job"),
             "form": form,
             "params": params,
             "errors": _error_list(errors, language.lang),
@@ -376,6 +376,9 @@ class PageController(Controller):
             "filters_advanced": FILTERS_ADVANCED,
             "options": OPTIONS,
             "field_labels": FIELD_LABELS,
+            "form_text": form_texts(language.lang),
+            "form_text_any": _("any"),
+            "form_text_default": _("default"),
             "sort_labels": SORT_LABELS,
             "gpu_chips": gpu_chips(session, ref),
             "gpu_names": sorted(ref.gpus),
