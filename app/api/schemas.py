@@ -18,6 +18,7 @@ from pydantic import (
     field_validator,
 )
 
+from app.api.counts import COUNT_PATTERN, count_value
 from app.estimate.types import (
     VERSION_PATTERN,
     WORKLOAD_INPUTS,
@@ -190,11 +191,45 @@ def request_field(name: str) -> Any:
         kwargs["max_length"] = spec.max_items
     if spec.examples:
         kwargs["examples"] = list(spec.examples)
+    if spec.count:
+        kwargs["json_schema_extra"] = count_schema(kwargs)
     return Field(default=None, description=spec.description, **kwargs)
 
 
+def count_schema(constraints: dict[str, Any]) -> dict[str, Any]:
+    """The JSON forms of a count field in a body, as schema keywords: an integer within
+    ``constraints``' bounds (``7e9`` is one), text such as ``"7B"``
+    (:data:`~app.api.counts.COUNT_PATTERN`, whose value the same bounds limit), or null (not
+    given). The forms exclude each other, so ``anyOf`` and ``oneOf`` say the same: pydantic's
+    own schema takes ``anyOf`` in place of its integer-or-null, Litestar's document ``oneOf``.
+    """
+    integer = {"type": "integer"} | {
+        key: constraints[name] for name, key in BOUND_KEYWORDS.items() if name in constraints
+    }
+    forms = [integer, {"type": "string", "pattern": COUNT_PATTERN}, {"type": "null"}]
+    return {"anyOf": forms, "oneOf": forms}
+
+
+#: The workload's count fields (their :class:`~app.estimate.types.InputSpec` says ``count``).
+COUNT_FIELDS: tuple[str, ...] = tuple(n for n, given in WORKLOAD_INPUTS.items() if given.spec.count)
+
+
+class CountsIn(BaseModel):
+    """A request model whose :data:`COUNT_FIELDS` take counts as people write them: an
+    integral JSON number (``7e9``) or text (``"7B"``, ``"50k"``, ``"1.5M"``), read by
+    :func:`app.api.counts.count_value` (the query strings' parser); a value that is not whole is
+    a 400 naming the field."""
+
+    model_config = REQUEST_CONFIG
+
+    @field_validator(*COUNT_FIELDS, mode="before", check_fields=False)
+    @classmethod
+    def _count(cls, value: object) -> object:
+        return count_value(value)
+
+
 # --- WorkloadIn: written by tools/gen_workload_in.py from WORKLOAD_INPUTS; do not edit ---
-class WorkloadIn(BaseModel):
+class WorkloadIn(CountsIn):
     """A training job. ``preset`` supplies defaults for every other field.
 
     Sizes: ``params`` parameters (count), ``seq_len`` tokens per sample, ``image_size`` pixels

@@ -549,15 +549,22 @@ class Workload:
     text_encoder_params: int | None = field(
         default=None,
         metadata=_given(
-            "diffusion: frozen text encoder(s) parameters (params counts the UNet)",
+            "diffusion: frozen text encoder(s) parameters held on the GPU (params counts the "
+            "UNet); 0 when the encoders are not on the GPU (embeddings cached or offloaded)",
             count=True,
-            gt=0,
+            ge=0,
             le=10**13,
         ),
     )
     vae_params: int | None = field(
         default=None,
-        metadata=_given("diffusion: frozen VAE parameters", count=True, gt=0, le=10**13),
+        metadata=_given(
+            "diffusion: frozen VAE parameters held on the GPU; 0 when it is not there (latents "
+            "cached)",
+            count=True,
+            ge=0,
+            le=10**13,
+        ),
     )
     #: an fp32 exponential-moving-average copy of the trained parameters kept on the GPU
     #: (diffusers ``--use_ema``, torchvision/timm ``--model-ema``)
