@@ -285,6 +285,7 @@ class WorkloadIn(CountsIn):
     forward_activations_per_sample: float | None = request_field("forward_activations_per_sample")
     lookup_params: int | None = request_field("lookup_params")
     tokens_per_epoch: int | None = request_field("tokens_per_epoch")
+    tokens_per_sample: float | None = request_field("tokens_per_sample")
     packed: bool | None = request_field("packed")
     cuda_build: str | None = request_field("cuda_build")
     cuda_only_libraries: list[CudaLibrary] | None = request_field("cuda_only_libraries")

@@ -671,6 +671,18 @@ class Workload:
             le=10**15,
         ),
     )
+    #: mean real tokens per sample; resolved into ``tokens_per_epoch`` = samples × this
+    #: (:func:`app.services.workloads.resolve_workload`), so packing applies
+    tokens_per_sample: float | None = field(
+        default=None,
+        metadata=_given(
+            "mean real (non-padding) tokens per sample; the epoch's tokens are "
+            "samples_per_epoch × this, packed into seq_len sequences unless packed is false",
+            gt=0,
+            le=10**9,
+            examples=(92.4,),
+        ),
+    )
     #: samples packed into ``seq_len`` sequences (True) or each padded to ``seq_len``
     #: (False); ``None``: packed when ``tokens_per_epoch`` is given, else padded
     packed: bool | None = field(

@@ -72,6 +72,8 @@ def _raise_all_missing(merged: dict[str, Any], prefix: str) -> None:
         (f"{prefix}.{name}", "required when no preset is given")
         for name in REQUIRED_WITHOUT_PRESET
         if merged.get(name) is None
+        # a packed token count is the epoch without a sample count (epoch rule, README)
+        and not (name == "samples_per_epoch" and _packed_count(merged))
     ]
     arch = merged.get("architecture")
     shape = {
@@ -118,7 +120,9 @@ def resolve_workload(
         _raise_all_missing(merged, prefix)
     else:
         for name in REQUIRED_WITHOUT_PRESET:
-            if merged.get(name) is not None:
+            if merged.get(name) is not None or (
+                name == "samples_per_epoch" and _packed_count(merged)
+            ):
                 continue
             if name == "samples_per_epoch":
                 raise WorkloadError(
@@ -157,7 +161,6 @@ def resolve_workload(
         # attention's token-by-token products do not scale with pixels: a ViT preset's
         # published count holds at its own size only (the per-layer formula takes over)
         merged.pop("forward_activations_per_sample")
-    _scale_preset_tokens(base, given, merged)
     input_notes = (
         _drop_inapplicable(base, given, merged)
         + _drop_stale_activations(base, given, merged)
@@ -174,15 +177,13 @@ def resolve_workload(
         raise WorkloadError(f"{prefix}.{missing}", f"required for architecture {arch}")
     if arch in ("transformer_encoder", "transformer_decoder") and not merged.get("seq_len"):
         raise WorkloadError(f"{prefix}.seq_len", f"required for architecture {arch}")
-    if merged.get("tokens_per_epoch") and arch not in (
-        "transformer_encoder",
-        "transformer_decoder",
-        "rnn_seq2seq",
-    ):
-        raise WorkloadError(
-            f"{prefix}.tokens_per_epoch",
-            f"only for token workloads (transformer encoder/decoder, seq2seq), not {arch}",
-        )
+    for name in ("tokens_per_epoch", "tokens_per_sample"):
+        if merged.get(name) and arch not in TOKEN_ARCHITECTURES:
+            raise WorkloadError(
+                f"{prefix}.{name}",
+                f"only for token workloads (transformer encoder/decoder, seq2seq), not {arch}",
+            )
+    input_notes += _epoch_counts(base, given, merged, prefix)
     matches = preset is not None and all(
         _same(merged.get(k), base.get(k), k, merged.get("architecture")) for k in THROUGHPUT_FIELDS
     )
@@ -373,18 +374,95 @@ def _drop_stale_lookup(
     )
 
 
-def _scale_preset_tokens(
-    base: dict[str, Any], given: dict[str, Any], merged: dict[str, Any]
-) -> None:
-    """A preset's ``tokens_per_epoch`` counts the preset's own dataset: when the client sets
-    ``samples_per_epoch`` but not ``tokens_per_epoch``, scale the preset's tokens with the
-    samples (its real tokens per sample kept), in ``merged``. E.g. llama3-8b-lora (alpaca,
-    51,760 samples) at 103,520 samples: twice the preset's tokens, so twice its epoch time.
+#: architectures whose samples are token sequences (an epoch may be counted in tokens)
+TOKEN_ARCHITECTURES = ("transformer_encoder", "transformer_decoder", "rnn_seq2seq")
+
+
+def _packed_count(merged: dict[str, Any]) -> bool:
+    """Whether ``merged`` counts its epoch in tokens packed into sequences (a
+    ``tokens_per_epoch`` and ``packed`` not false), which needs no sample count."""
+    return bool(merged.get("tokens_per_epoch")) and merged.get("packed") is not False
+
+
+def _epoch_counts(
+    base: dict[str, Any], given: dict[str, Any], merged: dict[str, Any], prefix: str
+) -> tuple[str, ...]:
+    """The epoch rule (README, "What an epoch is"), applied to ``merged``; returns the notes.
+
+    * ``tokens_per_sample`` given: ``tokens_per_epoch`` = samples × it (packing applies unless
+      ``packed`` is false); a ``tokens_per_epoch`` given with it must agree within 1 % (the
+      rounding of a mean written to three figures).
+    * ``samples_per_epoch`` given (other than the preset's) without a token count: the
+      preset's ``tokens_per_epoch`` counts the preset's own dataset, not the user's, so it is
+      dropped and each sample counts as a full ``seq_len`` sequence (samples × seq_len,
+      :func:`app.estimate.cost.epoch_plan`). The preset's ``packed`` goes with it (the
+      answer then warns ``epoch_tokens_padded``: the count was assumed), unless the preset's
+      samples are whole windows of a token stream (its tokens fill every sample: GPT-2 on
+      OpenWebText, Transformer-XL on WikiText-103), where samples × seq_len is exact.
+    * ``packed`` false with more real tokens than the samples' padded slots: the user's
+      values contradict each other, a 400.
+
+    E.g. llama3-8b-qlora (Alpaca, 92.4 tokens a sample) with 50,000 samples of 512 tokens:
+    25,600,000 tokens, not the 4,620,000 that Alpaca's mean would give.
+
+    Raises:
+        WorkloadError: ``tokens_per_sample`` without a sample count or contradicting
+            ``tokens_per_epoch``; real tokens that padded samples cannot hold.
     """
-    old_samples, old_tokens = base.get("samples_per_epoch"), base.get("tokens_per_epoch")
-    new_samples = given.get("samples_per_epoch")
-    if old_samples and old_tokens and new_samples and given.get("tokens_per_epoch") is None:
-        merged["tokens_per_epoch"] = round(old_tokens * new_samples / old_samples)
+    notes: list[str] = []
+    per_sample, tokens = given.get("tokens_per_sample"), given.get("tokens_per_epoch")
+    samples = merged.get("samples_per_epoch")
+    if per_sample is not None:
+        if not samples:
+            raise WorkloadError(
+                f"{prefix}.samples_per_epoch",
+                "required with tokens_per_sample (the epoch's tokens are samples × tokens "
+                "per sample)",
+            )
+        counted = round(samples * per_sample)
+        if tokens is not None and abs(tokens - counted) > 0.01 * tokens:
+            raise WorkloadError(
+                f"{prefix}.tokens_per_sample",
+                f"{samples:,} samples × {per_sample:g} tokens = {counted:,} tokens, not the "
+                f"{tokens:,} tokens_per_epoch given; give one of the two",
+            )
+        merged["tokens_per_epoch"] = tokens if tokens is not None else counted
+    elif (
+        tokens is None
+        and given.get("samples_per_epoch") is not None
+        and given["samples_per_epoch"] != base.get("samples_per_epoch")
+        and base.get("tokens_per_epoch")
+    ):
+        old_tokens, old_samples = base["tokens_per_epoch"], base.get("samples_per_epoch") or 0
+        merged.pop("tokens_per_epoch", None)
+        windows = old_samples * (base.get("seq_len") or 0) <= old_tokens
+        if not windows and given.get("packed") is None:
+            merged.pop("packed", None)
+        if not windows:
+            mean = f" ({old_tokens / old_samples:,.1f} a sample)" if old_samples else ""
+            notes.append(
+                f"the preset's {old_tokens:,} tokens{mean} count its own dataset; for the "
+                f"{samples:,} samples given each counts as a full {merged.get('seq_len') or 0:,}-"
+                "token sequence: give tokens_per_sample or tokens_per_epoch for the real count"
+            )
+    seq_len, count = merged.get("seq_len"), merged.get("tokens_per_epoch")
+    if (
+        merged.get("packed") is False
+        and count
+        and samples
+        and seq_len
+        and count > samples * seq_len
+    ):
+        field = next(
+            (k for k in ("tokens_per_sample", "tokens_per_epoch") if given.get(k) is not None),
+            "samples_per_epoch",
+        )
+        raise WorkloadError(
+            f"{prefix}.{field}",
+            f"{count:,} real tokens do not fit {samples:,} samples padded to {seq_len:,} tokens "
+            f"({samples * seq_len:,} slots); give packed true, a longer seq_len or more samples",
+        )
+    return tuple(notes)
 
 
 def _same(a: Any, b: Any, key: str, architecture: Any = None) -> bool:
