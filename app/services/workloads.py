@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from app.estimate.shape import shape_errors, too_few_multiplied
+from app.estimate.shape import TRANSFORMERS, shape_errors, shape_params, too_few_multiplied
 from app.estimate.throughput import training_flops_per_sample
 from app.estimate.types import Workload
 from app.services.presets import build_workload
@@ -135,6 +135,7 @@ def resolve_workload(
                     f"{prefix}.params",
                     f"preset {preset.slug!r} has no sourced parameter count; give it",
                 )
+    shape_notes = _follow_shape(base, given, merged, prefix) if preset is not None else ()
     # convolutions cost and output per pixel: a preset's published forward cost and
     # activation count scale with image area when only the image size is changed (ViT
     # FLOPs and activations follow from the token count instead)
@@ -162,7 +163,8 @@ def resolve_workload(
         # published count holds at its own size only (the per-layer formula takes over)
         merged.pop("forward_activations_per_sample")
     input_notes = (
-        _drop_inapplicable(base, given, merged)
+        shape_notes
+        + _drop_inapplicable(base, given, merged)
         + _drop_stale_activations(base, given, merged)
         + _drop_stale_lookup(base, given, merged, prefix)
     )
@@ -372,6 +374,113 @@ def _drop_stale_lookup(
         "give lookup_params for your model's tables (0 when every parameter is multiplied "
         "per token)",
     )
+
+
+#: the shape fields of a transformer whose change moves the parameter count
+SHAPE_FIELDS = ("layers", "hidden_size", "heads", "kv_heads", "ffn_hidden_size", "vocab_size")
+
+
+def _follow_shape(
+    base: dict[str, Any], given: dict[str, Any], merged: dict[str, Any], prefix: str
+) -> tuple[str, ...]:
+    """Move, in ``merged``, the preset's values that follow from a shape field the client
+    changed, unless the client gave them too (only given values can contradict each other);
+    returns a note per value moved. For a transformer preset, in order:
+
+    * ``hidden_size`` changed: ``heads`` keeps the preset's head size (BERT-base's 64:
+      hidden 1024 → 16 heads), ``ffn_hidden_size`` its ratio to ``hidden_size`` (4 ×;
+      Llama 3's 3.5 ×);
+    * ``heads`` changed (given or moved): ``kv_heads`` follows them on a multi-head preset
+      (kv_heads = heads); on a grouped-query one it stays while it divides them, else keeps
+      the preset's group size;
+    * any shape field changed and no ``params`` given: ``params`` is the preset's count plus
+      what the changed shape adds or removes (:func:`app.estimate.shape.shape_params`, with
+      the plain or gated MLP and tied or untied embedding that fits the preset's count best).
+
+    Raises:
+        WorkloadError: a given ``hidden_size`` or ``heads`` that no head count or key/value
+            head count of the preset's kind fits (naming the given field).
+    """
+    if base.get("architecture") not in [a.value for a in TRANSFORMERS] or (
+        given.get("architecture") not in (None, base.get("architecture"))
+    ):
+        return ()
+    notes: list[str] = []
+
+    def move(name: str, value: int, why: str) -> None:
+        if given.get(name) is None and value != merged.get(name):
+            notes.append(f"{name} {_count_text(merged.get(name))} → {_count_text(value)}: {why}")
+            merged[name] = value
+
+    h0, h = base.get("hidden_size"), merged.get("hidden_size")
+    heads0, kv0 = base.get("heads"), base.get("kv_heads") or base.get("heads")
+    if h0 and h and h != h0 and heads0 and h0 % heads0 == 0:
+        size = h0 // heads0
+        if h % size == 0:
+            move("heads", h // size, f"the preset's head size {size} kept at hidden_size {h}")
+        elif given.get("heads") is None and h % heads0:
+            raise WorkloadError(
+                f"{prefix}.hidden_size",
+                f"hidden_size {h} is neither a multiple of the preset's head size {size} nor "
+                f"divisible by its {heads0} heads; give heads",
+            )
+        if base.get("ffn_hidden_size"):
+            ratio = base["ffn_hidden_size"] / h0
+            move(
+                "ffn_hidden_size",
+                round(ratio * h),
+                f"the preset's MLP ratio {ratio:g} × hidden_size kept",
+            )
+    heads = merged.get("heads")
+    if heads0 and kv0 and heads and heads != heads0:
+        group = heads0 // kv0
+        if kv0 == heads0:
+            move("kv_heads", heads, "multi-head attention: one key/value head per head")
+        elif heads % kv0 and heads % group == 0:
+            move("kv_heads", heads // group, f"the preset's {group} heads per key/value head kept")
+        elif heads % kv0 and given.get("kv_heads") is None and not (h and h % heads):
+            raise WorkloadError(
+                f"{prefix}.heads",
+                f"{heads} heads are divisible neither by the preset's {kv0} key/value heads "
+                f"nor by its {group} heads per key/value head; give kv_heads",
+            )
+    changed = [k for k in SHAPE_FIELDS if merged.get(k) != base.get(k)]
+    if given.get("params") is None and base.get("params") and changed:
+        params = _shape_moved_params(base, merged)
+        if params is not None:
+            move(
+                "params",
+                params,
+                f"the preset's count with its {', '.join(changed)} changed "
+                "(app/estimate/shape.py); give params for your model",
+            )
+    return tuple(notes)
+
+
+def _count_text(value: Any) -> str:
+    """A value for a note: integers grouped in thousands (8,030,261,248)."""
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def _shape_moved_params(base: dict[str, Any], merged: dict[str, Any]) -> int | None:
+    """The preset's ``params`` plus the count its changed shape adds or removes: the
+    :func:`~app.estimate.shape.shape_params` form (plain or gated MLP, tied or untied
+    embedding) nearest to the preset's own count, taken at both shapes; ``None`` when the
+    shape is unknown or the count would not be positive."""
+    old = build_workload({k: base.get(k) for k in ("architecture", *SHAPE_FIELDS)})
+    new = build_workload({k: merged.get(k) for k in ("architecture", *SHAPE_FIELDS)})
+    forms = [(g, u) for g in (False, True) for u in (False, True)]
+    counts = [(shape_params(old, gated=g, untied=u), g, u) for g, u in forms]
+    known = [(c, g, u) for c, g, u in counts if c is not None]
+    if not known:
+        return None
+    _, gated, untied = min(known, key=lambda t: abs(t[0] - base["params"]))
+    before = shape_params(old, gated=gated, untied=untied)
+    after = shape_params(new, gated=gated, untied=untied)
+    if before is None or after is None:
+        return None
+    params = round(base["params"] + after - before)
+    return params if params > 0 else None
 
 
 #: architectures whose samples are token sequences (an epoch may be counted in tokens)
