@@ -233,8 +233,18 @@ def resolve_workload(
     return workload, reference, echo
 
 
-#: fields that mean nothing for some architectures / methods: (field, applies to it?, why)
+#: architectures whose LoRA/QLoRA adapters the estimator counts
+#: (:func:`app.estimate.memory.lora_trainable_params`)
+LORA_ARCHITECTURES = ("transformer_encoder", "transformer_decoder", "vit", "diffusion_unet")
+#: fields that mean nothing for some architectures / methods: (field, applies to it?, why);
+#: checked in order (``method`` put back first, so a ``lora_rank`` with it goes too)
 INAPPLICABLE: tuple[tuple[str, Any, str], ...] = (
+    (
+        "method",
+        lambda m: m.get("method", "full") == "full" or m.get("architecture") in LORA_ARCHITECTURES,
+        "LoRA/QLoRA adapters are counted for transformers and diffusion UNets, not for a CNN, "
+        "an RNN, a TTS model, a vocoder or a recommender",
+    ),
     ("lora_rank", lambda m: m.get("method", "full") in ("lora", "qlora"), "method is full"),
     (
         "image_size",
@@ -258,7 +268,8 @@ def _drop_inapplicable(
     base: dict[str, Any], given: dict[str, Any], merged: dict[str, Any]
 ) -> tuple[str, ...]:
     """Put back the preset's value (none without a preset) of every given field that does
-    not apply to the merged workload (:data:`INAPPLICABLE`: ``lora_rank`` with method full,
+    not apply to the merged workload (:data:`INAPPLICABLE`: ``method`` lora or qlora on a
+    CNN, an RNN or a recommender, ``lora_rank`` with method full,
     ``image_size`` on a language model, ``seq_len`` on a CNN or UNet), so it moves no figure
     and does not make the estimate depart from the preset's measurements; returns a note per
     field dropped."""
