@@ -320,9 +320,12 @@ class HardwareIn(BaseModel):
     gpu: str = Field(
         min_length=1,
         max_length=MAX_TEXT,
-        description="GPU model: a catalog name or any alias, in any case (GET /v1/gpus); a "
-        "family name that leaves several models open (A100: PCIe or SXM4, 40 or 80 GB) is a "
-        "400 listing them unless interconnect or vram_gib tells them apart",
+        description="GPU model: a catalog name, any alias or a listing's label, in any case "
+        "(GET /v1/gpus); a VRAM or board the label writes picks the variant that has it "
+        "(3090-24G, V100 32GB SXM2; 4090-48G: a memory-modified RTX 4090 with 48 GB) and a "
+        "VRAM no variant has is a 400 naming them (4060-12GB); a name that leaves several "
+        "models open (A100, A100-80GB: PCIe or SXM4) is a 400 listing them unless "
+        "interconnect or vram_gib tells them apart",
         examples=["A100 80GB SXM4"],
     )
     gpu_count: float = Field(
