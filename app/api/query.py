@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from app.api.counts import COUNT_HELP, parse_count
+from app.api.field_names import unknown_field
 from app.api.schemas import OfferFilters, RankedOfferOut, RankRequest, WorkloadIn
 from app.estimate.types import WORKLOAD_INPUTS, Interconnect, unwrap_optional, version_tuple
 from app.services.estimates import offer_interconnect
@@ -171,7 +172,7 @@ def _clean(
     given = {k: v for k, v in raw.items() if isinstance(v, str) and v}
     for key, text in given.items():
         if key not in allowed:
-            errors.append((key, "unknown parameter"))
+            errors.append((key, unknown_field(key, allowed, "parameter")))
         elif (why := space_error(text)) is not None:
             errors.append((key, why))
     return {k: given[k] for k in allowed if k in given and space_error(given[k]) is None}

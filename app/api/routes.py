@@ -18,6 +18,7 @@ from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy.orm import Session
 
 from app.api.counts import COUNT_HELP, COUNT_PATTERN
+from app.api.field_names import unknown_field
 from app.api.query import (
     COUNT_PARAMS,
     OFFER_PARAMS,
@@ -114,8 +115,14 @@ def reject_unknown_query(request: Request[Any, Any, Any]) -> None:
     errors: list[tuple[str, str]] = []
     for key in dict.fromkeys(request.query_params.keys()):
         if key not in known:
-            hint = f"; renamed to {_RENAMED[key]}" if key in _RENAMED else ""
-            errors.append((key, f"unknown parameter{hint}"))
+            errors.append(
+                (
+                    key,
+                    f"unknown parameter; renamed to {_RENAMED[key]}"
+                    if key in _RENAMED
+                    else unknown_field(key, known, "parameter"),
+                )
+            )
         elif len(request.query_params.getall(key)) > 1:
             errors.append((key, "given more than once"))
     if errors:
