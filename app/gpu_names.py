@@ -530,13 +530,14 @@ class GpuNameNormaliser:
             LabelError: the label names no catalog model, leaves several open (the reason
                 lists them), or states a VRAM no variant has.
         """
-        # a size written in a remark counts too ("RTX 4090 (48 GB variant)", Vast's label)
-        remark = _VRAM_RE.search(raw.lower())
-        stated = parse_name(raw).vram_gib or (float(remark.group(1)) if remark else None)
+        # a size or board written in a remark counts too: Vast's "RTX 4090 (48 GB variant)",
+        # Lambda's "A100 (40 GB SXM4)"
+        remark = parse_name(" ".join(re.findall(r"\(([^)]*)\)", raw)))
+        stated = parse_name(raw).vram_gib or remark.vram_gib
         identity = self.identify(
             raw,
             vram_gib=vram_gib or stated,
-            form_hint=form_hint,
+            form_hint=form_hint or remark.form,
             gpu_count=gpu_count,
             conventions=False,
         )

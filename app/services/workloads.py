@@ -168,6 +168,12 @@ def resolve_workload(
         + _drop_stale_activations(base, given, merged)
         + _drop_stale_lookup(base, given, merged, prefix)
     )
+    if (
+        merged.get("heads")
+        and not merged.get("kv_heads")
+        and merged["architecture"] in TRANSFORMER_NAMES
+    ):
+        merged["kv_heads"] = merged["heads"]  # multi-head attention unless kv_heads says otherwise
     method = merged.get("method", "full")
     if method in ("lora", "qlora") and not merged.get("lora_rank"):
         merged["lora_rank"] = 8
@@ -387,6 +393,8 @@ def _drop_stale_lookup(
     )
 
 
+#: the architectures built of transformer blocks (:data:`app.estimate.shape.TRANSFORMERS`)
+TRANSFORMER_NAMES = tuple(a.value for a in TRANSFORMERS)
 #: the shape fields of a transformer whose change moves the parameter count
 SHAPE_FIELDS = ("layers", "hidden_size", "heads", "kv_heads", "ffn_hidden_size", "vocab_size")
 
@@ -412,7 +420,7 @@ def _follow_shape(
         WorkloadError: a given ``hidden_size`` or ``heads`` that no head count or key/value
             head count of the preset's kind fits (naming the given field).
     """
-    if base.get("architecture") not in [a.value for a in TRANSFORMERS] or (
+    if base.get("architecture") not in TRANSFORMER_NAMES or (
         given.get("architecture") not in (None, base.get("architecture"))
     ):
         return ()
