@@ -9,6 +9,9 @@ Expected figures are worked out by hand in the comments (shapes: app/estimate/sh
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -603,3 +606,30 @@ def test_a_hugging_face_config_with_n_samples_of_l_tokens(
     # 20,000 samples of 512 tokens, counted as full sequences and said to be
     assert body["estimate"]["epoch_tokens"] == 20_000 * 512
     assert "epoch_tokens_padded" in [w["code"] for w in body["estimate"]["warnings"]]
+
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+
+
+def _readme_example(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The README's request after ``<!-- natural-example: name -->`` and the answer excerpt
+    that follows it (the next two JSON blocks)."""
+    after = README.split(f"<!-- natural-example: {name} -->", 1)[1]
+    request, excerpt = re.findall(r"```json\n(.*?)```", after, re.DOTALL)[:2]
+    return json.loads(request), json.loads(excerpt)
+
+
+def _subset(excerpt: Any, answer: Any) -> bool:
+    if isinstance(excerpt, dict):
+        return all(k in answer and _subset(v, answer[k]) for k, v in excerpt.items())
+    return bool(excerpt == answer)
+
+
+@pytest.mark.parametrize("name", ["epoch", "label"])
+def test_the_readme_examples_are_the_api_answers(client: Any, name: str) -> None:
+    request, excerpt = _readme_example(name)
+    r = client.post("/v1/estimate", json=request)
+    assert r.status_code == 200, r.text
+    assert _subset(excerpt, r.json()), (excerpt, r.json())
+    if name == "epoch":  # the warning the README names with it
+        assert "epoch_tokens_padded" in [w["code"] for w in r.json()["estimate"]["warnings"]]
