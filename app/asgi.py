@@ -28,6 +28,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import DataError
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.api.field_names import detail_keys, name_unknown_fields
 from app.api.health import (
     DatabaseProbe,
     healthz,
@@ -119,7 +120,7 @@ def _validation_error(request: Request, exc: ValidationException) -> Response[di
             status_code=HTTP_400_BAD_REQUEST,
             media_type=MediaType.JSON,
         )
-    keys = ", ".join(str(e.get("key")) for e in extra if isinstance(e, dict) and e.get("key"))
+    keys = detail_keys(extra)
     detail = exc.detail if not keys else f"{exc.detail} ({keys})"
     return Response(
         {"status_code": HTTP_400_BAD_REQUEST, "detail": detail, "extra": extra},
@@ -185,9 +186,8 @@ def _validate_as_json(model_type: type[BaseModel], value: Any) -> BaseModel:
         return validate_body(model_type, value)
     except PydanticValidationError as exc:
         hide = bool(model_type.model_config.get("hide_input_in_errors", False))
-        raise ExtendedMsgSpecValidationError(
-            errors=cast(list[dict[str, Any]], exc.errors(include_input=not hide))
-        ) from exc
+        errors = name_unknown_fields(model_type, exc.errors(include_input=not hide))
+        raise ExtendedMsgSpecValidationError(errors=cast(list[dict[str, Any]], errors)) from exc
 
 
 class ModelStrictnessPlugin(PydanticInitPlugin):

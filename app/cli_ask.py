@@ -45,7 +45,8 @@ def typed_value(annotation: Any, name: str, text: str) -> Any:
     the field and the reason, as the API does)."""
     import typing
 
-    from app.api.query import COUNT_PARAMS, parse_count, query_text_error, scalar_kind
+    from app.api.counts import parse_count
+    from app.api.query import COUNT_PARAMS, query_text_error, scalar_kind
     from app.estimate.types import unwrap_optional
 
     if name in COUNT_PARAMS and (count := parse_count(text)) is not None and count.isdigit():

@@ -212,6 +212,12 @@ class GpuNameNormaliser:
         extra_aliases: Mapping[str, str | Sequence[str]] | None = None,
     ):
         self._gpus: dict[str, CatalogGpu] = {}
+        #: VRAM sizes (GB as written) a catalog or alias-table label records for a card that
+        #: its datasheet does not have: memory-modified boards rented as such ("2080 Ti 22GB
+        #: (memory mod, China)", "RTX 4090 48GB"), which :meth:`resolve_label` accepts
+        self._mods: dict[str, list[float]] = {}
+        #: normalised labels the alias table (a provider's spelling) decides
+        self._table_keys: set[str] = set()
         self._order: dict[str, int] = {}
         self._alias: dict[str, list[str]] = {}
         self._family: dict[str, list[str]] = {}
@@ -224,6 +230,7 @@ class GpuNameNormaliser:
             names = (gpu.canonical_name, *gpu.aliases)
             for name in names:
                 self._add(self._alias, normalise_key(name), gpu.canonical_name)
+                self._note_mod(name, gpu)
             for name in names:
                 parsed = parse_name(name)
                 vram_ok = parsed.vram_gib is None or _close(parsed.vram_gib, gpu.vram_gib)
@@ -246,8 +253,20 @@ class GpuNameNormaliser:
                     self._exact[_exact_key(alias)] = known
                     continue
                 self._alias[key] = known[:1]
+                self._table_keys.add(key)
+                for canonical in known:
+                    self._note_mod(alias, self._gpus[canonical])
                 if len(known) > 1:
                     self._several[key] = known
+
+    def _note_mod(self, label: str, gpu: CatalogGpu) -> None:
+        """Record the VRAM ``label`` states for ``gpu`` when its datasheet size is another
+        (a memory-modified board, :attr:`_mods`)."""
+        vram = parse_name(label).vram_gib
+        if vram is not None and not _close(vram, gpu.vram_gib):
+            sizes = self._mods.setdefault(gpu.canonical_name, [])
+            if vram not in sizes:
+                sizes.append(vram)
 
     @staticmethod
     def _add(index: dict[str, list[str]], key: str, name: str) -> None:
@@ -380,6 +399,16 @@ class GpuNameNormaliser:
             or self._several.get(parsed.key)
             or self._alias.get(parsed.key, [])
         )
+        if (
+            not conventions
+            and parsed.key in self._table_keys
+            and parsed.key not in self._several  # listed under several GPUs: all of them
+            and len(self._open(family, parsed)) > 1
+        ):
+            # an alias-table row is a provider's spelling ("A100-80GB" is SXM4 at Lambda and
+            # AWS): a label typed without a provider that leaves several models open by its own
+            # family, form and VRAM (A100 SXM4 or PCIe 80GB) is not settled by it
+            alias = []
         if not conventions and len(family) > 1 and parsed.key in _family_variants(parsed.family):
             # a bare family name ("A100") names every model of the family; the alias entry
             # under it is a provider's convention (SkyPilot's "A100" = 40 GB, Vultr's
@@ -414,6 +443,17 @@ class GpuNameNormaliser:
             if same and len(same) < len(pool):
                 pool = same
                 how.append(f"form factor {form}")
+        if len(pool) > 1:
+            # a board generation the label writes tells models of one form apart ("V100 32GB
+            # SXM2": the SXM2 card, not the SXM3 one)
+            # (sizes aside: the VRAM step below weighs them as numbers)
+            keys = {c: _board_words(normalise_key(c)) for c in pool}
+            common = set.intersection(*keys.values())
+            written = _board_words(parsed.key) - _words(parsed.family)  # sxm2, not v100
+            told = [c for c in pool if (keys[c] - common) & written]
+            if told and len(told) < len(pool):
+                pool = told
+                how.append("its label")
         if len(pool) > 1:
             keys = {c: _words(normalise_key(c)) for c in pool}
             common = set.intersection(*keys.values())
@@ -459,6 +499,73 @@ class GpuNameNormaliser:
             note=note,
         )
 
+    def _open(self, candidates: list[str], parsed: ParsedName) -> list[str]:
+        """The ``candidates`` a label's own form factor and VRAM leave open."""
+        return [
+            c
+            for c in candidates
+            if (parsed.form is None or self._form[c] in (parsed.form, None))
+            and (parsed.vram_gib is None or _close(parsed.vram_gib, self._gpus[c].vram_gib))
+        ]
+
+    def resolve_label(
+        self,
+        raw: str,
+        *,
+        vram_gib: float | None = None,
+        form_hint: str | None = None,
+        gpu_count: float = 1,
+    ) -> LabelGpu:
+        """The GPU a label typed without a provider names (a what-if machine): the label rule
+        of the README ("GPU labels"). The model and board form the label writes, and the VRAM
+        it states (``4060-12GB``, ``3090-24G``, ``V100 32GB SXM2``), pick the catalog variant
+        that has them (:meth:`identify` without the providers' conventions). A stated VRAM
+        that no variant of the family has is the card's only where the catalog or the alias
+        table records a memory-modified board of that size (``2080 Ti 22GB``, ``4090-48G``,
+        ``3080-20G``): then that card with the stated VRAM; otherwise it is refused, naming
+        the variants and their VRAM. ``vram_gib`` given apart from the label is an override
+        (a slice, a modified card) and is never refused.
+
+        Raises:
+            LabelError: the label names no catalog model, leaves several open (the reason
+                lists them), or states a VRAM no variant has.
+        """
+        # a size or board written in a remark counts too: Vast's "RTX 4090 (48 GB variant)",
+        # Lambda's "A100 (40 GB SXM4)"
+        remark = parse_name(" ".join(re.findall(r"\(([^)]*)\)", raw)))
+        stated = parse_name(raw).vram_gib or remark.vram_gib
+        identity = self.identify(
+            raw,
+            vram_gib=vram_gib or stated,
+            form_hint=form_hint or remark.form,
+            gpu_count=gpu_count,
+            conventions=False,
+        )
+        if identity.status == "ambiguous":
+            raise LabelError(
+                f"GPU {raw!r} is ambiguous: could be {' or '.join(identity.candidates)}; "
+                "name one of them"
+            )
+        if identity.match is None:
+            raise LabelError(f"unknown GPU {raw!r}")
+        chosen = identity.match.canonical_name
+        if vram_gib or stated is None or not identity.match.vram_mismatch:
+            return LabelGpu(chosen, None, identity.note)
+        pool = list(identity.candidates) or [chosen]
+        modded = [c for c in pool if any(_close(stated, v) for v in self._mods.get(c, ()))]
+        if modded:
+            card = min(modded, key=lambda c: self._order[c])
+            note = (
+                f"{raw!r}: a memory-modified {card} with {stated:g} GB (its datasheet "
+                f"{self._gpus[card].vram_gib:g} GiB); the estimate uses the stated VRAM"
+            )
+            return LabelGpu(card, stated, note)
+        sizes = ", ".join(f"{c} ({self._gpus[c].vram_gib:g} GB)" for c in pool)
+        raise LabelError(
+            f"GPU {raw!r} states {stated:g} GB, which no variant has: {sizes}; name one of "
+            "them, or give vram_gib for a modified card"
+        )
+
     def _choose(self, candidates: list[str], vram: float | None, form: str | None) -> str:
         pool = list(candidates)
         if form is not None:
@@ -468,6 +575,21 @@ class GpuNameNormaliser:
             best = min(abs(self._gpus[c].vram_gib - vram) for c in pool)
             pool = [c for c in pool if abs(self._gpus[c].vram_gib - vram) == best]
         return min(pool, key=lambda c: self._order[c])
+
+
+@dataclass(frozen=True, slots=True)
+class LabelGpu:
+    """What :meth:`GpuNameNormaliser.resolve_label` resolved: the catalog model, the VRAM per
+    GPU the label states when it is not the model's own (a memory-modified board, GB as
+    written; ``None``: the catalog's), and a note in words (``None``: nothing to say)."""
+
+    canonical_name: str
+    vram_gib: float | None = None
+    note: str | None = None
+
+
+class LabelError(ValueError):
+    """A GPU label that names no catalog model, several, or a VRAM none of them has."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -527,6 +649,11 @@ def _instance_type_name(text: str) -> ParsedName | None:
 
 def _words(key: str) -> set[str]:
     return set(key.split())
+
+
+def _board_words(key: str) -> set[str]:
+    """The words of a normalised label but its sizes (``32gb``)."""
+    return {w for w in key.split() if not _VRAM_RE.fullmatch(w)}
 
 
 def _identify_note(raw: str, chosen: str, dropped: list[str], how: str) -> str | None:

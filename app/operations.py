@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy.orm import Session
 
+from app.api.field_names import detail_keys, name_unknown_fields
 from app.api.query import (
     OfferQuery,
     ParamError,
@@ -122,17 +123,21 @@ def validate_body(model: type[M], value: Any) -> M:
     return model.model_validate_json(json.dumps(value, allow_nan=False))
 
 
-def validation_error(request_line: str, exc: PydanticValidationError) -> OperationError:
+def validation_error(
+    request_line: str, exc: PydanticValidationError, model: type[BaseModel] | None = None
+) -> OperationError:
     """A body that failed :func:`validate_body` as the API answers it: 400, ``detail``
     ``Validation failed for POST /v1/rank (workload.seq_len)`` and one ``{message, key}`` per
-    error (key: the dotted location), the form Litestar gives a handler's ``data``."""
+    error (key: the dotted location), the form Litestar gives a handler's ``data``; an unknown
+    field of ``model`` names the field meant (:func:`app.api.field_names.name_unknown_fields`)."""
     extra: list[dict[str, Any]] = []
-    for e in exc.errors(include_url=False, include_input=False):
+    errors: list[Any] = exc.errors(include_url=False, include_input=False)
+    for e in name_unknown_fields(model, errors) if model is not None else errors:
         entry: dict[str, Any] = {"message": e["msg"].split(" - ", maxsplit=1)[0]}
         if e["loc"]:
             entry["key"] = ".".join(str(part) for part in e["loc"])
         extra.append(entry)
-    keys = ", ".join(str(e["key"]) for e in extra if e.get("key"))
+    keys = detail_keys(extra)
     detail = f"Validation failed for {request_line}" + (f" ({keys})" if keys else "")
     return OperationError(400, detail, extra)
 
@@ -197,7 +202,7 @@ class Operation(Generic[Req, Resp]):
         try:
             return validate_body(self.request, body)
         except PydanticValidationError as exc:
-            raise validation_error(self.request_line, exc) from None
+            raise validation_error(self.request_line, exc, self.request) from None
         except ValueError as exc:  # NaN / infinity: not JSON
             raise OperationError(
                 400, f"Invalid body: {exc}", [{"key": "body", "message": str(exc)}]

@@ -209,18 +209,30 @@ def test_alpaca_presets_carry_the_sourced_token_count(client: Any) -> None:
     assert 52_002 * 2048 / e["epoch_tokens"] == pytest.approx(22.16, abs=0.01)
 
 
-def test_more_samples_on_a_token_preset_scale_its_tokens(client: Any) -> None:
+def test_samples_given_on_a_token_preset_count_full_sequences(client: Any) -> None:
+    # the epoch rule (README): samples given without a token count are the user's data, not
+    # Alpaca's 92.4-token rows: each counts as a full 2,048-token sequence, with a warning
     base = estimate(client, {"preset": "llama3-8b-lora"}, {"gpu": "A100 80GB SXM4"})
-    # twice alpaca's 51,760 samples: twice its 4,782,624 tokens (92.4 tokens per sample kept)
     e = estimate(
         client,
         {"preset": "llama3-8b-lora", "samples_per_epoch": 103_520},
         {"gpu": "A100 80GB SXM4"},
     )
-    assert e["epoch_tokens"] == 9_565_248 == 2 * 4_782_624
+    assert e["epoch_tokens"] == 103_520 * 2048
+    assert e["epoch_samples"] == 103_520
     assert e["tokens_per_s"] == pytest.approx(base["tokens_per_s"], rel=1e-12)
-    assert e["epoch_hours"] == pytest.approx(2 * base["epoch_hours"], rel=1e-9)
-    assert e["basis"] == base["basis"]
+    assert e["epoch_hours"] == pytest.approx(103_520 * 2048 / e["tokens_per_s"] / 3600)
+    assert "epoch_tokens_padded" in codes(e)
+    assert any("92.4 a sample" in n for n in e["notes"])
+    # tokens per sample given: packed, Alpaca's mean restated gives twice its tokens
+    e = estimate(
+        client,
+        {"preset": "llama3-8b-lora", "samples_per_epoch": 103_520, "tokens_per_sample": 92.4},
+        {"gpu": "A100 80GB SXM4"},
+    )
+    assert e["epoch_tokens"] == round(103_520 * 92.4) == 9_565_248
+    assert e["epoch_hours"] == pytest.approx(2 * base["epoch_hours"], rel=1e-6)
+    assert "epoch_tokens_padded" not in codes(e)
     # a token count given with it wins
     e = estimate(
         client,

@@ -54,7 +54,7 @@ def render() -> str:
     """The class between the markers (stable: the inputs' order)."""
     lines = [
         BEGIN,
-        "class WorkloadIn(BaseModel):\n",
+        "class WorkloadIn(CountsIn):\n",
         DOC,
         "\n",
         "    model_config = REQUEST_CONFIG\n",

@@ -13,7 +13,6 @@ values count as not given (an HTML form sends every field).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -21,6 +20,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from app.api.counts import COUNT_HELP, parse_count
+from app.api.field_names import unknown_field
 from app.api.schemas import OfferFilters, RankedOfferOut, RankRequest, WorkloadIn
 from app.estimate.types import WORKLOAD_INPUTS, Interconnect, unwrap_optional, version_tuple
 from app.services.estimates import offer_interconnect
@@ -49,17 +50,6 @@ OFFER_PARAMS: tuple[str, ...] = (*WORKLOAD_PARAMS, "currency")
 #: Workload fields that accept human counts: ``7B``, ``25.6M``, ``8e9``, ``1,281,167`` (those
 #: whose :class:`~app.estimate.types.InputSpec` says ``count``; the form's count boxes).
 COUNT_PARAMS: tuple[str, ...] = tuple(n for n, given in WORKLOAD_INPUTS.items() if given.spec.count)
-_SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
-#: How a count is written in a query string (the OpenAPI ``pattern`` of every count parameter
-#: and the check :func:`parse_rank_query` applies, one rule): digits, grouped in threes by
-#: ``,``, ``_`` or a space (``1,281,167``), or a decimal (``25.6``, ``.5``); an optional
-#: exponent (``8e9``); an optional suffix k (10³), M (10⁶), B or G (10⁹), T (10¹²), any case,
-#: after at most one space (``7B``, ``7 B``). The value must come out whole and within the
-#: field's bounds (the model's, stated in the document too).
-COUNT_PATTERN = r"^(?:[0-9]{1,3}(?:[,_ ][0-9]{3})+|[0-9]*\.?[0-9]+)(?:[eE][0-9]+)? ?[kKmMbBgGtT]?$"
-_COUNT_TEXT = re.compile(COUNT_PATTERN)
-_COUNT_RE = re.compile(r"^([0-9]*\.?[0-9]+(?:e[0-9]+)?)([kmbgt]?)$", re.IGNORECASE)
-COUNT_HELP = "a count: 7B, 25.6M, 8e9, 1,281,167"
 
 
 #: How a number or a boolean is written in a query string: one rule for every GET endpoint
@@ -176,35 +166,13 @@ def flat_field(field: str) -> str:
     return field
 
 
-def _human_count(text: str) -> str | None:
-    """A count's text (:data:`COUNT_PATTERN`) as the digits of its value; ``None`` when the
-    text breaks the pattern; the text itself when the value is not whole (the model's
-    integer check reports it)."""
-    if not _COUNT_TEXT.fullmatch(text):
-        return None
-    match = _COUNT_RE.match(text.replace(",", "").replace("_", "").replace(" ", ""))
-    if not match:  # the pattern admits only what this reads; kept for the type checker
-        return None
-    value = float(match.group(1)) * _SUFFIX.get(match.group(2).lower(), 1)
-    if not math.isfinite(value) or value != round(value):
-        return text
-    return str(round(value))
-
-
-def parse_count(text: str) -> str | None:
-    """A count as people write it (:data:`COUNT_PATTERN`: ``7B``, ``25.6M``, ``1,281,167``)
-    as the digits of its value; ``None`` when the text is no count; the text itself when the
-    value is not whole (the model's integer check reports it)."""
-    return _human_count(text)
-
-
 def _clean(
     raw: Mapping[str, str], allowed: tuple[str, ...], errors: list[tuple[str, str]]
 ) -> dict[str, str]:
     given = {k: v for k, v in raw.items() if isinstance(v, str) and v}
     for key, text in given.items():
         if key not in allowed:
-            errors.append((key, "unknown parameter"))
+            errors.append((key, unknown_field(key, allowed, "parameter")))
         elif (why := space_error(text)) is not None:
             errors.append((key, why))
     return {k: given[k] for k in allowed if k in given and space_error(given[k]) is None}
@@ -229,7 +197,7 @@ def _workload_values(params: dict[str, str], errors: list[tuple[str, str]]) -> d
     values: dict[str, Any] = {k: params[k] for k in WORKLOAD_PARAMS if k in params}
     for key in COUNT_PARAMS:
         if key in values:
-            count = _human_count(values.pop(key))
+            count = parse_count(values.pop(key))
             if count is None:
                 errors.append((key, f"must be {COUNT_HELP}"))
             else:

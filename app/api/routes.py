@@ -17,10 +17,10 @@ from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy.orm import Session
 
+from app.api.counts import COUNT_HELP, COUNT_PATTERN
+from app.api.field_names import unknown_field
 from app.api.query import (
-    COUNT_HELP,
     COUNT_PARAMS,
-    COUNT_PATTERN,
     OFFER_PARAMS,
     ORDER_COLUMNS,
     RANK_PARAMS,
@@ -115,8 +115,14 @@ def reject_unknown_query(request: Request[Any, Any, Any]) -> None:
     errors: list[tuple[str, str]] = []
     for key in dict.fromkeys(request.query_params.keys()):
         if key not in known:
-            hint = f"; renamed to {_RENAMED[key]}" if key in _RENAMED else ""
-            errors.append((key, f"unknown parameter{hint}"))
+            errors.append(
+                (
+                    key,
+                    f"unknown parameter; renamed to {_RENAMED[key]}"
+                    if key in _RENAMED
+                    else unknown_field(key, known, "parameter"),
+                )
+            )
         elif len(request.query_params.getall(key)) > 1:
             errors.append((key, "given more than once"))
     if errors:
@@ -174,7 +180,7 @@ def _flat_schema(
     """A query parameter's schema from a field's JSON schema (pydantic's): its type, enum,
     bounds, pattern and default; ``null`` dropped (an absent parameter is the null). A count
     (``count``) is ``anyOf`` the field's integer with its bounds and a string of
-    :data:`~app.api.query.COUNT_PATTERN` (``7B``), whose value the same bounds limit."""
+    :data:`~app.api.counts.COUNT_PATTERN` (``7B``), whose value the same bounds limit."""
     options = prop.get("anyOf", [prop])
     typed: dict[str, Any] = next((o for o in options if o.get("type") != "null"), {})
     if "$ref" in typed:

@@ -18,6 +18,7 @@ from pydantic import (
     field_validator,
 )
 
+from app.api.counts import COUNT_PATTERN, count_value
 from app.estimate.types import (
     VERSION_PATTERN,
     WORKLOAD_INPUTS,
@@ -190,11 +191,45 @@ def request_field(name: str) -> Any:
         kwargs["max_length"] = spec.max_items
     if spec.examples:
         kwargs["examples"] = list(spec.examples)
+    if spec.count:
+        kwargs["json_schema_extra"] = count_schema(kwargs)
     return Field(default=None, description=spec.description, **kwargs)
 
 
+def count_schema(constraints: dict[str, Any]) -> dict[str, Any]:
+    """The JSON forms of a count field in a body, as schema keywords: an integer within
+    ``constraints``' bounds (``7e9`` is one), text such as ``"7B"``
+    (:data:`~app.api.counts.COUNT_PATTERN`, whose value the same bounds limit), or null (not
+    given). The forms exclude each other, so ``anyOf`` and ``oneOf`` say the same: pydantic's
+    own schema takes ``anyOf`` in place of its integer-or-null, Litestar's document ``oneOf``.
+    """
+    integer = {"type": "integer"} | {
+        key: constraints[name] for name, key in BOUND_KEYWORDS.items() if name in constraints
+    }
+    forms = [integer, {"type": "string", "pattern": COUNT_PATTERN}, {"type": "null"}]
+    return {"anyOf": forms, "oneOf": forms}
+
+
+#: The workload's count fields (their :class:`~app.estimate.types.InputSpec` says ``count``).
+COUNT_FIELDS: tuple[str, ...] = tuple(n for n, given in WORKLOAD_INPUTS.items() if given.spec.count)
+
+
+class CountsIn(BaseModel):
+    """A request model whose :data:`COUNT_FIELDS` take counts as people write them: an
+    integral JSON number (``7e9``) or text (``"7B"``, ``"50k"``, ``"1.5M"``), read by
+    :func:`app.api.counts.count_value` (the query strings' parser); a value that is not whole is
+    a 400 naming the field."""
+
+    model_config = REQUEST_CONFIG
+
+    @field_validator(*COUNT_FIELDS, mode="before", check_fields=False)
+    @classmethod
+    def _count(cls, value: object) -> object:
+        return count_value(value)
+
+
 # --- WorkloadIn: written by tools/gen_workload_in.py from WORKLOAD_INPUTS; do not edit ---
-class WorkloadIn(BaseModel):
+class WorkloadIn(CountsIn):
     """A training job. ``preset`` supplies defaults for every other field.
 
     Sizes: ``params`` parameters (count), ``seq_len`` tokens per sample, ``image_size`` pixels
@@ -250,6 +285,7 @@ class WorkloadIn(BaseModel):
     forward_activations_per_sample: float | None = request_field("forward_activations_per_sample")
     lookup_params: int | None = request_field("lookup_params")
     tokens_per_epoch: int | None = request_field("tokens_per_epoch")
+    tokens_per_sample: float | None = request_field("tokens_per_sample")
     packed: bool | None = request_field("packed")
     cuda_build: str | None = request_field("cuda_build")
     cuda_only_libraries: list[CudaLibrary] | None = request_field("cuda_only_libraries")
@@ -284,9 +320,12 @@ class HardwareIn(BaseModel):
     gpu: str = Field(
         min_length=1,
         max_length=MAX_TEXT,
-        description="GPU model: a catalog name or any alias, in any case (GET /v1/gpus); a "
-        "family name that leaves several models open (A100: PCIe or SXM4, 40 or 80 GB) is a "
-        "400 listing them unless interconnect or vram_gib tells them apart",
+        description="GPU model: a catalog name, any alias or a listing's label, in any case "
+        "(GET /v1/gpus); a VRAM or board the label writes picks the variant that has it "
+        "(3090-24G, V100 32GB SXM2; 4090-48G: a memory-modified RTX 4090 with 48 GB) and a "
+        "VRAM no variant has is a 400 naming them (4060-12GB); a name that leaves several "
+        "models open (A100, A100-80GB: PCIe or SXM4) is a 400 listing them unless "
+        "interconnect or vram_gib tells them apart",
         examples=["A100 80GB SXM4"],
     )
     gpu_count: float = Field(

@@ -229,7 +229,7 @@ class WatchController(Controller):
         try:
             watch_in = validate_body(WatchIn, data)
         except PydanticValidationError as exc:
-            raise validation_error("POST /v1/watches", exc) from None
+            raise validation_error("POST /v1/watches", exc, WatchIn) from None
         watch = create_watch(
             session,
             owner,

@@ -41,6 +41,8 @@ from app.estimate.types import (
     Architecture,
     GpuSpec,
     Interconnect,
+    Method,
+    Optimizer,
     Precision,
     RunWarning,
     WarningCode,
@@ -279,11 +281,28 @@ def driver_warnings(gpu: GpuSpec, max_cuda: str | None) -> list[RunWarning]:
     ]
 
 
+def job_libraries(w: Workload) -> dict[str, str]:
+    """The libraries of :data:`LIBRARIES` the job uses → what uses them (``""``: named in
+    ``cuda_only_libraries``): those named, plus those its settings imply. QLoRA quantises
+    the frozen base to 4-bit NF4 with bitsandbytes (Dettmers et al. 2023, arXiv:2305.14314,
+    §3 and its released code; PEFT's ``BitsAndBytesConfig``), and the 8-bit AdamW optimizers
+    are bitsandbytes' (``bnb.optim.AdamW8bit`` / ``PagedAdamW8bit``, Dettmers et al. 2021,
+    arXiv:2110.02861). E.g. method qlora with optimizer paged_adamw_8bit →
+    ``{"bitsandbytes": "method qlora"}``."""
+    out = dict.fromkeys(w.cuda_only_libraries, "")
+    if w.method == Method.QLORA:
+        out.setdefault("bitsandbytes", "method qlora")
+    if w.optimizer in (Optimizer.ADAMW_8BIT, Optimizer.PAGED_ADAMW_8BIT):
+        out.setdefault("bitsandbytes", f"optimizer {w.optimizer.value}")
+    return out
+
+
 def compatibility_warnings(w: Workload, gpu: GpuSpec) -> list[RunWarning]:
     """Software the workload needs that ``gpu`` cannot run (precision apart).
 
     Checks the CUDA build against the GPU's compute capability (too old to know the GPU, or
-    too new to still support it), a CUDA build on a ROCm GPU, CUDA-only libraries on AMD,
+    too new to still support it), a CUDA build on a ROCm GPU, CUDA-only libraries on AMD
+    (named, or implied by the method or optimizer: :func:`job_libraries`),
     and the build's or libraries' lowest compute capability.
     """
     cap = capabilities(gpu)
@@ -344,18 +363,24 @@ def compatibility_warnings(w: Workload, gpu: GpuSpec) -> list[RunWarning]:
                 },
             )
         )
-    for name in w.cuda_only_libraries:
+    for name, why in job_libraries(w).items():
         lib = LIBRARIES.get(name)
         if lib is None:
             continue
         if cap.software_stack == "rocm":
             if "rocm" in lib.stacks and gpu.architecture in lib.rocm_architectures:
                 continue
+            used = f" (used by {why})" if why else ""
             out.append(
                 RunWarning(
                     code=WarningCode.CUDA_ONLY_LIBRARY,
-                    message=f"{lib.name} does not run on the AMD {gpu.name} ({lib.note})",
-                    values={"gpu": gpu.name, "library": lib.name, "software_stack": "rocm"},
+                    message=f"{lib.name}{used} does not run on the AMD {gpu.name} ({lib.note})",
+                    values={
+                        "gpu": gpu.name,
+                        "library": lib.name,
+                        "software_stack": "rocm",
+                        **({"used_by": why} if why else {}),
+                    },
                 )
             )
         elif lib.min_cc and cc and cc < lib.min_cc:

@@ -15,6 +15,8 @@ SwiGLU/GeGLU) ``h × ffn`` matrices; plus the token embedding ``V·h``, once (ti
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from app.estimate.flops import matmul_params
 from app.estimate.types import Architecture, Method, RunWarning, WarningCode, Workload
 
@@ -82,16 +84,31 @@ def shape_errors(w: Workload) -> list[tuple[str, str]]:
     return out
 
 
-def _blocks(w: Workload) -> tuple[float, float] | None:
-    """(fewest, most) parameters of ``w``'s ``layers`` transformer blocks, without the
-    embedding (plain vs gated MLP; see :func:`shape_params_range`)."""
+def shape_params(w: Workload, *, gated: bool, untied: bool) -> float | None:
+    """Parameters the transformer shape of ``w`` implies (module docstring): ``layers`` blocks
+    with a plain (2 matrices) or ``gated`` (3) MLP, plus the token embedding once, or twice
+    when ``untied`` (an output head of its own). ``ffn_hidden_size`` defaults to ``4·h``,
+    ``kv_heads`` to ``heads``, ``vocab_size`` to 0. ``None`` when ``w`` is not a transformer
+    or lacks ``layers``, ``hidden_size`` or ``heads``. E.g. Llama 3 8B (32 × 4096, 32/8
+    heads, MLP 14336, vocabulary 128256), gated and untied: 8,029,995,008 (its published
+    8,030,261,248 less the 266,240 norm weights)."""
     if w.architecture not in TRANSFORMERS or not (w.layers and w.hidden_size and w.heads):
         return None
     h = float(w.hidden_size)
     ffn = float(w.ffn_hidden_size or 4 * w.hidden_size)
     kv = float(w.kv_heads or w.heads)
     attention = 2 * h * h + 2 * h * kv * (h / w.heads)
-    return w.layers * (attention + 2 * h * ffn), w.layers * (attention + 3 * h * ffn)
+    embed = float(w.vocab_size or 0) * h
+    return w.layers * (attention + (3 if gated else 2) * h * ffn) + (2 if untied else 1) * embed
+
+
+def _blocks(w: Workload) -> tuple[float, float] | None:
+    """(fewest, most) parameters of ``w``'s ``layers`` transformer blocks, without the
+    embedding (plain vs gated MLP; see :func:`shape_params_range`)."""
+    blocks = replace(w, vocab_size=0)
+    plain = shape_params(blocks, gated=False, untied=False)
+    gated = shape_params(blocks, gated=True, untied=False)
+    return None if plain is None or gated is None else (plain, gated)
 
 
 def shape_blocks_params(w: Workload) -> float | None:

@@ -549,15 +549,22 @@ class Workload:
     text_encoder_params: int | None = field(
         default=None,
         metadata=_given(
-            "diffusion: frozen text encoder(s) parameters (params counts the UNet)",
+            "diffusion: frozen text encoder(s) parameters held on the GPU (params counts the "
+            "UNet); 0 when the encoders are not on the GPU (embeddings cached or offloaded)",
             count=True,
-            gt=0,
+            ge=0,
             le=10**13,
         ),
     )
     vae_params: int | None = field(
         default=None,
-        metadata=_given("diffusion: frozen VAE parameters", count=True, gt=0, le=10**13),
+        metadata=_given(
+            "diffusion: frozen VAE parameters held on the GPU; 0 when it is not there (latents "
+            "cached)",
+            count=True,
+            ge=0,
+            le=10**13,
+        ),
     )
     #: an fp32 exponential-moving-average copy of the trained parameters kept on the GPU
     #: (diffusers ``--use_ema``, torchvision/timm ``--model-ema``)
@@ -662,6 +669,18 @@ class Workload:
             count=True,
             gt=0,
             le=10**15,
+        ),
+    )
+    #: mean real tokens per sample; resolved into ``tokens_per_epoch`` = samples × this
+    #: (:func:`app.services.workloads.resolve_workload`), so packing applies
+    tokens_per_sample: float | None = field(
+        default=None,
+        metadata=_given(
+            "mean real (non-padding) tokens per sample; the epoch's tokens are "
+            "samples_per_epoch × this, packed into seq_len sequences unless packed is false",
+            gt=0,
+            le=10**9,
+            examples=(92.4,),
         ),
     )
     #: samples packed into ``seq_len`` sequences (True) or each padded to ``seq_len``

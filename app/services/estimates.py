@@ -37,7 +37,7 @@ from app.estimate.types import (
     Workload,
     interconnect_class,
 )
-from app.gpu_names import form_hint
+from app.gpu_names import LabelError, form_hint
 from app.price_age import price_age
 from app.services.offers import (
     FilterError,
@@ -69,34 +69,32 @@ def offer_interconnect(label: str | None) -> Interconnect | None:
 def hardware_from_input(h: dict[str, Any], ref: ReferenceData) -> Hardware:
     """Build core hardware from ``HardwareIn`` values.
 
-    The GPU name is identified by the rule offers are
-    (:meth:`app.gpu_names.GpuNameNormaliser.identify`, weighing the VRAM and interconnect
-    given), without the providers' naming conventions (there is no provider): a name that
-    leaves several catalog models open ("A100": PCIe or SXM4, 40 or 80 GB) is not guessed.
+    The GPU name is resolved by the label rule
+    (:meth:`app.gpu_names.GpuNameNormaliser.resolve_label`, weighing the VRAM and
+    interconnect given), without the providers' naming conventions (there is no provider): a
+    name that leaves several catalog models open ("A100": PCIe or SXM4, 40 or 80 GB) is not
+    guessed, and a VRAM the label states picks the variant that has it (``3080-20G``: a
+    memory-modified 3080 with 20 GB) or is refused.
 
     Raises:
-        HardwareError: the GPU name matches nothing in the catalog, or is ambiguous (the
-            reason lists the candidates).
+        HardwareError: the GPU name matches nothing in the catalog, is ambiguous (the reason
+            lists the candidates) or states a VRAM no variant has.
     """
     name = h["gpu"]
-    canonical: str | None = name if name in ref.gpus else None
-    if canonical is None:
-        identity = ref.normaliser.identify(
-            name,
-            vram_gib=h.get("vram_gib"),
-            form_hint=form_hint(h.get("interconnect")),
-            gpu_count=h.get("gpu_count") or 1,
-            conventions=False,  # no provider: "A100" names the whole family
-        )
-        if identity.status == "ambiguous":
-            raise HardwareError(
-                "hardware.gpu",
-                f"GPU {name!r} is ambiguous: could be {' or '.join(identity.candidates)}; "
-                "name one of them",
+    vram = h.get("vram_gib")
+    if name in ref.gpus:
+        canonical = name
+    else:
+        try:
+            label = ref.normaliser.resolve_label(
+                name,
+                vram_gib=vram,
+                form_hint=form_hint(h.get("interconnect")),
+                gpu_count=h.get("gpu_count") or 1,
             )
-        canonical = identity.match.canonical_name if identity.match else None
-    if canonical is None:
-        raise HardwareError("hardware.gpu", f"unknown GPU {name!r}")
+        except LabelError as exc:
+            raise HardwareError("hardware.gpu", str(exc)) from None
+        canonical, vram = label.canonical_name, vram or label.vram_gib
     return Hardware(
         gpu=ref.gpus[canonical],
         gpu_count=h.get("gpu_count") or 1,
@@ -105,7 +103,7 @@ def hardware_from_input(h: dict[str, Any], ref: ReferenceData) -> Hardware:
         ram_gib=h.get("ram_gib"),
         disk_gb=h.get("disk_gb"),
         max_cuda=h.get("max_cuda"),
-        vram_gib_per_gpu=h.get("vram_gib"),
+        vram_gib_per_gpu=vram,
         disk_type=h.get("disk_type"),
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from app.estimate.shape import shape_errors, too_few_multiplied
+from app.estimate.shape import TRANSFORMERS, shape_errors, shape_params, too_few_multiplied
 from app.estimate.throughput import training_flops_per_sample
 from app.estimate.types import Workload
 from app.services.presets import build_workload
@@ -72,6 +72,8 @@ def _raise_all_missing(merged: dict[str, Any], prefix: str) -> None:
         (f"{prefix}.{name}", "required when no preset is given")
         for name in REQUIRED_WITHOUT_PRESET
         if merged.get(name) is None
+        # a packed token count is the epoch without a sample count (epoch rule, README)
+        and not (name == "samples_per_epoch" and _packed_count(merged))
     ]
     arch = merged.get("architecture")
     shape = {
@@ -118,7 +120,9 @@ def resolve_workload(
         _raise_all_missing(merged, prefix)
     else:
         for name in REQUIRED_WITHOUT_PRESET:
-            if merged.get(name) is not None:
+            if merged.get(name) is not None or (
+                name == "samples_per_epoch" and _packed_count(merged)
+            ):
                 continue
             if name == "samples_per_epoch":
                 raise WorkloadError(
@@ -131,6 +135,7 @@ def resolve_workload(
                     f"{prefix}.params",
                     f"preset {preset.slug!r} has no sourced parameter count; give it",
                 )
+    shape_notes = _follow_shape(base, given, merged, prefix) if preset is not None else ()
     # convolutions cost and output per pixel: a preset's published forward cost and
     # activation count scale with image area when only the image size is changed (ViT
     # FLOPs and activations follow from the token count instead)
@@ -157,12 +162,18 @@ def resolve_workload(
         # attention's token-by-token products do not scale with pixels: a ViT preset's
         # published count holds at its own size only (the per-layer formula takes over)
         merged.pop("forward_activations_per_sample")
-    _scale_preset_tokens(base, given, merged)
     input_notes = (
-        _drop_inapplicable(base, given, merged)
+        shape_notes
+        + _drop_inapplicable(base, given, merged)
         + _drop_stale_activations(base, given, merged)
         + _drop_stale_lookup(base, given, merged, prefix)
     )
+    if (
+        merged.get("heads")
+        and not merged.get("kv_heads")
+        and merged["architecture"] in TRANSFORMER_NAMES
+    ):
+        merged["kv_heads"] = merged["heads"]  # multi-head attention unless kv_heads says otherwise
     method = merged.get("method", "full")
     if method in ("lora", "qlora") and not merged.get("lora_rank"):
         merged["lora_rank"] = 8
@@ -174,15 +185,13 @@ def resolve_workload(
         raise WorkloadError(f"{prefix}.{missing}", f"required for architecture {arch}")
     if arch in ("transformer_encoder", "transformer_decoder") and not merged.get("seq_len"):
         raise WorkloadError(f"{prefix}.seq_len", f"required for architecture {arch}")
-    if merged.get("tokens_per_epoch") and arch not in (
-        "transformer_encoder",
-        "transformer_decoder",
-        "rnn_seq2seq",
-    ):
-        raise WorkloadError(
-            f"{prefix}.tokens_per_epoch",
-            f"only for token workloads (transformer encoder/decoder, seq2seq), not {arch}",
-        )
+    for name in ("tokens_per_epoch", "tokens_per_sample"):
+        if merged.get(name) and arch not in TOKEN_ARCHITECTURES:
+            raise WorkloadError(
+                f"{prefix}.{name}",
+                f"only for token workloads (transformer encoder/decoder, seq2seq), not {arch}",
+            )
+    input_notes += _epoch_counts(base, given, merged, prefix)
     matches = preset is not None and all(
         _same(merged.get(k), base.get(k), k, merged.get("architecture")) for k in THROUGHPUT_FIELDS
     )
@@ -230,8 +239,18 @@ def resolve_workload(
     return workload, reference, echo
 
 
-#: fields that mean nothing for some architectures / methods: (field, applies to it?, why)
+#: architectures whose LoRA/QLoRA adapters the estimator counts
+#: (:func:`app.estimate.memory.lora_trainable_params`)
+LORA_ARCHITECTURES = ("transformer_encoder", "transformer_decoder", "vit", "diffusion_unet")
+#: fields that mean nothing for some architectures / methods: (field, applies to it?, why);
+#: checked in order (``method`` put back first, so a ``lora_rank`` with it goes too)
 INAPPLICABLE: tuple[tuple[str, Any, str], ...] = (
+    (
+        "method",
+        lambda m: m.get("method", "full") == "full" or m.get("architecture") in LORA_ARCHITECTURES,
+        "LoRA/QLoRA adapters are counted for transformers and diffusion UNets, not for a CNN, "
+        "an RNN, a TTS model, a vocoder or a recommender",
+    ),
     ("lora_rank", lambda m: m.get("method", "full") in ("lora", "qlora"), "method is full"),
     (
         "image_size",
@@ -255,7 +274,8 @@ def _drop_inapplicable(
     base: dict[str, Any], given: dict[str, Any], merged: dict[str, Any]
 ) -> tuple[str, ...]:
     """Put back the preset's value (none without a preset) of every given field that does
-    not apply to the merged workload (:data:`INAPPLICABLE`: ``lora_rank`` with method full,
+    not apply to the merged workload (:data:`INAPPLICABLE`: ``method`` lora or qlora on a
+    CNN, an RNN or a recommender, ``lora_rank`` with method full,
     ``image_size`` on a language model, ``seq_len`` on a CNN or UNet), so it moves no figure
     and does not make the estimate depart from the preset's measurements; returns a note per
     field dropped."""
@@ -373,18 +393,204 @@ def _drop_stale_lookup(
     )
 
 
-def _scale_preset_tokens(
-    base: dict[str, Any], given: dict[str, Any], merged: dict[str, Any]
-) -> None:
-    """A preset's ``tokens_per_epoch`` counts the preset's own dataset: when the client sets
-    ``samples_per_epoch`` but not ``tokens_per_epoch``, scale the preset's tokens with the
-    samples (its real tokens per sample kept), in ``merged``. E.g. llama3-8b-lora (alpaca,
-    51,760 samples) at 103,520 samples: twice the preset's tokens, so twice its epoch time.
+#: the architectures built of transformer blocks (:data:`app.estimate.shape.TRANSFORMERS`)
+TRANSFORMER_NAMES = tuple(a.value for a in TRANSFORMERS)
+#: the shape fields of a transformer whose change moves the parameter count
+SHAPE_FIELDS = ("layers", "hidden_size", "heads", "kv_heads", "ffn_hidden_size", "vocab_size")
+
+
+def _follow_shape(
+    base: dict[str, Any], given: dict[str, Any], merged: dict[str, Any], prefix: str
+) -> tuple[str, ...]:
+    """Move, in ``merged``, the preset's values that follow from a shape field the client
+    changed, unless the client gave them too (only given values can contradict each other);
+    returns a note per value moved. For a transformer preset, in order:
+
+    * ``hidden_size`` changed: ``heads`` keeps the preset's head size (BERT-base's 64:
+      hidden 1024 → 16 heads), ``ffn_hidden_size`` its ratio to ``hidden_size`` (4 ×;
+      Llama 3's 3.5 ×);
+    * ``heads`` changed (given or moved): ``kv_heads`` follows them on a multi-head preset
+      (kv_heads = heads); on a grouped-query one it stays while it divides them, else keeps
+      the preset's group size;
+    * any shape field changed and no ``params`` given: ``params`` is the preset's count plus
+      what the changed shape adds or removes (:func:`app.estimate.shape.shape_params`, with
+      the plain or gated MLP and tied or untied embedding that fits the preset's count best).
+
+    Raises:
+        WorkloadError: a given ``hidden_size`` or ``heads`` that no head count or key/value
+            head count of the preset's kind fits (naming the given field).
     """
-    old_samples, old_tokens = base.get("samples_per_epoch"), base.get("tokens_per_epoch")
-    new_samples = given.get("samples_per_epoch")
-    if old_samples and old_tokens and new_samples and given.get("tokens_per_epoch") is None:
-        merged["tokens_per_epoch"] = round(old_tokens * new_samples / old_samples)
+    if base.get("architecture") not in TRANSFORMER_NAMES or (
+        given.get("architecture") not in (None, base.get("architecture"))
+    ):
+        return ()
+    notes: list[str] = []
+
+    def move(name: str, value: int, why: str) -> None:
+        if given.get(name) is None and value != merged.get(name):
+            notes.append(f"{name} {_count_text(merged.get(name))} → {_count_text(value)}: {why}")
+            merged[name] = value
+
+    h0, h = base.get("hidden_size"), merged.get("hidden_size")
+    heads0, kv0 = base.get("heads"), base.get("kv_heads") or base.get("heads")
+    if h0 and h and h != h0 and heads0 and h0 % heads0 == 0:
+        size = h0 // heads0
+        if h % size == 0:
+            move("heads", h // size, f"the preset's head size {size} kept at hidden_size {h}")
+        elif given.get("heads") is None and h % heads0:
+            raise WorkloadError(
+                f"{prefix}.hidden_size",
+                f"hidden_size {h} is neither a multiple of the preset's head size {size} nor "
+                f"divisible by its {heads0} heads; give heads",
+            )
+        if base.get("ffn_hidden_size"):
+            ratio = base["ffn_hidden_size"] / h0
+            move(
+                "ffn_hidden_size",
+                round(ratio * h),
+                f"the preset's MLP ratio {ratio:g} × hidden_size kept",
+            )
+    heads = merged.get("heads")
+    if heads0 and kv0 and heads and heads != heads0:
+        group = heads0 // kv0
+        if kv0 == heads0:
+            move("kv_heads", heads, "multi-head attention: one key/value head per head")
+        elif heads % kv0 and heads % group == 0:
+            move("kv_heads", heads // group, f"the preset's {group} heads per key/value head kept")
+        elif heads % kv0 and given.get("kv_heads") is None and not (h and h % heads):
+            raise WorkloadError(
+                f"{prefix}.heads",
+                f"{heads} heads are divisible neither by the preset's {kv0} key/value heads "
+                f"nor by its {group} heads per key/value head; give kv_heads",
+            )
+    changed = [k for k in SHAPE_FIELDS if merged.get(k) != base.get(k)]
+    if given.get("params") is None and base.get("params") and changed:
+        params = _shape_moved_params(base, merged)
+        if params is not None:
+            move(
+                "params",
+                params,
+                f"the preset's count with its {', '.join(changed)} changed "
+                "(app/estimate/shape.py); give params for your model",
+            )
+    return tuple(notes)
+
+
+def _count_text(value: Any) -> str:
+    """A value for a note: integers grouped in thousands (8,030,261,248)."""
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def _shape_moved_params(base: dict[str, Any], merged: dict[str, Any]) -> int | None:
+    """The preset's ``params`` plus the count its changed shape adds or removes: the
+    :func:`~app.estimate.shape.shape_params` form (plain or gated MLP, tied or untied
+    embedding) nearest to the preset's own count, taken at both shapes; ``None`` when the
+    shape is unknown or the count would not be positive."""
+    old = build_workload({k: base.get(k) for k in ("architecture", *SHAPE_FIELDS)})
+    new = build_workload({k: merged.get(k) for k in ("architecture", *SHAPE_FIELDS)})
+    forms = [(g, u) for g in (False, True) for u in (False, True)]
+    counts = [(shape_params(old, gated=g, untied=u), g, u) for g, u in forms]
+    known = [(c, g, u) for c, g, u in counts if c is not None]
+    if not known:
+        return None
+    _, gated, untied = min(known, key=lambda t: abs(t[0] - base["params"]))
+    before = shape_params(old, gated=gated, untied=untied)
+    after = shape_params(new, gated=gated, untied=untied)
+    if before is None or after is None:
+        return None
+    params = round(base["params"] + after - before)
+    return params if params > 0 else None
+
+
+#: architectures whose samples are token sequences (an epoch may be counted in tokens)
+TOKEN_ARCHITECTURES = ("transformer_encoder", "transformer_decoder", "rnn_seq2seq")
+
+
+def _packed_count(merged: dict[str, Any]) -> bool:
+    """Whether ``merged`` counts its epoch in tokens packed into sequences (a
+    ``tokens_per_epoch`` and ``packed`` not false), which needs no sample count."""
+    return bool(merged.get("tokens_per_epoch")) and merged.get("packed") is not False
+
+
+def _epoch_counts(
+    base: dict[str, Any], given: dict[str, Any], merged: dict[str, Any], prefix: str
+) -> tuple[str, ...]:
+    """The epoch rule (README, "What an epoch is"), applied to ``merged``; returns the notes.
+
+    * ``tokens_per_sample`` given: ``tokens_per_epoch`` = samples × it (packing applies unless
+      ``packed`` is false); a ``tokens_per_epoch`` given with it must agree within 1 % (the
+      rounding of a mean written to three figures).
+    * ``samples_per_epoch`` given (other than the preset's) without a token count: the
+      preset's ``tokens_per_epoch`` counts the preset's own dataset, not the user's, so it is
+      dropped and each sample counts as a full ``seq_len`` sequence (samples × seq_len,
+      :func:`app.estimate.cost.epoch_plan`). The preset's ``packed`` goes with it (the
+      answer then warns ``epoch_tokens_padded``: the count was assumed), unless the preset's
+      samples are whole windows of a token stream (its tokens fill every sample: GPT-2 on
+      OpenWebText, Transformer-XL on WikiText-103), where samples × seq_len is exact.
+    * ``packed`` false with more real tokens than the samples' padded slots: the user's
+      values contradict each other, a 400.
+
+    E.g. llama3-8b-qlora (Alpaca, 92.4 tokens a sample) with 50,000 samples of 512 tokens:
+    25,600,000 tokens, not the 4,620,000 that Alpaca's mean would give.
+
+    Raises:
+        WorkloadError: ``tokens_per_sample`` without a sample count or contradicting
+            ``tokens_per_epoch``; real tokens that padded samples cannot hold.
+    """
+    notes: list[str] = []
+    per_sample, tokens = given.get("tokens_per_sample"), given.get("tokens_per_epoch")
+    samples = merged.get("samples_per_epoch")
+    if per_sample is not None:
+        if not samples:
+            raise WorkloadError(
+                f"{prefix}.samples_per_epoch",
+                "required with tokens_per_sample (the epoch's tokens are samples × tokens "
+                "per sample)",
+            )
+        counted = round(samples * per_sample)
+        if tokens is not None and abs(tokens - counted) > 0.01 * tokens:
+            raise WorkloadError(
+                f"{prefix}.tokens_per_sample",
+                f"{samples:,} samples × {per_sample:g} tokens = {counted:,} tokens, not the "
+                f"{tokens:,} tokens_per_epoch given; give one of the two",
+            )
+        merged["tokens_per_epoch"] = tokens if tokens is not None else counted
+    elif (
+        tokens is None
+        and given.get("samples_per_epoch") is not None
+        and given["samples_per_epoch"] != base.get("samples_per_epoch")
+        and base.get("tokens_per_epoch")
+    ):
+        old_tokens, old_samples = base["tokens_per_epoch"], base.get("samples_per_epoch") or 0
+        merged.pop("tokens_per_epoch", None)
+        windows = old_samples * (base.get("seq_len") or 0) <= old_tokens
+        if not windows and given.get("packed") is None:
+            merged.pop("packed", None)
+        if not windows:
+            mean = f" ({old_tokens / old_samples:,.1f} a sample)" if old_samples else ""
+            notes.append(
+                f"the preset's {old_tokens:,} tokens{mean} count its own dataset; for the "
+                f"{samples:,} samples given each counts as a full {merged.get('seq_len') or 0:,}-"
+                "token sequence: give tokens_per_sample or tokens_per_epoch for the real count"
+            )
+    seq_len, count = merged.get("seq_len"), merged.get("tokens_per_epoch")
+    if (
+        merged.get("packed") is False
+        and count
+        and samples
+        and seq_len
+        and count > samples * seq_len
+    ):
+        field = next(
+            (k for k in ("tokens_per_sample", "tokens_per_epoch") if given.get(k) is not None),
+            "samples_per_epoch",
+        )
+        raise WorkloadError(
+            f"{prefix}.{field}",
+            f"{count:,} real tokens do not fit {samples:,} samples padded to {seq_len:,} tokens "
+            f"({samples * seq_len:,} slots); give packed true, a longer seq_len or more samples",
+        )
+    return tuple(notes)
 
 
 def _same(a: Any, b: Any, key: str, architecture: Any = None) -> bool:

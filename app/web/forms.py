@@ -142,6 +142,7 @@ WORKLOAD_ADVANCED = (
     _workload("cpu_ms_per_sample", N_("Data loading"), unit=N_("CPU ms per sample")),
     _workload("min_cuda", N_("Minimum CUDA"), hint=N_("e.g. 12.1")),
     _workload("tokens_per_epoch", N_("Tokens per epoch"), hint=N_("real tokens, e.g. 9.04B")),
+    _workload("tokens_per_sample", N_("Tokens per sample"), hint=N_("mean real tokens, e.g. 92.4")),
     _workload("packed", N_("Sequences packed")),
     _workload("cuda_build", N_("CUDA build"), hint=N_("framework's CUDA, e.g. 12.1")),
     _workload(

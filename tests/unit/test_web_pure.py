@@ -8,7 +8,8 @@ import math
 import pytest
 from markupsafe import Markup
 
-from app.api.query import ParamError, _human_count, order_rows, parse_offer_query, parse_rank_query
+from app.api.counts import parse_count
+from app.api.query import ParamError, order_rows, parse_offer_query, parse_rank_query
 from app.web import charts
 from app.web.format import (
     compact,
@@ -149,8 +150,8 @@ def test_flat_query_parsing() -> None:
     ]
     assert parse_offer_query({}).workload is None
     assert parse_offer_query({"preset": "x", "currency": "CNY"}).currency == "CNY"
-    assert _human_count("1,281,167") == "1281167" and _human_count("25.6M") == "25600000"
-    assert _human_count("1.5") == "1.5" and _human_count("abc") is None
+    assert parse_count("1,281,167") == "1281167" and parse_count("25.6M") == "25600000"
+    assert parse_count("1.5") == "1.5" and parse_count("abc") is None
 
 
 def test_order_rows_puts_missing_values_last() -> None:
