@@ -34,7 +34,6 @@ from app.calibrate.validate import (
     lowo_multi,
     measured_elsewhere,
     memory_checks,
-    multigpu_residuals,
     precision_switch,
     width_pairs,
 )
@@ -43,6 +42,8 @@ from app.estimate.throughput import flops_peak_tflops, precision_class
 from app.settings import PROJECT_ROOT
 from benchmarks.memory_accuracy import TARGETS as MEMORY_TARGETS
 from benchmarks.memory_accuracy import memory_section
+from benchmarks.multi_accuracy import TARGETS as MULTI_TARGETS
+from benchmarks.multi_accuracy import multi_section
 
 #: Issue targets (docs/accuracy.md states whether each is met).
 TARGETS = {
@@ -52,6 +53,7 @@ TARGETS = {
     "derived_median": 0.10,
     "lowo_median": 0.25,
     "memory_median": MEMORY_TARGETS["median_ape"],
+    **MULTI_TARGETS,
 }
 #: Share of held-out measurements each protocol's ranges should contain.
 COVERAGE_TARGET = (0.75, 0.85)
@@ -237,7 +239,7 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
     me = measured_elsewhere(ds)
     lgm = logo_multi(ds)
     lwm = lowo_multi(ds)
-    multi = multigpu_residuals(ds)
+    multi_lines, multi_numbers, _ = multi_section(ds)
     mem = memory_checks(ds)
     head = headline_logo(lg)
 
@@ -277,8 +279,7 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         "llm_lowo_coverage": cov(lwm),
         "blend_median": ape_stats(blend)[0],
         "fp32_median": ape_stats(fp32)[0],
-        "multi_median": ape_stats([r.ape for r in multi])[0],
-        "linear_median": ape_stats(baseline_apes(multi, "linear"))[0],
+        **multi_numbers,
         **memory_numbers,
     }
 
@@ -590,31 +591,8 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         "micro-batch that stays capped): LLM leave-one-GPU-out 21.0 % → 19.5 % but its "
         "coverage 84.8 % → 86.0 %, out of the 75-85 % band the ranges are held to.",
         "",
-        "## Multi-GPU model (2-16 GPUs in one server)",
-        "",
-        "Each multi-GPU row predicted as its suite's 1-GPU measurement × n × η, "
-        "η = (1-κ)^log2(n) · t_step/(t_step + exposed all-reduce time) with the fitted "
-        f"link efficiencies {fitted.LINK_EFFICIENCY}, overlap {fitted.COMM_OVERLAP} and "
-        f"per-doubling loss κ {fitted.SCALING_LOSS_PER_DOUBLING}. The served path uses the "
-        "measured efficiency of a GPU count where one exists, and never gives more GPUs "
-        "less throughput.",
-        "",
-        "| link class | GPUs | model median APE | p90 | linear scaling median APE | rows |",
-        "|---|---|---|---|---|---|",
     ]
-    for key, rows in grouped(multi, lambda r: f"{r.basis}|{r.row.gpu_count:03d}").items():
-        cls, n_gpu = key.split("|")
-        c = ape_stats([r.ape for r in rows])
-        lin = ape_stats(baseline_apes(rows, "linear"))
-        out.append(f"| {cls} | {int(n_gpu)} | {pct(c[0])} | {pct(c[1])} | {pct(lin[0])} | {c[2]} |")
-    c = ape_stats([r.ape for r in multi])
-    lin = ape_stats(baseline_apes(multi, "linear"))
-    out += [f"| **all** | | **{pct(c[0])}** | {pct(c[1])} | {pct(lin[0])} | {c[2]} |", ""]
-    out += [
-        f"Multi-GPU range factor (GPU counts not measured): {fitted.MULTI_GPU_RANGE[0]:.2f} – "
-        f"{fitted.MULTI_GPU_RANGE[1]:.2f}.",
-        "",
-    ]
+    out += multi_lines
 
     out += [
         *memory_lines,

@@ -290,7 +290,12 @@ def test_offer_page_says_where_the_multi_gpu_scaling_comes_from(client: Any) -> 
     words = "measured on this GPU count" if e["multi_gpu_basis"] == "measured" else "link model"
     terms = [n for n in doc.iter() if n.tag in ("dt", "dd")]
     (i,) = [k for k, n in enumerate(terms) if n.tag == "dt" and n.text == "Multi-GPU efficiency"]
-    assert terms[i + 1].text == f"{round(e['multi_gpu_efficiency'] * 100)}% ({words})"
+    assert terms[i + 1].text.startswith(f"{round(e['multi_gpu_efficiency'] * 100)}% ({words})")
+    # the link the answer scaled over, the bytes each GPU moves per step, the waiting share
+    link = doc.find("small", id="multi-gpu-link").text
+    gb = e["multi_gpu"]["bytes_per_step"] / 1e9
+    assert link.startswith(f"link {e['multi_gpu']['link_class']}: "), link
+    assert f"{gb:.3g}"[:3] in link and "of the step communicating" in link, link
 
 
 def test_offer_page_lists_what_would_make_it_fit(client: Any) -> None:

@@ -34,7 +34,8 @@ HEADER = '''"""Constants fitted from seed_data/ by ``python tools/fit_constants.
   of pairs of networks measured under the same conditions (app/calibrate/validate.py
   fit_width_h0).
 * QLORA_SLOWDOWN: geometric mean LoRA/QLoRA throughput ratio (same model, same GPU).
-* LINK_EFFICIENCY, COMM_OVERLAP: multi-GPU model, fitted to the 2-512 GPU measurements.
+* COMM_OVERLAP, SCALING_LOSS_PER_DOUBLING: multi-GPU model (app/estimate/comm.py), fitted to
+  the 2-512 GPU measurements weighted by their communication share.
 * RANGE_FACTORS, MULTI_GPU_RANGE: 10th/90th percentiles of actual/predicted in
   served-path cross-validation, per situation and per basis (see app/calibrate/fit.py).
 """

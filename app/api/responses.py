@@ -27,6 +27,7 @@ from app.api.schemas import (
     ExchangeRateOut,
     MemoryFixOut,
     MemoryOut,
+    MultiGpuOut,
     OfferDetailResponse,
     OfferDetailsOut,
     OfferOut,
@@ -177,6 +178,9 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
         ],
         multi_gpu_efficiency=e.multi_gpu_efficiency,
         multi_gpu_basis=e.multi_gpu_basis,
+        multi_gpu=MultiGpuOut.model_validate(e.multi_gpu, from_attributes=True)
+        if e.multi_gpu
+        else None,
         data_loader_samples_per_s=e.data_loader_samples_per_s,
         warnings=[
             WarningOut(code=w.code.value, message=w.message, values=dict(w.values))

@@ -686,6 +686,42 @@ class WarningOut(BaseModel):
     )
 
 
+class MultiGpuOut(BaseModel):
+    """How the GPUs of a multi-GPU answer talk to each other."""
+
+    link_class: Literal[
+        "nvswitch",
+        "nvlink_bridge",
+        "infinity_fabric",
+        "pcie_p2p",
+        "pcie_host_bridge",
+        "network",
+        "unknown",
+    ] = Field(
+        description="the link the collectives cross: nvswitch (NVLink through NVSwitch), "
+        "nvlink_bridge (bridged pairs), infinity_fabric (AMD xGMI), pcie_p2p (PCIe "
+        "peer-to-peer through a switch), pcie_host_bridge (PCIe through the CPU, no P2P), "
+        "network (several machines); unknown when the offer names no link (see modelled_as)"
+    )
+    modelled_as: str = Field(description="the link class the estimate assumed")
+    nodes: int = Field(description="machines the GPUs span")
+    gpus_per_node: int = Field(description="GPUs one machine holds")
+    bytes_per_step: float = Field(
+        description="bytes each GPU sends over the link per optimizer step (nccl-tests bus "
+        "bytes, at the precision the collectives run in)"
+    )
+    comm_time_share: float = Field(
+        description="share of the step spent waiting on communication (not hidden), 0–1"
+    )
+    bus_bandwidth_gbs: float = Field(description="all-reduce bus bandwidth of the link, GB/s")
+    network_gbps: float | None = Field(
+        default=None, description="network per machine, Gbit/s (several machines only)"
+    )
+    network_stated: bool = Field(
+        default=False, description="the offer stated network_gbps (else a documented default)"
+    )
+
+
 class EstimateOut(BaseModel):
     """An estimate. Throughput for the whole GPU set; costs in ``currency``."""
 
@@ -778,6 +814,11 @@ class EstimateOut(BaseModel):
         description="where multi_gpu_efficiency comes from: measured (this GPU's published rows "
         "at that GPU count and link) or model (the link model fitted per interconnect class); "
         "null for one GPU",
+    )
+    multi_gpu: MultiGpuOut | None = Field(
+        default=None,
+        description="link class, machines, bytes per step and communication share of a "
+        "multi-GPU answer; null for one GPU",
     )
     data_loader_samples_per_s: float | None = Field(
         description="samples/s the instance's vCPUs can load; null when unknown"

@@ -14,8 +14,9 @@ from typing import Any
 
 from app.calibrate.dataset import Dataset
 from app.calibrate.validate import (
+    MultiPair,
     Residual,
-    _multi_pairs,
+    comm_share,
     derived,
     fit_flops_rate_model,
     fit_intensity_slope,
@@ -28,6 +29,7 @@ from app.calibrate.validate import (
     lowo,
     lowo_multi,
     measured_elsewhere,
+    multi_pairs,
     multigpu_residuals,
     patched,
     precision_switch,
@@ -123,54 +125,42 @@ def _log_errors(residuals: Sequence[Residual]) -> list[float]:
     return [math.log(r.predicted / r.actual) for r in residuals if r.predicted > 0]
 
 
-def fit_multigpu(ds: Dataset) -> dict[str, Any]:
-    """Link efficiency per class and the compute/communication overlap, by coordinate search.
+def fit_multigpu(ds: Dataset, pairs: Sequence[MultiPair] | None = None) -> dict[str, Any]:
+    """``SCALING_LOSS_PER_DOUBLING`` κ and ``COMM_OVERLAP`` of :mod:`app.estimate.comm`.
 
-    Minimises the median absolute log error of multi-GPU predictions (1-GPU measurement ×
-    n × η) over all multi-GPU rows with a 1-GPU partner in the same suite.
+    The bandwidths are published figures (``seed_data/link_bandwidth.csv``); only these two
+    are fitted, on the multi-GPU rows with a 1-GPU partner in the same suite (``pairs``,
+    default all of :func:`app.calibrate.validate.multi_pairs`), predicted as 1-GPU
+    measurement × n × η. κ (losses the bandwidth term does not see) is the value on a grid
+    of 0-5 % per doubling with the least median absolute log error over the rows whose
+    communication would take under 5 % of the step (:func:`comm_share`); the overlap, on a grid
+    of 0-1, the least mean absolute log error with every row weighted by its communication
+    share, so the communication-heavy rows decide it.
     """
-    # physically plausible ranges: NCCL reaches 50-100 % of NVLink spec, PCIe 30-100 %,
-    # GeForce cards without peer-to-peer 10-60 % (traffic through host memory)
-    grid_eff = {
-        "nvlink": [round(0.05 * i, 2) for i in range(10, 21)],
-        "pcie": [round(0.05 * i, 2) for i in range(6, 21)],
-        "pcie_consumer": [round(0.05 * i, 2) for i in range(2, 13)],
-    }
-    grid_overlap = [round(0.1 * i, 1) for i in range(11)]
-    grid_loss = [round(0.005 * i, 3) for i in range(41)]
-    params: dict[str, Any] = {
-        "LINK_EFFICIENCY": {"nvlink": 0.8, "pcie": 0.6, "pcie_consumer": 0.3},
-        "COMM_OVERLAP": 0.7,
-        "SCALING_LOSS_PER_DOUBLING": {"nvlink": 0.0, "pcie": 0.0, "pcie_consumer": 0.0},
-    }
-    pairs_cache = _multi_pairs(ds)
+    rows = list(multi_pairs(ds) if pairs is None else pairs)
+    shares = [comm_share(ds, pair) for pair in rows]
+    light = [pair for pair, s in zip(rows, shares, strict=True) if s < 0.05]
+    params: dict[str, Any] = {"SCALING_LOSS_PER_DOUBLING": 0.0, "COMM_OVERLAP": 1.0}
 
-    def loss(candidate: dict[str, Any]) -> float:
-        with patched(**candidate):
-            res = multigpu_residuals(ds) if pairs_cache else []
-        errors = [abs(e) for e in _log_errors(res)]
-        return statistics.median(errors) + 0.25 * statistics.fmean(errors)
+    def errors(cand: dict[str, Any], subset: Sequence[MultiPair]) -> list[float]:
+        with patched(**cand):
+            return [abs(e) for e in _log_errors(multigpu_residuals(ds, subset))]
 
-    best = loss(params)
-    for _ in range(3):
-        for cls in ("nvlink", "pcie", "pcie_consumer"):
-            for name, grid in (
-                ("LINK_EFFICIENCY", grid_eff[cls]),
-                ("SCALING_LOSS_PER_DOUBLING", grid_loss),
-            ):
-                for value in grid:
-                    cand = {**params, name: {**params[name], cls: value}}
-                    eff = cand["LINK_EFFICIENCY"]
-                    if not eff["nvlink"] >= eff["pcie"] >= eff["pcie_consumer"]:
-                        continue  # a link without peer-to-peer is never faster
-                    score = loss(cand)
-                    if score < best - 1e-12:
-                        best, params = score, cand
-        for value in grid_overlap:
-            cand = {**params, "COMM_OVERLAP": value}
-            score = loss(cand)
-            if score < best - 1e-12:
-                best, params = score, cand
+    if light:
+        grid_loss = [round(0.0025 * i, 4) for i in range(21)]
+        params["SCALING_LOSS_PER_DOUBLING"] = min(
+            grid_loss,
+            key=lambda k: statistics.median(
+                errors({**params, "SCALING_LOSS_PER_DOUBLING": k}, light)
+            ),
+        )
+    if rows and sum(shares) > 0:
+
+        def weighted(value: float) -> float:
+            errs = errors({**params, "COMM_OVERLAP": value}, rows)
+            return sum(e * s for e, s in zip(errs, shares, strict=True)) / sum(shares)
+
+        params["COMM_OVERLAP"] = min([round(0.05 * i, 2) for i in range(21)], key=weighted)
     return params
 
 

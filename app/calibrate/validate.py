@@ -25,6 +25,7 @@ from typing import Any, cast
 from app.calibrate.dataset import Dataset, Preset, rate_rows, row_workload, units
 from app.db.seed import workload_cells
 from app.estimate import fitted
+from app.estimate.comm import CommEstimate
 from app.estimate.flops import matmul_width
 from app.estimate.linalg import lstsq
 from app.estimate.memory import (
@@ -34,7 +35,7 @@ from app.estimate.memory import (
     estimate_memory,
     peak_memory_bytes,
 )
-from app.estimate.multigpu import effective_interconnect, link_class, multi_gpu_efficiency
+from app.estimate.multigpu import effective_interconnect, multi_gpu_comm, multi_gpu_efficiency
 from app.estimate.pooled import PooledData, family, rate_class, suite_of
 from app.estimate.scaling import F_COMPUTE, blend_predict, fp32_ratio_predict, group_key
 from app.estimate.throughput import (
@@ -554,7 +555,6 @@ def _width_rows(ds: Dataset) -> _WidthRows:
     on ``ds`` per multi-GPU constants (the folds only filter them)."""
     memo_key = (
         "width_rows",
-        repr(fitted.LINK_EFFICIENCY),
         repr(fitted.COMM_OVERLAP),
         repr(fitted.SCALING_LOSS_PER_DOUBLING),
     )
@@ -710,8 +710,15 @@ def lowo(ds: Dataset) -> list[Residual]:
     return out
 
 
-def _multi_pairs(ds: Dataset) -> list[tuple[BenchmarkPoint, BenchmarkPoint, Workload]]:
-    """(multi-GPU row, its 1-GPU row, workload with the preset's units) pairs."""
+#: (multi-GPU row, its 1-GPU row in the same suite, workload with the preset's units)
+MultiPair = tuple[BenchmarkPoint, BenchmarkPoint, Workload]
+
+
+def multi_pairs(ds: Dataset) -> list[MultiPair]:
+    """Every multi-GPU row with a 1-GPU partner (:data:`MultiPair`; same batch where one)."""
+    hit = ds.memo.get("multi_pairs")
+    if hit is not None:
+        return cast(list[MultiPair], hit)
     singles: dict[tuple[Any, ...], list[BenchmarkPoint]] = {}
     for p in ds.points:
         if p.gpu_count == 1 and not p.suspect and p.gpu in ds.catalog:
@@ -727,27 +734,52 @@ def _multi_pairs(ds: Dataset) -> list[tuple[BenchmarkPoint, BenchmarkPoint, Work
         same_batch = [c for c in cands if c.batch_size_per_gpu == r.batch_size_per_gpu]
         base = (same_batch or cands)[0]
         pairs.append((r, base, w))
+    ds.memo["multi_pairs"] = pairs
     return pairs
 
 
-def multigpu_residuals(ds: Dataset) -> list[Residual]:
-    """Multi-GPU rows predicted as 1-GPU throughput × n × η (baseline: linear scaling)."""
+def row_link(ds: Dataset, r: BenchmarkPoint) -> Interconnect | None:
+    """A benchmark row's listed link as the served path reads it (SXM boards: NVLink)."""
+    listed = Interconnect(r.interconnect) if r.interconnect else None
+    return effective_interconnect(ds.catalog[r.gpu], listed)
+
+
+def _pair_comm(ds: Dataset, pair: MultiPair) -> CommEstimate:
+    r, base, w = pair
+    per_gpu_samples = base.throughput_total / (w.units_per_sample or 1.0)
+    return multi_gpu_comm(
+        w,
+        ds.catalog[r.gpu],
+        r.gpu_count,
+        row_link(ds, r),
+        per_gpu_samples,
+        micro_batch=r.batch_size_per_gpu or w.micro_batch_size,
+    )
+
+
+def comm_share(ds: Dataset, pair: MultiPair) -> float:
+    """Communication time ÷ (compute + communication time) of a pair's multi-GPU row with
+    nothing hidden (overlap 0): how much the row can say about the link model."""
+    with patched(COMM_OVERLAP=0.0):
+        return _pair_comm(ds, pair).comm_time_share
+
+
+def multigpu_residuals(ds: Dataset, pairs: Sequence[MultiPair] | None = None) -> list[Residual]:
+    """Multi-GPU rows predicted as 1-GPU throughput × n × η (baseline: linear scaling), the
+    residual's basis the row's link class (:class:`app.estimate.comm.LinkClass`)."""
     out = []
-    for r, base, w in _multi_pairs(ds):
-        gpu = ds.catalog[r.gpu]
-        link = Interconnect.NVLINK if r.interconnect == "nvlink" else Interconnect.PCIE
-        per_gpu_samples = base.throughput_total / (w.units_per_sample or 1.0)
-        eta = multi_gpu_efficiency(
-            w,
-            gpu,
-            r.gpu_count,
-            link,
-            per_gpu_samples,
-            micro_batch=r.batch_size_per_gpu or w.micro_batch_size,
-        )
+    for pair in multi_pairs(ds) if pairs is None else pairs:
+        r, base, _ = pair
+        comm = _pair_comm(ds, pair)
         linear = base.throughput_total * r.gpu_count
         out.append(
-            Residual(r, r.throughput_total, linear * eta, link_class(gpu, link), {"linear": linear})
+            Residual(
+                r,
+                r.throughput_total,
+                linear * comm.efficiency,
+                comm.topology.link.value,
+                {"linear": linear},
+            )
         )
     return out
 

@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from app.estimate.comm import LinkClass, Topology, topology
 from app.estimate.compat import (
     compatibility_warnings,
     driver_warnings,
@@ -18,7 +19,7 @@ from app.estimate.memory import (
     transformer_tokens,
     vram_per_gpu_gib,
 )
-from app.estimate.multigpu import effective_interconnect, gradient_bytes, link_class
+from app.estimate.multigpu import effective_interconnect, gradient_bytes
 from app.estimate.shape import shape_warnings
 from app.estimate.types import (
     TRANSFORMER_ARCHITECTURES,
@@ -446,11 +447,43 @@ def hardware_warnings(
 def _link_warnings(w: Workload, hw: Hardware, tp: ThroughputEstimate) -> list[RunWarning]:
     # the link class the throughput estimate scaled over (SXM boards listed without a link
     # are NVLink: effective_interconnect), so warning and estimate never disagree
-    link = link_class(hw.gpu, effective_interconnect(hw.gpu, hw.interconnect))
-    if hw.gpu_count <= 1 or link == "nvlink":
+    if hw.gpu_count <= 1:
+        return []
+    topo = topology(hw.gpu, hw.gpu_count, effective_interconnect(hw.gpu, hw.interconnect))
+    out = _topology_warnings(topo, tp)
+    return out + _intra_link_warnings(w, hw, tp, topo.intra)
+
+
+def _topology_warnings(topo: Topology, tp: ThroughputEstimate) -> list[RunWarning]:
+    """Several machines (the network rate assumed where the offer states none)."""
+    if topo.nodes <= 1:
+        return []
+    stated = "as stated" if topo.network_stated else "assumed: the offer states no network"
+    return [
+        _warn(
+            WarningCode.MULTI_NODE,
+            f"{topo.gpus} GPUs are more than one machine holds ({topo.gpus_per_node}): "
+            f"{topo.nodes} machines whose collectives cross the network at "
+            f"{topo.network_gbps or 0:,.0f} Gbit/s per machine ({stated}); the estimate "
+            f"scales at {tp.multi_gpu_efficiency:.0%}",
+            gpu_count=topo.gpus,
+            nodes=topo.nodes,
+            gpus_per_node=topo.gpus_per_node,
+            network_gbps=topo.network_gbps,
+            network_stated=topo.network_stated,
+            predicted_efficiency=round(tp.multi_gpu_efficiency, 3),
+        )
+    ]
+
+
+def _intra_link_warnings(
+    w: Workload, hw: Hardware, tp: ThroughputEstimate, link: LinkClass
+) -> list[RunWarning]:
+    """PCIe host bridge or PCIe without NVLink for a communication-heavy job."""
+    if link in (LinkClass.NVSWITCH, LinkClass.NVLINK_BRIDGE, LinkClass.INFINITY_FABRIC):
         return []
     n = int(hw.gpu_count)
-    if link == "pcie_consumer":
+    if link == LinkClass.PCIE_HOST_BRIDGE:
         per_gpu = tp.samples_per_s / max(n * tp.multi_gpu_efficiency, 1e-9)
         volume = gradient_bytes(w)
         bridge = host_bridge_efficiency(w, n, per_gpu) if volume > 0 else 1.0
@@ -719,6 +752,7 @@ def combine(
         total_cost_high=total_high,
         multi_gpu_efficiency=tp.multi_gpu_efficiency,
         multi_gpu_basis=tp.multi_gpu_basis,
+        multi_gpu=tp.multi_gpu,
         data_loader_samples_per_s=loader,
         warnings=tuple(warnings),
         evidence=tp.evidence,

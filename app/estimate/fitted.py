@@ -15,7 +15,8 @@
   of pairs of networks measured under the same conditions (app/calibrate/validate.py
   fit_width_h0).
 * QLORA_SLOWDOWN: geometric mean LoRA/QLoRA throughput ratio (same model, same GPU).
-* LINK_EFFICIENCY, COMM_OVERLAP: multi-GPU model, fitted to the 2-512 GPU measurements.
+* COMM_OVERLAP, SCALING_LOSS_PER_DOUBLING: multi-GPU model (app/estimate/comm.py), fitted to
+  the 2-512 GPU measurements weighted by their communication share.
 * RANGE_FACTORS, MULTI_GPU_RANGE: 10th/90th percentiles of actual/predicted in
   served-path cross-validation, per situation and per basis (see app/calibrate/fit.py).
 """
@@ -51,24 +52,22 @@ FLOPS_RATE_MODEL = {'cnn|16': (26.6511, 0.2506, 0.4217),
 
 INTENSITY_SLOPE = {'cnn': 0.7996}
 
-LINK_EFFICIENCY = {'nvlink': 0.5, 'pcie': 0.4, 'pcie_consumer': 0.4}
-
 MFU_MAX = {'cnn|16': 0.717, 'cnn|32': 0.9993, 'transformer|16': 0.9793, 'transformer|32': 0.7613}
 
 MFU_PRIOR = {'cnn|16': 0.1703, 'cnn|32': 0.3203, 'transformer|16': 0.1202, 'transformer|32': 0.1707}
 
-MULTI_GPU_RANGE = (0.7586, 1.056)
+MULTI_GPU_RANGE = (0.7546, 1.0664)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.8099, 1.3014),
- 'extrapolated': (0.7444, 1.3486),
- 'flops_model': (0.7451, 1.7197),
- 'measured': (0.8679, 1.145),
- 'precision_switch': (0.6744, 1.4599),
- 'scaled': (0.734, 1.3376),
- 'sibling': (0.8067, 1.1954)}
+RANGE_FACTORS = {'derived': (0.8096, 1.3014),
+ 'extrapolated': (0.744, 1.3485),
+ 'flops_model': (0.7442, 1.7091),
+ 'measured': (0.8679, 1.1456),
+ 'precision_switch': (0.6744, 1.4598),
+ 'scaled': (0.7338, 1.3376),
+ 'sibling': (0.8064, 1.1953)}
 
-SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.01, 'pcie_consumer': 0.035}
+SCALING_LOSS_PER_DOUBLING = 0.0125
 
 WIDTH_H0 = {'transformer': 871.0}

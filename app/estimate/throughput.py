@@ -45,7 +45,7 @@ from dataclasses import replace
 from app.estimate import fitted
 from app.estimate.flops import matmul_params, matmul_width
 from app.estimate.memory import transformer_tokens
-from app.estimate.multigpu import multi_gpu_efficiency
+from app.estimate.multigpu import multi_gpu_efficiency, multi_gpu_summary
 from app.estimate.pooled import (
     DEFAULT_B0_WORK,
     Level,
@@ -67,6 +67,7 @@ from app.estimate.types import (
     Interconnect,
     Method,
     MultiGpuBasis,
+    MultiGpuSummary,
     Precision,
     Situation,
     ThroughputEstimate,
@@ -893,6 +894,7 @@ class ThroughputModel:
         n = gpu_count
         eta, multi_model = 1.0, False
         multi_basis: MultiGpuBasis | None = None
+        summary: MultiGpuSummary | None = None
         if n > 1:
             link = interconnect
             if link == Interconnect.NVLINK and not gpu.nvlink:
@@ -920,6 +922,8 @@ class ThroughputModel:
             total = best_total
             eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
             multi_model, multi_basis = best_model, best_basis
+            w_prec = self.w if prec == self.w.precision else replace(self.w, precision=prec)
+            summary = multi_gpu_summary(w_prec, gpu, n, link, per_gpu, min(eta, 1.0))
         else:
             total = per_gpu * n
         low, high = _range(total, situation, multi_gpu_model=multi_model)
@@ -940,6 +944,7 @@ class ThroughputModel:
             situation=situation,
             precision=prec,
             multi_gpu_basis=multi_basis,
+            multi_gpu=summary,
         )
 
 

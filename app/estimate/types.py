@@ -864,6 +864,30 @@ class Evidence:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class MultiGpuSummary:
+    """How the GPUs of a multi-GPU answer talk (:mod:`app.estimate.comm`).
+
+    ``link_class``: the named link the collectives cross (``nvswitch``, ``nvlink_bridge``,
+    ``infinity_fabric``, ``pcie_p2p``, ``pcie_host_bridge``, ``network``), ``unknown`` when
+    the offer names none and the form factor implies none (then modelled as ``modelled_as``);
+    ``nodes`` machines of ``gpus_per_node``; ``bytes_per_step`` bus bytes per GPU per optimizer
+    step; ``comm_time_share`` the share of the step spent waiting on communication (0–1);
+    ``bus_bandwidth_gbs`` the link's all-reduce bus bandwidth (GB/s); ``network_gbps`` the
+    network per machine (Gbit/s, several machines only) and whether the offer stated it.
+    """
+
+    link_class: str
+    modelled_as: str
+    nodes: int
+    gpus_per_node: int
+    bytes_per_step: float
+    comm_time_share: float
+    bus_bandwidth_gbs: float
+    network_gbps: float | None = None
+    network_stated: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ThroughputEstimate:
     """Predicted training throughput of the whole GPU set, before the data-loader cap."""
 
@@ -881,6 +905,8 @@ class ThroughputEstimate:
     #: median of this GPU's measured rows at that GPU count and link), ``"model"`` (the link
     #: model fitted per interconnect class, :mod:`app.estimate.multigpu`); ``None`` for one GPU
     multi_gpu_basis: MultiGpuBasis | None = None
+    #: link class, machines, bytes per step and communication share; ``None`` for one GPU
+    multi_gpu: MultiGpuSummary | None = None
 
 
 class WarningCode(StrEnum):
@@ -904,6 +930,7 @@ class WarningCode(StrEnum):
     FP8_TRANSFORMER_ONLY = "fp8_transformer_only"
     FP8_GAIN_UNMEASURED = "fp8_gain_unmeasured"
     PCIE_HOST_BRIDGE = "pcie_host_bridge"
+    MULTI_NODE = "multi_node"
     DATA_LOADER_BOUND = "data_loader_bound"
     VCPUS_UNLISTED = "vcpus_unlisted"
     SLOW_DISK = "slow_disk"
@@ -978,6 +1005,8 @@ class Estimate:
     #: ``"measured"`` / ``"model"``: where the multi-GPU efficiency comes from
     #: (:attr:`ThroughputEstimate.multi_gpu_basis`); ``None`` for one GPU
     multi_gpu_basis: MultiGpuBasis | None = None
+    #: :attr:`ThroughputEstimate.multi_gpu`
+    multi_gpu: MultiGpuSummary | None = None
 
 
 def version_key(p: BenchmarkPoint) -> float:

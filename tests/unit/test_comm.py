@@ -1,0 +1,157 @@
+"""The link classes, bytes per step and efficiencies of app/estimate/comm.py, by hand."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import pytest
+
+from app.estimate import fitted
+from app.estimate.comm import (
+    LinkClass,
+    Topology,
+    bus_bandwidth,
+    comm_estimate,
+    link_table,
+    step_traffic,
+    topology,
+)
+from app.estimate.multigpu import multi_gpu_efficiency
+from app.estimate.types import GpuSpec, Interconnect, Method, Precision, Sharding
+from tests.unit.helpers import A100_80_SXM, GPT2, RTX_4090
+
+A100_PCIE = dataclasses.replace(A100_80_SXM, name="A100 PCIe 80GB", form_factor="PCIe")
+RTX_3090 = dataclasses.replace(
+    RTX_4090,
+    name="GeForce RTX 3090",
+    architecture="Ampere",
+    nvlink=True,
+    nvlink_bandwidth_gbs=112.5,
+)
+MI300X = GpuSpec(
+    name="Instinct MI300X",
+    vendor="AMD",
+    architecture="CDNA 3",
+    vram_gib=192,
+    form_factor="OAM",
+    market="datacenter",
+)
+GB200 = dataclasses.replace(
+    A100_80_SXM, name="GB200 (per GPU)", architecture="Blackwell", form_factor="superchip"
+)
+#: a 7B full fine-tune under DDP at 16-bit: 28 GB of fp32 gradients per step
+BIG = dataclasses.replace(GPT2, params=7_000_000_000, precision=Precision.FP16_AMP)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "listed", "count", "link", "label"),
+    [
+        (A100_80_SXM, None, 8, LinkClass.NVSWITCH, "nvswitch"),
+        (MI300X, None, 8, LinkClass.INFINITY_FABRIC, "infinity_fabric"),
+        (RTX_3090, Interconnect.NVLINK, 8, LinkClass.NVLINK_BRIDGE, "nvlink_bridge"),
+        (A100_PCIE, Interconnect.PCIE, 8, LinkClass.PCIE_P2P, "pcie_p2p"),
+        (RTX_4090, Interconnect.PCIE, 2, LinkClass.PCIE_HOST_BRIDGE, "pcie_host_bridge"),
+        (RTX_4090, Interconnect.NVLINK, 2, LinkClass.PCIE_HOST_BRIDGE, "pcie_host_bridge"),
+        (A100_PCIE, None, 4, LinkClass.PCIE_P2P, "unknown"),
+        (A100_80_SXM, None, 16, LinkClass.NETWORK, "network"),
+        (GB200, None, 64, LinkClass.NVSWITCH, "nvswitch"),
+    ],
+)
+def test_topology_names_the_link(
+    gpu: GpuSpec, listed: Interconnect | None, count: int, link: LinkClass, label: str
+) -> None:
+    topo = topology(gpu, count, listed)
+    assert (topo.link, topo.label) == (link, label)
+
+
+def test_more_gpus_than_a_machine_holds_are_several_machines() -> None:
+    topo = topology(A100_80_SXM, 24, None)
+    assert (topo.nodes, topo.gpus_per_node, topo.intra) == (3, 8, LinkClass.NVSWITCH)
+    # the DGX A100 default: 8 x 200 Gbit/s, not stated by the offer
+    assert (topo.network_gbps, topo.network_stated) == (1600, False)
+    stated = topology(A100_80_SXM, 24, None, network_gbps=100)
+    assert stated.network_stated
+    # the ring is held to the network: 0.86 x 100 Gbit/s / 8 = 10.75 GB/s
+    assert bus_bandwidth(A100_80_SXM, stated)[0] == pytest.approx(10.75e9)
+
+
+def test_published_bus_bandwidths() -> None:
+    # NVSwitch: 0.775 of 300 GB/s per direction; PCIe P2P: 0.762 of gen4 x16 31.5 GB/s
+    assert bus_bandwidth(A100_80_SXM, topology(A100_80_SXM, 8, None))[0] == pytest.approx(232.5e9)
+    p2p = bus_bandwidth(A100_PCIE, topology(A100_PCIE, 8, Interconnect.PCIE))
+    assert p2p == pytest.approx((0.762 * 31.5e9, 42e-6))
+    # host bridge: 6 GB/s; a bridged 3090 pair: 0.387 of 56.25 GB/s; four 3090s cross PCIe
+    assert bus_bandwidth(RTX_4090, topology(RTX_4090, 2, None))[0] == pytest.approx(6e9)
+    pair = bus_bandwidth(RTX_3090, topology(RTX_3090, 2, Interconnect.NVLINK))[0]
+    assert pair == pytest.approx(0.387 * 56.25e9)
+    assert bus_bandwidth(RTX_3090, topology(RTX_3090, 4, Interconnect.NVLINK))[0] == 6e9
+    # MI300X: 48 GB/s usable per xGMI link, one link per peer
+    assert bus_bandwidth(MI300X, topology(MI300X, 8, None))[0] == pytest.approx(336e9)
+    assert bus_bandwidth(MI300X, topology(MI300X, 2, None))[0] == pytest.approx(48e9)
+    assert all(v > 0 for v in link_table().values())
+
+
+def test_bytes_per_step_by_strategy() -> None:
+    w = dataclasses.replace(GPT2, params=1_000_000_000, precision=Precision.BF16_AMP)
+    # DDP under autocast all-reduces fp32 gradients once per step: 2 (n-1)/n x 4 GB
+    assert step_traffic(w, 8).bus_bytes == pytest.approx(2 * 7 / 8 * 4e9)
+    accum = dataclasses.replace(w, grad_accum_steps=4)
+    assert step_traffic(accum, 8).bus_bytes == step_traffic(w, 8).bus_bytes
+    # FSDP: every micro-batch gathers the 16-bit weights twice and reduce-scatters 16-bit
+    # gradients: (n-1)/n x (2 x 2 + 2) GB, four times with 4 accumulation steps
+    fsdp = dataclasses.replace(accum, sharding=Sharding.FSDP)
+    assert step_traffic(fsdp, 8).bus_bytes == pytest.approx(4 * 7 / 8 * 6e9)
+    # ZeRO-2: 16-bit gradients reduce-scattered per micro-batch, parameters gathered once
+    zero2 = dataclasses.replace(accum, sharding=Sharding.ZERO2)
+    assert step_traffic(zero2, 8).bus_bytes == pytest.approx(7 / 8 * (4 * 2e9 + 2e9))
+    # LoRA under DDP moves only the adapters' gradients
+    lora = dataclasses.replace(w, method=Method.LORA, lora_rank=8)
+    assert step_traffic(lora, 8).bus_bytes < step_traffic(w, 8).bus_bytes / 100
+    assert step_traffic(w, 1).bus_bytes == 0
+
+
+def test_efficiency_hand_worked() -> None:
+    # 28 GB of fp32 gradients over PCIe P2P (24.0 GB/s), 8 GPUs, a 1 s step
+    topo = topology(A100_PCIE, 8, Interconnect.PCIE)
+    t_comm = 2 * 7 / 8 * 28e9 / (0.762 * 31.5e9) + 1069 * 42e-6
+    exposed = max(0.0, t_comm - fitted.COMM_OVERLAP * 2 / 3 * 1.0)
+    loss = (1 - fitted.SCALING_LOSS_PER_DOUBLING) ** 3
+    c = comm_estimate(BIG, A100_PCIE, topo, 1.0)
+    assert c.efficiency == pytest.approx(loss / (1 + exposed))
+    assert c.comm_time_share == pytest.approx(exposed / (1 + exposed))
+    assert c.bytes_per_step == pytest.approx(2 * 7 / 8 * 28e9)
+
+
+def _eta(topo: Topology, gpu: GpuSpec = A100_PCIE) -> float:
+    return comm_estimate(BIG, gpu, topo, 1.0).efficiency
+
+
+def test_communication_heavy_job_orders_the_links() -> None:
+    fast = dataclasses.replace(A100_PCIE, nvlink_bandwidth_gbs=600)
+    etas = [
+        _eta(Topology(gpus=8, intra=LinkClass.NVSWITCH, stated=True), fast),
+        _eta(Topology(gpus=8, intra=LinkClass.NVLINK_BRIDGE, stated=True), fast),
+        _eta(Topology(gpus=8, intra=LinkClass.PCIE_P2P, stated=True), fast),
+        _eta(Topology(gpus=8, intra=LinkClass.PCIE_HOST_BRIDGE, stated=True), fast),
+        _eta(topology(fast, 8, Interconnect.PCIE, node_gpus=4)),
+    ]
+    assert all(a >= b for a, b in itertools.pairwise(etas)), etas
+    assert etas[0] > etas[-1]
+
+
+@pytest.mark.parametrize("gpu", [A100_80_SXM, A100_PCIE, RTX_4090, RTX_3090, MI300X, GB200])
+@pytest.mark.parametrize("sharding", list(Sharding))
+def test_efficiency_is_never_above_one(gpu: GpuSpec, sharding: Sharding) -> None:
+    # (the served path makes more GPUs never slower: tests/test_properties.py)
+    w = dataclasses.replace(BIG, sharding=sharding, grad_accum_steps=2)
+    for n in (1, 2, 3, 4, 8, 16, 32, 256):
+        for rate in (0.01, 2.0, 1e4):
+            assert 0 < multi_gpu_efficiency(w, gpu, n, Interconnect.NVLINK, rate) <= 1
+
+
+def test_sxm_never_slower_than_pcie_of_the_same_chip() -> None:
+    for n in (2, 4, 8, 16):
+        sxm = multi_gpu_efficiency(BIG, A100_80_SXM, n, None, 2.0)
+        pcie = multi_gpu_efficiency(BIG, A100_PCIE, n, Interconnect.PCIE, 2.0)
+        assert sxm >= pcie, n
