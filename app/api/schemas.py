@@ -23,6 +23,7 @@ from app.estimate.types import (
     WORKLOAD_INPUTS,
     Architecture,
     Attention,
+    BaseDtype,
     Basis,
     CheckpointGranularity,
     InterconnectLabel,
@@ -232,6 +233,7 @@ class WorkloadIn(BaseModel):
     optimizer_in_backward: bool | None = request_field("optimizer_in_backward")
     activation_offloading: bool | None = request_field("activation_offloading")
     checkpoint_granularity: CheckpointGranularity | None = request_field("checkpoint_granularity")
+    base_dtype: BaseDtype | None = request_field("base_dtype")
     double_quant: bool | None = request_field("double_quant")
     full_model_init: bool | None = request_field("full_model_init")
     dropout: bool | None = request_field("dropout")

@@ -20,6 +20,7 @@ from app.estimate import fitted, memory_fitted
 from app.estimate.types import (
     Architecture,
     Attention,
+    BaseDtype,
     CheckpointGranularity,
     MemoryBreakdown,
     MemoryEstimate,
@@ -318,6 +319,98 @@ def state_bytes(w: Workload, gpu_count: int, params: MemoryParams = DEFAULT_PARA
     )
 
 
+#: Bytes per parameter of a frozen base held in each dtype (quantised formats without their
+#: quantisation-state overhead, which :class:`MemoryParams` ``qlora_overhead`` adds).
+BASE_DTYPE_BYTES: dict[BaseDtype, float] = {
+    BaseDtype.FP32: 4.0,
+    BaseDtype.BF16: 2.0,
+    BaseDtype.FP16: 2.0,
+    # LLM.int8: int8 weights (1 B) + fp32 row scales (negligible; Dettmers et al. 2208.07339)
+    BaseDtype.INT8: 1.0,
+    BaseDtype.NF4: NF4_BYTES_PER_PARAM,
+}
+
+
+def base_dtype(w: Workload) -> BaseDtype:
+    """The dtype the frozen base of a LoRA/QLoRA run is held in: ``base_dtype`` when given,
+    else NF4 for QLoRA, fp32 for a LoRA run in fp32/tf32 and 16-bit otherwise (PEFT's
+    ``from_pretrained(torch_dtype=...)`` as axolotl, LLaMA-Factory, H2O LLM Studio and
+    torchtune's LoRA recipes load it; fp16 under ``fp16_amp``)."""
+    if w.base_dtype is not None:
+        return w.base_dtype
+    if w.method == Method.QLORA:
+        return BaseDtype.NF4
+    if w.precision in (Precision.FP32, Precision.TF32):
+        return BaseDtype.FP32
+    return BaseDtype.FP16 if w.precision == Precision.FP16_AMP else BaseDtype.BF16
+
+
+def quantised_base(w: Workload) -> bool:
+    """Whether the frozen base is quantised (int8 or NF4)."""
+    return base_dtype(w) in (BaseDtype.INT8, BaseDtype.NF4)
+
+
+def frozen_base_bytes(w: Workload, params: MemoryParams = DEFAULT_PARAMS) -> float:
+    """Bytes of the whole frozen base (unsharded), by :func:`base_dtype`.
+
+    Quantised bases (bitsandbytes/torchao) keep the token embeddings and LM head in 16-bit
+    (:func:`embedding_params`) and add ``qlora_overhead`` of the quantised bytes (quantisation
+    state, absmax blocks); NF4 without double quantisation takes ``NF4_NO_DQ_BYTES_PER_PARAM``.
+    """
+    p = float(w.params or 0)
+    dtype = base_dtype(w)
+    if dtype not in (BaseDtype.INT8, BaseDtype.NF4):
+        return p * BASE_DTYPE_BYTES[dtype]
+    per = BASE_DTYPE_BYTES[dtype]
+    if dtype == BaseDtype.NF4 and not w.double_quant:
+        per = NF4_NO_DQ_BYTES_PER_PARAM
+    emb = float(embedding_params(w))
+    return (p - emb) * per * (1 + params.qlora_overhead) + emb * 2
+
+
+def adapter_bytes_per_param(w: Workload) -> tuple[float, float, float]:
+    """(weight, gradient, optimizer) bytes per LoRA adapter parameter, unsharded.
+
+    Under fp32/tf32 and autocast (``*_amp``, ``fp8``) the adapters are fp32 (PEFT's
+    ``autocast_adapter_dtype`` casts them to fp32 on a 16-bit base; their gradients follow)
+    with fp32 optimizer states; in pure ``bf16`` (torchtune, LitGPT ``bf16-true``) adapters,
+    gradients and states are bf16 (:func:`optimizer_state_bytes`).
+    """
+    wb = 2.0 if w.precision == Precision.BF16 else 4.0
+    return wb, wb, optimizer_state_bytes(w.optimizer, w.precision)
+
+
+def _adapter_state_bytes(w: Workload, n: int, params: MemoryParams, init: float) -> StateBytes:
+    """LoRA/QLoRA model states per GPU (see :func:`model_state_bytes`)."""
+    pt = float(lora_trainable_params(w))
+    layers = max(w.layers or 1, 1)
+    base = frozen_base_bytes(w, params)
+    wb, gb, ob = adapter_bytes_per_param(w)
+    sharded3 = w.sharding in (Sharding.ZERO3, Sharding.FSDP)
+    # ZeRO-1 shards optimizer states, ZeRO-2 also gradients, ZeRO-3/FSDP everything
+    div_opt = n if w.sharding != Sharding.NONE else 1
+    div_grad = n if w.sharding in (Sharding.ZERO2, Sharding.ZERO3, Sharding.FSDP) else 1
+    div_w = n if sharded3 else 1
+    optim = 0.0 if w.cpu_offload else pt * ob / div_opt
+    buffers = 0.0
+    if quantised_base(w) and w.hidden_size:
+        # one quantised linear dequantised to 16-bit for its matmul (forward and backward)
+        buffers += 2 * 2 * w.hidden_size * (w.ffn_hidden_size or 4 * w.hidden_size)
+    if sharded3 and (n > 1 or w.cpu_offload):
+        unit = base / layers
+        buffers += 2 * unit
+        base = 0.0 if w.cpu_offload else base / n
+    if w.sharding == Sharding.ZERO3:
+        buffers += zero3_buffer_bytes(w)
+    return StateBytes(
+        weights=base + pt * wb / div_w,
+        gradients=pt * gb / div_grad,
+        optimizer=optim,
+        buffers=buffers,
+        init_peak=init,
+    )
+
+
 def model_state_bytes(
     w: Workload, gpu_count: int, params: MemoryParams = DEFAULT_PARAMS
 ) -> StateBytes:
@@ -330,9 +423,10 @@ def model_state_bytes(
     bf16 2 + 2 + bf16 states. ``optimizer_in_backward`` keeps no gradient buffer: only the
     largest tensor's gradient is alive at once (torchtune ``optimizer_in_bwd``).
 
-    LoRA/QLoRA: the frozen base at 4 B under fp32 or AMP (fp32 master weights), 2 B in pure
-    16-bit or under DeepSpeed, NF4 (double-quantised or not) × (1 + ``qlora_overhead``) with
-    16-bit embeddings under QLoRA; adapters carry 16 B/param. FSDP and ZeRO-3 shard the
+    LoRA/QLoRA: the frozen base in the dtype it is loaded in (:func:`frozen_base_bytes`,
+    :func:`base_dtype`); adapters, their gradients and optimizer states at
+    :func:`adapter_bytes_per_param`, sharded as the strategy shards them (ZeRO-1 the states,
+    ZeRO-2 also the gradients, ZeRO-3/FSDP all three). FSDP and ZeRO-3 shard the
     frozen base too (FSDP with ``use_orig_params=False`` / FSDP2, PEFT accelerate docs;
     ZeRO-3 shards bitsandbytes 4-bit weights packed in ``bnb_4bit_quant_storage``), and keep
     two gathered units. CPU offload leaves only the gathered units on the GPU.
@@ -356,36 +450,7 @@ def model_state_bytes(
         # (LitGPT's 2-4 GPU LoRA rows grow with the micro-batch on top of it)
         init = 2.0 * p
     if w.method in (Method.LORA, Method.QLORA):
-        pt = float(lora_trainable_params(w))
-        if w.method == Method.QLORA:
-            emb = float(embedding_params(w))
-            nf4 = NF4_BYTES_PER_PARAM if w.double_quant else NF4_NO_DQ_BYTES_PER_PARAM
-            base = (p - emb) * nf4 * (1 + params.qlora_overhead) + emb * 2
-        else:
-            # AMP keeps fp32 master copies, frozen ones included (HF loads fp32 unless told);
-            # DeepSpeed's bf16/fp16 engine casts the module to 16-bit
-            deepspeed = w.sharding in (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3)
-            amp32 = _amp(w.precision) and not deepspeed
-            frozen = 4 if w.precision in (Precision.FP32, Precision.TF32) or amp32 else 2
-            base = p * frozen
-        optim = 0.0 if w.cpu_offload else pt * 8 / (n if w.sharding != Sharding.NONE else 1)
-        buffers = 0.0
-        if w.method == Method.QLORA and w.hidden_size:
-            # one quantised linear dequantised to 16-bit for its matmul (forward and backward)
-            buffers += 2 * 2 * w.hidden_size * (w.ffn_hidden_size or 4 * w.hidden_size)
-        if sharded3 and (n > 1 or w.cpu_offload):
-            unit = base / layers
-            buffers += 2 * unit
-            base = 0.0 if w.cpu_offload else base / n
-        if w.sharding == Sharding.ZERO3:
-            buffers += zero3_buffer_bytes(w)
-        return StateBytes(
-            weights=base + pt * 4,
-            gradients=pt * 4,
-            optimizer=optim,
-            buffers=buffers,
-            init_peak=init,
-        )
+        return _adapter_state_bytes(w, n, params, init)
 
     if w.precision in (Precision.FP32, Precision.TF32):
         weights, grads, optim = 4.0, 4.0, opt
@@ -490,7 +555,7 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
     ):
         s = transformer_tokens(w)
         h = w.hidden_size
-        fp32_stream = _amp(w.precision) and w.sharding == Sharding.NONE
+        fp32_stream = _fp32_stream(w)
         c = _copies_per_layer(w, fp32_stream)
         if lora:
             c *= params.lora_activation_factor
@@ -559,6 +624,19 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
     if lora:
         per_sample *= params.lora_activation_factor
     return per_sample + unet_attention_scores_bytes(w)
+
+
+def _fp32_stream(w: Workload) -> bool:
+    """Whether the residual stream (and checkpointed layer inputs) is fp32: autocast over fp32
+    weights without ZeRO/FSDP (see ``AMP_FP32_STREAM_EXTRA_COPIES``). A LoRA run on a 16-bit
+    base has 16-bit embeddings, so its stream stays 16-bit; a quantised base keeps fp32
+    embeddings and norms under autocast (PEFT ``prepare_model_for_kbit_training`` upcasts
+    every non-quantised parameter to fp32)."""
+    if not _amp(w.precision) or w.sharding != Sharding.NONE:
+        return False
+    if w.method == Method.FULL:
+        return True
+    return base_dtype(w) not in (BaseDtype.BF16, BaseDtype.FP16)
 
 
 def _copies_per_layer(w: Workload, fp32_stream: bool) -> float:
@@ -716,6 +794,14 @@ def memory_notes(w: Workload) -> tuple[str, ...]:
             "memory: activations need hidden_size and layers for a transformer; without them "
             "they are a fitted bytes-per-parameter guess"
         )
+    if w.method in (Method.LORA, Method.QLORA):
+        dtype = base_dtype(w)
+        given = "as given" if w.base_dtype is not None else "the default; set base_dtype"
+        adapters = "bf16" if w.precision == Precision.BF16 else "fp32"
+        out.append(
+            f"memory: frozen base counted in {dtype.value} ({given}); adapters, their "
+            f"gradients and optimizer states in {adapters}"
+        )
     out += _vision_notes(w)
     if w.precision == Precision.FP8:
         out.append("memory: fp8 is modelled as bf16 mixed precision (no fp8 weight savings)")
@@ -870,12 +956,11 @@ def _fix_candidates(w: Workload, gpu_count: int) -> list[tuple[str, dict[str, ob
                 },
             )
         )
-    # adapters on a 16-bit base (an AMP run would keep the frozen base in fp32)
-    bf16 = {"precision": Precision.BF16} if _amp(w.precision) else {}
+    # adapters on the base in its default dtype (16-bit for LoRA, NF4 for QLoRA: base_dtype)
     if transformer and w.method == Method.FULL:
-        out.append(("LoRA", {"method": Method.LORA, "lora_rank": w.lora_rank or 8, **bf16}))
+        out.append(("LoRA", {"method": Method.LORA, "lora_rank": w.lora_rank or 8}))
     if transformer and w.method != Method.QLORA:
-        out.append(("QLoRA", {"method": Method.QLORA, "lora_rank": w.lora_rank or 8, **bf16}))
+        out.append(("QLoRA", {"method": Method.QLORA, "lora_rank": w.lora_rank or 8}))
     return out
 
 

@@ -113,6 +113,22 @@ class CheckpointGranularity(StrEnum):
     SELECTIVE = "selective"
 
 
+class BaseDtype(StrEnum):
+    """What the frozen base weights of a LoRA/QLoRA run are held in on the GPU.
+
+    ``fp32``/``bf16``/``fp16``: 4 or 2 bytes per parameter as loaded (PEFT, axolotl,
+    LLaMA-Factory, torchtune and H2O LLM Studio load LoRA bases in 16-bit); ``int8``:
+    bitsandbytes LLM.int8 (1 byte plus per-row scales, Dettmers et al. arXiv:2208.07339);
+    ``nf4``: 4-bit NormalFloat (QLoRA, arXiv:2305.14314).
+    """
+
+    FP32 = "fp32"
+    BF16 = "bf16"
+    FP16 = "fp16"
+    INT8 = "int8"
+    NF4 = "nf4"
+
+
 class Sharding(StrEnum):
     """Data-parallel state sharding: DeepSpeed ZeRO stages or PyTorch FSDP (full shard)."""
 
@@ -502,6 +518,16 @@ class Workload:
         metadata=_given(
             "with gradient_checkpointing: full (block inputs only) or selective "
             "(attention core recomputed)"
+        ),
+    )
+    #: LoRA/QLoRA: the dtype the frozen base is loaded in; ``None``: the method's default
+    #: (:func:`app.estimate.memory.base_dtype`: nf4 for QLoRA, fp32 for a fp32/tf32 LoRA run,
+    #: else 16-bit)
+    base_dtype: BaseDtype | None = field(
+        default=None,
+        metadata=_given(
+            "LoRA/QLoRA: dtype the frozen base weights are loaded in (fp32, bf16, fp16, int8, "
+            "nf4); default nf4 for qlora, fp32 for an fp32/tf32 lora run, else 16-bit"
         ),
     )
     #: QLoRA NF4 with double quantisation (~4.127 bits/param) instead of plain NF4 (~4.5)

@@ -11,6 +11,7 @@ from app.estimate.throughput import family, label_workloads, training_flops_per_
 from app.estimate.types import (
     Architecture,
     Attention,
+    BaseDtype,
     BenchmarkPoint,
     CheckpointGranularity,
     GpuSpec,
@@ -30,6 +31,7 @@ _ENUMS = {
     "attention": Attention,
     "sharding": Sharding,
     "checkpoint_granularity": CheckpointGranularity,
+    "base_dtype": BaseDtype,
     "vision_task": VisionTask,
 }
 _WORKLOAD_FIELDS = {f.name for f in dc_fields(Workload)}
