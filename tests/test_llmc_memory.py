@@ -19,7 +19,6 @@ from app.estimate.memory import (
     GIB,
     NCCL_GIB,
     SLACK,
-    USABLE_VRAM_FRACTION,
     ZERO_BUCKET_ELEMENTS,
 )
 
@@ -57,8 +56,8 @@ def test_llmc_350m_on_8_a100_80gb_is_not_high(client: Any) -> None:
     # the same figures as literals, worked by hand: a changed constant must be reviewed here
     assert b["allocated_gib"] == pytest.approx(59.89, abs=0.01)
     assert e["peak_memory_gib"] == pytest.approx(67.88, abs=0.01)
-    usable = 80 * USABLE_VRAM_FRACTION  # 78.8 GiB
-    assert e["memory_utilization"] == pytest.approx(peak / usable, rel=1e-9)  # 0.861
+    usable = 79.14  # what CUDA reports on an A100 SXM4 80GB (app/estimate/vram.py)
+    assert e["memory_utilization"] == pytest.approx(peak / usable, rel=1e-9)  # 0.858
     assert e["oom_risk"] != "high"
     # what the model cannot express for llm.c is said, not fudged
     assert any("reduce-scatters the gradients in place" in n for n in e["notes"])

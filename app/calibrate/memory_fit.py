@@ -181,7 +181,7 @@ def log_utilization(case: Case, params: MemoryParams) -> float | None:
     if not case.vram_gib:
         return None
     b = peak_memory_bytes(case.workload, case.gpu_count, case.workload.micro_batch_size, params)
-    return math.log(max(b.total_gib, 1e-9) / usable_vram_gib(case.vram_gib))
+    return math.log(max(b.total_gib, 1e-9) / usable_vram_gib(case.vram_gib, case.gpu))
 
 
 def _size_loss(cases: list[Case], params: MemoryParams) -> float:
@@ -294,6 +294,7 @@ def predict_case(case: Case, params: MemoryParams) -> CaseResult:
             gpu_count=case.gpu_count,
             params=params,
             with_fixes=False,
+            gpu=case.gpu,
         )
         risk, prob = est.oom_risk.value, est.oom_probability
     return CaseResult(case, predict_metric_gib(case, params), risk, prob)

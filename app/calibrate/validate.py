@@ -869,7 +869,7 @@ def memory_checks(ds: Dataset) -> list[MemoryCheck]:
         if gpu is None or w is None:
             continue
         count = _int(row["gpu_count"]) or 1
-        est = estimate_memory(w, vram_gib=gpu.vram_gib, gpu_count=count)
+        est = estimate_memory(w, vram_gib=gpu.vram_gib, gpu_count=count, gpu=gpu.name)
         metric = row["metric"] if row["metric"] != "outcome" else "smi"
         observed = float(row["observed_gib"]) if row["observed_gib"].strip() else None
         out.append(
@@ -907,7 +907,7 @@ def memory_checks(ds: Dataset) -> list[MemoryCheck]:
         if config is None:
             continue
         w, metric, in_sample = config
-        est = estimate_memory(w, vram_gib=gpu.vram_gib, gpu_count=p.gpu_count)
+        est = estimate_memory(w, vram_gib=gpu.vram_gib, gpu_count=p.gpu_count, gpu=gpu.name)
         out.append(
             MemoryCheck(
                 case=f"bench-{p.id}",

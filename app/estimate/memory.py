@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from app.estimate import fitted, memory_fitted
+from app.estimate import fitted, memory_fitted, vram
 from app.estimate.types import (
     Architecture,
     Attention,
@@ -36,9 +36,9 @@ from app.estimate.types import (
 
 GIB = 2**30
 
-#: Fraction of the marketed VRAM that CUDA reports as total capacity: an "80GB" A100/H100
-#: reports ~79.2 GiB and a 24 GB card ~23.6-23.7 GiB (estimation.md "Units"; FastChat#1637).
-USABLE_VRAM_FRACTION = 0.985
+#: Fraction of the marketed VRAM that CUDA reports on a card without a measured row
+#: (:mod:`app.estimate.vram`, where the cards with one are listed with their sources).
+USABLE_VRAM_FRACTION = vram.DEFAULT_USABLE_FRACTION
 
 #: CUDA context + kernels with lazy module loading (torch 2.x): Stas measured 0.47 GiB lazy,
 #: 0.92 GiB eager on A100 (ML Engineering, training/performance/README.md).
@@ -748,9 +748,11 @@ def vram_per_gpu_gib(
     return catalog_vram_gib * gpu_count
 
 
-def usable_vram_gib(vram_gib: float) -> float:
-    """CUDA-reported capacity of a card marketed as ``vram_gib`` (see USABLE_VRAM_FRACTION)."""
-    return vram_gib * USABLE_VRAM_FRACTION
+def usable_vram_gib(vram_gib: float, gpu: str | None = None) -> float:
+    """CUDA-reported capacity of ``vram_gib`` of card ``gpu`` (a catalog name; a fractional
+    GPU's share keeps the card's ratio): what the driver reports where the card has a row in
+    :mod:`app.estimate.vram`, else ``USABLE_VRAM_FRACTION`` of it."""
+    return vram_gib * vram.usable_fraction(gpu)
 
 
 def oom_probability(utilization: float, params: MemoryParams = DEFAULT_PARAMS) -> float:
@@ -971,6 +973,7 @@ def fixes_for(
     gpu_count: float = 1,
     params: MemoryParams = DEFAULT_PARAMS,
     limit: int = 5,
+    gpu: str | None = None,
 ) -> tuple[MemoryFix, ...]:
     """The smallest changes predicted to take ``w`` out of ``high`` risk on this hardware.
 
@@ -984,7 +987,12 @@ def fixes_for(
     def attempt(label: str, changes: dict[str, object]) -> None:
         candidate = replace(w, **changes)  # type: ignore[arg-type]
         est = estimate_memory(
-            candidate, vram_gib=vram_gib, gpu_count=gpu_count, params=params, with_fixes=False
+            candidate,
+            vram_gib=vram_gib,
+            gpu_count=gpu_count,
+            params=params,
+            with_fixes=False,
+            gpu=gpu,
         )
         if est.oom_risk != OomRisk.HIGH and all(f.label != label for f in out):
             out.append(
@@ -1000,7 +1008,7 @@ def fixes_for(
             )
 
     base = estimate_memory(
-        w, vram_gib=vram_gib, gpu_count=gpu_count, params=params, with_fixes=False
+        w, vram_gib=vram_gib, gpu_count=gpu_count, params=params, with_fixes=False, gpu=gpu
     )
     if 1 <= base.max_micro_batch_size < w.micro_batch_size:
         b = base.max_micro_batch_size
@@ -1027,6 +1035,7 @@ def estimate_memory(
     gpu_count: float = 1,
     params: MemoryParams = DEFAULT_PARAMS,
     with_fixes: bool = True,
+    gpu: str | None = None,
 ) -> MemoryEstimate:
     """Peak memory per GPU for ``w`` on a GPU with ``vram_gib``, with calibrated OOM risk.
 
@@ -1038,7 +1047,7 @@ def estimate_memory(
     """
     count = max(math.floor(gpu_count), 1)
     breakdown = peak_memory_bytes(w, count, w.micro_batch_size, params)
-    usable = usable_vram_gib(vram_gib)
+    usable = usable_vram_gib(vram_gib, gpu)
 
     def fits(b: int) -> bool:
         if usable <= 0:
@@ -1063,7 +1072,7 @@ def estimate_memory(
     risk = oom_risk(utilization, params)
     fixes: tuple[MemoryFix, ...] = ()
     if with_fixes and risk == OomRisk.HIGH:
-        fixes = fixes_for(w, vram_gib=vram_gib, gpu_count=gpu_count, params=params)
+        fixes = fixes_for(w, vram_gib=vram_gib, gpu_count=gpu_count, params=params, gpu=gpu)
     return MemoryEstimate(
         breakdown=breakdown,
         peak_memory_gib=breakdown.total_gib,
