@@ -500,6 +500,44 @@ def model_state_bytes(
     )
 
 
+def host_offload_bytes(w: Workload, gpu_count: int) -> float:
+    """Host RAM the training states moved off the GPUs need, bytes, summed over the machine's
+    ``gpu_count`` GPUs (each GPU's shard lives in the same host).
+
+    ``cpu_offload`` (ZeRO-Offload, FSDP CPU offload): fp32 master weights (4 B), fp32 gradients
+    (4 B) and the optimizer states (:func:`optimizer_state_bytes` at fp32) of every trained
+    parameter (ZeRO-Offload paper arXiv:2101.06840 §4: "fp32 parameters, gradients and
+    optimizer states on CPU"), plus the frozen base under ZeRO-3/FSDP, whose parameter
+    offload moves it too; paged 8-bit AdamW: its 2 B states per trained parameter, which
+    unified memory evicts to host RAM under pressure; ``activation_offloading``: the
+    checkpointed layer inputs of every GPU (:func:`offloaded_activation_bytes`). Never less
+    with offloading than without.
+    """
+    n = max(int(gpu_count), 1)
+    p = float(w.params or 0)
+    lora = w.method in (Method.LORA, Method.QLORA)
+    trained = float(lora_trainable_params(w)) if lora else p
+    host = 0.0
+    if w.optimizer == Optimizer.PAGED_ADAMW_8BIT:
+        host += 2.0 * trained
+    if w.cpu_offload:
+        host += trained * (4.0 + 4.0 + optimizer_state_bytes(w.optimizer, Precision.FP32))
+        if lora and w.sharding in (Sharding.ZERO3, Sharding.FSDP):
+            host += frozen_base_bytes(w)
+    if w.activation_offloading and w.gradient_checkpointing:
+        host += n * offloaded_activation_bytes(w) * w.micro_batch_size
+    return host
+
+
+def offloaded_activation_bytes(w: Workload) -> float:
+    """Checkpointed layer inputs of one sample moved to host RAM by activation offloading:
+    ``layers × bytes × s × h`` for a transformer with its shape, else 0."""
+    if not (w.hidden_size and w.layers):
+        return 0.0
+    kept = 4 if _fp32_stream(w) else activation_bytes(w.precision)
+    return float(w.layers * kept * transformer_tokens(w) * w.hidden_size)
+
+
 def transformer_tokens(w: Workload) -> int:
     """Tokens per sample: ``seq_len``; ViT: (image_size / patch_size)² + 1 (patches + CLS
     token, Dosovitskiy et al. arXiv:2010.11929 §3.1; patch 16 unless given)."""
