@@ -105,8 +105,9 @@ class CheckpointGranularity(StrEnum):
     """What activation checkpointing recomputes when ``gradient_checkpointing`` is on.
 
     ``full``: every transformer block keeps only its input (Chen et al. 2016);
-    ``selective``: only the attention core is recomputed (Korthikanti et al. 2022,
-    arXiv:2205.05198).
+    ``selective``: op-level selective checkpointing as torchtitan implements it (matmul
+    and attention outputs saved, the rest recomputed:
+    :func:`app.estimate.memory.selective_saved_copies`).
     """
 
     FULL = "full"
@@ -517,7 +518,7 @@ class Workload:
         default=CheckpointGranularity.FULL,
         metadata=_given(
             "with gradient_checkpointing: full (block inputs only) or selective "
-            "(attention core recomputed)"
+            "(op level, as torchtitan: matmul outputs saved, the rest recomputed)"
         ),
     )
     #: LoRA/QLoRA: the dtype the frozen base is loaded in; ``None``: the method's default
