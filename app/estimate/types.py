@@ -130,6 +130,28 @@ class BaseDtype(StrEnum):
     NF4 = "nf4"
 
 
+class Implementation(StrEnum):
+    """How the transformer block is implemented, as it decides its saved activations.
+
+    ``eager``: PyTorch modules op by op (Hugging Face transformers/PEFT, axolotl, torchtune,
+    LitGPT): RMSNorm upcasts and RoPE/SiLU intermediates are kept (Stas Bekman's measured 28
+    hidden-sized copies per Llama layer); ``fused``: fused kernels (Megatron/Transformer
+    Engine, Liger, Unsloth): a fused RMSNorm keeps its input, FlashAttention its q, k, v and
+    output, a fused SwiGLU its two inputs (:func:`app.estimate.memory.fused_copies_per_layer`).
+    """
+
+    EAGER = "eager"
+    FUSED = "fused"
+
+
+class QuantBackend(StrEnum):
+    """The library that holds a quantised (QLoRA) base: ``bitsandbytes`` (``Linear4bit``,
+    PEFT/axolotl/LLaMA-Factory/LitGPT) or ``torchao`` (``NF4Tensor``, torchtune)."""
+
+    BITSANDBYTES = "bitsandbytes"
+    TORCHAO = "torchao"
+
+
 class Sharding(StrEnum):
     """Data-parallel state sharding: DeepSpeed ZeRO stages or PyTorch FSDP (full shard)."""
 
@@ -529,6 +551,24 @@ class Workload:
         metadata=_given(
             "LoRA/QLoRA: dtype the frozen base weights are loaded in (fp32, bf16, fp16, int8, "
             "nf4); default nf4 for qlora, fp32 for an fp32/tf32 lora run, else 16-bit"
+        ),
+    )
+    #: the transformer block's implementation; ``None``: eager (the training stack's default
+    #: when one is named: :func:`app.estimate.memory.implementation`)
+    implementation: Implementation | None = field(
+        default=None,
+        metadata=_given(
+            "transformers: eager PyTorch modules (Hugging Face, torchtune, LitGPT; default) or "
+            "fused kernels (Megatron/Transformer Engine, Liger, Unsloth), as it decides the "
+            "activations kept"
+        ),
+    )
+    #: QLoRA: the library holding the quantised base; ``None``: bitsandbytes
+    quant_backend: QuantBackend | None = field(
+        default=None,
+        metadata=_given(
+            "QLoRA: the library holding the quantised base, bitsandbytes (default) or torchao "
+            "(torchtune)"
         ),
     )
     #: QLoRA NF4 with double quantisation (~4.127 bits/param) instead of plain NF4 (~4.5)

@@ -15,9 +15,11 @@ from app.estimate.types import (
     BenchmarkPoint,
     CheckpointGranularity,
     GpuSpec,
+    Implementation,
     Method,
     Optimizer,
     Precision,
+    QuantBackend,
     Sharding,
     VisionTask,
     Workload,
@@ -32,6 +34,8 @@ _ENUMS = {
     "sharding": Sharding,
     "checkpoint_granularity": CheckpointGranularity,
     "base_dtype": BaseDtype,
+    "implementation": Implementation,
+    "quant_backend": QuantBackend,
     "vision_task": VisionTask,
 }
 _WORKLOAD_FIELDS = {f.name for f in dc_fields(Workload)}

@@ -126,6 +126,8 @@ WORKLOAD_ADVANCED = (
     _workload("activation_offloading", N_("Activation offloading")),
     _workload("checkpoint_granularity", N_("Checkpointing granularity")),
     _workload("base_dtype", N_("Frozen base dtype (LoRA/QLoRA)")),
+    _workload("implementation", N_("Block implementation")),
+    _workload("quant_backend", N_("Quantisation library (QLoRA)")),
     _workload("double_quant", N_("QLoRA double quantisation")),
     _workload("full_model_init", N_("Full model loaded per GPU before FSDP")),
     _workload("dropout", N_("Dropout (p > 0)")),

@@ -12,22 +12,28 @@ from app.estimate.memory import (
     GIB,
     NF4_BYTES_PER_PARAM,
     SLACK,
+    _copies_per_layer,
     activation_bytes_per_sample,
     estimate_memory,
+    frozen_base_bytes,
+    fused_copies_per_layer,
     lora_trainable_params,
     max_fitting_utilization,
     memory_notes,
     oom_probability,
     oom_risk,
+    selective_saved_copies,
     state_bytes,
 )
 from app.estimate.types import (
     Architecture,
     Attention,
+    Implementation,
     Method,
     OomRisk,
     Optimizer,
     Precision,
+    QuantBackend,
     Sharding,
     Workload,
 )
@@ -286,3 +292,32 @@ def test_notes_name_the_zero_bucket_and_the_fused_loss_bytes_only_when_counted()
     fused = memory_notes(dataclasses.replace(GPT2, fused_cross_entropy=True))
     per = f"{DEFAULT_PARAMS.chunked_logit_bytes:g} bytes per logit"
     assert any(per in n and "keeps 2" in n for n in fused)
+
+
+def test_fused_kernels_keep_what_each_kernel_saves() -> None:
+    # Llama 3.1 8B: 6 hidden-sized tensors + q/k/v at 8 of 32 heads (2 x 1/4) + gate, up and
+    # the down projection's input (3 x 14336/4096 = 10.5): 17 copies against 28 eager
+    w = Workload(**LLAMA3_8B, precision=Precision.BF16, implementation=Implementation.FUSED)
+    assert fused_copies_per_layer(w) == pytest.approx(6 + 0.5 + 10.5)
+    assert _copies_per_layer(w, False) == pytest.approx(17.0)
+    assert _copies_per_layer(dataclasses.replace(w, implementation=None), False) == 28.0
+
+
+def test_torchtune_selective_checkpointing_keeps_every_second_matmul() -> None:
+    # block input, attention output, q (h), v (h/4), w1 (14336), w2 (h): 7.75 copies of h
+    w = Workload(**LLAMA3_8B, precision=Precision.BF16)
+    assert selective_saved_copies(w) == pytest.approx(4 + 0.25 + 3.5)
+
+
+def test_torchao_nf4_base_carries_no_overhead_beyond_its_blocks() -> None:
+    w = Workload(
+        **LLAMA3_8B,
+        precision=Precision.BF16,
+        method=Method.QLORA,
+        quant_backend=QuantBackend.TORCHAO,
+    )
+    emb = 2 * 128256 * 4096
+    expected = (8_030_261_248 - emb) * NF4_BYTES_PER_PARAM + emb * 2  # 3.60 + 2.10 GB
+    assert frozen_base_bytes(w, DEFAULT_PARAMS) == pytest.approx(expected)
+    bnb = frozen_base_bytes(dataclasses.replace(w, quant_backend=None), DEFAULT_PARAMS)
+    assert bnb > frozen_base_bytes(w, DEFAULT_PARAMS)
