@@ -23,6 +23,7 @@ from app.estimate.cost import (
     spot_expected_hours,
 )
 from app.estimate.memory import estimate_memory, vram_per_gpu_gib
+from app.estimate.offload import offload_slowed
 from app.estimate.rank import Candidate, CandidateColumns, Ranked, rank_columns
 from app.estimate.throughput import ThroughputModel
 from app.estimate.types import (
@@ -262,8 +263,9 @@ class ConfigEstimates:
         self, gpu: GpuSpec, gpu_count: float, interconnect: Interconnect | None
     ) -> ThroughputEstimate:
         """Samples/s of ``gpu_count`` × ``gpu`` at the precision the GPU runs the workload
-        at, from the published measurements alone (memoised for catalog GPUs; a GPU spec not
-        from the catalog is estimated afresh)."""
+        at, from the published measurements alone, slowed by the PCIe traffic of CPU
+        offloading (:func:`app.estimate.offload.offload_slowed`); memoised for catalog GPUs
+        (a GPU spec not from the catalog is estimated afresh)."""
         key = (gpu.name, gpu_count, interconnect)
         tp = self._tp.get(key)
         if tp is None:
@@ -273,7 +275,9 @@ class ConfigEstimates:
                 model = self.models.for_gpu(gpu)
                 if catalog:
                     self._model_of[gpu.name] = model
-            tp = model.estimate(gpu, gpu_count, interconnect)
+            tp = offload_slowed(
+                self.w, gpu, gpu_count, model.estimate(gpu, gpu_count, interconnect)
+            )
             if catalog and len(self._tp) < self.max_entries:
                 self._tp[key] = tp
         return tp

@@ -17,13 +17,17 @@ from app.estimate.memory import (
     state_bytes,
     usable_vram_gib,
 )
+from app.estimate.offload import offload_bytes_per_step, offload_slowed
 from app.estimate.types import (
     Architecture,
     BaseDtype,
+    Basis,
+    GpuSpec,
     Method,
     Optimizer,
     Precision,
     Sharding,
+    ThroughputEstimate,
     Workload,
 )
 from app.settings import PROJECT_ROOT
@@ -98,3 +102,27 @@ def test_usable_vram_is_below_the_datasheet_for_every_card() -> None:
     # ECC GDDR6 cards expose ~22 of their 24 GiB (nvidia-smi 23028 MiB less the driver's share)
     assert usable_vram_gib(24, "A10G") == pytest.approx(21.99, abs=0.01)
     assert usable_vram_gib(80, "A100 SXM4 80GB") == pytest.approx(79.14)
+
+
+def test_offloading_slows_each_step_by_its_pcie_traffic() -> None:
+    # ZeRO-Offload of a 7B full fine-tune on one GPU: 2 B of gradients out and 2 B of
+    # parameters back per parameter and step, 26.95 GB, 1.08 s at 25 GB/s (PCIe 4.0)
+    w = dataclasses.replace(LLAMA_7B, cpu_offload=True)
+    assert offload_bytes_per_step(w, 1) == pytest.approx(4 * 6_738_415_616)
+    gpu = GpuSpec(name="A100 SXM4 80GB", architecture="Ampere", vram_gib=80)
+    tp = ThroughputEstimate(
+        samples_per_s=2.0,
+        samples_per_s_low=1.0,
+        samples_per_s_high=4.0,
+        basis=Basis.MEASURED,
+        multi_gpu_efficiency=1.0,
+    )
+    slowed = offload_slowed(w, gpu, 1, tp)
+    seconds = 4 * 6_738_415_616 / 25e9
+    assert slowed.samples_per_s == pytest.approx(2 / (2 / 2.0 + seconds))  # 2 samples a step
+    assert slowed.samples_per_s < tp.samples_per_s
+    assert offload_slowed(LLAMA_7B, gpu, 1, tp) is tp  # no offload, no change
+    # more GPUs under ZeRO-2 split the partition each one moves
+    assert offload_bytes_per_step(dataclasses.replace(w, sharding=Sharding.ZERO2), 8) == (
+        pytest.approx(4 * 6_738_415_616 / 8)
+    )
