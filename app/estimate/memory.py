@@ -557,12 +557,28 @@ def transformer_tokens(w: Workload) -> int:
     return w.seq_len or 1
 
 
+def logit_bytes_per_element(w: Workload, params: MemoryParams = DEFAULT_PARAMS) -> float:
+    """Bytes alive at the loss per logit element (one token × one vocabulary entry), by dtype.
+
+    Unfused cross-entropy: the LM head's logits at the activation dtype plus the fp32 copy the
+    loss works on (upcast, log-softmax output, then its gradient in its place):
+    ``unfused_logit_bytes`` at 16-bit activations (2 + 4 = 6, Stas Bekman's "factor of 6"),
+    2 more when the logits themselves are fp32 (4 + 4: no 16-bit copy, the LM head writes
+    fp32). Chunked/fused loss: only the logits of every chunk, kept for backward, at the
+    activation dtype: the fitted ``chunked_logit_bytes`` at 16-bit, × 2 at fp32.
+    """
+    wide = activation_bytes(w.precision) == 4
+    if w.fused_cross_entropy:
+        return params.chunked_logit_bytes * (2.0 if wide else 1.0)
+    return params.unfused_logit_bytes + (2.0 if wide else 0.0)
+
+
 def logits_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARAMS) -> float:
-    """Loss-side bytes for one sample of a decoder: ``s · V`` × fitted bytes per element."""
+    """Loss-side bytes for one sample of a decoder: ``s · V`` ×
+    :func:`logit_bytes_per_element` (grows with sequence × vocabulary)."""
     if w.architecture != Architecture.TRANSFORMER_DECODER or not w.vocab_size:
         return 0.0
-    per = params.chunked_logit_bytes if w.fused_cross_entropy else params.unfused_logit_bytes
-    return per * transformer_tokens(w) * w.vocab_size
+    return logit_bytes_per_element(w, params) * transformer_tokens(w) * w.vocab_size
 
 
 def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARAMS) -> float:

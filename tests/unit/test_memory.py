@@ -17,6 +17,7 @@ from app.estimate.memory import (
     estimate_memory,
     frozen_base_bytes,
     fused_copies_per_layer,
+    logits_bytes_per_sample,
     lora_trainable_params,
     max_fitting_utilization,
     memory_notes,
@@ -321,3 +322,21 @@ def test_torchao_nf4_base_carries_no_overhead_beyond_its_blocks() -> None:
     assert frozen_base_bytes(w, DEFAULT_PARAMS) == pytest.approx(expected)
     bnb = frozen_base_bytes(dataclasses.replace(w, quant_backend=None), DEFAULT_PARAMS)
     assert bnb > frozen_base_bytes(w, DEFAULT_PARAMS)
+
+
+def test_the_loss_grows_with_sequence_times_vocabulary_by_dtype() -> None:
+    # Llama 3.1 8B, 2048 tokens x 128,256 entries = 262.7 M logits per sample
+    w = Workload(**LLAMA3_8B)
+    n = 2048 * 128256
+    # 16-bit logits + the fp32 copy the loss works on: 6 B each
+    assert logits_bytes_per_sample(w) == pytest.approx(6 * n)
+    # fp32 training: the LM head writes fp32 logits, no 16-bit copy: 4 + 4
+    assert logits_bytes_per_sample(dataclasses.replace(w, precision=Precision.FP32)) == (
+        pytest.approx(8 * n)
+    )
+    # a chunked loss keeps only the logits of every chunk, at the activation dtype
+    fused = dataclasses.replace(w, fused_cross_entropy=True)
+    assert logits_bytes_per_sample(fused) == pytest.approx(DEFAULT_PARAMS.chunked_logit_bytes * n)
+    # twice the sequence, twice the loss
+    long = dataclasses.replace(w, seq_len=4096)
+    assert logits_bytes_per_sample(long) == pytest.approx(2 * logits_bytes_per_sample(w))
