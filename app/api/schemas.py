@@ -24,13 +24,16 @@ from app.estimate.types import (
     WORKLOAD_INPUTS,
     Architecture,
     Attention,
+    BaseDtype,
     Basis,
     CheckpointGranularity,
+    Implementation,
     InterconnectLabel,
     Method,
     OomRisk,
     Optimizer,
     Precision,
+    QuantBackend,
     Sharding,
     VisionTask,
     interconnect_label,
@@ -267,6 +270,9 @@ class WorkloadIn(CountsIn):
     optimizer_in_backward: bool | None = request_field("optimizer_in_backward")
     activation_offloading: bool | None = request_field("activation_offloading")
     checkpoint_granularity: CheckpointGranularity | None = request_field("checkpoint_granularity")
+    base_dtype: BaseDtype | None = request_field("base_dtype")
+    implementation: Implementation | None = request_field("implementation")
+    quant_backend: QuantBackend | None = request_field("quant_backend")
     double_quant: bool | None = request_field("double_quant")
     full_model_init: bool | None = request_field("full_model_init")
     dropout: bool | None = request_field("dropout")

@@ -48,6 +48,7 @@ PRIOR = MemoryParams(
     chunked_logit_bytes=2.0,
     lora_activation_factor=23.0 / 28.0,
     qlora_overhead=0.06,
+    qlora_overhead_torchao=0.0,
     oom_center=0.0,
     oom_scale=0.05,
     cnn_activation_bytes_per_gflop=float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP),
@@ -70,6 +71,7 @@ GRIDS: dict[str, list[float]] = {
     "chunked_logit_bytes": [0.5 * i for i in range(9)],  # 0 … 4
     "lora_activation_factor": [0.4 + 0.02 * i for i in range(31)],  # 0.4 … 1.0
     "qlora_overhead": [0.02 * i for i in range(51)],  # 0 … 1.0
+    "qlora_overhead_torchao": [0.02 * i for i in range(51)],
     # one activation constant per vision/diffusion family, each fitted on its own cases
     "cnn_activation_bytes_per_gflop": _PER_GFLOP_GRID,
     "detection_activation_bytes_per_gflop": _PER_GFLOP_GRID,
@@ -181,7 +183,7 @@ def log_utilization(case: Case, params: MemoryParams) -> float | None:
     if not case.vram_gib:
         return None
     b = peak_memory_bytes(case.workload, case.gpu_count, case.workload.micro_batch_size, params)
-    return math.log(max(b.total_gib, 1e-9) / usable_vram_gib(case.vram_gib))
+    return math.log(max(b.total_gib, 1e-9) / usable_vram_gib(case.vram_gib, case.gpu))
 
 
 def _size_loss(cases: list[Case], params: MemoryParams) -> float:
@@ -294,6 +296,7 @@ def predict_case(case: Case, params: MemoryParams) -> CaseResult:
             gpu_count=case.gpu_count,
             params=params,
             with_fixes=False,
+            gpu=case.gpu,
         )
         risk, prob = est.oom_risk.value, est.oom_probability
     return CaseResult(case, predict_metric_gib(case, params), risk, prob)

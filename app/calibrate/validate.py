@@ -874,8 +874,8 @@ def case_workload(ds: Dataset, row: dict[str, str]) -> Workload | None:
 #: workload, task substring, precision) → (preset, overrides, metric). Lambda v0 rows (nvidia-smi
 #: of the filled GPU) are added automatically.
 PEAK_ROW_CONFIGS: list[tuple[Callable[[BenchmarkPoint], bool], str, dict[str, Any], str]] = [
-    # torchtitan Table 1/3: Llama 3.1 8B FSDP, local batch 2, seq 8192, selective AC (modelled
-    # as full checkpointing), bf16 mixed precision
+    # torchtitan Table 1/3: Llama 3.1 8B FSDP, local batch 2, seq 8192, selective (op) AC,
+    # bf16 mixed precision
     (
         lambda p: (
             p.source == "torchtitan"
@@ -886,7 +886,7 @@ PEAK_ROW_CONFIGS: list[tuple[Callable[[BenchmarkPoint], bool], str, dict[str, An
             and p.batch_size_per_gpu == 2
         ),
         "llama31-8b-pretrain",
-        {"gradient_checkpointing": True, "sharding": "fsdp"},
+        {"gradient_checkpointing": True, "checkpoint_granularity": "selective", "sharding": "fsdp"},
         "reserved",
     ),
 ]
@@ -901,7 +901,7 @@ def memory_checks(ds: Dataset) -> list[MemoryCheck]:
         if gpu is None or w is None:
             continue
         count = _int(row["gpu_count"]) or 1
-        est = estimate_memory(w, vram_gib=gpu.vram_gib, gpu_count=count)
+        est = estimate_memory(w, vram_gib=gpu.vram_gib, gpu_count=count, gpu=gpu.name)
         metric = row["metric"] if row["metric"] != "outcome" else "smi"
         observed = float(row["observed_gib"]) if row["observed_gib"].strip() else None
         out.append(
@@ -939,7 +939,7 @@ def memory_checks(ds: Dataset) -> list[MemoryCheck]:
         if config is None:
             continue
         w, metric, in_sample = config
-        est = estimate_memory(w, vram_gib=gpu.vram_gib, gpu_count=p.gpu_count)
+        est = estimate_memory(w, vram_gib=gpu.vram_gib, gpu_count=p.gpu_count, gpu=gpu.name)
         out.append(
             MemoryCheck(
                 case=f"bench-{p.id}",

@@ -14,6 +14,7 @@ from app.estimate.compat import (
     interconnect_warning,
 )
 from app.estimate.memory import (
+    host_offload_bytes,
     lora_trainable_params,
     optimizer_state_bytes,
     transformer_tokens,
@@ -341,7 +342,19 @@ def hardware_warnings(
         total_vram = hw.gpu_count * vram_per_gpu_gib(
             hw.gpu.vram_gib, hw.vram_gib_per_gpu, hw.gpu_count
         )
-        if hw.ram_gib < model_fp32_gib:
+        offload_gib = host_offload_bytes(w, max(math.floor(hw.gpu_count), 1)) / 2**30
+        if hw.ram_gib < offload_gib:
+            out.append(
+                _warn(
+                    WarningCode.RAM_SHORT,
+                    f"out of memory on the host: the states offloaded to CPU RAM (master "
+                    f"weights, gradients, optimizer states, paged or offloaded activations) "
+                    f"need {offload_gib:.1f} GiB but the offer has {hw.ram_gib:g} GiB",
+                    ram_gib=hw.ram_gib,
+                    needed_gib=round(offload_gib, 2),
+                )
+            )
+        elif hw.ram_gib < model_fp32_gib:
             out.append(
                 _warn(
                     WarningCode.RAM_SHORT,

@@ -16,11 +16,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from app.estimate import fitted, memory_fitted
+from app.estimate import fitted, memory_fitted, vram
 from app.estimate.types import (
     Architecture,
     Attention,
+    BaseDtype,
     CheckpointGranularity,
+    Implementation,
     MemoryBreakdown,
     MemoryEstimate,
     MemoryFix,
@@ -28,6 +30,7 @@ from app.estimate.types import (
     OomRisk,
     Optimizer,
     Precision,
+    QuantBackend,
     Sharding,
     VisionTask,
     Workload,
@@ -35,9 +38,9 @@ from app.estimate.types import (
 
 GIB = 2**30
 
-#: Fraction of the marketed VRAM that CUDA reports as total capacity: an "80GB" A100/H100
-#: reports ~79.2 GiB and a 24 GB card ~23.6-23.7 GiB (estimation.md "Units"; FastChat#1637).
-USABLE_VRAM_FRACTION = 0.985
+#: Fraction of the marketed VRAM that CUDA reports on a card without a measured row
+#: (:mod:`app.estimate.vram`, where the cards with one are listed with their sources).
+USABLE_VRAM_FRACTION = vram.DEFAULT_USABLE_FRACTION
 
 #: CUDA context + kernels with lazy module loading (torch 2.x): Stas measured 0.47 GiB lazy,
 #: 0.92 GiB eager on A100 (ML Engineering, training/performance/README.md).
@@ -131,7 +134,10 @@ class MemoryParams:
     backward) [2]; ``lora_activation_factor``: LoRA's saved activations relative to full
     fine-tuning (frozen linears keep no inputs for weight gradients) [23/28, LitGPT C-2];
     ``qlora_overhead``: bitsandbytes/torchao extra bytes as a fraction of the NF4 base
-    [0.06, gpu_poor]; ``oom_center``/``oom_scale``: logistic OOM probability in
+    [0.06, gpu_poor] with bitsandbytes, ``qlora_overhead_torchao`` with torchao's
+    ``NF4Tensor`` [0: its 64-element blocks with int8 scalers per 256 blocks are the 4.127
+    bits of ``NF4_BYTES_PER_PARAM`` exactly, torchao/dtypes/nf4tensor.py];
+    ``oom_center``/``oom_scale``: logistic OOM probability in
     log(peak / usable VRAM).
 
     Vision and diffusion activations, bytes kept for backward per forward GFLOP of one
@@ -160,6 +166,7 @@ class MemoryParams:
     detection_activation_bytes_per_gflop: float = float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP)
     diffusion_activation_bytes_per_gflop: float = float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP)
     cnn_activation_bytes_per_element: float = float(fitted.CNN_ACTIVATION_BYTES_PER_ELEMENT)
+    qlora_overhead_torchao: float = 0.0
 
 
 DEFAULT_PARAMS = MemoryParams(
@@ -318,6 +325,103 @@ def state_bytes(w: Workload, gpu_count: int, params: MemoryParams = DEFAULT_PARA
     )
 
 
+#: Bytes per parameter of a frozen base held in each dtype (quantised formats without their
+#: quantisation-state overhead, which :class:`MemoryParams` ``qlora_overhead`` adds).
+BASE_DTYPE_BYTES: dict[BaseDtype, float] = {
+    BaseDtype.FP32: 4.0,
+    BaseDtype.BF16: 2.0,
+    BaseDtype.FP16: 2.0,
+    # LLM.int8: int8 weights (1 B) + fp32 row scales (negligible; Dettmers et al. 2208.07339)
+    BaseDtype.INT8: 1.0,
+    BaseDtype.NF4: NF4_BYTES_PER_PARAM,
+}
+
+
+def base_dtype(w: Workload) -> BaseDtype:
+    """The dtype the frozen base of a LoRA/QLoRA run is held in: ``base_dtype`` when given,
+    else NF4 for QLoRA, fp32 for a LoRA run in fp32/tf32 and 16-bit otherwise (PEFT's
+    ``from_pretrained(torch_dtype=...)`` as axolotl, LLaMA-Factory, H2O LLM Studio and
+    torchtune's LoRA recipes load it; fp16 under ``fp16_amp``)."""
+    if w.base_dtype is not None:
+        return w.base_dtype
+    if w.method == Method.QLORA:
+        return BaseDtype.NF4
+    if w.precision in (Precision.FP32, Precision.TF32):
+        return BaseDtype.FP32
+    return BaseDtype.FP16 if w.precision == Precision.FP16_AMP else BaseDtype.BF16
+
+
+def quantised_base(w: Workload) -> bool:
+    """Whether the frozen base is quantised (int8 or NF4)."""
+    return base_dtype(w) in (BaseDtype.INT8, BaseDtype.NF4)
+
+
+def frozen_base_bytes(w: Workload, params: MemoryParams = DEFAULT_PARAMS) -> float:
+    """Bytes of the whole frozen base (unsharded), by :func:`base_dtype`.
+
+    Quantised bases (bitsandbytes/torchao) keep the token embeddings and LM head in 16-bit
+    (:func:`embedding_params`) and add ``qlora_overhead`` of the quantised bytes (quantisation
+    state, absmax blocks); NF4 without double quantisation takes ``NF4_NO_DQ_BYTES_PER_PARAM``.
+    """
+    p = float(w.params or 0)
+    dtype = base_dtype(w)
+    if dtype not in (BaseDtype.INT8, BaseDtype.NF4):
+        return p * BASE_DTYPE_BYTES[dtype]
+    per = BASE_DTYPE_BYTES[dtype]
+    if dtype == BaseDtype.NF4 and not w.double_quant:
+        per = NF4_NO_DQ_BYTES_PER_PARAM
+    emb = float(embedding_params(w))
+    overhead = (
+        params.qlora_overhead_torchao
+        if w.quant_backend == QuantBackend.TORCHAO
+        else params.qlora_overhead
+    )
+    return (p - emb) * per * (1 + overhead) + emb * 2
+
+
+def adapter_bytes_per_param(w: Workload) -> tuple[float, float, float]:
+    """(weight, gradient, optimizer) bytes per LoRA adapter parameter, unsharded.
+
+    Under fp32/tf32 and autocast (``*_amp``, ``fp8``) the adapters are fp32 (PEFT's
+    ``autocast_adapter_dtype`` casts them to fp32 on a 16-bit base; their gradients follow)
+    with fp32 optimizer states; in pure ``bf16`` (torchtune, LitGPT ``bf16-true``) adapters,
+    gradients and states are bf16 (:func:`optimizer_state_bytes`).
+    """
+    wb = 2.0 if w.precision == Precision.BF16 else 4.0
+    return wb, wb, optimizer_state_bytes(w.optimizer, w.precision)
+
+
+def _adapter_state_bytes(w: Workload, n: int, params: MemoryParams, init: float) -> StateBytes:
+    """LoRA/QLoRA model states per GPU (see :func:`model_state_bytes`)."""
+    pt = float(lora_trainable_params(w))
+    layers = max(w.layers or 1, 1)
+    base = frozen_base_bytes(w, params)
+    wb, gb, ob = adapter_bytes_per_param(w)
+    sharded3 = w.sharding in (Sharding.ZERO3, Sharding.FSDP)
+    # ZeRO-1 shards optimizer states, ZeRO-2 also gradients, ZeRO-3/FSDP everything
+    div_opt = n if w.sharding != Sharding.NONE else 1
+    div_grad = n if w.sharding in (Sharding.ZERO2, Sharding.ZERO3, Sharding.FSDP) else 1
+    div_w = n if sharded3 else 1
+    optim = 0.0 if w.cpu_offload else pt * ob / div_opt
+    buffers = 0.0
+    if quantised_base(w) and w.hidden_size:
+        # one quantised linear dequantised to 16-bit for its matmul (forward and backward)
+        buffers += 2 * 2 * w.hidden_size * (w.ffn_hidden_size or 4 * w.hidden_size)
+    if sharded3 and (n > 1 or w.cpu_offload):
+        unit = base / layers
+        buffers += 2 * unit
+        base = 0.0 if w.cpu_offload else base / n
+    if w.sharding == Sharding.ZERO3:
+        buffers += zero3_buffer_bytes(w)
+    return StateBytes(
+        weights=base + pt * wb / div_w,
+        gradients=pt * gb / div_grad,
+        optimizer=optim,
+        buffers=buffers,
+        init_peak=init,
+    )
+
+
 def model_state_bytes(
     w: Workload, gpu_count: int, params: MemoryParams = DEFAULT_PARAMS
 ) -> StateBytes:
@@ -330,9 +434,10 @@ def model_state_bytes(
     bf16 2 + 2 + bf16 states. ``optimizer_in_backward`` keeps no gradient buffer: only the
     largest tensor's gradient is alive at once (torchtune ``optimizer_in_bwd``).
 
-    LoRA/QLoRA: the frozen base at 4 B under fp32 or AMP (fp32 master weights), 2 B in pure
-    16-bit or under DeepSpeed, NF4 (double-quantised or not) × (1 + ``qlora_overhead``) with
-    16-bit embeddings under QLoRA; adapters carry 16 B/param. FSDP and ZeRO-3 shard the
+    LoRA/QLoRA: the frozen base in the dtype it is loaded in (:func:`frozen_base_bytes`,
+    :func:`base_dtype`); adapters, their gradients and optimizer states at
+    :func:`adapter_bytes_per_param`, sharded as the strategy shards them (ZeRO-1 the states,
+    ZeRO-2 also the gradients, ZeRO-3/FSDP all three). FSDP and ZeRO-3 shard the
     frozen base too (FSDP with ``use_orig_params=False`` / FSDP2, PEFT accelerate docs;
     ZeRO-3 shards bitsandbytes 4-bit weights packed in ``bnb_4bit_quant_storage``), and keep
     two gathered units. CPU offload leaves only the gathered units on the GPU.
@@ -356,36 +461,7 @@ def model_state_bytes(
         # (LitGPT's 2-4 GPU LoRA rows grow with the micro-batch on top of it)
         init = 2.0 * p
     if w.method in (Method.LORA, Method.QLORA):
-        pt = float(lora_trainable_params(w))
-        if w.method == Method.QLORA:
-            emb = float(embedding_params(w))
-            nf4 = NF4_BYTES_PER_PARAM if w.double_quant else NF4_NO_DQ_BYTES_PER_PARAM
-            base = (p - emb) * nf4 * (1 + params.qlora_overhead) + emb * 2
-        else:
-            # AMP keeps fp32 master copies, frozen ones included (HF loads fp32 unless told);
-            # DeepSpeed's bf16/fp16 engine casts the module to 16-bit
-            deepspeed = w.sharding in (Sharding.ZERO1, Sharding.ZERO2, Sharding.ZERO3)
-            amp32 = _amp(w.precision) and not deepspeed
-            frozen = 4 if w.precision in (Precision.FP32, Precision.TF32) or amp32 else 2
-            base = p * frozen
-        optim = 0.0 if w.cpu_offload else pt * 8 / (n if w.sharding != Sharding.NONE else 1)
-        buffers = 0.0
-        if w.method == Method.QLORA and w.hidden_size:
-            # one quantised linear dequantised to 16-bit for its matmul (forward and backward)
-            buffers += 2 * 2 * w.hidden_size * (w.ffn_hidden_size or 4 * w.hidden_size)
-        if sharded3 and (n > 1 or w.cpu_offload):
-            unit = base / layers
-            buffers += 2 * unit
-            base = 0.0 if w.cpu_offload else base / n
-        if w.sharding == Sharding.ZERO3:
-            buffers += zero3_buffer_bytes(w)
-        return StateBytes(
-            weights=base + pt * 4,
-            gradients=pt * 4,
-            optimizer=optim,
-            buffers=buffers,
-            init_peak=init,
-        )
+        return _adapter_state_bytes(w, n, params, init)
 
     if w.precision in (Precision.FP32, Precision.TF32):
         weights, grads, optim = 4.0, 4.0, opt
@@ -435,6 +511,44 @@ def model_state_bytes(
     )
 
 
+def host_offload_bytes(w: Workload, gpu_count: int) -> float:
+    """Host RAM the training states moved off the GPUs need, bytes, summed over the machine's
+    ``gpu_count`` GPUs (each GPU's shard lives in the same host).
+
+    ``cpu_offload`` (ZeRO-Offload, FSDP CPU offload): fp32 master weights (4 B), fp32 gradients
+    (4 B) and the optimizer states (:func:`optimizer_state_bytes` at fp32) of every trained
+    parameter (ZeRO-Offload paper arXiv:2101.06840 §4: "fp32 parameters, gradients and
+    optimizer states on CPU"), plus the frozen base under ZeRO-3/FSDP, whose parameter
+    offload moves it too; paged 8-bit AdamW: its 2 B states per trained parameter, which
+    unified memory evicts to host RAM under pressure; ``activation_offloading``: the
+    checkpointed layer inputs of every GPU (:func:`offloaded_activation_bytes`). Never less
+    with offloading than without.
+    """
+    n = max(int(gpu_count), 1)
+    p = float(w.params or 0)
+    lora = w.method in (Method.LORA, Method.QLORA)
+    trained = float(lora_trainable_params(w)) if lora else p
+    host = 0.0
+    if w.optimizer == Optimizer.PAGED_ADAMW_8BIT:
+        host += 2.0 * trained
+    if w.cpu_offload:
+        host += trained * (4.0 + 4.0 + optimizer_state_bytes(w.optimizer, Precision.FP32))
+        if lora and w.sharding in (Sharding.ZERO3, Sharding.FSDP):
+            host += frozen_base_bytes(w)
+    if w.activation_offloading and w.gradient_checkpointing:
+        host += n * offloaded_activation_bytes(w) * w.micro_batch_size
+    return host
+
+
+def offloaded_activation_bytes(w: Workload) -> float:
+    """Checkpointed layer inputs of one sample moved to host RAM by activation offloading:
+    ``layers × bytes × s × h`` for a transformer with its shape, else 0."""
+    if not (w.hidden_size and w.layers):
+        return 0.0
+    kept = 4 if _fp32_stream(w) else activation_bytes(w.precision)
+    return float(w.layers * kept * transformer_tokens(w) * w.hidden_size)
+
+
 def transformer_tokens(w: Workload) -> int:
     """Tokens per sample: ``seq_len``; ViT: (image_size / patch_size)² + 1 (patches + CLS
     token, Dosovitskiy et al. arXiv:2010.11929 §3.1; patch 16 unless given)."""
@@ -443,12 +557,28 @@ def transformer_tokens(w: Workload) -> int:
     return w.seq_len or 1
 
 
+def logit_bytes_per_element(w: Workload, params: MemoryParams = DEFAULT_PARAMS) -> float:
+    """Bytes alive at the loss per logit element (one token × one vocabulary entry), by dtype.
+
+    Unfused cross-entropy: the LM head's logits at the activation dtype plus the fp32 copy the
+    loss works on (upcast, log-softmax output, then its gradient in its place):
+    ``unfused_logit_bytes`` at 16-bit activations (2 + 4 = 6, Stas Bekman's "factor of 6"),
+    2 more when the logits themselves are fp32 (4 + 4: no 16-bit copy, the LM head writes
+    fp32). Chunked/fused loss: only the logits of every chunk, kept for backward, at the
+    activation dtype: the fitted ``chunked_logit_bytes`` at 16-bit, × 2 at fp32.
+    """
+    wide = activation_bytes(w.precision) == 4
+    if w.fused_cross_entropy:
+        return params.chunked_logit_bytes * (2.0 if wide else 1.0)
+    return params.unfused_logit_bytes + (2.0 if wide else 0.0)
+
+
 def logits_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARAMS) -> float:
-    """Loss-side bytes for one sample of a decoder: ``s · V`` × fitted bytes per element."""
+    """Loss-side bytes for one sample of a decoder: ``s · V`` ×
+    :func:`logit_bytes_per_element` (grows with sequence × vocabulary)."""
     if w.architecture != Architecture.TRANSFORMER_DECODER or not w.vocab_size:
         return 0.0
-    per = params.chunked_logit_bytes if w.fused_cross_entropy else params.unfused_logit_bytes
-    return per * transformer_tokens(w) * w.vocab_size
+    return logit_bytes_per_element(w, params) * transformer_tokens(w) * w.vocab_size
 
 
 def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARAMS) -> float:
@@ -459,8 +589,9 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
     (:func:`logits_bytes_per_sample`); with full checkpointing ``L · bytes · s · h +
     max(c · bytes · s · h, logits)`` (layer inputs, then whichever is larger of one layer's
     recompute and the loss, which are never alive together), the layer inputs moving to host
-    RAM with ``activation_offloading``; selective checkpointing recomputes only the attention
-    core, i.e. drops the eager ``a · s² · (2·bytes + 1)`` score tensors. c per layer:
+    RAM with ``activation_offloading``; selective checkpointing (torchtitan's op-level policy)
+    keeps :func:`selective_saved_copies` per layer and recomputes the rest, one layer at a
+    time in backward. c per layer:
     :func:`_copies_per_layer`; under unsharded autocast the stream, LayerNorm inputs and
     checkpoints are fp32 and a score costs ``AMP_EAGER_SCORE_BYTES``; without dropout
     (``dropout`` false) a layer keeps none of Korthikanti's masks and a score only its softmax
@@ -490,7 +621,7 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
     ):
         s = transformer_tokens(w)
         h = w.hidden_size
-        fp32_stream = _amp(w.precision) and w.sharding == Sharding.NONE
+        fp32_stream = _fp32_stream(w)
         c = _copies_per_layer(w, fp32_stream)
         if lora:
             c *= params.lora_activation_factor
@@ -506,7 +637,8 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
         logits = logits_bytes_per_sample(w, params)
         if w.gradient_checkpointing:
             if w.checkpoint_granularity == CheckpointGranularity.SELECTIVE:
-                return w.layers * per_layer + logits
+                saved = selective_saved_copies(w) * nbytes * s * h
+                return w.layers * saved + max(per_layer + scores, logits)
             # the loss runs after the last layer (only checkpoints alive) and the logits are
             # freed before layers are recomputed in backward: the two peaks do not add up
             kept = 4 if fp32_stream else nbytes
@@ -561,6 +693,68 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
     return per_sample + unet_attention_scores_bytes(w)
 
 
+def selective_saved_copies(w: Workload) -> float:
+    """Hidden-state-sized copies one layer keeps under op-level selective checkpointing.
+
+    torchtitan's policy (``selective_ac_option = "op"``, pytorch/torchtitan
+    ``torchtitan/distributed/activation_checkpoint.py``; earlier in
+    ``parallelize_llama.py``: "save output of all ops in save list, except every second mm")
+    saves the outputs of the attention kernel and of the odd-numbered matmuls of a block and
+    recomputes everything else: with a
+    Llama block's seven matmuls in order (q, k, v, o, w1, w3, w2) it keeps q (h), v
+    (h·kv/heads), w1 (f) and w2 (h), plus the attention output (h) and the block input (h):
+    ``4 + kv/heads + f/h`` copies (Llama 3.1 8B: 7.75 of the 28 kept without checkpointing).
+    """
+    h = w.hidden_size or 1
+    f = w.ffn_hidden_size or 4 * h
+    heads = w.heads or 1
+    kv = (w.kv_heads or heads) / heads
+    return 4.0 + kv + f / h
+
+
+def implementation(w: Workload) -> Implementation:
+    """The block implementation ``w`` runs: ``implementation`` when given, else eager.
+
+    Hook for the training stack (issue 23): a stack field, once it exists, sets this default
+    here (Megatron/NeMo, Unsloth and Liger-patched runs ``fused``; HF Trainer, axolotl,
+    LLaMA-Factory, torchtune and LitGPT ``eager``)."""
+    return w.implementation or Implementation.EAGER
+
+
+def fused_copies_per_layer(w: Workload) -> float:
+    """Hidden-state-sized copies one transformer layer keeps with fused kernels.
+
+    Counted from what each kernel saves for backward, at the activation dtype: a fused
+    RMSNorm/LayerNorm its input (Liger ``LigerRMSNormFunction``, Apex/TE fused norms; the
+    per-row statistics are negligible), the q/k/v projections their input (the norm output),
+    FlashAttention q, k, v and its output (Dao et al. arXiv:2205.14135 §3.1; the output is
+    also the o-projection's input), the second norm its input, the MLP its input (the norm
+    output); a gated MLP with a fused SwiGLU keeps its two inputs (gate and up outputs, Liger
+    ``LigerSiLUMulFunction`` recomputes SiLU) and the down projection's input, a GELU MLP its
+    fc1 output and the fc2 input: ``6 + 2·kv/heads + 3·f/h`` gated, ``6 + 2·kv/heads + 2·f/h``
+    otherwise (Llama-2-7B: 16.1 copies against the 28 measured with eager modules).
+    """
+    h = w.hidden_size or 1
+    f = w.ffn_hidden_size or 4 * h
+    heads = w.heads or 1
+    kv = (w.kv_heads or heads) / heads
+    gated = w.architecture != Architecture.VIT and f != 4 * h
+    return 6.0 + 2.0 * kv + (3.0 if gated else 2.0) * f / h
+
+
+def _fp32_stream(w: Workload) -> bool:
+    """Whether the residual stream (and checkpointed layer inputs) is fp32: autocast over fp32
+    weights without ZeRO/FSDP (see ``AMP_FP32_STREAM_EXTRA_COPIES``). A LoRA run on a 16-bit
+    base has 16-bit embeddings, so its stream stays 16-bit; a quantised base keeps fp32
+    embeddings and norms under autocast (PEFT ``prepare_model_for_kbit_training`` upcasts
+    every non-quantised parameter to fp32)."""
+    if not _amp(w.precision) or w.sharding != Sharding.NONE:
+        return False
+    if w.method == Method.FULL:
+        return True
+    return base_dtype(w) not in (BaseDtype.BF16, BaseDtype.FP16)
+
+
 def _copies_per_layer(w: Workload, fp32_stream: bool) -> float:
     """Hidden-state-sized copies (at the activation dtype) one transformer layer keeps.
 
@@ -574,6 +768,8 @@ def _copies_per_layer(w: Workload, fp32_stream: bool) -> float:
     """
     h = w.hidden_size or 1
     f = w.ffn_hidden_size or 4 * h
+    if implementation(w) == Implementation.FUSED:
+        return fused_copies_per_layer(w)
     if w.architecture != Architecture.VIT and f != 4 * h:
         return COPIES_SWIGLU
     c = COPIES_GPT_BASE + 2.0 * f / h
@@ -670,9 +866,11 @@ def vram_per_gpu_gib(
     return catalog_vram_gib * gpu_count
 
 
-def usable_vram_gib(vram_gib: float) -> float:
-    """CUDA-reported capacity of a card marketed as ``vram_gib`` (see USABLE_VRAM_FRACTION)."""
-    return vram_gib * USABLE_VRAM_FRACTION
+def usable_vram_gib(vram_gib: float, gpu: str | None = None) -> float:
+    """CUDA-reported capacity of ``vram_gib`` of card ``gpu`` (a catalog name; a fractional
+    GPU's share keeps the card's ratio): what the driver reports where the card has a row in
+    :mod:`app.estimate.vram`, else ``USABLE_VRAM_FRACTION`` of it."""
+    return vram_gib * vram.usable_fraction(gpu)
 
 
 def oom_probability(utilization: float, params: MemoryParams = DEFAULT_PARAMS) -> float:
@@ -715,6 +913,14 @@ def memory_notes(w: Workload) -> tuple[str, ...]:
         out.append(
             "memory: activations need hidden_size and layers for a transformer; without them "
             "they are a fitted bytes-per-parameter guess"
+        )
+    if w.method in (Method.LORA, Method.QLORA):
+        dtype = base_dtype(w)
+        given = "as given" if w.base_dtype is not None else "the default; set base_dtype"
+        adapters = "bf16" if w.precision == Precision.BF16 else "fp32"
+        out.append(
+            f"memory: frozen base counted in {dtype.value} ({given}); adapters, their "
+            f"gradients and optimizer states in {adapters}"
         )
     out += _vision_notes(w)
     if w.precision == Precision.FP8:
@@ -870,12 +1076,11 @@ def _fix_candidates(w: Workload, gpu_count: int) -> list[tuple[str, dict[str, ob
                 },
             )
         )
-    # adapters on a 16-bit base (an AMP run would keep the frozen base in fp32)
-    bf16 = {"precision": Precision.BF16} if _amp(w.precision) else {}
+    # adapters on the base in its default dtype (16-bit for LoRA, NF4 for QLoRA: base_dtype)
     if transformer and w.method == Method.FULL:
-        out.append(("LoRA", {"method": Method.LORA, "lora_rank": w.lora_rank or 8, **bf16}))
+        out.append(("LoRA", {"method": Method.LORA, "lora_rank": w.lora_rank or 8}))
     if transformer and w.method != Method.QLORA:
-        out.append(("QLoRA", {"method": Method.QLORA, "lora_rank": w.lora_rank or 8, **bf16}))
+        out.append(("QLoRA", {"method": Method.QLORA, "lora_rank": w.lora_rank or 8}))
     return out
 
 
@@ -886,6 +1091,7 @@ def fixes_for(
     gpu_count: float = 1,
     params: MemoryParams = DEFAULT_PARAMS,
     limit: int = 5,
+    gpu: str | None = None,
 ) -> tuple[MemoryFix, ...]:
     """The smallest changes predicted to take ``w`` out of ``high`` risk on this hardware.
 
@@ -899,7 +1105,12 @@ def fixes_for(
     def attempt(label: str, changes: dict[str, object]) -> None:
         candidate = replace(w, **changes)  # type: ignore[arg-type]
         est = estimate_memory(
-            candidate, vram_gib=vram_gib, gpu_count=gpu_count, params=params, with_fixes=False
+            candidate,
+            vram_gib=vram_gib,
+            gpu_count=gpu_count,
+            params=params,
+            with_fixes=False,
+            gpu=gpu,
         )
         if est.oom_risk != OomRisk.HIGH and all(f.label != label for f in out):
             out.append(
@@ -915,7 +1126,7 @@ def fixes_for(
             )
 
     base = estimate_memory(
-        w, vram_gib=vram_gib, gpu_count=gpu_count, params=params, with_fixes=False
+        w, vram_gib=vram_gib, gpu_count=gpu_count, params=params, with_fixes=False, gpu=gpu
     )
     if 1 <= base.max_micro_batch_size < w.micro_batch_size:
         b = base.max_micro_batch_size
@@ -942,6 +1153,7 @@ def estimate_memory(
     gpu_count: float = 1,
     params: MemoryParams = DEFAULT_PARAMS,
     with_fixes: bool = True,
+    gpu: str | None = None,
 ) -> MemoryEstimate:
     """Peak memory per GPU for ``w`` on a GPU with ``vram_gib``, with calibrated OOM risk.
 
@@ -953,7 +1165,7 @@ def estimate_memory(
     """
     count = max(math.floor(gpu_count), 1)
     breakdown = peak_memory_bytes(w, count, w.micro_batch_size, params)
-    usable = usable_vram_gib(vram_gib)
+    usable = usable_vram_gib(vram_gib, gpu)
 
     def fits(b: int) -> bool:
         if usable <= 0:
@@ -978,7 +1190,7 @@ def estimate_memory(
     risk = oom_risk(utilization, params)
     fixes: tuple[MemoryFix, ...] = ()
     if with_fixes and risk == OomRisk.HIGH:
-        fixes = fixes_for(w, vram_gib=vram_gib, gpu_count=gpu_count, params=params)
+        fixes = fixes_for(w, vram_gib=vram_gib, gpu_count=gpu_count, params=params, gpu=gpu)
     return MemoryEstimate(
         breakdown=breakdown,
         peak_memory_gib=breakdown.total_gib,

@@ -7,14 +7,15 @@ method: app/calibrate/memory_fit.py.
 
 PARAMS = {
     "unfused_logit_bytes": 6.0,
-    "chunked_logit_bytes": 4.0,
-    "lora_activation_factor": 0.88,
-    "qlora_overhead": 0.3,
+    "chunked_logit_bytes": 2.0,
+    "lora_activation_factor": 0.94,
+    "qlora_overhead": 0.36,
     "oom_center": -0.015,
     "oom_scale": 0.05,
     "cnn_activation_bytes_per_gflop": 5976980.0,
     "detection_activation_bytes_per_gflop": 2427408.0,
-    "diffusion_activation_bytes_per_gflop": 2427408.0,
+    "diffusion_activation_bytes_per_gflop": 2601632.0,
     "cnn_activation_bytes_per_element": 4.4,
+    "qlora_overhead_torchao": 0.0,
 }
 CASES = 200

@@ -105,12 +105,51 @@ class CheckpointGranularity(StrEnum):
     """What activation checkpointing recomputes when ``gradient_checkpointing`` is on.
 
     ``full``: every transformer block keeps only its input (Chen et al. 2016);
-    ``selective``: only the attention core is recomputed (Korthikanti et al. 2022,
-    arXiv:2205.05198).
+    ``selective``: op-level selective checkpointing as torchtitan implements it (matmul
+    and attention outputs saved, the rest recomputed:
+    :func:`app.estimate.memory.selective_saved_copies`).
     """
 
     FULL = "full"
     SELECTIVE = "selective"
+
+
+class BaseDtype(StrEnum):
+    """What the frozen base weights of a LoRA/QLoRA run are held in on the GPU.
+
+    ``fp32``/``bf16``/``fp16``: 4 or 2 bytes per parameter as loaded (PEFT, axolotl,
+    LLaMA-Factory, torchtune and H2O LLM Studio load LoRA bases in 16-bit); ``int8``:
+    bitsandbytes LLM.int8 (1 byte plus per-row scales, Dettmers et al. arXiv:2208.07339);
+    ``nf4``: 4-bit NormalFloat (QLoRA, arXiv:2305.14314).
+    """
+
+    FP32 = "fp32"
+    BF16 = "bf16"
+    FP16 = "fp16"
+    INT8 = "int8"
+    NF4 = "nf4"
+
+
+class Implementation(StrEnum):
+    """How the transformer block is implemented, as it decides its saved activations.
+
+    ``eager``: PyTorch modules op by op (Hugging Face transformers/PEFT, axolotl, torchtune,
+    LitGPT): RMSNorm upcasts and RoPE/SiLU intermediates are kept (Stas Bekman's measured 28
+    hidden-sized copies per Llama layer); ``fused``: fused kernels (Megatron/Transformer
+    Engine, Liger, Unsloth): a fused RMSNorm keeps its input, FlashAttention its q, k, v and
+    output, a fused SwiGLU its two inputs (:func:`app.estimate.memory.fused_copies_per_layer`).
+    """
+
+    EAGER = "eager"
+    FUSED = "fused"
+
+
+class QuantBackend(StrEnum):
+    """The library that holds a quantised (QLoRA) base: ``bitsandbytes`` (``Linear4bit``,
+    PEFT/axolotl/LLaMA-Factory/LitGPT) or ``torchao`` (``NF4Tensor``, torchtune)."""
+
+    BITSANDBYTES = "bitsandbytes"
+    TORCHAO = "torchao"
 
 
 class Sharding(StrEnum):
@@ -501,7 +540,35 @@ class Workload:
         default=CheckpointGranularity.FULL,
         metadata=_given(
             "with gradient_checkpointing: full (block inputs only) or selective "
-            "(attention core recomputed)"
+            "(op level, as torchtitan: matmul outputs saved, the rest recomputed)"
+        ),
+    )
+    #: LoRA/QLoRA: the dtype the frozen base is loaded in; ``None``: the method's default
+    #: (:func:`app.estimate.memory.base_dtype`: nf4 for QLoRA, fp32 for a fp32/tf32 LoRA run,
+    #: else 16-bit)
+    base_dtype: BaseDtype | None = field(
+        default=None,
+        metadata=_given(
+            "LoRA/QLoRA: dtype the frozen base weights are loaded in (fp32, bf16, fp16, int8, "
+            "nf4); default nf4 for qlora, fp32 for an fp32/tf32 lora run, else 16-bit"
+        ),
+    )
+    #: the transformer block's implementation; ``None``: eager (the training stack's default
+    #: when one is named: :func:`app.estimate.memory.implementation`)
+    implementation: Implementation | None = field(
+        default=None,
+        metadata=_given(
+            "transformers: eager PyTorch modules (Hugging Face, torchtune, LitGPT; default) or "
+            "fused kernels (Megatron/Transformer Engine, Liger, Unsloth), as it decides the "
+            "activations kept"
+        ),
+    )
+    #: QLoRA: the library holding the quantised base; ``None``: bitsandbytes
+    quant_backend: QuantBackend | None = field(
+        default=None,
+        metadata=_given(
+            "QLoRA: the library holding the quantised base, bitsandbytes (default) or torchao "
+            "(torchtune)"
         ),
     )
     #: QLoRA NF4 with double quantisation (~4.127 bits/param) instead of plain NF4 (~4.5)

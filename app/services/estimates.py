@@ -23,6 +23,7 @@ from app.estimate.cost import (
     spot_expected_hours,
 )
 from app.estimate.memory import estimate_memory, vram_per_gpu_gib
+from app.estimate.offload import offload_slowed
 from app.estimate.rank import Candidate, CandidateColumns, Ranked, rank_columns
 from app.estimate.throughput import ThroughputModel
 from app.estimate.types import (
@@ -213,7 +214,7 @@ class ConfigEstimates:
         self.ref = ref
         self.models = _Models(w, reference, ref)
         self._tp: dict[tuple[str, float, Interconnect | None], ThroughputEstimate] = {}
-        self._mem: dict[tuple[float, int, bool], MemoryEstimate] = {}
+        self._mem: dict[tuple[float, int, bool, str | None], MemoryEstimate] = {}
         self._model_of: dict[str, ThroughputModel] = {}
 
     def throughput(
@@ -260,8 +261,9 @@ class ConfigEstimates:
         self, gpu: GpuSpec, gpu_count: float, interconnect: Interconnect | None
     ) -> ThroughputEstimate:
         """Samples/s of ``gpu_count`` × ``gpu`` at the precision the GPU runs the workload
-        at, from the published measurements alone (memoised for catalog GPUs; a GPU spec not
-        from the catalog is estimated afresh)."""
+        at, from the published measurements alone, slowed by the PCIe traffic of CPU
+        offloading (:func:`app.estimate.offload.offload_slowed`); memoised for catalog GPUs
+        (a GPU spec not from the catalog is estimated afresh)."""
         key = (gpu.name, gpu_count, interconnect)
         tp = self._tp.get(key)
         if tp is None:
@@ -271,20 +273,25 @@ class ConfigEstimates:
                 model = self.models.for_gpu(gpu)
                 if catalog:
                     self._model_of[gpu.name] = model
-            tp = model.estimate(gpu, gpu_count, interconnect)
+            tp = offload_slowed(
+                self.w, gpu, gpu_count, model.estimate(gpu, gpu_count, interconnect)
+            )
             if catalog and len(self._tp) < self.max_entries:
                 self._tp[key] = tp
         return tp
 
-    def memory(self, vram_gib: float, gpu_count: float, *, with_fixes: bool) -> MemoryEstimate:
-        """Peak memory per GPU with ``vram_gib`` GiB per GPU (``with_fixes``: the changes
-        that would fit when the risk is high). Memoised per (VRAM, whole GPUs ≥ 1), the only
+    def memory(
+        self, vram_gib: float, gpu_count: float, *, with_fixes: bool, gpu: str | None = None
+    ) -> MemoryEstimate:
+        """Peak memory per GPU with ``vram_gib`` GiB per GPU of card ``gpu`` (its
+        driver-reported share: :mod:`app.estimate.vram`; ``with_fixes``: the changes that
+        would fit when the risk is high). Memoised per (VRAM, whole GPUs ≥ 1, card), the only
         way :func:`estimate_memory` uses the GPU count."""
-        key = (vram_gib, max(math.floor(gpu_count), 1), with_fixes)
+        key = (vram_gib, max(math.floor(gpu_count), 1), with_fixes, gpu)
         mem = self._mem.get(key)
         if mem is None:
             mem = estimate_memory(
-                self.w, vram_gib=vram_gib, gpu_count=gpu_count, with_fixes=with_fixes
+                self.w, vram_gib=vram_gib, gpu_count=gpu_count, with_fixes=with_fixes, gpu=gpu
             )
             if len(self._mem) < self.max_entries:
                 self._mem[key] = mem
@@ -316,7 +323,7 @@ def estimate_what_if(
     interruption warning and expected cost)."""
     vram = vram_per_gpu_gib(hw.gpu.vram_gib, hw.vram_gib_per_gpu, hw.gpu_count)
     configs = config_estimates(w, reference, ref)
-    memory = configs.memory(vram, hw.gpu_count, with_fixes=True)
+    memory = configs.memory(vram, hw.gpu_count, with_fixes=True, gpu=hw.gpu.name)
     check_estimable(w, configs.models.requested())
     tp = configs.throughput(hw.gpu, hw.gpu_count, hw.interconnect)
     return combine(
@@ -445,18 +452,18 @@ def rank_offers(
     index = {k: i for i, k in enumerate(dict.fromkeys(keys))}
     config_of_row = np.fromiter(map(index.__getitem__, keys), dtype=np.intp, count=len(keys))
     config_est: list[tuple[ThroughputEstimate, MemoryEstimate] | None] = []
-    config_mem_key: list[tuple[float, float]] = []
+    config_mem_key: list[tuple[float, float, str | None]] = []
     for gpu_id, count, interconnect, listed_vram in index:
         if gpu_id is None:  # not in the catalog: no estimate (listed with a reason)
             config_est.append(None)
-            config_mem_key.append((0.0, count))
+            config_mem_key.append((0.0, count, None))
             continue
         gpu = ref.gpus[names[gpu_id]]
         tp = est.throughput(gpu, count, offer_interconnect(interconnect))
         vram = vram_per_gpu_gib(gpu.vram_gib, listed_vram, count)
         # the verdict ranks every offer; the fixes are searched only for offers shown
-        config_est.append((tp, est.memory(vram, count, with_fixes=False)))
-        config_mem_key.append((vram, count))
+        config_est.append((tp, est.memory(vram, count, with_fixes=False, gpu=gpu.name)))
+        config_mem_key.append((vram, count, gpu.name))
     known = np.array([c is not None for c in config_est], dtype=bool)
     estimable = np.flatnonzero(known[config_of_row]) if len(keys) else np.zeros(0, np.intp)
     ids_all = np.array(rows.id, dtype=np.int64).reshape(-1)
@@ -540,8 +547,8 @@ def rank_offers(
         j = int(keep[i])
         tp, mem = cast(tuple[ThroughputEstimate, MemoryEstimate], config_est[config_of[j]])
         if mem.oom_risk == OomRisk.HIGH:
-            vram, count = config_mem_key[config_of[j]]
-            mem = est.memory(vram, count, with_fixes=True)
+            vram, count, card = config_mem_key[config_of[j]]
+            mem = est.memory(vram, count, with_fixes=True, gpu=card)
         price = None if math.isnan(prices[j]) else float(prices[j])
         prepared[int(offer_ids[j])] = (tp, mem, price)
     ranked = [Ranked(_candidate(cols, i), pareto, rank) for i, rank, pareto in top]

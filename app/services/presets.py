@@ -11,12 +11,15 @@ from app.estimate.throughput import family, label_workloads, training_flops_per_
 from app.estimate.types import (
     Architecture,
     Attention,
+    BaseDtype,
     BenchmarkPoint,
     CheckpointGranularity,
     GpuSpec,
+    Implementation,
     Method,
     Optimizer,
     Precision,
+    QuantBackend,
     Sharding,
     VisionTask,
     Workload,
@@ -30,6 +33,9 @@ _ENUMS = {
     "attention": Attention,
     "sharding": Sharding,
     "checkpoint_granularity": CheckpointGranularity,
+    "base_dtype": BaseDtype,
+    "implementation": Implementation,
+    "quant_backend": QuantBackend,
     "vision_task": VisionTask,
 }
 _WORKLOAD_FIELDS = {f.name for f in dc_fields(Workload)}

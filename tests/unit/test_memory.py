@@ -12,22 +12,29 @@ from app.estimate.memory import (
     GIB,
     NF4_BYTES_PER_PARAM,
     SLACK,
+    _copies_per_layer,
     activation_bytes_per_sample,
     estimate_memory,
+    frozen_base_bytes,
+    fused_copies_per_layer,
+    logits_bytes_per_sample,
     lora_trainable_params,
     max_fitting_utilization,
     memory_notes,
     oom_probability,
     oom_risk,
+    selective_saved_copies,
     state_bytes,
 )
 from app.estimate.types import (
     Architecture,
     Attention,
+    Implementation,
     Method,
     OomRisk,
     Optimizer,
     Precision,
+    QuantBackend,
     Sharding,
     Workload,
 )
@@ -75,7 +82,8 @@ def test_qlora_base_is_nf4_except_embeddings() -> None:
     pt = lora_trainable_params(w)
     overhead = 1 + DEFAULT_PARAMS.qlora_overhead
     expected_base = (8_030_261_248 - emb) * NF4_BYTES_PER_PARAM * overhead + emb * 2
-    assert state_bytes(w, 1).weights == pytest.approx(expected_base + pt * 4)
+    # pure bf16: the adapters are bf16 too (torchtune, LitGPT bf16-true)
+    assert state_bytes(w, 1).weights == pytest.approx(expected_base + pt * 2)
     # rank 8 on q,k,v,o,gate,up,down of 32 layers: 8*(8192+5120+5120+8192+18432*2+18432)*32
     assert pt == 8 * 32 * (8192 + 5120 + 5120 + 8192 + 18432 + 18432 + 18432)
 
@@ -285,3 +293,50 @@ def test_notes_name_the_zero_bucket_and_the_fused_loss_bytes_only_when_counted()
     fused = memory_notes(dataclasses.replace(GPT2, fused_cross_entropy=True))
     per = f"{DEFAULT_PARAMS.chunked_logit_bytes:g} bytes per logit"
     assert any(per in n and "keeps 2" in n for n in fused)
+
+
+def test_fused_kernels_keep_what_each_kernel_saves() -> None:
+    # Llama 3.1 8B: 6 hidden-sized tensors + q/k/v at 8 of 32 heads (2 x 1/4) + gate, up and
+    # the down projection's input (3 x 14336/4096 = 10.5): 17 copies against 28 eager
+    w = Workload(**LLAMA3_8B, precision=Precision.BF16, implementation=Implementation.FUSED)
+    assert fused_copies_per_layer(w) == pytest.approx(6 + 0.5 + 10.5)
+    assert _copies_per_layer(w, False) == pytest.approx(17.0)
+    assert _copies_per_layer(dataclasses.replace(w, implementation=None), False) == 28.0
+
+
+def test_torchtune_selective_checkpointing_keeps_every_second_matmul() -> None:
+    # block input, attention output, q (h), v (h/4), w1 (14336), w2 (h): 7.75 copies of h
+    w = Workload(**LLAMA3_8B, precision=Precision.BF16)
+    assert selective_saved_copies(w) == pytest.approx(4 + 0.25 + 3.5)
+
+
+def test_torchao_nf4_base_carries_no_overhead_beyond_its_blocks() -> None:
+    w = Workload(
+        **LLAMA3_8B,
+        precision=Precision.BF16,
+        method=Method.QLORA,
+        quant_backend=QuantBackend.TORCHAO,
+    )
+    emb = 2 * 128256 * 4096
+    expected = (8_030_261_248 - emb) * NF4_BYTES_PER_PARAM + emb * 2  # 3.60 + 2.10 GB
+    assert frozen_base_bytes(w, DEFAULT_PARAMS) == pytest.approx(expected)
+    bnb = frozen_base_bytes(dataclasses.replace(w, quant_backend=None), DEFAULT_PARAMS)
+    assert bnb > frozen_base_bytes(w, DEFAULT_PARAMS)
+
+
+def test_the_loss_grows_with_sequence_times_vocabulary_by_dtype() -> None:
+    # Llama 3.1 8B, 2048 tokens x 128,256 entries = 262.7 M logits per sample
+    w = Workload(**LLAMA3_8B)
+    n = 2048 * 128256
+    # 16-bit logits + the fp32 copy the loss works on: 6 B each
+    assert logits_bytes_per_sample(w) == pytest.approx(6 * n)
+    # fp32 training: the LM head writes fp32 logits, no 16-bit copy: 4 + 4
+    assert logits_bytes_per_sample(dataclasses.replace(w, precision=Precision.FP32)) == (
+        pytest.approx(8 * n)
+    )
+    # a chunked loss keeps only the logits of every chunk, at the activation dtype
+    fused = dataclasses.replace(w, fused_cross_entropy=True)
+    assert logits_bytes_per_sample(fused) == pytest.approx(DEFAULT_PARAMS.chunked_logit_bytes * n)
+    # twice the sequence, twice the loss
+    long = dataclasses.replace(w, seq_len=4096)
+    assert logits_bytes_per_sample(long) == pytest.approx(2 * logits_bytes_per_sample(w))
