@@ -81,16 +81,16 @@ def read_version(conn: Connection | Session) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
-def _interned(values: Iterable[Any]) -> np.ndarray:
-    """An object column with equal values stored once (regions, currencies, sources …)."""
-    pool: dict[Any, Any] = {}
+def _interned(values: Iterable[Any], pool: dict[Any, Any]) -> np.ndarray:
+    """An object column with equal values stored once (regions, currencies, sources …):
+    ``pool`` collects the distinct values."""
     items = [pool.setdefault(v, v) for v in values]
     out = np.empty(len(items), dtype=object)
     out[:] = items
     return out
 
 
-def _column(name: str, values: tuple[Any, ...]) -> np.ndarray:
+def _column(name: str, values: tuple[Any, ...], pool: dict[Any, Any]) -> np.ndarray:
     if name in _FLOATS:
         return np.array(values, dtype=np.float64).reshape(-1)
     if name in _INTS:
@@ -100,22 +100,8 @@ def _column(name: str, values: tuple[Any, ...]) -> np.ndarray:
     if name == "gpu_model_id":
         return np.array([-1 if v is None else v for v in values], dtype=np.int64).reshape(-1)
     if name == "last_seen_at":
-        return _interned(as_utc(v) for v in values)
-    return _interned(values)
-
-
-def _nbytes(columns: Iterable[np.ndarray]) -> int:
-    """Bytes the columns hold: the arrays, plus each distinct object an object column refers
-    to (counted once)."""
-    total, seen = 0, set()
-    for col in columns:
-        total += col.nbytes
-        if col.dtype == object:
-            for v in col.tolist():
-                if id(v) not in seen and v is not None:
-                    seen.add(id(v))
-                    total += sys.getsizeof(v)
-    return total
+        return _interned((as_utc(v) for v in values), pool)
+    return _interned(values, pool)
 
 
 @dataclass(eq=False)
@@ -396,11 +382,13 @@ def build_snapshot(session: Session, ref: ReferenceData, version: int) -> OfferS
     :class:`OfferSnapshot` labelled ``version`` (the caller checks that the catalog did not
     move while it read: :meth:`app.services.reference.ReferenceCache.get`)."""
     t0 = time.perf_counter()
-    fetched = session.connection().execute(select(*_COLUMNS).join(Provider)).all()
+    stmt = select(*_COLUMNS).join(Provider).order_by(_COLUMNS[0])
+    fetched = session.connection().execute(stmt).all()
     raw = list(zip(*fetched, strict=True)) if fetched else [() for _ in _FIELDS]
-    order = np.argsort(np.array(raw[0], dtype=np.int64).reshape(-1), kind="stable")
-    raw = [tuple(col[i] for i in order.tolist()) for col in raw] if len(order) else raw
-    columns = {name: _column(name, values) for name, values in zip(_FIELDS, raw, strict=True)}
+    pools: dict[str, dict[Any, Any]] = {name: {} for name in _FIELDS}
+    columns = {
+        name: _column(name, values, pools[name]) for name, values in zip(_FIELDS, raw, strict=True)
+    }
     keys = list(zip(raw[6], raw[8], raw[16], raw[9], strict=True))  # id, count, link, VRAM
     configs = dict.fromkeys(keys)
     config_index = {k: i for i, k in enumerate(configs)}
@@ -409,8 +397,8 @@ def build_snapshot(session: Session, ref: ReferenceData, version: int) -> OfferS
     group_of = np.array([groups.setdefault(k[:2], len(groups)) for k in configs], dtype=np.int64)
     vram_of = np.array([_job_vram(k, ref) for k in configs], dtype=np.float64).reshape(-1)
     kinds = columns["price_kind"]
-    bounds = {k: AGE_TIERS_DAYS.get(k, AGE_TIERS_DAYS["hand_kept"]) for k in set(kinds.tolist())}
-    seen_of = {v: (math.nan if v is None else v.timestamp()) for v in set(raw[22])}
+    bounds = {k: AGE_TIERS_DAYS.get(k, AGE_TIERS_DAYS["hand_kept"]) for k in pools["price_kind"]}
+    seen_of = {v: (math.nan if v is None else v.timestamp()) for v in pools["last_seen_at"]}
     last_ok, ran = _refresh_history(session)
     snap = OfferSnapshot(
         version=version,
@@ -420,7 +408,7 @@ def build_snapshot(session: Session, ref: ReferenceData, version: int) -> OfferS
         config=config,
         configs=tuple(configs),
         group=group_of[config] if len(config) else np.zeros(0, np.int64),
-        seen_s=np.array([seen_of[v] for v in raw[22]], dtype=np.float64).reshape(-1),
+        seen_s=np.array([seen_of[v] for v in columns["last_seen_at"].tolist()], dtype=np.float64),
         fresh_days=np.array([bounds[k][0] for k in kinds.tolist()], dtype=np.float64),
         aging_days=np.array([bounds[k][1] for k in kinds.tolist()], dtype=np.float64),
         bookable=np.isin(kinds, np.array(sorted(BOOKABLE_KINDS), dtype=object)),
@@ -429,18 +417,9 @@ def build_snapshot(session: Session, ref: ReferenceData, version: int) -> OfferS
         last_ok=last_ok,
         ran=ran,
     )
-    snap.nbytes = _nbytes(
-        [
-            *columns.values(),
-            snap.shadowed,
-            snap.vram_gib,
-            snap.config,
-            snap.group,
-            snap.seen_s,
-            snap.fresh_days,
-            snap.aging_days,
-            snap.bookable,
-        ]
+    arrays = [v for v in vars(snap).values() if isinstance(v, np.ndarray)]
+    snap.nbytes = sum(a.nbytes for a in (*columns.values(), *arrays)) + sum(
+        sys.getsizeof(v) for pool in pools.values() for v in pool if v is not None
     )
     snap.build_ms = (time.perf_counter() - t0) * 1000
     return snap
