@@ -102,13 +102,17 @@ class ReferenceCache:
             if self._due():
                 version = self._read_version()
                 if self._data is None or self._data.version != version[0]:
+                    held = self._data
                     self._data = self._load(version)
                     self.loads += 1
-                    # long-lived objects: keep the cyclic GC from rescanning them on every
-                    # request; unfreeze first so the previous version's cycles can go
-                    gc.unfreeze()
-                    gc.collect()
-                    gc.freeze()
+                    if held is None or held.reference_version != self._data.reference_version:
+                        # new reference data: thousands of long-lived objects; keep the cyclic
+                        # GC from rescanning them on every request (unfrozen first, so the
+                        # previous data's cycles can go). An offers-only version adds few
+                        # tracked objects (numpy columns, strings): no full collection then.
+                        gc.unfreeze()
+                        gc.collect()
+                        gc.freeze()
                 self._checked = time.monotonic()
             return self._data  # type: ignore[return-value]
 

@@ -81,12 +81,14 @@ def read_version(conn: Connection | Session) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
-def _interned(values: Iterable[Any], pool: dict[Any, Any]) -> np.ndarray:
-    """An object column with equal values stored once (regions, currencies, sources …):
-    ``pool`` collects the distinct values."""
-    items = [pool.setdefault(v, v) for v in values]
-    out = np.empty(len(items), dtype=object)
-    out[:] = items
+def _interned(
+    values: tuple[Any, ...], pool: dict[Any, Any], convert: Callable[[Any], Any] | None = None
+) -> np.ndarray:
+    """An object column with equal values stored once (regions, currencies, sources …), each
+    value ``convert``-ed once; ``pool`` maps each distinct value read to the one stored."""
+    pool.update((v, v if convert is None else convert(v)) for v in set(values))
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(map(pool.__getitem__, values))
     return out
 
 
@@ -97,11 +99,10 @@ def _column(name: str, values: tuple[Any, ...], pool: dict[Any, Any]) -> np.ndar
         return np.array(values, dtype=np.int64).reshape(-1)
     if name in _BOOLS:
         return np.array(values, dtype=bool).reshape(-1)
-    if name == "gpu_model_id":
-        return np.array([-1 if v is None else v for v in values], dtype=np.int64).reshape(-1)
-    if name == "last_seen_at":
-        return _interned((as_utc(v) for v in values), pool)
-    return _interned(values, pool)
+    if name == "gpu_model_id":  # -1 for None
+        ids = np.array(values, dtype=np.float64).reshape(-1)
+        return np.where(np.isnan(ids), -1, ids).astype(np.int64)
+    return _interned(values, pool, as_utc if name == "last_seen_at" else None)
 
 
 @dataclass(eq=False)
@@ -389,7 +390,17 @@ def build_snapshot(session: Session, ref: ReferenceData, version: int) -> OfferS
     columns = {
         name: _column(name, values, pools[name]) for name, values in zip(_FIELDS, raw, strict=True)
     }
-    keys = list(zip(raw[6], raw[8], raw[16], raw[9], strict=True))  # id, count, link, VRAM
+    by_name = dict(zip(_FIELDS, raw, strict=True))
+    # what an estimate depends on: GPU model, count, interconnect, listed VRAM
+    keys = list(
+        zip(
+            *(
+                by_name[k]
+                for k in ("gpu_model_id", "gpu_count", "interconnect", "vram_gib_per_gpu")
+            ),
+            strict=True,
+        )
+    )
     configs = dict.fromkeys(keys)
     config_index = {k: i for i, k in enumerate(configs)}
     config = np.fromiter(map(config_index.__getitem__, keys), dtype=np.intp, count=len(keys))
@@ -398,7 +409,11 @@ def build_snapshot(session: Session, ref: ReferenceData, version: int) -> OfferS
     vram_of = np.array([_job_vram(k, ref) for k in configs], dtype=np.float64).reshape(-1)
     kinds = columns["price_kind"]
     bounds = {k: AGE_TIERS_DAYS.get(k, AGE_TIERS_DAYS["hand_kept"]) for k in pools["price_kind"]}
-    seen_of = {v: (math.nan if v is None else v.timestamp()) for v in pools["last_seen_at"]}
+    kind_index = {k: i for i, k in enumerate(pools["price_kind"])}
+    kind_of = np.fromiter(map(kind_index.__getitem__, kinds), dtype=np.intp, count=len(kinds))
+    seen_of = {
+        v: (math.nan if v is None else v.timestamp()) for v in pools["last_seen_at"].values()
+    }
     last_ok, ran = _refresh_history(session)
     snap = OfferSnapshot(
         version=version,
@@ -408,9 +423,9 @@ def build_snapshot(session: Session, ref: ReferenceData, version: int) -> OfferS
         config=config,
         configs=tuple(configs),
         group=group_of[config] if len(config) else np.zeros(0, np.int64),
-        seen_s=np.array([seen_of[v] for v in columns["last_seen_at"].tolist()], dtype=np.float64),
-        fresh_days=np.array([bounds[k][0] for k in kinds.tolist()], dtype=np.float64),
-        aging_days=np.array([bounds[k][1] for k in kinds.tolist()], dtype=np.float64),
+        seen_s=np.array(list(map(seen_of.__getitem__, columns["last_seen_at"])), np.float64),
+        fresh_days=np.array([bounds[k][0] for k in pools["price_kind"]], np.float64)[kind_of],
+        aging_days=np.array([bounds[k][1] for k in pools["price_kind"]], np.float64)[kind_of],
         bookable=np.isin(kinds, np.array(sorted(BOOKABLE_KINDS), dtype=object)),
         ambiguous=_ambiguous(columns, ref),
         region_labels=tuple(sorted(set(columns["region"].tolist()))),
@@ -419,7 +434,7 @@ def build_snapshot(session: Session, ref: ReferenceData, version: int) -> OfferS
     )
     arrays = [v for v in vars(snap).values() if isinstance(v, np.ndarray)]
     snap.nbytes = sum(a.nbytes for a in (*columns.values(), *arrays)) + sum(
-        sys.getsizeof(v) for pool in pools.values() for v in pool if v is not None
+        sys.getsizeof(v) for pool in pools.values() for v in pool.values() if v is not None
     )
     snap.build_ms = (time.perf_counter() - t0) * 1000
     return snap
