@@ -174,6 +174,6 @@ class ReferenceCache:
             "offers": len(snap) if snap is not None else None,
             "snapshot_mib": round(snap.nbytes / 2**20, 1) if snap is not None else None,
             "build_ms": round(snap.build_ms, 1) if snap is not None else None,
-            "cached_answers": snap.cached_answers() if snap is not None else 0,
+            "cached_answers": snap.cached_answers() if snap is not None else {},
             "versions_loaded": self.loads,
         }

@@ -67,8 +67,15 @@ _FIELDS = tuple(f.name for f in fields(OfferRow))
 #: seconds a cached answer (a rank, the providers banner) is served: prices age with the
 #: clock (``age_days``, the age tiers), so an answer of one version is re-made after this
 ANSWER_TTL_S = 60.0
-#: rank answers kept per snapshot (each ~50 kB of objects for 50 results)
-MAX_ANSWERS = 256
+#: answers kept per snapshot and kind: (most entries, or most bytes for answers kept encoded
+#: as JSON). A rank answer of 50 results is ~250 kB of JSON and some MB as objects, so
+#: objects are kept for a few requests (the pages'), encoded answers up to 32 MiB (the API's).
+CACHE_LIMITS: dict[str, tuple[int, Callable[[Any], float] | None]] = {
+    "rank": (16, None),
+    "rank_json": (32 * 2**20, len),
+}
+#: the limit of any other kind (the providers' coverage, the banner: one per setting)
+DEFAULT_LIMIT: tuple[int, Callable[[Any], float] | None] = (8, None)
 
 
 def read_version(conn: Connection | Session) -> tuple[int, int]:
@@ -302,10 +309,13 @@ class OfferSnapshot:
 
     def cached(self, kind: str, key: Hashable, make: Callable[[], T]) -> T:
         """The value of ``make()`` for ``key``, kept on this snapshot for
-        :data:`ANSWER_TTL_S` seconds (at most :data:`MAX_ANSWERS` per ``kind``, least
+        :data:`ANSWER_TTL_S` seconds (at most :data:`CACHE_LIMITS` per ``kind``, least
         recently used first out). Two threads missing at once may both make it."""
         with self._lock:
-            cache = self._caches.setdefault(kind, TTLCache(MAX_ANSWERS, ANSWER_TTL_S))
+            cache = self._caches.get(kind)
+            if cache is None:
+                size, sizeof = CACHE_LIMITS.get(kind, DEFAULT_LIMIT)
+                cache = self._caches[kind] = TTLCache(size, ANSWER_TTL_S, getsizeof=sizeof)
             if key in cache:
                 return cache[key]  # type: ignore[no-any-return]
         value = make()
@@ -313,10 +323,13 @@ class OfferSnapshot:
             cache[key] = value
         return value
 
-    def cached_answers(self) -> int:
-        """Answers held in the snapshot's caches now."""
+    def cached_answers(self) -> dict[str, int]:
+        """Answers held in the snapshot's caches now, per kind (``rank_json``: bytes)."""
         with self._lock:
-            return sum(len(c) for c in self._caches.values())
+            return {
+                kind: int(c.currsize) if CACHE_LIMITS.get(kind, DEFAULT_LIMIT)[1] else len(c)
+                for kind, c in self._caches.items()
+            }
 
 
 def _shadowed(c: dict[str, np.ndarray]) -> np.ndarray:
