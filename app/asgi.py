@@ -28,6 +28,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import DataError
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.api.etag import etag_middleware
 from app.api.field_names import detail_keys, name_unknown_fields
 from app.api.health import (
     DatabaseProbe,
@@ -44,7 +45,7 @@ from app.db.session import DATABASE_UNAVAILABLE, create_engine_from_url, create_
 from app.operations import OperationError, field_error, validate_body
 from app.services.estimates import HardwareError
 from app.services.offers import FilterError
-from app.services.reference import ReferenceCache
+from app.services.reference_cache import ReferenceCache
 from app.services.workloads import WorkloadError
 from app.settings import Settings, get_settings
 from app.web import WebPlugin
@@ -226,14 +227,18 @@ def create_app(
         engine = server_engine(settings)
         session_factory = create_session_factory(engine)
         probe_engine = server_engine(settings, pool_size=1, max_overflow=0)
+        version_engine = server_engine(settings, pool_size=1, max_overflow=0)
     else:
         probe_engine = session_factory.kw["bind"]
+        version_engine = None
     probe = DatabaseProbe(probe_engine, settings.healthz_timeout_s)
 
     def _dispose() -> None:
         if engine is not None:
             engine.dispose()
             probe.dispose()
+            if version_engine is not None:
+                version_engine.dispose()
 
     app = Litestar(
         route_handlers=[
@@ -251,6 +256,7 @@ def create_app(
             ),
         ],
         plugins=[WebPlugin(), ModelStrictnessPlugin()],
+        middleware=[etag_middleware],
         openapi_config=OpenAPIConfig(
             title="gpucost",
             version="0.1.0",
@@ -293,5 +299,10 @@ def create_app(
     app.state.settings = settings
     app.state.session_factory = session_factory
     app.state.db_probe = probe
-    app.state.reference = ReferenceCache(session_factory, settings.seed_dir)
+    app.state.reference = ReferenceCache(
+        session_factory,
+        settings.seed_dir,
+        poll_s=settings.catalog_poll_s,
+        version_engine=version_engine,
+    )
     return app

@@ -77,7 +77,7 @@ class LocalBackend:
 
     def __init__(self, settings: Settings, *, prepare: bool = True):
         from app.db.session import create_engine_from_url, create_session_factory
-        from app.services.reference import ReferenceCache
+        from app.services.reference_cache import ReferenceCache
 
         self.settings = settings
         self.engine = create_engine_from_url(settings.database_url)

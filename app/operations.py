@@ -61,14 +61,9 @@ from app.estimate.memory import vram_per_gpu_gib
 from app.hf_config import HFConfigError, parse_hf_config
 from app.launch import FORMATS, Format, LaunchError, LaunchFile, LaunchJob, load_launch_data, render
 from app.services.estimates import HardwareError, estimate_what_if, hardware_from_input
-from app.services.offers import (
-    FilterError,
-    page_offers,
-    require_currency,
-    resolve_gpu_list,
-    stale_provider_ids,
-)
+from app.services.offers import FilterError, require_currency, resolve_gpu_list
 from app.services.reference import ReferenceData
+from app.services.snapshot import offers_page, stale_providers
 from app.services.workloads import WorkloadError, resolve_workload
 from app.settings import Settings
 
@@ -525,10 +520,10 @@ def offer_page(
         FilterError: an unknown currency or filter value, naming it.
     """
     session = deps.db()
-    page, total = page_offers(
+    page, total = offers_page(
         session, filters.model_dump(), deps.ref, currency=currency, limit=limit, offset=offset
     )
-    stale = stale_provider_ids(session, deps.settings.stale_after_hours)
+    stale = stale_providers(session, deps.ref, deps.settings.stale_after_hours)
     return OfferPage(
         items=[offer_out(r, deps.ref, stale) for r in page],
         total=total,

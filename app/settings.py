@@ -60,6 +60,11 @@ class Settings(BaseSettings):
     #: work under the GIL: more threads than cores add no throughput, and every extra one
     #: slows the event loop (``/healthz``); scale with ``gpucost serve --workers`` instead.
     max_handler_threads: int = Field(default=2, ge=1, le=1000)
+    #: Seconds between a worker's checks of the catalog version (one tiny ``SELECT``, made by
+    #: the first request after the interval): a refresh, a seed or a submission is served by
+    #: every worker at most this long after it commits
+    #: (:class:`app.services.reference_cache.ReferenceCache`).
+    catalog_poll_s: float = Field(default=0.5, ge=0, le=60)
 
     @property
     def handler_threads(self) -> int:

@@ -10,7 +10,7 @@ import pytest
 
 from app.db.session import create_engine_from_url, create_session_factory
 from app.services.offers import FilterError, page_offers, select_offers
-from app.services.reference import ReferenceCache
+from app.services.reference_cache import ReferenceCache
 from tests.conftest import SEED_DIR
 
 pytestmark = pytest.mark.db

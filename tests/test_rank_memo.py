@@ -17,7 +17,8 @@ from app.services.estimates import (
     rank_offers,
 )
 from app.services.offers import select_offers, select_rank_columns
-from app.services.reference import Memo, ReferenceCache, ReferenceData
+from app.services.reference import Memo, ReferenceData
+from app.services.reference_cache import ReferenceCache
 from app.services.workloads import resolve_workload
 from tests.conftest import SEED_DIR
 

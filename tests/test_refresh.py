@@ -305,8 +305,9 @@ def test_api_refresh_runs_history_and_stale_flags(db: str) -> None:
 
     assert refresh(db, FakeProviders(), at=Clock.next()).ok
     # the runs are dated 2026-11-20; the provider's refresh flag is its own field
-    # (provider_refresh_stale; per-offer price ages: tests/test_offers_trust.py)
-    settings = Settings(database_url=db)
+    # (provider_refresh_stale; per-offer price ages: tests/test_offers_trust.py); the server
+    # checks the catalog version on every request (the write below is served at once)
+    settings = Settings(database_url=db, catalog_poll_s=0)
     with TestClient(create_app(settings)) as client:
         runs = {r["provider"]: r for r in client.get("/v1/refresh-runs").json()}
         assert set(PROVIDERS) <= set(runs)

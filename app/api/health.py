@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -77,24 +78,38 @@ async def healthz(request: Request) -> Response[dict[str, Any]]:
 
     200 ``{"status": "ok", "database": "ok"}``; 503 ``{"status": "degraded", "database":
     "slow" | "unreachable"}`` with ``Retry-After`` when ``SELECT 1`` fails or takes longer
-    than ``GPUCOST_HEALTHZ_TIMEOUT_S``. ``latency_ms`` is how long the check took.
+    than ``GPUCOST_HEALTHZ_TIMEOUT_S``. ``latency_ms`` is how long the check took. ``worker``:
+    this process's resident memory (``rss_mib``, MiB) and what it holds of the catalog
+    (:meth:`app.services.reference_cache.ReferenceCache.stats`: version, offers, the
+    snapshot's MiB, its build time, cached answers).
     """
     probe: DatabaseProbe = request.app.state.db_probe
     settings: Settings = request.app.state.settings
     t0 = time.perf_counter()
     state = await probe.check()
     latency_ms = round((time.perf_counter() - t0) * 1000, 1)
+    worker = {"pid": os.getpid(), "rss_mib": rss_mib(), **request.app.state.reference.stats()}
     if state == "ok":
         return Response(
-            {"status": "ok", "database": "ok", "latency_ms": latency_ms},
+            {"status": "ok", "database": "ok", "latency_ms": latency_ms, "worker": worker},
             media_type=MediaType.JSON,
         )
     return Response(
-        {"status": "degraded", "database": state, "latency_ms": latency_ms},
+        {"status": "degraded", "database": state, "latency_ms": latency_ms, "worker": worker},
         status_code=HTTP_503_SERVICE_UNAVAILABLE,
         media_type=MediaType.JSON,
         headers={"Retry-After": str(settings.retry_after_s)},
     )
+
+
+def rss_mib() -> float | None:
+    """Resident memory of this process, MiB (Linux ``/proc/self/statm``; ``None`` elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            pages = int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
 
 
 def limit_handler_threads(app: Litestar) -> None:

@@ -10,9 +10,11 @@ from litestar.di import NamedDependency, Provide
 from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
-from app.api.responses import provide_session, provide_settings
+from app.api.responses import provide_reference, provide_session, provide_settings
 from app.price_age import AGE_TIERS_DAYS, BOOKABLE_KINDS
 from app.services.providers import provider_coverage
+from app.services.reference import ReferenceData
+from app.services.snapshot import per_version
 from app.settings import Settings
 
 
@@ -97,12 +99,16 @@ class ProvidersController(Controller):
     path = "/v1"
     dependencies = {  # noqa: RUF012 - Litestar reads this class attribute
         "session": Provide(provide_session),
+        "ref": Provide(provide_reference),
         "settings": Provide(provide_settings, sync_to_thread=False),
     }
 
     @get("/providers", sync_to_thread=True, summary="Every provider: fetcher, offers, price ages")
     def providers(
-        self, session: NamedDependency[Session], settings: NamedDependency[Settings]
+        self,
+        session: NamedDependency[Session],
+        ref: NamedDependency[ReferenceData],
+        settings: NamedDependency[Settings],
     ) -> ProvidersOut:
         """Every provider with how its prices are fetched (its own API, a public catalog, or
         hand-kept seed data), whether that needs a key and its catalog fallback, its latest
@@ -111,7 +117,10 @@ class ProvidersController(Controller):
         age tier; ``price_ages`` totals them. Counts available offers that passed the
         plausibility checks and are not hidden by a first-hand price of the same instance
         (those a ranking considers)."""
-        coverage = provider_coverage(session, settings.stale_after_hours)
+        hours = settings.stale_after_hours
+        coverage = per_version(
+            ref, "provider_coverage", hours, lambda: provider_coverage(session, hours)
+        )
         out = []
         for c in coverage.providers:
             values = asdict(c)

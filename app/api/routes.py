@@ -40,7 +40,7 @@ from app.api.responses import (
     provide_reference,
     provide_session,
     provide_settings,
-    rank_response,
+    rank_json,
 )
 from app.api.schemas import (
     CURRENCY_PATTERN,
@@ -646,14 +646,14 @@ class V1Controller(Controller):
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],
         settings: NamedDependency[Settings],
-    ) -> RankResponse:
+    ) -> Response[RankResponse]:
         """Rank offers for a workload by cost per epoch (or time), OOM-risky offers last.
 
         Each result carries the offer, its price in ``currency`` and the estimate;
         ``pareto_optimal`` marks offers no other fitting offer beats on both cost per epoch and
         epoch time.
         """
-        return rank_response(data, session, ref, settings)
+        return rank_json(data, session, ref, settings)
 
     @get(
         "/rank",
@@ -668,7 +668,7 @@ class V1Controller(Controller):
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],
         settings: NamedDependency[Settings],
-    ) -> RankResponse:
+    ) -> Response[RankResponse]:
         """``POST /v1/rank`` with flat query parameters: the JSON twin of the web page ``/``.
 
         Parameters are the body's field names, flat: every workload field (``preset``,
@@ -680,7 +680,7 @@ class V1Controller(Controller):
         """
         try:
             query = parse_rank_query(dict(request.query_params.items()))
-            return rank_response(query.request, session, ref, settings, order=query.order)
+            return rank_json(query.request, session, ref, settings, order=query.order)
         except (ParamError, WorkloadError, FilterError) as exc:
             raise bad_params(exc) from exc
 

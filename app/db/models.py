@@ -442,3 +442,22 @@ class WatchEvent(Base):
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True))
     delivered_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))
     delivery_error: Mapped[str | None] = mapped_column(Text)
+
+
+class CatalogVersion(Base):
+    """The catalog's version: one row (``id`` 1) that database triggers bump in the same
+    transaction as every write to the offers, prices, providers, refresh runs, GPU catalog,
+    benchmarks, presets or exchange rates (migration ``0010_catalog_version``).
+
+    ``version`` rises on every such write; ``reference_version`` is the ``version`` of the
+    last write to the reference tables (GPU catalog, benchmarks, presets, rates), so a worker
+    whose reference data is of that version can keep it (and its memoised estimates) when
+    only offers changed. Never written by the application.
+    """
+
+    __tablename__ = "catalog_version"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    version: Mapped[int] = mapped_column(BigInteger)
+    reference_version: Mapped[int] = mapped_column(BigInteger)
+    changed_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True))

@@ -16,8 +16,9 @@ from sqlalchemy.orm import Session
 from app.db.models import GpuModel, ThroughputBenchmark
 from app.estimate.cost import UnknownCurrencyError, convert, price_per_gpu_hour
 from app.gpu_names import parse_name
-from app.services.offers import FilterError, OfferRow, select_offers
+from app.services.offers import FilterError, OfferRow
 from app.services.reference import ReferenceData
+from app.services.snapshot import matching_offers
 
 #: Sortable catalog columns: row key → True when a click sorts it largest first (specs,
 #: counts), False when smallest first (names, prices).
@@ -213,7 +214,7 @@ def gpu_catalog(
         rows = [g for g in rows if _hit(g, q.strip(), named)]
     counts: dict[int, int] = {}
     cheapest: dict[int, float] = {}
-    for o in select_offers(session, {"available_only": True}, ref):
+    for o in matching_offers(session, {"available_only": True}, ref):
         if o.gpu_model_id is None:
             continue
         counts[o.gpu_model_id] = counts.get(o.gpu_model_id, 0) + 1
@@ -262,7 +263,7 @@ def gpu_offers(
 ) -> list[tuple[OfferRow, float | None]]:
     """The available, non-suspect offers of one catalog GPU with their USD per GPU-hour
     (:func:`usd_per_gpu_hour`), cheapest per GPU-hour first, unpriced last, ties by id."""
-    rows = select_offers(session, {"gpu": canonical_name, "available_only": True}, ref)
+    rows = matching_offers(session, {"gpu": canonical_name, "available_only": True}, ref)
     priced = [(r, usd_per_gpu_hour(r, ref)) for r in rows]
     return sorted(priced, key=lambda p: (p[1] is None, p[1] or 0.0, p[0].id))
 

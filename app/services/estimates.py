@@ -10,7 +10,6 @@ from typing import Any, cast
 import numpy as np
 from sqlalchemy.orm import Session
 
-from app.db.models import as_utc
 from app.estimate.compat import effective_precision
 from app.estimate.cost import (
     SpotAssumptions,
@@ -39,15 +38,13 @@ from app.estimate.types import (
     interconnect_class,
 )
 from app.gpu_names import LabelError, form_hint
-from app.price_age import price_age
 from app.services.offers import (
     FilterError,
     OfferRow,
-    RankColumns,
     select_offers_by_id,
-    select_rank_columns,
 )
 from app.services.reference import ReferenceData
+from app.services.snapshot import offer_snapshot
 from app.services.submitted import SubmittedRun, combine_runs, moved, workload_key
 from app.services.workloads import WorkloadError
 
@@ -304,7 +301,8 @@ def config_estimates(
     """The :class:`ConfigEstimates` of ``w`` for ``ref``, shared by requests (kept in
     ``ref.memo``, least recently used workloads dropped first)."""
     return ref.memo.get_or_make(
-        ("config_estimates", w, reference), lambda: ConfigEstimates(w, reference, ref)
+        ("config_estimates", w, reference),
+        lambda: ConfigEstimates(w, reference, ref.without_offers()),
     )
 
 
@@ -435,25 +433,20 @@ def rank_offers(
             :func:`check_estimable`).
     """
     budget = budget or Budget()
-    rows = select_rank_columns(
-        session, filters, ref, currency=currency, exclude_spot=budget.exclude_spot
-    )
+    snap = offer_snapshot(session, ref)
+    rows = snap.matching(filters, ref, currency=currency, exclude_spot=budget.exclude_spot)
     est = config_estimates(w, reference, ref)
     check_estimable(w, est.models.requested())
     samples_per_epoch = epoch_plan(w).samples
     names = ref.gpu_names_by_id
-    # One estimate per distinct hardware configuration; per offer only array operations:
-    # the price, the data-loader cap and the epoch time, then the ranking on columns.
-    keys = list(
-        zip(
-            rows.gpu_model_id, rows.gpu_count, rows.interconnect, rows.vram_gib_per_gpu, strict=True
-        )
-    )
-    index = {k: i for i, k in enumerate(dict.fromkeys(keys))}
-    config_of_row = np.fromiter(map(index.__getitem__, keys), dtype=np.intp, count=len(keys))
+    # One estimate per distinct hardware configuration (the snapshot's, of the matching
+    # offers); per offer only array operations: the price, the data-loader cap and the epoch
+    # time, then the ranking on columns.
+    used, config_of_row = np.unique(snap.config[rows], return_inverse=True)
+    config_of_row = config_of_row.reshape(-1)
     config_est: list[tuple[ThroughputEstimate, MemoryEstimate] | None] = []
     config_mem_key: list[tuple[float, float, str | None]] = []
-    for gpu_id, count, interconnect, listed_vram in index:
+    for gpu_id, count, interconnect, listed_vram in (snap.configs[i] for i in used.tolist()):
         if gpu_id is None:  # not in the catalog: no estimate (listed with a reason)
             config_est.append(None)
             config_mem_key.append((0.0, count, None))
@@ -464,17 +457,15 @@ def rank_offers(
         # the verdict ranks every offer; the fixes are searched only for offers shown
         config_est.append((tp, est.memory(vram, count, with_fixes=False, gpu=gpu.name)))
         config_mem_key.append((vram, count, gpu.name))
-    known = np.array([c is not None for c in config_est], dtype=bool)
-    estimable = np.flatnonzero(known[config_of_row]) if len(keys) else np.zeros(0, np.intp)
-    ids_all = np.array(rows.id, dtype=np.int64).reshape(-1)
-    skipped = ids_all[~known[config_of_row]].tolist() if len(keys) else []
+    known = np.array([c is not None for c in config_est], dtype=bool).reshape(-1)
+    estimable = np.flatnonzero(known[config_of_row])
+    ids_all = snap.columns["id"][rows]
+    skipped = ids_all[~known[config_of_row]].tolist()
     config_of = config_of_row[estimable]
     offer_ids = ids_all[estimable]
     # prices in ``currency`` (a listed price times the rate of its currency; nan: no price)
-    price_all = np.array(rows.price_per_hour, dtype=np.float64).reshape(-1)
-    currency_all = np.array(rows.currency, dtype=object).reshape(-1)
-    prices = price_all[estimable]
-    currencies = currency_all[estimable]
+    prices = snap.columns["price_per_hour"][rows[estimable]]
+    currencies = snap.columns["currency"][rows[estimable]]
     priced = ~np.isnan(prices)
     for c in set(currencies[priced].tolist()) - {currency}:
         rate = cast(float, price_in(1.0, c, currency, ref))
@@ -484,7 +475,7 @@ def rank_offers(
     config_rate = np.array(
         [c[0].samples_per_s if c is not None else 0.0 for c in config_est], dtype=np.float64
     ).reshape(-1)
-    vcpus = np.array(rows.vcpus, dtype=np.float64).reshape(-1)[estimable]
+    vcpus = snap.columns["vcpus"][rows[estimable]]
     distinct_vcpus, vcpu_of = np.unique(vcpus, return_inverse=True)
     loader = np.array(
         [
@@ -500,7 +491,7 @@ def rank_offers(
     ).reshape(-1)[samples_of.reshape(-1)]
     keep = np.arange(len(estimable), dtype=np.intp)
     if budget.max_total_cost is not None or budget.max_total_hours is not None:
-        spot = np.array(rows.billing, dtype=object).reshape(-1)[estimable] == "spot"
+        spot = snap.columns["billing"][rows[estimable]] == "spot"
         judged = hours
         if budget.at_high_end:
             # the slow end of each offer's range, as combine() gives epoch_hours_high: the
@@ -539,7 +530,11 @@ def rank_offers(
         price_per_hour=price_col,
         samples_per_s=samples[keep],
         oom_high=cfg_oom[cfg] if len(cfg) else np.zeros(0, dtype=bool),
-        **(_trust_columns(rows, estimable[keep], keys, now) if bookable_fresh_first else {}),
+        **(
+            snap.price_trust(rows[estimable[keep]], now or dt.datetime.now(dt.UTC))
+            if bookable_fresh_first
+            else {}
+        ),
     )
     top, below = rank_columns(cols, sort=sort, drop_oom=drop_oom, limit=limit)
     prepared = {}
@@ -553,7 +548,7 @@ def rank_offers(
         prepared[int(offer_ids[j])] = (tp, mem, price)
     ranked = [Ranked(_candidate(cols, i), pareto, rank) for i, rank, pareto in top]
     extra = [Ranked(_candidate(cols, i), pareto, rank) for i, rank, pareto in below]
-    full = select_offers_by_id(session, [r.candidate.offer_id for r in (*ranked, *extra)] + skipped)
+    full = snap.by_id([r.candidate.offer_id for r in (*ranked, *extra)] + skipped)
 
     def build(r: Any) -> RankedOffer:
         tp, mem, price = prepared[r.candidate.offer_id]
@@ -592,24 +587,6 @@ def rank_offers(
             for i in skipped
         ),
     )
-
-
-def _trust_columns(
-    rows: RankColumns, index: np.ndarray, keys: list[tuple[Any, ...]], now: dt.datetime | None
-) -> dict[str, np.ndarray]:
-    """The price-trust columns of :class:`app.estimate.rank.CandidateColumns` for the offers
-    ``rows[index]``: not bookable, old or undated, fresh, and the group of their GPU model and
-    count (``keys``: each row's configuration, whose first two items are those)."""
-    at = now or dt.datetime.now(dt.UTC)
-    ages = [price_age(rows.price_kind[i], as_utc(rows.last_seen_at[i]), at) for i in index.tolist()]
-    groups: dict[tuple[Any, Any], int] = {}
-    group = [groups.setdefault(keys[i][:2], len(groups)) for i in index.tolist()]
-    return {
-        "unbookable": np.array([not a.bookable for a in ages], dtype=bool),
-        "demoted": np.array([a.demoted for a in ages], dtype=bool),
-        "fresh": np.array([a.tier == "fresh" for a in ages], dtype=bool),
-        "group": np.array(group, dtype=np.int64),
-    }
 
 
 def _within_budget(total_hours: float, price: float | None, spot: bool, budget: Budget) -> bool:
@@ -651,7 +628,9 @@ def estimate_offer(
     Raises:
         FilterError: no exchange rate for ``currency``.
     """
-    offer = select_offers_by_id(session, [offer_id]).get(offer_id)
+    # the offer of the version the estimate uses, when the reference data holds one
+    rows = ref.offers.by_id([offer_id]) if ref.offers is not None else None
+    offer = (rows if rows is not None else select_offers_by_id(session, [offer_id])).get(offer_id)
     if offer is None:
         return None
     price = price_in(offer.price_per_hour, offer.currency, currency, ref)

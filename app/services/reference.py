@@ -1,27 +1,23 @@
 """Reference data (GPU catalog, benchmarks, presets, exchange rates) as pure core types.
 
-Loaded from the database once and cached for ``ttl_s`` seconds per process: the catalog and
-the benchmarks change only when ``gpucost seed``/``refresh`` runs.
+Loaded from the database once per catalog version per process
+(:class:`app.services.reference_cache.ReferenceCache`): the catalog and the benchmarks change
+only when ``gpucost seed``/``refresh`` or a submission writes them.
 """
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
-import gc
 import logging
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anyio
-import anyio.to_thread
 from sqlalchemy import select
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
 from app.db.models import CurrencyRate, GpuModel, ThroughputBenchmark, WorkloadPreset
 from app.db.seed import build_normaliser, load_extra_aliases
@@ -105,10 +101,28 @@ class ReferenceData:
     submitted: dict[ConfigKey, tuple[SubmittedRun, ...]] = field(default_factory=dict)
     #: (base, quote) → (the day the rate in ``rates`` was published, where it was read)
     rate_sources: dict[tuple[str, str], tuple[dt.date, str]] = field(default_factory=dict)
-    #: values derived from this reference data, shared by requests (per-workload estimates
-    #: of each hardware configuration, :func:`app.services.estimates.config_estimates`);
-    #: never copied by ``dataclasses.replace``
+    #: values derived from this reference data, shared by requests and by the data of later
+    #: catalog versions with the same ``reference_version`` (:meth:`without_offers`):
+    #: per-workload estimates of each hardware configuration
+    #: (:func:`app.services.estimates.config_estimates`); never copied by ``dataclasses.replace``
     memo: Memo = field(default_factory=Memo, init=False, compare=False, repr=False)
+    #: the catalog version this data was read at (``catalog_version.version``; 0: not known)
+    version: int = 0
+    #: ``catalog_version.reference_version`` when read: the tables above last changed then
+    reference_version: int = 0
+    #: every offer of ``version`` as columns (an :class:`app.services.snapshot.OfferSnapshot`,
+    #: typed ``Any`` here because that module builds on this one); ``None`` when loaded without
+    #: them (then services read the offers from their session)
+    offers: Any = field(default=None, compare=False, repr=False)
+
+    def without_offers(self) -> ReferenceData:
+        """This data without :attr:`offers`, sharing :attr:`memo`: what a value kept in the
+        memo may hold on to (the memo outlives the offers of one version)."""
+        if self.offers is None:
+            return self
+        copy = replace(self, offers=None)
+        object.__setattr__(copy, "memo", self.memo)
+        return copy
 
     @property
     def currencies(self) -> list[str]:
@@ -289,72 +303,3 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
         flops_table=table,
         throughput_data=throughput_data(points, gpus, pairs),
     )
-
-
-def _log_failure(future: asyncio.Future[ReferenceData]) -> None:
-    if not future.cancelled() and future.exception() is not None:
-        log.warning("reference data load failed: %s", future.exception())
-
-
-class ReferenceCache:
-    """Per-process cache of :class:`ReferenceData`, reloaded after ``ttl_s`` seconds.
-
-    :meth:`get` loads in the calling thread; :meth:`aget` (the server's path) never loads on
-    the event loop: the first load runs on a worker thread of the cache's own limiter, and a
-    reload after the TTL runs there in the background while callers keep getting the data
-    loaded before (at most one reload at a time).
-    """
-
-    def __init__(self, session_factory: sessionmaker[Session], seed_dir: Path, ttl_s: float = 60.0):
-        self._factory = session_factory
-        self._seed_dir = seed_dir
-        self._ttl_s = ttl_s
-        self._data: ReferenceData | None = None
-        self._loaded = 0.0
-        self._lock = threading.Lock()
-        self._limiter: anyio.CapacityLimiter | None = None
-        self._reload: asyncio.Future[ReferenceData] | None = None
-
-    def _expired(self) -> bool:
-        return self._data is None or time.monotonic() - self._loaded > self._ttl_s
-
-    def get(self) -> ReferenceData:
-        """Current reference data (loads on first use and after the TTL)."""
-        with self._lock:
-            if self._expired():
-                with self._factory() as session:
-                    self._data = load_reference(session, self._seed_dir)
-                self._loaded = time.monotonic()
-                # The reference data is thousands of long-lived objects; keep the cyclic GC
-                # from rescanning them on every request (a rank over 10k offers allocates a
-                # lot and would otherwise trigger full collections).
-                gc.collect()
-                gc.freeze()
-            return self._data  # type: ignore[return-value]
-
-    async def aget(self) -> ReferenceData:
-        """:meth:`get` for the event loop: loads on a worker thread, serves stale data while
-        a reload after the TTL is under way.
-
-        Raises:
-            sqlalchemy.exc.SQLAlchemyError: the first load failed (a failed background
-            reload is logged and retried on the next call).
-        """
-        data = self._data
-        if data is not None and not self._expired():
-            return data
-        if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(1)
-        if self._reload is None or self._reload.done():
-            self._reload = asyncio.ensure_future(
-                anyio.to_thread.run_sync(self.get, limiter=self._limiter)
-            )
-            self._reload.add_done_callback(_log_failure)
-        if data is not None:
-            return data
-        return await asyncio.shield(self._reload)
-
-    def invalidate(self) -> None:
-        """Force a reload on next use."""
-        with self._lock:
-            self._data = None

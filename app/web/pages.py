@@ -77,9 +77,10 @@ from app.services.catalog import (
 )
 from app.services.estimates import HardwareError
 from app.services.freshness import ProviderFreshness, provider_freshness
-from app.services.offers import FilterError, stale_provider_ids
+from app.services.offers import FilterError
 from app.services.providers import provider_coverage
 from app.services.reference import ReferenceData
+from app.services.snapshot import per_version, stale_providers
 from app.services.workloads import WorkloadError
 from app.settings import Settings
 from app.web import charts
@@ -287,13 +288,19 @@ class PageController(Controller):
         _html_error,
     )
 
-    def _banner(self, session: Session, settings: Settings) -> dict[str, Any]:
-        out = banner(
-            provider_freshness(session, settings.stale_after_hours), settings.stale_after_hours
-        )
-        coverage = provider_coverage(session, settings.stale_after_hours)
-        out.update(price_ages=coverage.price_ages, coverage={c.slug: c for c in coverage.providers})
-        return out
+    def _banner(self, session: Session, ref: ReferenceData, settings: Settings) -> dict[str, Any]:
+        """The freshness banner, made once per catalog version (and minute: ages move)."""
+
+        def make() -> dict[str, Any]:
+            hours = settings.stale_after_hours
+            out = banner(provider_freshness(session, hours), hours)
+            coverage = provider_coverage(session, hours)
+            out.update(
+                price_ages=coverage.price_ages, coverage={c.slug: c for c in coverage.providers}
+            )
+            return out
+
+        return per_version(ref, "banner", settings.stale_after_hours, make)
 
     @get("/", sync_to_thread=True, name="rank_page")
     def rank_page(
@@ -385,7 +392,7 @@ class PageController(Controller):
             "nvlink_labels": NVLINK_LABELS,
             "pins": pins,
             "max_pins": MAX_PINS,
-            "banner": self._banner(session, settings),
+            "banner": self._banner(session, ref, settings),
             **language.context(request),
         }
         fresh = context["banner"]
@@ -476,7 +483,7 @@ class PageController(Controller):
             "warning_label": lambda w: warning_label(w, language.lang),
             "warning_level": warning_level,
             "billing_labels": BILLING_LABELS,
-            "banner": self._banner(session, settings),
+            "banner": self._banner(session, ref, settings),
             **language.context(request),
         }
         return Template(
@@ -532,7 +539,7 @@ class PageController(Controller):
             "pager": pager(kind.path, params, listing) if listing else None,
             "gpu_url": gpu_url,
             "json_url": link(kind.path, {**params, "format": "json"}),
-            "banner": self._banner(session, settings),
+            "banner": self._banner(session, ref, settings),
             **language.context(request),
         }
         return Template(
@@ -598,7 +605,7 @@ class PageController(Controller):
                 )
             raise NotFoundException(detail=missing)
         name = gpu["canonical_name"]
-        stale = stale_provider_ids(session, settings.stale_after_hours)
+        stale = stale_providers(session, ref, settings.stale_after_hours)
         offers = [(offer_out(row, ref, stale), usd) for row, usd in gpu_offers(session, ref, name)]
         measurements = benchmark_listing(
             session, ref, gpu=name, sort="workload", limit=GPU_PAGE_MEASUREMENTS
@@ -627,7 +634,7 @@ class PageController(Controller):
                 "gpu_url": gpu_url,
                 "nvlink_labels": NVLINK_LABELS,
                 "json_url": link(gpu_url(name), {"format": "json"}),
-                "banner": self._banner(session, settings),
+                "banner": self._banner(session, ref, settings),
                 "billing_labels": BILLING_LABELS,
                 **language.context(request),
             },

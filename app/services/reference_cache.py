@@ -1,0 +1,179 @@
+"""Per-worker reference data and offers of the current catalog version.
+
+A worker checks ``catalog_version`` (one tiny ``SELECT``) at most every ``poll_s`` seconds,
+on the first request after that interval; when the version moved it reads the new version's
+reference data (only when ``reference_version`` moved too: otherwise it keeps the data and
+its memoised estimates) and offers (:func:`app.services.snapshot.build_snapshot`), and swaps
+them in at once. A request takes one :class:`ReferenceData` and reads everything from it, so
+no answer mixes two versions. The read is checked: the version is read again after the
+offers, and the read is repeated when a write committed in between.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.services.reference import ReferenceData, load_reference
+from app.services.snapshot import build_snapshot, read_version
+
+log = logging.getLogger(__name__)
+
+#: reads of one version tried before giving up (each retry: a write committed meanwhile)
+MAX_READS = 5
+
+
+def _log_failure(future: asyncio.Future[ReferenceData]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.warning("catalog check or load failed: %s", future.exception())
+
+
+class CatalogMoved(RuntimeError):
+    """Writes kept committing while the catalog was read (:data:`MAX_READS` times)."""
+
+
+class ReferenceCache:
+    """The current :class:`ReferenceData` (with its offers) of this process.
+
+    :meth:`get` checks and loads in the calling thread; :meth:`aget` (the server's path)
+    never touches the database on the event loop: the check and a load run on a worker
+    thread of the cache's own limiter (one at a time; concurrent callers share it), and a
+    caller waits for them at most ``wait_s`` seconds before it is served the version held.
+    ``version_engine``: where the version is read (the server gives it a one-connection
+    engine of its own, so the check never queues behind the handlers for a connection).
+    """
+
+    def __init__(
+        self,
+        session_factory: sessionmaker[Session],
+        seed_dir: Path,
+        *,
+        poll_s: float = 0.5,
+        wait_s: float = 2.0,
+        version_engine: Engine | None = None,
+    ):
+        self._factory = session_factory
+        self._seed_dir = seed_dir
+        self.poll_s = poll_s
+        self._wait_s = wait_s
+        self._version_engine = version_engine
+        self._data: ReferenceData | None = None
+        self._checked = 0.0
+        self._lock = threading.Lock()
+        self._limiter: anyio.CapacityLimiter | None = None
+        self._check: asyncio.Future[ReferenceData] | None = None
+        #: versions loaded by this process (statistics)
+        self.loads = 0
+
+    @property
+    def current(self) -> ReferenceData | None:
+        """The data held now (``None`` before the first load); never touches the database."""
+        return self._data
+
+    def _due(self) -> bool:
+        return self._data is None or time.monotonic() - self._checked >= self.poll_s
+
+    def _read_version(self) -> tuple[int, int]:
+        if self._version_engine is not None:
+            with self._version_engine.connect() as conn:
+                return read_version(conn)
+        with self._factory() as session:
+            return read_version(session)
+
+    def get(self) -> ReferenceData:
+        """The current data: checks the version when ``poll_s`` has passed since the last
+        check, and loads the new version when it moved.
+
+        Raises:
+            CatalogMoved: writes kept committing during every read.
+            sqlalchemy.exc.SQLAlchemyError: the database failed.
+        """
+        with self._lock:
+            if self._due():
+                version = self._read_version()
+                if self._data is None or self._data.version != version[0]:
+                    held = self._data
+                    self._data = self._load(version)
+                    self.loads += 1
+                    if held is None or held.reference_version != self._data.reference_version:
+                        # new reference data: thousands of long-lived objects; keep the cyclic
+                        # GC from rescanning them on every request (unfrozen first, so the
+                        # previous data's cycles can go). An offers-only version adds few
+                        # tracked objects (numpy columns, strings): no full collection then.
+                        gc.unfreeze()
+                        gc.collect()
+                        gc.freeze()
+                self._checked = time.monotonic()
+            return self._data  # type: ignore[return-value]
+
+    def _load(self, version: tuple[int, int]) -> ReferenceData:
+        """Reference data and offers of one version: read, then the version read again; read
+        again when it moved (a write committed meanwhile)."""
+        for _ in range(MAX_READS):
+            with self._factory() as session:
+                held = self._data
+                if held is not None and held.reference_version == version[1]:
+                    ref = held.without_offers()  # same tables: keep the data and its memo
+                else:
+                    ref = load_reference(session, self._seed_dir)
+                offers = build_snapshot(session, ref, version[0])
+                after = read_version(session)
+            if after == version:
+                out = replace(ref, version=version[0], reference_version=version[1], offers=offers)
+                object.__setattr__(out, "memo", ref.memo)
+                return out
+            version = after
+        raise CatalogMoved(f"the catalog changed during each of {MAX_READS} reads")
+
+    async def aget(self) -> ReferenceData:
+        """:meth:`get` for the event loop.
+
+        Raises:
+            sqlalchemy.exc.SQLAlchemyError, CatalogMoved: the first load failed (a failed
+            later check is logged, and the version held is served).
+        """
+        data = self._data
+        if data is not None and not self._due():
+            return data
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(1)
+        if self._check is None or self._check.done():
+            self._check = asyncio.ensure_future(
+                anyio.to_thread.run_sync(self.get, limiter=self._limiter)
+            )
+            self._check.add_done_callback(_log_failure)
+        if data is None:
+            return await asyncio.shield(self._check)
+        try:
+            return await asyncio.wait_for(asyncio.shield(self._check), self._wait_s)
+        except Exception:  # slow or failing database: the version held (logged above)
+            return data
+
+    def invalidate(self) -> None:
+        """Check the version on next use (a write this process just committed)."""
+        with self._lock:
+            self._checked = 0.0
+
+    def stats(self) -> dict[str, object]:
+        """What this process holds: catalog version, offers, the snapshot's bytes, how long
+        it took to build, cached answers, versions loaded."""
+        data = self._data
+        snap = data.offers if data is not None else None
+        return {
+            "version": data.version if data is not None else None,
+            "offers": len(snap) if snap is not None else None,
+            "snapshot_mib": round(snap.nbytes / 2**20, 1) if snap is not None else None,
+            "build_ms": round(snap.build_ms, 1) if snap is not None else None,
+            "cached_answers": snap.cached_answers() if snap is not None else {},
+            "versions_loaded": self.loads,
+        }
