@@ -633,3 +633,11 @@ def test_the_readme_examples_are_the_api_answers(client: Any, name: str) -> None
     assert _subset(excerpt, r.json()), (excerpt, r.json())
     if name == "epoch":  # the warning the README names with it
         assert "epoch_tokens_padded" in [w["code"] for w in r.json()["estimate"]["warnings"]]
+
+
+def test_an_offer_filter_never_swaps_a_stated_vram(client: Any) -> None:
+    # "4060-12GB" filtered the 8 GB RTX 4060's offers; now a 400 naming the card's 8 GB
+    r = client.get("/v1/offers", params={"gpu": "4060-12GB"})
+    assert r.status_code == 400 and "GeForce RTX 4060 (8 GB)" in r.text, r.text
+    ok = client.get("/v1/offers", params={"gpu": "3090-24G", "limit": 1}).json()
+    assert ok["gpus_matched"] == ["GeForce RTX 3090"]
