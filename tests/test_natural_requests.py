@@ -223,14 +223,14 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]] = [
         {"gpu": "V100 SXM2 16GB"},
         {"heads": 16, "kv_heads": 16, "ffn": 4096, "params": 335_000_000, "note": "kv_heads 12"},
     ),
-    # heads from the preset's head size 64; params = 109,483,778 + (333,244,416 -
-    # 108,375,552): plain MLP, tied table, 24 x (4·1024² + 2·1024·4096) + 30,522·1024 against
-    # 12 x (4·768² + 2·768·3072) + 30,522·768
+    # heads from the preset's head size 64; params = 109,483,778 + the blocks' growth (the
+    # token table is lookup-only and kept): 24 x (4·1024² + 2·1024·4096) - 12 x (4·768² +
+    # 2·768·3072) = 301,989,888 - 84,934,656
     (
         "bert-base made 24 x 1024",
         {"preset": "bert-base-squad", "layers": 24, "hidden_size": 1024},
         {"gpu": "V100 SXM2 16GB"},
-        {"heads": 16, "kv_heads": 16, "ffn": 4096, "params": 334_352_642, "note": "head size"},
+        {"heads": 16, "kv_heads": 16, "ffn": 4096, "params": 326_539_010, "note": "head size"},
     ),
     # GPT-2 medium's shape: 124,373,760 + (353,501,184 - 123,568,128), vocabulary 50,304
     (
@@ -633,3 +633,11 @@ def test_the_readme_examples_are_the_api_answers(client: Any, name: str) -> None
     assert _subset(excerpt, r.json()), (excerpt, r.json())
     if name == "epoch":  # the warning the README names with it
         assert "epoch_tokens_padded" in [w["code"] for w in r.json()["estimate"]["warnings"]]
+
+
+def test_an_offer_filter_never_swaps_a_stated_vram(client: Any) -> None:
+    # "4060-12GB" filtered the 8 GB RTX 4060's offers; now a 400 naming the card's 8 GB
+    r = client.get("/v1/offers", params={"gpu": "4060-12GB"})
+    assert r.status_code == 400 and "GeForce RTX 4060 (8 GB)" in r.text, r.text
+    ok = client.get("/v1/offers", params={"gpu": "3090-24G", "limit": 1}).json()
+    assert ok["gpus_matched"] == ["GeForce RTX 3090"]

@@ -388,7 +388,8 @@ def test_answer_names_the_situation_in_words(
     assert r.status_code == 200, r.text
     e = r.json()["estimate"]
     assert e["situation"] == situation
-    assert words in e["notes"][0]
+    # the situation's words lead the estimate's own notes (after what was done to the input)
+    assert any(words in n for n in e["notes"][:2]), e["notes"]
     assert e["samples_per_s_low"] < e["samples_per_s"] < e["samples_per_s_high"]
 
 

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session, aliased
 from app.db.models import GpuModel, InstanceOffer, Provider, RefreshRun, as_utc, utcnow
 from app.estimate.cost import UnknownCurrencyError, conversion_steps, convert
 from app.estimate.memory import vram_per_gpu_gib
-from app.gpu_names import form_hint
+from app.gpu_names import LabelError, form_hint
 from app.price_age import BOOKABLE_KINDS, TIERS, PriceAge, price_age
 from app.services.reference import ReferenceData
 from app.services.regions import matching_regions
@@ -187,8 +187,21 @@ def resolve_gpu_list(ref: ReferenceData, text: str) -> list[str]:
         names.update(dict.fromkeys(found))
     if unknown or not parts:
         shown = ", ".join(repr(u) for u in unknown) or repr(text)
-        raise FilterError("gpu", f"unknown GPU {shown}")
+        raise FilterError("gpu", _label_reason(ref, unknown) or f"unknown GPU {shown}")
     return list(names)
+
+
+def _label_reason(ref: ReferenceData, unknown: list[str]) -> str | None:
+    """Why the label rule refuses the first of ``unknown`` that names a model but a VRAM none
+    of its variants has ("GPU '4060-12GB' states 12 GB, which no variant has: GeForce RTX
+    4060 (8 GB) …"); ``None`` when each simply names nothing."""
+    for part in unknown:
+        try:
+            ref.normaliser.resolve_label(part)
+        except LabelError as exc:
+            if not str(exc).startswith("unknown GPU"):
+                return str(exc)
+    return None
 
 
 def shadowed_by_first_hand() -> ColumnElement[bool]:

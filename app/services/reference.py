@@ -23,7 +23,7 @@ from app.db.models import CurrencyRate, GpuModel, ThroughputBenchmark, WorkloadP
 from app.db.seed import build_normaliser, load_extra_aliases
 from app.estimate.pooled import PooledData
 from app.estimate.types import BenchmarkPoint, GpuSpec, Precision
-from app.gpu_names import GpuIdentity, GpuMatch, GpuNameNormaliser
+from app.gpu_names import GpuIdentity, GpuMatch, GpuNameNormaliser, LabelError
 from app.services.presets import flops_table, throughput_data
 from app.services.submitted import SUBMITTED, ConfigKey, SubmittedRun
 
@@ -135,13 +135,21 @@ class ReferenceData:
         every A100; ``A100 80GB`` → A100 SXM4 80GB and A100 PCIe 80GB:
         :meth:`app.gpu_names.GpuNameNormaliser.family_members`), or every model a name left
         ambiguous by :meth:`identify_gpu` could be (``RTX 6000`` → RTX A6000, RTX 6000 Ada and
-        Quadro RTX 6000). Empty when unknown."""
+        Quadro RTX 6000). Empty when unknown, or when the name states a VRAM no model of it has
+        (``4060-12GB``; :meth:`app.gpu_names.GpuNameNormaliser.resolve_label`)."""
         if name in self.gpus:
             return [name]
         members = self.normaliser.family_members(name)
         if len(members) > 1:
             return members
         identity = self.identify_gpu(name)
+        if identity.match and identity.match.vram_mismatch:
+            # a VRAM the label states that the matched card lacks: the label rule decides
+            # (a recorded memory-modified board, else no model: "4060-12GB")
+            try:
+                return [self.normaliser.resolve_label(name).canonical_name]
+            except LabelError:
+                return []
         if identity.match:
             return [identity.match.canonical_name]
         return list(identity.candidates)

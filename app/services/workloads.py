@@ -168,12 +168,13 @@ def resolve_workload(
         + _drop_stale_activations(base, given, merged)
         + _drop_stale_lookup(base, given, merged, prefix)
     )
-    if (
-        merged.get("heads")
-        and not merged.get("kv_heads")
-        and merged["architecture"] in TRANSFORMER_NAMES
-    ):
-        merged["kv_heads"] = merged["heads"]  # multi-head attention unless kv_heads says otherwise
+    for values in (base, merged):  # multi-head attention unless kv_heads says otherwise
+        if (
+            values.get("heads")
+            and not values.get("kv_heads")
+            and values.get("architecture") in TRANSFORMER_NAMES
+        ):
+            values["kv_heads"] = values["heads"]
     method = merged.get("method", "full")
     if method in ("lora", "qlora") and not merged.get("lora_rank"):
         merged["lora_rank"] = 8
@@ -414,7 +415,9 @@ def _follow_shape(
       the preset's group size;
     * any shape field changed and no ``params`` given: ``params`` is the preset's count plus
       what the changed shape adds or removes (:func:`app.estimate.shape.shape_params`, with
-      the plain or gated MLP and tied or untied embedding that fits the preset's count best).
+      the plain or gated MLP and tied or untied embedding that fits the preset's count best;
+      the blocks only where the preset's tables are lookup-only and kept, an encoder's token
+      table or a preset's ``lookup_params``: :func:`_drop_stale_lookup`).
 
     Raises:
         WorkloadError: a given ``hidden_size`` or ``heads`` that no head count or key/value
@@ -494,6 +497,10 @@ def _shape_moved_params(base: dict[str, Any], merged: dict[str, Any]) -> int | N
     if not known:
         return None
     _, gated, untied = min(known, key=lambda t: abs(t[0] - base["params"]))
+    if base.get("lookup_params") is not None or base.get("architecture") == "transformer_encoder":
+        # the preset's tables are lookup-only (its lookup_params, an encoder's token table)
+        # and kept as they are (_drop_stale_lookup): only the blocks move the count
+        old, new = replace(old, vocab_size=0), replace(new, vocab_size=0)
     before = shape_params(old, gated=gated, untied=untied)
     after = shape_params(new, gated=gated, untied=untied)
     if before is None or after is None:
