@@ -914,6 +914,12 @@ def memory_notes(w: Workload) -> tuple[str, ...]:
             "memory: activations need hidden_size and layers for a transformer; without them "
             "they are a fitted bytes-per-parameter guess"
         )
+    if w.base_dtype is not None and w.method == Method.FULL:
+        out.append("memory: base_dtype applies to lora/qlora; ignored for a full fine-tune")
+    if w.quant_backend is not None and not (
+        w.method in (Method.LORA, Method.QLORA) and quantised_base(w)
+    ):
+        out.append("memory: quant_backend applies to a quantised (int8/nf4) base; ignored")
     if w.method in (Method.LORA, Method.QLORA):
         dtype = base_dtype(w)
         given = "as given" if w.base_dtype is not None else "the default; set base_dtype"

@@ -29,6 +29,7 @@ from app.estimate.memory import (
 from app.estimate.types import (
     Architecture,
     Attention,
+    BaseDtype,
     Implementation,
     Method,
     OomRisk,
@@ -340,3 +341,14 @@ def test_the_loss_grows_with_sequence_times_vocabulary_by_dtype() -> None:
     # twice the sequence, twice the loss
     long = dataclasses.replace(w, seq_len=4096)
     assert logits_bytes_per_sample(long) == pytest.approx(2 * logits_bytes_per_sample(w))
+
+
+def test_the_answer_states_the_base_dtype_and_what_it_ignores() -> None:
+    lora = Workload(**LLAMA3_8B, method=Method.LORA)
+    assert any("frozen base counted in bf16 (the default" in n for n in memory_notes(lora))
+    qlora = Workload(**LLAMA3_8B, method=Method.QLORA, base_dtype=BaseDtype.NF4)
+    assert any("frozen base counted in nf4 (as given)" in n for n in memory_notes(qlora))
+    full = Workload(**LLAMA3_8B, base_dtype=BaseDtype.NF4, quant_backend=QuantBackend.TORCHAO)
+    notes = memory_notes(full)
+    assert any("base_dtype applies to lora/qlora" in n for n in notes)
+    assert any("quant_backend applies to a quantised" in n for n in notes)
