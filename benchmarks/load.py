@@ -280,7 +280,9 @@ def _report(workers: int, name: str, r: Result) -> str:
         f"{r.rps:6.1f} req/s  errors {r.errors}{f' ({kinds})' if kinds else ''}  "
         f"timeouts {r.timeouts}  {latency}"
         f"  | healthz {len(r.healthz_ms)} polls, {r.healthz_failed} failed, "
-        f"max {max(r.healthz_ms, default=0):.0f} ms"
+        f"p50 {_pct(r.healthz_ms, 0.5):.0f} ms, p95 {_pct(r.healthz_ms, 0.95):.0f} ms, "
+        f"max {max(r.healthz_ms, default=0):.0f} ms, "
+        f"{sum(ms > 100 for ms in r.healthz_ms)} over 100 ms"
     )
 
 

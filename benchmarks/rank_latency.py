@@ -66,6 +66,7 @@ def _libpq_url(url: str) -> str:
 def _measure(url: str, requests: int) -> tuple[dict[str, list[float]], dict[str, Any]]:
     app = create_app(Settings(database_url=url, catalog_poll_s=0.0))
     series: dict[str, list[float]] = {}
+    info: dict[str, Any] = {"cold_of_new_version": 0}
     with (
         TestClient(app) as client,
         psycopg.connect(_libpq_url(url), autocommit=True) as raw,
@@ -87,11 +88,13 @@ def _measure(url: str, requests: int) -> tuple[dict[str, list[float]], dict[str,
             app.state.reference.current.offers._caches.clear()
             call("POST", "/v1/rank", json=RANK)()
 
-        def write() -> None:  # what a refresh does to one offer: a new price, committed
+        def write() -> int:  # what a refresh does to one offer: a new price, committed
             raw.execute(
                 "UPDATE instance_offer SET price_per_hour = price_per_hour + 0.0001 "
                 "WHERE id = (SELECT max(id) FROM instance_offer)"
             )
+            row = raw.execute("SELECT version FROM catalog_version").fetchone()
+            return int(row[0]) if row else 0
 
         offers = call("GET", "/v1/offers", params={"limit": 50})
         rank = call("POST", "/v1/rank", json=RANK)
@@ -107,12 +110,17 @@ def _measure(url: str, requests: int) -> tuple[dict[str, list[float]], dict[str,
                 series.setdefault(name, []).append(_timed(fn))
             new = {"workload": {"preset": PRESET, "micro_batch_size": 200 + i}, "limit": 50}
             series.setdefault("new", []).append(_timed(call("POST", "/v1/rank", json=new)))
-            write()
+            version = write()
             series.setdefault("cold", []).append(_timed(rank))
+            # the answer came from the new version unless its read outlasted the request's wait
+            info["cold_of_new_version"] += app.state.reference.current.version == version
+            while app.state.reference.current.version != version:  # next round: built
+                time.sleep(0.05)
+                client.get("/v1/workloads")  # a request that checks the version
             series.setdefault("build", []).append(app.state.reference.current.offers.build_ms)
         health = client.get("/healthz").json()
         total = client.post("/v1/rank", json=RANK).json()["total_offers"]
-    return series, {"health": health, "ranked": total}
+    return series, {**info, "health": health, "ranked": total}
 
 
 def main() -> None:
@@ -159,6 +167,11 @@ def main() -> None:
             f"POST /v1/rank {label}, {ranked} offers ranked: p50 {p50:.1f} ms  p95 {p95:.1f} ms"
             f"  = {p50 / floor:.2f}x the SELECT floor (target <= {target}x: {verdict})"
         )
+    print(
+        f"first ranks after a version change answered from the new version: "
+        f"{info['cold_of_new_version']} of {len(series['cold'])} (the others waited 2 s for "
+        "the read and got the version before)"
+    )
     build, _ = _percentiles(series["build"])
     worker = info["health"]["worker"]
     print(

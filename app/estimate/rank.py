@@ -98,11 +98,13 @@ def _after_fresh(
     out = value.copy()
     if not demoted.any() or not fresh.any():
         return out
-    worst: dict[int, float] = {}
-    for g, v in zip(group[fresh].tolist(), value[fresh].tolist(), strict=True):
-        worst[g] = max(worst.get(g, -math.inf), v)
-    for i in np.flatnonzero(demoted).tolist():
-        out[i] = max(out[i], worst.get(int(group[i]), -math.inf))
+    # per group the largest fresh value (NaN values ignored), as array operations
+    groups, of = np.unique(group, return_inverse=True)
+    of = of.reshape(-1)
+    worst = np.full(len(groups), -math.inf)
+    np.fmax.at(worst, of[fresh], value[fresh])
+    mine = out[demoted]
+    out[demoted] = np.where(np.isnan(mine), mine, np.fmax(mine, worst[of[demoted]]))
     return out
 
 

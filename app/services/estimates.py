@@ -438,25 +438,20 @@ def rank_offers(
     est = config_estimates(w, reference, ref)
     check_estimable(w, est.models.requested())
     samples_per_epoch = epoch_plan(w).samples
-    names = ref.gpu_names_by_id
     # One estimate per distinct hardware configuration (the snapshot's, of the matching
     # offers); per offer only array operations: the price, the data-loader cap and the epoch
     # time, then the ranking on columns.
     used, config_of_row = np.unique(snap.config[rows], return_inverse=True)
     config_of_row = config_of_row.reshape(-1)
-    config_est: list[tuple[ThroughputEstimate, MemoryEstimate] | None] = []
-    config_mem_key: list[tuple[float, float, str | None]] = []
-    for gpu_id, count, interconnect, listed_vram in (snap.configs[i] for i in used.tolist()):
-        if gpu_id is None:  # not in the catalog: no estimate (listed with a reason)
-            config_est.append(None)
-            config_mem_key.append((0.0, count, None))
-            continue
-        gpu = ref.gpus[names[gpu_id]]
-        tp = est.throughput(gpu, count, offer_interconnect(interconnect))
-        vram = vram_per_gpu_gib(gpu.vram_gib, listed_vram, count)
-        # the verdict ranks every offer; the fixes are searched only for offers shown
-        config_est.append((tp, est.memory(vram, count, with_fixes=False, gpu=gpu.name)))
-        config_mem_key.append((vram, count, gpu.name))
+    # per configuration of this snapshot: (throughput, memory verdict, (VRAM, count, card)), kept
+    # for later requests of the workload on the same catalog version
+    table = snap.cached("configs", (w, reference), dict)
+    for i in used.tolist():
+        if i not in table:
+            table[i] = _config_estimate(est, ref, snap.configs[i])
+    per_config = [table[i] for i in used.tolist()]
+    config_est = [None if c is None else c[:2] for c in per_config]
+    config_mem_key = [(0.0, 0.0, None) if c is None else c[2] for c in per_config]
     known = np.array([c is not None for c in config_est], dtype=bool).reshape(-1)
     estimable = np.flatnonzero(known[config_of_row])
     ids_all = snap.columns["id"][rows]
@@ -587,6 +582,24 @@ def rank_offers(
             for i in skipped
         ),
     )
+
+
+def _config_estimate(
+    est: ConfigEstimates,
+    ref: ReferenceData,
+    config: tuple[int | None, float, str | None, float | None],
+) -> tuple[ThroughputEstimate, MemoryEstimate, tuple[float, float, str | None]] | None:
+    """The throughput, the memory verdict (no fixes: those are searched only for the offers
+    shown) and the (VRAM per GPU, GPU count, card name) of one hardware configuration (GPU model id,
+    count, interconnect label, listed VRAM); ``None`` when the GPU is not in the catalog (no
+    estimate: the offer is listed with a reason)."""
+    gpu_id, count, interconnect, listed_vram = config
+    if gpu_id is None:
+        return None
+    gpu = ref.gpus[ref.gpu_names_by_id[gpu_id]]
+    tp = est.throughput(gpu, count, offer_interconnect(interconnect))
+    vram = vram_per_gpu_gib(gpu.vram_gib, listed_vram, count)
+    return tp, est.memory(vram, count, with_fixes=False, gpu=gpu.name), (vram, count, gpu.name)
 
 
 def _within_budget(total_hours: float, price: float | None, spot: bool, budget: Budget) -> bool:

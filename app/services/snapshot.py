@@ -73,6 +73,8 @@ ANSWER_TTL_S = 60.0
 CACHE_LIMITS: dict[str, tuple[int, Callable[[Any], float] | None]] = {
     "rank": (16, None),
     "rank_json": (32 * 2**20, len),
+    # per workload, its estimates of each hardware configuration (~1,000 small tuples)
+    "configs": (64, None),
 }
 #: the limit of any other kind (the providers' coverage, the banner: one per setting)
 DEFAULT_LIMIT: tuple[int, Callable[[Any], float] | None] = (8, None)
@@ -156,23 +158,20 @@ class OfferSnapshot:
 
     def row(self, i: int) -> OfferRow:
         """Row ``i`` as an :class:`OfferRow` (the values :func:`select_offers` gives)."""
-        values = []
-        for name in _FIELDS:
-            v = self.columns[name][i]
-            if name in _FLOATS:
-                v = None if math.isnan(v) else float(v)
-            elif name in _INTS:
-                v = int(v)
-            elif name in _BOOLS:
-                v = bool(v)
-            elif name == "gpu_model_id":
-                v = None if v < 0 else int(v)
-            values.append(v)
-        return OfferRow(*values)
+        return self.rows([i])[0]
 
     def rows(self, index: Iterable[int]) -> list[OfferRow]:
-        """Rows at ``index``, in that order."""
-        return [self.row(int(i)) for i in index]
+        """Rows at ``index``, in that order (read column by column)."""
+        at = np.fromiter(index, dtype=np.intp)
+        values = []
+        for name in _FIELDS:
+            col = self.columns[name][at].tolist()
+            if name in _FLOATS:
+                col = [None if v != v else v for v in col]  # NaN: not listed
+            elif name == "gpu_model_id":
+                col = [None if v < 0 else v for v in col]
+            values.append(col)
+        return [OfferRow(*row) for row in zip(*values, strict=True)]
 
     def index_of(self, offer_ids: Iterable[int]) -> dict[int, int]:
         """Row of each offer id present (unknown ids left out)."""
@@ -185,7 +184,8 @@ class OfferSnapshot:
 
     def by_id(self, offer_ids: Iterable[int]) -> dict[int, OfferRow]:
         """Full rows of the offers ``offer_ids`` that exist."""
-        return {oid: self.row(i) for oid, i in self.index_of(offer_ids).items()}
+        found = self.index_of(offer_ids)
+        return dict(zip(found, self.rows(found.values()), strict=True))
 
     # --- filters ------------------------------------------------------------------------
 
