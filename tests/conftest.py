@@ -101,6 +101,8 @@ def client(seeded_url: str) -> Iterator[object]:
 
     from app.asgi import create_app
 
-    app = create_app(Settings(database_url=seeded_url))
+    # the version is checked on every request (the server's default, 0.5 s, lets an answer
+    # lag a write made through another surface, such as the maintainer CLI, by that long)
+    app = create_app(Settings(database_url=seeded_url, catalog_poll_s=0))
     with TestClient(app) as c:
         yield c
