@@ -112,6 +112,13 @@ UNET_LATENT_DOWNSAMPLE = 8
 #: i.e. 8 heads in diffusers' naming; CrossAttnDownBlock2D first; layers_per_block 2):
 #: self-attention over every latent pixel runs in 2 down + 3 up transformer blocks.
 UNET_TOP_ATTENTION_HEADS = 8
+#: Diffusion transformers (a diffusion model given ``layers`` and ``hidden_size``): latent
+#: patch side (DiT-XL/2, Peebles & Xie arXiv:2212.09748; SD3 and Flux also patch 2) and the
+#: hidden-sized copies adaLN-Zero adds to a ViT block: each of the two modulations
+#: (x·(1 + scale) + shift) keeps its normalised input and each of the two gates (gate · y)
+#: keeps the gated output, one copy apiece (same paper, Fig. 3).
+DIT_DEFAULT_PATCH = 2
+DIT_ADALN_COPIES = 4.0
 UNET_TOP_ATTENTION_LAYERS = 5
 
 #: GPU bytes per parameter charged for paged optimizer states (unified memory, evicted to
@@ -551,9 +558,15 @@ def offloaded_activation_bytes(w: Workload) -> float:
 
 def transformer_tokens(w: Workload) -> int:
     """Tokens per sample: ``seq_len``; ViT: (image_size / patch_size)² + 1 (patches + CLS
-    token, Dosovitskiy et al. arXiv:2010.11929 §3.1; patch 16 unless given)."""
+    token, Dosovitskiy et al. arXiv:2010.11929 §3.1; patch 16 unless given); a diffusion
+    transformer (a diffusion model given ``layers`` and ``hidden_size``): the latent
+    (image_size / 8) cut in patches, ((image_size / 8) / patch_size)² (patch 2 unless given:
+    DiT-XL/2, SD3, Flux)."""
     if w.architecture == Architecture.VIT and w.image_size:
         return (w.image_size // (w.patch_size or DEFAULT_PATCH_SIZE)) ** 2 + 1
+    if w.architecture == Architecture.DIFFUSION_UNET and w.image_size:
+        latent = w.image_size // UNET_LATENT_DOWNSAMPLE
+        return max((latent // (w.patch_size or DIT_DEFAULT_PATCH)) ** 2, 1)
     return w.seq_len or 1
 
 
@@ -615,7 +628,12 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
     lora = w.method in (Method.LORA, Method.QLORA)
     if (
         w.architecture
-        in (Architecture.TRANSFORMER_ENCODER, Architecture.TRANSFORMER_DECODER, Architecture.VIT)
+        in (
+            Architecture.TRANSFORMER_ENCODER,
+            Architecture.TRANSFORMER_DECODER,
+            Architecture.VIT,
+            Architecture.DIFFUSION_UNET,
+        )
         and w.hidden_size
         and w.layers
     ):
@@ -765,14 +783,16 @@ def _copies_per_layer(w: Workload, fp32_stream: bool) -> float:
     ``AMP_FP32_STREAM_EXTRA_COPIES`` to the Korthikanti-derived count (fp32 LayerNorm inputs);
     without dropout (``dropout`` false) that count loses its two 1-byte masks
     (``DROPOUT_MASK_BYTES_PER_LAYER``). Stas's measured SwiGLU constant is left as measured.
+    A diffusion transformer's block adds adaLN-Zero's ``DIT_ADALN_COPIES``.
     """
     h = w.hidden_size or 1
     f = w.ffn_hidden_size or 4 * h
     if implementation(w) == Implementation.FUSED:
         return fused_copies_per_layer(w)
+    dit = DIT_ADALN_COPIES if w.architecture == Architecture.DIFFUSION_UNET else 0.0
     if w.architecture != Architecture.VIT and f != 4 * h:
-        return COPIES_SWIGLU
-    c = COPIES_GPT_BASE + 2.0 * f / h
+        return COPIES_SWIGLU + dit
+    c = COPIES_GPT_BASE + 2.0 * f / h + dit
     if not w.dropout:
         # the two 1-byte masks, in copies at the activation dtype
         c -= DROPOUT_MASK_BYTES_PER_LAYER / activation_bytes(w.precision)
@@ -796,6 +816,7 @@ def unet_attention_scores_bytes(w: Workload) -> float:
         w.architecture != Architecture.DIFFUSION_UNET
         or w.attention != Attention.EAGER
         or not w.image_size
+        or (w.hidden_size and w.layers)  # a diffusion transformer: the block formula's scores
     ):
         return 0.0
     s = (w.image_size // UNET_LATENT_DOWNSAMPLE) ** 2
@@ -1011,7 +1032,12 @@ def _vision_notes(w: Workload) -> list[str]:
             "hierarchical ViTs (Swin) and ViT detection backbones are not described"
         )
     if arch == Architecture.DIFFUSION_UNET:
-        if not measured and not w.forward_gflops_per_sample:
+        if w.hidden_size and w.layers:
+            out.append(
+                "memory: a diffusion transformer (layers and hidden_size given): DiT blocks "
+                "(ViT block + adaLN-Zero) on the (image_size/8/patch_size)² latent tokens"
+            )
+        elif not measured and not w.forward_gflops_per_sample:
             out.append(
                 "memory: UNet activations need forward_gflops_per_sample; without it they "
                 "are a bytes-per-parameter guess"

@@ -25,6 +25,7 @@ from app.estimate.memory import (
     oom_risk,
     selective_saved_copies,
     state_bytes,
+    transformer_tokens,
 )
 from app.estimate.types import (
     Architecture,
@@ -352,3 +353,22 @@ def test_the_answer_states_the_base_dtype_and_what_it_ignores() -> None:
     notes = memory_notes(full)
     assert any("base_dtype applies to lora/qlora" in n for n in notes)
     assert any("quant_backend applies to a quantised" in n for n in notes)
+
+
+def test_a_diffusion_transformer_takes_dit_blocks_on_latent_patches() -> None:
+    # DiT-XL/2 at 256 px: a 32x32 latent in 2x2 patches = 256 tokens; a ViT block without
+    # dropout (9 + 2*4 - 1 copies) + adaLN-Zero's 4 + 2 for the fp32 stream of unsharded
+    # autocast = 22 copies of 256 x 1152 at 2 B, 28 layers: 363.3 MB per sample
+    w = Workload(
+        architecture=Architecture.DIFFUSION_UNET,
+        params=675_000_000,
+        layers=28,
+        hidden_size=1152,
+        heads=16,
+        image_size=256,
+        patch_size=2,
+        dropout=False,
+        samples_per_epoch=1,
+    )
+    assert transformer_tokens(w) == 256
+    assert activation_bytes_per_sample(w) == pytest.approx(28 * 22 * 2 * 256 * 1152)

@@ -81,10 +81,13 @@ def test_offloading_never_lowers_host_ram_needed(method: Method, optimizer: Opti
 @pytest.mark.parametrize("sharding", [Sharding.FSDP, Sharding.ZERO3])
 @pytest.mark.parametrize("method", list(Method))
 @pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("offload", [False, True])
 def test_more_gpus_never_raise_per_gpu_state_memory(
-    sharding: Sharding, method: Method, precision: Precision
+    sharding: Sharding, method: Method, precision: Precision, offload: bool
 ) -> None:
-    w = dataclasses.replace(LLAMA_7B, sharding=sharding, method=method, precision=precision)
+    w = dataclasses.replace(
+        LLAMA_7B, sharding=sharding, method=method, precision=precision, cpu_offload=offload
+    )
 
     def per_gpu(n: int) -> float:
         s = state_bytes(w, n)
