@@ -88,7 +88,10 @@ def test_multi_gpu_model_beats_linear_scaling(ds) -> None:  # type: ignore[no-un
     model = ape_stats([r.ape for r in res])
     linear = ape_stats([abs(r.baselines["linear"] / r.actual - 1) for r in res])
     assert model[2] > 1000
-    assert model[0] < linear[0] and model[0] <= 0.05
+    # in-sample median 5.2 % with the published bandwidths, one overlap and one per-doubling
+    # loss (4.4 % with the nine per-class constants they replaced, most on their grid bounds);
+    # the held-out multi-GPU figures are benchmarks/multi_accuracy.py's
+    assert model[0] < linear[0] and model[0] <= 0.055
 
 
 @pytest.mark.refit

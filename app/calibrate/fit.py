@@ -134,8 +134,11 @@ def fit_multigpu(ds: Dataset, pairs: Sequence[MultiPair] | None = None) -> dict[
     measurement × n × η. κ (losses the bandwidth term does not see) is the value on a grid
     of 0-5 % per doubling with the least median absolute log error over the rows whose
     communication would take under 5 % of the step (:func:`comm_share`); the overlap, on a grid
-    of 0-1, the least mean absolute log error with every row weighted by its communication
-    share, so the communication-heavy rows decide it.
+    of 0-1, the least median absolute log error with every row weighted by its communication
+    share, so the communication-heavy rows decide it. A weighted median, not a mean: the
+    heavy rows disagree among themselves (Lambda's GeForce Transformer-XL rows scale at
+    η ≈ 1 over links that cannot carry their gradients within the step; its TensorFlow
+    VGG/AlexNet rows on the same cards at 0.1-0.5), and a mean lets either tail set it.
     """
     rows = list(multi_pairs(ds) if pairs is None else pairs)
     shares = [comm_share(ds, pair) for pair in rows]
@@ -158,10 +161,27 @@ def fit_multigpu(ds: Dataset, pairs: Sequence[MultiPair] | None = None) -> dict[
 
         def weighted(value: float) -> float:
             errs = errors({**params, "COMM_OVERLAP": value}, rows)
-            return sum(e * s for e, s in zip(errs, shares, strict=True)) / sum(shares)
+            return weighted_median(errs, shares)
 
         params["COMM_OVERLAP"] = min([round(0.05 * i, 2) for i in range(21)], key=weighted)
     return params
+
+
+def weighted_median(values: Sequence[float], weights: Sequence[float]) -> float:
+    """The value at which the cumulative weight (values sorted) first reaches half the total.
+
+    Raises:
+        ValueError: no values, or weights that sum to zero.
+    """
+    total = sum(weights)
+    if not values or total <= 0:
+        raise ValueError("weighted_median needs values with a positive total weight")
+    acc = 0.0
+    for value, weight in sorted(zip(values, weights, strict=True)):
+        acc += weight
+        if acc >= total / 2:
+            return value
+    return max(values)
 
 
 def _quantiles(ratios: Sequence[float]) -> tuple[float, float]:
@@ -199,7 +219,8 @@ def range_residuals(ds: Dataset) -> list[Residual]:
 def fit_ranges(ds: Dataset, residuals: Sequence[Residual] | None = None) -> dict[str, Any]:
     """Low/high multipliers per situation from served-path cross-validation residuals
     (actual ÷ predicted, :func:`range_residuals`), and per basis for callers that only know
-    the basis. Multi-GPU: residuals of the multi-GPU model, applied on top for GPU counts
+    the basis. Multi-GPU: served-path residuals of the multi-GPU rows with their GPU count held
+    out (:func:`app.calibrate.multi_cv.leave_gpu_count_out`), applied on top for GPU counts
     that were not measured."""
     res = list(residuals) if residuals is not None else range_residuals(ds)
     by: dict[str, list[float]] = {}
@@ -207,7 +228,10 @@ def fit_ranges(ds: Dataset, residuals: Sequence[Residual] | None = None) -> dict
         situation = range_situation(Situation(r.basis))
         by.setdefault(situation.value, []).append(r.actual / r.predicted)
         by.setdefault(SITUATION_BASIS[situation].value, []).append(r.actual / r.predicted)
-    multi = [r.actual / r.predicted for r in multigpu_residuals(ds)]
+    # imported here: app.calibrate.multi_cv refits the multi-GPU constants with this module
+    from app.calibrate.multi_cv import leave_gpu_count_out
+
+    multi = [r.actual / r.predicted for r in leave_gpu_count_out(ds)]
     return {
         "RANGE_FACTORS": {k: _quantiles(v) for k, v in sorted(by.items()) if len(v) >= 10},
         "MULTI_GPU_RANGE": _quantiles(multi),

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
@@ -133,6 +134,26 @@ def default_network_gbps(gpu: GpuSpec, node_gpus: int) -> float:
     return table[("network", key)] * node_gpus / 8
 
 
+def board_twin(gpu: GpuSpec, catalog: Mapping[str, GpuSpec]) -> GpuSpec | None:
+    """The SXM/OAM module of ``gpu``'s chip and memory (``A100 PCIe 80GB`` → ``A100 SXM4
+    80GB``): same vendor, architecture, memory size and chip (the name's first word), on a
+    board; ``None`` for a board itself or when the catalog has none. A PCIe card never scales
+    better than its board twin: same chip, a slower link."""
+    if _is_board(gpu) or not gpu.name:
+        return None
+    chip = gpu.name.split()[0]
+    for other in catalog.values():
+        if (
+            _is_board(other)
+            and other.name.split()[:1] == [chip]
+            and other.vendor == gpu.vendor
+            and other.architecture == gpu.architecture
+            and other.vram_gib == gpu.vram_gib
+        ):
+            return other
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Topology:
     """How ``gpus`` GPUs of one model are joined.
@@ -180,6 +201,13 @@ def intra_node_link(gpu: GpuSpec, interconnect: Interconnect | None) -> tuple[Li
         return LinkClass.NVLINK_BRIDGE, True
     pcie = LinkClass.PCIE_HOST_BRIDGE if gpu.market == "consumer" else LinkClass.PCIE_P2P
     return pcie, interconnect is not None
+
+
+def link_grows_with_count(gpu: GpuSpec, interconnect: Interconnect | None) -> bool:
+    """Whether the link's bandwidth per GPU grows with the GPUs used inside one machine: an
+    Infinity Fabric mesh joins each pair by its own link, so 2 of 8 MI300X share one link
+    and 8 use all seven (:func:`_intra_busbw_gbs`)."""
+    return intra_node_link(gpu, interconnect)[0] == LinkClass.INFINITY_FABRIC
 
 
 def topology(

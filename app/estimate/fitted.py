@@ -41,7 +41,7 @@ CNN_ACTIVATION_BYTES_PER_ELEMENT = 4.4
 
 CNN_ACTIVATION_BYTES_PER_GFLOP = 5976980
 
-COMM_OVERLAP = 1.0
+COMM_OVERLAP = 0.15
 
 DEFAULT_ACTIVATION_BYTES_PER_PARAM = 5.034
 
@@ -56,18 +56,18 @@ MFU_MAX = {'cnn|16': 0.717, 'cnn|32': 0.9993, 'transformer|16': 0.9793, 'transfo
 
 MFU_PRIOR = {'cnn|16': 0.1703, 'cnn|32': 0.3203, 'transformer|16': 0.1202, 'transformer|32': 0.1707}
 
-MULTI_GPU_RANGE = (0.7546, 1.0664)
+MULTI_GPU_RANGE = (0.8484, 1.0799)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.8096, 1.3014),
- 'extrapolated': (0.744, 1.3485),
- 'flops_model': (0.7442, 1.7091),
- 'measured': (0.8679, 1.1456),
- 'precision_switch': (0.6744, 1.4598),
- 'scaled': (0.7338, 1.3376),
- 'sibling': (0.8064, 1.1953)}
+RANGE_FACTORS = {'derived': (0.8171, 1.2995),
+ 'extrapolated': (0.7461, 1.3486),
+ 'flops_model': (0.7467, 1.7143),
+ 'measured': (0.8679, 1.1457),
+ 'precision_switch': (0.6743, 1.4598),
+ 'scaled': (0.7361, 1.3376),
+ 'sibling': (0.8103, 1.193)}
 
 SCALING_LOSS_PER_DOUBLING = 0.0125
 
-WIDTH_H0 = {'transformer': 871.0}
+WIDTH_H0 = {'transformer': 891.0}

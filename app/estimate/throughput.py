@@ -43,6 +43,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from app.estimate import fitted
+from app.estimate.comm import board_twin, link_grows_with_count
 from app.estimate.flops import matmul_params, matmul_width
 from app.estimate.memory import transformer_tokens
 from app.estimate.multigpu import multi_gpu_efficiency, multi_gpu_summary
@@ -854,12 +855,20 @@ class ThroughputModel:
         """Efficiency of ``n`` × ``gpu`` over ``link``, a slower link never faster: PCIe (or an
         unlisted link) is capped at NVLink's efficiency for the same GPU and count where the
         GPU has NVLink (the PCIe model gave 8 × A100 SXM4 0.956 on ResNet-50 against the
-        measured NVLink 0.904). Returns the efficiency and whether it was measured."""
+        measured NVLink 0.904), and a PCIe card at its SXM twin's
+        (:func:`app.estimate.comm.board_twin`: 8 × A100 PCIe 80GB came out faster than the
+        measured 8 × A100 SXM4 80GB). Returns the efficiency and whether it was measured."""
         e = self._link_eta(gpu, n, link, precision, per_gpu)
         if link != Interconnect.NVLINK and gpu.nvlink:
             fast = self._link_eta(gpu, n, Interconnect.NVLINK, precision, per_gpu)
             if fast[0] < e[0]:
-                return fast
+                e = fast
+        twin = board_twin(gpu, self.catalog)
+        if twin is not None:
+            # a PCIe card never scales better than its SXM twin (same chip, faster link)
+            board = self._link_eta(twin, n, Interconnect.NVLINK, precision, per_gpu)
+            if board[0] < e[0]:
+                e = board
         return e
 
     def estimate(
@@ -907,13 +916,16 @@ class ThroughputModel:
             # no count beats one GPU: the link model said so (measured rows never scale below 1)
             best_basis: MultiGpuBasis = "model"
             # per-GPU speed never rises with the count: the lowest efficiency of any count
-            # from 2 to n on the link (8 × A100 NVLink measured 0.904, 16 × 0.941); the total
-            # never falls: the best of using 2..n of the GPUs
+            # from 2 to n on the link (8 × A100 NVLink measured 0.904, 16 × 0.941), of the
+            # measured counts only where the link grows with the count (an Infinity Fabric
+            # mesh adds a link per peer); the total never falls: the best of using 2..n
+            grows = link_grows_with_count(gpu, link)
             lowest: tuple[float, bool] = (1.0, False)
             for k in range(2, int(n) + 1):
                 here = self._eta_at(gpu, k, link, prec, per_gpu)
-                lowest = min(lowest, here, key=lambda x: x[0])
-                e, measured = lowest
+                if here[1] or not grows:
+                    lowest = min(lowest, here, key=lambda x: x[0])
+                e, measured = min(here, lowest, key=lambda x: x[0]) if grows else lowest
                 scale = n if k == int(n) else k
                 total_k = per_gpu * scale * e
                 if total_k >= best_total:

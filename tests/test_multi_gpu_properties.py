@@ -1,0 +1,153 @@
+"""Multi-GPU answers users take for granted, on /v1/estimate (issue 26).
+
+Every preset and a grid of custom shapes: more GPUs are never slower and the efficiency is
+never above 1; for a communication-heavy job the links keep their order (NVSwitch ≥ NVLink
+bridge pairs ≥ PCIe peer-to-peer ≥ PCIe host bridge ≥ several machines); an SXM module never
+scales worse than the PCIe card of the same chip and memory; every multi-GPU answer names
+its link, bytes per step and communication share.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.db
+
+#: (GPU, listed link, counts): an NVSwitch board past one machine, GeForce cards through
+#: the host bridge, datacenter PCIe cards
+SHAPES = [
+    ("H100 SXM 80GB", None, [1, 2, 4, 8, 16, 64]),
+    ("GeForce RTX 4090", "pcie", [1, 2, 3, 4, 8, 16]),
+    ("A100 PCIe 80GB", "pcie", [1, 2, 4, 8]),
+]
+
+#: a communication-heavy job: 1.3B parameters, full fine-tune, 1 × 1,024 tokens per GPU
+HEAVY = {
+    "architecture": "transformer_decoder",
+    "params": 1_300_000_000,
+    "layers": 24,
+    "hidden_size": 2048,
+    "heads": 16,
+    "seq_len": 1024,
+    "micro_batch_size": 1,
+    "precision": "bf16_amp",
+    "samples_per_epoch": 100_000,
+}
+
+
+def estimate(client: Any, workload: dict[str, Any], gpu: str, **hardware: Any) -> Any:
+    body = {"workload": workload, "hardware": {"gpu": gpu, **hardware}}
+    r = client.post("/v1/estimate", json=body)
+    assert r.status_code in (200, 400), r.text
+    return r.json()["estimate"] if r.status_code == 200 else None
+
+
+@pytest.fixture(scope="module")
+def presets(client: Any) -> list[str]:
+    return [p["preset"] for p in client.get("/v1/workloads").json()]
+
+
+def _check_counts(client: Any, workload: dict[str, Any], gpu: str, link: str | None) -> None:
+    counts = next(c for g, _, c in SHAPES if g == gpu)
+    hw = {"interconnect": link} if link else {}
+    answers = [estimate(client, workload, gpu, gpu_count=n, **hw) for n in counts]
+    if any(a is None for a in answers):
+        return  # a workload the hardware cannot run (a 400 naming the field) has no answer
+    rates = [a["samples_per_s"] for a in answers]
+    assert rates == sorted(rates), (workload, gpu, list(zip(counts, rates, strict=True)))
+    for n, a in zip(counts, answers, strict=True):
+        assert 0 < a["multi_gpu_efficiency"] <= 1
+        if n == 1:
+            assert a["multi_gpu"] is None
+            continue
+        m = a["multi_gpu"]
+        assert m["bytes_per_step"] >= 0 and 0 <= m["comm_time_share"] <= 1
+        assert m["nodes"] == -(-n // m["gpus_per_node"])
+        codes = {w["code"] for w in a["warnings"]}
+        assert ("multi_node" in codes) == (m["nodes"] > 1), (n, m)
+
+
+@pytest.mark.parametrize(("gpu", "link"), [(g, lk) for g, lk, _ in SHAPES])
+def test_every_preset_more_gpus_never_slower(
+    client: Any, presets: list[str], gpu: str, link: str | None
+) -> None:
+    for preset in presets:
+        _check_counts(client, {"preset": preset}, gpu, link)
+
+
+@pytest.mark.parametrize("params", [125_000_000, 1_300_000_000, 7_000_000_000])
+@pytest.mark.parametrize("sharding", ["none", "zero2", "fsdp"])
+@pytest.mark.parametrize("micro_batch", [1, 8])
+def test_custom_shapes_more_gpus_never_slower(
+    client: Any, params: int, sharding: str, micro_batch: int
+) -> None:
+    w = {**HEAVY, "params": params, "sharding": sharding, "micro_batch_size": micro_batch}
+    for gpu, link, _ in SHAPES:
+        _check_counts(client, w, gpu, link)
+
+
+def _eta(client: Any, gpu: str, n: int, link: str | None = None) -> tuple[float, str]:
+    hw = {"interconnect": link} if link else {}
+    a = estimate(client, HEAVY, gpu, gpu_count=n, **hw)
+    return a["multi_gpu_efficiency"], a["multi_gpu"]["link_class"]
+
+
+def test_communication_heavy_job_keeps_the_links_in_order(client: Any) -> None:
+    # same chip and memory where the catalog has it: A100 80 GB on an NVSwitch board, bridged
+    # PCIe cards, plain PCIe cards; then GeForce cards without P2P, in one and two machines
+    order = [
+        _eta(client, "A100 SXM4 80GB", 8),
+        _eta(client, "A100 PCIe 80GB", 2, "nvlink"),
+        _eta(client, "A100 PCIe 80GB", 2, "pcie"),
+        _eta(client, "GeForce RTX 3090", 2, "pcie"),
+    ]
+    assert [link for _, link in order] == [
+        "nvswitch",
+        "nvlink_bridge",
+        "pcie_p2p",
+        "pcie_host_bridge",
+    ]
+    etas = [e for e, _ in order]
+    assert etas == sorted(etas, reverse=True), order
+    one, two = _eta(client, "GeForce RTX 3090", 8, "pcie"), _eta(client, "GeForce RTX 3090", 16)
+    assert two[1] == "network" and two[0] <= one[0], (one, two)
+    # the bridged pair beats the same cards over PCIe alone
+    assert order[1][0] > order[2][0]
+
+
+@pytest.mark.parametrize(
+    ("sxm", "pcie"),
+    [
+        ("A100 SXM4 80GB", "A100 PCIe 80GB"),
+        ("A100 SXM4 40GB", "A100 PCIe 40GB"),
+        ("H100 SXM 80GB", "H100 PCIe 80GB"),
+    ],
+)
+def test_sxm_never_scales_worse_than_pcie_of_the_same_chip(
+    client: Any, presets: list[str], sxm: str, pcie: str
+) -> None:
+    for preset, n in itertools.product(presets, (2, 4, 8)):
+        w = {"preset": preset}
+        board = estimate(client, w, sxm, gpu_count=n)
+        card = estimate(client, w, pcie, gpu_count=n, interconnect="pcie")
+        if board is None or card is None:
+            continue
+        assert board["multi_gpu_efficiency"] >= card["multi_gpu_efficiency"] - 1e-9, (preset, n)
+        one_board = estimate(client, w, sxm)["samples_per_s"]
+        one_card = estimate(client, w, pcie)["samples_per_s"]
+        if one_board >= one_card:  # (the 1-GPU order is the throughput model's)
+            assert board["samples_per_s"] >= card["samples_per_s"] * (1 - 1e-9), (preset, n)
+
+
+def test_mi300x_is_joined_by_infinity_fabric_and_an_unlisted_link_is_said(client: Any) -> None:
+    w = {**HEAVY, "params": 7_000_000_000, "sharding": "fsdp", "micro_batch_size": 4}
+    mi = estimate(client, w, "Instinct MI300X", gpu_count=8)
+    pcie = estimate(client, w, "A100 PCIe 80GB", gpu_count=8, interconnect="pcie")
+    assert mi["multi_gpu"]["link_class"] == "infinity_fabric"
+    assert mi["multi_gpu_efficiency"] > pcie["multi_gpu_efficiency"]
+    unlisted = estimate(client, {"preset": "bert-base-squad"}, "A10G", gpu_count=4)
+    assert unlisted["multi_gpu"]["link_class"] == "unknown"
+    assert unlisted["multi_gpu"]["modelled_as"] == "pcie_p2p"
