@@ -21,7 +21,7 @@ import math
 import sys
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
@@ -96,10 +96,11 @@ def _interned(
     """An object column with equal values stored once (regions, currencies, sources …), each
     value ``convert``-ed once; ``pool`` maps each distinct value read to the one stored."""
     distinct = set(values)
+    new = distinct - pool.keys()  # values met in an earlier chunk keep their stored object
     if convert is None:
-        pool.update(zip(distinct, distinct, strict=True))
+        pool.update(zip(new, new, strict=True))
     else:
-        pool.update(zip(distinct, map(convert, distinct), strict=True))
+        pool.update(zip(new, map(convert, new), strict=True))
     out = np.empty(len(values), dtype=object)
     out[:] = (
         values
@@ -399,22 +400,52 @@ def _refresh_history(session: Session) -> tuple[dict[int, dt.datetime], frozense
     return last_ok, ran
 
 
-def _fetch_all(session: Session, stmt: Select[Any]) -> Sequence[Sequence[Any]]:
-    """Every row of ``stmt`` as plain tuples. On PostgreSQL straight from the driver's cursor
-    (the values psycopg gives are already the right types: floats, aware timestamps; skipping
-    SQLAlchemy's result rows halves the read of 10,000 offers); elsewhere (SQLite, whose
-    timestamps are text until SQLAlchemy converts them) through SQLAlchemy Core."""
+#: rows converted to columns at a time: the Python objects of one chunk (a few MB) are
+#: alive at once, not those of every offer (~2 kB per offer: ~200 MB for 100,000 offers)
+CHUNK_ROWS = 10_000
+#: the parts of a row an estimate depends on: GPU model, count, interconnect, listed VRAM
+CONFIG_FIELDS = ("gpu_model_id", "gpu_count", "interconnect", "vram_gib_per_gpu")
+
+
+def _fetch_chunks(session: Session, stmt: Select[Any]) -> Iterator[Sequence[Sequence[Any]]]:
+    """The rows of ``stmt`` as plain tuples, :data:`CHUNK_ROWS` at a time. On PostgreSQL
+    straight from the driver's cursor (psycopg already gives floats and aware timestamps;
+    SQLAlchemy's result rows would double the read of 10,000 offers); elsewhere (SQLite,
+    whose timestamps are text until SQLAlchemy converts them) through SQLAlchemy Core."""
     conn = session.connection()
     if conn.dialect.name != "postgresql":
-        return conn.execute(stmt).all()
+        yield from conn.execute(stmt).partitions(CHUNK_ROWS)
+        return
     sql = str(stmt.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
     cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
     try:
         cursor.execute(sql)
-        rows: Sequence[Sequence[Any]] = cursor.fetchall()
+        while chunk := cursor.fetchmany(CHUNK_ROWS):
+            yield chunk
     finally:
         cursor.close()
-    return rows
+
+
+def _read_columns(
+    session: Session,
+) -> tuple[dict[str, np.ndarray], dict[str, dict[Any, Any]], list[tuple[Any, ...]]]:
+    """Every offer by id as columns (one array per :class:`OfferRow` field), the distinct
+    values of each object column, and each row's configuration (:data:`CONFIG_FIELDS`)."""
+    stmt = select(*_COLUMNS).join(Provider).order_by(_COLUMNS[0])
+    pools: dict[str, dict[Any, Any]] = {name: {} for name in _FIELDS}
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in _FIELDS}
+    keys: list[tuple[Any, ...]] = []
+    at = [_FIELDS.index(k) for k in CONFIG_FIELDS]
+    for chunk in _fetch_chunks(session, stmt):
+        raw = list(zip(*chunk, strict=True))
+        for name, values in zip(_FIELDS, raw, strict=True):
+            parts[name].append(_column(name, values, pools[name]))
+        keys.extend(zip(*(raw[i] for i in at), strict=True))
+    columns = {
+        name: np.concatenate(chunks) if chunks else _column(name, (), pools[name])
+        for name, chunks in parts.items()
+    }
+    return columns, pools, keys
 
 
 def build_snapshot(session: Session, ref: ReferenceData, version: int) -> OfferSnapshot:
@@ -422,23 +453,7 @@ def build_snapshot(session: Session, ref: ReferenceData, version: int) -> OfferS
     :class:`OfferSnapshot` labelled ``version`` (the caller checks that the catalog did not
     move while it read: :meth:`app.services.reference.ReferenceCache.get`)."""
     t0 = time.perf_counter()
-    fetched = _fetch_all(session, select(*_COLUMNS).join(Provider).order_by(_COLUMNS[0]))
-    raw = list(zip(*fetched, strict=True)) if fetched else [() for _ in _FIELDS]
-    pools: dict[str, dict[Any, Any]] = {name: {} for name in _FIELDS}
-    columns = {
-        name: _column(name, values, pools[name]) for name, values in zip(_FIELDS, raw, strict=True)
-    }
-    by_name = dict(zip(_FIELDS, raw, strict=True))
-    # what an estimate depends on: GPU model, count, interconnect, listed VRAM
-    keys = list(
-        zip(
-            *(
-                by_name[k]
-                for k in ("gpu_model_id", "gpu_count", "interconnect", "vram_gib_per_gpu")
-            ),
-            strict=True,
-        )
-    )
+    columns, pools, keys = _read_columns(session)
     configs = dict.fromkeys(keys)
     config_index = {k: i for i, k in enumerate(configs)}
     config = np.fromiter(map(config_index.__getitem__, keys), dtype=np.intp, count=len(keys))
