@@ -21,13 +21,13 @@ import math
 import sys
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
 import numpy as np
 from cachetools import TTLCache
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, Select, func, select
 from sqlalchemy.orm import Session
 
 from app.db.models import CatalogVersion, Provider, RefreshRun, as_utc
@@ -95,9 +95,18 @@ def _interned(
 ) -> np.ndarray:
     """An object column with equal values stored once (regions, currencies, sources …), each
     value ``convert``-ed once; ``pool`` maps each distinct value read to the one stored."""
-    pool.update((v, v if convert is None else convert(v)) for v in set(values))
+    distinct = set(values)
+    new = distinct - pool.keys()  # values met in an earlier chunk keep their stored object
+    if convert is None:
+        pool.update(zip(new, new, strict=True))
+    else:
+        pool.update(zip(new, map(convert, new), strict=True))
     out = np.empty(len(values), dtype=object)
-    out[:] = list(map(pool.__getitem__, values))
+    out[:] = (
+        values
+        if convert is None and len(distinct) == len(values)
+        else [*map(pool.__getitem__, values)]
+    )
     return out
 
 
@@ -391,29 +400,60 @@ def _refresh_history(session: Session) -> tuple[dict[int, dt.datetime], frozense
     return last_ok, ran
 
 
+#: rows converted to columns at a time: the Python objects of one chunk (a few MB) are
+#: alive at once, not those of every offer (~2 kB per offer: ~200 MB for 100,000 offers)
+CHUNK_ROWS = 10_000
+#: the parts of a row an estimate depends on: GPU model, count, interconnect, listed VRAM
+CONFIG_FIELDS = ("gpu_model_id", "gpu_count", "interconnect", "vram_gib_per_gpu")
+
+
+def _fetch_chunks(session: Session, stmt: Select[Any]) -> Iterator[Sequence[Sequence[Any]]]:
+    """The rows of ``stmt`` as plain tuples, :data:`CHUNK_ROWS` at a time. On PostgreSQL
+    straight from the driver's cursor (psycopg already gives floats and aware timestamps;
+    SQLAlchemy's result rows would double the read of 10,000 offers); elsewhere (SQLite,
+    whose timestamps are text until SQLAlchemy converts them) through SQLAlchemy Core."""
+    conn = session.connection()
+    if conn.dialect.name != "postgresql":
+        yield from conn.execute(stmt).partitions(CHUNK_ROWS)
+        return
+    sql = str(stmt.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(sql)
+        while chunk := cursor.fetchmany(CHUNK_ROWS):
+            yield chunk
+    finally:
+        cursor.close()
+
+
+def _read_columns(
+    session: Session,
+) -> tuple[dict[str, np.ndarray], dict[str, dict[Any, Any]], list[tuple[Any, ...]]]:
+    """Every offer by id as columns (one array per :class:`OfferRow` field), the distinct
+    values of each object column, and each row's configuration (:data:`CONFIG_FIELDS`)."""
+    stmt = select(*_COLUMNS).join(Provider).order_by(_COLUMNS[0])
+    pools: dict[str, dict[Any, Any]] = {name: {} for name in _FIELDS}
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in _FIELDS}
+    keys: list[tuple[Any, ...]] = []
+    at = [_FIELDS.index(k) for k in CONFIG_FIELDS]
+    for chunk in _fetch_chunks(session, stmt):
+        raw = list(zip(*chunk, strict=True))
+        for name, values in zip(_FIELDS, raw, strict=True):
+            parts[name].append(_column(name, values, pools[name]))
+        keys.extend(zip(*(raw[i] for i in at), strict=True))
+    columns = {
+        name: np.concatenate(chunks) if chunks else _column(name, (), pools[name])
+        for name, chunks in parts.items()
+    }
+    return columns, pools, keys
+
+
 def build_snapshot(session: Session, ref: ReferenceData, version: int) -> OfferSnapshot:
     """Read every offer (one Core query, no ORM objects) and the refresh history into an
     :class:`OfferSnapshot` labelled ``version`` (the caller checks that the catalog did not
     move while it read: :meth:`app.services.reference.ReferenceCache.get`)."""
     t0 = time.perf_counter()
-    stmt = select(*_COLUMNS).join(Provider).order_by(_COLUMNS[0])
-    fetched = session.connection().execute(stmt).all()
-    raw = list(zip(*fetched, strict=True)) if fetched else [() for _ in _FIELDS]
-    pools: dict[str, dict[Any, Any]] = {name: {} for name in _FIELDS}
-    columns = {
-        name: _column(name, values, pools[name]) for name, values in zip(_FIELDS, raw, strict=True)
-    }
-    by_name = dict(zip(_FIELDS, raw, strict=True))
-    # what an estimate depends on: GPU model, count, interconnect, listed VRAM
-    keys = list(
-        zip(
-            *(
-                by_name[k]
-                for k in ("gpu_model_id", "gpu_count", "interconnect", "vram_gib_per_gpu")
-            ),
-            strict=True,
-        )
-    )
+    columns, pools, keys = _read_columns(session)
     configs = dict.fromkeys(keys)
     config_index = {k: i for i, k in enumerate(configs)}
     config = np.fromiter(map(config_index.__getitem__, keys), dtype=np.intp, count=len(keys))
@@ -447,7 +487,7 @@ def build_snapshot(session: Session, ref: ReferenceData, version: int) -> OfferS
     )
     arrays = [v for v in vars(snap).values() if isinstance(v, np.ndarray)]
     snap.nbytes = sum(a.nbytes for a in (*columns.values(), *arrays)) + sum(
-        sys.getsizeof(v) for pool in pools.values() for v in pool.values() if v is not None
+        sum(map(sys.getsizeof, pool.values())) for pool in pools.values()
     )
     snap.build_ms = (time.perf_counter() - t0) * 1000
     return snap
