@@ -177,6 +177,9 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
         ],
         multi_gpu_efficiency=e.multi_gpu_efficiency,
         multi_gpu_basis=e.multi_gpu_basis,
+        mfu=e.mfu,
+        hfu=e.hfu,
+        stack=e.stack,
         data_loader_samples_per_s=e.data_loader_samples_per_s,
         warnings=[
             WarningOut(code=w.code.value, message=w.message, values=dict(w.values))

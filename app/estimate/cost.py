@@ -635,6 +635,11 @@ def _spot_warning(
     )
 
 
+def _scaled(value: float | None, served: float, model: float) -> float | None:
+    """A utilisation of the model's rate carried to the served rate (the data-loader cap)."""
+    return value * served / model if value is not None and model > 0 else value
+
+
 def combine(
     w: Workload,
     hw: Hardware,
@@ -719,6 +724,9 @@ def combine(
         total_cost_high=total_high,
         multi_gpu_efficiency=tp.multi_gpu_efficiency,
         multi_gpu_basis=tp.multi_gpu_basis,
+        mfu=_scaled(tp.mfu, samples, tp.samples_per_s),
+        hfu=_scaled(tp.hfu, samples, tp.samples_per_s),
+        stack=tp.stack,
         data_loader_samples_per_s=loader,
         warnings=tuple(warnings),
         evidence=tp.evidence,
