@@ -91,6 +91,7 @@ def test_multi_gpu_model_beats_linear_scaling(ds) -> None:  # type: ignore[no-un
     assert model[0] < linear[0] and model[0] <= 0.05
 
 
+@pytest.mark.refit
 def test_fitted_constants_are_reproduced_by_the_fit_script() -> None:
     result = subprocess.run(
         [sys.executable, str(PROJECT_ROOT / "tools" / "fit_constants.py"), "--check"],

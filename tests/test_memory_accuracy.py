@@ -85,6 +85,7 @@ def test_torchtune_8b_full_single_device_on_4090(held_out) -> None:  # type: ign
     assert r.risk != "high"
 
 
+@pytest.mark.refit
 def test_memory_constants_are_reproduced_by_the_fit_script() -> None:
     result = subprocess.run(
         [sys.executable, str(PROJECT_ROOT / "tools" / "fit_memory.py"), "--check"],

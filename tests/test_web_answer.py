@@ -102,7 +102,11 @@ def test_the_answer_card_names_the_cheapest_fastest_and_best_value(client: Any) 
     cheapest = min(fits, key=lambda r: r["estimate"]["cost_per_epoch"])
     assert cheapest["offer"]["id"] == answer["cheapest_offer_id"]
     for card in cards:
-        e = rows[int(card.attrs["data-offer-id"])]["estimate"]
+        row = rows[int(card.attrs["data-offer-id"])]
+        e = row["estimate"]
+        # the price's age is on the card too (an undated price must not pass for a fresh one)
+        age = card.find("p", cls="pick-offer").find("span", cls="age")
+        assert f"age-{row['offer']['price_age']}" in age.classes
         figures = card.find("p", cls="pick-figures")
         assert figures.find("span", cls="fig-cost").text == money(e["total_cost"], "USD")
         assert figures.find("span", cls="fig-time").text == hours(e["total_hours"])
