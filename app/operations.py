@@ -60,8 +60,17 @@ from app.estimate.cost import disk_needed_gb
 from app.estimate.memory import vram_per_gpu_gib
 from app.hf_config import HFConfigError, parse_hf_config
 from app.launch import FORMATS, Format, LaunchError, LaunchFile, LaunchJob, load_launch_data, render
-from app.services.estimates import HardwareError, estimate_what_if, hardware_from_input
-from app.services.offers import FilterError, require_currency, resolve_gpu_list
+from app.services.estimates import (
+    HardwareError,
+    anchor_from_input,
+    estimate_what_if,
+    hardware_from_input,
+)
+from app.services.offers import (
+    FilterError,
+    require_currency,
+    resolve_gpu_list,
+)
 from app.services.reference import ReferenceData
 from app.services.snapshot import offers_page, stale_providers
 from app.services.workloads import WorkloadError, resolve_workload
@@ -230,6 +239,7 @@ def estimate_response(data: EstimateRequest, ref: ReferenceData) -> EstimateResp
     hw_in = data.hardware.model_dump(mode="json")
     hw = hardware_from_input(hw_in, ref)
     require_currency(ref, data.currency)
+    anchor = anchor_from_input(data.anchor.model_dump(), workload, ref) if data.anchor else None
     est = estimate_what_if(
         workload,
         reference,
@@ -239,6 +249,7 @@ def estimate_response(data: EstimateRequest, ref: ReferenceData) -> EstimateResp
         currency=data.currency,
         billing=data.billing,
         spot=spot_assumptions(data),
+        anchor=anchor,
     )
     hw_echo = {
         **hw_in,

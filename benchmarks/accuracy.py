@@ -38,7 +38,8 @@ from app.calibrate.validate import (
     width_pairs,
 )
 from app.estimate import fitted
-from app.estimate.throughput import flops_peak_tflops, precision_class
+from app.estimate.throughput import flops_peak_tflops, precision_class, range_factors
+from app.estimate.types import Situation
 from app.settings import PROJECT_ROOT
 from benchmarks.memory_accuracy import TARGETS as MEMORY_TARGETS
 from benchmarks.memory_accuracy import memory_section
@@ -368,7 +369,7 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
     ]
     pooled = lg + la + lw + dv + ps + me + lgm + lwm
     for sit, rows in grouped(pooled, lambda r: r.basis).items():
-        low, high = fitted.RANGE_FACTORS.get(sit, (math.nan, math.nan))
+        low, high = range_factors(Situation(sit))
         c = ape_stats([r.ape for r in rows])
         out.append(f"| {sit} | {low:.2f} – {high:.2f} | {pct(c[0])} | {pct(cov(rows))} | {c[2]} |")
     out += [

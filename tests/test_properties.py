@@ -213,7 +213,8 @@ def test_fewer_multiplied_parameters_than_the_layers_hold_is_a_400(client: Any) 
 def test_a_derived_workload_never_claims_more_than_the_datasheet_peak(client: Any) -> None:
     # Llama 2 13B as a custom variant of the 7B preset (measured only at fp8 on H100s, in
     # NeMo), asked at bf16 on an A100: FLOPs per sample 6N·s + 12·L·h·s² (s = 4,096) at
-    # samples/s must stay within the 312 TFLOP/s bf16 peak (main claimed 1.4× it)
+    # samples/s must stay within the 312 TFLOP/s bf16 peak (main claimed 1.4× it); since
+    # issue 23 an fp8-only measurement stands for no bf16 answer: the FLOPs model answers
     n, layers, h, s = 13_015_864_320, 40, 5120, 4096
     est = _estimate(
         client,
@@ -231,7 +232,7 @@ def test_a_derived_workload_never_claims_more_than_the_datasheet_peak(client: An
         },
         "A100 SXM4 80GB",
     )
-    assert est["situation"] == "derived"
+    assert est["situation"] == "flops_model"
     flops = (6 * n + 12 * layers * h * s) * s
     assert est["samples_per_s"] * flops <= 312e12 * 1.001
     assert est["samples_per_s"] * flops >= 0.3 * 312e12  # not capped into nonsense
@@ -323,9 +324,10 @@ def test_rank_uses_one_software_level_for_every_gpu(client: Any) -> None:
 
 
 def test_rank_orders_one_model_by_hardware_not_by_suite(client: Any) -> None:
-    # torchtune measured this preset on an RTX 4090 only (benchmark 2745: 1650 tok/s);
     # main scaled every other GPU from torchtitan's H100 pre-training group and ranked the
-    # RTX 4090 D (a cut-down 4090: fewer SMs, same memory) first at 3,284 tok/s
+    # RTX 4090 D (a cut-down 4090: fewer SMs, same memory) first at 3,284 tok/s (torchtune's
+    # own RTX 4090 row, 1650 tok/s, is held suspect since issue 23: its table's A6000 row
+    # implies more than the A6000's peak)
     r = client.post(
         "/v1/rank",
         json={
@@ -342,7 +344,6 @@ def test_rank_orders_one_model_by_hardware_not_by_suite(client: Any) -> None:
         for x in body["results"] + body["frontier"]
         if x["offer"]["gpu"]
     }
-    assert single["GeForce RTX 4090"] == pytest.approx(1650, rel=0.03)
     assert single["GeForce RTX 4090 D"] <= single["GeForce RTX 4090"]
     assert single["GeForce RTX 3090"] < single["GeForce RTX 4090"]
     notes = {
@@ -374,7 +375,7 @@ def test_rank_orders_one_model_by_hardware_not_by_suite(client: Any) -> None:
         ({"preset": "vit-b16-imagenet"}, "A100 SXM4 80GB", "flops_model", "never measured"),
         ({"preset": "bert-base-squad", "layers": 24}, "A100 SXM4 80GB", "derived", "derived"),
         (
-            {"preset": "llama3-8b-lora", "precision": "fp32"},
+            {"preset": "llama32-3b-lora", "precision": "fp32"},
             "A100 SXM4 80GB",
             "precision_switch",
             "only at another precision",
@@ -407,60 +408,38 @@ def _estimate(client: Any, workload: dict[str, Any], gpu: str, **hardware: Any) 
 @pytest.mark.parametrize(
     "gpu", ["GeForce RTX 3090", "GeForce RTX 4090", "A100 SXM4 80GB", "H100 SXM 80GB", "L4"]
 )
-def test_flops_model_never_claims_more_than_the_datasheet_peak(
-    client: Any, seeded_url: str, preset: str, gpu: str
+def test_answer_never_implies_more_than_the_credible_mfu(
+    client: Any, preset: str, gpu: str
 ) -> None:
-    # achieved FLOP/s = samples/s × training FLOPs per sample, against the peak at the
-    # precision's FP32-accumulate rate (RTX 3090 bf16: 71 TFLOP/s; main claimed 90-95 there)
-    from app.db.session import create_engine_from_url, create_session_factory
+    # implied MFU = samples/s × model FLOPs per sample ÷ the dense peak at the precision run;
+    # main claimed 0.98 of an RTX 3090's 71 TFLOP/s (torchtune's 4090 LoRA row, now suspect)
     from app.estimate import fitted
-    from app.estimate.throughput import flops_peak_tflops, training_flops_per_sample
-    from app.services.reference import load_reference
-    from app.services.workloads import build_workload
-    from app.settings import PROJECT_ROOT
 
-    engine = create_engine_from_url(seeded_url)
-    try:
-        with create_session_factory(engine)() as session:
-            ref = load_reference(session, PROJECT_ROOT / "seed_data")
-    finally:
-        engine.dispose()
-    p = ref.presets[preset]
-    meta = {
-        "preset": p.slug,
-        "benchmark_workloads": p.benchmark_workloads,
-        "benchmark_method": p.benchmark_method,
-        "units_per_sample": p.units_per_sample,
-        "throughput_unit": p.throughput_unit,
-    }
-    w = build_workload(p.fields, meta, True)
     e = _estimate(client, {"preset": preset}, gpu)
-    assert e["situation"] == "flops_model"
-    flops = training_flops_per_sample(w)
-    assert flops
-    peak = flops_peak_tflops(ref.gpus[gpu], w.precision) * 1e12
-    cap = max(fitted.MFU_MAX.values())
-    assert e["samples_per_s"] * flops <= cap * peak * (1 + 1e-9)
-    if gpu == "GeForce RTX 3090" and preset != "vit-b16-imagenet":
-        assert any("capped at MFU" in n for n in e["notes"]), e["notes"]
+    assert e["mfu"] is not None and e["hfu"] >= e["mfu"] > 0
+    highest = max(v[2] for v in fitted.MFU_RANGE.values() if v[2] <= 1)
+    assert e["mfu"] <= highest + 1e-9, e["notes"]
+    assert any(n.startswith("implied MFU") for n in e["notes"])
 
 
-def test_mfu_cap_is_the_highest_measured() -> None:
+def test_credible_mfu_table_is_measured() -> None:
     from app.estimate import fitted
 
-    # every cap is a measured MFU, never above the peak; the transformer 16-bit cap is the
-    # torchtune RTX 4090 LoRA row (3083 tok/s × 6 × 8.03e9 FLOPs per token ÷ 165 TFLOP/s)
-    assert all(0 < v <= 1 for v in fitted.MFU_MAX.values())
-    assert fitted.MFU_MAX["transformer|16"] == pytest.approx(0.98, abs=0.01)
+    # every cell is a measured range inside the peak; transformers at 16-bit stay below the
+    # 0.75 plausibility limit (torchtune's Llama 3.2 3B + compile on an A100: 0.69) and fp8
+    # is its own class (Megatron-Bridge and torchtitan Float8 rows, lower over the fp8 peak)
+    cells = fitted.MFU_RANGE
+    assert all(0 < lo <= mid <= top <= 1 and hfu >= top for lo, mid, top, hfu, _ in cells.values())
+    assert cells["transformer|1B-20B|16"][2] == pytest.approx(0.69, abs=0.01)
+    assert cells["transformer|1B-20B|8"][2] < cells["transformer|1B-20B|16"][2]
 
 
-def test_same_gpu_measurement_of_the_preset_is_used(client: Any) -> None:
-    # benchmark 2745: torchtune, RTX 4090, the preset's recipe (batch 2, seq 2048): 1650 tok/s;
-    # main scaled torchtitan H100 pre-training instead (2939 tok/s, basis scaled)
+def test_suspect_measurement_is_not_served_as_measured(client: Any) -> None:
+    # benchmark 2745: torchtune, RTX 4090, the preset's recipe: 1650 tok/s, held suspect (its
+    # README table's A6000 LoRA row implies 166 TFLOP/s against a 154.8 TFLOPS peak)
     e = _estimate(client, {"preset": "llama31-8b-full-single-device"}, "GeForce RTX 4090")
-    assert e["situation"] == "measured"
-    assert 2745 in [x["benchmark_id"] for x in e["evidence"]]
-    assert e["samples_per_s"] * 2048 == pytest.approx(1650, rel=0.03)
+    assert e["situation"] != "measured"
+    assert 2745 not in [x["benchmark_id"] for x in e["evidence"]]
 
 
 @pytest.mark.parametrize(

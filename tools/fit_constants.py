@@ -24,8 +24,9 @@ HEADER = '''"""Constants fitted from seed_data/ by ``python tools/fit_constants.
 * CNN_ACTIVATION_BYTES_PER_GFLOP, CNN_ACTIVATION_BYTES_PER_ELEMENT (per forward activation
   element, fvcore count), DEFAULT_ACTIVATION_BYTES_PER_PARAM: fallbacks derived from those fits.
 * MFU_PRIOR: median achieved MFU per "family|precision class" over single-GPU measurements.
-* MFU_MAX: highest MFU (at most 1) measured per "family|precision class" on the GPUs' fast
-  rate class: the FLOPs model's cap (app/calibrate/validate.py fit_mfu_max).
+* MFU_RANGE: "family|size|class" -> (10th percentile, median, highest MFU, highest HFU, rows)
+  of the measured rows that pass app/estimate/mfu.py's plausibility limit: the credible bound
+  of every answer (app/calibrate/mfu_fit.py; rows listed in docs/mfu_table.md).
 * INTENSITY_SLOPE: per non-transformer family, slope of log achieved FLOP rate on log forward
   intensity (FLOPs per activation element), one point per workload, ridge-shrunk
   (app/calibrate/validate.py fit_intensity_slope).

@@ -187,6 +187,9 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
         multi_gpu=MultiGpuOut.model_validate(e.multi_gpu, from_attributes=True)
         if e.multi_gpu
         else None,
+        mfu=e.mfu,
+        hfu=e.hfu,
+        stack=e.stack,
         data_loader_samples_per_s=e.data_loader_samples_per_s,
         warnings=[
             WarningOut(code=w.code.value, message=w.message, values=dict(w.values))

@@ -16,6 +16,7 @@ from pydantic import (
     computed_field,
     field_serializer,
     field_validator,
+    model_validator,
 )
 
 from app.api.counts import COUNT_PATTERN, count_value
@@ -35,6 +36,7 @@ from app.estimate.types import (
     Precision,
     QuantBackend,
     Sharding,
+    Stack,
     VisionTask,
     interconnect_label,
     unwrap_optional,
@@ -282,6 +284,7 @@ class WorkloadIn(CountsIn):
     text_encoder_params: int | None = request_field("text_encoder_params")
     vae_params: int | None = request_field("vae_params")
     ema_weights: bool | None = request_field("ema_weights")
+    stack: Stack | None = request_field("stack")
     samples_per_epoch: int | None = request_field("samples_per_epoch")
     epochs: float | None = request_field("epochs")
     dataset_gb: float | None = request_field("dataset_gb")
@@ -422,6 +425,41 @@ def _upper_currency(value: object) -> object:
     return value.upper() if isinstance(value, str) and value.isascii() else value
 
 
+class AnchorIn(BaseModel):
+    """A rate you measured for this very job on one machine: every estimate is moved by the
+    measured ÷ estimated ratio there, and its range narrows to the cross-GPU error (not
+    stored; docs/model.md#throughput)."""
+
+    model_config = REQUEST_CONFIG
+
+    gpu: str = Field(
+        min_length=1,
+        max_length=MAX_TEXT,
+        description="GPU model the rate was measured on (catalog name or alias)",
+        examples=["GeForce RTX 4090"],
+    )
+    gpu_count: float = Field(default=1, ge=0.05, le=1024, description="GPUs of that run")
+    interconnect: InterconnectLabel | None = Field(
+        default=None, description="GPU-to-GPU link of that run (nvlink, nvswitch, pcie)"
+    )
+    samples_per_s: float | None = Field(
+        default=None, gt=0, le=1e12, allow_inf_nan=False, description="measured samples/s, all GPUs"
+    )
+    tokens_per_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=1e15,
+        allow_inf_nan=False,
+        description="measured tokens/s, all GPUs (token workloads; instead of samples_per_s)",
+    )
+
+    @model_validator(mode="after")
+    def _one_rate(self) -> AnchorIn:
+        if (self.samples_per_s is None) == (self.tokens_per_s is None):
+            raise ValueError("give exactly one of samples_per_s and tokens_per_s")
+        return self
+
+
 class EstimateRequest(SpotIn):
     """``POST /v1/estimate`` body. ``price_per_hour`` (optional, in ``currency``) prices it;
     ``billing`` ``spot`` adds the interruption warning and the expected cost."""
@@ -446,6 +484,11 @@ class EstimateRequest(SpotIn):
     )
     billing: Billing | None = Field(
         default=None, description="billing kind; spot adds interruptions to time and cost"
+    )
+    anchor: AnchorIn | None = Field(
+        default=None,
+        description="a rate you measured for this job on one machine: the estimate is made "
+        "relative to it (not stored)",
     )
 
     _currency = field_validator("currency", mode="before")(_upper_currency)
@@ -825,6 +868,22 @@ class EstimateOut(BaseModel):
         default=None,
         description="link class, machines, bytes per step and communication share of a "
         "multi-GPU answer; null for one GPU",
+    )
+    mfu: float | None = Field(
+        default=None,
+        description="implied model-FLOPs utilisation per GPU: model FLOPs per sample (6N per "
+        "token for full training, 4N for LoRA, plus attention; no recompute) × samples/s ÷ "
+        "GPUs ÷ the dense datasheet peak at the precision estimated; null without a FLOPs count",
+    )
+    stack: str | None = Field(
+        default=None,
+        description="the training stack the throughput assumes (the workload's stack, else "
+        "the preset's recipe, else hf_trainer); see docs/model.md#throughput",
+    )
+    hfu: float | None = Field(
+        default=None,
+        description="implied hardware-FLOPs utilisation: as mfu with the recomputed forward "
+        "of activation checkpointing counted",
     )
     data_loader_samples_per_s: float | None = Field(
         description="samples/s the instance's vCPUs can load; null when unknown"

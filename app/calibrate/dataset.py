@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from app.db.seed import memory_overlay, read_preset_facts, with_memory_overlay, workload_cells
+from app.estimate.stacks import published_run_stack
 from app.estimate.types import BenchmarkPoint, GpuSpec, Precision, Workload
 from app.services.presets import build_workload, flops_table
 
@@ -197,6 +198,8 @@ def row_workload(ds: Dataset, p: BenchmarkPoint) -> Workload | None:
             **{f: getattr(w, f) for f in w.__dataclass_fields__},
             "benchmark_workloads": (p.workload,),
             "benchmark_method": p.method,
+            # the row's own stack as its run went: the API receives it as the request's
+            "stack": published_run_stack(p.source),
         }
     )
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from app.calibrate.dataset import Dataset
+from app.calibrate.mfu_fit import fit_mfu_range
 from app.calibrate.validate import (
     MultiPair,
     Residual,
@@ -20,7 +21,6 @@ from app.calibrate.validate import (
     derived,
     fit_flops_rate_model,
     fit_intensity_slope,
-    fit_mfu_max,
     fit_mfu_prior,
     fit_width_h0,
     loao,
@@ -245,7 +245,7 @@ def fit_all(ds: Dataset) -> dict[str, Any]:
     constants["QLORA_SLOWDOWN"] = fit_qlora_slowdown(ds)
     with patched(**constants):
         constants["MFU_PRIOR"] = fit_mfu_prior(ds)
-        constants["MFU_MAX"] = fit_mfu_max(ds)
+        constants["MFU_RANGE"] = fit_mfu_range(ds)
         constants["FLOPS_RATE_MODEL"] = fit_flops_rate_model(ds)
         constants["INTENSITY_SLOPE"] = fit_intensity_slope(ds)
     with patched(**constants):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from app.calibrate.dataset import Dataset, Preset, rate_rows, row_workload, units
+from app.calibrate.mfu_fit import fit_mfu_range
 from app.db.seed import workload_cells
 from app.estimate import fitted
 from app.estimate.comm import CommEstimate
@@ -35,8 +36,12 @@ from app.estimate.memory import (
     estimate_memory,
     peak_memory_bytes,
 )
-from app.estimate.multigpu import effective_interconnect, multi_gpu_comm, multi_gpu_efficiency
-from app.estimate.pooled import PooledData, family, rate_class, suite_of
+from app.estimate.multigpu import (
+    effective_interconnect,
+    multi_gpu_comm,
+    multi_gpu_efficiency,
+)
+from app.estimate.pooled import PooledData, family, suite_of
 from app.estimate.scaling import F_COMPUTE, blend_predict, fp32_ratio_predict, group_key
 from app.estimate.throughput import (
     FlopsTable,
@@ -392,31 +397,6 @@ def fit_mfu_prior(ds: Dataset, exclude: frozenset[str] = frozenset()) -> dict[st
     return {k: round(statistics.median(v), 4) for k, v in sorted(by_key.items())}
 
 
-def fit_mfu_max(ds: Dataset, exclude: frozenset[str] = frozenset()) -> dict[str, float]:
-    """Highest physically possible MFU measured per ``family|precision class`` (workloads in
-    ``exclude`` left out: a leave-one-workload-out fold must not cap at its own rows' MFU).
-
-    MFU as :func:`fit_mfu_prior` (peak at the precision's FP32-accumulate rate, TF32 for
-    fp32), over single-GPU measurements of the GPUs' fast rate class only (a GPU without
-    16-bit tensor cores runs 16-bit at its fp32 rate, :func:`app.estimate.pooled.rate_class`);
-    rows above 1 are left out: an MFU above the datasheet peak is an error of that workload's
-    FLOPs estimate (Transformer-XL's fp32 rows on V100 reach 1.2), not a measured rate.
-    The FLOPs model never claims more (:meth:`app.estimate.throughput.ThroughputModel.flops_rate`).
-    """
-    by_key: dict[str, list[float]] = {}
-    for p in rate_rows(ds):
-        entry = ds.flops_table.get((p.workload, p.method))
-        if entry is None or p.workload in exclude:
-            continue
-        gpu = ds.catalog[p.gpu]
-        if rate_class(gpu, p.precision) != precision_class(p.precision):
-            continue
-        mfu = p.throughput_total * entry[1] / (flops_peak_tflops(gpu, p.precision) * 1e12)
-        if mfu <= 1.0:
-            by_key.setdefault(f"{entry[0]}|{precision_class(p.precision)}", []).append(mfu)
-    return {k: round(max(v), 4) for k, v in sorted(by_key.items())}
-
-
 def fit_flops_rate_model(
     ds: Dataset, exclude: frozenset[str] = frozenset()
 ) -> dict[str, tuple[float, float, float]]:
@@ -665,13 +645,13 @@ def fit_width_h0(
 
 
 def fold_constants(ds: Dataset, held: frozenset[str]) -> contextlib.AbstractContextManager[None]:
-    """The FLOPs model's fitted constants (``MFU_PRIOR``, ``FLOPS_RATE_MODEL``, ``MFU_MAX``,
+    """The FLOPs model's fitted constants (``MFU_PRIOR``, ``FLOPS_RATE_MODEL``, ``MFU_RANGE``,
     ``INTENSITY_SLOPE``, ``WIDTH_H0``) refitted without the workloads in ``held``, patched in for a
     leave-one-workload-out fold."""
     return patched(
         MFU_PRIOR={**fitted.MFU_PRIOR, **fit_mfu_prior(ds, held)},
         FLOPS_RATE_MODEL=fit_flops_rate_model(ds, held),
-        MFU_MAX=fit_mfu_max(ds, held),
+        MFU_RANGE=fit_mfu_range(ds, held),
         INTENSITY_SLOPE=fit_intensity_slope(ds, held),
         WIDTH_H0=fit_width_h0(ds, held),
     )
@@ -680,7 +660,7 @@ def fold_constants(ds: Dataset, held: frozenset[str]) -> contextlib.AbstractCont
 def lowo(ds: Dataset) -> list[Residual]:
     """Leave-one-workload-out (``flops_model`` situation) of workloads with a FLOPs estimate:
     every row of the workload's network (:func:`lowo_folds`) removed, from the data and from
-    the fitted FLOPs-model constants (``MFU_PRIOR``, ``FLOPS_RATE_MODEL``, ``MFU_MAX``,
+    the fitted FLOPs-model constants (``MFU_PRIOR``, ``FLOPS_RATE_MODEL``, ``MFU_RANGE``,
     ``INTENSITY_SLOPE`` refitted per fold); the baseline is FLOPs ÷ (peak × a flat MFU of
     0.3)."""
     out = []

@@ -681,6 +681,11 @@ def _spot_warning(
     )
 
 
+def _scaled(value: float | None, served: float, model: float) -> float | None:
+    """A utilisation of the model's rate carried to the served rate (the data-loader cap)."""
+    return value * served / model if value is not None and model > 0 else value
+
+
 def combine(
     w: Workload,
     hw: Hardware,
@@ -766,6 +771,9 @@ def combine(
         multi_gpu_efficiency=tp.multi_gpu_efficiency,
         multi_gpu_basis=tp.multi_gpu_basis,
         multi_gpu=tp.multi_gpu,
+        mfu=_scaled(tp.mfu, samples, tp.samples_per_s),
+        hfu=_scaled(tp.hfu, samples, tp.samples_per_s),
+        stack=tp.stack,
         data_loader_samples_per_s=loader,
         warnings=tuple(warnings),
         evidence=tp.evidence,

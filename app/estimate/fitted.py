@@ -5,8 +5,9 @@
 * CNN_ACTIVATION_BYTES_PER_GFLOP, CNN_ACTIVATION_BYTES_PER_ELEMENT (per forward activation
   element, fvcore count), DEFAULT_ACTIVATION_BYTES_PER_PARAM: fallbacks derived from those fits.
 * MFU_PRIOR: median achieved MFU per "family|precision class" over single-GPU measurements.
-* MFU_MAX: highest MFU (at most 1) measured per "family|precision class" on the GPUs' fast
-  rate class: the FLOPs model's cap (app/calibrate/validate.py fit_mfu_max).
+* MFU_RANGE: "family|size|class" -> (10th percentile, median, highest MFU, highest HFU, rows)
+  of the measured rows that pass app/estimate/mfu.py's plausibility limit: the credible bound
+  of every answer (app/calibrate/mfu_fit.py; rows listed in docs/mfu_table.md).
 * INTENSITY_SLOPE: per non-transformer family, slope of log achieved FLOP rate on log forward
   intensity (FLOPs per activation element), one point per workload, ridge-shrunk
   (app/calibrate/validate.py fit_intensity_slope).
@@ -47,26 +48,33 @@ DEFAULT_ACTIVATION_BYTES_PER_PARAM = 5.034
 
 FLOPS_RATE_MODEL = {'cnn|16': (26.6511, 0.2506, 0.4217),
  'cnn|32': (27.844, 0.4215, 0.0998),
- 'transformer|16': (21.7452, 0.3095, 1.0559),
+ 'transformer|16': (21.6008, 0.3124, 1.0671),
  'transformer|32': (21.5036, 0.3179, 1.0264)}
 
 INTENSITY_SLOPE = {'cnn': 0.7996}
 
-MFU_MAX = {'cnn|16': 0.717, 'cnn|32': 0.9993, 'transformer|16': 0.9793, 'transformer|32': 0.7613}
+MFU_PRIOR = {'cnn|16': 0.1703, 'cnn|32': 0.3203, 'transformer|16': 0.1134, 'transformer|32': 0.1707}
 
-MFU_PRIOR = {'cnn|16': 0.1703, 'cnn|32': 0.3203, 'transformer|16': 0.1202, 'transformer|32': 0.1707}
+MFU_RANGE = {'cnn|all|16': (0.0685, 0.1653, 0.717, 0.717, 310),
+ 'cnn|all|32': (0.0929, 0.3087, 0.9993, 0.9993, 301),
+ 'transformer|1B-20B|16': (0.3609, 0.4861, 0.6911, 0.7933, 141),
+ 'transformer|1B-20B|8': (0.1275, 0.2633, 0.4459, 0.5946, 27),
+ 'transformer|<1B|16': (0.0413, 0.1301, 0.6438, 0.6438, 430),
+ 'transformer|<1B|32': (0.0608, 0.1681, 0.7366, 0.7366, 363),
+ 'transformer|>=20B|16': (0.313, 0.425, 0.5642, 0.7523, 34),
+ 'transformer|>=20B|8': (0.1333, 0.3922, 0.4559, 0.6227, 50)}
 
-MULTI_GPU_RANGE = (0.8484, 1.0799)
+MULTI_GPU_RANGE = (0.8545, 1.0897)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.8171, 1.2995),
- 'extrapolated': (0.7461, 1.3486),
- 'flops_model': (0.7467, 1.7143),
- 'measured': (0.8679, 1.1457),
- 'precision_switch': (0.6743, 1.4598),
- 'scaled': (0.7361, 1.3376),
- 'sibling': (0.8103, 1.193)}
+RANGE_FACTORS = {'derived': (0.8404, 1.3203),
+ 'extrapolated': (0.7594, 1.37),
+ 'flops_model': (0.7288, 1.4379),
+ 'measured': (0.8679, 1.145),
+ 'precision_switch': (0.6871, 1.5198),
+ 'scaled': (0.7493, 1.3619),
+ 'sibling': (0.8312, 1.2239)}
 
 SCALING_LOSS_PER_DOUBLING = 0.0125
 

@@ -1,4 +1,5 @@
-"""What a transformer multiplies per token: pure functions of the workload's fields.
+"""FLOPs counts: what a transformer multiplies per token, training FLOPs per sample, and the
+peak they are measured against; pure functions of the workload's fields.
 
 ``matmul_params`` is the ``N`` of the ``6N`` training FLOPs per token (PaLM appendix B);
 ``matmul_width`` the matmul width those parameters make per layer (Kaplan et al. 2020,
@@ -9,7 +10,16 @@ from __future__ import annotations
 
 import math
 
-from app.estimate.types import TRANSFORMER_ARCHITECTURES, Architecture, Workload
+from app.estimate.memory import transformer_tokens
+from app.estimate.scaling import peak_tflops
+from app.estimate.types import (
+    TRANSFORMER_ARCHITECTURES,
+    Architecture,
+    GpuSpec,
+    Method,
+    Precision,
+    Workload,
+)
 
 
 def matmul_params(w: Workload) -> int:
@@ -53,3 +63,49 @@ def matmul_width(w: Workload) -> float | None:
     if w.layers and n > 0:
         return math.sqrt(n / (12 * w.layers))
     return float(w.hidden_size) if w.hidden_size else None
+
+
+def flops_peak_tflops(gpu: GpuSpec, precision: Precision) -> float:
+    """Peak the FLOPs model measures utilisation against.
+
+    As :func:`peak_tflops`, except fp32 counts at the TF32 rate where the GPU has one:
+    cuDNN runs fp32 convolutions as TF32 by default on Ampere and newer, and published
+    "fp32" training often is TF32 (benchmarks.md §1).
+    """
+    if precision == Precision.FP32:
+        return peak_tflops(gpu, Precision.TF32)
+    return peak_tflops(gpu, precision)
+
+
+def transformer_flops(w: Workload) -> tuple[float, float]:
+    """``(matmul, attention)`` training FLOPs per sample of a transformer with ``params``
+    (:func:`training_flops_per_sample`): ``k·N·s`` (+ ``2·N·s`` with checkpointing) and
+    ``12·L·h·s²`` (+ ``4·L·h·s²``)."""
+    s = transformer_tokens(w)
+    attention = (w.layers or 0) * (w.hidden_size or 0) * s
+    k = 4.0 if w.method in (Method.LORA, Method.QLORA) else 6.0
+    n = matmul_params(w)
+    matmul, attn = k * n, 12.0 * attention
+    if w.gradient_checkpointing:
+        matmul += 2 * n
+        attn += 4 * attention
+    return matmul * s, attn * s
+
+
+def training_flops_per_sample(w: Workload) -> float | None:
+    """Training FLOPs per sample (forward + backward), ``None`` when unknown.
+
+    Transformers: per token ``k·N + 12·L·h·s`` (PaLM appendix B: 6N plus attention), with
+    N = :func:`matmul_params`, k = 6 for full training, 4 for LoRA/QLoRA (no weight
+    gradients of the frozen base, §4.1), plus one extra forward (2N + 4·L·h·s) with
+    activation checkpointing. Other families: ``3 × forward GFLOPs`` (+1 forward with
+    checkpointing). Without a published forward cost a non-transformer has no FLOPs estimate
+    (``6 × params`` would undercount convolutions, which reuse each weight at every pixel,
+    by two orders of magnitude).
+    """
+    if w.architecture in TRANSFORMER_ARCHITECTURES and w.params:
+        return sum(transformer_flops(w))
+    if w.forward_gflops_per_sample:
+        passes = 4.0 if w.gradient_checkpointing else 3.0
+        return passes * w.forward_gflops_per_sample * 1e9
+    return None

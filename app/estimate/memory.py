@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass, replace
 
 from app.estimate import fitted, memory_fitted, vram
+from app.estimate.stacks import FUSED_KERNEL_STACKS
 from app.estimate.types import (
     Architecture,
     Attention,
@@ -731,12 +732,15 @@ def selective_saved_copies(w: Workload) -> float:
 
 
 def implementation(w: Workload) -> Implementation:
-    """The block implementation ``w`` runs: ``implementation`` when given, else eager.
-
-    Hook for the training stack (issue 23): a stack field, once it exists, sets this default
-    here (Megatron/NeMo, Unsloth and Liger-patched runs ``fused``; HF Trainer, axolotl,
-    LLaMA-Factory, torchtune and LitGPT ``eager``)."""
-    return w.implementation or Implementation.EAGER
+    """The block implementation ``w`` runs: ``implementation`` when given, else the asked
+    stack's default (``fused`` for :data:`app.estimate.stacks.FUSED_KERNEL_STACKS`: Megatron/NeMo,
+    Unsloth), else eager (HF Trainer, axolotl, LLaMA-Factory, torchtune, LitGPT; the memory
+    constants were fitted on eager cases, so only a stack the request names moves this)."""
+    if w.implementation is not None:
+        return w.implementation
+    if w.stack in FUSED_KERNEL_STACKS:
+        return Implementation.FUSED
+    return Implementation.EAGER
 
 
 def fused_copies_per_layer(w: Workload) -> float:

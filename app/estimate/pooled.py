@@ -54,6 +54,7 @@ import numpy as np
 
 from app.estimate.flops import matmul_width
 from app.estimate.memory import transformer_tokens
+from app.estimate.mfu import implausible_mfu_reason, row_utilisation
 from app.estimate.multigpu import effective_interconnect, multi_gpu_efficiency
 from app.estimate.scaling import peak_tflops
 from app.estimate.types import (
@@ -196,10 +197,16 @@ def rate_class(gpu: GpuSpec, p: Precision) -> str:
     faster than its FP32 vector rate. A GPU without 16-bit tensor cores or fast fp16 units
     (GeForce Pascal runs fp16 arithmetic at 1/64 of the fp32 rate, TechPowerUp; the catalog
     lists no 16-bit figure for it) runs mixed precision's matmuls in fp32, so its 16-bit
-    rows enter the model as 32-bit rows."""
+    rows enter the model as 32-bit rows. fp8 on a GPU with FP8 tensor cores is class ``8``
+    (its own free term in the fit, and its residuals never move a 16-bit answer)."""
     if pclass(p) == "32":
         return "32"
-    return "16" if peak_tflops(gpu, p) > (gpu.fp32_tflops or 1.0) * 1.01 else "32"
+    if peak_tflops(gpu, p) <= (gpu.fp32_tflops or 1.0) * 1.01:
+        return "32"
+    if p == Precision.FP8 and peak_tflops(gpu, p) > peak_tflops(gpu, Precision.BF16_AMP) * 1.01:
+        # FP8 tensor cores: its own class, so fp8 rows never correct a 16-bit answer
+        return "8"
+    return "16"
 
 
 def suite_of(p: BenchmarkPoint) -> str:
@@ -303,6 +310,9 @@ class PooledData:
         self.catalog = {**catalog, **unstated}
         catalog = self.catalog
         usable = [p for p in placed if not p.suspect and p.gpu in catalog]
+        #: rows left out for an implausible implied MFU, with the reason
+        self.held: list[tuple[BenchmarkPoint, str]] = []
+        usable = [p for p in usable if self._plausible(p)]
         self.points = usable
         self.by_group: dict[Group, list[BenchmarkPoint]] = {}
         for p in usable:
@@ -324,6 +334,20 @@ class PooledData:
         self.b0 = _overhead_batches(usable, self)
         #: b0 in matmul_rows_per_sample units, for carrying the law to another network
         self.b0_work = _overhead_batches(usable, self, work=True)
+
+    def _plausible(self, p: BenchmarkPoint) -> bool:
+        """Whether ``p``'s implied MFU is one a run of its family can reach
+        (:func:`app.estimate.mfu.implausible_mfu_reason`); a row that cannot be is held in
+        :attr:`held` with the reason, like a suspect row."""
+        w = self.workloads.get((p.workload, p.method)) or self.workloads.get((p.workload, "full"))
+        if w is None:
+            return True
+        found = row_utilisation(p, w, self.catalog[p.gpu])
+        reason = implausible_mfu_reason(family(w.architecture), found[0]) if found else None
+        if reason is None:
+            return True
+        self.held.append((p, reason))
+        return False
 
     def family_of(self, group: Group) -> str | None:
         """The family of a measured group (``None`` when nothing says what it is)."""
@@ -392,9 +416,11 @@ class PooledData:
         return sorted(found, key=lambda g: -len(self.by_group[g]))
 
     @_memoise
-    def reference_level(self, group: Group) -> Level | None:
+    def reference_level(self, group: Group, fp8: bool | None = None) -> Level | None:
         """The software level a ranking uses for ``group``: the suite that measured the most
-        GPUs (ties: newest framework version)."""
+        GPUs (ties: newest framework version); with ``fp8`` given, among the suites that
+        measured at fp8 (``True``) or at another precision (``False``) where there are any,
+        so a suite measured only at fp8 never sets the level of a 16-bit answer."""
         fam = self.family_of(group)
         fit = self.fit(fam) if fam else None
         if fit is None:
@@ -402,20 +428,23 @@ class PooledData:
         gpus: dict[str, set[str]] = {}
         newest: dict[str, float] = {}
         source: dict[str, str] = {}
-        for o in fit.obs:
-            if o.group == group:
-                gpus.setdefault(o.suite, set()).add(o.gpu)
-                newest[o.suite] = max(newest.get(o.suite, 0.0), version_key(o.point))
-                source[o.suite] = o.source
+        mine = [o for o in fit.obs if o.group == group]
+        if fp8 is not None:
+            mine = [o for o in mine if (o.precision == Precision.FP8) == fp8] or mine
+        for o in mine:
+            gpus.setdefault(o.suite, set()).add(o.gpu)
+            newest[o.suite] = max(newest.get(o.suite, 0.0), version_key(o.point))
+            source[o.suite] = o.source
         if not gpus:
             return None
         best = max(gpus, key=lambda s: (len(gpus[s]), newest[s], s))
         return Level(source[best], best)
 
     @_memoise
-    def level_of(self, group: Group, suite: str | None) -> Level | None:
+    def level_of(self, group: Group, suite: str | None, fp8: bool | None = None) -> Level | None:
         """``suite`` as a level of ``group`` when the data has it; another version of the
-        same source at that source's level (no version deviation); else the reference level."""
+        same source at that source's level (no version deviation); else the reference level
+        (``fp8``: as :meth:`reference_level`)."""
         fam = self.family_of(group)
         fit = self.fit(fam) if fam else None
         if suite and fit is not None:
@@ -426,7 +455,7 @@ class PooledData:
             for o in fit.obs:
                 if o.group == group and o.source == source:
                     return Level(source, suite)
-        level: Level | None = self.reference_level(group)
+        level: Level | None = self.reference_level(group, fp8)
         return level
 
     @_memoise
@@ -483,6 +512,8 @@ class PooledData:
         if same:
             n = len(same)
             return y + statistics.fmean(same) * n / (n + OWN_SHRINK), n
+        # fp8 and 16-bit residuals never move each other (different kernels, separate gains)
+        pairs = [(pc, r) for pc, r in pairs if "8" not in (pc, rate_class(gpu, precision))]
         if pairs:
             # measured at the other precision class only: half its residual, and the
             # estimate is not "measured" at this precision
@@ -574,26 +605,41 @@ def _overhead_batches(
 
 
 def _columns(
-    o_group: Group, arch: str, source: str, suite: str, pc32: bool
+    o_group: Group, arch: str, source: str, suite: str, pc32: bool, pc8: bool = False
 ) -> list[tuple[str, ...]]:
     g = "|".join(o_group)
-    cols = [("src", g, source), ("ver", g, suite), ("arch", arch), ("garch", g, arch)]
+    cols: list[tuple[str, ...]] = [("src", g, source), ("ver", g, suite)]
+    if pc8:
+        # fp8 rows: their own intercept and architecture terms, so what fp8 kernels reach on
+        # an architecture (Blackwell's rows are fp8 only) never moves a 16-bit answer there
+        return [*cols, ("pc8",), ("pc8g", g), ("arch8", arch), ("garch8", g, arch)]
+    cols += [("arch", arch), ("garch", g, arch)]
     if pc32:
         cols += [("pc32",), ("pc32g", g)]
     return cols
+
+
+def _slope_keys(g: str, j: int, pc8: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The family's and the group's slope columns of spec feature ``j`` (fp8 rows: their
+    own, as :func:`_columns`)."""
+    if pc8:
+        return ("s8", str(j)), ("sg8", g, str(j))
+    return ("s", str(j)), ("sg", g, str(j))
 
 
 def _linear(
     fit: FamilyFit, group: Group, gpu: GpuSpec, precision: Precision, level: Level
 ) -> float:
     g = "|".join(group)
-    pc32 = rate_class(gpu, precision) == "32"
+    cls = rate_class(gpu, precision)
+    pc32 = cls == "32"
     y = 0.0
-    for key in _columns(group, gpu.architecture, level.source, level.suite, pc32):
+    for key in _columns(group, gpu.architecture, level.source, level.suite, pc32, cls == "8"):
         y += fit.term(*key)
     x = np.asarray(spec_features(gpu, precision)) - fit.centre * _mask(pc32)
     for j in range(4):
-        y += x[j] * (fit.term("s", str(j)) + fit.term("sg", g, str(j)))
+        family_key, group_key = _slope_keys(g, j, cls == "8")
+        y += x[j] * (fit.term(*family_key) + fit.term(*group_key))
     return y
 
 
@@ -623,19 +669,24 @@ def _fit_family(obs: list[Obs], catalog: Mapping[str, GpuSpec], data: PooledData
         "garch": RIDGE["arch_group"],
         "pc32": RIDGE["free"],
         "pc32g": RIDGE["pc32_group"],
+        "pc8": RIDGE["free"],
+        "pc8g": RIDGE["pc32_group"],
+        "arch8": RIDGE["arch"],
+        "garch8": RIDGE["arch_group"],
     }
     entries: list[list[tuple[int, float]]] = []
     for o, f in zip(obs, feats, strict=True):
-        pc32 = rate_class(catalog[o.gpu], o.precision) == "32"
-        row = [
-            (col(k, lam_of[k[0]]), 1.0) for k in _columns(o.group, o.arch, o.source, o.suite, pc32)
-        ]
+        cls = rate_class(catalog[o.gpu], o.precision)
+        pc32 = cls == "32"
+        cols = _columns(o.group, o.arch, o.source, o.suite, pc32, cls == "8")
+        row = [(col(k, lam_of[k[0]]), 1.0) for k in cols]
         x = f - centre * _mask(pc32)
         g = "|".join(o.group)
         for j in range(4):
             if x[j] != 0.0:
-                row.append((col(("s", str(j)), RIDGE["free"]), x[j]))
-                row.append((col(("sg", g, str(j)), RIDGE["slope_group"]), x[j]))
+                family_key, group_key = _slope_keys(g, j, cls == "8")
+                row.append((col(family_key, RIDGE["free"]), x[j]))
+                row.append((col(group_key, RIDGE["slope_group"]), x[j]))
         entries.append(row)
     n, k = len(obs), len(index)
     a = np.zeros((n, k))

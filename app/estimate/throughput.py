@@ -44,8 +44,13 @@ from dataclasses import replace
 
 from app.estimate import fitted
 from app.estimate.comm import board_twin, link_grows_with_count
-from app.estimate.flops import matmul_params, matmul_width
-from app.estimate.memory import transformer_tokens
+from app.estimate.flops import (
+    flops_peak_tflops,
+    matmul_width,
+    training_flops_per_sample,
+    transformer_flops,
+)
+from app.estimate.mfu import credible_max, mfu_class, model_workload, range_key
 from app.estimate.multigpu import multi_gpu_efficiency, multi_gpu_summary
 from app.estimate.pooled import (
     DEFAULT_B0_WORK,
@@ -57,7 +62,13 @@ from app.estimate.pooled import (
     rate_class,
     suite_of,
 )
-from app.estimate.scaling import peak_tflops
+from app.estimate.stacks import (
+    DEFAULT_STACK,
+    SOURCE_STACK,
+    STACK_CLASS,
+    Stack,
+    stack_factor,
+)
 from app.estimate.types import (
     SITUATION_BASIS,
     SITUATION_TEXT,
@@ -83,20 +94,12 @@ FlopsTable = Mapping[tuple[str, str], tuple[str, float, float, int | None]]
 
 SingleGpu = tuple[float, Situation, tuple[Evidence, ...], tuple[str, ...]]
 
+#: Sharpness k of the smooth credible bound (:meth:`ThroughputModel._credible`): 8 keeps a
+#: rate at 0.7 of the bound within 1 %, one at the bound at 0.92 of it.
+CREDIBLE_SHARPNESS = 8.0
+
 #: situations standing on the GPU's own measurements (never capped at the datasheet peak)
 _OWN = (Situation.MEASURED, Situation.MEASURED_RESCALED)
-
-
-def flops_peak_tflops(gpu: GpuSpec, precision: Precision) -> float:
-    """Peak the FLOPs model measures utilisation against.
-
-    As :func:`peak_tflops`, except fp32 counts at the TF32 rate where the GPU has one:
-    cuDNN runs fp32 convolutions as TF32 by default on Ampere and newer, and published
-    "fp32" training often is TF32 (benchmarks.md §1).
-    """
-    if precision == Precision.FP32:
-        return peak_tflops(gpu, Precision.TF32)
-    return peak_tflops(gpu, precision)
 
 
 def rate_model_features(gpu: GpuSpec, precision: Precision) -> tuple[float, float, float]:
@@ -128,55 +131,52 @@ def achieved_flops_prior(gpu: GpuSpec, fam: str, precision: Precision) -> float:
     )
 
 
-def mfu_cap(fam: str, precision: Precision) -> float:
-    """Highest MFU the FLOPs model may claim for ``fam`` at ``precision`` (fraction of
-    :func:`flops_peak_tflops`): the highest measured (``fitted.MFU_MAX``, at most 1), else
-    the family's highest at any precision class, else 1 (never above the datasheet peak)."""
-    caps = fitted.MFU_MAX
-    own = caps.get(f"{fam}|{precision_class(precision)}")
-    if own is not None:
-        return min(own, 1.0)
-    same_family = [v for k, v in caps.items() if k.split("|")[0] == fam]
-    return min(max(same_family, default=1.0), 1.0)
+def implied_utilisation(
+    w: Workload, gpu: GpuSpec, precision: Precision, samples_per_s_per_gpu: float
+) -> tuple[float, float] | None:
+    """(MFU, HFU) of ``samples_per_s_per_gpu`` of ``w`` on ``gpu`` at ``precision``
+    (:mod:`app.estimate.mfu`): model FLOPs per sample (no recompute) and hardware FLOPs per
+    sample (with it) × the rate ÷ :func:`flops_peak_tflops`; ``None`` without a FLOPs
+    estimate. Llama 2 7B at 1,000 tokens/s on an A100 (312 TFLOPS bf16): 6 × 6.74e9 × 1e3 +
+    attention ≈ 4.2e13 FLOP/s, MFU 0.13."""
+    hardware = training_flops_per_sample(w)
+    model = training_flops_per_sample(model_workload(w))
+    if not hardware or not model:
+        return None
+    peak = flops_peak_tflops(gpu, precision) * 1e12
+    return samples_per_s_per_gpu * model / peak, samples_per_s_per_gpu * hardware / peak
+
+
+def utilisation_note(used: tuple[float, float], peak_tflops: float, precision: Precision) -> str:
+    """The sentence giving an answer's implied MFU (and HFU where recompute adds FLOPs)."""
+    mfu, hfu = used
+    text = f"implied MFU {mfu:.2f}"
+    if hfu > mfu * 1.001:
+        text += f", HFU {hfu:.2f} with the recomputed forward"
+    return f"{text} (per GPU, of the {peak_tflops:.0f} TFLOP/s dense {precision.value} peak)"
+
+
+def credible_rate(w: Workload, gpu: GpuSpec, precision: Precision) -> tuple[float, str] | None:
+    """Highest per-GPU samples/s of ``w`` on ``gpu`` the credible-MFU table allows (the
+    lower of its cell's highest measured MFU and HFU, :func:`app.estimate.mfu.credible_max`),
+    with the sentence that says so; ``None`` without a FLOPs estimate."""
+    per_sample = implied_utilisation(w, gpu, precision, 1.0)
+    if per_sample is None:
+        return None
+    fam = family(w.architecture)
+    mfu_max, hfu_max = credible_max(fam, w.params, precision)
+    cell = range_key(fam, w.params, precision)
+    rate = min(mfu_max / per_sample[0], hfu_max / per_sample[1])
+    text = (
+        f"held to the highest utilisation measured runs of its kind reach ({cell}: MFU "
+        f"{mfu_max:.2f}, HFU {hfu_max:.2f}; docs/mfu_table.md)"
+    )
+    return rate, text
 
 
 def precision_class(p: Precision) -> str:
     """``32`` for fp32/tf32 regimes, ``16`` for 16-bit and fp8."""
     return "32" if p in (Precision.FP32, Precision.TF32) else "16"
-
-
-def transformer_flops(w: Workload) -> tuple[float, float]:
-    """``(matmul, attention)`` training FLOPs per sample of a transformer with ``params``
-    (:func:`training_flops_per_sample`): ``k·N·s`` (+ ``2·N·s`` with checkpointing) and
-    ``12·L·h·s²`` (+ ``4·L·h·s²``)."""
-    s = transformer_tokens(w)
-    attention = (w.layers or 0) * (w.hidden_size or 0) * s
-    k = 4.0 if w.method in (Method.LORA, Method.QLORA) else 6.0
-    n = matmul_params(w)
-    matmul, attn = k * n, 12.0 * attention
-    if w.gradient_checkpointing:
-        matmul += 2 * n
-        attn += 4 * attention
-    return matmul * s, attn * s
-
-
-def training_flops_per_sample(w: Workload) -> float | None:
-    """Training FLOPs per sample (forward + backward), ``None`` when unknown.
-
-    Transformers: per token ``k·N + 12·L·h·s`` (PaLM appendix B: 6N plus attention), with
-    N = :func:`matmul_params`, k = 6 for full training, 4 for LoRA/QLoRA (no weight
-    gradients of the frozen base, §4.1), plus one extra forward (2N + 4·L·h·s) with
-    activation checkpointing. Other families: ``3 × forward GFLOPs`` (+1 forward with
-    checkpointing). Without a published forward cost a non-transformer has no FLOPs estimate
-    (``6 × params`` would undercount convolutions, which reuse each weight at every pixel,
-    by two orders of magnitude).
-    """
-    if w.architecture in TRANSFORMER_ARCHITECTURES and w.params:
-        return sum(transformer_flops(w))
-    if w.forward_gflops_per_sample:
-        passes = 4.0 if w.gradient_checkpointing else 3.0
-        return passes * w.forward_gflops_per_sample * 1e9
-    return None
 
 
 def width_weighted_flops(w: Workload) -> float | None:
@@ -303,14 +303,22 @@ def _method_of(w: Workload) -> str:
     return w.benchmark_method or ("full" if w.method == Method.FULL else w.method.value)
 
 
+def range_factors(situation: Situation) -> tuple[float, float]:
+    """(low, high) multipliers of an estimate in ``situation``: ``fitted.RANGE_FACTORS`` of
+    the situation whose range it carries (:func:`app.estimate.types.range_situation`), else
+    of its basis."""
+    factors = fitted.RANGE_FACTORS
+    situation = range_situation(situation)
+    return factors.get(situation.value) or factors[SITUATION_BASIS[situation].value]
+
+
 def _range(
     value: float, situation: Situation, multi_gpu_model: bool = False
 ) -> tuple[float, float]:
     """Low–high range: the situation's cross-validated 10th-90th percentile of actual ÷
-    predicted, times the multi-GPU model's when the GPU count was not itself measured."""
-    factors = fitted.RANGE_FACTORS
-    situation = range_situation(situation)
-    low, high = factors.get(situation.value) or factors[SITUATION_BASIS[situation].value]
+    predicted (:func:`range_factors`), times the multi-GPU model's when the GPU count was not
+    itself measured."""
+    low, high = range_factors(situation)
     if multi_gpu_model:
         m_low, m_high = fitted.MULTI_GPU_RANGE
         low, high = low * m_low, high * m_high
@@ -394,13 +402,11 @@ class ThroughputModel:
     def _usable(self, precision: Precision, software: str | None = None) -> bool:
         """The measured group stands for ``precision``: fp32/tf32 and 16-bit rates follow
         from each other through the pooled model; fp8 needs fp8 measurements (FP8 matmuls
-        need Transformer Engine/torchao support a 16-bit run says nothing about)."""
+        need Transformer Engine/torchao support a 16-bit run says nothing about), and the
+        others need rows other than fp8 (an fp8 run's rate never raises a 16-bit answer)."""
         if not self.groups:
             return False
-        if precision != Precision.FP8:
-            return True
-        rows = self.data.rows(self._group_at(software))
-        return any(p.precision == Precision.FP8 for p in rows)
+        return _measured_at(self.data.rows(self._group_at(software)), precision)
 
     def stand_in_precision(self, precision: Precision, software: str | None = None) -> Precision:
         """The precision the estimate is made at: ``precision``, except fp8 for a workload
@@ -479,7 +485,7 @@ class ThroughputModel:
             return None
         base = self._base(precision)
         group = self._group_at(software)
-        level = self.data.level_of(group, software)
+        level = self.data.level_of(group, software, precision == Precision.FP8)
         if level is None:
             return None
         mb = self._batch()
@@ -637,7 +643,10 @@ class ThroughputModel:
             found = self.data.groups((label,), method)
             if not found:
                 continue
-            level = self.data.reference_level(found[0])
+            if not _measured_at(self.data.rows(found[0]), precision):
+                # an fp8-only donor says nothing of a 16-bit rate (nor the reverse)
+                continue
+            level = self.data.reference_level(found[0], precision == Precision.FP8)
             if level is None:
                 continue
             y, _ = self.data.predict(found[0], gpu, precision, None, level)
@@ -663,6 +672,13 @@ class ThroughputModel:
             logs.append(y + math.log(entry[1] * weighting))
             weights.append(weight)
             labels.append(label)
+        if not logs and precision == Precision.FP8:
+            # no donor measured at fp8: its gain is unmeasured for this family, so the fp8
+            # job stands at the 16-bit donors' rate (as a measured workload does:
+            # stand_in_precision)
+            rate, situation, evidence, notes = self.flops_rate(w, gpu, Precision.BF16_AMP)
+            note = "no workload of its kind was measured at fp8: estimated at bf16_amp's rate"
+            return rate, situation, evidence, (*notes, note)
         if logs:
             # time-weighted FLOP/s over the donors, back to this workload's FLOP/s
             rate_flops = (
@@ -687,15 +703,6 @@ class ThroughputModel:
                 f"FLOPs model: no measured {fam} workload; fitted {fam} FLOP rate "
                 f"{rate_flops / 1e12:.1f} TFLOP/s (MFU {rate_flops / peak:.2f})"
             )
-        peak = flops_peak_tflops(gpu, precision) * 1e12
-        cap = mfu_cap(fam, precision)
-        if rate_flops > cap * peak:
-            note += (
-                f"; capped at MFU {cap:.2f} of the {peak / 1e12:.0f} TFLOP/s "
-                f"{precision.value} peak ({cap * peak / 1e12:.1f} TFLOP/s), the highest MFU "
-                f"measured for {fam} workloads"
-            )
-            rate_flops = cap * peak
         rate = rate_flops / flops * self._batch_factor(w)
         if w.method == Method.QLORA:
             rate /= fitted.QLORA_SLOWDOWN
@@ -779,8 +786,75 @@ class ThroughputModel:
             result = (derived_rate, Situation.DERIVED, evidence, (text, *notes))
         else:
             result = base
+        # the credible bound is the tuned suites' (every row is one); the stack moves below it
+        result = self._with_stack(self._credible(w, gpu, prec, result), software, prec)
         self._single[key] = result
         return result
+
+    def measured_stack(
+        self, software: str | None, precision: Precision | None = None
+    ) -> Stack | None:
+        """The stack of the rows the pooled estimate stands on (the level's source,
+        :data:`app.estimate.stacks.SOURCE_STACK`); ``None`` without a measured group that
+        stands for ``precision``."""
+        if not self.groups or (precision is not None and not self._usable(precision, software)):
+            return None
+        group = self._group_at(software)
+        level = self.data.level_of(group, software, precision == Precision.FP8)
+        return SOURCE_STACK.get(level.source) if level is not None else None
+
+    def stack(self, software: str | None = None, precision: Precision | None = None) -> Stack:
+        """The stack the answer assumes: the workload's, else the stack of the preset's own
+        measured rows, else its recipe's, else :data:`app.estimate.stacks.DEFAULT_STACK`."""
+        return (
+            self.w.stack
+            or self.measured_stack(software, precision)
+            or self.w.recipe_stack
+            or (self.reference.recipe_stack if self.reference is not None else None)
+            or DEFAULT_STACK
+        )
+
+    def _with_stack(self, est: SingleGpu, software: str | None, precision: Precision) -> SingleGpu:
+        """``est`` moved from the stack of its rows to the asked one
+        (:func:`app.estimate.stacks.stack_factor`; a FLOPs-model estimate stands on tuned
+        suites' rows), with the sentence that says which stack is assumed."""
+        rate, situation, evidence, notes = est
+        if situation == Situation.FLOPS_MODEL:
+            measured = None
+        else:
+            measured = self.measured_stack(software, precision)
+        asked = self.stack(software, precision)
+        factor = stack_factor(asked, measured)
+        given = "asked" if self.w.stack else "default"
+        text = f"stack: {asked.value} ({given}; {STACK_CLASS[asked]} class"
+        if factor != 1.0:
+            text += (
+                f", ×{factor:.2f} of the tuned suites' rates measured: eager PyTorch vs "
+                "compiled in torchtune's own table, docs/model.md#throughput)"
+            )
+        else:
+            text += ", at the measured rows' rate)"
+        return rate * factor, situation, evidence, (*notes, text)
+
+    def _credible(
+        self, w: Workload, gpu: GpuSpec, precision: Precision, est: SingleGpu
+    ) -> SingleGpu:
+        """``est`` held below :func:`credible_rate` ``B`` unless it is this GPU's own
+        measurement of this very configuration (``measured``): no answer implies more MFU
+        (or HFU) than the measured runs of its family, size and precision reach. The bound is
+        smooth, ``r / (1 + (r/B)^k)^(1/k)`` with k = :data:`CREDIBLE_SHARPNESS`: below B
+        always, rising with ``r`` (a bigger micro-batch stays faster, recompute slower), and
+        within 1 % of ``r`` up to 0.7·B."""
+        rate, situation, evidence, notes = est
+        bound = credible_rate(w, gpu, precision)
+        if situation == Situation.MEASURED or bound is None or rate <= 0:
+            return est
+        k = CREDIBLE_SHARPNESS
+        held = rate / (1.0 + (rate / bound[0]) ** k) ** (1.0 / k)
+        if held > 0.99 * rate:
+            return held, situation, evidence, notes
+        note = f"{bound[1]}: ×{held / rate:.2f}"
+        return held, situation, evidence, (*notes, note)
 
     def _within_peak(
         self, est: SingleGpu, base: Workload, gpu: GpuSpec, precision: Precision
@@ -819,7 +893,7 @@ class ThroughputModel:
                 continue
             if link is not None and (p.interconnect or "pcie") != link.value:
                 continue
-            if precision_class(p.precision) != precision_class(precision):
+            if mfu_class(p.precision) != mfu_class(precision):
                 continue
             cands = singles.get((suite_of(p), p.precision))
             if not cands:
@@ -945,6 +1019,10 @@ class ThroughputModel:
             # stands there: a measurement whose FLOPs count is off)
             ceiling = n * flops_peak_tflops(gpu, prec) * 1e12 / flops
             high = max(min(high, ceiling), total)
+        used = implied_utilisation(replace(self.w, precision=prec), gpu, prec, total / n)
+        mfu, hfu = used if used else (None, None)
+        if used:
+            notes = (*notes, utilisation_note(used, flops_peak_tflops(gpu, prec), prec))
         return ThroughputEstimate(
             samples_per_s=total,
             samples_per_s_low=low,
@@ -957,7 +1035,17 @@ class ThroughputModel:
             precision=prec,
             multi_gpu_basis=multi_basis,
             multi_gpu=summary,
+            mfu=mfu,
+            hfu=hfu,
+            stack=self.stack(software, prec).value,
         )
+
+
+def _measured_at(rows: Sequence[BenchmarkPoint], precision: Precision) -> bool:
+    """Whether ``rows`` hold a measurement that can stand for ``precision``: an fp8 row for
+    fp8, a row at any other precision otherwise (:meth:`ThroughputModel._usable`)."""
+    fp8 = precision == Precision.FP8
+    return any((p.precision == Precision.FP8) == fp8 for p in rows)
 
 
 def _families(table: FlopsTable) -> dict[tuple[str, str], str]:

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, Literal
 
+from app.estimate.stacks import Stack
+
 
 class Precision(StrEnum):
     """Numeric regime of training.
@@ -639,6 +641,18 @@ class Workload:
         default=False,
         metadata=_given("an fp32 EMA copy of the trained parameters on the GPU (--use_ema)"),
     )
+    #: the training software (:mod:`app.estimate.stacks`); ``None``: the preset's recipe, or
+    #: HF Trainer + PEFT for a custom job
+    stack: Stack | None = field(
+        default=None,
+        metadata=_given(
+            "training software: hf_trainer (HF Trainer/PEFT/TRL), axolotl, llama_factory, "
+            "unsloth, torchtune, deepspeed, lightning, megatron (Megatron/NeMo), torchtitan, "
+            "llm_foundry, llm_c, timm, nvidia_dle, pytorch (a plain loop), tensorflow; default: "
+            "the preset's recipe, else hf_trainer",
+            examples=("hf_trainer",),
+        ),
+    )
     samples_per_epoch: int = field(
         default=1,
         metadata=_given(
@@ -718,6 +732,8 @@ class Workload:
     )
     benchmark_workloads: tuple[str, ...] = ()
     benchmark_method: str | None = None
+    #: the stack of the preset's recipe (from its source), the default of ``stack``
+    recipe_stack: Stack | None = None
     units_per_sample: float | None = None
     throughput_unit: str | None = None
     #: True when every throughput-relevant field equals the preset's (measurements apply as is).
@@ -974,6 +990,13 @@ class ThroughputEstimate:
     multi_gpu_basis: MultiGpuBasis | None = None
     #: link class, machines, bytes per step and communication share; ``None`` for one GPU
     multi_gpu: MultiGpuSummary | None = None
+    #: model-FLOPs utilisation per GPU (no recompute) over the dense peak at ``precision``
+    #: (:mod:`app.estimate.mfu`); ``None`` without a FLOPs count
+    mfu: float | None = None
+    #: hardware-FLOPs utilisation (recompute counted); equals ``mfu`` without checkpointing
+    hfu: float | None = None
+    #: the training stack the estimate assumes (asked, or the default)
+    stack: str | None = None
 
 
 class WarningCode(StrEnum):
@@ -1074,6 +1097,12 @@ class Estimate:
     multi_gpu_basis: MultiGpuBasis | None = None
     #: :attr:`ThroughputEstimate.multi_gpu`
     multi_gpu: MultiGpuSummary | None = None
+    #: implied model-FLOPs utilisation per GPU of ``samples_per_s`` (ThroughputEstimate.mfu)
+    mfu: float | None = None
+    #: implied hardware-FLOPs utilisation (recompute counted)
+    hfu: float | None = None
+    #: the training stack assumed (ThroughputEstimate.stack)
+    stack: str | None = None
 
 
 def version_key(p: BenchmarkPoint) -> float:

@@ -10,6 +10,7 @@ from typing import Any, cast
 import numpy as np
 from sqlalchemy.orm import Session
 
+from app.estimate.anchor import Anchor, anchored
 from app.estimate.compat import effective_precision
 from app.estimate.cost import (
     SpotAssumptions,
@@ -20,6 +21,7 @@ from app.estimate.cost import (
     epoch_hours,
     epoch_plan,
     spot_expected_hours,
+    tokens_per_sample,
 )
 from app.estimate.memory import estimate_memory, vram_per_gpu_gib
 from app.estimate.offload import offload_slowed
@@ -104,6 +106,30 @@ def hardware_from_input(h: dict[str, Any], ref: ReferenceData) -> Hardware:
         vram_gib_per_gpu=vram,
         disk_type=h.get("disk_type"),
     )
+
+
+def anchor_from_input(a: dict[str, Any], w: Workload, ref: ReferenceData) -> Anchor:
+    """The request's ``anchor`` (``AnchorIn`` values) as a core :class:`Anchor`, its rate in
+    samples/s (tokens/s ÷ the workload's tokens per sample).
+
+    Raises:
+        HardwareError: naming ``anchor.gpu`` (unknown or ambiguous GPU) or
+            ``anchor.tokens_per_s`` (a workload without tokens per sample).
+    """
+    try:
+        hw = hardware_from_input(a, ref)
+    except HardwareError as exc:
+        raise HardwareError("anchor.gpu", exc.reason) from None
+    rate = a.get("samples_per_s")
+    if rate is None:
+        tokens = tokens_per_sample(w)
+        if not tokens:
+            raise HardwareError(
+                "anchor.tokens_per_s",
+                "this workload has no tokens per sample (no seq_len): give samples_per_s",
+            )
+        rate = a["tokens_per_s"] / tokens
+    return Anchor(hw.gpu, hw.gpu_count, float(rate), hw.interconnect)
 
 
 def check_estimable(w: Workload, model: ThroughputModel) -> None:
@@ -316,14 +342,20 @@ def estimate_what_if(
     currency: str,
     billing: str | None = None,
     spot: SpotAssumptions | None = None,
+    anchor: Anchor | None = None,
 ) -> Estimate:
     """Estimate for a hardware configuration with no offer (``billing`` ``spot`` adds the
-    interruption warning and expected cost)."""
+    interruption warning and expected cost; ``anchor``, a rate the user measured for this job,
+    moves it by the measured ÷ estimated ratio on the anchor's machine:
+    :func:`app.estimate.anchor.anchored`)."""
     vram = vram_per_gpu_gib(hw.gpu.vram_gib, hw.vram_gib_per_gpu, hw.gpu_count)
     configs = config_estimates(w, reference, ref)
     memory = configs.memory(vram, hw.gpu_count, with_fixes=True, gpu=hw.gpu.name)
     check_estimable(w, configs.models.requested())
     tp = configs.throughput(hw.gpu, hw.gpu_count, hw.interconnect)
+    if anchor is not None:
+        at = configs.throughput(anchor.gpu, anchor.gpu_count, anchor.interconnect)
+        tp = anchored(tp, at, anchor, hw.gpu)
     return combine(
         w,
         hw,

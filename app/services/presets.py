@@ -7,6 +7,7 @@ from dataclasses import fields as dc_fields
 from typing import Any
 
 from app.estimate.pooled import PooledData
+from app.estimate.stacks import parse_stack
 from app.estimate.throughput import family, label_workloads, training_flops_per_sample
 from app.estimate.types import (
     Architecture,
@@ -37,6 +38,7 @@ _ENUMS = {
     "implementation": Implementation,
     "quant_backend": QuantBackend,
     "vision_task": VisionTask,
+    "stack": parse_stack,
 }
 _WORKLOAD_FIELDS = {f.name for f in dc_fields(Workload)}
 

@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.estimate.shape import TRANSFORMERS, shape_errors, shape_params, too_few_multiplied
+from app.estimate.stacks import preset_stack
 from app.estimate.throughput import training_flops_per_sample
 from app.estimate.types import Workload
 from app.services.presets import build_workload
@@ -59,6 +60,7 @@ def preset_meta(preset: Preset) -> dict[str, Any]:
         "benchmark_method": preset.benchmark_method,
         "units_per_sample": preset.units_per_sample,
         "throughput_unit": preset.throughput_unit,
+        "recipe_stack": preset_stack(preset.source),
     }
 
 

@@ -17,6 +17,7 @@ from app.estimate.memory import (
     estimate_memory,
     frozen_base_bytes,
     fused_copies_per_layer,
+    implementation,
     logits_bytes_per_sample,
     lora_trainable_params,
     max_fitting_utilization,
@@ -27,6 +28,7 @@ from app.estimate.memory import (
     state_bytes,
     transformer_tokens,
 )
+from app.estimate.stacks import Stack
 from app.estimate.types import (
     Architecture,
     Attention,
@@ -304,6 +306,19 @@ def test_fused_kernels_keep_what_each_kernel_saves() -> None:
     assert fused_copies_per_layer(w) == pytest.approx(6 + 0.5 + 10.5)
     assert _copies_per_layer(w, False) == pytest.approx(17.0)
     assert _copies_per_layer(dataclasses.replace(w, implementation=None), False) == 28.0
+
+
+def test_a_fused_kernel_stack_sets_the_default_implementation() -> None:
+    # Unsloth and Megatron/NeMo run fused blocks (17 copies for Llama 3.1 8B, as above), HF
+    # Trainer eager (28); a stated implementation wins over the stack's default
+    w = Workload(**LLAMA3_8B, precision=Precision.BF16)
+    for stack, copies in ((Stack.UNSLOTH, 17.0), (Stack.MEGATRON, 17.0), (Stack.HF_TRAINER, 28.0)):
+        assert _copies_per_layer(dataclasses.replace(w, stack=stack), False) == pytest.approx(
+            copies
+        )
+    eager = dataclasses.replace(w, stack=Stack.UNSLOTH, implementation=Implementation.EAGER)
+    assert implementation(eager) == Implementation.EAGER
+    assert implementation(w) == Implementation.EAGER
 
 
 def test_torchtune_selective_checkpointing_keeps_every_second_matmul() -> None:

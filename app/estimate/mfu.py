@@ -1,0 +1,139 @@
+"""Model-FLOPs utilisation: what share of the datasheet peak an answer implies, and the
+credible range measured runs reach (the bound every estimate is held to).
+
+* **MFU** = model FLOPs per sample × samples/s per GPU ÷ the dense datasheet peak at the
+  precision the GPU really runs (:func:`app.estimate.throughput.flops_peak_tflops`: the
+  FP32-accumulate tensor rate for 16-bit, the FP8 rate for fp8, TF32 for fp32 where the GPU
+  has it). Model FLOPs count no recompute (PaLM, Chowdhery et al. 2022, appendix B:
+  ``6N + 12·L·h·s`` per token for full training, ``4N`` for LoRA/QLoRA, which compute no
+  weight gradients of the frozen base).
+* **HFU** (hardware-FLOPs utilisation) counts what the GPU executes: with activation
+  checkpointing one more forward (``+2N + 4·L·h·s`` per token, §4.1 of estimation.md).
+
+Precision classes are three here (:func:`mfu_class`): ``32`` (fp32/tf32), ``16`` (fp16/bf16)
+and ``8`` (fp8): an fp8 run's rate says nothing about a bf16 run's, and fp8 rows never raise
+a bf16 answer.
+
+The credible ranges (``fitted.MFU_RANGE``: per family, size and precision class, the 10th
+percentile, median and highest MFU and HFU of the measured rows that pass
+:func:`implausible_mfu_reason`; ``tools/fit_constants.py`` fits them, ``docs/mfu_table.md``
+lists the rows behind each cell) bound what the model may say: no answer implies more than
+its cell's highest measured MFU, nor more than its highest HFU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from app.estimate import fitted
+from app.estimate.flops import flops_peak_tflops, training_flops_per_sample
+from app.estimate.types import (
+    TRANSFORMER_ARCHITECTURES,
+    BenchmarkPoint,
+    GpuSpec,
+    Precision,
+    Workload,
+)
+
+#: Model-FLOPs utilisation above which a measured row is held as suspect, per family.
+#: Transformer training: the best published large-scale runs report 0.55-0.65 (PaLM 0.46,
+#: Megatron-LM 0.52-0.56, torchtitan docs/performance.md 0.50-0.61, llm.c ~0.60); above 0.75
+#: a row counts FLOPs or tokens differently than its label says. Other families: the
+#: datasheet peak itself (a row above it does fewer FLOPs than the direct count, e.g.
+#: Winograd convolutions, or mislabels its precision).
+IMPLAUSIBLE_MFU = {"transformer": 0.75, "cnn": 1.0, "other": 1.0}
+
+#: Transformer size buckets (total parameters), upper bounds exclusive.
+SIZE_BUCKETS = ((1e9, "<1B"), (2e10, "1B-20B"), (float("inf"), ">=20B"))
+
+
+def mfu_class(p: Precision) -> str:
+    """``32`` for fp32/tf32, ``8`` for fp8, ``16`` for the 16-bit regimes."""
+    if p in (Precision.FP32, Precision.TF32):
+        return "32"
+    return "8" if p == Precision.FP8 else "16"
+
+
+def size_bucket(fam: str, params: int | None) -> str:
+    """Size bucket of a workload: by parameters for transformers (:data:`SIZE_BUCKETS`),
+    ``all`` for other families (their parameter count says little about their work)."""
+    if fam != "transformer" or not params:
+        return "all"
+    return next(name for bound, name in SIZE_BUCKETS if params < bound)
+
+
+def range_key(fam: str, params: int | None, precision: Precision) -> str:
+    """``family|size|class``: the key of ``fitted.MFU_RANGE``."""
+    return f"{fam}|{size_bucket(fam, params)}|{mfu_class(precision)}"
+
+
+def model_workload(w: Workload) -> Workload:
+    """``w`` without activation checkpointing: its model FLOPs are its training FLOPs then."""
+    return replace(w, gradient_checkpointing=False) if w.gradient_checkpointing else w
+
+
+def credible_range(fam: str, params: int | None, precision: Precision) -> tuple[float, ...]:
+    """(p10, median, max MFU, max HFU, rows) of the cell; the family's widest cell of the
+    same class where the size bucket has no rows, else of any class; ``(0, 0, 1, 1, 0)``
+    (the datasheet peak) without any."""
+    table = fitted.MFU_RANGE
+    own = table.get(range_key(fam, params, precision))
+    if own is not None:
+        return own
+    cls = mfu_class(precision)
+    same = [v for k, v in table.items() if k.split("|")[0] == fam and k.endswith("|" + cls)]
+    same = same or [v for k, v in table.items() if k.split("|")[0] == fam]
+    if not same:
+        return (0.0, 0.0, 1.0, 1.0, 0)
+    return max(same, key=lambda v: v[2])
+
+
+def credible_max(fam: str, params: int | None, precision: Precision) -> tuple[float, float]:
+    """Highest credible (MFU, HFU) for the cell (:func:`credible_range`), never above the
+    family's :data:`IMPLAUSIBLE_MFU`."""
+    cell = credible_range(fam, params, precision)
+    limit = IMPLAUSIBLE_MFU.get(fam, 1.0)
+    return min(float(cell[2]), limit), min(max(float(cell[3]), float(cell[2])), 1.0)
+
+
+def implausible_mfu_reason(fam: str, mfu: float) -> str | None:
+    """Why a measured row's implied MFU cannot be a rate of the labelled job, or ``None``."""
+    limit = IMPLAUSIBLE_MFU.get(fam, 1.0)
+    if mfu <= limit:
+        return None
+    what = "transformer training" if fam == "transformer" else f"{fam} training"
+    return (
+        f"implied MFU {mfu:.2f} above {limit:.2f}, more than any credible {what} reaches "
+        "(app/estimate/mfu.py IMPLAUSIBLE_MFU): FLOPs, tokens or precision counted "
+        "differently than labelled"
+    )
+
+
+def row_utilisation(
+    p: BenchmarkPoint, w: Workload, gpu: GpuSpec, recompute: bool | None = None
+) -> tuple[float, float] | None:
+    """(MFU, HFU) per GPU of a measured row ``p`` of preset ``w`` on ``gpu``, as published
+    (a multi-GPU row keeps its scaling loss). A row at another sequence length than the
+    preset's counts at its own (its tokens/s ÷ its tokens per sample); ``recompute`` is the
+    row's activation checkpointing where its source states it (else the preset's). ``None``
+    without a FLOPs count, or for a row at another sequence length not counted in tokens."""
+    units = w.units_per_sample or 1.0
+    w = replace(w, precision=p.precision)
+    if recompute is not None:
+        w = replace(w, gradient_checkpointing=recompute)
+    if p.seq_len and w.seq_len and p.seq_len != w.seq_len:
+        if not p.throughput_unit.startswith("tokens"):
+            return None
+        w, units = replace(w, seq_len=p.seq_len), float(p.seq_len)
+    hardware = training_flops_per_sample(w)
+    model = training_flops_per_sample(model_workload(w))
+    if not hardware or not model or p.gpu_count < 1:
+        return None
+    per_gpu = p.throughput_total / units / p.gpu_count
+    peak = flops_peak_tflops(gpu, p.precision) * 1e12
+    return per_gpu * model / peak, per_gpu * hardware / peak
+
+
+def is_transformer(w: Workload) -> bool:
+    """Whether the MFU table counts ``w`` among transformers."""
+    return w.architecture in TRANSFORMER_ARCHITECTURES

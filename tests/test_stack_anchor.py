@@ -1,0 +1,146 @@
+"""The training stack as an input, the anchor on the user's own run, and the MFU every
+answer states (issue 23)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.estimate.stacks import (
+    EAGER_FACTOR,
+    SOURCE_STACK,
+    STACK_CLASS,
+    Stack,
+    parse_stack,
+    preset_stack,
+    stack_factor,
+)
+
+LLAMA7B = {
+    "architecture": "transformer_decoder",
+    "params": 6738415616,
+    "layers": 32,
+    "hidden_size": 4096,
+    "heads": 32,
+    "kv_heads": 32,
+    "ffn_hidden_size": 11008,
+    "vocab_size": 32000,
+    "method": "lora",
+    "seq_len": 512,
+    "micro_batch_size": 2,
+    "precision": "bf16_amp",
+    "gradient_checkpointing": True,
+    "samples_per_epoch": 10000,
+}
+
+
+def _estimate(client: Any, body: dict[str, Any]) -> dict[str, Any]:
+    r = client.post("/v1/estimate", json=body)
+    assert r.status_code == 200, r.text
+    return dict(r.json()["estimate"])
+
+
+def test_every_seed_source_has_a_stack_in_one_place() -> None:
+    import csv
+
+    from app.settings import PROJECT_ROOT
+
+    sources = set()
+    for path in sorted((PROJECT_ROOT / "seed_data").glob("benchmarks*.csv")):
+        with path.open(newline="", encoding="utf-8") as f:
+            sources |= {r["source"] for r in csv.DictReader(f)}
+    assert sources <= set(SOURCE_STACK), sources - set(SOURCE_STACK)
+    assert set(STACK_CLASS) == set(Stack)
+
+
+def test_stacks_are_read_as_people_write_them() -> None:
+    assert parse_stack("HF Trainer") == Stack.HF_TRAINER
+    assert parse_stack("peft") == Stack.HF_TRAINER
+    assert parse_stack("llm.c") == Stack.LLM_C
+    assert parse_stack("NeMo") == Stack.MEGATRON
+    assert parse_stack("LLaMA-Factory") == Stack.LLAMA_FACTORY
+    with pytest.raises(ValueError, match="unknown stack"):
+        parse_stack("keras-magic")
+    assert preset_stack("pytorch/torchtune@2943c61e:recipes/x.yaml") == Stack.TORCHTUNE
+    assert preset_stack("karpathy/llm.c@f1e2ace6:scripts/run.sh") == Stack.LLM_C
+
+
+def test_eager_factor_is_torchtunes_compile_pair() -> None:
+    # pytorch/torchtune README optimisation table: "+ Packed Dataset" 7,075 tok/s (eager),
+    # "+ Compile" 8,998 tok/s (compiled), Llama 3.2 3B on one A100
+    assert pytest.approx(0.786, abs=0.001) == EAGER_FACTOR
+    assert stack_factor(Stack.HF_TRAINER, Stack.LLM_FOUNDRY) == pytest.approx(EAGER_FACTOR)
+    assert stack_factor(Stack.TORCHTUNE, Stack.TORCHTUNE) == 1.0
+    assert stack_factor(Stack.MEGATRON, None) == 1.0
+
+
+def test_custom_job_defaults_to_hf_trainer_and_says_so(client: Any) -> None:
+    body = {"workload": LLAMA7B, "hardware": {"gpu": "A100 SXM4 80GB"}}
+    default = _estimate(client, body)
+    assert default["stack"] == "hf_trainer"
+    assert any(n.startswith("stack: hf_trainer (default") for n in default["notes"])
+    tuned = _estimate(client, {**body, "workload": {**LLAMA7B, "stack": "megatron"}})
+    assert tuned["stack"] == "megatron"
+    # eager PyTorch runs at 0.786 of a tuned suite's rate (both well below the credible cap)
+    assert default["samples_per_s"] / tuned["samples_per_s"] == pytest.approx(0.786, rel=0.05)
+
+
+def test_preset_defaults_to_its_recipe_stack(client: Any) -> None:
+    e = _estimate(
+        client, {"workload": {"preset": "mpt-7b-pretrain"}, "hardware": {"gpu": "H100 SXM 80GB"}}
+    )
+    assert e["stack"] == "llm_foundry"
+
+
+def test_unknown_stack_is_a_400_naming_the_field(client: Any) -> None:
+    r = client.post(
+        "/v1/estimate",
+        json={"workload": {**LLAMA7B, "stack": "keras-magic"}, "hardware": {"gpu": "L4"}},
+    )
+    assert r.status_code == 400
+    assert "stack" in r.text
+
+
+def test_anchor_moves_every_machine_by_the_measured_ratio(client: Any) -> None:
+    base = {"workload": LLAMA7B, "hardware": {"gpu": "A10G"}}
+    on_a10g = _estimate(client, base)
+    on_a100 = _estimate(client, {**base, "hardware": {"gpu": "A100 SXM4 80GB"}})
+    # measured: half of what the model says for one A10G
+    measured = on_a10g["samples_per_s"] / 2
+    anchor = {"gpu": "A10G", "samples_per_s": measured}
+    moved = _estimate(client, {**base, "hardware": {"gpu": "A100 SXM4 80GB"}, "anchor": anchor})
+    assert moved["samples_per_s"] == pytest.approx(on_a100["samples_per_s"] / 2, rel=1e-6)
+    assert moved["notes"][0].startswith("anchored on your run")
+    # the range narrows to the cross-GPU error (another architecture: ±25-35 %)
+    width = moved["samples_per_s_high"] / moved["samples_per_s_low"]
+    assert width < on_a100["samples_per_s_high"] / on_a100["samples_per_s_low"]
+    same = _estimate(client, {**base, "anchor": anchor})
+    assert same["samples_per_s"] == pytest.approx(measured, rel=1e-6)
+    assert same["mfu"] == pytest.approx(on_a10g["mfu"] / 2, rel=1e-6)
+
+
+def test_anchor_in_tokens_and_bad_anchor_input(client: Any) -> None:
+    base = {"workload": LLAMA7B, "hardware": {"gpu": "A10G"}}
+    by_tokens = _estimate(client, {**base, "anchor": {"gpu": "A10G", "tokens_per_s": 512.0}})
+    assert by_tokens["samples_per_s"] == pytest.approx(1.0, rel=1e-6)  # 512 tokens per sample
+    both = client.post(
+        "/v1/estimate",
+        json={**base, "anchor": {"gpu": "A10G", "samples_per_s": 1, "tokens_per_s": 512}},
+    )
+    assert both.status_code == 400 and "anchor" in both.text
+    unknown = client.post(
+        "/v1/estimate", json={**base, "anchor": {"gpu": "Voodoo 5", "samples_per_s": 1}}
+    )
+    assert unknown.status_code == 400 and "anchor.gpu" in unknown.text
+
+
+def test_mfu_is_stated_and_checkable_by_hand(client: Any) -> None:
+    # MFU = samples/s × model FLOPs per sample ÷ peak: LoRA counts 4N + 12·L·h·s per token
+    # (no weight gradients), checkpointing adds 2N + 4·L·h·s to the HFU only
+    e = _estimate(client, {"workload": LLAMA7B, "hardware": {"gpu": "A100 SXM4 80GB"}})
+    n, attention = 6738415616, 32 * 4096 * 512
+    model = (4 * n + 12 * attention) * 512
+    hardware = (6 * n + 16 * attention) * 512
+    assert e["mfu"] == pytest.approx(e["samples_per_s"] * model / 312e12, rel=1e-6)
+    assert e["hfu"] == pytest.approx(e["samples_per_s"] * hardware / 312e12, rel=1e-6)

@@ -1,0 +1,100 @@
+"""Write docs/mfu_table.md: the credible-MFU table and every measured row behind it.
+
+Run from the repository root: ``python tools/mfu_table.py [--check]``. The table is
+``fitted.MFU_RANGE`` (``tools/fit_constants.py`` fits it with
+:func:`app.calibrate.mfu_fit.fit_mfu_range`); this lists, per cell, the rows that count
+(source, workload, GPU × count, precision, MFU, HFU) and the rows held for an implausible
+MFU with the reason. ``--check`` exits 1 when the committed file differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from app.calibrate.dataset import load_dataset
+from app.calibrate.mfu_fit import MfuRow, fit_mfu_range, mfu_rows
+from app.settings import PROJECT_ROOT
+
+TARGET = PROJECT_ROOT / "docs" / "mfu_table.md"
+
+
+def _cell(key: str) -> str:
+    """A ``family|size|class`` key as a table can show it (``transformer · 1B-20B · 16``)."""
+    return key.replace("|", " · ")
+
+
+def _row(r: MfuRow) -> str:
+    p = r.point
+    return (
+        f"| {p.id} | {p.source} | {p.workload} ({p.method}) | {p.gpu} × {p.gpu_count} | "
+        f"{p.precision.value} | {r.mfu:.3f} | {r.hfu:.3f} |"
+    )
+
+
+def render(seed_dir: Path) -> str:
+    """The document's text."""
+    ds = load_dataset(seed_dir)
+    table = fit_mfu_range(ds)
+    rows = list(mfu_rows(ds))
+    lines = [
+        "# Credible MFU per family, size and precision",
+        "",
+        "Written by `python tools/mfu_table.py` from `seed_data/benchmarks*.csv`; do not edit.",
+        "MFU = model FLOPs per sample (6N per token for full training, 4N for LoRA/QLoRA, plus",
+        "12·L·h·s attention; no recompute) × samples/s per GPU ÷ the dense datasheet peak at",
+        "the precision run; HFU counts the recomputed forward of activation checkpointing.",
+        "Every answer is held below its cell's highest MFU and HFU (docs/model.md#throughput).",
+        "Rows above `app/estimate/mfu.py` IMPLAUSIBLE_MFU (transformers 0.75, others 1.0) are",
+        "held out of the data, listed at the end with the reason.",
+        "",
+        "Cells: family · size (parameters) · precision class (32: fp32/tf32, 16, 8: fp8).",
+        "",
+        "| cell | p10 MFU | median | highest MFU | highest HFU | rows |",
+        "|---|---|---|---|---|---|",
+    ]
+    for key, (p10, mid, top, hfu, n) in table.items():
+        lines.append(f"| {_cell(key)} | {p10:.3f} | {mid:.3f} | {top:.3f} | {hfu:.3f} | {n} |")
+    by: dict[str, list[MfuRow]] = defaultdict(list)
+    held = []
+    for r in rows:
+        (by[r.key] if r.held is None else held).append(r)
+    for key in table:
+        lines += [
+            "",
+            f"## {_cell(key)}",
+            "",
+            "| id | source | workload | GPU × count | precision | MFU | HFU |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        lines += [_row(r) for r in sorted(by[key], key=lambda r: -r.mfu)]
+    lines += [
+        "",
+        "## Held: implausible MFU",
+        "",
+        "| id | source | workload | GPU × count | precision | MFU | HFU |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [_row(r) for r in sorted(held, key=lambda r: -r.mfu)]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    """Entry point."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--check", action="store_true", help="compare, do not write")
+    args = parser.parse_args()
+    text = render(PROJECT_ROOT / "seed_data")
+    if args.check:
+        if TARGET.read_text(encoding="utf-8") != text:
+            print("docs/mfu_table.md differs")
+            sys.exit(1)
+        return
+    TARGET.write_text(text, encoding="utf-8")
+    print(f"wrote {TARGET}")
+
+
+if __name__ == "__main__":
+    main()
