@@ -69,13 +69,13 @@ MULTI_GPU_RANGE = (0.7586, 1.056)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.8365, 1.3016),
- 'extrapolated': (0.7593, 1.3813),
- 'flops_model': (0.7308, 1.4287),
+RANGE_FACTORS = {'derived': (0.8339, 1.3016),
+ 'extrapolated': (0.7533, 1.3748),
+ 'flops_model': (0.7519, 1.4228),
  'measured': (0.8679, 1.145),
- 'precision_switch': (0.6871, 1.5174),
- 'scaled': (0.7489, 1.371),
- 'sibling': (0.8278, 1.2081)}
+ 'precision_switch': (0.6871, 1.5127),
+ 'scaled': (0.7482, 1.366),
+ 'sibling': (0.8263, 1.2024)}
 
 SCALING_LOSS_PER_DOUBLING = {'nvlink': 0.015, 'pcie': 0.01, 'pcie_consumer': 0.035}
 
