@@ -57,9 +57,7 @@ def test_leave_one_workload_out_meets_target(numbers) -> None:  # type: ignore[n
     # the tail and the per-workload view, which the row median hides (25.6 %, 50.4 %, 23.7 %)
     assert numbers["lowo_mean"] <= 0.27
     assert numbers["lowo_p90"] <= 0.52  # 50.4 % (round 6: attention out of the width term)
-    # 25.1 % since issue 23 held BERT-large's fp32 phase-1 V100 rows (MFU 0.76 > 0.75) and
-    # the torchtune RTX 4090 rows out of the donors (23.7 % before)
-    assert numbers["lowo_workload_median"] <= 0.26
+    assert numbers["lowo_workload_median"] <= 0.25  # 24.9 % (issue 23)
 
 
 def test_unmet_targets_do_not_get_worse(numbers) -> None:  # type: ignore[no-untyped-def]
@@ -81,11 +79,6 @@ def test_unmet_targets_do_not_get_worse(numbers) -> None:  # type: ignore[no-unt
     ],
 )
 def test_ranges_cover_75_to_85_percent(numbers, protocol: str) -> None:  # type: ignore[no-untyped-def]
-    if protocol == "llm_lowo":
-        # issue 23: the credible-MFU bound took LLM LOWO 17.1 % -> 12.0 %, so the pooled
-        # flops_model range (fitted on every family's residuals) covers 89.5 % of LLM rows;
-        # per-family nested quantiles (issue 23 item 8) are not done yet
-        pytest.xfail("LLM LOWO coverage 89.5 % with the pooled flops_model range")
     lo, hi = COVERAGE_TARGET
     assert lo <= numbers[f"{protocol}_coverage"] <= hi
 

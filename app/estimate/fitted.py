@@ -68,13 +68,13 @@ MULTI_GPU_RANGE = (0.8545, 1.0897)
 
 QLORA_SLOWDOWN = 1.1426
 
-RANGE_FACTORS = {'derived': (0.8404, 1.3203),
- 'extrapolated': (0.7594, 1.37),
- 'flops_model': (0.7288, 1.4379),
+RANGE_FACTORS = {'derived': (0.8369, 1.3202),
+ 'extrapolated': (0.7537, 1.3616),
+ 'flops_model': (0.7507, 1.4381),
  'measured': (0.8679, 1.145),
- 'precision_switch': (0.6871, 1.5198),
- 'scaled': (0.7493, 1.3619),
- 'sibling': (0.8312, 1.2239)}
+ 'precision_switch': (0.6871, 1.5129),
+ 'scaled': (0.749, 1.3597),
+ 'sibling': (0.8278, 1.2204)}
 
 SCALING_LOSS_PER_DOUBLING = 0.0125
 

@@ -94,9 +94,9 @@ FlopsTable = Mapping[tuple[str, str], tuple[str, float, float, int | None]]
 
 SingleGpu = tuple[float, Situation, tuple[Evidence, ...], tuple[str, ...]]
 
-#: Sharpness k of the smooth credible bound (:meth:`ThroughputModel._credible`): 8 keeps a
-#: rate at 0.7 of the bound within 1 %, one at the bound at 0.92 of it.
-CREDIBLE_SHARPNESS = 8.0
+#: Sharpness k of the smooth credible bound (:meth:`ThroughputModel._credible`): 16 keeps a
+#: rate at 0.7 of the bound within 0.03 %, one at the bound at 0.96 of it.
+CREDIBLE_SHARPNESS = 16.0
 
 #: situations standing on the GPU's own measurements (never capped at the datasheet peak)
 _OWN = (Situation.MEASURED, Situation.MEASURED_RESCALED)
@@ -164,8 +164,10 @@ def credible_rate(w: Workload, gpu: GpuSpec, precision: Precision) -> tuple[floa
     if per_sample is None:
         return None
     fam = family(w.architecture)
-    mfu_max, hfu_max = credible_max(fam, w.params, precision)
-    cell = range_key(fam, w.params, precision)
+    # the class the GPU runs it at (mixed precision on a GPU without 16-bit units is fp32)
+    runs = Precision.FP32 if rate_class(gpu, precision) == "32" else precision
+    mfu_max, hfu_max = credible_max(fam, w.params, runs)
+    cell = range_key(fam, w.params, runs)
     rate = min(mfu_max / per_sample[0], hfu_max / per_sample[1])
     text = (
         f"held to the highest utilisation measured runs of its kind reach ({cell}: MFU "
@@ -651,6 +653,10 @@ class ThroughputModel:
                 continue
             y, _ = self.data.predict(found[0], gpu, precision, None, level)
             donor = self.data.workloads.get((label, method))
+            if donor is not None:
+                # the donor's own rate held to what runs of its kind reach on this GPU (a
+                # suite measured on H100s only extrapolates to an A100 at up to 1.6× its peak)
+                y = math.log(_held(math.exp(y), donor, gpu, precision))
             # the donor's saturated rate, by the same law _batch_factor re-applies
             y -= self._work_batch_term(found[0], donor)
             weight = donor_weight(fam, entry, w, flops, donor)
@@ -819,12 +825,13 @@ class ThroughputModel:
         (:func:`app.estimate.stacks.stack_factor`; a FLOPs-model estimate stands on tuned
         suites' rows), with the sentence that says which stack is assumed."""
         rate, situation, evidence, notes = est
+        asked = self.stack(software, precision)
         if situation == Situation.FLOPS_MODEL:
-            measured = None
+            factor = stack_factor(asked, None)
         else:
             measured = self.measured_stack(software, precision)
-        asked = self.stack(software, precision)
-        factor = stack_factor(asked, measured)
+            # rows of a source no stack is known for stand for the stack asked
+            factor = stack_factor(asked, measured or asked)
         given = "asked" if self.w.stack else "default"
         text = f"stack: {asked.value} ({given}; {STACK_CLASS[asked]} class"
         if factor != 1.0:
@@ -844,7 +851,7 @@ class ThroughputModel:
         (or HFU) than the measured runs of its family, size and precision reach. The bound is
         smooth, ``r / (1 + (r/B)^k)^(1/k)`` with k = :data:`CREDIBLE_SHARPNESS`: below B
         always, rising with ``r`` (a bigger micro-batch stays faster, recompute slower), and
-        within 1 % of ``r`` up to 0.7·B."""
+        within 0.03 % of ``r`` up to 0.7·B."""
         rate, situation, evidence, notes = est
         bound = credible_rate(w, gpu, precision)
         if situation == Situation.MEASURED or bound is None or rate <= 0:
@@ -1039,6 +1046,17 @@ class ThroughputModel:
             hfu=hfu,
             stack=self.stack(software, prec).value,
         )
+
+
+def _held(units_per_s: float, donor: Workload, gpu: GpuSpec, precision: Precision) -> float:
+    """A donor's predicted rate (its published units/s) under the smooth credible bound of
+    :meth:`ThroughputModel._credible`, at the donor's own shape."""
+    units = donor.units_per_sample or 1.0
+    bound = credible_rate(replace(donor, precision=precision), gpu, precision)
+    if bound is None or units_per_s <= 0:
+        return units_per_s
+    rate, k = units_per_s / units, CREDIBLE_SHARPNESS
+    return float(rate / (1.0 + (rate / bound[0]) ** k) ** (1.0 / k) * units)
 
 
 def _measured_at(rows: Sequence[BenchmarkPoint], precision: Precision) -> bool:

@@ -45,6 +45,23 @@ METHOD_LABELS = {
     "lora": N_("LoRA"),
     "qlora": N_("QLoRA (NF4)"),
 }
+STACK_LABELS = {
+    "hf_trainer": N_("HF Trainer / PEFT / TRL"),
+    "axolotl": N_("axolotl"),
+    "llama_factory": N_("LLaMA-Factory"),
+    "unsloth": N_("Unsloth"),
+    "torchtune": N_("torchtune"),
+    "deepspeed": N_("DeepSpeed"),
+    "lightning": N_("Lightning"),
+    "megatron": N_("Megatron / NeMo"),
+    "torchtitan": N_("torchtitan"),
+    "llm_foundry": N_("llm-foundry"),
+    "llm_c": N_("llm.c"),
+    "timm": N_("timm"),
+    "nvidia_dle": N_("NVIDIA DeepLearningExamples"),
+    "pytorch": N_("plain PyTorch loop"),
+    "tensorflow": N_("TensorFlow"),
+}
 BOOL_CHOICES = (("true", N_("on")), ("false", N_("off")))
 #: Billing kinds in our users' words (按量计费 on demand, 竞价 spot, 包年 reserved).
 BILLING_LABELS = {
@@ -120,6 +137,7 @@ WORKLOAD_ADVANCED = (
     _workload("lora_rank", N_("LoRA rank")),
     _workload("attention", N_("Attention kernel")),
     _workload("sharding", N_("Sharding")),
+    _workload("stack", N_("Training stack"), labels=STACK_LABELS),
     _workload("cpu_offload", N_("CPU offload of optimizer state")),
     _workload("fused_cross_entropy", N_("Fused cross-entropy")),
     _workload("optimizer_in_backward", N_("Optimizer step in backward")),

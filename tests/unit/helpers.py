@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any, cast
 
+from app.estimate.stacks import Stack
 from app.estimate.types import Architecture, GpuSpec, Precision, Workload
 from app.services.reference import Preset, ReferenceData
 
@@ -53,6 +54,8 @@ GPT2 = Workload(
     micro_batch_size=1,
     precision=Precision.BF16_AMP,
     samples_per_epoch=1000,
+    # a tuned suite: the FLOPs model's laws at the measured rows' rate (issue 23 stacks)
+    stack=Stack.LLM_C,
 )
 
 LLAMA3_8B = {

@@ -9,6 +9,7 @@ import pytest
 
 from app.calibrate.validate import shrunk_slope
 from app.estimate import fitted
+from app.estimate.stacks import Stack
 from app.estimate.throughput import (
     ThroughputModel,
     donor_weight,
@@ -31,6 +32,8 @@ RESNET = Workload(
     benchmark_method="full",
     units_per_sample=1,
     matches_preset=True,
+    # a tuned suite: the FLOPs model's laws at the measured rows' rate (issue 23 stacks)
+    stack=Stack.NVIDIA_DLE,
 )
 
 
@@ -115,7 +118,9 @@ def test_flops_model_moves_the_donor_rate_along_the_intensity_slope(
     assert "(0.50)" in note
     plain = rate(None)
     assert rate(11.11) == pytest.approx(plain)
-    assert rate(11.11 / 4) == pytest.approx(2 * plain)
+    # the smooth credible-MFU bound (issue 23) takes up to 0.1 % off a rate near half the
+    # CNN maximum
+    assert rate(11.11 / 4) == pytest.approx(2 * plain, rel=2e-3)
     monkeypatch.setattr(fitted, "INTENSITY_SLOPE", {})
     assert rate(11.11 / 4) == pytest.approx(plain)
 

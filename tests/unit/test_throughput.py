@@ -9,15 +9,16 @@ import pytest
 
 from app.calibrate.validate import patched
 from app.estimate import fitted
+from app.estimate.flops import matmul_params
 from app.estimate.multigpu import multi_gpu_efficiency
 from app.estimate.pooled import PooledData, rate_class
 from app.estimate.scaling import TimeModel, blend_speedup, peak_tflops, time_features
+from app.estimate.stacks import Stack
 from app.estimate.throughput import (
     ThroughputModel,
     donor_weight,
     estimate_throughput,
     flops_peak_tflops,
-    matmul_params,
     training_flops_per_sample,
 )
 from app.estimate.types import (
@@ -47,6 +48,8 @@ BERT = Workload(
     benchmark_method="full",
     units_per_sample=1,
     matches_preset=True,
+    # a tuned suite: the FLOPs model's laws at the measured rows' rate (issue 23 stacks)
+    stack=Stack.NVIDIA_DLE,
 )
 
 
@@ -128,7 +131,7 @@ def test_pooled_model_recovers_a_spec_law_on_an_unmeasured_gpu() -> None:
     gpus = [_gpu(*s) for s in specs]
 
     def truth(g: GpuSpec) -> float:
-        return 2 * g.fp16_fp32acc_tflops**0.3 * g.memory_bandwidth_gbs**0.6  # type: ignore[operator]
+        return 0.2 * g.fp16_fp32acc_tflops**0.3 * g.memory_bandwidth_gbs**0.6  # type: ignore[operator]
 
     pts = [point(g.name, truth(g), 320, pid=i) for i, g in enumerate(gpus)]
     catalog = {g.name: g for g in gpus}
@@ -387,7 +390,7 @@ def test_a_precision_never_measured_is_named_a_precision_switch() -> None:
 def test_a_gpu_measured_only_on_several_sxm_boards_is_converted_over_nvlink() -> None:
     # an SXM board only comes on an NVLink baseboard: an unlisted link is NVLink, as served
     rows = [
-        point("A100 SXM4 80GB", 3e6, 320, count=8, interconnect=x) for x in (None, "nvlink", "pcie")
+        point("A100 SXM4 80GB", 6e3, 32, count=8, interconnect=x) for x in (None, "nvlink", "pcie")
     ]
     single = [
         PooledData([r], {"A100 SXM4 80GB": A100_80_SXM}, {("BERT-base uncased", "full"): BERT})
@@ -396,7 +399,9 @@ def test_a_gpu_measured_only_on_several_sxm_boards_is_converted_over_nvlink() ->
         for r in rows
     ]
     assert single[0] == pytest.approx(single[1], rel=1e-12)
-    # (a fast step exposes the all-reduce, so the link matters: PCIe would differ)
+    # (the link matters where the all-reduce is exposed: 6,000 sequences/s on 8 GPUs, a
+    # plausible rate (issue 23 holds the 3e6/s this test used as implausible), at micro-batch
+    # 32 is a 43 ms step, too short to hide BERT-base's 220 MB of gradients over PCIe)
     assert single[2] > single[1] + 0.1
 
 

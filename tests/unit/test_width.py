@@ -9,11 +9,10 @@ import math
 import pytest
 
 from app.calibrate.validate import WidthPair, WidthShape, best_width_h0, patched
-from app.estimate.flops import matmul_width
+from app.estimate.flops import matmul_params, matmul_width
 from app.estimate.pooled import matmul_rows_per_sample
 from app.estimate.throughput import (
     estimate_throughput,
-    matmul_params,
     training_flops_per_sample,
     width_efficiency,
 )

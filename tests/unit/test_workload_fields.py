@@ -30,6 +30,7 @@ PRESET_ONLY = {
     "throughput_unit",
     "matches_preset",
     "input_notes",
+    "recipe_stack",
 }
 
 
