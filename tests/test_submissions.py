@@ -409,7 +409,9 @@ def test_one_tokens_ratchet_stays_within_the_bound_and_revoking_restores_every_a
     done = revoke_now(api, sub_url, "mallory")
     assert done.rows_revoked == 16
     assert h100(api) == published and others(api) == watched  # exactly
-    assert answer(api, "llama3-8b-qlora", *H100)["situation"] == "extrapolated"
+    # the published answer again (the FLOPs model since issue 23 held torchtune's RTX 4090
+    # QLoRA row, this preset's only measurement, as suspect)
+    assert answer(api, "llama3-8b-qlora", *H100)["situation"] == "flops_model"
     refused = api.post(
         "/v1/benchmarks", json=qlora("ratchet-after", 1.0), headers=bearer("mallory")
     )
