@@ -47,7 +47,7 @@ def typed_value(annotation: Any, name: str, text: str) -> Any:
 
     from app.api.counts import parse_count
     from app.api.query import COUNT_PARAMS, query_text_error, scalar_kind
-    from app.estimate.types import unwrap_optional
+    from app.model.types import unwrap_optional
 
     if name in COUNT_PARAMS and (count := parse_count(text)) is not None and count.isdigit():
         return int(count)

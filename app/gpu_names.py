@@ -59,7 +59,7 @@ def stored_vram_gib(
         catalog_gib: the matched catalog GPU's VRAM, GiB; ``None`` when nothing matched.
         gpu_count: GPUs of the offer. A slice (below 1) that lists its own share (3 GiB of an
             L4 at 1/8) keeps it; one that lists the whole card's reading gets the card's size
-            (the share is taken from it later, :func:`app.estimate.memory.vram_per_gpu_gib`).
+            (the share is taken from it later, :func:`app.model.memory.vram_per_gpu_gib`).
     """
     if listed_gib is None:
         return None

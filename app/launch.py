@@ -2,7 +2,7 @@
 
 A file asks the launcher for that provider (its cloud or backend name), that instance type,
 region, GPU × count, spot or on-demand, and a disk at least as large as the job needs
-(:func:`app.estimate.cost.disk_needed_gb`: dataset + 16-bit weights + kept checkpoints), with
+(:func:`app.model.cost.disk_needed_gb`: dataset + 16-bit weights + kept checkpoints), with
 the job's estimate and budget as YAML comments. Which of our providers each launcher supports,
 under what name, and whether it takes the provider's own instance-type names, is data:
 ``seed_data/launchers.csv``; the launchers' GPU names per catalog GPU are

@@ -56,10 +56,10 @@ from app.api.schemas import (
     RankRequest,
     RankResponse,
 )
-from app.estimate.cost import disk_needed_gb
-from app.estimate.memory import vram_per_gpu_gib
 from app.hf_config import HFConfigError, parse_hf_config
 from app.launch import FORMATS, Format, LaunchError, LaunchFile, LaunchJob, load_launch_data, render
+from app.model.cost import disk_needed_gb
+from app.model.memory import vram_per_gpu_gib
 from app.services.estimates import (
     HardwareError,
     anchor_from_input,

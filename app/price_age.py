@@ -91,7 +91,7 @@ AGE_TIERS_DAYS: dict[str, tuple[float, float]] = {
 }
 
 #: tiers whose price a default ranking places after the fresh dated prices of the same GPU and
-#: count (:func:`app.estimate.rank.rank_columns`, ``demoted``)
+#: count (:func:`app.model.rank.rank_columns`, ``demoted``)
 DEMOTED_TIERS: frozenset[str] = frozenset({"old", "undated"})
 
 

@@ -1,5 +1,5 @@
 """Multi-GPU section of ``python -m benchmarks.accuracy``: the communication model of
-:mod:`app.estimate.comm` on the measured multi-GPU rows, in-sample (1-GPU row × n × η) and at
+:mod:`app.model.comm` on the measured multi-GPU rows, in-sample (1-GPU row × n × η) and at
 the API's level with each GPU count and each link class held out
 (:mod:`app.calibrate.multi_cv`). Run alone: ``python -m benchmarks.multi_accuracy``.
 """
@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from app.calibrate.dataset import Dataset, load_dataset
 from app.calibrate.multi_cv import leave_gpu_count_out, leave_link_class_out, pair_link_class
 from app.calibrate.validate import Residual, ape_stats, multigpu_residuals
-from app.estimate import fitted
-from app.estimate.comm import link_table
+from app.model import fitted
+from app.model.comm import link_table
 from app.settings import PROJECT_ROOT
 
 #: Issue 26: median APE of both held-out protocols.
@@ -58,7 +58,7 @@ def multi_section(ds: Dataset) -> tuple[list[str], dict[str, float], list[Residu
     lines = [
         "## Multi-GPU model (2-1,024 GPUs)",
         "",
-        "Each multi-GPU row runs over a named link class (`app/estimate/comm.py`: NVSwitch, "
+        "Each multi-GPU row runs over a named link class (`app/model/comm.py`: NVSwitch, "
         "NVLink bridge pairs, Infinity Fabric, PCIe peer-to-peer through a switch, PCIe "
         "through the host bridge, several machines over a network). Its efficiency is "
         "η = (1-κ)^log2(n) · t/(t + max(0, t_comm − overlap · hideable · t)), t the step's "

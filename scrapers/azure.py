@@ -17,7 +17,7 @@ reported, not guessed.
 
 Fractional GPUs: the small NVadsA10 v5 sizes are a sixth, a third or half of one A10 (the SKU
 API says "1 GPU"); :data:`AZURE_SIZES` gives them ``gpu_count`` < 1 with the whole card's
-24 GB, and the offers show the share (``app.estimate.memory.vram_per_gpu_gib``). No other size
+24 GB, and the offers show the share (``app.model.memory.vram_per_gpu_gib``). No other size
 in the table is a slice.
 """
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.estimate.memory import GIB
+from app.model.memory import GIB
 
 pytestmark = pytest.mark.db
 

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from app.estimate.pooled import suite_of
-from app.estimate.rank import CandidateColumns, rank_columns
+from app.model.pooled import suite_of
+from app.model.rank import CandidateColumns, rank_columns
 from app.price_age import AGE_TIERS_DAYS, tier
 from app.settings import PROJECT_ROOT
 

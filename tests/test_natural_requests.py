@@ -4,7 +4,7 @@ A preset plus "N samples of L tokens", counts written ``7e9`` or ``"7B"``, a pre
 three fields changed, a Hugging Face ``config.json``, a rental listing's GPU label: every row
 is one ``POST /v1/estimate`` and either the job it must be about (epoch tokens, heads,
 kv_heads, GPU, VRAM, parameters, warnings) or the 400 it must get (the field named, why).
-Expected figures are worked out by hand in the comments (shapes: app/estimate/shape.py).
+Expected figures are worked out by hand in the comments (shapes: app/model/shape.py).
 """
 
 from __future__ import annotations

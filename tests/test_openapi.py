@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from app.api.query import OFFER_PARAMS, RANK_PARAMS
-from app.estimate.types import INTERCONNECT_LABELS
+from app.model.types import INTERCONNECT_LABELS
 
 pytestmark = pytest.mark.db
 

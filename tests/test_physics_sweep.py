@@ -18,11 +18,11 @@ import pytest
 
 from app.calibrate.dataset import Dataset, load_dataset
 from app.calibrate.validate import served_data
-from app.estimate.mfu import credible_max
-from app.estimate.pooled import PooledData, family
-from app.estimate.stacks import Stack
-from app.estimate.throughput import ThroughputModel
-from app.estimate.types import Architecture, Method, Precision, Situation, Workload
+from app.model.mfu import credible_max
+from app.model.pooled import PooledData, family
+from app.model.stacks import Stack
+from app.model.throughput import ThroughputModel
+from app.model.types import Architecture, Method, Precision, Situation, Workload
 from app.settings import PROJECT_ROOT
 
 PRECISIONS = (Precision.BF16_AMP, Precision.FP8, Precision.FP32)

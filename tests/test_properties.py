@@ -413,7 +413,7 @@ def test_answer_never_implies_more_than_the_credible_mfu(
 ) -> None:
     # implied MFU = samples/s × model FLOPs per sample ÷ the dense peak at the precision run;
     # main claimed 0.98 of an RTX 3090's 71 TFLOP/s (torchtune's 4090 LoRA row, now suspect)
-    from app.estimate import fitted
+    from app.model import fitted
 
     e = _estimate(client, {"preset": preset}, gpu)
     assert e["mfu"] is not None and e["hfu"] >= e["mfu"] > 0
@@ -423,7 +423,7 @@ def test_answer_never_implies_more_than_the_credible_mfu(
 
 
 def test_credible_mfu_table_is_measured() -> None:
-    from app.estimate import fitted
+    from app.model import fitted
 
     # every cell is a measured range inside the peak; transformers at 16-bit stay below the
     # 0.75 plausibility limit (torchtune's Llama 3.2 3B + compile on an A100: 0.69) and fp8

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from app.estimate.stacks import parse_stack
+from app.model.stacks import parse_stack
 from benchmarks.real_runs import CASE_STACKS, DEFAULT_CASES, stack_of, with_stacks
 
 

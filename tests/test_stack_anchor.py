@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from app.estimate.stacks import (
+from app.model.stacks import (
     EAGER_FACTOR,
     SOURCE_STACK,
     STACK_CLASS,

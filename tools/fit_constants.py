@@ -1,4 +1,4 @@
-"""Fit every constant of app/estimate/fitted.py from seed_data/ and rewrite that module.
+"""Fit every constant of app/model/fitted.py from seed_data/ and rewrite that module.
 
 Run from the repository root: ``python tools/fit_constants.py [--check]``. ``--check`` exits 1
 when the committed module differs from what the data gives (CI-friendly).
@@ -15,7 +15,7 @@ from app.calibrate.dataset import load_dataset
 from app.calibrate.fit import fit_all
 from app.settings import PROJECT_ROOT
 
-TARGET = PROJECT_ROOT / "app" / "estimate" / "fitted.py"
+TARGET = PROJECT_ROOT / "app" / "model" / "fitted.py"
 
 HEADER = '''"""Constants fitted from seed_data/ by ``python tools/fit_constants.py``; do not edit.
 
@@ -25,7 +25,7 @@ HEADER = '''"""Constants fitted from seed_data/ by ``python tools/fit_constants.
   element, fvcore count), DEFAULT_ACTIVATION_BYTES_PER_PARAM: fallbacks derived from those fits.
 * MFU_PRIOR: median achieved MFU per "family|precision class" over single-GPU measurements.
 * MFU_RANGE: "family|size|class" -> (10th percentile, median, highest MFU, highest HFU, rows)
-  of the measured rows that pass app/estimate/mfu.py's plausibility limit: the credible bound
+  of the measured rows that pass app/model/mfu.py's plausibility limit: the credible bound
   of every answer (app/calibrate/mfu_fit.py; rows listed in docs/mfu_table.md).
 * INTENSITY_SLOPE: per non-transformer family, slope of log achieved FLOP rate on log forward
   intensity (FLOPs per activation element), one point per workload, ridge-shrunk
@@ -35,7 +35,7 @@ HEADER = '''"""Constants fitted from seed_data/ by ``python tools/fit_constants.
   of pairs of networks measured under the same conditions (app/calibrate/validate.py
   fit_width_h0).
 * QLORA_SLOWDOWN: geometric mean LoRA/QLoRA throughput ratio (same model, same GPU).
-* COMM_OVERLAP, SCALING_LOSS_PER_DOUBLING: multi-GPU model (app/estimate/comm.py), fitted to
+* COMM_OVERLAP, SCALING_LOSS_PER_DOUBLING: multi-GPU model (app/model/comm.py), fitted to
   the 2-512 GPU measurements weighted by their communication share.
 * RANGE_FACTORS, MULTI_GPU_RANGE: 10th/90th percentiles of actual/predicted in
   served-path cross-validation, per situation and per basis (see app/calibrate/fit.py).

@@ -1,7 +1,7 @@
 """Write the ``WorkloadIn`` class of app/api/schemas.py from ``WORKLOAD_INPUTS``.
 
 Run from the repository root: ``python tools/gen_workload_in.py [--check]``. ``--check`` exits
-1 when the committed class differs from what :data:`app.estimate.types.WORKLOAD_INPUTS` gives
+1 when the committed class differs from what :data:`app.model.types.WORKLOAD_INPUTS` gives
 (``tests/test_workload_in.py`` runs it).
 
 The class is written out so that type checkers see its fields (a model made at run time with
@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from app.estimate.types import WORKLOAD_INPUTS, WorkloadInput
+from app.model.types import WORKLOAD_INPUTS, WorkloadInput
 from app.settings import PROJECT_ROOT
 
 TARGET = PROJECT_ROOT / "app" / "api" / "schemas.py"
@@ -26,7 +26,7 @@ BEGIN = (
 END = "# --- end of the written WorkloadIn ---\n"
 
 #: Request types that are not the core's own: the CUDA-only libraries are a list of those
-#: :mod:`app.estimate.compat` knows (``CudaLibrary``; the core holds them as a tuple of text).
+#: :mod:`app.model.compat` knows (``CudaLibrary``; the core holds them as a tuple of text).
 REQUEST_TYPES = {"cuda_only_libraries": "list[CudaLibrary]"}
 
 DOC = '''    """A training job. ``preset`` supplies defaults for every other field.
@@ -35,8 +35,8 @@ DOC = '''    """A training job. ``preset`` supplies defaults for every other fie
     per side, ``micro_batch_size`` samples per GPU per step, ``dataset_gb`` GB on disk,
     ``cpu_ms_per_sample`` CPU milliseconds of data loading per sample on one core.
 
-    One field per outside-given field of :class:`app.estimate.types.Workload`, described and
-    bounded by its :class:`~app.estimate.types.InputSpec` (:func:`request_field`).
+    One field per outside-given field of :class:`app.model.types.Workload`, described and
+    bounded by its :class:`~app.model.types.InputSpec` (:func:`request_field`).
     """
 '''
 

@@ -47,7 +47,7 @@ def render(seed_dir: Path) -> str:
         "12·L·h·s attention; no recompute) × samples/s per GPU ÷ the dense datasheet peak at",
         "the precision run; HFU counts the recomputed forward of activation checkpointing.",
         "Every answer is held below its cell's highest MFU and HFU (docs/model.md#throughput).",
-        "Rows above `app/estimate/mfu.py` IMPLAUSIBLE_MFU (transformers 0.75, others 1.0) are",
+        "Rows above `app/model/mfu.py` IMPLAUSIBLE_MFU (transformers 0.75, others 1.0) are",
         "held out of the data, listed at the end with the reason.",
         "",
         "Cells: family · size (parameters) · precision class (32: fp32/tf32, 16, 8: fp8).",

@@ -2,7 +2,7 @@
 
 ``7B``, ``25.6M``, ``50k``, ``8e9``, ``1,281,167`` in a query string or a JSON string, and an
 integral JSON number such as ``7e9`` (JSON writers emit large counts that way) all mean the
-same whole number. Which fields are counts is their :class:`~app.estimate.types.InputSpec`'s
+same whole number. Which fields are counts is their :class:`~app.model.types.InputSpec`'s
 ``count`` (``params``, ``samples_per_epoch``, ``tokens_per_epoch`` …).
 """
 

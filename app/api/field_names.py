@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from app.estimate.types import unwrap_optional
+from app.model.types import unwrap_optional
 
 #: :func:`difflib.get_close_matches`' default: below it a name is no likely typo of another
 CLOSE_ENOUGH = 0.6

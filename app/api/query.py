@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 from app.api.counts import COUNT_HELP, parse_count
 from app.api.field_names import unknown_field
 from app.api.schemas import OfferFilters, RankedOfferOut, RankRequest, WorkloadIn
-from app.estimate.types import WORKLOAD_INPUTS, Interconnect, unwrap_optional, version_tuple
+from app.model.types import WORKLOAD_INPUTS, Interconnect, unwrap_optional, version_tuple
 from app.services.estimates import offer_interconnect
 
 WORKLOAD_PARAMS: tuple[str, ...] = tuple(WorkloadIn.model_fields)
@@ -48,7 +48,7 @@ RANK_PARAMS: tuple[str, ...] = (*WORKLOAD_PARAMS, *FILTER_PARAMS, *RANK_OPTION_P
 OFFER_PARAMS: tuple[str, ...] = (*WORKLOAD_PARAMS, "currency")
 
 #: Workload fields that accept human counts: ``7B``, ``25.6M``, ``8e9``, ``1,281,167`` (those
-#: whose :class:`~app.estimate.types.InputSpec` says ``count``; the form's count boxes).
+#: whose :class:`~app.model.types.InputSpec` says ``count``; the form's count boxes).
 COUNT_PARAMS: tuple[str, ...] = tuple(n for n, given in WORKLOAD_INPUTS.items() if given.spec.count)
 
 

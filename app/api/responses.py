@@ -44,9 +44,9 @@ from app.api.schemas import (
     WarningOut,
 )
 from app.db.models import as_utc
-from app.estimate.cost import SpotAssumptions, price_per_gpu_hour
-from app.estimate.rank import pareto_front
-from app.estimate.types import Estimate, interconnect_label
+from app.model.cost import SpotAssumptions, price_per_gpu_hour
+from app.model.rank import pareto_front
+from app.model.types import Estimate, interconnect_label
 from app.services.estimates import (
     Budget,
     RankedOffer,

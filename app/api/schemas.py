@@ -20,7 +20,7 @@ from pydantic import (
 )
 
 from app.api.counts import COUNT_PATTERN, count_value
-from app.estimate.types import (
+from app.model.types import (
     VERSION_PATTERN,
     WORKLOAD_INPUTS,
     Architecture,
@@ -109,7 +109,7 @@ def described_as(model: type[BaseModel], name: str, **field_kwargs: Any) -> Any:
 
 def _is_array(annotation: Any) -> bool:
     """Whether a field's type is a list (or tuple/set), optional or not
-    (:func:`~app.estimate.types.unwrap_optional`)."""
+    (:func:`~app.model.types.unwrap_optional`)."""
     return typing.get_origin(unwrap_optional(annotation)) in (list, tuple, set, frozenset)
 
 
@@ -152,12 +152,12 @@ MAX_PRICE = 1e9
 
 Billing = Literal["on_demand", "spot", "reserved_1y", "reserved_3y"]
 
-#: Libraries :mod:`app.estimate.compat` knows the software stack of.
+#: Libraries :mod:`app.model.compat` knows the software stack of.
 CudaLibrary = Literal["bitsandbytes", "flash-attn", "transformer-engine"]
 
 
 class SpotIn(BaseModel):
-    """Spot assumptions (see :class:`app.estimate.cost.SpotAssumptions` for the defaults)."""
+    """Spot assumptions (see :class:`app.model.cost.SpotAssumptions` for the defaults)."""
 
     model_config = REQUEST_CONFIG
 
@@ -174,7 +174,7 @@ class SpotIn(BaseModel):
 
 def request_field(name: str) -> Any:
     """The :data:`WORKLOAD_INPUTS` field ``name`` as an optional request field (absent: the
-    preset's or the core's default): its :class:`~app.estimate.types.InputSpec` as pydantic
+    preset's or the core's default): its :class:`~app.model.types.InputSpec` as pydantic
     constraints. The field's type is written in :class:`WorkloadIn` (by
     ``tools/gen_workload_in.py``, which checks it against the input's ``kind``).
 
@@ -215,7 +215,7 @@ def count_schema(constraints: dict[str, Any]) -> dict[str, Any]:
     return {"anyOf": forms, "oneOf": forms}
 
 
-#: The workload's count fields (their :class:`~app.estimate.types.InputSpec` says ``count``).
+#: The workload's count fields (their :class:`~app.model.types.InputSpec` says ``count``).
 COUNT_FIELDS: tuple[str, ...] = tuple(n for n, given in WORKLOAD_INPUTS.items() if given.spec.count)
 
 
@@ -241,8 +241,8 @@ class WorkloadIn(CountsIn):
     per side, ``micro_batch_size`` samples per GPU per step, ``dataset_gb`` GB on disk,
     ``cpu_ms_per_sample`` CPU milliseconds of data loading per sample on one core.
 
-    One field per outside-given field of :class:`app.estimate.types.Workload`, described and
-    bounded by its :class:`~app.estimate.types.InputSpec` (:func:`request_field`).
+    One field per outside-given field of :class:`app.model.types.Workload`, described and
+    bounded by its :class:`~app.model.types.InputSpec` (:func:`request_field`).
     """
 
     model_config = REQUEST_CONFIG

@@ -18,7 +18,7 @@ from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_429_TOO_MA
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy.orm import Session
 
-from app.estimate.types import Precision
+from app.model.types import Precision
 from app.services.reference import ReferenceData
 from app.services.submissions import (
     RateLimiter,

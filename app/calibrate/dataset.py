@@ -1,6 +1,6 @@
 """The calibration data set: seed CSVs read straight into core types (no database).
 
-Used by ``tools/fit_constants.py`` (which writes :mod:`app.estimate.fitted`) and by
+Used by ``tools/fit_constants.py`` (which writes :mod:`app.model.fitted`) and by
 ``python -m benchmarks.accuracy`` (cross-validation), so both see exactly the same rows.
 """
 
@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from app.db.seed import memory_overlay, read_preset_facts, with_memory_overlay, workload_cells
-from app.estimate.stacks import published_run_stack
-from app.estimate.types import BenchmarkPoint, GpuSpec, Precision, Workload
+from app.model.stacks import published_run_stack
+from app.model.types import BenchmarkPoint, GpuSpec, Precision, Workload
 from app.services.presets import build_workload, flops_table
 
 

@@ -1,4 +1,4 @@
-"""Derive every constant of :mod:`app.estimate.fitted` from the seed data.
+"""Derive every constant of :mod:`app.model.fitted` from the seed data.
 
 Run through ``python tools/fit_constants.py``; re-running reproduces the committed module
 byte for byte (tests check it). Order matters: memory fits and priors first, then the
@@ -35,8 +35,8 @@ from app.calibrate.validate import (
     precision_switch,
     qlora_pairs,
 )
-from app.estimate.memory import CUDA_CONTEXT_GIB, GIB, SLACK
-from app.estimate.types import SITUATION_BASIS, Precision, Situation, range_situation
+from app.model.memory import CUDA_CONTEXT_GIB, GIB, SLACK
+from app.model.types import SITUATION_BASIS, Precision, Situation, range_situation
 
 #: Share of held-out measurements the low–high range should contain.
 RANGE_COVERAGE = 0.8
@@ -126,7 +126,7 @@ def _log_errors(residuals: Sequence[Residual]) -> list[float]:
 
 
 def fit_multigpu(ds: Dataset, pairs: Sequence[MultiPair] | None = None) -> dict[str, Any]:
-    """``SCALING_LOSS_PER_DOUBLING`` κ and ``COMM_OVERLAP`` of :mod:`app.estimate.comm`.
+    """``SCALING_LOSS_PER_DOUBLING`` κ and ``COMM_OVERLAP`` of :mod:`app.model.comm`.
 
     The bandwidths are published figures (``seed_data/link_bandwidth.csv``); only these two
     are fitted, on the multi-GPU rows with a 1-GPU partner in the same suite (``pairs``,

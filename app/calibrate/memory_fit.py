@@ -1,7 +1,7 @@
 """Fit and leave-one-source-out validation of the memory model on ``memory_cases.csv``.
 
 Each published case (``seed_data/memory_cases.csv``) is predicted through the same core the
-API serves (:func:`app.estimate.memory.peak_memory_bytes` / :func:`estimate_memory`), in the
+API serves (:func:`app.model.memory.peak_memory_bytes` / :func:`estimate_memory`), in the
 metric its source reports:
 
 * ``alloc`` / ``active``: bytes allocated (``torch.cuda.max_memory_allocated``);
@@ -30,8 +30,8 @@ from dataclasses import dataclass, replace
 
 from app.calibrate.dataset import Dataset
 from app.calibrate.validate import case_workload
-from app.estimate import fitted
-from app.estimate.memory import (
+from app.model import fitted
+from app.model.memory import (
     DEFAULT_PARAMS,
     GIB,
     SLACK,
@@ -40,7 +40,7 @@ from app.estimate.memory import (
     peak_memory_bytes,
     usable_vram_gib,
 )
-from app.estimate.types import Architecture, Method, OomRisk, Sharding, VisionTask, Workload
+from app.model.types import Architecture, Method, OomRisk, Sharding, VisionTask, Workload
 
 #: Priors (sources in MemoryParams' docstring); the fit starts here.
 PRIOR = MemoryParams(

@@ -1,11 +1,11 @@
 """The credible-MFU table (``fitted.MFU_RANGE``) from the measured rows, and its provenance.
 
 Every usable row (not suspect, GPU known or placed by
-:func:`app.estimate.pooled.place_unstated_variants`, preset known, run at the preset's
-sequence length or converted to it) gets its implied MFU and HFU (:mod:`app.estimate.mfu`):
+:func:`app.model.pooled.place_unstated_variants`, preset known, run at the preset's
+sequence length or converted to it) gets its implied MFU and HFU (:mod:`app.model.mfu`):
 per GPU, as published (a multi-GPU row's scaling loss stays in its MFU). Rows of a GPU that
 runs the precision at another rate class (no 16-bit tensor cores) are left out; rows above
-:data:`app.estimate.mfu.IMPLAUSIBLE_MFU` are held with their reason. ``tools/mfu_table.py``
+:data:`app.model.mfu.IMPLAUSIBLE_MFU` are held with their reason. ``tools/mfu_table.py``
 writes every row and cell to ``docs/mfu_table.md``.
 """
 
@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from app.calibrate.dataset import Dataset, row_workload
-from app.estimate.mfu import implausible_mfu_reason, mfu_class, range_key, row_utilisation
-from app.estimate.pooled import family, place_unstated_variants, rate_class
-from app.estimate.types import BenchmarkPoint
+from app.model.mfu import implausible_mfu_reason, mfu_class, range_key, row_utilisation
+from app.model.pooled import family, place_unstated_variants, rate_class
+from app.model.types import BenchmarkPoint
 
 
 @dataclass(frozen=True, slots=True)

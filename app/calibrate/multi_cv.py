@@ -8,7 +8,7 @@ with a whole group of rows removed from the data and from the multi-GPU fit
 
 * leave-one-GPU-count-out: every row measured at that GPU count (any GPU, any workload);
 * leave-one-link-class-out: every multi-GPU row over that link class
-  (:class:`app.estimate.comm.LinkClass`), so the class's answers come from the published
+  (:class:`app.model.comm.LinkClass`), so the class's answers come from the published
   bandwidths and the constants fitted on the other classes.
 """
 
@@ -27,12 +27,12 @@ from app.calibrate.validate import (
     served_data,
     served_residual,
 )
-from app.estimate.comm import topology
-from app.estimate.types import BenchmarkPoint
+from app.model.comm import topology
+from app.model.types import BenchmarkPoint
 
 
 def pair_link_class(ds: Dataset, r: BenchmarkPoint) -> str:
-    """The link class a benchmark row ran over (:func:`app.estimate.comm.topology`);
+    """The link class a benchmark row ran over (:func:`app.model.comm.topology`);
     ``unknown`` for a GPU outside the catalog."""
     if r.gpu not in ds.catalog:
         return "unknown"

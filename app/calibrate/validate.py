@@ -25,25 +25,25 @@ from typing import Any, cast
 from app.calibrate.dataset import Dataset, Preset, rate_rows, row_workload, units
 from app.calibrate.mfu_fit import fit_mfu_range
 from app.db.seed import workload_cells
-from app.estimate import fitted
-from app.estimate.comm import CommEstimate
-from app.estimate.flops import matmul_width
-from app.estimate.linalg import lstsq
-from app.estimate.memory import (
+from app.model import fitted
+from app.model.comm import CommEstimate
+from app.model.flops import matmul_width
+from app.model.linalg import lstsq
+from app.model.memory import (
     CUDA_CONTEXT_GIB,
     NCCL_GIB,
     SLACK,
     estimate_memory,
     peak_memory_bytes,
 )
-from app.estimate.multigpu import (
+from app.model.multigpu import (
     effective_interconnect,
     multi_gpu_comm,
     multi_gpu_efficiency,
 )
-from app.estimate.pooled import PooledData, family, suite_of
-from app.estimate.scaling import F_COMPUTE, blend_predict, fp32_ratio_predict, group_key
-from app.estimate.throughput import (
+from app.model.pooled import PooledData, family, suite_of
+from app.model.scaling import F_COMPUTE, blend_predict, fp32_ratio_predict, group_key
+from app.model.throughput import (
     FlopsTable,
     ThroughputModel,
     flops_peak_tflops,
@@ -53,7 +53,7 @@ from app.estimate.throughput import (
     training_flops_per_sample,
     transformer_flops,
 )
-from app.estimate.types import (
+from app.model.types import (
     TRANSFORMER_ARCHITECTURES,
     Architecture,
     BenchmarkPoint,
@@ -101,7 +101,7 @@ def ape_stats(values: Sequence[float]) -> tuple[float, float, int]:
 
 @contextlib.contextmanager
 def patched(**constants: Any) -> Iterator[None]:
-    """Temporarily replace constants of :mod:`app.estimate.fitted` (per-fold refits)."""
+    """Temporarily replace constants of :mod:`app.model.fitted` (per-fold refits)."""
     old = {k: getattr(fitted, k) for k in constants}
     for k, v in constants.items():
         setattr(fitted, k, v)
@@ -521,8 +521,8 @@ def fit_intensity_slope(
 
 
 #: a transformer network's shape as the width fit reads it: (matmul FLOPs, attention FLOPs)
-#: per sample (:func:`app.estimate.throughput.training_flops_per_sample`'s two parts) and
-#: matmul width (:func:`app.estimate.flops.matmul_width`)
+#: per sample (:func:`app.model.throughput.training_flops_per_sample`'s two parts) and
+#: matmul width (:func:`app.model.flops.matmul_width`)
 WidthShape = tuple[float, float, float]
 #: ((matmul, attention, width) of network a, of network b, mean log rate_a / rate_b)
 WidthPair = tuple[WidthShape, WidthShape, float]
@@ -586,7 +586,7 @@ def width_pairs(
     different networks (:func:`network_key`; a sample is a sequence), workloads in
     ``exclude`` left out. A multi-GPU row's per-GPU rate
     is divided by the modelled data-parallel efficiency
-    (:func:`app.estimate.multigpu.multi_gpu_efficiency`, as the pooled model places it), so
+    (:func:`app.model.multigpu.multi_gpu_efficiency`, as the pooled model places it), so
     the communication cost of a bigger model is not read as a width effect. ``points``: the
     rows to pair (default every row; a fold passes its training rows)."""
     cells: dict[tuple[object, ...], dict[tuple[object, ...], list[float]]] = {}
@@ -617,7 +617,7 @@ def best_width_h0(pairs: Sequence[WidthPair]) -> float:
     """The ``h₀`` on a log grid (0, and 10 … 31,623 in steps of 10^0.01, about 2.3 %) with
     the least squared error of ``y = log(T_b / T_a)`` over the pairs (:func:`width_pairs`),
     ``T = M·(1 + h₀/h) + A`` the time-weighted FLOPs of
-    :func:`app.estimate.throughput.width_weighted_flops` (M matmul, A attention FLOPs per
+    :func:`app.model.throughput.width_weighted_flops` (M matmul, A attention FLOPs per
     sample, h matmul width). Pairs made at h₀ = 1,000 give the grid point nearest it, 1,000.
     """
 
@@ -746,7 +746,7 @@ def comm_share(ds: Dataset, pair: MultiPair) -> float:
 
 def multigpu_residuals(ds: Dataset, pairs: Sequence[MultiPair] | None = None) -> list[Residual]:
     """Multi-GPU rows predicted as 1-GPU throughput × n × η (baseline: linear scaling), the
-    residual's basis the row's link class (:class:`app.estimate.comm.LinkClass`)."""
+    residual's basis the row's link class (:class:`app.model.comm.LinkClass`)."""
     out = []
     for pair in multi_pairs(ds) if pairs is None else pairs:
         r, base, _ = pair

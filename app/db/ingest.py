@@ -44,8 +44,8 @@ from sqlalchemy.orm import Session
 from app.db.models import GpuModel, InstanceOffer, PriceObservation, Provider, as_utc
 from app.db.seed import build_normaliser, load_extra_aliases
 from app.db.trust import assess_offers, load_trust_context
-from app.estimate.types import interconnect_label
 from app.gpu_names import GpuNameNormaliser, form_hint, offer_vram
+from app.model.types import interconnect_label
 from app.price_age import PRICE_KIND_OF_SOURCE, SOURCE_KINDS
 from app.price_age import source_kind as source_of
 from scrapers.records import ScrapedOffer

@@ -34,8 +34,8 @@ from app.db.models import (
     utcnow,
 )
 from app.db.trust import assess_offers, load_trust_context
-from app.estimate.types import WORKLOAD_INPUTS, interconnect_label
 from app.gpu_names import CatalogGpu, GpuNameNormaliser, form_hint, offer_vram
+from app.model.types import WORKLOAD_INPUTS, interconnect_label
 from app.price_age import SEED_PRICE_KINDS
 
 log = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ def _cell_kind(kind: type) -> type:
 
 
 #: Workload fields a preset row carries (the flat workload of the API), with their cell types:
-#: every outside-given field of the core workload (:data:`app.estimate.types.WORKLOAD_INPUTS`)
+#: every outside-given field of the core workload (:data:`app.model.types.WORKLOAD_INPUTS`)
 #: but ``preset``, which is the row's own slug.
 PRESET_FIELDS: dict[str, type] = {
     name: _cell_kind(given.kind) for name, given in WORKLOAD_INPUTS.items() if name != "preset"

@@ -20,7 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.db.models import CurrencyRate, GpuModel, InstanceOffer, PriceObservation
-from app.estimate.cost import UnknownCurrencyError, convert
+from app.model.cost import UnknownCurrencyError, convert
 from app.plausibility import OfferFacts, PriceBands, PricePoint, check_offer
 
 

@@ -14,8 +14,8 @@ from sqlalchemy import ColumnElement, String, cast, func, or_, select
 from sqlalchemy.orm import Session
 
 from app.db.models import GpuModel, ThroughputBenchmark
-from app.estimate.cost import UnknownCurrencyError, convert, price_per_gpu_hour
 from app.gpu_names import parse_name
+from app.model.cost import UnknownCurrencyError, convert, price_per_gpu_hour
 from app.services.offers import FilterError, OfferRow
 from app.services.reference import ReferenceData
 from app.services.snapshot import matching_offers

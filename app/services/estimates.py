@@ -10,9 +10,10 @@ from typing import Any, cast
 import numpy as np
 from sqlalchemy.orm import Session
 
-from app.estimate.anchor import Anchor, anchored
-from app.estimate.compat import effective_precision
-from app.estimate.cost import (
+from app.gpu_names import LabelError, form_hint
+from app.model.anchor import Anchor, anchored
+from app.model.compat import effective_precision
+from app.model.cost import (
     SpotAssumptions,
     UnknownCurrencyError,
     combine,
@@ -23,11 +24,11 @@ from app.estimate.cost import (
     spot_expected_hours,
     tokens_per_sample,
 )
-from app.estimate.memory import estimate_memory, vram_per_gpu_gib
-from app.estimate.offload import offload_slowed
-from app.estimate.rank import Candidate, CandidateColumns, Ranked, rank_columns
-from app.estimate.throughput import ThroughputModel
-from app.estimate.types import (
+from app.model.memory import estimate_memory, vram_per_gpu_gib
+from app.model.offload import offload_slowed
+from app.model.rank import Candidate, CandidateColumns, Ranked, rank_columns
+from app.model.throughput import ThroughputModel
+from app.model.types import (
     Estimate,
     GpuSpec,
     Hardware,
@@ -39,7 +40,6 @@ from app.estimate.types import (
     Workload,
     interconnect_class,
 )
-from app.gpu_names import LabelError, form_hint
 from app.services.offers import (
     FilterError,
     OfferRow,
@@ -62,7 +62,7 @@ class HardwareError(ValueError):
 
 def offer_interconnect(label: str | None) -> Interconnect | None:
     """An offer's interconnect word as the core's link class
-    (:func:`app.estimate.types.interconnect_class`: NVSwitch boards are NVLink)."""
+    (:func:`app.model.types.interconnect_class`: NVSwitch boards are NVLink)."""
     return interconnect_class(label)
 
 
@@ -186,7 +186,7 @@ def price_in(
 class _Models:
     """Throughput models of ``w`` per precision a GPU really runs it at (issue 10: bf16 on a
     V100 runs at the fp32 rate, fp8 before Ada/Hopper at bf16; see
-    :func:`app.estimate.compat.effective_precision`)."""
+    :func:`app.model.compat.effective_precision`)."""
 
     def __init__(self, w: Workload, reference: Workload | None, ref: ReferenceData):
         self.w, self.reference, self.ref = w, reference, ref
@@ -221,7 +221,7 @@ class ConfigEstimates:
     Throughput depends only on (GPU, GPU count, interconnect) and memory only on (VRAM per
     GPU, whole GPUs), so a ranking needs one of each per distinct configuration (hundreds for
     10,000 offers). The values are exactly what :meth:`ThroughputModel.estimate` and
-    :func:`app.estimate.memory.estimate_memory` (the served functions, also run by the
+    :func:`app.model.memory.estimate_memory` (the served functions, also run by the
     accuracy harness) return, computed once: :func:`config_estimates` keeps one instance per
     (workload, reference workload) on the reference data, so later requests for the same
     workload reuse them until the reference data reloads. At most :attr:`max_entries`
@@ -285,7 +285,7 @@ class ConfigEstimates:
     ) -> ThroughputEstimate:
         """Samples/s of ``gpu_count`` × ``gpu`` at the precision the GPU runs the workload
         at, from the published measurements alone, slowed by the PCIe traffic of CPU
-        offloading (:func:`app.estimate.offload.offload_slowed`); memoised for catalog GPUs
+        offloading (:func:`app.model.offload.offload_slowed`); memoised for catalog GPUs
         (a GPU spec not from the catalog is estimated afresh)."""
         key = (gpu.name, gpu_count, interconnect)
         tp = self._tp.get(key)
@@ -307,7 +307,7 @@ class ConfigEstimates:
         self, vram_gib: float, gpu_count: float, *, with_fixes: bool, gpu: str | None = None
     ) -> MemoryEstimate:
         """Peak memory per GPU with ``vram_gib`` GiB per GPU of card ``gpu`` (its
-        driver-reported share: :mod:`app.estimate.vram`; ``with_fixes``: the changes that
+        driver-reported share: :mod:`app.model.vram`; ``with_fixes``: the changes that
         would fit when the risk is high). Memoised per (VRAM, whole GPUs ≥ 1, card), the only
         way :func:`estimate_memory` uses the GPU count."""
         key = (vram_gib, max(math.floor(gpu_count), 1), with_fixes, gpu)
@@ -347,7 +347,7 @@ def estimate_what_if(
     """Estimate for a hardware configuration with no offer (``billing`` ``spot`` adds the
     interruption warning and expected cost; ``anchor``, a rate the user measured for this job,
     moves it by the measured ÷ estimated ratio on the anchor's machine:
-    :func:`app.estimate.anchor.anchored`)."""
+    :func:`app.model.anchor.anchored`)."""
     vram = vram_per_gpu_gib(hw.gpu.vram_gib, hw.vram_gib_per_gpu, hw.gpu_count)
     configs = config_estimates(w, reference, ref)
     memory = configs.memory(vram, hw.gpu_count, with_fixes=True, gpu=hw.gpu.name)
@@ -415,7 +415,7 @@ class Budget:
 
     ``max_total_cost`` in the request's currency and ``max_total_hours`` wall-clock hours, both
     for all epochs; spot offers are judged by their expected time and cost (interruptions
-    included, :func:`app.estimate.cost.spot_expected_hours`). ``exclude_spot`` drops them.
+    included, :func:`app.model.cost.spot_expected_hours`). ``exclude_spot`` drops them.
     ``at_high_end`` judges each offer at the slow end of its range (the low throughput, as
     ``epoch_hours_high`` and ``total_cost_high`` give it), so the budget holds if the run is as
     slow as the range allows.
@@ -449,7 +449,7 @@ def rank_offers(
     With ``bookable_fresh_first`` offers that cannot be rented as listed (price indices,
     quoted examples) rank after every bookable one, and an old or undated price
     (:mod:`app.price_age`, at ``now``) after every fresh dated offer of the same GPU model
-    and count (:func:`app.estimate.rank.rank_columns`).
+    and count (:func:`app.model.rank.rank_columns`).
 
     Throughput depends only on (GPU, count, interconnect) and memory on (VRAM, count), so each
     is computed once per distinct configuration and kept for later requests of the same
@@ -498,7 +498,7 @@ def rank_offers(
         rate = cast(float, price_in(1.0, c, currency, ref))
         prices[currencies == c] *= rate
     # samples/s: the configuration's, capped by the data loader of the offer's vCPUs (the
-    # scalar rules of app.estimate.cost applied once per distinct value)
+    # scalar rules of app.model.cost applied once per distinct value)
     config_rate = np.array(
         [c[0].samples_per_s if c is not None else 0.0 for c in config_est], dtype=np.float64
     ).reshape(-1)

@@ -22,9 +22,9 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, aliased
 
 from app.db.models import GpuModel, InstanceOffer, Provider, RefreshRun, as_utc, utcnow
-from app.estimate.cost import UnknownCurrencyError, conversion_steps, convert
-from app.estimate.memory import vram_per_gpu_gib
 from app.gpu_names import LabelError, form_hint
+from app.model.cost import UnknownCurrencyError, conversion_steps, convert
+from app.model.memory import vram_per_gpu_gib
 from app.price_age import BOOKABLE_KINDS, TIERS, PriceAge, price_age
 from app.services.reference import ReferenceData
 from app.services.regions import matching_regions
@@ -393,8 +393,8 @@ def _exact_filtered(
 ) -> Select[Any]:
     """:func:`_filtered` plus, in SQL, what :func:`_post_filter` does in Python: VRAM as
     :func:`vram_gib` gives it, and the price converted to ``currency`` as
-    :func:`app.estimate.cost.convert` does (the same float multiplies and divides by the same
-    rates, :func:`app.estimate.cost.conversion_steps`, so both paths keep exactly the same
+    :func:`app.model.cost.convert` does (the same float multiplies and divides by the same
+    rates, :func:`app.model.cost.conversion_steps`, so both paths keep exactly the same
     offers).
 
     Raises:
@@ -411,7 +411,7 @@ def _exact_filtered(
         )
         listed = func.nullif(InstanceOffer.vram_gib_per_gpu, 0)
         count = InstanceOffer.gpu_count
-        # app.estimate.memory.vram_per_gpu_gib in SQL: a fractional GPU gets its share of the
+        # app.model.memory.vram_per_gpu_gib in SQL: a fractional GPU gets its share of the
         # card unless the listing states the slice's memory
         share = case(
             (count >= 1, func.coalesce(listed, catalog_vram)),
@@ -484,7 +484,7 @@ def offer_counts_by_gpu(session: Session) -> dict[int, int]:
 
 def vram_gib(row: OfferRow, ref: ReferenceData) -> float | None:
     """VRAM one (possibly fractional) GPU of an offer gives a job, as the estimates use it
-    (:func:`app.estimate.memory.vram_per_gpu_gib`); the listed figure when the GPU model is
+    (:func:`app.model.memory.vram_per_gpu_gib`); the listed figure when the GPU model is
     unknown. The ``min_vram_gib`` filter and the offers' ``vram_gib_per_gpu`` both use this."""
     if row.gpu_model_id is None:
         return row.vram_gib_per_gpu

@@ -6,10 +6,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields as dc_fields
 from typing import Any
 
-from app.estimate.pooled import PooledData
-from app.estimate.stacks import parse_stack
-from app.estimate.throughput import family, label_workloads, training_flops_per_sample
-from app.estimate.types import (
+from app.model.pooled import PooledData
+from app.model.stacks import parse_stack
+from app.model.throughput import family, label_workloads, training_flops_per_sample
+from app.model.types import (
     Architecture,
     Attention,
     BaseDtype,

@@ -12,7 +12,7 @@ import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from app.estimate.cost import UnknownCurrencyError, conversion_path
+from app.model.cost import UnknownCurrencyError, conversion_path
 from app.services.reference import ReferenceData
 
 #: A rate older than this many days is flagged. The two sources of the seed's rates publish a
@@ -40,7 +40,7 @@ def rates_used(
     ref: ReferenceData, currencies: Iterable[str], target: str, now: dt.datetime | None = None
 ) -> list[RateUsed]:
     """The stored rates that convert each of ``currencies`` to ``target``
-    (:func:`app.estimate.cost.conversion_path`), each once, in the order first used;
+    (:func:`app.model.cost.conversion_path`), each once, in the order first used;
     currencies without a rate to ``target`` are skipped (the answer says they are unpriced)."""
     today = (now or dt.datetime.now(dt.UTC)).date()
     out: dict[tuple[str, str], RateUsed] = {}

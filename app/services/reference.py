@@ -21,9 +21,9 @@ from sqlalchemy.orm import Session
 
 from app.db.models import CurrencyRate, GpuModel, ThroughputBenchmark, WorkloadPreset
 from app.db.seed import build_normaliser, load_extra_aliases
-from app.estimate.pooled import PooledData
-from app.estimate.types import BenchmarkPoint, GpuSpec, Precision
 from app.gpu_names import GpuIdentity, GpuMatch, GpuNameNormaliser, LabelError
+from app.model.pooled import PooledData
+from app.model.types import BenchmarkPoint, GpuSpec, Precision
 from app.services.presets import flops_table, throughput_data
 from app.services.submitted import SUBMITTED, ConfigKey, SubmittedRun
 

@@ -31,9 +31,9 @@ from sqlalchemy import Connection, Select, func, select
 from sqlalchemy.orm import Session
 
 from app.db.models import CatalogVersion, Provider, RefreshRun, as_utc
-from app.estimate.cost import UnknownCurrencyError, conversion_steps
-from app.estimate.memory import vram_per_gpu_gib
 from app.gpu_names import form_hint
+from app.model.cost import UnknownCurrencyError, conversion_steps
+from app.model.memory import vram_per_gpu_gib
 from app.price_age import AGE_TIERS_DAYS, BOOKABLE_KINDS
 from app.services.offers import (
     _COLUMNS,
@@ -269,8 +269,8 @@ class OfferSnapshot:
         self, keep: np.ndarray, max_price: float, ref: ReferenceData, currency: str
     ) -> np.ndarray:
         """Priced offers whose price in ``currency`` is at most ``max_price``: each listed
-        price converted by :func:`app.estimate.cost.conversion_steps` (the same float
-        operations as :func:`app.estimate.cost.convert`)."""
+        price converted by :func:`app.model.cost.conversion_steps` (the same float
+        operations as :func:`app.model.cost.convert`)."""
         price = self.columns["price_per_hour"]
         currencies = self.columns["currency"]
         priced = ~np.isnan(price)
@@ -291,7 +291,7 @@ class OfferSnapshot:
     # --- derived answers ----------------------------------------------------------------
 
     def price_trust(self, index: np.ndarray, now: dt.datetime) -> dict[str, np.ndarray]:
-        """The price-trust columns of :class:`app.estimate.rank.CandidateColumns` for rows
+        """The price-trust columns of :class:`app.model.rank.CandidateColumns` for rows
         ``index`` at ``now``: ``unbookable``, ``demoted`` (old or undated), ``fresh`` and
         ``group``: :func:`app.price_age.price_age` on arrays (age in days since the price's
         date, never negative, against the bounds of its kind)."""

@@ -37,7 +37,7 @@ from app.db.models import (
     ThroughputBenchmark,
     as_utc,
 )
-from app.estimate.types import Precision
+from app.model.types import Precision
 from app.services.estimates import (
     ConfigEstimates,
     HardwareError,

@@ -27,7 +27,7 @@ import statistics
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from app.estimate.types import (
+from app.model.types import (
     SITUATION_BASIS,
     Evidence,
     Precision,

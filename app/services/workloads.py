@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from app.estimate.shape import TRANSFORMERS, shape_errors, shape_params, too_few_multiplied
-from app.estimate.stacks import preset_stack
-from app.estimate.throughput import training_flops_per_sample
-from app.estimate.types import Workload
+from app.model.shape import TRANSFORMERS, shape_errors, shape_params, too_few_multiplied
+from app.model.stacks import preset_stack
+from app.model.throughput import training_flops_per_sample
+from app.model.types import Workload
 from app.services.presets import build_workload
 from app.services.reference import Preset, ReferenceData
 
@@ -243,7 +243,7 @@ def resolve_workload(
 
 
 #: architectures whose LoRA/QLoRA adapters the estimator counts
-#: (:func:`app.estimate.memory.lora_trainable_params`)
+#: (:func:`app.model.memory.lora_trainable_params`)
 LORA_ARCHITECTURES = ("transformer_encoder", "transformer_decoder", "vit", "diffusion_unet")
 #: fields that mean nothing for some architectures / methods: (field, applies to it?, why);
 #: checked in order (``method`` put back first, so a ``lora_rank`` with it goes too)
@@ -300,7 +300,7 @@ def _drop_stale_activations(
     """A preset's published activation count describes its own network: when the client
     changes the network (``forward_gflops_per_sample``, ``params`` or ``architecture``)
     without giving a count, drop the preset's from ``merged`` (the per-GFLOP activation rule
-    of :mod:`app.estimate.memory` takes over) and return a note saying so. E.g.
+    of :mod:`app.model.memory` takes over) and return a note saying so. E.g.
     vgg16-imagenet-tf with its forward GFLOPs doubled kept VGG-16's 13.56 M elements and the
     preset's peak."""
     count = base.get("forward_activations_per_sample")
@@ -333,7 +333,7 @@ def _drop_stale_lookup(
     ``params`` and restating the preset's count changes nothing). Changing only ``layers``
     (and ``params``) keeps it silently: the tables stay the same. An encoder preset without
     the field counts its token table, vocab × hidden (its default,
-    :func:`app.estimate.flops.matmul_params`), and keeps that count the same way: a wider or
+    :func:`app.model.flops.matmul_params`), and keeps that count the same way: a wider or
     larger-vocabulary encoder on the preset's parameters does not lose multiplied
     parameters to a table that grew. Returns the notes.
 
@@ -349,7 +349,7 @@ def _drop_stale_lookup(
         and bool(base.get("hidden_size"))
     )
     if implicit:
-        # an encoder preset's token table, vocab × hidden (app.estimate.flops.matmul_params)
+        # an encoder preset's token table, vocab × hidden (app.model.flops.matmul_params)
         count = base["vocab_size"] * base["hidden_size"]
     if count is None or given.get("lookup_params") is not None:
         return ()
@@ -396,7 +396,7 @@ def _drop_stale_lookup(
     )
 
 
-#: the architectures built of transformer blocks (:data:`app.estimate.shape.TRANSFORMERS`)
+#: the architectures built of transformer blocks (:data:`app.model.shape.TRANSFORMERS`)
 TRANSFORMER_NAMES = tuple(a.value for a in TRANSFORMERS)
 #: the shape fields of a transformer whose change moves the parameter count
 SHAPE_FIELDS = ("layers", "hidden_size", "heads", "kv_heads", "ffn_hidden_size", "vocab_size")
@@ -416,7 +416,7 @@ def _follow_shape(
       (kv_heads = heads); on a grouped-query one it stays while it divides them, else keeps
       the preset's group size;
     * any shape field changed and no ``params`` given: ``params`` is the preset's count plus
-      what the changed shape adds or removes (:func:`app.estimate.shape.shape_params`, with
+      what the changed shape adds or removes (:func:`app.model.shape.shape_params`, with
       the plain or gated MLP and tied or untied embedding that fits the preset's count best;
       the blocks only where the preset's tables are lookup-only and kept, an encoder's token
       table or a preset's ``lookup_params``: :func:`_drop_stale_lookup`).
@@ -476,7 +476,7 @@ def _follow_shape(
                 "params",
                 params,
                 f"the preset's count with its {', '.join(changed)} changed "
-                "(app/estimate/shape.py); give params for your model",
+                "(app/model/shape.py); give params for your model",
             )
     return tuple(notes)
 
@@ -488,7 +488,7 @@ def _count_text(value: Any) -> str:
 
 def _shape_moved_params(base: dict[str, Any], merged: dict[str, Any]) -> int | None:
     """The preset's ``params`` plus the count its changed shape adds or removes: the
-    :func:`~app.estimate.shape.shape_params` form (plain or gated MLP, tied or untied
+    :func:`~app.model.shape.shape_params` form (plain or gated MLP, tied or untied
     embedding) nearest to the preset's own count, taken at both shapes; ``None`` when the
     shape is unknown or the count would not be positive."""
     old = build_workload({k: base.get(k) for k in ("architecture", *SHAPE_FIELDS)})
@@ -532,7 +532,7 @@ def _epoch_counts(
     * ``samples_per_epoch`` given (other than the preset's) without a token count: the
       preset's ``tokens_per_epoch`` counts the preset's own dataset, not the user's, so it is
       dropped and each sample counts as a full ``seq_len`` sequence (samples × seq_len,
-      :func:`app.estimate.cost.epoch_plan`). The preset's ``packed`` goes with it (the
+      :func:`app.model.cost.epoch_plan`). The preset's ``packed`` goes with it (the
       answer then warns ``epoch_tokens_padded``: the count was assumed), unless the preset's
       samples are whole windows of a token stream (its tokens fill every sample: GPT-2 on
       OpenWebText, Transformer-XL on WikiText-103), where samples × seq_len is exact.

@@ -28,7 +28,7 @@ from jinja2 import pass_context
 from jinja2.runtime import Context
 from markupsafe import Markup, escape
 
-from app.estimate.cost import price_per_gpu_hour
+from app.model.cost import price_per_gpu_hour
 from app.price_age import age_text
 from app.web.i18n import N_, babel_locale, context_lang, translations
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from app.estimate.rank import SORT_KEYS
-from app.estimate.types import WORKLOAD_INPUTS
+from app.model.rank import SORT_KEYS
+from app.model.types import WORKLOAD_INPUTS
 from app.web.i18n import N_
 
 
@@ -88,7 +88,7 @@ def _enum(values: list[str], labels: dict[str, str] | None = None) -> tuple[tupl
 def _workload(
     name: str, label: str, *, hint: str = "", unit: str = "", labels: dict[str, str] | None = None
 ) -> FormField:
-    """The form field of a workload input (:data:`app.estimate.types.WORKLOAD_INPUTS`), its
+    """The form field of a workload input (:data:`app.model.types.WORKLOAD_INPUTS`), its
     kind from the field's type: an enum is a select of its values (shown by ``labels``), a
     boolean an on/off select, a count (``7B``) a count box, a whole number a number box of
     step 1, any other number one of any step, text (a version, a list) a text box."""

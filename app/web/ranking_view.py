@@ -244,7 +244,7 @@ class Alternative:
     on: str = ""
 
 
-#: Memory-fix labels of :func:`app.estimate.memory.fixes_for` without numbers in them.
+#: Memory-fix labels of :func:`app.model.memory.fixes_for` without numbers in them.
 FIX_LABELS = (
     N_("activation checkpointing"),
     N_("memory-efficient attention (SDPA/xformers)"),

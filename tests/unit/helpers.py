@@ -5,8 +5,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any, cast
 
-from app.estimate.stacks import Stack
-from app.estimate.types import Architecture, GpuSpec, Precision, Workload
+from app.model.stacks import Stack
+from app.model.types import Architecture, GpuSpec, Precision, Workload
 from app.services.reference import Preset, ReferenceData
 
 A100_80_SXM = GpuSpec(

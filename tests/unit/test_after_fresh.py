@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from app.estimate.rank import _after_fresh
+from app.model.rank import _after_fresh
 
 
 def _definition(value: list[float], group: list[int], fresh: list[bool], demoted: list[bool]):

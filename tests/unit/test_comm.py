@@ -1,4 +1,4 @@
-"""The link classes, bytes per step and efficiencies of app/estimate/comm.py, by hand."""
+"""The link classes, bytes per step and efficiencies of app/model/comm.py, by hand."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import itertools
 
 import pytest
 
-from app.estimate import fitted
-from app.estimate.comm import (
+from app.model import fitted
+from app.model.comm import (
     LinkClass,
     Topology,
     bus_bandwidth,
@@ -17,8 +17,8 @@ from app.estimate.comm import (
     step_traffic,
     topology,
 )
-from app.estimate.multigpu import multi_gpu_efficiency
-from app.estimate.types import GpuSpec, Interconnect, Method, Precision, Sharding
+from app.model.multigpu import multi_gpu_efficiency
+from app.model.types import GpuSpec, Interconnect, Method, Precision, Sharding
 from tests.unit.helpers import A100_80_SXM, GPT2, RTX_4090
 
 A100_PCIE = dataclasses.replace(A100_80_SXM, name="A100 PCIe 80GB", form_factor="PCIe")

@@ -1,10 +1,10 @@
-"""Capability table and the precision a GPU really runs (app.estimate.compat)."""
+"""Capability table and the precision a GPU really runs (app.model.compat)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from app.estimate.compat import (
+from app.model.compat import (
     capabilities,
     compatibility_warnings,
     driver_warnings,
@@ -12,7 +12,7 @@ from app.estimate.compat import (
     min_cuda_for_cc,
     parse_version,
 )
-from app.estimate.types import GpuSpec, Precision, WarningCode
+from app.model.types import GpuSpec, Precision, WarningCode
 from tests.unit.helpers import A100_80_SXM, GPT2, RTX_4090
 
 V100 = GpuSpec(
@@ -133,7 +133,7 @@ def test_capabilities_between_rows_take_the_lower_rows_cuda() -> None:
 
 
 def test_fp8_covers_transformers_only() -> None:
-    from app.estimate.types import Architecture
+    from app.model.types import Architecture
 
     run, w = effective_precision(H100, Precision.FP8, Architecture.CNN)
     assert run == Precision.BF16_AMP and w is not None
@@ -148,8 +148,8 @@ def test_fp8_covers_transformers_only() -> None:
 def test_nvlink_on_a_gpu_without_it_warns() -> None:
     from dataclasses import replace
 
-    from app.estimate.compat import interconnect_warning
-    from app.estimate.types import Interconnect
+    from app.model.compat import interconnect_warning
+    from app.model.types import Interconnect
 
     geforce = replace(ADA, nvlink=False)
     w = interconnect_warning(geforce, Interconnect.NVLINK, 4)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import app.estimate
+import app.model
 
 FORBIDDEN = (
     "sqlalchemy",
@@ -21,7 +21,7 @@ FORBIDDEN = (
 
 
 def test_estimate_package_is_pure() -> None:
-    root = Path(app.estimate.__file__).parent
+    root = Path(app.model.__file__).parent
     for path in root.glob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):

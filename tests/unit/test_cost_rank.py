@@ -6,17 +6,17 @@ import math
 
 import pytest
 
-from app.estimate.cost import (
+from app.model.cost import (
     UnknownCurrencyError,
     combine,
     convert,
     data_loader_rate,
     epoch_hours,
 )
-from app.estimate.memory import estimate_memory
-from app.estimate.rank import Candidate, pareto_front, rank_candidates, rank_with_frontier
-from app.estimate.throughput import estimate_throughput
-from app.estimate.types import Architecture, Hardware, Precision, Workload
+from app.model.memory import estimate_memory
+from app.model.rank import Candidate, pareto_front, rank_candidates, rank_with_frontier
+from app.model.throughput import estimate_throughput
+from app.model.types import Architecture, Hardware, Precision, Workload
 from tests.unit.helpers import RTX_4090
 
 RATES = {("USD", "CNY"): 7.0197}
@@ -173,7 +173,7 @@ def test_vectorised_ranking_matches_the_definitions_on_random_offers() -> None:
 def test_spot_expected_hours_and_epoch_in_tokens() -> None:
     from dataclasses import replace
 
-    from app.estimate.cost import SpotAssumptions, epoch_plan, spot_expected_hours
+    from app.model.cost import SpotAssumptions, epoch_plan, spot_expected_hours
     from tests.unit.helpers import GPT2
 
     a = SpotAssumptions(interruptions_per_hour=0.1, checkpoint_interval_hours=2, restart_hours=0.5)
@@ -199,7 +199,7 @@ def test_spot_expected_hours_and_epoch_in_tokens() -> None:
 def test_padded_epoch_without_token_count_is_exact() -> None:
     from dataclasses import replace
 
-    from app.estimate.cost import epoch_plan
+    from app.model.cost import epoch_plan
     from tests.unit.helpers import GPT2
 
     plan = epoch_plan(replace(GPT2, packed=False))
@@ -208,13 +208,13 @@ def test_padded_epoch_without_token_count_is_exact() -> None:
 
 
 def test_small_sizes_in_the_disk_warning_keep_two_significant_figures() -> None:
-    from app.estimate.cost import _gb
+    from app.model.cost import _gb
 
     assert (_gb(147.897), _gb(0.0511), _gb(0.2044), _gb(9.63)) == ("148", "0.051", "0.2", "9.6")
 
 
 def test_price_per_gpu_hour_is_the_instance_price_over_its_gpus() -> None:
-    from app.estimate.cost import price_per_gpu_hour
+    from app.model.cost import price_per_gpu_hour
 
     assert price_per_gpu_hour(8.0, 8) == 1.0
     # half a card at 1.00/h costs 2.00 per GPU-hour

@@ -38,7 +38,7 @@ def test_slices_keep_their_share() -> None:
     # a slice listing its own memory (3 GiB of a 24 GiB L4 at 1/8) keeps it
     assert stored_vram_gib(3.0, 24.0, 0.125) == 3.0
     # a half card listing the whole card's driver reading gets the card's size (the share is
-    # taken from it by app.estimate.memory.vram_per_gpu_gib)
+    # taken from it by app.model.memory.vram_per_gpu_gib)
     assert stored_vram_gib(44.99, 48.0, 0.5) == 48.0
     # a 0.95 slice listing its own 45.6 GiB of 48 keeps it
     assert stored_vram_gib(45.6, 48.0, 0.95) == 45.6

@@ -8,15 +8,15 @@ import math
 import pytest
 
 from app.calibrate.validate import shrunk_slope
-from app.estimate import fitted
-from app.estimate.stacks import Stack
-from app.estimate.throughput import (
+from app.model import fitted
+from app.model.stacks import Stack
+from app.model.throughput import (
     ThroughputModel,
     donor_weight,
     forward_intensity,
     training_flops_per_sample,
 )
-from app.estimate.types import Architecture, BenchmarkPoint, Precision, Situation, Workload
+from app.model.types import Architecture, BenchmarkPoint, Precision, Situation, Workload
 from tests.unit.helpers import A100_80_SXM, RTX_4090
 
 #: ResNet-50 at 224 px: 8.178 forward GFLOPs (torchvision), 11.11 M activations (timm)

@@ -11,11 +11,11 @@ import dataclasses
 
 import pytest
 
-from app.estimate.cost import COMM_HEAVY_EFFICIENCY, combine
-from app.estimate.memory import estimate_memory
-from app.estimate.multigpu import effective_interconnect
-from app.estimate.throughput import estimate_throughput
-from app.estimate.types import GpuSpec, Hardware, Interconnect, Workload
+from app.model.cost import COMM_HEAVY_EFFICIENCY, combine
+from app.model.memory import estimate_memory
+from app.model.multigpu import effective_interconnect
+from app.model.throughput import estimate_throughput
+from app.model.types import GpuSpec, Hardware, Interconnect, Workload
 from tests.unit.helpers import A100_80_SXM, GPT2, RTX_4090
 
 #: a hypothetical SXM board with slow NVLink (20 GB/s), so that GPT-2 DDP over 8 GPUs is

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from app.estimate.memory import (
+from app.model.memory import (
     CUDA_CONTEXT_GIB,
     DEFAULT_PARAMS,
     GIB,
@@ -28,8 +28,8 @@ from app.estimate.memory import (
     state_bytes,
     transformer_tokens,
 )
-from app.estimate.stacks import Stack
-from app.estimate.types import (
+from app.model.stacks import Stack
+from app.model.types import (
     Architecture,
     Attention,
     BaseDtype,

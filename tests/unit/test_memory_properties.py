@@ -11,14 +11,14 @@ import itertools
 import pytest
 
 from app.calibrate.dataset import load_dataset
-from app.estimate.memory import (
+from app.model.memory import (
     host_offload_bytes,
     peak_memory_bytes,
     state_bytes,
     usable_vram_gib,
 )
-from app.estimate.offload import offload_bytes_per_step, offload_slowed
-from app.estimate.types import (
+from app.model.offload import offload_bytes_per_step, offload_slowed
+from app.model.types import (
     Architecture,
     BaseDtype,
     Basis,

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from app.calibrate.memory_fit import family
-from app.estimate.memory import (
+from app.model.memory import (
     DEFAULT_PARAMS,
     GIB,
     SLACK,
@@ -21,7 +21,7 @@ from app.estimate.memory import (
     transformer_tokens,
     unet_attention_scores_bytes,
 )
-from app.estimate.types import (
+from app.model.types import (
     Architecture,
     Attention,
     Method,

@@ -20,7 +20,7 @@ def test_every_package_is_listed_for_the_wheel() -> None:
         for top in ("app", "scrapers")
         for init in (PROJECT_ROOT / top).rglob("__init__.py")
     }
-    assert {"app", "app.estimate", "scrapers"} <= found
+    assert {"app", "app.model", "scrapers"} <= found
     assert found - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"
 
 

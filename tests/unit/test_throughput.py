@@ -8,20 +8,20 @@ import math
 import pytest
 
 from app.calibrate.validate import patched
-from app.estimate import fitted
-from app.estimate.flops import matmul_params
-from app.estimate.multigpu import multi_gpu_efficiency
-from app.estimate.pooled import PooledData, rate_class
-from app.estimate.scaling import TimeModel, blend_speedup, peak_tflops, time_features
-from app.estimate.stacks import Stack
-from app.estimate.throughput import (
+from app.model import fitted
+from app.model.flops import matmul_params
+from app.model.multigpu import multi_gpu_efficiency
+from app.model.pooled import PooledData, rate_class
+from app.model.scaling import TimeModel, blend_speedup, peak_tflops, time_features
+from app.model.stacks import Stack
+from app.model.throughput import (
     ThroughputModel,
     donor_weight,
     estimate_throughput,
     flops_peak_tflops,
     training_flops_per_sample,
 )
-from app.estimate.types import (
+from app.model.types import (
     Architecture,
     Basis,
     BenchmarkPoint,

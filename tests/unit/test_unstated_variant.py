@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from app.estimate.pooled import place_unstated_variants, unstated_variant
-from app.estimate.types import BenchmarkPoint, Precision
+from app.model.pooled import place_unstated_variants, unstated_variant
+from app.model.types import BenchmarkPoint, Precision
 from tests.unit.helpers import A100_80_SXM
 
 CATALOG = {

@@ -9,7 +9,7 @@ import pytest
 
 from app.api.query import scalar_kind
 from app.api.schemas import _is_array
-from app.estimate.types import WORKLOAD_INPUTS, Precision, unwrap_optional
+from app.model.types import WORKLOAD_INPUTS, Precision, unwrap_optional
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.estimate.cost import UnknownCurrencyError, conversion_steps, convert
-from app.estimate.types import Interconnect, interconnect_class, interconnect_label
+from app.model.cost import UnknownCurrencyError, conversion_steps, convert
+from app.model.types import Interconnect, interconnect_class, interconnect_label
 
 #: seed_data/currency_rates.csv: CFETS 2026-01-08 and ECB 2026-05-08
 RATES = {("USD", "CNY"): 7.0197, ("EUR", "USD"): 1.1761}

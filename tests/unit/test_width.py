@@ -9,14 +9,14 @@ import math
 import pytest
 
 from app.calibrate.validate import WidthPair, WidthShape, best_width_h0, patched
-from app.estimate.flops import matmul_params, matmul_width
-from app.estimate.pooled import matmul_rows_per_sample
-from app.estimate.throughput import (
+from app.model.flops import matmul_params, matmul_width
+from app.model.pooled import matmul_rows_per_sample
+from app.model.throughput import (
     estimate_throughput,
     training_flops_per_sample,
     width_efficiency,
 )
-from app.estimate.types import Architecture, Precision, Situation, Workload
+from app.model.types import Architecture, Precision, Situation, Workload
 from app.services.reference import ReferenceData
 from app.services.workloads import WorkloadError, resolve_workload
 from tests.unit.helpers import A100_80_SXM, preset_reference

@@ -6,23 +6,23 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from app.estimate.comm import LinkClass, Topology, topology
-from app.estimate.compat import (
+from app.model.comm import LinkClass, Topology, topology
+from app.model.compat import (
     compatibility_warnings,
     driver_warnings,
     effective_precision,
     interconnect_warning,
 )
-from app.estimate.memory import (
+from app.model.memory import (
     host_offload_bytes,
     lora_trainable_params,
     optimizer_state_bytes,
     transformer_tokens,
     vram_per_gpu_gib,
 )
-from app.estimate.multigpu import effective_interconnect, gradient_bytes
-from app.estimate.shape import shape_warnings
-from app.estimate.types import (
+from app.model.multigpu import effective_interconnect, gradient_bytes
+from app.model.shape import shape_warnings
+from app.model.types import (
     TRANSFORMER_ARCHITECTURES,
     Architecture,
     Estimate,
@@ -219,7 +219,7 @@ def checkpoint_gb(w: Workload) -> float:
     """One resumable checkpoint, GB (1e9 bytes): trainable weights + optimizer state.
 
     Full fine-tune/pre-training: every parameter's weight (4 B fp32 master, 2 B pure bf16)
-    plus its optimizer state (:func:`app.estimate.memory.optimizer_state_bytes`: AdamW 8 B);
+    plus its optimizer state (:func:`app.model.memory.optimizer_state_bytes`: AdamW 8 B);
     LoRA/QLoRA: the adapters only. ``0`` without a parameter count.
     """
     if not w.params:
@@ -274,13 +274,13 @@ def hardware_warnings(
     """Bottlenecks and mismatches of ``w`` on ``hw``, each with a stable code and its numbers.
 
     Codes: ``oom``, ``oom_possible``, ``disk_too_small``, ``ram_short``, ``cuda_too_old``,
-    ``no_nvlink``, ``nvlink_unavailable`` (:func:`app.estimate.compat.interconnect_warning`),
+    ``no_nvlink``, ``nvlink_unavailable`` (:func:`app.model.compat.interconnect_warning`),
     ``pcie_host_bridge``, ``data_loader_bound``, ``fp8_gain_unmeasured`` (fp8 asked for a
     workload measured at 16-bit only: ``tp`` stands at that rate,
-    :meth:`app.estimate.throughput.ThroughputModel.stand_in_precision`), plus the software
+    :meth:`app.model.throughput.ThroughputModel.stand_in_precision`), plus the software
     rules of
-    :func:`app.estimate.compat.compatibility_warnings` and the precision rule of
-    :func:`app.estimate.compat.effective_precision`.
+    :func:`app.model.compat.compatibility_warnings` and the precision rule of
+    :func:`app.model.compat.effective_precision`.
     """
     out: list[RunWarning] = []
     run, precision_warning = effective_precision(hw.gpu, w.precision, w.architecture)

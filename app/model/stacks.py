@@ -92,7 +92,7 @@ STACK_CLASS = {
 #: Stacks whose transformer blocks run fused kernels (a fused norm, FlashAttention, a fused
 #: SwiGLU) by default: Megatron/NeMo (Transformer Engine layers) and Unsloth (its Triton
 #: kernels); the memory model keeps what those kernels save for backward
-#: (:func:`app.estimate.memory.implementation`). The other stacks run PyTorch modules eagerly
+#: (:func:`app.model.memory.implementation`). The other stacks run PyTorch modules eagerly
 #: unless the request says ``implementation: fused`` (e.g. Liger-patched HF Trainer).
 FUSED_KERNEL_STACKS = frozenset({Stack.MEGATRON, Stack.UNSLOTH})
 

@@ -3,10 +3,10 @@
 No database, HTTP or framework imports here (checked by ``tests/test_core_purity.py``).
 """
 
-from app.estimate.cost import combine, convert, epoch_hours
-from app.estimate.memory import estimate_memory
-from app.estimate.rank import Candidate, pareto_front, rank_candidates
-from app.estimate.throughput import estimate_throughput, training_flops_per_sample
+from app.model.cost import combine, convert, epoch_hours
+from app.model.memory import estimate_memory
+from app.model.rank import Candidate, pareto_front, rank_candidates
+from app.model.throughput import estimate_throughput, training_flops_per_sample
 
 __all__ = [
     "Candidate",

@@ -2,7 +2,7 @@
 credible range measured runs reach (the bound every estimate is held to).
 
 * **MFU** = model FLOPs per sample × samples/s per GPU ÷ the dense datasheet peak at the
-  precision the GPU really runs (:func:`app.estimate.throughput.flops_peak_tflops`: the
+  precision the GPU really runs (:func:`app.model.throughput.flops_peak_tflops`: the
   FP32-accumulate tensor rate for 16-bit, the FP8 rate for fp8, TF32 for fp32 where the GPU
   has it). Model FLOPs count no recompute (PaLM, Chowdhery et al. 2022, appendix B:
   ``6N + 12·L·h·s`` per token for full training, ``4N`` for LoRA/QLoRA, which compute no
@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app.estimate import fitted
-from app.estimate.flops import flops_peak_tflops, training_flops_per_sample
-from app.estimate.types import (
+from app.model import fitted
+from app.model.flops import flops_peak_tflops, training_flops_per_sample
+from app.model.types import (
     TRANSFORMER_ARCHITECTURES,
     BenchmarkPoint,
     GpuSpec,
@@ -104,7 +104,7 @@ def implausible_mfu_reason(fam: str, mfu: float) -> str | None:
     what = "transformer training" if fam == "transformer" else f"{fam} training"
     return (
         f"implied MFU {mfu:.2f} above {limit:.2f}, more than any credible {what} reaches "
-        "(app/estimate/mfu.py IMPLAUSIBLE_MFU): FLOPs, tokens or precision counted "
+        "(app/model/mfu.py IMPLAUSIBLE_MFU): FLOPs, tokens or precision counted "
         "differently than labelled"
     )
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 
-from app.estimate.memory import transformer_tokens
-from app.estimate.scaling import peak_tflops
-from app.estimate.types import (
+from app.model.memory import transformer_tokens
+from app.model.scaling import peak_tflops
+from app.model.types import (
     TRANSFORMER_ARCHITECTURES,
     Architecture,
     GpuSpec,

@@ -1,8 +1,8 @@
 """Data-parallel scaling efficiency of a workload over several GPUs.
 
 The one entry the throughput estimate, the pooled model and the calibration harness use: the
-GPUs' :class:`~app.estimate.comm.Topology` (named link class, machines) from the listed
-interconnect, and the communication model of :mod:`app.estimate.comm` (published bus
+GPUs' :class:`~app.model.comm.Topology` (named link class, machines) from the listed
+interconnect, and the communication model of :mod:`app.model.comm` (published bus
 bandwidths, bytes per step by strategy, a fitted overlap) on top of it.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 
-from app.estimate import fitted
-from app.estimate.comm import CommEstimate, comm_estimate, gradient_bytes, topology
-from app.estimate.types import GpuSpec, Interconnect, MultiGpuSummary, Workload
+from app.model import fitted
+from app.model.comm import CommEstimate, comm_estimate, gradient_bytes, topology
+from app.model.types import GpuSpec, Interconnect, MultiGpuSummary, Workload
 
 __all__ = [
     "effective_interconnect",
@@ -28,7 +28,7 @@ def effective_interconnect(gpu: GpuSpec, interconnect: Interconnect | None) -> I
     """The link between ``gpu``'s GPUs in one instance: as listed, else NVLink for SXM modules.
 
     SXM modules only come on NVLink/NVSwitch baseboards, so an offer that lists none is NVLink;
-    other unlisted links stay ``None`` (modelled by :func:`app.estimate.comm.intra_node_link`).
+    other unlisted links stay ``None`` (modelled by :func:`app.model.comm.intra_node_link`).
     """
     if interconnect is None and (gpu.form_factor or "").upper() == "SXM":
         return Interconnect.NVLINK
@@ -37,7 +37,7 @@ def effective_interconnect(gpu: GpuSpec, interconnect: Interconnect | None) -> I
 
 def link_class(gpu: GpuSpec, interconnect: Interconnect | None, gpu_count: float = 2) -> str:
     """The named link class ``gpu_count`` × ``gpu`` communicate over
-    (:class:`app.estimate.comm.LinkClass` value; ``network`` past one machine)."""
+    (:class:`app.model.comm.LinkClass` value; ``network`` past one machine)."""
     return topology(gpu, gpu_count, interconnect).link.value
 
 
@@ -52,7 +52,7 @@ def multi_gpu_comm(
     node_gpus: int | None = None,
     network_gbps: float | None = None,
 ) -> CommEstimate:
-    """:func:`app.estimate.comm.comm_estimate` over the :func:`app.estimate.comm.topology` of
+    """:func:`app.model.comm.comm_estimate` over the :func:`app.model.comm.topology` of
     ``gpu_count`` × ``gpu`` listed with ``interconnect``."""
     topo = topology(gpu, gpu_count, interconnect, node_gpus=node_gpus, network_gbps=network_gbps)
     return comm_estimate(w, gpu, topo, per_gpu_samples_per_s, micro_batch=micro_batch)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, Literal
 
-from app.estimate.stacks import Stack
+from app.model.stacks import Stack
 
 
 class Precision(StrEnum):
@@ -109,7 +109,7 @@ class CheckpointGranularity(StrEnum):
     ``full``: every transformer block keeps only its input (Chen et al. 2016);
     ``selective``: op-level selective checkpointing as torchtitan implements it (matmul
     and attention outputs saved, the rest recomputed:
-    :func:`app.estimate.memory.selective_saved_copies`).
+    :func:`app.model.memory.selective_saved_copies`).
     """
 
     FULL = "full"
@@ -139,7 +139,7 @@ class Implementation(StrEnum):
     LitGPT): RMSNorm upcasts and RoPE/SiLU intermediates are kept (Stas Bekman's measured 28
     hidden-sized copies per Llama layer); ``fused``: fused kernels (Megatron/Transformer
     Engine, Liger, Unsloth): a fused RMSNorm keeps its input, FlashAttention its q, k, v and
-    output, a fused SwiGLU its two inputs (:func:`app.estimate.memory.fused_copies_per_layer`).
+    output, a fused SwiGLU its two inputs (:func:`app.model.memory.fused_copies_per_layer`).
     """
 
     EAGER = "eager"
@@ -202,7 +202,7 @@ def interconnect_class(raw: str | None) -> Interconnect | None:
 
 
 class OomRisk(StrEnum):
-    """Out-of-memory risk band; thresholds in :mod:`app.estimate.memory`."""
+    """Out-of-memory risk band; thresholds in :mod:`app.model.memory`."""
 
     LOW = "low"
     MEDIUM = "medium"
@@ -210,7 +210,7 @@ class OomRisk(StrEnum):
 
 
 #: where a multi-GPU scaling efficiency comes from: this GPU's measured rows at that count and
-#: link, or the link model fitted per interconnect class (:mod:`app.estimate.multigpu`)
+#: link, or the link model fitted per interconnect class (:mod:`app.model.multigpu`)
 MultiGpuBasis = Literal["measured", "model"]
 
 
@@ -546,7 +546,7 @@ class Workload:
         ),
     )
     #: LoRA/QLoRA: the dtype the frozen base is loaded in; ``None``: the method's default
-    #: (:func:`app.estimate.memory.base_dtype`: nf4 for QLoRA, fp32 for a fp32/tf32 LoRA run,
+    #: (:func:`app.model.memory.base_dtype`: nf4 for QLoRA, fp32 for a fp32/tf32 LoRA run,
     #: else 16-bit)
     base_dtype: BaseDtype | None = field(
         default=None,
@@ -556,7 +556,7 @@ class Workload:
         ),
     )
     #: the transformer block's implementation; ``None``: eager (the training stack's default
-    #: when one is named: :func:`app.estimate.memory.implementation`)
+    #: when one is named: :func:`app.model.memory.implementation`)
     implementation: Implementation | None = field(
         default=None,
         metadata=_given(
@@ -641,7 +641,7 @@ class Workload:
         default=False,
         metadata=_given("an fp32 EMA copy of the trained parameters on the GPU (--use_ema)"),
     )
-    #: the training software (:mod:`app.estimate.stacks`); ``None``: the preset's recipe, or
+    #: the training software (:mod:`app.model.stacks`); ``None``: the preset's recipe, or
     #: HF Trainer + PEFT for a custom job
     stack: Stack | None = field(
         default=None,
@@ -718,7 +718,7 @@ class Workload:
     #: multiply every step (untied token-embedding tables; an adaptive softmax's tail
     #: clusters, Grave et al. 2017, arXiv:1609.04309, which only the tokens whose target
     #: falls in them are projected onto); the FLOPs count leaves them out
-    #: (:func:`app.estimate.throughput.matmul_params`)
+    #: (:func:`app.model.throughput.matmul_params`)
     lookup_params: int | None = field(
         default=None,
         metadata=_given(
@@ -948,7 +948,7 @@ class Evidence:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MultiGpuSummary:
-    """How the GPUs of a multi-GPU answer talk (:mod:`app.estimate.comm`).
+    """How the GPUs of a multi-GPU answer talk (:mod:`app.model.comm`).
 
     ``link_class``: the named link the collectives cross (``nvswitch``, ``nvlink_bridge``,
     ``infinity_fabric``, ``pcie_p2p``, ``pcie_host_bridge``, ``network``), ``unknown`` when
@@ -986,12 +986,12 @@ class ThroughputEstimate:
     precision: Precision | None = None
     #: where ``multi_gpu_efficiency`` comes from for more than one GPU: ``"measured"`` (the
     #: median of this GPU's measured rows at that GPU count and link), ``"model"`` (the link
-    #: model fitted per interconnect class, :mod:`app.estimate.multigpu`); ``None`` for one GPU
+    #: model fitted per interconnect class, :mod:`app.model.multigpu`); ``None`` for one GPU
     multi_gpu_basis: MultiGpuBasis | None = None
     #: link class, machines, bytes per step and communication share; ``None`` for one GPU
     multi_gpu: MultiGpuSummary | None = None
     #: model-FLOPs utilisation per GPU (no recompute) over the dense peak at ``precision``
-    #: (:mod:`app.estimate.mfu`); ``None`` without a FLOPs count
+    #: (:mod:`app.model.mfu`); ``None`` without a FLOPs count
     mfu: float | None = None
     #: hardware-FLOPs utilisation (recompute counted); equals ``mfu`` without checkpointing
     hfu: float | None = None

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from app.estimate import fitted
-from app.estimate.types import GpuSpec, Interconnect, Situation, ThroughputEstimate
+from app.model import fitted
+from app.model.types import GpuSpec, Interconnect, Situation, ThroughputEstimate
 
 
 @dataclass(frozen=True, slots=True)
 class Anchor:
     """A rate the user measured: ``samples_per_s`` over all ``gpu_count`` × ``gpu`` linked by
-    ``interconnect`` (``None``: as :meth:`app.estimate.throughput.ThroughputModel.estimate`
+    ``interconnect`` (``None``: as :meth:`app.model.throughput.ThroughputModel.estimate`
     reads it)."""
 
     gpu: GpuSpec

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app.estimate.flops import matmul_params
-from app.estimate.types import Architecture, Method, RunWarning, WarningCode, Workload
+from app.model.flops import matmul_params
+from app.model.types import Architecture, Method, RunWarning, WarningCode, Workload
 
 #: architectures whose shape fields are ``layers × hidden_size`` transformer blocks
 TRANSFORMERS = (
@@ -120,7 +120,7 @@ def shape_blocks_params(w: Workload) -> float | None:
 
 
 def too_few_multiplied(w: Workload) -> str | None:
-    """Why ``w``'s multiplied parameters (:func:`app.estimate.flops.matmul_params`) cannot
+    """Why ``w``'s multiplied parameters (:func:`app.model.flops.matmul_params`) cannot
     be its layers': fewer than ``1 / PARAMS_TOLERANCE`` of :func:`shape_blocks_params`.
     ``None`` when they can (or the shape is not known)."""
     blocks = shape_blocks_params(w)

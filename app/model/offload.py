@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app.estimate.memory import frozen_base_bytes, lora_trainable_params
-from app.estimate.types import GpuSpec, Method, Sharding, ThroughputEstimate, Workload
+from app.model.memory import frozen_base_bytes, lora_trainable_params
+from app.model.types import GpuSpec, Method, Sharding, ThroughputEstimate, Workload
 
 #: Measured host↔device bandwidth, bytes/s (module docstring).
 PCIE4_BYTES_PER_S = 25e9

@@ -23,8 +23,8 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from app.estimate.linalg import nnls
-from app.estimate.types import BenchmarkPoint, GpuSpec, Precision
+from app.model.linalg import nnls
+from app.model.types import BenchmarkPoint, GpuSpec, Precision
 
 #: Fewest distinct GPUs a suite must have measured a workload on before the time model is
 #: fitted to it (six coefficients; fewer GPUs fall back to the blend).

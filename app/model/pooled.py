@@ -24,7 +24,7 @@ architecture without any measurement gets zero.
 A GPU without 16-bit tensor cores or fast fp16 units (GeForce Pascal) runs mixed precision's
 matmuls at its fp32 rate, so its 16-bit rows enter with the 32-bit terms (:func:`rate_class`).
 A GPU measured only in multi-GPU runs (LLM pre-training tables) enters at its fewest GPU
-count, divided by the multi-GPU efficiency of :mod:`app.estimate.multigpu` over the link the
+count, divided by the multi-GPU efficiency of :mod:`app.model.multigpu` over the link the
 served path assumes (listed, else NVLink for SXM boards).
 
 The micro-batch term is the per-step-overhead law time(b) = t0 + b·t_sample, i.e. throughput
@@ -35,7 +35,7 @@ saturates, so batches above the measured range gain almost nothing, and a micro-
 is slower than a full one.
 
 A GPU's own measurements of the workload correct the model by their mean residual
-(``measured_rescaled`` in :mod:`app.estimate.throughput`; where the GPU was measured at the
+(``measured_rescaled`` in :mod:`app.model.throughput`; where the GPU was measured at the
 very software level, precision and micro-batch asked, the served rate is those measurements'
 mean: ``measured``); a GPU without them is predicted from the specs, with the architecture terms
 learnt from its siblings (``sibling`` when a GPU of the same architecture was measured,
@@ -52,12 +52,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from app.estimate.flops import matmul_width
-from app.estimate.memory import transformer_tokens
-from app.estimate.mfu import implausible_mfu_reason, row_utilisation
-from app.estimate.multigpu import effective_interconnect, multi_gpu_efficiency
-from app.estimate.scaling import peak_tflops
-from app.estimate.types import (
+from app.model.flops import matmul_width
+from app.model.memory import transformer_tokens
+from app.model.mfu import implausible_mfu_reason, row_utilisation
+from app.model.multigpu import effective_interconnect, multi_gpu_efficiency
+from app.model.scaling import peak_tflops
+from app.model.types import (
     TRANSFORMER_ARCHITECTURES,
     Architecture,
     BenchmarkPoint,
@@ -89,7 +89,7 @@ DEFAULT_B0_WORK = {"transformer": 1024.0 * 1024.0, "cnn": 4.0, "other": 4.0}
 
 def matmul_rows_per_sample(w: Workload) -> float:
     """Matmul work per sample that fills a GPU, for carrying a micro-batch from one network
-    to another: tokens × matmul width (:func:`app.estimate.flops.matmul_width`) for a
+    to another: tokens × matmul width (:func:`app.model.flops.matmul_width`) for a
     transformer, 1 (samples) otherwise.
 
     A transformer's matmuls are (tokens × h) by (h × k); a GPU fills its output tiles by the
@@ -337,7 +337,7 @@ class PooledData:
 
     def _plausible(self, p: BenchmarkPoint) -> bool:
         """Whether ``p``'s implied MFU is one a run of its family can reach
-        (:func:`app.estimate.mfu.implausible_mfu_reason`); a row that cannot be is held in
+        (:func:`app.model.mfu.implausible_mfu_reason`); a row that cannot be is held in
         :attr:`held` with the reason, like a suspect row."""
         w = self.workloads.get((p.workload, p.method)) or self.workloads.get((p.workload, "full"))
         if w is None:

@@ -8,7 +8,7 @@ unknown. :func:`bus_bandwidth` gives that link's all-reduce bus bandwidth (nccl-
 ``seed_data/link_bandwidth.csv`` (each with its source URL, date seen and units);
 :func:`step_traffic` the bytes each GPU moves per optimizer step for a data-parallel strategy
 (DDP, ZeRO-1/2/3, FSDP) at the precision used; :func:`comm_estimate` the efficiency
-(:mod:`app.estimate.multigpu` applies it):
+(:mod:`app.model.multigpu` applies it):
 
     t_compute = micro_batch × grad_accum / per-GPU samples/s
     t_comm    = bus bytes / busbw + calls × latency
@@ -31,9 +31,9 @@ from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 
-from app.estimate import fitted
-from app.estimate.memory import lora_trainable_params
-from app.estimate.types import GpuSpec, Interconnect, Method, Precision, Sharding, Workload
+from app.model import fitted
+from app.model.memory import lora_trainable_params
+from app.model.types import GpuSpec, Interconnect, Method, Precision, Sharding, Workload
 from app.resources import seed_dir
 
 

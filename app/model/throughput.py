@@ -7,7 +7,7 @@ It selects the evidence and produces the estimate, in one of seven situations:
 * ``measured``: the workload was measured on this GPU model at the served software level,
   precision and micro-batch: the per-GPU rate is the mean of those measurements.
 * ``measured_rescaled``: measured on this GPU model, but at another software level,
-  micro-batch or precision; the pooled model of :mod:`app.estimate.pooled`, corrected by the
+  micro-batch or precision; the pooled model of :mod:`app.model.pooled`, corrected by the
   GPU's own rows' residuals, moves it to the asked one (the note gives both figures).
 * ``sibling``: not measured on this GPU, but on a GPU of the same architecture; the pooled
   model predicts from specs with the architecture terms learnt from the siblings.
@@ -21,7 +21,7 @@ It selects the evidence and produces the estimate, in one of seven situations:
   activation element), their rates moved along the fitted rate-vs-intensity slope.
 * ``derived``: a custom workload that departs from its preset: the preset's estimate at the
   requested precision and at the micro-batch of the same matmul work
-  (:func:`app.estimate.pooled.matmul_rows_per_sample`), times the ratio of training FLOPs
+  (:func:`app.model.pooled.matmul_rows_per_sample`), times the ratio of training FLOPs
   per sample weighted by the time they take (:func:`width_weighted_flops`: a wider
   transformer's matmuls reach a higher share of the peak; a FLOP-rate trend with size taken
   across workloads was tried and mixed architecture with size: docs/accuracy.md).
@@ -32,7 +32,7 @@ It selects the evidence and produces the estimate, in one of seven situations:
 Every GPU of one ranking is predicted at one software level (the suite that measured the
 most GPUs), so offers are ordered by hardware, not by which lab measured them. Multi-GPU data
 parallelism multiplies by the measured efficiency of that GPU count where one exists, else
-by the model of :mod:`app.estimate.multigpu`; more GPUs are never slower.
+by the model of :mod:`app.model.multigpu`; more GPUs are never slower.
 """
 
 from __future__ import annotations
@@ -42,17 +42,17 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from app.estimate import fitted
-from app.estimate.comm import board_twin, link_grows_with_count
-from app.estimate.flops import (
+from app.model import fitted
+from app.model.comm import board_twin, link_grows_with_count
+from app.model.flops import (
     flops_peak_tflops,
     matmul_width,
     training_flops_per_sample,
     transformer_flops,
 )
-from app.estimate.mfu import credible_max, mfu_class, model_workload, range_key
-from app.estimate.multigpu import multi_gpu_efficiency, multi_gpu_summary
-from app.estimate.pooled import (
+from app.model.mfu import credible_max, mfu_class, model_workload, range_key
+from app.model.multigpu import multi_gpu_efficiency, multi_gpu_summary
+from app.model.pooled import (
     DEFAULT_B0_WORK,
     Level,
     PooledData,
@@ -62,14 +62,14 @@ from app.estimate.pooled import (
     rate_class,
     suite_of,
 )
-from app.estimate.stacks import (
+from app.model.stacks import (
     DEFAULT_STACK,
     SOURCE_STACK,
     STACK_CLASS,
     Stack,
     stack_factor,
 )
-from app.estimate.types import (
+from app.model.types import (
     SITUATION_BASIS,
     SITUATION_TEXT,
     TRANSFORMER_ARCHITECTURES,
@@ -135,7 +135,7 @@ def implied_utilisation(
     w: Workload, gpu: GpuSpec, precision: Precision, samples_per_s_per_gpu: float
 ) -> tuple[float, float] | None:
     """(MFU, HFU) of ``samples_per_s_per_gpu`` of ``w`` on ``gpu`` at ``precision``
-    (:mod:`app.estimate.mfu`): model FLOPs per sample (no recompute) and hardware FLOPs per
+    (:mod:`app.model.mfu`): model FLOPs per sample (no recompute) and hardware FLOPs per
     sample (with it) × the rate ÷ :func:`flops_peak_tflops`; ``None`` without a FLOPs
     estimate. Llama 2 7B at 1,000 tokens/s on an A100 (312 TFLOPS bf16): 6 × 6.74e9 × 1e3 +
     attention ≈ 4.2e13 FLOP/s, MFU 0.13."""
@@ -158,7 +158,7 @@ def utilisation_note(used: tuple[float, float], peak_tflops: float, precision: P
 
 def credible_rate(w: Workload, gpu: GpuSpec, precision: Precision) -> tuple[float, str] | None:
     """Highest per-GPU samples/s of ``w`` on ``gpu`` the credible-MFU table allows (the
-    lower of its cell's highest measured MFU and HFU, :func:`app.estimate.mfu.credible_max`),
+    lower of its cell's highest measured MFU and HFU, :func:`app.model.mfu.credible_max`),
     with the sentence that says so; ``None`` without a FLOPs estimate."""
     per_sample = implied_utilisation(w, gpu, precision, 1.0)
     if per_sample is None:
@@ -217,7 +217,7 @@ def width_efficiency(w: Workload) -> float:
     them (norms, activations, residual adds) moves bytes ``∝ h``, so their time per token
     goes as ``a·h² + c·h`` and the matmul part's share of the peak as ``1 / (1 + h₀/h)``
     with ``h₀ = c/a`` (attention FLOPs are charged apart, :func:`width_weighted_flops`). ``h`` =
-    :func:`app.estimate.flops.matmul_width` (the width the multiplied parameters make per layer,
+    :func:`app.model.flops.matmul_width` (the width the multiplied parameters make per layer,
     so a ``hidden_size`` changed without its parameters moves no efficiency); ``h₀`` =
     ``fitted.WIDTH_H0["transformer"]``, fitted on pairs of transformer networks measured under
     the same conditions (:func:`app.calibrate.validate.fit_width_h0`); 1 for other families or
@@ -307,7 +307,7 @@ def _method_of(w: Workload) -> str:
 
 def range_factors(situation: Situation) -> tuple[float, float]:
     """(low, high) multipliers of an estimate in ``situation``: ``fitted.RANGE_FACTORS`` of
-    the situation whose range it carries (:func:`app.estimate.types.range_situation`), else
+    the situation whose range it carries (:func:`app.model.types.range_situation`), else
     of its basis."""
     factors = fitted.RANGE_FACTORS
     situation = range_situation(situation)
@@ -470,7 +470,7 @@ class ThroughputModel:
     def _batch(self) -> float:
         """The micro-batch at which the measured group's batch curve is read: the workload's
         own, or for a derived workload the reference's micro-batch of the same matmul work
-        (:func:`app.estimate.pooled.matmul_rows_per_sample`; a fraction where the reference
+        (:func:`app.model.pooled.matmul_rows_per_sample`; a fraction where the reference
         is wider, so micro-batch 2 stays faster than 1)."""
         mb = float(self.w.micro_batch_size)
         if self.reference is None or not (
@@ -716,7 +716,7 @@ class ThroughputModel:
 
     def _work_batch_term(self, group: tuple[str, str], donor: Workload | None) -> float:
         """log(b / (b + b0)) of ``group``'s typical measured batch (the geometric mean of its
-        range, as :meth:`app.estimate.pooled.PooledData.batch_term`) under the FLOPs model's
+        range, as :meth:`app.model.pooled.PooledData.batch_term`) under the FLOPs model's
         law (:meth:`_batch_factor`: b0 in matmul rows); the group's own law without a preset
         workload."""
         rng = self.data.batch_range(group)
@@ -728,7 +728,7 @@ class ThroughputModel:
         return math.log(typical / (typical + b0))
 
     def _batch_factor(self, w: Workload) -> float:
-        """b / (b + b0) of the micro-batch law (:mod:`app.estimate.pooled`) for ``w``."""
+        """b / (b + b0) of the micro-batch law (:mod:`app.model.pooled`) for ``w``."""
         fam = family(w.architecture)
         b0 = self.data.b0_work.get(fam, DEFAULT_B0_WORK[fam]) / matmul_rows_per_sample(w)
         b = max(w.micro_batch_size, 1)
@@ -801,7 +801,7 @@ class ThroughputModel:
         self, software: str | None, precision: Precision | None = None
     ) -> Stack | None:
         """The stack of the rows the pooled estimate stands on (the level's source,
-        :data:`app.estimate.stacks.SOURCE_STACK`); ``None`` without a measured group that
+        :data:`app.model.stacks.SOURCE_STACK`); ``None`` without a measured group that
         stands for ``precision``."""
         if not self.groups or (precision is not None and not self._usable(precision, software)):
             return None
@@ -811,7 +811,7 @@ class ThroughputModel:
 
     def stack(self, software: str | None = None, precision: Precision | None = None) -> Stack:
         """The stack the answer assumes: the workload's, else the stack of the preset's own
-        measured rows, else its recipe's, else :data:`app.estimate.stacks.DEFAULT_STACK`."""
+        measured rows, else its recipe's, else :data:`app.model.stacks.DEFAULT_STACK`."""
         return (
             self.w.stack
             or self.measured_stack(software, precision)
@@ -822,7 +822,7 @@ class ThroughputModel:
 
     def _with_stack(self, est: SingleGpu, software: str | None, precision: Precision) -> SingleGpu:
         """``est`` moved from the stack of its rows to the asked one
-        (:func:`app.estimate.stacks.stack_factor`; a FLOPs-model estimate stands on tuned
+        (:func:`app.model.stacks.stack_factor`; a FLOPs-model estimate stands on tuned
         suites' rows), with the sentence that says which stack is assumed."""
         rate, situation, evidence, notes = est
         asked = self.stack(software, precision)
@@ -914,7 +914,7 @@ class ThroughputModel:
         self, gpu: GpuSpec, n: int, link: Interconnect | None, precision: Precision, per_gpu: float
     ) -> tuple[float, bool]:
         """Efficiency of ``n`` × ``gpu`` over ``link`` (memoised): the measured median where
-        this count was measured on this link, else the model of :mod:`app.estimate.multigpu`;
+        this count was measured on this link, else the model of :mod:`app.model.multigpu`;
         and whether it was measured."""
         key = (gpu.name, n, link, precision)
         hit = self._eta.get(key)
@@ -937,7 +937,7 @@ class ThroughputModel:
         unlisted link) is capped at NVLink's efficiency for the same GPU and count where the
         GPU has NVLink (the PCIe model gave 8 × A100 SXM4 0.956 on ResNet-50 against the
         measured NVLink 0.904), and a PCIe card at its SXM twin's
-        (:func:`app.estimate.comm.board_twin`: 8 × A100 PCIe 80GB came out faster than the
+        (:func:`app.model.comm.board_twin`: 8 × A100 PCIe 80GB came out faster than the
         measured 8 × A100 SXM4 80GB). Returns the efficiency and whether it was measured."""
         e = self._link_eta(gpu, n, link, precision, per_gpu)
         if link != Interconnect.NVLINK and gpu.nvlink:
@@ -965,7 +965,7 @@ class ThroughputModel:
 
         ``interconnect`` ``None`` means PCIe, or NVLink for SXM boards; ``precision`` is the
         precision the GPU runs at (default the workload's; see
-        :func:`app.estimate.compat.effective_precision`);
+        :func:`app.model.compat.effective_precision`);
         ``software`` the suite to predict at (the harness passes a held-out row's). The
         answer's ``precision`` is the one estimated at (:meth:`stand_in_precision`).
         """

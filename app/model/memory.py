@@ -16,9 +16,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from app.estimate import fitted, memory_fitted, vram
-from app.estimate.stacks import FUSED_KERNEL_STACKS
-from app.estimate.types import (
+from app.model import fitted, memory_fitted, vram
+from app.model.stacks import FUSED_KERNEL_STACKS
+from app.model.types import (
     Architecture,
     Attention,
     BaseDtype,
@@ -40,7 +40,7 @@ from app.estimate.types import (
 GIB = 2**30
 
 #: Fraction of the marketed VRAM that CUDA reports on a card without a measured row
-#: (:mod:`app.estimate.vram`, where the cards with one are listed with their sources).
+#: (:mod:`app.model.vram`, where the cards with one are listed with their sources).
 USABLE_VRAM_FRACTION = vram.DEFAULT_USABLE_FRACTION
 
 #: CUDA context + kernels with lazy module loading (torch 2.x): Stas measured 0.47 GiB lazy,
@@ -613,7 +613,7 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
     fitted ``lora_activation_factor``.
 
     Other families: the per-sample slope fitted from measured peak memory at several batch
-    sizes for a preset's benchmark workload (:mod:`app.estimate.fitted`), scaled by pixels for
+    sizes for a preset's benchmark workload (:mod:`app.model.fitted`), scaled by pixels for
     vision inputs; else one fitted constant per family (:class:`MemoryParams`), ×2 for fp32
     activations: detectors (``vision_task`` detection) ``detection_activation_bytes_per_gflop``
     × ``backbone_gflops_224`` × pixels / 224²; classification CNNs
@@ -733,7 +733,7 @@ def selective_saved_copies(w: Workload) -> float:
 
 def implementation(w: Workload) -> Implementation:
     """The block implementation ``w`` runs: ``implementation`` when given, else the asked
-    stack's default (``fused`` for :data:`app.estimate.stacks.FUSED_KERNEL_STACKS`: Megatron/NeMo,
+    stack's default (``fused`` for :data:`app.model.stacks.FUSED_KERNEL_STACKS`: Megatron/NeMo,
     Unsloth), else eager (HF Trainer, axolotl, LLaMA-Factory, torchtune, LitGPT; the memory
     constants were fitted on eager cases, so only a stack the request names moves this)."""
     if w.implementation is not None:
@@ -894,7 +894,7 @@ def vram_per_gpu_gib(
 def usable_vram_gib(vram_gib: float, gpu: str | None = None) -> float:
     """CUDA-reported capacity of ``vram_gib`` of card ``gpu`` (a catalog name; a fractional
     GPU's share keeps the card's ratio): what the driver reports where the card has a row in
-    :mod:`app.estimate.vram`, else ``USABLE_VRAM_FRACTION`` of it."""
+    :mod:`app.model.vram`, else ``USABLE_VRAM_FRACTION`` of it."""
     return vram_gib * vram.usable_fraction(gpu)
 
 

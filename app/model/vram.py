@@ -8,7 +8,7 @@ out-of-memory error (``torch.cuda.get_device_properties(i).total_memory``); wher
 gap of the cards with both figures below).
 
 The CUDA context and NCCL buffers are not subtracted here: the peak adds them
-(:data:`app.estimate.memory.CUDA_CONTEXT_GIB`, ``NCCL_GIB``).
+(:data:`app.model.memory.CUDA_CONTEXT_GIB`, ``NCCL_GIB``).
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.estimate.types import (
+from app.model.types import (
     TRANSFORMER_ARCHITECTURES,
     Architecture,
     GpuSpec,
@@ -405,7 +405,7 @@ def interconnect_warning(
 ) -> RunWarning | None:
     """``nvlink_unavailable`` when NVLink is asked for a GPU that has none (catalog
     ``nvlink`` false: GeForce RTX 4090, L4 …); the throughput is then estimated over PCIe
-    (:meth:`app.estimate.throughput.ThroughputModel.estimate`)."""
+    (:meth:`app.model.throughput.ThroughputModel.estimate`)."""
     if gpu_count <= 1 or interconnect != Interconnect.NVLINK or gpu.nvlink:
         return None
     return RunWarning(
