@@ -23,7 +23,6 @@ from app.model.memory import (
 from app.model.multigpu import effective_interconnect, gradient_bytes
 from app.model.shape import shape_warnings
 from app.model.types import (
-    TRANSFORMER_ARCHITECTURES,
     Architecture,
     Estimate,
     Hardware,
@@ -35,8 +34,8 @@ from app.model.types import (
     ThroughputEstimate,
     WarningCode,
     Workload,
-    version_tuple,
 )
+from app.model.vocabulary import parse_version
 
 #: A data-parallel job is called communication-heavy when its predicted PCIe scaling
 #: efficiency falls below this (benchmarks.md §4: GNMT/BERT-large lose 10-50 % per GPU).
@@ -387,7 +386,7 @@ def hardware_warnings(
                     needed_gib=round(total_vram, 2),
                 )
             )
-    need, have = version_tuple(w.min_cuda, 2), version_tuple(hw.max_cuda, 2)
+    need, have = parse_version(w.min_cuda), parse_version(hw.max_cuda)
     if need and have and have < need:
         out.append(
             _warn(
@@ -398,7 +397,7 @@ def hardware_warnings(
             )
         )
     out.extend(driver_warnings(hw.gpu, hw.max_cuda))
-    build = version_tuple(w.cuda_build, 2)
+    build = parse_version(w.cuda_build)
     if build and have and have < build and (not need or build > need):
         out.append(
             _warn(
@@ -549,7 +548,7 @@ def _intra_link_warnings(
 
 def tokens_per_sample(w: Workload) -> int | None:
     """Tokens per sample for token-based workloads (transformers, seq2seq), else ``None``."""
-    if w.architecture in TRANSFORMER_ARCHITECTURES and w.architecture != Architecture.VIT:
+    if w.architecture.is_transformer and w.architecture != Architecture.VIT:
         return transformer_tokens(w)
     if w.architecture == Architecture.RNN_SEQ2SEQ and w.seq_len:
         return w.seq_len
