@@ -79,6 +79,11 @@ def precision_class(p: Precision) -> PrecisionClass:
     return Precision(p).precision_class
 
 
+def mfu_class(p: Precision) -> PrecisionClass:
+    """:attr:`Precision.mfu_class` as a function (``32``, ``16`` or ``8``)."""
+    return Precision(p).mfu_class
+
+
 class Family(_Word):
     """Throughput family of an architecture (:attr:`Architecture.family`): the fitted
     constants, MFU table and FLOPs-model donors are kept per family."""
