@@ -93,7 +93,8 @@ def run_costs(
     hours = epoch_hours_column(samples_per_epoch, rates.samples_per_s)
     hours_low = epoch_hours_column(samples_per_epoch, rates.high)
     hours_high = epoch_hours_column(samples_per_epoch, rates.low)
-    cost, cost_low, cost_high = hours * price, hours_low * price, hours_high * price
+    with np.errstate(invalid="ignore"):  # ∞ hours × a free instance: NaN, as in Python floats
+        cost, cost_low, cost_high = hours * price, hours_low * price, hours_high * price
     return RunCosts(
         epoch_hours=hours,
         epoch_hours_low=hours_low,
