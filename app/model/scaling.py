@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 from app.model.linalg import nnls
 from app.model.types import BenchmarkPoint, GpuSpec, Precision
+from app.model.vocabulary import Family
 
 #: Fewest distinct GPUs a suite must have measured a workload on before the time model is
 #: fitted to it (six coefficients; fewer GPUs fall back to the blend).
@@ -32,7 +33,7 @@ MIN_GPUS_FOR_FIT = 4
 
 #: Fraction of step time that is compute-bound in the §4.5 blend (transformers ≈ 0.3,
 #: CNNs ≈ 0.2 per estimation.md §4.5).
-F_COMPUTE = {"transformer": 0.3, "cnn": 0.2, "other": 0.25}
+F_COMPUTE = {Family.TRANSFORMER: 0.3, Family.CNN: 0.2, Family.OTHER: 0.25}
 
 
 def peak_tflops(gpu: GpuSpec, precision: Precision) -> float:
