@@ -16,6 +16,7 @@ from app.model.compat import (
     interconnect_warning,
 )
 from app.model.epoch_cost import RunCosts, ServedRates, run_costs, served_rates
+from app.model.epoch_cost import epoch_hours as epoch_hours  # re-exported
 from app.model.memory import (
     host_offload_bytes,
     lora_trainable_params,

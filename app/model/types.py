@@ -18,13 +18,8 @@ from app.model.vocabulary import (
     TRANSFORMER_ARCHITECTURES,
     Architecture,
     Basis,
-    Family,
     Precision,
-    PrecisionClass,
     Situation,
-    minor_version_number,
-    parse_version,
-    precision_class,
     range_situation,
 )
 
@@ -34,12 +29,8 @@ __all__ = [  # the vocabulary, re-exported where the core's types were always im
     "TRANSFORMER_ARCHITECTURES",
     "Architecture",
     "Basis",
-    "Family",
     "Precision",
-    "PrecisionClass",
     "Situation",
-    "parse_version",
-    "precision_class",
     "range_situation",
 ]
 
@@ -1175,9 +1166,3 @@ class Estimate:
     hfu: float | None = None
     #: the training stack assumed (ThroughputEstimate.stack)
     stack: str | None = None
-
-
-def version_key(p: BenchmarkPoint) -> float:
-    """A measurement's framework version as a sortable number (1.13 → 1.13, 2.3 → 2.03); 0 when
-    unknown or without a minor version (:func:`app.model.vocabulary.minor_version_number`)."""
-    return minor_version_number(p.framework_version)
