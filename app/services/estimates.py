@@ -531,15 +531,15 @@ def rank_offers(
     keep = np.arange(len(estimable), dtype=np.intp)
     if budget.max_total_cost is not None or budget.max_total_hours is not None:
         spot = snap.columns["billing"][rows[estimable]] == "spot"
-        # at the high end: the slow end of each offer's range (its epoch_hours_high)
-        judged = run.epoch_hours_high if budget.at_high_end else run.epoch_hours
+        # all epochs; at the high end, at the slow end of each offer's range (total_hours_high)
+        judged = run.total_hours_high if budget.at_high_end else run.total_hours
         keep = np.array(
             [
                 i
                 for i, (h, p, sp) in enumerate(
                     zip(judged.tolist(), prices.tolist(), spot.tolist(), strict=True)
                 )
-                if _within_budget(h * w.epochs, None if math.isnan(p) else p, sp, budget)
+                if _within_budget(h, None if math.isnan(p) else p, sp, budget)
             ],
             dtype=np.intp,
         ).reshape(-1)
