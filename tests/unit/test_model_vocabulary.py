@@ -176,13 +176,9 @@ def test_cuda_too_old_reads_versions_as_numbers() -> None:
     """A driver that says CUDA ``12`` runs a job that needs ``12.0``, not one that needs
     ``12.1`` (cost.hardware_warnings through combine)."""
     mem = estimate_memory(GPT2, vram_gib=80, with_fixes=False)
-    tp = ThroughputEstimate(
-        samples_per_s=10.0,
-        samples_per_s_low=8.0,
-        samples_per_s_high=12.0,
-        basis=Basis.SCALED,
-        multi_gpu_efficiency=1.0,
-    )
+    names = ("samples_per_s", "samples_per_s_low", "samples_per_s_high")
+    rates = dict(zip(names, (10.0, 8.0, 12.0), strict=True))
+    tp = ThroughputEstimate(**rates, basis=Basis.SCALED, multi_gpu_efficiency=1.0)
     hw = Hardware(gpu=A100_80_SXM, max_cuda="12")
 
     def codes(min_cuda: str) -> set[str]:
