@@ -42,7 +42,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from app.model import fitted
+from app.model.calibration import Calibration, load_calibration
 from app.model.comm import board_twin, link_grows_with_count
 from app.model.flops import (
     flops_peak_tflops,
@@ -103,7 +103,7 @@ _OWN = (Situation.MEASURED, Situation.MEASURED_RESCALED)
 
 
 def rate_model_features(gpu: GpuSpec, precision: Precision) -> tuple[float, float, float]:
-    """(1, log peak TFLOPS, log bandwidth GB/s): the regressors of ``fitted.FLOPS_RATE_MODEL``
+    """(1, log peak TFLOPS, log bandwidth GB/s): the regressors of ``flops_rate_model``
     (peak as :func:`flops_peak_tflops`), shared by its fit and its evaluations."""
     return (
         1.0,
@@ -112,20 +112,21 @@ def rate_model_features(gpu: GpuSpec, precision: Precision) -> tuple[float, floa
     )
 
 
-def achieved_flops_prior(gpu: GpuSpec, fam: str, precision: Precision) -> float:
-    """FLOP/s a typical ``fam`` workload reaches on ``gpu`` (fitted, no measurement needed).
+def achieved_flops_prior(gpu: GpuSpec, fam: str, precision: Precision, cal: Calibration) -> float:
+    """FLOP/s a typical ``fam`` workload reaches on ``gpu`` (``cal``'s fit, no measurement
+    needed).
 
     ``log(FLOP/s) = a + b·log(peak TFLOPS) + c·log(bandwidth GB/s)`` per family and precision
     class, least squares over every single-GPU measurement with a FLOPs estimate
-    (``fitted.FLOPS_RATE_MODEL``): MFU falls as peak grows faster than bandwidth, which a
+    (:attr:`Calibration.flops_rate_model`): MFU falls as peak grows faster than bandwidth, which a
     flat MFU prior misses (H100 runs ResNet-50 at ~7 % MFU, a V100 at ~20 %). Falls back to
-    peak × ``fitted.MFU_PRIOR`` for families without a fit.
+    peak × :attr:`Calibration.mfu_prior` for families without a fit.
     """
     key = f"{fam}|{precision_class(precision)}"
     peak = flops_peak_tflops(gpu, precision)
-    coef = fitted.FLOPS_RATE_MODEL.get(key)
+    coef = cal.flops_rate_model.get(key)
     if coef is None:
-        return peak * 1e12 * fitted.MFU_PRIOR.get(key, 0.3)
+        return peak * 1e12 * cal.mfu_prior.get(key, 0.3)
     return math.exp(
         sum(k * x for k, x in zip(coef, rate_model_features(gpu, precision), strict=True))
     )
@@ -156,9 +157,11 @@ def utilisation_note(used: tuple[float, float], peak_tflops: float, precision: P
     return f"{text} (per GPU, of the {peak_tflops:.0f} TFLOP/s dense {precision.value} peak)"
 
 
-def credible_rate(w: Workload, gpu: GpuSpec, precision: Precision) -> tuple[float, str] | None:
-    """Highest per-GPU samples/s of ``w`` on ``gpu`` the credible-MFU table allows (the
-    lower of its cell's highest measured MFU and HFU, :func:`app.model.mfu.credible_max`),
+def credible_rate(
+    w: Workload, gpu: GpuSpec, precision: Precision, cal: Calibration
+) -> tuple[float, str] | None:
+    """Highest per-GPU samples/s of ``w`` on ``gpu`` the credible-MFU table of ``cal`` allows
+    (the lower of its cell's highest measured MFU and HFU, :func:`app.model.mfu.credible_max`),
     with the sentence that says so; ``None`` without a FLOPs estimate."""
     per_sample = implied_utilisation(w, gpu, precision, 1.0)
     if per_sample is None:
@@ -166,7 +169,7 @@ def credible_rate(w: Workload, gpu: GpuSpec, precision: Precision) -> tuple[floa
     fam = family(w.architecture)
     # the class the GPU runs it at (mixed precision on a GPU without 16-bit units is fp32)
     runs = Precision.FP32 if rate_class(gpu, precision) == "32" else precision
-    mfu_max, hfu_max = credible_max(fam, w.params, runs)
+    mfu_max, hfu_max = credible_max(fam, w.params, runs, cal)
     cell = range_key(fam, w.params, runs)
     rate = min(mfu_max / per_sample[0], hfu_max / per_sample[1])
     text = (
@@ -181,7 +184,7 @@ def precision_class(p: Precision) -> str:
     return "32" if p in (Precision.FP32, Precision.TF32) else "16"
 
 
-def width_weighted_flops(w: Workload) -> float | None:
+def width_weighted_flops(w: Workload, cal: Calibration) -> float | None:
     """Training FLOPs per sample weighted by the time they take (FLOPs at the matmul peak
     rate): a transformer's matmul FLOPs ÷ :func:`width_efficiency` plus its attention
     FLOPs, the others' FLOPs as they are (:func:`training_flops_per_sample`). The memory-bound
@@ -192,11 +195,11 @@ def width_weighted_flops(w: Workload) -> float | None:
     ratio of these counts. Transformer-XL base at h₀ = 1,000: 65,108,442 × 6 × 192 ×
     (1 + 1,000 / 582.33) + 12 × 16 × 512 × 192² = 2.0743e11. The overhead, ``6N·h₀/h =
     6·h₀·√(12·L·N)``, vanishes with ``N``: a model that multiplies almost nothing costs its
-    attention.
+    attention. ``h₀`` is ``cal``'s.
     """
     if w.architecture in TRANSFORMER_ARCHITECTURES and w.params:
         matmul, attention = transformer_flops(w)
-        return matmul / width_efficiency(w) + attention
+        return matmul / width_efficiency(w, cal) + attention
     return training_flops_per_sample(w)
 
 
@@ -210,7 +213,7 @@ def forward_intensity(w: Workload) -> float | None:
     return gflops * 1e3 / acts
 
 
-def width_efficiency(w: Workload) -> float:
+def width_efficiency(w: Workload, cal: Calibration | None = None) -> float:
     """Share of a transformer's matmul FLOP rate reached at its width: ``h / (h + h₀)``.
 
     Per token and layer the matmuls cost ``24·h²`` FLOPs and the memory-bound work around
@@ -219,11 +222,12 @@ def width_efficiency(w: Workload) -> float:
     with ``h₀ = c/a`` (attention FLOPs are charged apart, :func:`width_weighted_flops`). ``h`` =
     :func:`app.model.flops.matmul_width` (the width the multiplied parameters make per layer,
     so a ``hidden_size`` changed without its parameters moves no efficiency); ``h₀`` =
-    ``fitted.WIDTH_H0["transformer"]``, fitted on pairs of transformer networks measured under
-    the same conditions (:func:`app.calibrate.validate.fit_width_h0`); 1 for other families or
-    without a width. At h₀ = 1,000: Transformer-XL base (width 582) 0.37, large (1,115) 0.53.
+    ``cal.width_h0["transformer"]`` (default: the served calibration), fitted on pairs of
+    transformer networks measured under the same conditions
+    (:func:`app.calibrate.validate.fit_width_h0`); 1 for other families or without a width.
+    At h₀ = 1,000: Transformer-XL base (width 582) 0.37, large (1,115) 0.53.
     """
-    h0 = fitted.WIDTH_H0.get(family(w.architecture), 0.0)
+    h0 = (cal or load_calibration()).width_h0.get(family(w.architecture), 0.0)
     h = matmul_width(w)
     if not h0 or not h or w.architecture not in TRANSFORMER_ARCHITECTURES:
         return 1.0
@@ -305,24 +309,24 @@ def _method_of(w: Workload) -> str:
     return w.benchmark_method or ("full" if w.method == Method.FULL else w.method.value)
 
 
-def range_factors(situation: Situation) -> tuple[float, float]:
-    """(low, high) multipliers of an estimate in ``situation``: ``fitted.RANGE_FACTORS`` of
-    the situation whose range it carries (:func:`app.model.types.range_situation`), else
-    of its basis."""
-    factors = fitted.RANGE_FACTORS
+def range_factors(situation: Situation, cal: Calibration | None = None) -> tuple[float, float]:
+    """(low, high) multipliers of an estimate in ``situation``: ``cal.range_factors`` (default:
+    the served calibration) of the situation whose range it carries
+    (:func:`app.model.types.range_situation`), else of its basis."""
+    factors = (cal or load_calibration()).range_factors
     situation = range_situation(situation)
     return factors.get(situation.value) or factors[SITUATION_BASIS[situation].value]
 
 
 def _range(
-    value: float, situation: Situation, multi_gpu_model: bool = False
+    value: float, situation: Situation, cal: Calibration, multi_gpu_model: bool = False
 ) -> tuple[float, float]:
     """Low–high range: the situation's cross-validated 10th-90th percentile of actual ÷
     predicted (:func:`range_factors`), times the multi-GPU model's when the GPU count was not
     itself measured."""
-    low, high = range_factors(situation)
+    low, high = range_factors(situation, cal)
     if multi_gpu_model:
-        m_low, m_high = fitted.MULTI_GPU_RANGE
+        m_low, m_high = cal.multi_gpu_range
         low, high = low * m_low, high * m_high
     return value * low, value * high
 
@@ -351,6 +355,7 @@ class ThroughputModel:
         flops_table: (label, method) → (family, FLOPs per unit, ...) for the FLOPs model.
         data: a prebuilt :class:`PooledData` of the same points (a cache shared by requests).
         workloads: (label, method) → preset workload, for building ``data`` from ``points``.
+        cal: the fitted constants (default: the served ``calibration.json``).
     """
 
     def __init__(
@@ -363,8 +368,10 @@ class ThroughputModel:
         flops_table: FlopsTable | None = None,
         data: PooledData | None = None,
         workloads: Mapping[tuple[str, str], Workload] | None = None,
+        cal: Calibration | None = None,
     ):
         self.w = w
+        self.cal = cal or load_calibration()
         self.catalog = catalog or {}
         self.flops_table = flops_table or {}
         self.reference = (
@@ -377,7 +384,8 @@ class ThroughputModel:
             known = dict(workloads or {})
             for label in base.benchmark_workloads:
                 known.setdefault((label, _method_of(base)), base)
-            data = PooledData(points, self.catalog, known, _families(self.flops_table))
+            families = _families(self.flops_table)
+            data = PooledData(points, self.catalog, known, families, cal=self.cal)
         self.data = data
         self.groups = data.groups(base.benchmark_workloads, _method_of(base))
         self._single: dict[tuple[str, Precision, str | None], SingleGpu] = {}
@@ -594,7 +602,7 @@ class ThroughputModel:
         (:meth:`_work_batch_term`, :meth:`_batch_factor`). A non-transformer with a forward
         intensity (:func:`forward_intensity`) borrows only from donors with one
         (where there are any), each donor's log FLOP rate moved by
-        ``fitted.INTENSITY_SLOPE[family] × ln(intensity / donor intensity)``: on the
+        ``cal.intensity_slope[family] × ln(intensity / donor intensity)``: on the
         roofline a memory-bound kernel's FLOP rate is intensity × bandwidth (slope 1), a
         compute-bound one's the peak (slope 0), and a net mixes both
         (:func:`app.calibrate.validate.fit_intensity_slope`).
@@ -627,9 +635,11 @@ class ThroughputModel:
             ]
             candidates = arch or same or candidates
         own_i = forward_intensity(w) if fam != "transformer" else None
-        own_weighted = (width_weighted_flops(w) if fam == "transformer" else None) or flops
+        own_weighted = (
+            width_weighted_flops(w, self.cal) if fam == "transformer" else None
+        ) or flops
         by_intensity = False
-        slope = fitted.INTENSITY_SLOPE.get(fam, 0.0)
+        slope = self.cal.intensity_slope.get(fam, 0.0)
         if own_i is not None:
             # only measured donors that can be placed on the intensity axis, where there
             # are any
@@ -656,7 +666,7 @@ class ThroughputModel:
             if donor is not None:
                 # the donor's own rate held to what runs of its kind reach on this GPU (a
                 # suite measured on H100s only extrapolates to an A100 at up to 1.6× its peak)
-                y = math.log(_held(math.exp(y), donor, gpu, precision))
+                y = math.log(_held(math.exp(y), donor, gpu, precision, self.cal))
             # the donor's saturated rate, by the same law _batch_factor re-applies
             y -= self._work_batch_term(found[0], donor)
             weight = donor_weight(fam, entry, w, flops, donor)
@@ -672,7 +682,7 @@ class ThroughputModel:
             weighting = own_weighted / flops
             if fam == "transformer" and donor is not None:
                 donor_flops = training_flops_per_sample(donor)
-                donor_weighted = width_weighted_flops(donor)
+                donor_weighted = width_weighted_flops(donor, self.cal)
                 if donor_flops and donor_weighted:
                     weighting = donor_weighted / donor_flops
             logs.append(y + math.log(entry[1] * weighting))
@@ -703,7 +713,7 @@ class ThroughputModel:
                     f"FLOP rate on intensity ({slope:.2f})"
                 )
         else:
-            rate_flops = achieved_flops_prior(gpu, fam, precision)
+            rate_flops = achieved_flops_prior(gpu, fam, precision, self.cal)
             peak = flops_peak_tflops(gpu, precision) * 1e12
             note = (
                 f"FLOPs model: no measured {fam} workload; fitted {fam} FLOP rate "
@@ -711,7 +721,7 @@ class ThroughputModel:
             )
         rate = rate_flops / flops * self._batch_factor(w)
         if w.method == Method.QLORA:
-            rate /= fitted.QLORA_SLOWDOWN
+            rate /= self.cal.qlora_slowdown
         return rate, Situation.FLOPS_MODEL, (), (note,)
 
     def _work_batch_term(self, group: tuple[str, str], donor: Workload | None) -> float:
@@ -759,12 +769,12 @@ class ThroughputModel:
             rate, situation, evidence, notes = base
             # FLOPs weighted by the time they take: a wider network reaches a higher share
             # of the peak in its matmuls (width_weighted_flops)
-            ref_flops = width_weighted_flops(ref)
-            own_flops = width_weighted_flops(w)
+            ref_flops = width_weighted_flops(ref, self.cal)
+            own_flops = width_weighted_flops(w, self.cal)
             if ref_flops and own_flops:
                 ratio = ref_flops / own_flops
                 if w.method == Method.QLORA and self.reference.method != Method.QLORA:
-                    ratio /= fitted.QLORA_SLOWDOWN
+                    ratio /= self.cal.qlora_slowdown
                 text = (
                     f"{SITUATION_TEXT[Situation.DERIVED]} (×{ratio:.3g}); the preset's "
                     f"estimate is {situation.value}"
@@ -853,7 +863,7 @@ class ThroughputModel:
         always, rising with ``r`` (a bigger micro-batch stays faster, recompute slower), and
         within 0.03 % of ``r`` up to 0.7·B."""
         rate, situation, evidence, notes = est
-        bound = credible_rate(w, gpu, precision)
+        bound = credible_rate(w, gpu, precision, self.cal)
         if situation == Situation.MEASURED or bound is None or rate <= 0:
             return est
         k = CREDIBLE_SHARPNESS
@@ -926,7 +936,7 @@ class ThroughputModel:
                 w = self.w
                 if precision != w.precision:
                     w = replace(w, precision=precision)
-                hit = (multi_gpu_efficiency(w, gpu, n, link, per_gpu), False)
+                hit = (multi_gpu_efficiency(w, gpu, n, link, per_gpu, cal=self.cal), False)
             self._eta[key] = hit
         return hit
 
@@ -1016,10 +1026,10 @@ class ThroughputModel:
             eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
             multi_model, multi_basis = best_model, best_basis
             w_prec = self.w if prec == self.w.precision else replace(self.w, precision=prec)
-            summary = multi_gpu_summary(w_prec, gpu, n, link, per_gpu, min(eta, 1.0))
+            summary = multi_gpu_summary(w_prec, gpu, n, link, per_gpu, min(eta, 1.0), cal=self.cal)
         else:
             total = per_gpu * n
-        low, high = _range(total, situation, multi_gpu_model=multi_model)
+        low, high = _range(total, situation, self.cal, multi_gpu_model=multi_model)
         flops = training_flops_per_sample(self.w)
         if flops:
             # the range never reaches past the datasheet peak (unless the estimate itself
@@ -1048,11 +1058,13 @@ class ThroughputModel:
         )
 
 
-def _held(units_per_s: float, donor: Workload, gpu: GpuSpec, precision: Precision) -> float:
+def _held(
+    units_per_s: float, donor: Workload, gpu: GpuSpec, precision: Precision, cal: Calibration
+) -> float:
     """A donor's predicted rate (its published units/s) under the smooth credible bound of
     :meth:`ThroughputModel._credible`, at the donor's own shape."""
     units = donor.units_per_sample or 1.0
-    bound = credible_rate(replace(donor, precision=precision), gpu, precision)
+    bound = credible_rate(replace(donor, precision=precision), gpu, precision, cal)
     if bound is None or units_per_s <= 0:
         return units_per_s
     rate, k = units_per_s / units, CREDIBLE_SHARPNESS
@@ -1083,8 +1095,10 @@ def estimate_throughput(
     reference: Workload | None = None,
     flops_table: FlopsTable | None = None,
     data: PooledData | None = None,
+    cal: Calibration | None = None,
 ) -> ThroughputEstimate:
-    """Samples/s of ``gpu_count`` × ``gpu`` for ``w``; see :class:`ThroughputModel`."""
+    """Samples/s of ``gpu_count`` × ``gpu`` for ``w`` with ``cal`` (default: the served
+    calibration); see :class:`ThroughputModel`."""
     model = ThroughputModel(
         w,
         points=points,
@@ -1092,5 +1106,6 @@ def estimate_throughput(
         reference=reference,
         flops_table=flops_table,
         data=data,
+        cal=cal,
     )
     return model.estimate(gpu, gpu_count, interconnect, precision=precision, software=software)
