@@ -11,8 +11,8 @@ field). :func:`encode` writes an answer as the API's bytes.
 
 The operations (``method`` and ``path`` are the API request each one is):
 
-- :data:`RANK` ``POST /v1/rank`` (:class:`~app.api.schemas.RankRequest`)
-- :data:`ESTIMATE` ``POST /v1/estimate`` (:class:`~app.api.schemas.EstimateRequest`)
+- :data:`RANK` ``POST /v1/rank`` (:class:`~app.interface.schemas.RankRequest`)
+- :data:`ESTIMATE` ``POST /v1/estimate`` (:class:`~app.interface.schemas.EstimateRequest`)
 - :data:`RESOLVE_GPU` ``POST /v1/gpus/resolve`` (:class:`GpuResolveRequest`)
 - :data:`LIST_PRESETS` ``GET /v1/workloads`` (no input)
 - :data:`HF_CONFIG` ``POST /v1/workloads/from-hf-config`` (a ``config.json`` object)
@@ -30,8 +30,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy.orm import Session
 
-from app.api.field_names import detail_keys, name_unknown_fields
-from app.api.query import (
+from app.hf_config import HFConfigError, parse_hf_config
+from app.interface.field_names import detail_keys, name_unknown_fields
+from app.interface.query import (
     OfferQuery,
     ParamError,
     flat_field,
@@ -39,14 +40,14 @@ from app.api.query import (
     query_text_error,
     space_error,
 )
-from app.api.responses import (
+from app.interface.responses import (
     estimate_out,
     offer_detail,
     offer_out,
     rank_response,
     spot_assumptions,
 )
-from app.api.schemas import (
+from app.interface.schemas import (
     MAX_TEXT,
     WORKLOAD_LIMITS,
     EstimateRequest,
@@ -56,7 +57,6 @@ from app.api.schemas import (
     RankRequest,
     RankResponse,
 )
-from app.hf_config import HFConfigError, parse_hf_config
 from app.launch import FORMATS, Format, LaunchError, LaunchFile, LaunchJob, load_launch_data, render
 from app.model.cost import disk_needed_gb
 from app.model.memory import vram_per_gpu_gib
@@ -133,7 +133,8 @@ def validation_error(
     """A body that failed :func:`validate_body` as the API answers it: 400, ``detail``
     ``Validation failed for POST /v1/rank (workload.seq_len)`` and one ``{message, key}`` per
     error (key: the dotted location), the form Litestar gives a handler's ``data``; an unknown
-    field of ``model`` names the field meant (:func:`app.api.field_names.name_unknown_fields`)."""
+    field of ``model`` names the field meant
+    (:func:`app.interface.field_names.name_unknown_fields`)."""
     extra: list[dict[str, Any]] = []
     errors: list[Any] = exc.errors(include_url=False, include_input=False)
     for e in name_unknown_fields(model, errors) if model is not None else errors:

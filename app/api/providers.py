@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from litestar import Controller, get
-from litestar.di import NamedDependency, Provide
+from litestar.di import NamedDependency
 from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
-from app.api.responses import provide_reference, provide_session, provide_settings
+from app.interface.deps import DEPENDENCIES
 from app.price_age import AGE_TIERS_DAYS, BOOKABLE_KINDS
 from app.services.providers import provider_coverage
 from app.services.reference import ReferenceData
@@ -97,11 +97,7 @@ class ProvidersController(Controller):
     """Providers (JSON, under ``/v1``)."""
 
     path = "/v1"
-    dependencies = {  # noqa: RUF012 - Litestar reads this class attribute
-        "session": Provide(provide_session),
-        "ref": Provide(provide_reference),
-        "settings": Provide(provide_settings, sync_to_thread=False),
-    }
+    dependencies = DEPENDENCIES
 
     @get("/providers", sync_to_thread=True, summary="Every provider: fetcher, offers, price ages")
     def providers(

@@ -6,14 +6,18 @@ from dataclasses import asdict
 from typing import Annotated
 
 from litestar import Controller, get
-from litestar.di import NamedDependency, Provide
+from litestar.di import NamedDependency
 from litestar.exceptions import NotFoundException
 from litestar.params import PathParameter
 from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
-from app.api.responses import MAX_ID, error_responses, provide_session, provide_settings
-from app.api.schemas import OFFER_ID_TEXT, OfferOut, PricePointOut, described_as
+from app.interface.deps import (
+    DEPENDENCIES,
+    MAX_ID,
+    error_responses,
+)
+from app.interface.schemas import OFFER_ID_TEXT, OfferOut, PricePointOut, described_as
 from app.services.refresh_runs import latest_runs, price_history
 from app.settings import Settings
 
@@ -99,10 +103,7 @@ class RefreshController(Controller):
     """Refresh-job status and price history (JSON, under ``/v1``)."""
 
     path = "/v1"
-    dependencies = {  # noqa: RUF012 - Litestar reads this class attribute
-        "session": Provide(provide_session),
-        "settings": Provide(provide_settings, sync_to_thread=False),
-    }
+    dependencies = DEPENDENCIES
 
     @get("/refresh-runs", sync_to_thread=True, summary="Latest price-refresh run per provider")
     def refresh_runs(

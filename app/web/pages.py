@@ -25,7 +25,7 @@ from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
 from litestar import Controller, Request, Response, get
-from litestar.di import NamedDependency, Provide
+from litestar.di import NamedDependency
 from litestar.exceptions import HTTPException, NotFoundException, ValidationException
 from litestar.params import PathParameter
 from litestar.response import Redirect, Template
@@ -37,7 +37,11 @@ from litestar.status_codes import (
 )
 from sqlalchemy.orm import Session
 
-from app.api.query import (
+from app.interface.deps import (
+    DEPENDENCIES,
+    MAX_ID,
+)
+from app.interface.query import (
     OFFER_PARAMS,
     RANK_PARAMS,
     WORKLOAD_PARAMS,
@@ -47,16 +51,8 @@ from app.api.query import (
     parse_offer_query,
     parse_rank_query,
 )
-from app.api.responses import (
-    MAX_ID,
-    offer_detail,
-    offer_out,
-    provide_reference,
-    provide_session,
-    provide_settings,
-    rank_response,
-)
-from app.api.schemas import (
+from app.interface.responses import offer_detail, offer_out, rank_response
+from app.interface.schemas import (
     MAX_TEXT,
     OfferDetailResponse,
     RankedOfferOut,
@@ -278,11 +274,7 @@ class PageController(Controller):
 
     path = "/"
     include_in_schema = False
-    dependencies = {  # noqa: RUF012 - Litestar reads this class attribute
-        "session": Provide(provide_session),
-        "ref": Provide(provide_reference),
-        "settings": Provide(provide_settings, sync_to_thread=False),
-    }
+    dependencies = DEPENDENCIES
     exception_handlers = dict.fromkeys(
         (HTTPException, ValidationException, WorkloadError, FilterError, HardwareError, Exception),
         _html_error,
