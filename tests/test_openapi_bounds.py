@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from app.api import refresh, submissions
+from app.api import offers, refresh, submissions
 from app.interface import schemas
 
 pytestmark = pytest.mark.db
@@ -48,7 +48,7 @@ def bounds(prop: dict[str, Any]) -> dict[str, Any]:
 
 def models() -> dict[str, type[BaseModel]]:
     found: dict[str, type[BaseModel]] = {}
-    for module in (schemas, refresh, submissions):
+    for module in (schemas, refresh, offers, submissions):
         for name, obj in vars(module).items():
             if isinstance(obj, type) and issubclass(obj, BaseModel) and obj is not BaseModel:
                 found[name] = obj

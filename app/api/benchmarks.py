@@ -16,7 +16,7 @@ from app.api.reference_schemas import BenchmarkPage
 from app.api.submissions import handle_submission
 from app.interface.deps import error_responses
 from app.interface.schemas import MAX_TEXT
-from app.services.catalog import search_benchmarks
+from app.services.catalog import BenchmarkFilters, Paging, search_benchmarks
 from app.services.reference import ReferenceData
 from app.settings import Settings
 
@@ -100,17 +100,14 @@ class BenchmarksController(ResourceController):
         stored, never used), ``revoked`` those of a revoked submitter, ``accepted`` the rest.
         """
         reject_unknown_query(request)
-        items, total = search_benchmarks(
-            session,
-            ref,
+        filters = BenchmarkFilters(
             gpu=gpu,
             workload=workload,
             q=q,
             ids=[int(i) for i in ids.split(",")] if ids else None,
             status=status,
-            limit=limit,
-            offset=offset,
         )
+        items, total = search_benchmarks(session, ref, filters, Paging(limit=limit, offset=offset))
         return {"items": items, "total": total, "limit": limit, "offset": offset}
 
     @post(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from litestar import Controller, Request, Response, get
+from litestar import Request, Response, get
 from litestar.di import NamedDependency
 from litestar.enums import ParamType
 from litestar.openapi.datastructures import ResponseSpec
@@ -15,14 +15,20 @@ from litestar.openapi.spec.enums import OpenAPIType
 from litestar.params import PathParameter
 from sqlalchemy.orm import Session
 
-from app.api.params import rank_query_parameters
-from app.interface.deps import DEPENDENCIES, MAX_ID, error_responses
+from app.api.params import ResourceController, rank_query_parameters
+from app.interface.deps import MAX_ID, error_responses
 from app.interface.query import OFFER_PARAMS
 from app.interface.schemas import OFFER_ID_TEXT, ErrorOut
 from app.launch import FORMATS
 from app.operations import Deps, launch_file
 from app.services.reference import ReferenceData
 from app.settings import Settings
+
+#: The budget's query parameters (numbers above 0), written in the launch file's comments.
+_BUDGET_TEXTS = {
+    "max_total_cost": "budget for all epochs, in currency (written in the file's comments)",
+    "max_total_hours": "deadline: wall-clock hours, all epochs (in the file's comments)",
+}
 
 
 def _launch_parameters() -> list[Parameter]:
@@ -36,19 +42,11 @@ def _launch_parameters() -> list[Parameter]:
             description="skypilot: a SkyPilot task YAML (sky launch); dstack: a dstack task "
             "configuration (dstack apply -f)",
         ),
-        Parameter(
-            name="max_total_cost",
-            param_in=ParamType.QUERY,
-            required=False,
-            schema=number,
-            description="budget for all epochs, in currency (written in the file's comments)",
-        ),
-        Parameter(
-            name="max_total_hours",
-            param_in=ParamType.QUERY,
-            required=False,
-            schema=number,
-            description="deadline: wall-clock hours, all epochs (in the file's comments)",
+        *(
+            Parameter(
+                name=name, param_in=ParamType.QUERY, required=False, schema=number, description=text
+            )
+            for name, text in _BUDGET_TEXTS.items()
         ),
         *rank_query_parameters(OFFER_PARAMS),
     ]
@@ -62,11 +60,11 @@ class LaunchQueryOperation(Operation):
         self.parameters = [*(self.parameters or []), *_launch_parameters()]
 
 
-class LaunchController(Controller):
+class LaunchController(ResourceController):
     """Launch files for offers (SkyPilot, dstack)."""
 
     path = "/v1"
-    dependencies = DEPENDENCIES
+    tags = ["offers"]  # noqa: RUF012 - Litestar reads this class attribute
 
     @get(
         "/offers/{offer_id:int}/launch",

@@ -1,17 +1,17 @@
-"""``/v1/offers``: instance offers, filtered and paged, and one offer with its estimate.
-
-The launch file of an offer is :mod:`app.api.launch`; its price history
-:mod:`app.api.refresh`.
+"""``/v1/offers``: instance offers, filtered and paged; one offer with its estimate; one
+offer's price history. The launch file of an offer is :mod:`app.api.launch`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Annotated, Any
 
 from litestar import Request, get
 from litestar.di import NamedDependency
+from litestar.exceptions import NotFoundException
 from litestar.params import PathParameter, QueryParameter
+from pydantic import BaseModel, Field
 from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy.orm import Session
 
@@ -26,7 +26,7 @@ from app.api.params import (
 )
 from app.interface.deps import MAX_ID, error_responses
 from app.interface.query import ParamError, parse_offer_query
-from app.interface.responses import offer_detail
+from app.interface.responses import iso_times, offer_detail
 from app.interface.schemas import (
     CURRENCY_PATTERN,
     CURRENCY_TEXT,
@@ -36,11 +36,15 @@ from app.interface.schemas import (
     Billing,
     OfferDetailResponse,
     OfferFilters,
+    OfferOut,
     OfferPage,
+    PricePointOut,
+    described_as,
 )
 from app.operations import Deps, offer_page
 from app.services.offers import FilterError
 from app.services.reference import ReferenceData
+from app.services.refresh_runs import price_history
 from app.services.workloads import WorkloadError
 from app.settings import Settings
 
@@ -105,8 +109,26 @@ class OfferListQuery:
     offset: int
 
 
+class PriceHistoryOut(BaseModel):
+    """An offer's price history, oldest first, with its current price."""
+
+    offer_id: int = described_as(OfferOut, "id")
+    provider: str = described_as(OfferOut, "provider")
+    offer_key: str = described_as(OfferOut, "offer_key")
+    instance_type: str = described_as(OfferOut, "instance_type")
+    region: str = described_as(OfferOut, "region")
+    billing: str = described_as(OfferOut, "billing")
+    gpu_name_raw: str = described_as(OfferOut, "gpu_name_raw")
+    available: bool = described_as(OfferOut, "available")
+    price_per_hour: float | None = Field(
+        description="current price of the whole instance per hour, in currency, as listed"
+    )
+    currency: str = Field(description="ISO 4217 code of every price here")
+    observations: list[PricePointOut] = Field(description="every observed price, oldest first")
+
+
 class OffersController(ResourceController):
-    """Instance offers: a filtered page, and one offer with its price history and estimate."""
+    """Instance offers: a filtered page; one offer with its estimate; its price history."""
 
     path = "/v1/offers"
     tags = ["offers"]  # noqa: RUF012 - Litestar reads this class attribute
@@ -187,3 +209,28 @@ class OffersController(ResourceController):
             return offer_detail(offer_id, query, session, ref, settings)
         except (ParamError, WorkloadError, FilterError) as exc:
             raise bad_params(exc) from exc
+
+    @get(
+        "/{offer_id:int}/prices",
+        sync_to_thread=True,
+        summary="Price history of one offer",
+        responses=error_responses(400, 404),
+    )
+    def offer_prices(
+        self,
+        offer_id: OfferId,
+        session: NamedDependency[Session],
+    ) -> PriceHistoryOut:
+        """Price history of one offer (every observation, oldest first); 404 if no such offer.
+
+        An observation is recorded when the price changed and at least daily while an offer is
+        seen; unknown prices are not observed.
+        """
+        history = price_history(session, offer_id)
+        if history is None:
+            raise NotFoundException(f"no offer with id {offer_id}")
+        values = asdict(history)
+        values["observations"] = [
+            PricePointOut(**iso_times(p, "observed_at")) for p in values["observations"]
+        ]
+        return PriceHistoryOut(**values)

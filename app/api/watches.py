@@ -13,7 +13,7 @@ import datetime as dt
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from litestar import Controller, Request, Response, delete, get, post
+from litestar import Request, Response, delete, get, post
 from litestar.di import NamedDependency
 from litestar.exceptions import NotAuthorizedException, NotFoundException
 from litestar.params import JSONBody, PathParameter
@@ -22,9 +22,9 @@ from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.api.params import ResourceController
 from app.db.models import Watch, WatchEvent, WatchMatch, as_utc
 from app.interface.deps import (
-    DEPENDENCIES,
     MAX_ID,
     error_responses,
 )
@@ -193,11 +193,11 @@ def _own_watch(session: Session, watch_id: int, owner: str) -> Watch:
 WatchId = Annotated[int, PathParameter(ge=1, le=MAX_ID, description="watch id")]
 
 
-class WatchController(Controller):
+class WatchController(ResourceController):
     """Saved jobs checked after every refresh."""
 
     path = "/v1/watches"
-    dependencies = DEPENDENCIES
+    tags = ["watches"]  # noqa: RUF012 - Litestar reads this class attribute
 
     @post(
         "/",

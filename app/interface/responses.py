@@ -8,8 +8,8 @@ pyproject.toml). The request dependencies are :mod:`app.interface.deps`.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
-from typing import cast
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
 
 from litestar import MediaType, Response
 from litestar.exceptions import NotFoundException
@@ -61,6 +61,13 @@ from app.services.refresh_runs import price_history
 from app.services.snapshot import per_version, stale_providers
 from app.services.workloads import resolve_workload
 from app.settings import Settings
+
+
+def iso_times(values: Mapping[str, Any], *keys: str) -> dict[str, Any]:
+    """``values`` with the datetimes under ``keys`` as ISO 8601 text (``None`` stays
+    ``None``), as the answers' models take them."""
+    return {k: v.isoformat() if k in keys and v is not None else v for k, v in values.items()}
+
 
 #: Evidence rows per ranked offer (the full list is in ``POST /v1/estimate``).
 RANK_MAX_EVIDENCE = 5

@@ -63,7 +63,10 @@ from app.launch import launch_links
 from app.services.catalog import (
     BENCHMARK_SORTS,
     GPU_SORTS,
+    BenchmarkFilters,
+    GpuFilters,
     Listing,
+    Paging,
     benchmark_choices,
     benchmark_listing,
     catalog_choices,
@@ -200,6 +203,11 @@ def _raw(request: Request) -> dict[str, str]:
     return dict(request.query_params.items())
 
 
+def _given(raw: Mapping[str, str]) -> dict[str, str]:
+    """The non-empty parameters, stripped: what the form shows again."""
+    return {k: v.strip() for k, v in raw.items() if isinstance(v, str) and v.strip()}
+
+
 @dataclass(frozen=True, slots=True)
 class PageLanguage:
     """The page's language: ``lang`` (``en``/``zh-CN``); ``param`` the ``lang`` the URL gave
@@ -308,7 +316,7 @@ class PageController(Controller):
         given = {k: v for k, v in _raw(request).items() if k not in PAGE_PARAMS}
         base = ref.presets.get(_raw(request).get("base", ""))
         raw = strip_preset_values(given, base, all_form_fields())
-        form = {k: v.strip() for k, v in raw.items() if isinstance(v, str) and v.strip()}
+        form = _given(raw)
         errors: list[tuple[str, str]] = []
         if language.error:
             errors.append(("lang", language.error))
@@ -431,7 +439,7 @@ class PageController(Controller):
         """One offer: details, the estimate explained, price history."""
         language = page_language(request)
         raw = {k: v for k, v in _raw(request).items() if k != "lang"}
-        form = {k: v.strip() for k, v in raw.items() if isinstance(v, str) and v.strip()}
+        form = _given(raw)
         errors: list[tuple[str, str]] = [("lang", language.error)] if language.error else []
         try:
             query = parse_offer_query(raw)
@@ -503,16 +511,15 @@ class PageController(Controller):
         listing: Listing | None = None
         if not errors:
             v = query.values
+            paging = Paging(
+                sort=v.get("sort", "id"),
+                descending=_descending(v, kind.sorts),
+                limit=query.limit,
+                offset=query.offset,
+            )
             try:
-                listing = kind.fetch(
-                    session,
-                    ref,
-                    **{p.name: v[p.name] for p in kind.params if p.name in v},
-                    sort=v.get("sort", "id"),
-                    descending=_descending(v, kind.sorts),
-                    limit=query.limit,
-                    offset=query.offset,
-                )
+                filters = kind.filters(**{p.name: v[p.name] for p in kind.params if p.name in v})
+                listing = kind.fetch(session, ref, filters, paging)
             except FilterError as exc:
                 errors = [(exc.field, exc.reason)]
         if query.wants_json and "format" not in {k for k, _ in errors}:
@@ -600,7 +607,10 @@ class PageController(Controller):
         stale = stale_providers(session, ref, settings.stale_after_hours)
         offers = [(offer_out(row, ref, stale), usd) for row, usd in gpu_offers(session, ref, name)]
         measurements = benchmark_listing(
-            session, ref, gpu=name, sort="workload", limit=GPU_PAGE_MEASUREMENTS
+            session,
+            ref,
+            BenchmarkFilters(gpu=name),
+            Paging(sort="workload", limit=GPU_PAGE_MEASUREMENTS),
         )
         if query.wants_json:
             return Response(
@@ -663,23 +673,28 @@ def gpu_url(name: str) -> str:
 @dataclass(frozen=True, slots=True)
 class ListingKind:
     """What differs between the listing pages: URL path, template, filter parameters (each
-    passed to ``fetch`` by its name), sortable columns with their first direction, columns."""
+    a field of ``filters``, the typed filters ``fetch`` takes), sortable columns with their
+    first direction, columns."""
 
     path: str
     template: str
     params: tuple[Param, ...]
     sorts: Mapping[str, bool]
     columns: tuple[Column, ...]
-    fetch: Callable[..., Listing]
+    filters: type[GpuFilters] | type[BenchmarkFilters]
+    fetch: Callable[[Session, ReferenceData, Any, Paging], Listing]
 
 
-CATALOG = ListingKind("/gpus", "gpus.html", CATALOG_PARAMS, GPU_SORTS, GPU_COLUMNS, gpu_catalog)
+CATALOG = ListingKind(
+    "/gpus", "gpus.html", CATALOG_PARAMS, GPU_SORTS, GPU_COLUMNS, GpuFilters, gpu_catalog
+)
 BENCHMARKS = ListingKind(
     "/benchmarks",
     "benchmarks.html",
     BENCHMARK_PARAMS,
     BENCHMARK_SORTS,
     BENCHMARK_COLUMNS,
+    BenchmarkFilters,
     benchmark_listing,
 )
 
