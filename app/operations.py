@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from litestar.exceptions import NotFoundException
 from pydantic import BaseModel, ConfigDict, Field
@@ -443,9 +443,20 @@ def param_error(exc: ParamError | WorkloadError | FilterError) -> OperationError
     return OperationError(400, f"Invalid query parameters ({keys})", exc.as_extra())
 
 
-def parse_launch_query(raw: Mapping[str, str]) -> tuple[Format, OfferQuery, dict[str, float]]:
-    """Flat parameters of a launch request → the format, the offer query (workload, currency)
-    and the budget (``max_total_cost`` in currency, ``max_total_hours``).
+@dataclass(frozen=True, slots=True)
+class LaunchQuery:
+    """A parsed launch request: the file's format, the offer query (workload, currency) and
+    the budget (``max_total_cost`` in currency, ``max_total_hours`` wall-clock hours; ``None``
+    when not given)."""
+
+    format: Format
+    offer: OfferQuery
+    max_total_cost: float | None = None
+    max_total_hours: float | None = None
+
+
+def parse_launch_query(raw: Mapping[str, str]) -> LaunchQuery:
+    """Flat parameters of a launch request → :class:`LaunchQuery`.
 
     Raises:
         ParamError: every bad or unknown parameter, by name.
@@ -475,7 +486,7 @@ def parse_launch_query(raw: Mapping[str, str]) -> tuple[Format, OfferQuery, dict
         errors += exc.errors
     if errors or query is None:
         raise ParamError(errors)
-    return fmt, query, budget  # type: ignore[return-value]
+    return LaunchQuery(cast(Format, fmt), query, **budget)
 
 
 def launch_file(offer_id: int, raw: Mapping[str, str], deps: Deps) -> LaunchFile:
@@ -488,11 +499,11 @@ def launch_file(offer_id: int, raw: Mapping[str, str], deps: Deps) -> LaunchFile
             does not support the offer's provider (the message says which does, if any).
     """
     try:
-        fmt, query, budget = parse_launch_query(raw)
-        detail = offer_detail(offer_id, query, deps.db(), deps.ref, deps.settings)
+        launch = parse_launch_query(raw)
+        detail = offer_detail(offer_id, launch.offer, deps.db(), deps.ref, deps.settings)
         disk = None
-        if query.workload is not None:
-            given = query.workload.model_dump(exclude_unset=True, mode="json")
+        if launch.offer.workload is not None:
+            given = launch.offer.workload.model_dump(exclude_unset=True, mode="json")
             workload, _reference, _echo = resolve_workload(given, deps.ref)
             disk = disk_needed_gb(workload)
     except (ParamError, WorkloadError, FilterError) as exc:
@@ -507,11 +518,11 @@ def launch_file(offer_id: int, raw: Mapping[str, str], deps: Deps) -> LaunchFile
         workload=detail.workload,
         estimate=detail.estimate,
         disk=disk,
-        max_total_cost=budget.get("max_total_cost"),
-        max_total_hours=budget.get("max_total_hours"),
+        max_total_cost=launch.max_total_cost,
+        max_total_hours=launch.max_total_hours,
     )
     try:
-        return render(job, fmt, load_launch_data(deps.settings.seed_dir))
+        return render(job, launch.format, load_launch_data(deps.settings.seed_dir))
     except LaunchError as exc:
         raise OperationError(
             exc.status, exc.reason, [{"key": exc.field, "message": exc.reason}]

@@ -4,7 +4,7 @@ offer's price history. The launch file of an offer is :mod:`app.api.launch`.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Annotated, Any
 
 from litestar import Request, get
@@ -97,18 +97,6 @@ Offset = Annotated[
 OfferId = Annotated[int, PathParameter(ge=1, le=MAX_ID, description=OFFER_ID_TEXT)]
 
 
-@dataclass(frozen=True, slots=True)
-class OfferListQuery:
-    """``GET /v1/offers`` parsed: the filters (validated by :class:`OfferFilters`, whose
-    rules beyond each parameter's bounds give a 400 naming the field), the currency of
-    ``max_price_per_hour`` (ISO 4217, upper case) and the page."""
-
-    filters: OfferFilters
-    currency: str
-    limit: int
-    offset: int
-
-
 class PriceHistoryOut(BaseModel):
     """An offer's price history, oldest first, with its current price."""
 
@@ -178,10 +166,7 @@ class OffersController(ResourceController):
             )
         except PydanticValidationError as exc:  # rules beyond the parameters' own bounds
             raise bad_model_params(exc) from None
-        query = OfferListQuery(filters, currency.upper(), limit, offset)
-        return offer_page(
-            query.filters, query.currency, query.limit, query.offset, Deps(session, ref, settings)
-        )
+        return offer_page(filters, currency.upper(), limit, offset, Deps(session, ref, settings))
 
     @get(
         "/{offer_id:int}",
