@@ -24,10 +24,7 @@ from sqlalchemy.orm import Session
 
 from app.api.params import ResourceController
 from app.db.models import Watch, WatchEvent, WatchMatch, as_utc
-from app.interface.deps import (
-    MAX_ID,
-    error_responses,
-)
+from app.interface.deps import MAX_ID, error_responses
 from app.interface.schemas import MAX_TEXT, REQUEST_CONFIG, RankRequest
 from app.operations import Deps, validate_body, validation_error
 from app.services.reference import ReferenceData

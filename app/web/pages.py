@@ -37,10 +37,7 @@ from litestar.status_codes import (
 )
 from sqlalchemy.orm import Session
 
-from app.interface.deps import (
-    DEPENDENCIES,
-    MAX_ID,
-)
+from app.interface.deps import DEPENDENCIES, MAX_ID
 from app.interface.query import (
     OFFER_PARAMS,
     RANK_PARAMS,
