@@ -89,9 +89,11 @@ def test_a_price_change_and_a_new_offer_merge_into_what_a_full_read_gives(factor
     assert_same_snapshot(merged, full)
     # a new offer (an id after every held one) and one with a GPU never listed before
     with factory() as session:
-        template = session.execute(
-            select(InstanceOffer.__table__).where(InstanceOffer.id == int(first))
-        ).one()._asdict()
+        template = (
+            session.execute(select(InstanceOffer.__table__).where(InstanceOffer.id == int(first)))
+            .one()
+            ._asdict()
+        )
     row = {k: v for k, v in template.items() if k not in ("id", "row_version")}
     version = _write(
         factory,
@@ -155,9 +157,7 @@ def test_a_deleted_offer_or_a_provider_change_reads_every_offer(factory: Any) ->
 def test_every_written_row_is_stamped_above_the_version_before(factory: Any) -> None:
     with factory() as session:
         before = read_version(session)[0]
-        stale = session.scalar(
-            select(func.count()).where(InstanceOffer.row_version > before)
-        )
+        stale = session.scalar(select(func.count()).where(InstanceOffer.row_version > before))
     assert stale == 0
     after = _write(factory, update(InstanceOffer).where(InstanceOffer.id < 4).values(notes="x"))
     with factory() as session:
