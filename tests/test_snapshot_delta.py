@@ -136,7 +136,7 @@ def test_rank_after_a_merge_is_the_rank_of_a_full_read(factory: Any) -> None:
     assert ranking(merged_ref)[0][0] != cheapest
 
 
-def test_a_deleted_offer_or_a_provider_change_reads_every_offer(factory: Any) -> None:
+def test_a_deletion_a_provider_change_or_a_full_refresh_reads_every_offer(factory: Any) -> None:
     held = ReferenceCache(factory, SEED_DIR).get().offers
     victim = int(held.columns["id"][3])
     version = _write(factory, delete(InstanceOffer).where(InstanceOffer.id == victim))
@@ -149,6 +149,11 @@ def test_a_deleted_offer_or_a_provider_change_reads_every_offer(factory: Any) ->
         .where(Provider.id == int(held.columns["provider_id"][0]))
         .values(name=Provider.name + " (renamed)"),
     )
+    merged, full = _rebuild(factory, full, version)
+    assert merged.built == "full"
+    assert_same_snapshot(merged, full)
+    # every offer rewritten (a full refresh): read in full, merging would cost more
+    version = _write(factory, update(InstanceOffer).values(notes=InstanceOffer.notes))
     merged, full = _rebuild(factory, full, version)
     assert merged.built == "full"
     assert_same_snapshot(merged, full)
