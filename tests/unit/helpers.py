@@ -74,6 +74,19 @@ LLAMA3_8B = {
 }
 
 
+def resnet50(**fields: Any) -> Workload:
+    """ResNet-50 at 224 px in fp16 AMP: 25,557,032 parameters and 8.178 forward GFLOPs per
+    sample (torchvision's model card), with ``fields`` added or replaced (the one builder of
+    this workload for the unit tests)."""
+    base: dict[str, Any] = {
+        "architecture": Architecture.CNN,
+        "params": 25_557_032,
+        "precision": Precision.FP16_AMP,
+        "forward_gflops_per_sample": 8.178,
+    }
+    return Workload(**{**base, **fields})
+
+
 def preset_reference(slug: str, fields: dict[str, Any]) -> ReferenceData:
     """Reference data holding one preset ``slug`` of flat ``fields`` and no measurements,
     for resolving custom workloads against it (app/services/workloads.py)."""
