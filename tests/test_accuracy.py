@@ -5,6 +5,12 @@ rows removed). Targets that are met are asserted; targets not met yet are strict
 against the target itself (they turn into failures the day they pass, so the test is
 tightened then), plus a guard that the figure does not get worse than the honest figure
 written in docs/accuracy.md.
+
+The whole report (eight cross-validation protocols, each refitting the served path once per
+held-out fold: about two CPU minutes) is marked ``crossval`` and runs as its own CI step
+(``pytest -m crossval``, like the refits), outside the README's test command; that command keeps
+one protocol, leave-one-architecture-out (its target and its range coverage, a few CPU seconds),
+so the served path's held-out accuracy is still checked on every run.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import sys
 import pytest
 
 from app.calibrate.dataset import load_dataset
-from app.calibrate.validate import ape_stats, multigpu_residuals
+from app.calibrate.validate import Residual, ape_stats, loao, multigpu_residuals
 from app.settings import PROJECT_ROOT
 from benchmarks.accuracy import COVERAGE_TARGET, TARGETS, build_report
 
@@ -32,25 +38,47 @@ def numbers(ds):  # type: ignore[no-untyped-def]
     return numbers
 
 
+@pytest.fixture(scope="module")
+def loao_residuals(ds) -> list[Residual]:  # type: ignore[no-untyped-def]
+    """Leave-one-architecture-out alone (what ``build_report`` computes as ``la``)."""
+    return loao(ds)
+
+
+def test_leave_one_architecture_out_meets_target_and_coverage(
+    loao_residuals: list[Residual],
+) -> None:
+    # the README command's representative of the crossval protocols below: the same figures
+    # as build_report's loao_median and loao_coverage
+    assert len(loao_residuals) >= 800  # 808 held-out rows on the seed data
+    assert ape_stats([r.ape for r in loao_residuals])[0] <= TARGETS["loao_median"] == 0.15
+    lo, hi = COVERAGE_TARGET
+    assert lo <= sum(r.inside for r in loao_residuals) / len(loao_residuals) <= hi
+
+
+@pytest.mark.crossval
 def test_leave_one_gpu_out_median_meets_target(numbers) -> None:  # type: ignore[no-untyped-def]
     assert numbers["logo_median"] <= TARGETS["logo_median"] == 0.10
     # and beats both baselines by a clear margin
     assert numbers["logo_median"] < numbers["blend_median"] < numbers["fp32_median"]
 
 
+@pytest.mark.crossval
 def test_leave_one_gpu_out_p90_meets_target(numbers) -> None:  # type: ignore[no-untyped-def]
     assert numbers["logo_p90"] <= TARGETS["logo_p90"] == 0.30
 
 
+@pytest.mark.crossval
 def test_leave_one_architecture_out_meets_target(numbers) -> None:  # type: ignore[no-untyped-def]
     assert numbers["loao_median"] <= TARGETS["loao_median"] == 0.15
 
 
+@pytest.mark.crossval
 @pytest.mark.xfail(strict=True, reason="derived median ≈ 12 %, target 10 % (docs/accuracy.md)")
 def test_derived_workloads_meet_target(numbers) -> None:  # type: ignore[no-untyped-def]
     assert numbers["derived_median"] <= TARGETS["derived_median"] == 0.10
 
 
+@pytest.mark.crossval
 def test_leave_one_workload_out_meets_target(numbers) -> None:  # type: ignore[no-untyped-def]
     # the workload's whole network held out (validate.lowo_folds); 20.5 % on the seed data
     assert numbers["lowo_median"] <= TARGETS["lowo_median"] == 0.25
@@ -60,11 +88,13 @@ def test_leave_one_workload_out_meets_target(numbers) -> None:  # type: ignore[n
     assert numbers["lowo_workload_median"] <= 0.25  # 24.9 % (issue 23)
 
 
+@pytest.mark.crossval
 def test_unmet_targets_do_not_get_worse(numbers) -> None:  # type: ignore[no-untyped-def]
     # the honest figures of docs/accuracy.md, rounded up: a change that worsens them fails
     assert numbers["derived_median"] <= 0.125
 
 
+@pytest.mark.crossval
 @pytest.mark.parametrize(
     "protocol",
     [

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import csv
+import functools
 from types import SimpleNamespace
 from typing import Any, cast
 
+from app.gpu_names import CatalogGpu, GpuNameNormaliser
 from app.model.stacks import Stack
 from app.model.types import Architecture, GpuSpec, Precision, Workload
 from app.services.reference import Preset, ReferenceData
+from app.settings import PROJECT_ROOT
 
 A100_80_SXM = GpuSpec(
     name="A100 SXM4 80GB",
@@ -72,6 +76,40 @@ LLAMA3_8B = {
     "samples_per_epoch": 51760,
     "gradient_checkpointing": True,
 }
+
+
+def resnet50(**fields: Any) -> Workload:
+    """ResNet-50 at 224 px in fp16 AMP: 25,557,032 parameters and 8.178 forward GFLOPs per
+    sample (torchvision's model card), with ``fields`` added or replaced (the one builder of
+    this workload for the unit tests)."""
+    base: dict[str, Any] = {
+        "architecture": Architecture.CNN,
+        "params": 25_557_032,
+        "precision": Precision.FP16_AMP,
+        "forward_gflops_per_sample": 8.178,
+    }
+    return Workload(**{**base, **fields})
+
+
+@functools.cache
+def seed_normaliser() -> GpuNameNormaliser:
+    """The GPU name normaliser over ``seed_data/gpus.csv`` and ``gpu_aliases.csv``, as
+    ingestion builds it (built once per test process)."""
+    from app.db.seed import _split, load_extra_aliases
+
+    seed = PROJECT_ROOT / "seed_data"
+    with (seed / "gpus.csv").open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    gpus = [
+        CatalogGpu(
+            r["canonical_name"],
+            float(r["vram_gib"]),
+            r["form_factor"] or None,
+            tuple(_split(r["aliases"])),
+        )
+        for r in rows
+    ]
+    return GpuNameNormaliser(gpus, load_extra_aliases(seed))
 
 
 def preset_reference(slug: str, fields: dict[str, Any]) -> ReferenceData:

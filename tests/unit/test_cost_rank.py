@@ -16,23 +16,19 @@ from app.model.cost import (
 from app.model.memory import estimate_memory
 from app.model.rank import Candidate, pareto_front, rank_candidates, rank_with_frontier
 from app.model.throughput import estimate_throughput
-from app.model.types import Architecture, Hardware, Precision, Workload
-from tests.unit.helpers import RTX_4090
+from app.model.types import Hardware
+from tests.unit.helpers import RTX_4090, resnet50
 
 RATES = {("USD", "CNY"): 7.0197}
 
-CNN = Workload(
-    architecture=Architecture.CNN,
-    params=25_557_032,
+CNN = resnet50(
     image_size=224,
     micro_batch_size=256,
-    precision=Precision.FP16_AMP,
     samples_per_epoch=1_281_167,
     epochs=90,
     dataset_gb=147.9,
     cpu_ms_per_sample=5.0,
     min_cuda="12.1",
-    forward_gflops_per_sample=8.178,
 )
 
 

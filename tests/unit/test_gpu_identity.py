@@ -66,25 +66,9 @@ def test_a_vram_mismatch_is_described() -> None:
 
 
 def _catalog():  # type: ignore[no-untyped-def]
-    import csv
+    from tests.unit.helpers import seed_normaliser
 
-    from app.db.seed import _split, load_extra_aliases
-    from app.gpu_names import CatalogGpu, GpuNameNormaliser
-    from app.settings import PROJECT_ROOT
-
-    seed = PROJECT_ROOT / "seed_data"
-    with (seed / "gpus.csv").open(encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
-    gpus = [
-        CatalogGpu(
-            r["canonical_name"],
-            float(r["vram_gib"]),
-            r["form_factor"] or None,
-            tuple(_split(r["aliases"])),
-        )
-        for r in rows
-    ]
-    return GpuNameNormaliser(gpus, load_extra_aliases(seed))
+    return seed_normaliser()
 
 
 def test_rtx_6000_is_resolved_by_vram_and_instance_name_or_reported() -> None:

@@ -4,27 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from app.db.seed import load_extra_aliases
-from app.gpu_names import CatalogGpu, GpuNameNormaliser, normalise_key
-from tests.conftest import SEED_DIR
+from app.gpu_names import GpuNameNormaliser, normalise_key
+from tests.unit.helpers import seed_normaliser
 
 
 @pytest.fixture(scope="module")
 def normaliser() -> GpuNameNormaliser:
-    import csv
-
-    with (SEED_DIR / "gpus.csv").open(encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
-    gpus = [
-        CatalogGpu(
-            r["canonical_name"],
-            float(r["vram_gib"]),
-            r["form_factor"],
-            tuple(a.strip() for a in r["aliases"].split("|") if a.strip()),
-        )
-        for r in rows
-    ]
-    return GpuNameNormaliser(gpus, load_extra_aliases(SEED_DIR))
+    return seed_normaliser()
 
 
 @pytest.mark.parametrize(

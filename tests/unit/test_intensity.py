@@ -16,17 +16,13 @@ from app.model.throughput import (
     forward_intensity,
     training_flops_per_sample,
 )
-from app.model.types import Architecture, BenchmarkPoint, Precision, Situation, Workload
-from tests.unit.helpers import A100_80_SXM, RTX_4090
+from app.model.types import BenchmarkPoint, Precision, Situation
+from tests.unit.helpers import A100_80_SXM, RTX_4090, resnet50
 
 #: ResNet-50 at 224 px: 8.178 forward GFLOPs (torchvision), 11.11 M activations (timm)
-RESNET = Workload(
-    architecture=Architecture.CNN,
-    params=25_557_032,
+RESNET = resnet50(
     micro_batch_size=256,
-    precision=Precision.FP16_AMP,
     samples_per_epoch=1,
-    forward_gflops_per_sample=8.178,
     forward_activations_per_sample=11.11,
     benchmark_workloads=("ResNet-50 v1.5",),
     benchmark_method="full",

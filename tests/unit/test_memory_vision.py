@@ -31,6 +31,7 @@ from app.model.types import (
     VisionTask,
     Workload,
 )
+from tests.unit.helpers import resnet50
 
 #: round constants so every expected figure below is arithmetic a reader can redo
 SERVED = load_calibration()
@@ -74,13 +75,7 @@ def test_detector_activations_scale_backbone_gflops_by_pixels() -> None:
 
 
 def test_classification_cnn_uses_its_own_constant() -> None:
-    cnn = Workload(
-        architecture=Architecture.CNN,
-        params=25_557_032,
-        image_size=224,
-        forward_gflops_per_sample=8.178,
-        precision=Precision.FP16_AMP,
-    )
+    cnn = resnet50(image_size=224)
     # 1e6 B/GFLOP × 8.178 GFLOPs; the detection constant does not apply to a classifier
     assert activation_bytes_per_sample(cnn, CAL) == pytest.approx(8.178e6)
     as_detector = dataclasses.replace(cnn, vision_task=VisionTask.DETECTION)
@@ -89,14 +84,7 @@ def test_classification_cnn_uses_its_own_constant() -> None:
 
 
 def test_a_published_activation_count_sizes_cnn_activations() -> None:
-    cnn = Workload(
-        architecture=Architecture.CNN,
-        params=25_557_032,
-        image_size=224,
-        forward_gflops_per_sample=8.178,
-        forward_activations_per_sample=11.11,
-        precision=Precision.FP16_AMP,
-    )
+    cnn = resnet50(image_size=224, forward_activations_per_sample=11.11)
     memory = dataclasses.replace(CAL.memory, cnn_activation_bytes_per_element=4.0)
     per_element = dataclasses.replace(CAL, memory=memory)
     # 4 B per element × 11.11e6 elements (timm's infer_macts for resnet50 at 224), not the

@@ -31,7 +31,7 @@ from app.model.types import (
     Situation,
     Workload,
 )
-from tests.unit.helpers import A100_80_SXM, GPT2, RTX_4090
+from tests.unit.helpers import A100_80_SXM, GPT2, RTX_4090, resnet50
 
 BERT = Workload(
     architecture=Architecture.TRANSFORMER_ENCODER,
@@ -172,14 +172,7 @@ def test_donor_weight_is_size_similarity_params_for_transformers_flops_for_cnns(
     )
     # a CNN donor: its FLOPs per sample, not its parameters (VGG-16 30.94 vs ResNet-50
     # 8.178 forward GFLOPs: 1 / (0.25 + ln 3.783) = 1 / 1.5806 = 0.6327)
-    resnet = Workload(
-        architecture=Architecture.CNN,
-        params=25_557_032,
-        micro_batch_size=256,
-        precision=Precision.FP16_AMP,
-        samples_per_epoch=1,
-        forward_gflops_per_sample=8.178,
-    )
+    resnet = resnet50(micro_batch_size=256, samples_per_epoch=1)
     vgg = ("cnn", 3 * 30.94e9, 3 * 30.94e9, 138_357_544)
     own = training_flops_per_sample(resnet)
     assert own == pytest.approx(3 * 8.178e9)

@@ -25,18 +25,21 @@ from tests.unit.test_throughput import BERT, point
 
 #: Transformer-XL base as DLE builds it (workloads.csv): 191,950,298 parameters, of which the
 #: 267,735 × 512 tied table's rows outside the 19,997-word head cluster are lookups only
+TXL_FIELDS: dict[str, int] = {
+    "params": 191_950_298,
+    "layers": 16,
+    "hidden_size": 512,
+    "heads": 8,
+    "vocab_size": 267_735,
+    "seq_len": 192,
+    "samples_per_epoch": 537_640,
+    "lookup_params": 126_841_856,
+}
 TXL_BASE = Workload(
     architecture=Architecture.TRANSFORMER_DECODER,
-    params=191_950_298,
-    layers=16,
-    hidden_size=512,
-    heads=8,
-    vocab_size=267_735,
-    seq_len=192,
     micro_batch_size=32,
     precision=Precision.FP16_AMP,
-    samples_per_epoch=537_640,
-    lookup_params=126_841_856,
+    **TXL_FIELDS,  # type: ignore[arg-type]
 )
 
 
@@ -132,18 +135,7 @@ def test_a_wider_variant_is_scaled_by_flops_and_width() -> None:
 
 
 def _txl_reference() -> ReferenceData:
-    fields = {
-        "architecture": "transformer_decoder",
-        "params": 191_950_298,
-        "layers": 16,
-        "hidden_size": 512,
-        "heads": 8,
-        "vocab_size": 267_735,
-        "seq_len": 192,
-        "samples_per_epoch": 537_640,
-        "lookup_params": 126_841_856,
-    }
-    return preset_reference("txl", fields)
+    return preset_reference("txl", {"architecture": "transformer_decoder", **TXL_FIELDS})
 
 
 def test_lookup_params_0_is_a_change_for_an_encoder_not_for_a_decoder() -> None:
