@@ -237,7 +237,9 @@ def create_app(
     else:
         probe_engine = session_factory.kw["bind"]
         version_engine = None
-    probe = DatabaseProbe(probe_engine, settings.healthz_timeout_s)
+    probe = DatabaseProbe(
+        probe_engine, settings.healthz_timeout_s, fresh_s=settings.healthz_fresh_s
+    )
 
     def _dispose() -> None:
         if engine is not None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from app import resources
+from app.model.types import WORKLOAD_INPUTS
 
 #: Presets that exist only to test ``gpucost bench`` (a model small enough for a CPU in
 #: seconds). Not a real workload and not in the seed data; its submitted rows are always held.
@@ -53,18 +54,9 @@ TEST_PRESETS: dict[str, dict[str, Any]] = {
 #: Architectures the bench can build.
 SUPPORTED = ("transformer_decoder", "transformer_encoder", "vit", "cnn")
 
-_INT_FIELDS = (
-    "params",
-    "layers",
-    "hidden_size",
-    "heads",
-    "kv_heads",
-    "ffn_hidden_size",
-    "vocab_size",
-    "seq_len",
-    "image_size",
-    "micro_batch_size",
-)
+#: the whole-number workload fields (their kind in :data:`app.model.types.WORKLOAD_INPUTS`):
+#: a seed cell written ``7e9`` or ``512.0`` is read as an int
+_INT_FIELDS = tuple(n for n, given in WORKLOAD_INPUTS.items() if given.kind is int)
 
 
 class BenchError(ValueError):

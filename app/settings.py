@@ -53,6 +53,10 @@ class Settings(BaseSettings):
     db_statement_timeout_ms: int = Field(default=15_000, ge=0, le=3_600_000)
     #: ``/healthz`` waits this long (seconds) for ``SELECT 1`` before it answers ``degraded``.
     healthz_timeout_s: float = Field(default=0.5, gt=0, le=60)
+    #: ``/healthz`` answers the last ``SELECT 1`` result at once while it is younger than this
+    #: (seconds; a new probe starts in the background past half of it), so a poll never
+    #: waits for a thread while the handlers are busy; 0: probe on every request.
+    healthz_fresh_s: float = Field(default=1.0, ge=0, le=60)
     #: ``Retry-After`` (seconds) sent with a 503 when the database is unavailable or busy.
     retry_after_s: int = Field(default=5, ge=1, le=3600)
 

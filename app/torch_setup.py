@@ -20,6 +20,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.model.vocabulary import Version, format_version, parse_version
+
 #: Where PyTorch's wheel indexes live (``<INDEX_URL>/cu126``).
 INDEX_URL = "https://download.pytorch.org/whl"
 #: The torch versions the ``bench`` extra takes (pyproject.toml).
@@ -33,9 +35,9 @@ class Build:
     """One PyTorch wheel index (``seed_data/torch_builds.csv``)."""
 
     index: str
-    cuda: tuple[int, int]
-    min_cc: tuple[int, int]
-    max_cc: tuple[int, int]
+    cuda: Version
+    min_cc: Version
+    max_cc: Version
     min_driver: str
 
     @property
@@ -49,7 +51,7 @@ class Gpu:
     """A GPU as ``nvidia-smi`` names it, with its compute capability (``(9, 0)``)."""
 
     name: str
-    compute_capability: tuple[int, int] | None
+    compute_capability: Version | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +59,7 @@ class Machine:
     """What ``nvidia-smi`` says: the driver, the highest CUDA it supports, the GPUs."""
 
     driver: str
-    cuda: tuple[int, int]
+    cuda: Version
     gpus: tuple[Gpu, ...]
 
 
@@ -65,13 +67,16 @@ class SetupError(RuntimeError):
     """No PyTorch build fits this machine; the message says why and what to do."""
 
 
-def _version(text: str) -> tuple[int, int]:
-    major, _, minor = text.strip().partition(".")
-    return int(major), int(minor or 0)
+def _version(text: str) -> Version:
+    """``"12.4"`` → ``(12, 4)`` (:func:`app.model.vocabulary.parse_version`).
 
-
-def _dotted(v: tuple[int, int]) -> str:
-    return f"{v[0]}.{v[1]}"
+    Raises:
+        ValueError: not a dotted version.
+    """
+    v = parse_version(text)
+    if v is None:
+        raise ValueError(f"not a version: {text!r}")
+    return v
 
 
 def load_builds(seed_dir: Path) -> list[Build]:
@@ -153,17 +158,17 @@ def choose(machine: Machine, builds: list[Build]) -> Build:
     fitting = [b for b in for_gpus if b.cuda <= machine.cuda]
     if fitting:
         return fitting[-1]
-    driver = f"driver {machine.driver or '(unknown)'} supports CUDA {_dotted(machine.cuda)}"
+    driver = f"driver {machine.driver or '(unknown)'} supports CUDA {format_version(machine.cuda)}"
     if not for_gpus:
         names = ", ".join(
-            f"{g.name} ({_dotted(g.compute_capability)})"
+            f"{g.name} ({format_version(g.compute_capability)})"
             for g in machine.gpus
             if g.compute_capability
         )
         raise SetupError(
             f"no PyTorch CUDA build carries kernels for every GPU here ({names}); "
-            f"the builds cover compute capability {_dotted(builds[0].min_cc)} to "
-            f"{_dotted(max(b.max_cc for b in builds))}"
+            f"the builds cover compute capability {format_version(builds[0].min_cc)} to "
+            f"{format_version(max(b.max_cc for b in builds))}"
         )
     oldest = for_gpus[0]
     needs = (
@@ -172,7 +177,7 @@ def choose(machine: Machine, builds: list[Build]) -> Build:
         else f"the oldest PyTorch CUDA build, {oldest.index}"
     )
     raise SetupError(
-        f"{driver}, but {needs} (CUDA {_dotted(oldest.cuda)} or newer): upgrade the NVIDIA "
+        f"{driver}, but {needs} (CUDA {format_version(oldest.cuda)} or newer): upgrade the NVIDIA "
         f"driver to {oldest.min_driver} or newer (Linux), or install the CPU build with "
         f"--cpu"
     )

@@ -108,7 +108,7 @@ def test_unreachable_database_is_503_not_500(method: str, path: str, kwargs: dic
 def test_slow_database_makes_healthz_degraded_within_its_timeout(seeded_url: str) -> None:
     """A probe that does not answer in time: ``/healthz`` says ``slow`` after
     ``healthz_timeout_s``, not after the database gives up."""
-    app = create_app(Settings(database_url=seeded_url, healthz_timeout_s=0.3))
+    app = create_app(Settings(database_url=seeded_url, healthz_timeout_s=0.3, healthz_fresh_s=0))
     probe = app.state.db_probe
     with TestClient(app) as client:
         assert client.get("/healthz").status_code == 200
@@ -133,6 +133,42 @@ def test_slow_database_makes_healthz_degraded_within_its_timeout(seeded_url: str
         probe._ping = real_ping
         time.sleep(2)  # the hung probe finishes; the next check starts a fresh one
         assert client.get("/healthz").status_code == 200
+
+
+def test_healthz_answers_a_fresh_result_at_once_and_a_hung_probe_as_slow(seeded_url: str) -> None:
+    """With ``healthz_fresh_s``: a result younger than it is the answer (no probe waited for);
+    past half of it a probe starts in the background; once that probe has run longer than
+    ``healthz_timeout_s`` the answer is ``slow``, and the next fresh result is ``ok`` again."""
+    app = create_app(Settings(database_url=seeded_url, healthz_timeout_s=0.3, healthz_fresh_s=1.0))
+    probe = app.state.db_probe
+    calls: list[float] = []
+    real_ping = probe._ping
+
+    def hung_ping() -> str:
+        calls.append(time.monotonic())
+        time.sleep(1.5)
+        return real_ping()
+
+    with TestClient(app) as client:
+        assert client.get("/healthz").json()["database"] == "ok"  # probed: nothing held yet
+        probe._ping = hung_ping
+        r = client.get("/healthz")  # the result just read: no probe started
+        # answered on the event loop (well under the 300 ms a probe may take)
+        assert r.status_code == 200 and r.json()["latency_ms"] < 250 and calls == []
+        time.sleep(0.6)
+        assert client.get("/healthz").status_code == 200  # past half: a probe starts behind
+        for _ in range(50):  # its thread starts after the answer went out
+            if calls:
+                break
+            time.sleep(0.01)
+        assert len(calls) == 1
+        time.sleep(0.5)  # the probe has run longer than the timeout
+        r = client.get("/healthz")
+        assert r.status_code == 503 and r.json()["database"] == "slow"
+        assert r.json()["latency_ms"] < 250 and len(calls) == 1  # no second probe
+        probe._ping = real_ping
+        time.sleep(1.0)  # the hung probe finishes ok: its result is the answer
+        assert client.get("/healthz").json()["database"] == "ok"
 
 
 def test_statement_timeout_applies_to_server_sessions(seeded_url: str) -> None:

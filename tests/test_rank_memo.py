@@ -14,6 +14,7 @@ from app.services.estimates import (
     config_estimates,
     estimate_what_if,
     hardware_from_input,
+    model_of,
     rank_offers,
 )
 from app.services.offers import select_offers, select_rank_columns
@@ -78,8 +79,9 @@ def test_a_ranking_from_the_memo_is_the_ranking_computed_afresh(
 ) -> None:
     ref = _fresh_reference(factory)
     assert len(ref.memo) == 0
+    model_of(ref)  # the estimator on this reference data: one entry of its own
     first = _rank(factory, ref, given, **options)
-    assert len(ref.memo) == 1  # one workload, all its configurations
+    assert len(ref.memo) == 2  # the estimator, then one workload with all its configurations
     again = _rank(factory, ref, given, **options)
     afresh = _rank(factory, _fresh_reference(factory), given, **options)
     assert first.results, "a ranking without results checks nothing"
@@ -91,7 +93,7 @@ def test_the_memo_is_per_workload_and_per_reference_data(factory: Any) -> None:
     ref = _fresh_reference(factory)
     _rank(factory, ref, {"preset": "resnet50-imagenet"})
     _rank(factory, ref, {"preset": "resnet50-imagenet", "micro_batch_size": 32})
-    assert len(ref.memo) == 2
+    assert len(ref.memo) == 3  # the estimator (app.services.estimates.model_of) + two workloads
     w, reference, _ = resolve_workload({"preset": "resnet50-imagenet"}, ref)
     assert config_estimates(w, reference, ref) is config_estimates(w, reference, ref)
     reloaded = _fresh_reference(factory)

@@ -37,13 +37,22 @@ class DatabaseProbe:
     and then gets ``slow`` while the probe carries on (the next caller waits on the same
     probe instead of starting another thread). The probe's own connect and statement
     timeouts (the engine's) make it finish eventually even against a hung database.
+
+    A result younger than ``fresh_s`` seconds is answered at once (the event loop only: no
+    thread to wait for while the handler threads hold the GIL), and past half of that age a
+    new probe starts in the background; a probe in flight for longer than ``timeout_s`` is
+    ``slow`` whatever the last result said.
     """
 
-    def __init__(self, engine: Engine, timeout_s: float):
+    def __init__(self, engine: Engine, timeout_s: float, *, fresh_s: float = 0.0):
         self.engine = engine
         self.timeout_s = timeout_s
+        self.fresh_s = fresh_s
         self._limiter: anyio.CapacityLimiter | None = None
         self._inflight: asyncio.Future[str] | None = None
+        self._started = 0.0
+        #: (result, time.monotonic() when it came) of the last probe that finished
+        self._last: tuple[str, float] | None = None
 
     def _ping(self) -> str:
         try:
@@ -54,16 +63,35 @@ class DatabaseProbe:
             return "unreachable"
         return "ok"
 
-    async def check(self) -> str:
-        """``ok``, ``slow`` (no answer within ``timeout_s``) or ``unreachable``."""
-        if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(1)
+    def _record(self, future: asyncio.Future[str]) -> None:
+        if not future.cancelled() and future.exception() is None:
+            self._last = (future.result(), time.monotonic())
+
+    def _start(self) -> asyncio.Future[str]:
         if self._inflight is None or self._inflight.done():
+            if self._limiter is None:
+                self._limiter = anyio.CapacityLimiter(1)
+            self._started = time.monotonic()
             self._inflight = asyncio.ensure_future(
                 anyio.to_thread.run_sync(self._ping, limiter=self._limiter)
             )
+            self._inflight.add_done_callback(self._record)
+        return self._inflight
+
+    async def check(self) -> str:
+        """``ok``, ``slow`` (no answer within ``timeout_s``) or ``unreachable``."""
+        now = time.monotonic()
+        running = self._inflight is not None and not self._inflight.done()
+        if running and now - self._started > self.timeout_s:
+            return "slow"
+        if self._last is not None and now - self._last[1] < self.fresh_s:
+            if now - self._last[1] >= self.fresh_s / 2:
+                self._start()  # in the background: this answer does not wait for it
+            return self._last[0]
+        inflight = self._start()
+        wait_s = self.timeout_s - (time.monotonic() - self._started)
         try:
-            return await asyncio.wait_for(asyncio.shield(self._inflight), self.timeout_s)
+            return await asyncio.wait_for(asyncio.shield(inflight), max(wait_s, 0.0))
         except TimeoutError:
             return "slow"
 

@@ -40,7 +40,8 @@ from app.calibrate.validate import (
 )
 from app.model.calibration import Calibration, load_calibration
 from app.model.memory import CUDA_CONTEXT_GIB, GIB, SLACK
-from app.model.types import SITUATION_BASIS, Precision, Situation, range_situation
+from app.model.types import SITUATION_BASIS, Situation, range_situation
+from app.model.vocabulary import precision_class
 
 #: Share of held-out measurements the low–high range should contain.
 RANGE_COVERAGE = 0.8
@@ -80,7 +81,7 @@ def fit_memory(ds: Dataset) -> dict[str, Any]:
             or not p.batch_size_per_gpu
         ):
             continue
-        regime = "32" if p.precision in (Precision.FP32, Precision.TF32) else "16"
+        regime: str = precision_class(p.precision)
         groups.setdefault((p.workload, regime), []).append(
             (float(p.batch_size_per_gpu), p.peak_memory_gib)
         )

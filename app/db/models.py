@@ -133,6 +133,7 @@ class InstanceOffer(Base):
     __table_args__ = (
         UniqueConstraint("provider_id", "offer_key", "region", "billing"),
         Index("ix_instance_offer_gpu_model_id_available", "gpu_model_id", "available"),
+        Index("ix_instance_offer_row_version", "row_version"),
     )
 
     id: Mapped[int] = mapped_column(PK, primary_key=True)
@@ -188,6 +189,10 @@ class InstanceOffer(Base):
     price_kind: Mapped[str] = mapped_column(
         String(16), default="hand_kept", server_default="hand_kept"
     )
+    #: The catalog version that last inserted or updated this row (migration
+    #: ``0011_offer_row_version``: a trigger stamps it; never written by the application), so a
+    #: worker reads only the offers changed since the version it holds.
+    row_version: Mapped[int] = mapped_column(BigInteger, server_default="0")
 
     provider: Mapped[Provider] = relationship(back_populates="offers", lazy="raise")
     gpu_model: Mapped[GpuModel | None] = relationship(lazy="raise")

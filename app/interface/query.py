@@ -23,7 +23,8 @@ from pydantic import BaseModel, ValidationError
 from app.interface.counts import COUNT_HELP, parse_count
 from app.interface.field_names import unknown_field
 from app.interface.schemas import OfferFilters, RankedOfferOut, RankRequest, WorkloadIn
-from app.model.types import WORKLOAD_INPUTS, Interconnect, unwrap_optional, version_tuple
+from app.model.types import WORKLOAD_INPUTS, Interconnect, unwrap_optional
+from app.model.vocabulary import parse_version
 from app.services.estimates import offer_interconnect
 
 WORKLOAD_PARAMS: tuple[str, ...] = tuple(WorkloadIn.model_fields)
@@ -110,7 +111,7 @@ ORDER_COLUMNS: dict[str, Callable[[RankedOfferOut], Any]] = {
     "vcpus": lambda r: r.offer.vcpus,
     "ram": lambda r: r.offer.ram_gib,
     "disk": lambda r: r.offer.disk_gb,
-    "max_cuda": lambda r: version_tuple(r.offer.max_cuda),
+    "max_cuda": lambda r: parse_version(r.offer.max_cuda, parts=3),
     "nvlink": lambda r: offer_interconnect(r.offer.interconnect) == Interconnect.NVLINK,
     "region": lambda r: r.offer.region.lower(),
     "billing": lambda r: r.offer.billing,

@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from app.interface.counts import COUNT_PATTERN, count_value
+from app.model.shape import SHAPE_PARAM_FIELDS
 from app.model.types import (
     VERSION_PATTERN,
     WORKLOAD_INPUTS,
@@ -306,18 +307,11 @@ class WorkloadIn(CountsIn):
 
 
 #: The most each shape field of a workload may be (WorkloadIn's own bounds), for the
-#: config.json reader (:func:`app.hf_config.parse_hf_config`): one set of bounds for both.
+#: config.json reader (:func:`app.hf_config.parse_hf_config`): one set of bounds for both (the
+#: shape fields the parameter count follows, :data:`app.model.shape.SHAPE_PARAM_FIELDS`).
 WORKLOAD_LIMITS: dict[str, int] = {
     name: int(typing.cast(float, WORKLOAD_INPUTS[name].spec.le))
-    for name in (
-        "layers",
-        "hidden_size",
-        "heads",
-        "kv_heads",
-        "ffn_hidden_size",
-        "vocab_size",
-        "params",
-    )
+    for name in (*SHAPE_PARAM_FIELDS, "params")
 }
 
 

@@ -6,7 +6,8 @@ No database, HTTP or framework imports here (import contracts in pyproject.toml)
 """
 
 from app.model.calibration import Calibration, load_calibration
-from app.model.cost import combine, convert, epoch_hours
+from app.model.cost import combine, convert
+from app.model.epoch_cost import epoch_hours
 from app.model.memory import estimate_memory
 from app.model.model import Measurements, Model
 from app.model.rank import Candidate, pareto_front, rank_candidates

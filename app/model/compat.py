@@ -37,7 +37,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.model.types import (
-    TRANSFORMER_ARCHITECTURES,
     Architecture,
     GpuSpec,
     Interconnect,
@@ -48,8 +47,8 @@ from app.model.types import (
     WarningCode,
     Workload,
 )
-
-Version = tuple[int, int]
+from app.model.vocabulary import Version, parse_version
+from app.model.vocabulary import format_version as _fmt
 
 #: First CUDA toolkit with native code generation for a compute capability (see module doc).
 MIN_CUDA_FOR_CC: dict[Version, Version] = {
@@ -127,23 +126,6 @@ class GpuCapabilities:
     tf32: bool
 
 
-def parse_version(text: str | None) -> Version | None:
-    """``"12.1"`` → ``(12, 1)``; ``"12"`` → ``(12, 0)``; ``None`` for blank or malformed."""
-    if not text:
-        return None
-    parts = str(text).strip().split(".")
-    try:
-        major = int(parts[0])
-        minor = int(parts[1]) if len(parts) > 1 and parts[1] else 0
-    except ValueError:
-        return None
-    return (major, minor)
-
-
-def _fmt(v: Version) -> str:
-    return f"{v[0]}.{v[1]}"
-
-
 def capabilities(gpu: GpuSpec) -> GpuCapabilities:
     """The capability row of ``gpu``: NVIDIA by compute capability, AMD by catalog rates.
 
@@ -181,11 +163,7 @@ def effective_precision(
     only (NVIDIA/TransformerEngine README, ``te.Linear``/``te.TransformerLayer``); a CNN's
     convolutions stay in bf16 autocast.
     """
-    if (
-        requested == Precision.FP8
-        and architecture is not None
-        and architecture not in TRANSFORMER_ARCHITECTURES
-    ):
+    if requested == Precision.FP8 and architecture is not None and not architecture.is_transformer:
         fallback, warning = effective_precision(gpu, Precision.BF16_AMP)
         if warning is None:
             run = Precision.BF16_AMP

@@ -6,6 +6,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from app.model.comm import LinkClass, Topology, topology
 from app.model.compat import (
     compatibility_warnings,
@@ -13,6 +15,8 @@ from app.model.compat import (
     effective_precision,
     interconnect_warning,
 )
+from app.model.epoch_cost import RunCosts, ServedRates, run_costs, served_rates
+from app.model.epoch_cost import epoch_hours as epoch_hours  # re-exported
 from app.model.memory import (
     host_offload_bytes,
     lora_trainable_params,
@@ -23,7 +27,6 @@ from app.model.memory import (
 from app.model.multigpu import effective_interconnect, gradient_bytes
 from app.model.shape import shape_warnings
 from app.model.types import (
-    TRANSFORMER_ARCHITECTURES,
     Architecture,
     Estimate,
     Hardware,
@@ -35,8 +38,8 @@ from app.model.types import (
     ThroughputEstimate,
     WarningCode,
     Workload,
-    version_tuple,
 )
+from app.model.vocabulary import parse_version
 
 #: A data-parallel job is called communication-heavy when its predicted PCIe scaling
 #: efficiency falls below this (benchmarks.md §4: GNMT/BERT-large lose 10-50 % per GPU).
@@ -121,13 +124,6 @@ def price_per_gpu_hour(price_per_hour: float | None, gpu_count: float | None) ->
     if price_per_hour is None or not gpu_count:
         return None
     return price_per_hour / gpu_count
-
-
-def epoch_hours(samples_per_epoch: float, samples_per_s: float) -> float:
-    """Hours for one epoch: samples per epoch ÷ samples/s ÷ 3600 (∞ if throughput is 0)."""
-    if samples_per_s <= 0:
-        return math.inf
-    return samples_per_epoch / samples_per_s / 3600.0
 
 
 def _gb(value: float) -> str:
@@ -387,7 +383,7 @@ def hardware_warnings(
                     needed_gib=round(total_vram, 2),
                 )
             )
-    need, have = version_tuple(w.min_cuda, 2), version_tuple(hw.max_cuda, 2)
+    need, have = parse_version(w.min_cuda), parse_version(hw.max_cuda)
     if need and have and have < need:
         out.append(
             _warn(
@@ -398,7 +394,7 @@ def hardware_warnings(
             )
         )
     out.extend(driver_warnings(hw.gpu, hw.max_cuda))
-    build = version_tuple(w.cuda_build, 2)
+    build = parse_version(w.cuda_build)
     if build and have and have < build and (not need or build > need):
         out.append(
             _warn(
@@ -549,7 +545,7 @@ def _intra_link_warnings(
 
 def tokens_per_sample(w: Workload) -> int | None:
     """Tokens per sample for token-based workloads (transformers, seq2seq), else ``None``."""
-    if w.architecture in TRANSFORMER_ARCHITECTURES and w.architecture != Architecture.VIT:
+    if w.architecture.is_transformer and w.architecture != Architecture.VIT:
         return transformer_tokens(w)
     if w.architecture == Architecture.RNN_SEQ2SEQ and w.seq_len:
         return w.seq_len
@@ -686,6 +682,57 @@ def _scaled(value: float | None, served: float, model: float) -> float | None:
     return value * served / model if value is not None and model > 0 else value
 
 
+def _loader_rate(w: Workload, hw: Hardware, cpu_loader: float | None) -> float | None:
+    """Samples/s the host can feed: the slower of the CPUs' rate (``cpu_loader``,
+    :func:`data_loader_rate`) and a hard disk's random reads (:func:`disk_read_rate`);
+    ``None`` when neither limits."""
+    disk = disk_read_rate(w, hw)
+    if disk is None:
+        return cpu_loader
+    return disk if cpu_loader is None else min(cpu_loader, disk)
+
+
+def _run_figures(
+    w: Workload,
+    plan: EpochPlan,
+    tp: ThroughputEstimate,
+    loader: float | None,
+    price_per_hour: float | None,
+) -> tuple[ServedRates, RunCosts]:
+    """The served rates and run costs of one answer, by the rule the ranking's columns use
+    (:mod:`app.model.epoch_cost`; one-element columns, no price as NaN)."""
+    rates = served_rates(
+        np.array([tp.samples_per_s]),
+        np.array([tp.samples_per_s_low]),
+        np.array([tp.samples_per_s_high]),
+        np.array([math.inf if loader is None else loader]),
+    )
+    price = np.array([math.nan if price_per_hour is None else price_per_hour])
+    return rates, run_costs(plan.samples, w.epochs, rates, price)
+
+
+def _first(column: np.ndarray) -> float:
+    """The one figure of a one-element column."""
+    return float(column[0])
+
+
+def _priced(column: np.ndarray, price_per_hour: float | None) -> float | None:
+    """A cost figure of a one-element column; ``None`` without a price."""
+    return None if price_per_hour is None else _first(column)
+
+
+def _padded_warning(w: Workload, tokens: int | None) -> RunWarning:
+    """The epoch counted each sample as a full sequence, its real length unknown."""
+    return _warn(
+        WarningCode.EPOCH_TOKENS_PADDED,
+        f"the epoch counts each of the {w.samples_per_epoch:,} samples as a full "
+        f"{tokens:,}-token sequence; if they are shorter, give tokens_per_epoch "
+        "(packed) for the real time and cost",
+        samples_per_epoch=w.samples_per_epoch,
+        seq_len=tokens,
+    )
+
+
 def combine(
     w: Workload,
     hw: Hardware,
@@ -704,39 +751,15 @@ def combine(
     (default :class:`SpotAssumptions`).
     """
     cpu_loader = data_loader_rate(w, hw.vcpus)
-    disk = disk_read_rate(w, hw)
-    loader = cpu_loader
-    if disk is not None:
-        loader = disk if loader is None else min(loader, disk)
-    samples, low, high = tp.samples_per_s, tp.samples_per_s_low, tp.samples_per_s_high
-    if loader is not None and loader < samples:
-        samples, low, high = loader, min(low, loader), loader
+    loader = _loader_rate(w, hw, cpu_loader)
     plan = epoch_plan(w)
-    hours = epoch_hours(plan.samples, samples)
-    hours_low = epoch_hours(plan.samples, high)
-    hours_high = epoch_hours(plan.samples, low)
-    cost = cost_low = cost_high = total = total_low = total_high = None
-    if price_per_hour is not None:
-        cost = hours * price_per_hour
-        cost_low = hours_low * price_per_hour
-        cost_high = hours_high * price_per_hour
-        total = cost * w.epochs
-        total_low = cost_low * w.epochs
-        total_high = cost_high * w.epochs
+    rates, run = _run_figures(w, plan, tp, loader, price_per_hour)
+    samples, low, high = (_first(a) for a in (rates.samples_per_s, rates.low, rates.high))
     tokens = tokens_per_sample(w)
     warnings = shape_warnings(w) + hardware_warnings(w, hw, tp, cpu_loader, memory)
     if plan.assumed_full_length:
-        warnings.append(
-            _warn(
-                WarningCode.EPOCH_TOKENS_PADDED,
-                f"the epoch counts each of the {w.samples_per_epoch:,} samples as a full "
-                f"{tokens:,}-token sequence; if they are shorter, give tokens_per_epoch "
-                "(packed) for the real time and cost",
-                samples_per_epoch=w.samples_per_epoch,
-                seq_len=tokens,
-            )
-        )
-    total_hours = hours * w.epochs
+        warnings.append(_padded_warning(w, tokens))
+    total_hours = _first(run.total_hours)
     interruptible = billing == "spot"
     expected_hours = expected_cost = None
     if interruptible:
@@ -753,21 +776,21 @@ def combine(
         basis=tp.basis,
         situation=tp.situation.value if tp.situation else None,
         precision=tp.precision.value if tp.precision else None,
-        epoch_hours=hours,
-        epoch_hours_low=hours_low,
-        epoch_hours_high=hours_high,
+        epoch_hours=_first(run.epoch_hours),
+        epoch_hours_low=_first(run.epoch_hours_low),
+        epoch_hours_high=_first(run.epoch_hours_high),
         total_hours=total_hours,
-        cost_per_epoch=cost,
-        cost_per_epoch_low=cost_low,
-        cost_per_epoch_high=cost_high,
-        total_cost=total,
+        cost_per_epoch=_priced(run.cost_per_epoch, price_per_hour),
+        cost_per_epoch_low=_priced(run.cost_per_epoch_low, price_per_hour),
+        cost_per_epoch_high=_priced(run.cost_per_epoch_high, price_per_hour),
+        total_cost=_priced(run.total_cost, price_per_hour),
         currency=currency,
         memory=memory,
         epochs=w.epochs,
-        total_hours_low=hours_low * w.epochs,
-        total_hours_high=hours_high * w.epochs,
-        total_cost_low=total_low,
-        total_cost_high=total_high,
+        total_hours_low=_first(run.total_hours_low),
+        total_hours_high=_first(run.total_hours_high),
+        total_cost_low=_priced(run.total_cost_low, price_per_hour),
+        total_cost_high=_priced(run.total_cost_high, price_per_hour),
         multi_gpu_efficiency=tp.multi_gpu_efficiency,
         multi_gpu_basis=tp.multi_gpu_basis,
         multi_gpu=tp.multi_gpu,

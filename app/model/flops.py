@@ -12,7 +12,6 @@ import math
 
 from app.model.memory import transformer_tokens
 from app.model.types import (
-    TRANSFORMER_ARCHITECTURES,
     Architecture,
     GpuSpec,
     Method,
@@ -78,7 +77,7 @@ def matmul_width(w: Workload) -> float | None:
     BERT-base 773 (hidden 768), Transformer-XL base 582 (512) and large 1,115 (1,024),
     MPT-7B 4,177 (4,096), Llama 3 8B 4,573 (4,096: grouped KV heads and a 3.5h gated MLP).
     """
-    if w.architecture not in TRANSFORMER_ARCHITECTURES:
+    if not w.architecture.is_transformer:
         return None
     n = matmul_params(w)
     if w.layers and n > 0:
@@ -124,7 +123,7 @@ def training_flops_per_sample(w: Workload) -> float | None:
     (``6 × params`` would undercount convolutions, which reuse each weight at every pixel,
     by two orders of magnitude).
     """
-    if w.architecture in TRANSFORMER_ARCHITECTURES and w.params:
+    if w.architecture.is_transformer and w.params:
         return sum(transformer_flops(w))
     if w.forward_gflops_per_sample:
         passes = 4.0 if w.gradient_checkpointing else 3.0

@@ -10,9 +10,9 @@ credible range measured runs reach (the bound every estimate is held to).
 * **HFU** (hardware-FLOPs utilisation) counts what the GPU executes: with activation
   checkpointing one more forward (``+2N + 4·L·h·s`` per token, §4.1 of estimation.md).
 
-Precision classes are three here (:func:`mfu_class`): ``32`` (fp32/tf32), ``16`` (fp16/bf16)
-and ``8`` (fp8): an fp8 run's rate says nothing about a bf16 run's, and fp8 rows never raise
-a bf16 answer.
+Precision classes are three here (:attr:`~app.model.vocabulary.Precision.mfu_class`): ``32``
+(fp32/tf32), ``16`` (fp16/bf16) and ``8`` (fp8): an fp8 run's rate says nothing about a bf16
+run's, and fp8 rows never raise a bf16 answer.
 
 The credible ranges (the calibration's ``mfu_range``: per family, size and precision class, the 10th
 percentile, median and highest MFU and HFU of the measured rows that pass
@@ -27,13 +27,8 @@ from dataclasses import replace
 
 from app.model.calibration import Calibration, load_calibration
 from app.model.flops import flops_peak_tflops, training_flops_per_sample
-from app.model.types import (
-    TRANSFORMER_ARCHITECTURES,
-    BenchmarkPoint,
-    GpuSpec,
-    Precision,
-    Workload,
-)
+from app.model.types import BenchmarkPoint, GpuSpec, Precision, Workload
+from app.model.vocabulary import Family, mfu_class
 
 #: Model-FLOPs utilisation above which a measured row is held as suspect, per family.
 #: Transformer training: the best published large-scale runs report 0.55-0.65 (PaLM 0.46,
@@ -41,23 +36,16 @@ from app.model.types import (
 #: a row counts FLOPs or tokens differently than its label says. Other families: the
 #: datasheet peak itself (a row above it does fewer FLOPs than the direct count, e.g.
 #: Winograd convolutions, or mislabels its precision).
-IMPLAUSIBLE_MFU = {"transformer": 0.75, "cnn": 1.0, "other": 1.0}
+IMPLAUSIBLE_MFU: dict[str, float] = {Family.TRANSFORMER: 0.75, Family.CNN: 1.0, Family.OTHER: 1.0}
 
 #: Transformer size buckets (total parameters), upper bounds exclusive.
 SIZE_BUCKETS = ((1e9, "<1B"), (2e10, "1B-20B"), (float("inf"), ">=20B"))
 
 
-def mfu_class(p: Precision) -> str:
-    """``32`` for fp32/tf32, ``8`` for fp8, ``16`` for the 16-bit regimes."""
-    if p in (Precision.FP32, Precision.TF32):
-        return "32"
-    return "8" if p == Precision.FP8 else "16"
-
-
 def size_bucket(fam: str, params: int | None) -> str:
     """Size bucket of a workload: by parameters for transformers (:data:`SIZE_BUCKETS`),
     ``all`` for other families (their parameter count says little about their work)."""
-    if fam != "transformer" or not params:
+    if fam != Family.TRANSFORMER or not params:
         return "all"
     return next(name for bound, name in SIZE_BUCKETS if params < bound)
 
@@ -105,7 +93,7 @@ def implausible_mfu_reason(fam: str, mfu: float) -> str | None:
     limit = IMPLAUSIBLE_MFU.get(fam, 1.0)
     if mfu <= limit:
         return None
-    what = "transformer training" if fam == "transformer" else f"{fam} training"
+    what = f"{fam} training"
     return (
         f"implied MFU {mfu:.2f} above {limit:.2f}, more than any credible {what} reaches "
         "(app/model/mfu.py IMPLAUSIBLE_MFU): FLOPs, tokens or precision counted "
@@ -136,8 +124,3 @@ def row_utilisation(
     per_gpu = p.throughput_total / units / p.gpu_count
     peak = flops_peak_tflops(gpu, p.precision) * 1e12
     return per_gpu * model / peak, per_gpu * hardware / peak
-
-
-def is_transformer(w: Workload) -> bool:
-    """Whether the MFU table counts ``w`` among transformers."""
-    return w.architecture in TRANSFORMER_ARCHITECTURES

@@ -58,13 +58,18 @@ from app.model.memory import transformer_tokens
 from app.model.mfu import implausible_mfu_reason, row_utilisation
 from app.model.multigpu import effective_interconnect, multi_gpu_efficiency
 from app.model.types import (
-    TRANSFORMER_ARCHITECTURES,
-    Architecture,
     BenchmarkPoint,
     GpuSpec,
     Interconnect,
     Precision,
     Workload,
+)
+from app.model.vocabulary import (
+    Family,
+    PrecisionClass,
+    family,
+    minor_version_number,
+    precision_class,
 )
 
 #: Ridge strengths (penalty per unit² of log throughput; residual scale ≈ 0.1). Chosen as
@@ -81,10 +86,14 @@ RIDGE = {
 OWN_SHRINK = 0.05
 #: b0 of the micro-batch law when no cell of the family measured several batches (samples,
 #: tokens for transformers): a neutral prior, used only without data.
-DEFAULT_B0 = {"transformer": 1024.0, "cnn": 4.0, "other": 4.0}
+DEFAULT_B0: dict[str, float] = {Family.TRANSFORMER: 1024.0, Family.CNN: 4.0, Family.OTHER: 4.0}
 #: the same prior in :func:`matmul_rows_per_sample` units (1,024 tokens at width 1,024; no
 #: source, used only when no cell measured several batches)
-DEFAULT_B0_WORK = {"transformer": 1024.0 * 1024.0, "cnn": 4.0, "other": 4.0}
+DEFAULT_B0_WORK: dict[str, float] = {
+    Family.TRANSFORMER: 1024.0 * 1024.0,
+    Family.CNN: 4.0,
+    Family.OTHER: 4.0,
+}
 
 
 def matmul_rows_per_sample(w: Workload) -> float:
@@ -97,7 +106,7 @@ def matmul_rows_per_sample(w: Workload) -> float:
     workload's micro-batch ``b`` is read as the reference's ``b × this / reference's this``
     on the reference's measured batch curve: Transformer-XL large (384 tokens, width 1,115)
     at micro-batch 4 as base (192 tokens, width 582) at 15.3."""
-    if w.architecture not in TRANSFORMER_ARCHITECTURES:
+    if not w.architecture.is_transformer:
         return 1.0
     tokens = float(max(transformer_tokens(w), 1))
     width = matmul_width(w)
@@ -178,49 +187,24 @@ def place_unstated_variants(
     return out, specs
 
 
-def family(arch: Architecture) -> str:
-    """Throughput family: ``transformer``, ``cnn`` (incl. diffusion UNets) or ``other``."""
-    if arch in TRANSFORMER_ARCHITECTURES:
-        return "transformer"
-    if arch in (Architecture.CNN, Architecture.DIFFUSION_UNET):
-        return "cnn"
-    return "other"
-
-
-def pclass(p: Precision) -> str:
-    """``32`` for fp32/tf32, ``16`` for 16-bit and fp8."""
-    return "32" if p in (Precision.FP32, Precision.TF32) else "16"
-
-
-def rate_class(gpu: GpuSpec, p: Precision) -> str:
+def rate_class(gpu: GpuSpec, p: Precision) -> PrecisionClass:
     """The precision class ``gpu`` really runs ``p`` at: ``16`` only where its 16-bit math is
     faster than its FP32 vector rate. A GPU without 16-bit tensor cores or fast fp16 units
     (GeForce Pascal runs fp16 arithmetic at 1/64 of the fp32 rate, TechPowerUp; the catalog
     lists no 16-bit figure for it) runs mixed precision's matmuls in fp32, so its 16-bit
     rows enter the model as 32-bit rows. fp8 on a GPU with FP8 tensor cores is class ``8``
     (its own free term in the fit, and its residuals never move a 16-bit answer)."""
-    if pclass(p) == "32":
-        return "32"
-    if peak_tflops(gpu, p) <= (gpu.fp32_tflops or 1.0) * 1.01:
-        return "32"
+    if p.is_fp32 or peak_tflops(gpu, p) <= (gpu.fp32_tflops or 1.0) * 1.01:
+        return PrecisionClass.FP32
     if p == Precision.FP8 and peak_tflops(gpu, p) > peak_tflops(gpu, Precision.BF16_AMP) * 1.01:
         # FP8 tensor cores: its own class, so fp8 rows never correct a 16-bit answer
-        return "8"
-    return "16"
+        return PrecisionClass.FP8
+    return PrecisionClass.HALF
 
 
 def suite_of(p: BenchmarkPoint) -> str:
     """Software level of a measurement: ``source@framework version``."""
     return f"{p.source}@{p.framework_version or ''}"
-
-
-def version_key(p: BenchmarkPoint) -> float:
-    """Framework version as a sortable number (1.13 → 1.13, 2.3 → 2.03); 0 when unknown."""
-    try:
-        major, minor = (p.framework_version or "0.0").split(".")[:2]
-        return float(major) + float(minor) / 100
-    except ValueError:
-        return 0.0
 
 
 def spec_features(gpu: GpuSpec, precision: Precision) -> tuple[float, float, float, float]:
@@ -443,7 +427,9 @@ class PooledData:
             mine = [o for o in mine if (o.precision == Precision.FP8) == fp8] or mine
         for o in mine:
             gpus.setdefault(o.suite, set()).add(o.gpu)
-            newest[o.suite] = max(newest.get(o.suite, 0.0), version_key(o.point))
+            newest[o.suite] = max(
+                newest.get(o.suite, 0.0), minor_version_number(o.point.framework_version)
+            )
             source[o.suite] = o.source
         if not gpus:
             return None
@@ -477,7 +463,7 @@ class PooledData:
     def tokens_per_sample(self, group: Group) -> float:
         """Tokens per sample of a transformer group (its preset's, else its rows'), 1
         otherwise."""
-        if self.family_of(group) != "transformer":
+        if self.family_of(group) != Family.TRANSFORMER:
             return 1.0
         w = self.workloads.get(group) or self.workloads.get((group[0], "full"))
         if w is not None and w.seq_len:
@@ -492,7 +478,7 @@ class PooledData:
             if not rng:
                 return 0.0
             batch = math.sqrt(rng[0] * rng[1])
-        fam = self.family_of(group) or "other"
+        fam = self.family_of(group) or Family.OTHER
         b0 = self.b0.get(fam, DEFAULT_B0[fam]) / self.tokens_per_sample(group)
         return math.log(batch / (batch + b0))
 
@@ -535,7 +521,7 @@ class PooledData:
     def measured_classes(self, group: Group) -> frozenset[str]:
         """Precision classes (``32``: fp32/tf32, ``16``: 16-bit and fp8) ``group`` was
         measured at."""
-        return frozenset(pclass(p.precision) for p in self.rows(group))
+        return frozenset(precision_class(p.precision) for p in self.rows(group))
 
     @_memoise
     def has_sibling(self, group: Group, gpu: GpuSpec) -> bool:
@@ -607,8 +593,8 @@ def _overhead_batches(
         found.setdefault(fam, []).append((r2 - r1) / den * per_sample)
     out = {fam: statistics.median(v) for fam, v in found.items()}
     # CNNs and other workloads share what either measured (both in samples)
-    samples = [x for fam in ("cnn", "other") for x in found.get(fam, [])]
-    for fam in ("cnn", "other"):
+    samples = [x for fam in (Family.CNN, Family.OTHER) for x in found.get(fam, [])]
+    for fam in (Family.CNN, Family.OTHER):
         if fam not in out and samples:
             out[fam] = statistics.median(samples)
     return out

@@ -20,12 +20,9 @@ from dataclasses import replace
 from app.model.flops import matmul_params
 from app.model.types import Architecture, Method, RunWarning, WarningCode, Workload
 
-#: architectures whose shape fields are ``layers × hidden_size`` transformer blocks
-TRANSFORMERS = (
-    Architecture.TRANSFORMER_ENCODER,
-    Architecture.TRANSFORMER_DECODER,
-    Architecture.VIT,
-)
+#: The transformer shape fields :func:`shape_params` counts parameters from: a change to any
+#: of them moves a preset's parameter count (:func:`app.model.overrides.follow_shape`).
+SHAPE_PARAM_FIELDS = ("layers", "hidden_size", "heads", "kv_heads", "ffn_hidden_size", "vocab_size")
 #: ``params`` this many times outside the range the shape implies is warned about: wider
 #: than the spread of what the range leaves out (biases, learned positions, type embeddings:
 #: under 15 % for the seeded BERT/GPT-2 presets), narrow enough to catch a count of another
@@ -44,7 +41,7 @@ def shape_errors(w: Workload) -> list[tuple[str, str]]:
     """
     out: list[tuple[str, str]] = []
     h, heads, kv = w.hidden_size, w.heads, w.kv_heads
-    if w.architecture in TRANSFORMERS:
+    if w.architecture.is_transformer:
         if h and heads and h % heads:
             out.append(
                 (
@@ -92,7 +89,7 @@ def shape_params(w: Workload, *, gated: bool, untied: bool) -> float | None:
     or lacks ``layers``, ``hidden_size`` or ``heads``. E.g. Llama 3 8B (32 × 4096, 32/8
     heads, MLP 14336, vocabulary 128256), gated and untied: 8,029,995,008 (its published
     8,030,261,248 less the 266,240 norm weights)."""
-    if w.architecture not in TRANSFORMERS or not (w.layers and w.hidden_size and w.heads):
+    if not w.architecture.is_transformer or not (w.layers and w.hidden_size and w.heads):
         return None
     h = float(w.hidden_size)
     ffn = float(w.ffn_hidden_size or 4 * w.hidden_size)

@@ -12,38 +12,27 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from app.model.stacks import Stack
+from app.model.vocabulary import (
+    SITUATION_BASIS,
+    SITUATION_TEXT,
+    TRANSFORMER_ARCHITECTURES,
+    Architecture,
+    Basis,
+    Precision,
+    Situation,
+    range_situation,
+)
 
-
-class Precision(StrEnum):
-    """Numeric regime of training.
-
-    ``fp16_amp``/``bf16_amp``: autocast mixed precision with fp32 master weights;
-    ``bf16``: pure bf16 weights, gradients and optimizer states; ``fp8``: FP8 matmuls on top of
-    bf16 mixed precision (torchao/Transformer Engine style).
-    """
-
-    FP32 = "fp32"
-    TF32 = "tf32"
-    FP16_AMP = "fp16_amp"
-    BF16_AMP = "bf16_amp"
-    BF16 = "bf16"
-    FP8 = "fp8"
-
-
-def precision_class(p: Precision) -> str:
-    """``32`` for the fp32/tf32 regimes, ``16`` for 16-bit and fp8 (fits are kept per class)."""
-    return "32" if p in (Precision.FP32, Precision.TF32) else "16"
-
-
-def version_tuple(text: str | None, parts: int | None = None) -> tuple[int, ...] | None:
-    """A dotted version's first ``parts`` numbers (``"12.4"`` → ``(12, 4)``; all by default);
-    ``None`` when empty or not numeric."""
-    if not text:
-        return None
-    try:
-        return tuple(int(x) for x in str(text).split(".")[:parts])
-    except ValueError:
-        return None
+__all__ = [  # the vocabulary, re-exported where the core's types were always imported from
+    "SITUATION_BASIS",
+    "SITUATION_TEXT",
+    "TRANSFORMER_ARCHITECTURES",
+    "Architecture",
+    "Basis",
+    "Precision",
+    "Situation",
+    "range_situation",
+]
 
 
 class Optimizer(StrEnum):
@@ -68,20 +57,6 @@ class Method(StrEnum):
     FULL = "full"
     LORA = "lora"
     QLORA = "qlora"
-
-
-class Architecture(StrEnum):
-    """Model family; selects the activation-memory and FLOPs formulas."""
-
-    CNN = "cnn"
-    VIT = "vit"
-    TRANSFORMER_ENCODER = "transformer_encoder"
-    TRANSFORMER_DECODER = "transformer_decoder"
-    DIFFUSION_UNET = "diffusion_unet"
-    RNN_SEQ2SEQ = "rnn_seq2seq"
-    TTS = "tts"
-    VOCODER = "vocoder"
-    RECOMMENDER = "recommender"
 
 
 class Attention(StrEnum):
@@ -214,74 +189,6 @@ class OomRisk(StrEnum):
 MultiGpuBasis = Literal["measured", "model"]
 
 
-class Basis(StrEnum):
-    """Where a throughput figure comes from, most to least trustworthy."""
-
-    MEASURED = "measured"
-    SCALED = "scaled"
-    FLOPS_MODEL = "flops_model"
-
-
-class Situation(StrEnum):
-    """Which evidence an estimate stands on (finer than :class:`Basis`; ranges are calibrated
-    per situation). :data:`SITUATION_TEXT` says it in words."""
-
-    MEASURED = "measured"
-    MEASURED_RESCALED = "measured_rescaled"
-    SIBLING = "sibling"
-    EXTRAPOLATED = "extrapolated"
-    FLOPS_MODEL = "flops_model"
-    DERIVED = "derived"
-    PRECISION_SWITCH = "precision_switch"
-    SUBMITTED = "submitted"
-
-
-SITUATION_TEXT = {
-    Situation.MEASURED: "measured on this GPU model: the per-GPU rate is the mean of its "
-    "measurements at this software level, precision and micro-batch",
-    Situation.MEASURED_RESCALED: "measured on this GPU model at another software level, "
-    "micro-batch or precision, moved to the asked one by the pooled model (both figures in "
-    "the notes)",
-    Situation.SIBLING: "scaled from measurements on a GPU of the same architecture",
-    Situation.EXTRAPOLATED: "extrapolated from measurements on other GPU architectures",
-    Situation.FLOPS_MODEL: "FLOPs model: this workload was never measured; FLOP rate of "
-    "similar measured workloads on this GPU",
-    Situation.DERIVED: "derived from the preset's estimate by the ratio of training FLOPs, "
-    "each weighted by the time it takes (a wider model's matmuls reach a higher share of "
-    "the peak)",
-    Situation.PRECISION_SWITCH: "this workload was measured only at another precision "
-    "(fp32/tf32 vs 16-bit); converted by the speed-up other workloads of its family show "
-    "between the two",
-    Situation.SUBMITTED: "the published estimate moved by measurements users submitted for "
-    "this configuration (gpucost bench): each submitter one observation, the published "
-    "estimate one; both figures in the notes",
-}
-
-SITUATION_BASIS = {
-    Situation.MEASURED: Basis.MEASURED,
-    Situation.MEASURED_RESCALED: Basis.SCALED,
-    Situation.SIBLING: Basis.SCALED,
-    Situation.EXTRAPOLATED: Basis.SCALED,
-    Situation.FLOPS_MODEL: Basis.FLOPS_MODEL,
-    Situation.DERIVED: Basis.SCALED,
-    Situation.PRECISION_SWITCH: Basis.SCALED,
-    Situation.SUBMITTED: Basis.SCALED,
-}
-
-
-def range_situation(situation: Situation) -> Situation:
-    """The situation whose cross-validated range an estimate carries: a rescaled measurement
-    shares the ``measured`` one, which the served path's "measured elsewhere" protocol
-    calibrates on exactly that case (a GPU's rows of one suite predicted from its rows in
-    other suites: :func:`app.calibrate.validate.measured_elsewhere`)."""
-    return Situation.MEASURED if situation == Situation.MEASURED_RESCALED else situation
-
-
-TRANSFORMER_ARCHITECTURES = frozenset(
-    {Architecture.TRANSFORMER_ENCODER, Architecture.TRANSFORMER_DECODER, Architecture.VIT}
-)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GpuSpec:
     """Catalog figures of one GPU model (datasheet units).
@@ -316,6 +223,34 @@ class GpuSpec:
 VERSION_PATTERN = r"^\d{1,3}(\.\d{1,3})?$"
 
 
+class FieldGroup(StrEnum):
+    """The part of a job an outside-given :class:`Workload` field describes: the network's
+    ``shape`` (architecture, sizes, published per-sample counts), how it is ``training``
+    (batch, precision, optimizer, method, memory savers), the ``data`` (epoch, dataset,
+    loader, checkpoints on disk), the ``software`` it needs, or the ``preset`` it starts
+    from. Every field's group is in its metadata (:data:`WORKLOAD_INPUTS`)."""
+
+    PRESET = "preset"
+    SHAPE = "shape"
+    TRAINING = "training"
+    DATA = "data"
+    SOFTWARE = "software"
+
+
+class JobError(ValueError):
+    """Bad job input; ``field`` names the offending field (dotted path).
+
+    ``errors`` lists every (field, reason) found at once, the first being (field, reason):
+    a custom job missing several required fields names them all in one answer.
+    """
+
+    def __init__(self, field: str, reason: str, more: tuple[tuple[str, str], ...] = ()):
+        super().__init__("; ".join(f"{f}: {r}" for f, r in ((field, reason), *more)))
+        self.field = field
+        self.reason = reason
+        self.errors: list[tuple[str, str]] = [(field, reason), *more]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InputSpec:
     """How a :class:`Workload` field may be given from outside (API body, flat query
@@ -325,8 +260,14 @@ class InputSpec:
     ``gt``/``ge``/``le`` bound a number (exclusive / inclusive); ``pattern`` (a regex) a text;
     ``max_items`` the longest list; ``count``: a count people write as ``7B`` or ``25.6M`` in a
     form or a query string; ``examples`` values for the API document.
+
+    ``group`` is the part of the job the field describes (:class:`FieldGroup`);
+    ``throughput``: a change of it means the preset's measurements no longer describe the
+    job (:data:`app.model.job.THROUGHPUT_FIELDS`); ``required``: needed when no preset
+    supplies it (:data:`app.model.job.REQUIRED_WITHOUT_PRESET`).
     """
 
+    group: FieldGroup
     description: str
     count: bool = False
     gt: float | None = None
@@ -335,6 +276,8 @@ class InputSpec:
     pattern: str | None = None
     max_items: int | None = None
     examples: tuple[Any, ...] = ()
+    throughput: bool = False
+    required: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,10 +297,10 @@ class WorkloadInput:
 _INPUT = "input"
 
 
-def _given(description: str, **spec: Any) -> dict[str, InputSpec]:
+def _given(group: FieldGroup, description: str, **spec: Any) -> dict[str, InputSpec]:
     """The metadata of a :class:`Workload` field that requests, forms and seed rows may give:
-    its :class:`InputSpec` of ``description`` and ``spec``."""
-    return {_INPUT: InputSpec(description=description, **spec)}
+    its :class:`InputSpec` of ``group``, ``description`` and ``spec``."""
+    return {_INPUT: InputSpec(group=group, description=description, **spec)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -390,6 +333,7 @@ class Workload:
     preset: str | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.PRESET,
             "workload preset slug (GET /v1/workloads lists them); it supplies every field "
             "not given",
             examples=("resnet50-imagenet",),
@@ -397,92 +341,139 @@ class Workload:
     )
     architecture: Architecture = field(
         metadata=_given(
+            FieldGroup.SHAPE,
             "model family; selects the activation-memory and FLOPs formulas",
             examples=("transformer_decoder",),
+            throughput=True,
+            required=True,
         )
     )
     params: int | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.SHAPE,
             "trainable plus frozen model parameters (count)",
             count=True,
             gt=0,
             le=10**14,
             examples=(7_000_000_000,),
+            throughput=True,
+            required=True,
         ),
     )
     layers: int | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.SHAPE,
             "transformer blocks (count; Hugging Face num_hidden_layers)",
             gt=0,
             le=10_000,
             examples=(32,),
+            throughput=True,
         ),
     )
     hidden_size: int | None = field(
         default=None,
         metadata=_given(
-            "model (embedding) width (Hugging Face hidden_size)", gt=0, le=10**6, examples=(4096,)
+            FieldGroup.SHAPE,
+            "model (embedding) width (Hugging Face hidden_size)",
+            gt=0,
+            le=10**6,
+            examples=(4096,),
+            throughput=True,
         ),
     )
     heads: int | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.SHAPE,
             "attention heads per layer (Hugging Face num_attention_heads)",
             gt=0,
             le=10**5,
             examples=(32,),
+            throughput=True,
         ),
     )
     kv_heads: int | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.SHAPE,
             "key/value heads per layer for grouped-query attention (Hugging Face "
             "num_key_value_heads; default: heads)",
             gt=0,
             le=10**5,
             examples=(8,),
+            throughput=True,
         ),
     )
     ffn_hidden_size: int | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.SHAPE,
             "feed-forward inner width (Hugging Face intermediate_size)",
             gt=0,
             le=10**7,
             examples=(14336,),
+            throughput=True,
         ),
     )
     vocab_size: int | None = field(
         default=None,
         metadata=_given(
-            "tokenizer vocabulary (tokens; sizes the logits)", gt=0, le=10**8, examples=(128256,)
+            FieldGroup.SHAPE,
+            "tokenizer vocabulary (tokens; sizes the logits)",
+            gt=0,
+            le=10**8,
+            examples=(128256,),
+            throughput=True,
         ),
     )
     seq_len: int | None = field(
         default=None,
-        metadata=_given("tokens per sample (sequence length)", gt=0, le=10**8, examples=(2048,)),
+        metadata=_given(
+            FieldGroup.SHAPE,
+            "tokens per sample (sequence length)",
+            gt=0,
+            le=10**8,
+            examples=(2048,),
+            throughput=True,
+        ),
     )
     image_size: int | None = field(
         default=None,
-        metadata=_given("image side, pixels (224 for 224×224)", gt=0, le=100_000, examples=(224,)),
+        metadata=_given(
+            FieldGroup.SHAPE,
+            "image side, pixels (224 for 224×224)",
+            gt=0,
+            le=100_000,
+            examples=(224,),
+            throughput=True,
+        ),
     )
     micro_batch_size: int = field(
         default=1,
         metadata=_given(
-            "samples per GPU per forward/backward step", gt=0, le=10**9, examples=(256,)
+            FieldGroup.TRAINING,
+            "samples per GPU per forward/backward step",
+            gt=0,
+            le=10**9,
+            examples=(256,),
         ),
     )
     grad_accum_steps: int = field(
         default=1,
         metadata=_given(
-            "micro-batches accumulated per optimizer step (count)", gt=0, le=10**6, examples=(1,)
+            FieldGroup.TRAINING,
+            "micro-batches accumulated per optimizer step (count)",
+            gt=0,
+            le=10**6,
+            examples=(1,),
         ),
     )
     precision: Precision = field(
         default=Precision.BF16_AMP,
         metadata=_given(
+            FieldGroup.TRAINING,
             "numeric regime: fp32, tf32, fp16_amp/bf16_amp (autocast with fp32 master "
             "weights), bf16 (pure bf16 states) or fp8",
             examples=("bf16_amp",),
@@ -490,39 +481,59 @@ class Workload:
     )
     optimizer: Optimizer = field(
         default=Optimizer.ADAMW,
-        metadata=_given("optimizer, as it sizes the optimizer state", examples=("adamw",)),
+        metadata=_given(
+            FieldGroup.TRAINING, "optimizer, as it sizes the optimizer state", examples=("adamw",)
+        ),
     )
     method: Method = field(
         default=Method.FULL,
         metadata=_given(
+            FieldGroup.TRAINING,
             "parameters trained: full, lora (adapters) or qlora (adapters on an NF4 base)",
             examples=("full",),
+            throughput=True,
         ),
     )
     lora_rank: int | None = field(
-        default=None, metadata=_given("LoRA/QLoRA adapter rank r", gt=0, le=10**5, examples=(16,))
+        default=None,
+        metadata=_given(
+            FieldGroup.TRAINING, "LoRA/QLoRA adapter rank r", gt=0, le=10**5, examples=(16,)
+        ),
     )
     gradient_checkpointing: bool = field(
-        default=False, metadata=_given("activation checkpointing on (activations recomputed)")
+        default=False,
+        metadata=_given(
+            FieldGroup.TRAINING,
+            "activation checkpointing on (activations recomputed)",
+            throughput=True,
+        ),
     )
     attention: Attention = field(
         default=Attention.SDPA,
         metadata=_given(
+            FieldGroup.TRAINING,
             "attention kernel: eager materialises the seq_len × seq_len scores, sdpa "
-            "(Flash/memory-efficient) does not"
+            "(Flash/memory-efficient) does not",
         ),
     )
     sharding: Sharding = field(
         default=Sharding.NONE,
         metadata=_given(
-            "data-parallel state sharding: none, DeepSpeed ZeRO stage 1/2/3, or FSDP full shard"
+            FieldGroup.TRAINING,
+            "data-parallel state sharding: none, DeepSpeed ZeRO stage 1/2/3, or FSDP full shard",
         ),
     )
     fused_cross_entropy: bool = field(
-        default=False, metadata=_given("chunked/fused cross-entropy: no full fp32 logits tensor")
+        default=False,
+        metadata=_given(
+            FieldGroup.TRAINING, "chunked/fused cross-entropy: no full fp32 logits tensor"
+        ),
     )
     cpu_offload: bool = field(
-        default=False, metadata=_given("optimizer states and master weights offloaded to CPU RAM")
+        default=False,
+        metadata=_given(
+            FieldGroup.TRAINING, "optimizer states and master weights offloaded to CPU RAM"
+        ),
     )
     # -- memory set-up (issue 9): optional, defaults describe a plain PyTorch loop --
     #: optimizer step fused into backward (torchtune ``optimizer_in_bwd``): gradients are
@@ -530,19 +541,22 @@ class Workload:
     optimizer_in_backward: bool = field(
         default=False,
         metadata=_given(
+            FieldGroup.TRAINING,
             "optimizer step fused into backward (torchtune optimizer_in_bwd): no full "
-            "gradient buffer"
+            "gradient buffer",
         ),
     )
     #: checkpointed activations offloaded to host RAM (torchtune activation offloading)
     activation_offloading: bool = field(
-        default=False, metadata=_given("checkpointed activations offloaded to CPU RAM")
+        default=False,
+        metadata=_given(FieldGroup.TRAINING, "checkpointed activations offloaded to CPU RAM"),
     )
     checkpoint_granularity: CheckpointGranularity = field(
         default=CheckpointGranularity.FULL,
         metadata=_given(
+            FieldGroup.TRAINING,
             "with gradient_checkpointing: full (block inputs only) or selective "
-            "(op level, as torchtitan: matmul outputs saved, the rest recomputed)"
+            "(op level, as torchtitan: matmul outputs saved, the rest recomputed)",
         ),
     )
     #: LoRA/QLoRA: the dtype the frozen base is loaded in; ``None``: the method's default
@@ -551,8 +565,9 @@ class Workload:
     base_dtype: BaseDtype | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.TRAINING,
             "LoRA/QLoRA: dtype the frozen base weights are loaded in (fp32, bf16, fp16, int8, "
-            "nf4); default nf4 for qlora, fp32 for an fp32/tf32 lora run, else 16-bit"
+            "nf4); default nf4 for qlora, fp32 for an fp32/tf32 lora run, else 16-bit",
         ),
     )
     #: the transformer block's implementation; ``None``: eager (the training stack's default
@@ -560,36 +575,43 @@ class Workload:
     implementation: Implementation | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.TRAINING,
             "transformers: eager PyTorch modules (Hugging Face, torchtune, LitGPT; default) or "
             "fused kernels (Megatron/Transformer Engine, Liger, Unsloth), as it decides the "
-            "activations kept"
+            "activations kept",
         ),
     )
     #: QLoRA: the library holding the quantised base; ``None``: bitsandbytes
     quant_backend: QuantBackend | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.TRAINING,
             "QLoRA: the library holding the quantised base, bitsandbytes (default) or torchao "
-            "(torchtune)"
+            "(torchtune)",
         ),
     )
     #: QLoRA NF4 with double quantisation (~4.127 bits/param) instead of plain NF4 (~4.5)
     double_quant: bool = field(
-        default=True, metadata=_given("QLoRA: NF4 with double quantisation (default true)")
+        default=True,
+        metadata=_given(FieldGroup.TRAINING, "QLoRA: NF4 with double quantisation (default true)"),
     )
     #: every rank materialises the full 16-bit model on its GPU before FSDP shards it and
     #: keeps it allocated (no meta-device init / ``cpu_ram_efficient_loading``)
     full_model_init: bool = field(
         default=False,
-        metadata=_given("FSDP: every rank loads the full 16-bit model on its GPU before sharding"),
+        metadata=_given(
+            FieldGroup.TRAINING,
+            "FSDP: every rank loads the full 16-bit model on its GPU before sharding",
+        ),
     )
     #: the transformer trains with dropout p > 0 (Korthikanti's 1-byte masks are kept); false:
     #: p = 0 or no dropout layers (PyTorch's dropout at p = 0 returns its input, no mask)
     dropout: bool = field(
         default=True,
         metadata=_given(
+            FieldGroup.TRAINING,
             "transformers: dropout with p > 0 in training (default true: its masks are kept); "
-            "false for p = 0 or no dropout layers"
+            "false for p = 0 or no dropout layers",
         ),
     )
     # -- vision and diffusion memory (issue 9): optional --
@@ -597,13 +619,17 @@ class Workload:
     #: are fitted apart from a classifier's)
     vision_task: VisionTask = field(
         default=VisionTask.CLASSIFICATION,
-        metadata=_given("conv nets: classification (default) or detection (FPN/SSD/YOLO heads)"),
+        metadata=_given(
+            FieldGroup.SHAPE,
+            "conv nets: classification (default) or detection (FPN/SSD/YOLO heads)",
+        ),
     )
     #: detectors: the backbone's forward GFLOPs per 224×224 image (2 × torchvision's GMACs:
     #: ResNet-50 8.178); activations scale it by the input pixels
     backbone_gflops_224: float | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.SHAPE,
             "detectors: backbone forward GFLOPs per 224x224 image (ResNet-50: 8.178)",
             ge=1e-6,
             le=10**6,
@@ -611,13 +637,17 @@ class Workload:
     )
     #: ViT patch side in pixels (tokens = (image_size / patch_size)² + 1); default 16
     patch_size: int | None = field(
-        default=None, metadata=_given("ViT patch side in pixels (default 16)", gt=0, le=100_000)
+        default=None,
+        metadata=_given(
+            FieldGroup.SHAPE, "ViT patch side in pixels (default 16)", gt=0, le=100_000
+        ),
     )
     #: diffusion: parameters of the frozen text encoder(s) and of the frozen VAE, held on
     #: the GPU next to the UNet (``params`` counts the UNet only)
     text_encoder_params: int | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.SHAPE,
             "diffusion: frozen text encoder(s) parameters held on the GPU (params counts the "
             "UNet); 0 when the encoders are not on the GPU (embeddings cached or offloaded)",
             count=True,
@@ -628,6 +658,7 @@ class Workload:
     vae_params: int | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.SHAPE,
             "diffusion: frozen VAE parameters held on the GPU; 0 when it is not there (latents "
             "cached)",
             count=True,
@@ -639,13 +670,16 @@ class Workload:
     #: (diffusers ``--use_ema``, torchvision/timm ``--model-ema``)
     ema_weights: bool = field(
         default=False,
-        metadata=_given("an fp32 EMA copy of the trained parameters on the GPU (--use_ema)"),
+        metadata=_given(
+            FieldGroup.TRAINING, "an fp32 EMA copy of the trained parameters on the GPU (--use_ema)"
+        ),
     )
     #: the training software (:mod:`app.model.stacks`); ``None``: the preset's recipe, or
     #: HF Trainer + PEFT for a custom job
     stack: Stack | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.SOFTWARE,
             "training software: hf_trainer (HF Trainer/PEFT/TRL), axolotl, llama_factory, "
             "unsloth, torchtune, deepspeed, lightning, megatron (Megatron/NeMo), torchtitan, "
             "llm_foundry, llm_c, timm, nvidia_dle, pytorch (a plain loop), tensorflow; default: "
@@ -656,26 +690,39 @@ class Workload:
     samples_per_epoch: int = field(
         default=1,
         metadata=_given(
+            FieldGroup.DATA,
             "samples in one pass over the dataset (count)",
             count=True,
             gt=0,
             le=10**15,
             examples=(1_281_167,),
+            required=True,
         ),
     )
     epochs: float = field(
         default=1.0,
         metadata=_given(
-            "passes over the dataset (may be fractional)", gt=0, le=10**6, examples=(90,)
+            FieldGroup.DATA,
+            "passes over the dataset (may be fractional)",
+            gt=0,
+            le=10**6,
+            examples=(90,),
         ),
     )
     dataset_gb: float | None = field(
         default=None,
-        metadata=_given("dataset size on disk, GB (10^9 bytes)", ge=0, le=10**9, examples=(150,)),
+        metadata=_given(
+            FieldGroup.DATA,
+            "dataset size on disk, GB (10^9 bytes)",
+            ge=0,
+            le=10**9,
+            examples=(150,),
+        ),
     )
     cpu_ms_per_sample: float | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.DATA,
             "CPU milliseconds of data loading per sample on one core (at least 0.001 ms = 1 µs)",
             ge=1e-3,
             le=10**7,
@@ -685,6 +732,7 @@ class Workload:
     min_cuda: str | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.SOFTWARE,
             "lowest CUDA version the job needs (offers whose driver supports less are "
             "warned about)",
             pattern=VERSION_PATTERN,
@@ -694,10 +742,12 @@ class Workload:
     forward_gflops_per_sample: float | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.SHAPE,
             "forward-pass GFLOPs per sample (non-transformers without a preset need it for a "
             "FLOPs-based throughput estimate)",
             ge=1e-6,
             le=10**9,
+            throughput=True,
         ),
     )
     #: millions of activation elements of one sample's forward pass at ``image_size``: the
@@ -706,6 +756,7 @@ class Workload:
     forward_activations_per_sample: float | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.SHAPE,
             "forward-pass activations per sample at image_size, millions of elements (outputs "
             "of every convolution and matrix product, fvcore's count as timm's benchmark "
             "publishes it in infer_macts); sizes CNN activation memory when given",
@@ -722,12 +773,14 @@ class Workload:
     lookup_params: int | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.SHAPE,
             "transformers: parameters a token only looks up instead of multiplying (untied "
             "embedding tables, adaptive-softmax tail clusters), left out of the FLOPs count; "
             "default: an encoder's vocab_size x hidden_size table, none for a decoder",
             count=True,
             ge=0,
             le=10**13,
+            throughput=True,
         ),
     )
     benchmark_workloads: tuple[str, ...] = ()
@@ -747,6 +800,7 @@ class Workload:
     tokens_per_epoch: int | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.DATA,
             "real (non-padding) tokens in one pass over the dataset; with packing the epoch is "
             "tokens_per_epoch / seq_len sequences and epoch_hours = tokens / tokens_per_s",
             count=True,
@@ -759,6 +813,7 @@ class Workload:
     tokens_per_sample: float | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.DATA,
             "mean real (non-padding) tokens per sample; the epoch's tokens are "
             "samples_per_epoch × this, packed into seq_len sequences unless packed is false",
             gt=0,
@@ -771,30 +826,38 @@ class Workload:
     packed: bool | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.DATA,
             "samples packed into seq_len sequences (true) or each padded to seq_len (false); "
-            "default: packed when tokens_per_epoch is given"
+            "default: packed when tokens_per_epoch is given",
         ),
     )
     #: CUDA version the framework build targets (a ``cu121`` PyTorch wheel → ``"12.1"``)
     cuda_build: str | None = field(
         default=None,
         metadata=_given(
+            FieldGroup.SOFTWARE,
             "CUDA version the framework build targets (a cu121 PyTorch wheel: 12.1)",
             pattern=VERSION_PATTERN,
         ),
     )
     #: libraries with CUDA-only builds the job imports (``bitsandbytes``, ``flash-attn``)
     cuda_only_libraries: tuple[str, ...] = field(
-        default=(), metadata=_given("libraries with CUDA-only builds the job uses", max_items=8)
+        default=(),
+        metadata=_given(
+            FieldGroup.SOFTWARE, "libraries with CUDA-only builds the job uses", max_items=8
+        ),
     )
     #: lowest compute capability the build supports (``"8.0"`` for FlashAttention-2)
     min_compute_capability: str | None = field(
         default=None,
-        metadata=_given("lowest compute capability of the build", pattern=VERSION_PATTERN),
+        metadata=_given(
+            FieldGroup.SOFTWARE, "lowest compute capability of the build", pattern=VERSION_PATTERN
+        ),
     )
     #: full checkpoints kept on disk at once
     checkpoints_kept: int = field(
-        default=1, metadata=_given("full checkpoints kept on disk at once", ge=0, le=10_000)
+        default=1,
+        metadata=_given(FieldGroup.DATA, "full checkpoints kept on disk at once", ge=0, le=10_000),
     )
 
 
@@ -1103,10 +1166,3 @@ class Estimate:
     hfu: float | None = None
     #: the training stack assumed (ThroughputEstimate.stack)
     stack: str | None = None
-
-
-def version_key(p: BenchmarkPoint) -> float:
-    """A measurement's framework version as a sortable number (1.13 → 1.13, 2.3 → 2.03); 0 when
-    unknown or without a minor version."""
-    v = version_tuple(p.framework_version, 2)
-    return v[0] + v[1] / 100 if v is not None and len(v) == 2 else 0.0

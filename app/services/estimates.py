@@ -20,11 +20,11 @@ from app.model.cost import (
     combine,
     convert,
     data_loader_rate,
-    epoch_hours,
     epoch_plan,
     spot_expected_hours,
     tokens_per_sample,
 )
+from app.model.epoch_cost import run_costs, served_rates
 from app.model.memory import vram_per_gpu_gib
 from app.model.model import Measurements, Model
 from app.model.offload import offload_slowed
@@ -520,51 +520,50 @@ def rank_offers(
         ],
         dtype=np.float64,
     ).reshape(-1)
-    samples = np.minimum(config_rate[config_of], loader[vcpu_of.reshape(-1)])
-    distinct_samples, samples_of = np.unique(samples, return_inverse=True)
-    hours = np.array(
-        [epoch_hours(samples_per_epoch, s) for s in distinct_samples.tolist()], dtype=np.float64
-    ).reshape(-1)[samples_of.reshape(-1)]
+    # the data-loader cap, hours and cost by the one rule every answer's figures use
+    # (app.model.epoch_cost; combine() gives the rows shown the same numbers)
+    config_low, config_high = (
+        np.array(
+            [getattr(c[0], name) if c is not None else 0.0 for c in config_est],
+            dtype=np.float64,
+        ).reshape(-1)
+        for name in ("samples_per_s_low", "samples_per_s_high")
+    )
+    rates = served_rates(
+        config_rate[config_of],
+        config_low[config_of],
+        config_high[config_of],
+        loader[vcpu_of.reshape(-1)],
+    )
+    price_all = np.where(np.isnan(prices), math.inf, prices)  # inf where there is no price
+    run = run_costs(samples_per_epoch, w.epochs, rates, price_all)
     keep = np.arange(len(estimable), dtype=np.intp)
     if budget.max_total_cost is not None or budget.max_total_hours is not None:
         spot = snap.columns["billing"][rows[estimable]] == "spot"
-        judged = hours
-        if budget.at_high_end:
-            # the slow end of each offer's range, as combine() gives epoch_hours_high: the
-            # configuration's low throughput, capped by the data loader
-            config_low = np.array(
-                [c[0].samples_per_s_low if c is not None else 0.0 for c in config_est],
-                dtype=np.float64,
-            ).reshape(-1)
-            slow = np.minimum(config_low[config_of], loader[vcpu_of.reshape(-1)])
-            judged = np.array(
-                [epoch_hours(samples_per_epoch, s) for s in slow.tolist()], dtype=np.float64
-            ).reshape(-1)
+        # all epochs; at the high end, at the slow end of each offer's range (total_hours_high)
+        judged = run.total_hours_high if budget.at_high_end else run.total_hours
         keep = np.array(
             [
                 i
                 for i, (h, p, sp) in enumerate(
                     zip(judged.tolist(), prices.tolist(), spot.tolist(), strict=True)
                 )
-                if _within_budget(h * w.epochs, None if math.isnan(p) else p, sp, budget)
+                if _within_budget(h, None if math.isnan(p) else p, sp, budget)
             ],
             dtype=np.intp,
         ).reshape(-1)
     over_budget = len(estimable) - len(keep)
-    price_col = np.where(np.isnan(prices), math.inf, prices)[keep]
-    hours_col = hours[keep]
-    cost_col = hours_col * price_col  # inf where there is no price
     cfg = config_of[keep]
     cfg_oom = np.array(
         [c is not None and c[1].oom_risk == OomRisk.HIGH for c in config_est], dtype=bool
     )
     cols = CandidateColumns(
         offer_id=offer_ids[keep],
-        cost_per_epoch=cost_col,
-        epoch_hours=hours_col,
-        total_cost=cost_col * w.epochs,
-        price_per_hour=price_col,
-        samples_per_s=samples[keep],
+        cost_per_epoch=run.cost_per_epoch[keep],
+        epoch_hours=run.epoch_hours[keep],
+        total_cost=run.total_cost[keep],
+        price_per_hour=price_all[keep],
+        samples_per_s=rates.samples_per_s[keep],
         oom_high=cfg_oom[cfg] if len(cfg) else np.zeros(0, dtype=bool),
         **(
             snap.price_trust(rows[estimable[keep]], now or dt.datetime.now(dt.UTC))

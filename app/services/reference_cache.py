@@ -3,8 +3,9 @@
 A worker checks ``catalog_version`` (one tiny ``SELECT``) at most every ``poll_s`` seconds,
 on the first request after that interval; when the version moved it reads the new version's
 reference data (only when ``reference_version`` moved too: otherwise it keeps the data and
-its memoised estimates) and offers (:func:`app.services.snapshot.build_snapshot`), and swaps
-them in at once. A request takes one :class:`ReferenceData` and reads everything from it, so
+its memoised estimates) and offers (only the rows written since the version held,
+:func:`app.services.snapshot_build.update_snapshot`, when the reference data stayed), and
+swaps them in at once. A request takes one :class:`ReferenceData` and reads everything from it, so
 no answer mixes two versions. The read is checked: the version is read again after the
 offers, and the read is repeated when a write committed in between.
 """
@@ -27,7 +28,8 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.services.reference import ReferenceData, load_reference
-from app.services.snapshot import build_snapshot, read_version
+from app.services.snapshot import read_version
+from app.services.snapshot_build import build_snapshot, update_snapshot
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +125,8 @@ class ReferenceCache:
                         gc.unfreeze()
                         gc.collect()
                         gc.freeze()
-                    _return_free_memory()
+                    if self._data.offers is None or self._data.offers.built == "full":
+                        _return_free_memory()  # a merge frees little
                 self._checked = time.monotonic()
             return self._data  # type: ignore[return-value]
 
@@ -135,9 +138,14 @@ class ReferenceCache:
                 held = self._data
                 if held is not None and held.reference_version == version[1]:
                     ref = held.without_offers()  # same tables: keep the data and its memo
+                    offers = (
+                        build_snapshot(session, ref, version[0])
+                        if held.offers is None
+                        else update_snapshot(session, ref, held.offers, version[0])
+                    )
                 else:
                     ref = load_reference(session, self._seed_dir)
-                offers = build_snapshot(session, ref, version[0])
+                    offers = build_snapshot(session, ref, version[0])
                 after = read_version(session)
             if after == version:
                 out = replace(ref, version=version[0], reference_version=version[1], offers=offers)

@@ -17,26 +17,20 @@ Filters mean exactly what :func:`app.services.offers._exact_filtered` says in SQ
 from __future__ import annotations
 
 import datetime as dt
-import math
-import sys
 import threading
-import time
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field, fields
+from functools import partial
 from typing import Any, TypeVar
 
 import numpy as np
 from cachetools import TTLCache
-from sqlalchemy import Connection, Select, func, select
+from sqlalchemy import Connection, select
 from sqlalchemy.orm import Session
 
-from app.db.models import CatalogVersion, Provider, RefreshRun, as_utc
-from app.gpu_names import form_hint
+from app.db.models import CatalogVersion
 from app.model.cost import UnknownCurrencyError, conversion_steps
-from app.model.memory import vram_per_gpu_gib
-from app.price_age import AGE_TIERS_DAYS, BOOKABLE_KINDS
 from app.services.offers import (
-    _COLUMNS,
     FilterError,
     OfferRow,
     require_currency,
@@ -90,39 +84,6 @@ def read_version(conn: Connection | Session) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
-def _interned(
-    values: tuple[Any, ...], pool: dict[Any, Any], convert: Callable[[Any], Any] | None = None
-) -> np.ndarray:
-    """An object column with equal values stored once (regions, currencies, sources …), each
-    value ``convert``-ed once; ``pool`` maps each distinct value read to the one stored."""
-    distinct = set(values)
-    new = distinct - pool.keys()  # values met in an earlier chunk keep their stored object
-    if convert is None:
-        pool.update(zip(new, new, strict=True))
-    else:
-        pool.update(zip(new, map(convert, new), strict=True))
-    out = np.empty(len(values), dtype=object)
-    out[:] = (
-        values
-        if convert is None and len(distinct) == len(values)
-        else [*map(pool.__getitem__, values)]
-    )
-    return out
-
-
-def _column(name: str, values: tuple[Any, ...], pool: dict[Any, Any]) -> np.ndarray:
-    if name in _FLOATS:
-        return np.array(values, dtype=np.float64).reshape(-1)
-    if name in _INTS:
-        return np.array(values, dtype=np.int64).reshape(-1)
-    if name in _BOOLS:
-        return np.array(values, dtype=bool).reshape(-1)
-    if name == "gpu_model_id":  # -1 for None
-        ids = np.array(values, dtype=np.float64).reshape(-1)
-        return np.where(np.isnan(ids), -1, ids).astype(np.int64)
-    return _interned(values, pool, as_utc if name == "last_seen_at" else None)
-
-
 @dataclass(eq=False)
 class OfferSnapshot:
     """Every offer of one catalog ``version`` as columns, row ``i`` the ``i``-th by id.
@@ -155,6 +116,15 @@ class OfferSnapshot:
     region_labels: tuple[str, ...]
     last_ok: dict[int, dt.datetime]
     ran: frozenset[int]
+    #: provider id -> (slug, name, homepage) as read with the rows (a change: full re-read)
+    providers: dict[int, tuple[Any, ...]] = field(default_factory=dict)
+    #: how this version was made: ``full`` (every offer read) or ``delta`` (the previous
+    #: version's columns with the rows written since: ``app.services.snapshot_build``)
+    built: str = "full"
+    #: versions made by ``delta`` since the last full read
+    increments: int = 0
+    #: bytes of the distinct text and timestamp values held (an upper bound after deltas)
+    pool_bytes: int = 0
     build_ms: float = 0.0
     nbytes: int = 0
     _caches: dict[str, TTLCache[Hashable, Any]] = field(default_factory=dict, repr=False)
@@ -332,6 +302,18 @@ class OfferSnapshot:
             cache[key] = value
         return value
 
+    def carry_estimates(self, held: OfferSnapshot) -> None:
+        """Keep ``held``'s per-workload estimates of each configuration (kind ``configs``,
+        keyed by index into :attr:`configs`) for this snapshot, when its configurations
+        extend ``held``'s and the reference data is the same (an estimate depends on nothing
+        else): the first rank after a price change does not re-estimate."""
+        if self.configs[: len(held.configs)] != held.configs:
+            raise ValueError("configurations of the two snapshots differ")
+        with held._lock:
+            kept = list(held._caches.get("configs", {}).items())
+        for key, table in kept:  # a new cache (each snapshot's is guarded by its own lock)
+            self.cached("configs", key, partial(_same, table))
+
     def cached_answers(self) -> dict[str, int]:
         """Answers held in the snapshot's caches now, per kind (``rank_json``: bytes)."""
         with self._lock:
@@ -341,156 +323,8 @@ class OfferSnapshot:
             }
 
 
-def _shadowed(c: dict[str, np.ndarray]) -> np.ndarray:
-    """Catalog prices with an available first-hand twin (same provider, instance type, region
-    and billing): :func:`app.services.offers.shadowed_by_first_hand`."""
-    twin_cols = ("provider_id", "instance_type", "region", "billing")
-    first_hand = c["available"] & (c["price_kind"] == "scraped")
-    twins = set(zip(*(c[k][first_hand].tolist() for k in twin_cols), strict=True))
-    out = np.zeros(len(c["id"]), dtype=bool)
-    for i in np.flatnonzero(c["price_kind"] == "catalog").tolist():
-        out[i] = tuple(c[k][i] for k in twin_cols) in twins
-    return out
-
-
-def _ambiguous(c: dict[str, np.ndarray], ref: ReferenceData) -> dict[int, frozenset[str]]:
-    """Rows stored without a GPU whose label leaves several catalog models open, with those
-    models (:func:`app.services.offers.ambiguous_offer_ids`'s rule)."""
-    out = {}
-    for i in np.flatnonzero(c["gpu_model_id"] < 0).tolist():
-        vram = c["vram_gib_per_gpu"][i]
-        identity = ref.normaliser.identify(
-            c["gpu_name_raw"][i],
-            vram_gib=None if math.isnan(vram) else float(vram),
-            form_hint=form_hint(c["interconnect"][i]),
-            context=(c["instance_type"][i], c["offer_key"][i]),
-            gpu_count=float(c["gpu_count"][i]),
-        )
-        if identity.status == "ambiguous":
-            out[i] = frozenset(identity.candidates)
-    return out
-
-
-def _job_vram(key: tuple[int | None, float, str | None, float | None], ref: ReferenceData) -> float:
-    gpu_id, count, _, listed = key
-    if gpu_id is None:
-        return math.nan if listed is None else listed
-    catalog = ref.gpus[ref.gpu_names_by_id[gpu_id]].vram_gib
-    return vram_per_gpu_gib(catalog, listed, count)
-
-
-def _refresh_history(session: Session) -> tuple[dict[int, dt.datetime], frozenset[int]]:
-    last_ok = {
-        int(pid): as_utc(finished)
-        for pid, finished in session.execute(
-            select(RefreshRun.provider_id, func.max(RefreshRun.finished_at))
-            .where(RefreshRun.status == "ok")
-            .group_by(RefreshRun.provider_id)
-        )
-        if finished is not None
-    }
-    ran = frozenset(
-        int(pid)
-        for (pid,) in session.execute(
-            select(RefreshRun.provider_id)
-            .where(RefreshRun.status.in_(("ok", "error", "interrupted")))
-            .distinct()
-        )
-    )
-    return last_ok, ran
-
-
-#: rows converted to columns at a time: the Python objects of one chunk (a few MB) are
-#: alive at once, not those of every offer (~2 kB per offer: ~200 MB for 100,000 offers)
-CHUNK_ROWS = 10_000
-#: the parts of a row an estimate depends on: GPU model, count, interconnect, listed VRAM
-CONFIG_FIELDS = ("gpu_model_id", "gpu_count", "interconnect", "vram_gib_per_gpu")
-
-
-def _fetch_chunks(session: Session, stmt: Select[Any]) -> Iterator[Sequence[Sequence[Any]]]:
-    """The rows of ``stmt`` as plain tuples, :data:`CHUNK_ROWS` at a time. On PostgreSQL
-    straight from the driver's cursor (psycopg already gives floats and aware timestamps;
-    SQLAlchemy's result rows would double the read of 10,000 offers); elsewhere (SQLite,
-    whose timestamps are text until SQLAlchemy converts them) through SQLAlchemy Core."""
-    conn = session.connection()
-    if conn.dialect.name != "postgresql":
-        yield from conn.execute(stmt).partitions(CHUNK_ROWS)
-        return
-    sql = str(stmt.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
-    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-    try:
-        cursor.execute(sql)
-        while chunk := cursor.fetchmany(CHUNK_ROWS):
-            yield chunk
-    finally:
-        cursor.close()
-
-
-def _read_columns(
-    session: Session,
-) -> tuple[dict[str, np.ndarray], dict[str, dict[Any, Any]], list[tuple[Any, ...]]]:
-    """Every offer by id as columns (one array per :class:`OfferRow` field), the distinct
-    values of each object column, and each row's configuration (:data:`CONFIG_FIELDS`)."""
-    stmt = select(*_COLUMNS).join(Provider).order_by(_COLUMNS[0])
-    pools: dict[str, dict[Any, Any]] = {name: {} for name in _FIELDS}
-    parts: dict[str, list[np.ndarray]] = {name: [] for name in _FIELDS}
-    keys: list[tuple[Any, ...]] = []
-    at = [_FIELDS.index(k) for k in CONFIG_FIELDS]
-    for chunk in _fetch_chunks(session, stmt):
-        raw = list(zip(*chunk, strict=True))
-        for name, values in zip(_FIELDS, raw, strict=True):
-            parts[name].append(_column(name, values, pools[name]))
-        keys.extend(zip(*(raw[i] for i in at), strict=True))
-    columns = {
-        name: np.concatenate(chunks) if chunks else _column(name, (), pools[name])
-        for name, chunks in parts.items()
-    }
-    return columns, pools, keys
-
-
-def build_snapshot(session: Session, ref: ReferenceData, version: int) -> OfferSnapshot:
-    """Read every offer (one Core query, no ORM objects) and the refresh history into an
-    :class:`OfferSnapshot` labelled ``version`` (the caller checks that the catalog did not
-    move while it read: :meth:`app.services.reference.ReferenceCache.get`)."""
-    t0 = time.perf_counter()
-    columns, pools, keys = _read_columns(session)
-    configs = dict.fromkeys(keys)
-    config_index = {k: i for i, k in enumerate(configs)}
-    config = np.fromiter(map(config_index.__getitem__, keys), dtype=np.intp, count=len(keys))
-    groups: dict[tuple[Any, Any], int] = {}
-    group_of = np.array([groups.setdefault(k[:2], len(groups)) for k in configs], dtype=np.int64)
-    vram_of = np.array([_job_vram(k, ref) for k in configs], dtype=np.float64).reshape(-1)
-    kinds = columns["price_kind"]
-    bounds = {k: AGE_TIERS_DAYS.get(k, AGE_TIERS_DAYS["hand_kept"]) for k in pools["price_kind"]}
-    kind_index = {k: i for i, k in enumerate(pools["price_kind"])}
-    kind_of = np.fromiter(map(kind_index.__getitem__, kinds), dtype=np.intp, count=len(kinds))
-    seen_of = {
-        v: (math.nan if v is None else v.timestamp()) for v in pools["last_seen_at"].values()
-    }
-    last_ok, ran = _refresh_history(session)
-    snap = OfferSnapshot(
-        version=version,
-        columns=columns,
-        shadowed=_shadowed(columns),
-        vram_gib=vram_of[config] if len(config) else np.zeros(0),
-        config=config,
-        configs=tuple(configs),
-        group=group_of[config] if len(config) else np.zeros(0, np.int64),
-        seen_s=np.array(list(map(seen_of.__getitem__, columns["last_seen_at"])), np.float64),
-        fresh_days=np.array([bounds[k][0] for k in pools["price_kind"]], np.float64)[kind_of],
-        aging_days=np.array([bounds[k][1] for k in pools["price_kind"]], np.float64)[kind_of],
-        bookable=np.isin(kinds, np.array(sorted(BOOKABLE_KINDS), dtype=object)),
-        ambiguous=_ambiguous(columns, ref),
-        region_labels=tuple(sorted(set(columns["region"].tolist()))),
-        last_ok=last_ok,
-        ran=ran,
-    )
-    arrays = [v for v in vars(snap).values() if isinstance(v, np.ndarray)]
-    snap.nbytes = sum(a.nbytes for a in (*columns.values(), *arrays)) + sum(
-        sum(map(sys.getsizeof, pool.values())) for pool in pools.values()
-    )
-    snap.build_ms = (time.perf_counter() - t0) * 1000
-    return snap
+def _same(value: T) -> T:
+    return value
 
 
 def offer_snapshot(session: Session, ref: ReferenceData) -> OfferSnapshot:
@@ -498,7 +332,11 @@ def offer_snapshot(session: Session, ref: ReferenceData) -> OfferSnapshot:
     loaded without them (a script's :func:`load_reference`) gets them read now from
     ``session``."""
     held: OfferSnapshot | None = ref.offers
-    return held if held is not None else build_snapshot(session, ref, ref.version)
+    if held is not None:
+        return held
+    from app.services.snapshot_build import build_snapshot  # builds on this module
+
+    return build_snapshot(session, ref, ref.version)
 
 
 def matching_offers(

@@ -28,7 +28,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from app.model.types import (
-    SITUATION_BASIS,
     Evidence,
     Precision,
     Situation,
@@ -215,7 +214,7 @@ def moved(
         samples_per_s_low=tp.samples_per_s_low * f,
         samples_per_s_high=tp.samples_per_s_high * f,
         situation=Situation.SUBMITTED,
-        basis=SITUATION_BASIS[Situation.SUBMITTED],
+        basis=Situation.SUBMITTED.basis,
         evidence=(*evidence, *tp.evidence),
         notes=(*tp.notes, note),
     )

@@ -10,9 +10,9 @@ from app.model.compat import (
     driver_warnings,
     effective_precision,
     min_cuda_for_cc,
-    parse_version,
 )
 from app.model.types import GpuSpec, Precision, WarningCode
+from app.model.vocabulary import parse_version
 from tests.unit.helpers import A100_80_SXM, GPT2, RTX_4090
 
 V100 = GpuSpec(

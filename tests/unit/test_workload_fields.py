@@ -16,8 +16,8 @@ from pydantic import ValidationError
 from app.db.seed import PRESET_FIELDS, workload_cells
 from app.interface.query import COUNT_PARAMS, parse_rank_query
 from app.interface.schemas import CudaLibrary, WorkloadIn
+from app.model.job import build_workload
 from app.model.types import WORKLOAD_INPUTS, Precision, Workload
-from app.services.presets import build_workload
 from app.settings import PROJECT_ROOT
 from app.web.forms import WORKLOAD_ADVANCED, WORKLOAD_MAIN
 

@@ -41,14 +41,12 @@ bound), :mod:`.multi_gpu`, :mod:`.range`, :mod:`.rates` (FLOP rates and utilisat
 """
 
 from app.model.flops import flops_peak_tflops, training_flops_per_sample, transformer_flops
-from app.model.pooled import family
 from app.model.throughput.common import (
     CREDIBLE_SHARPNESS,
     FlopsTable,
     SingleGpu,
     label_workloads,
     point_samples_per_s,
-    precision_class,
     precision_compatible,
 )
 from app.model.throughput.flops_model import donor_weight
@@ -64,6 +62,7 @@ from app.model.throughput.rates import (
     width_efficiency,
     width_weighted_flops,
 )
+from app.model.vocabulary import family, precision_class
 
 __all__ = [
     "CREDIBLE_SHARPNESS",

@@ -30,11 +30,6 @@ CREDIBLE_SHARPNESS = 16.0
 _OWN = (Situation.MEASURED, Situation.MEASURED_RESCALED)
 
 
-def precision_class(p: Precision) -> str:
-    """``32`` for fp32/tf32 regimes, ``16`` for 16-bit and fp8."""
-    return "32" if p in (Precision.FP32, Precision.TF32) else "16"
-
-
 def precision_compatible(workload: Precision, measured: Precision) -> int | None:
     """Rank of how well a measurement's precision stands for the workload's (0 best, None no).
 

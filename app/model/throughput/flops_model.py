@@ -12,11 +12,7 @@ from app.model.flops import (
     flops_peak_tflops,
     training_flops_per_sample,
 )
-from app.model.pooled import (
-    DEFAULT_B0_WORK,
-    family,
-    matmul_rows_per_sample,
-)
+from app.model.pooled import DEFAULT_B0_WORK, matmul_rows_per_sample
 from app.model.throughput.common import CREDIBLE_SHARPNESS, SingleGpu, _measured_at
 from app.model.throughput.measured import PooledSituations
 from app.model.throughput.rates import (
@@ -33,6 +29,7 @@ from app.model.types import (
     Situation,
     Workload,
 )
+from app.model.vocabulary import Family, family
 
 
 def donor_weight(
@@ -59,7 +56,7 @@ def donor_weight(
     """
     donor_x: float | None
     own_x: float | None
-    if fam == "transformer":
+    if fam == Family.TRANSFORMER:
         donor_x, own_x = entry[3], w.params
     else:
         donor_x = forward_intensity(donor) if donor is not None else None
@@ -117,7 +114,7 @@ class FlopsModel(PooledSituations):
             for key, entry in sorted(self.flops_table.items())
             if entry[0] == fam and key[0] not in own
         ]
-        if fam == "transformer":
+        if fam == Family.TRANSFORMER:
             # an attention kernel like the workload's first (eager attention materialises
             # the score matrix and runs at a lower FLOP rate than SDPA/Flash kernels)
             same = [
@@ -133,9 +130,9 @@ class FlopsModel(PooledSituations):
                 and d.architecture == w.architecture
             ]
             candidates = arch or same or candidates
-        own_i = forward_intensity(w) if fam != "transformer" else None
+        own_i = forward_intensity(w) if fam != Family.TRANSFORMER else None
         own_weighted = (
-            width_weighted_flops(w, self.cal) if fam == "transformer" else None
+            width_weighted_flops(w, self.cal) if fam == Family.TRANSFORMER else None
         ) or flops
         by_intensity = False
         slope = self.cal.intensity_slope.get(fam, 0.0)
@@ -179,7 +176,7 @@ class FlopsModel(PooledSituations):
             # peak in its matmuls); a donor of unknown shape is taken at this workload's
             # weighting (no width shift)
             weighting = own_weighted / flops
-            if fam == "transformer" and donor is not None:
+            if fam == Family.TRANSFORMER and donor is not None:
                 donor_flops = training_flops_per_sample(donor)
                 donor_weighted = width_weighted_flops(donor, self.cal)
                 if donor_flops and donor_weighted:

@@ -17,7 +17,6 @@ from app.model.pooled import (
     Level,
     PooledData,
     matmul_rows_per_sample,
-    pclass,
     rate_class,
     suite_of,
 )
@@ -32,7 +31,6 @@ from app.model.throughput.common import (
 )
 from app.model.types import (
     SITUATION_TEXT,
-    TRANSFORMER_ARCHITECTURES,
     BenchmarkPoint,
     GpuSpec,
     Interconnect,
@@ -40,6 +38,7 @@ from app.model.types import (
     Situation,
     Workload,
 )
+from app.model.vocabulary import PrecisionClass, precision_class
 
 
 class PooledSituations:
@@ -103,7 +102,7 @@ class PooledSituations:
         rows = self.data.rows(self._group_at(software))
         if any(p.precision == Precision.FP8 for p in rows):
             return precision
-        half = [p.precision for p in rows if pclass(p.precision) == "16"]
+        half = [p.precision for p in rows if precision_class(p.precision) == PrecisionClass.HALF]
         if not half:
             return precision
         order = list(Precision)
@@ -151,8 +150,7 @@ class PooledSituations:
         is wider, so micro-batch 2 stays faster than 1)."""
         mb = float(self.w.micro_batch_size)
         if self.reference is None or not (
-            self.w.architecture in TRANSFORMER_ARCHITECTURES
-            and self.reference.architecture in TRANSFORMER_ARCHITECTURES
+            self.w.architecture.is_transformer and self.reference.architecture.is_transformer
         ):
             # matmul rows carry a batch between transformers only (a preset recast as
             # another family keeps its own micro-batch)
@@ -172,7 +170,7 @@ class PooledSituations:
         rate = math.exp(y) / (base.units_per_sample or 1.0)
         units = base.units_per_sample
         rows = self.data.rows(group)
-        if pclass(precision) not in self.data.measured_classes(group):
+        if precision_class(precision) not in self.data.measured_classes(group):
             situation = Situation.PRECISION_SWITCH
             used = [p for p in rows if p.gpu == gpu.name] or [
                 p for p in rows if p.source == level.source
@@ -198,7 +196,10 @@ class PooledSituations:
         ]
         if situation == Situation.MEASURED_RESCALED:
             notes.append(moved)
-        if pclass(precision) == "16" and rate_class(gpu, precision) == "32":
+        if (
+            precision_class(precision) == PrecisionClass.HALF
+            and rate_class(gpu, precision) == PrecisionClass.FP32
+        ):
             notes.append(
                 f"{gpu.name} has no fast 16-bit math (no tensor cores): {precision.value} "
                 "saves memory there but its matmuls run at the fp32 rate"
@@ -237,7 +238,7 @@ class PooledSituations:
         own = [
             p
             for p in self.data.rows(group)
-            if p.gpu == gpu.name and pclass(p.precision) == pclass(precision)
+            if p.gpu == gpu.name and precision_class(p.precision) == precision_class(precision)
         ] or [p for p in self.data.rows(group) if p.gpu == gpu.name]
         singles = [p for p in own if p.gpu_count == 1]
         shown = singles or own

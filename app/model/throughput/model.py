@@ -24,7 +24,6 @@ from app.model.throughput.multi_gpu import MultiGpu
 from app.model.throughput.range import _range
 from app.model.throughput.rates import implied_utilisation, utilisation_note
 from app.model.types import (
-    SITUATION_BASIS,
     BenchmarkPoint,
     GpuSpec,
     Interconnect,
@@ -168,7 +167,7 @@ class ThroughputModel(MultiGpu):
             samples_per_s=total,
             samples_per_s_low=low,
             samples_per_s_high=high,
-            basis=SITUATION_BASIS[situation],
+            basis=situation.basis,
             multi_gpu_efficiency=min(eta, 1.0),
             evidence=evidence,
             notes=notes,

@@ -17,17 +17,9 @@ from app.model.flops import (
     transformer_flops,
 )
 from app.model.mfu import credible_max, model_workload, range_key
-from app.model.pooled import (
-    family,
-    rate_class,
-)
-from app.model.throughput.common import precision_class
-from app.model.types import (
-    TRANSFORMER_ARCHITECTURES,
-    GpuSpec,
-    Precision,
-    Workload,
-)
+from app.model.pooled import rate_class
+from app.model.types import GpuSpec, Precision, Workload
+from app.model.vocabulary import PrecisionClass, family, precision_class
 
 
 def rate_model_features(gpu: GpuSpec, precision: Precision) -> tuple[float, float, float]:
@@ -96,7 +88,7 @@ def credible_rate(
         return None
     fam = family(w.architecture)
     # the class the GPU runs it at (mixed precision on a GPU without 16-bit units is fp32)
-    runs = Precision.FP32 if rate_class(gpu, precision) == "32" else precision
+    runs = Precision.FP32 if rate_class(gpu, precision) == PrecisionClass.FP32 else precision
     mfu_max, hfu_max = credible_max(fam, w.params, runs, cal)
     cell = range_key(fam, w.params, runs)
     rate = min(mfu_max / per_sample[0], hfu_max / per_sample[1])
@@ -120,7 +112,7 @@ def width_weighted_flops(w: Workload, cal: Calibration) -> float | None:
     6·h₀·√(12·L·N)``, vanishes with ``N``: a model that multiplies almost nothing costs its
     attention. ``h₀`` is ``cal``'s.
     """
-    if w.architecture in TRANSFORMER_ARCHITECTURES and w.params:
+    if w.architecture.is_transformer and w.params:
         matmul, attention = transformer_flops(w)
         return matmul / width_efficiency(w, cal) + attention
     return training_flops_per_sample(w)
@@ -152,6 +144,6 @@ def width_efficiency(w: Workload, cal: Calibration | None = None) -> float:
     """
     h0 = (cal or load_calibration()).width_h0.get(family(w.architecture), 0.0)
     h = matmul_width(w)
-    if not h0 or not h or w.architecture not in TRANSFORMER_ARCHITECTURES:
+    if not h0 or not h or not w.architecture.is_transformer:
         return 1.0
     return h / (h + h0)

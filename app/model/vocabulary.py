@@ -1,0 +1,278 @@
+"""The estimator's words, one definition each: precision, precision class, architecture and
+model family, situation and basis, and the one parser of dotted versions.
+
+Every enum here is a :class:`~enum.StrEnum`: a member *is* its string (``Family.CNN ==
+"cnn"``, the same hash, the same JSON, ``f"{Family.CNN}"`` is ``cnn``), so dictionaries
+keyed by the plain strings (the fitted constants in ``app/model/fitted.py``), messages and
+API answers read the same as before the strings became enums. The rules that used to be
+repeated where the strings were compared live on the enums as properties
+(:attr:`Precision.precision_class`, :attr:`Architecture.family`,
+:attr:`Architecture.is_transformer`, :attr:`Situation.basis`, …).
+
+Pure: standard library only.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class _Word(StrEnum):
+    """A vocabulary word that stands in for a plain string everywhere, its ``repr`` included:
+    generated constants (``tools/fit_constants.py`` prints dictionaries with
+    :func:`pprint.pformat`, which writes keys by ``repr``) stay byte-identical when their keys
+    come from these enums."""
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class PrecisionClass(_Word):
+    """The arithmetic class a precision runs at, as fits and tables key it: ``32``
+    (fp32/tf32), ``16`` (the 16-bit regimes; fp8 too where only two classes are kept) or
+    ``8`` (fp8 on its own, :attr:`Precision.mfu_class`)."""
+
+    FP32 = "32"
+    HALF = "16"
+    FP8 = "8"
+
+
+class Precision(StrEnum):
+    """Numeric regime of training.
+
+    ``fp16_amp``/``bf16_amp``: autocast mixed precision with fp32 master weights;
+    ``bf16``: pure bf16 weights, gradients and optimizer states; ``fp8``: FP8 matmuls on top of
+    bf16 mixed precision (torchao/Transformer Engine style).
+    """
+
+    FP32 = "fp32"
+    TF32 = "tf32"
+    FP16_AMP = "fp16_amp"
+    BF16_AMP = "bf16_amp"
+    BF16 = "bf16"
+    FP8 = "fp8"
+
+    @property
+    def is_fp32(self) -> bool:
+        """Whether the matmuls run at 32-bit (fp32 or TF32 tensor cores)."""
+        return self in (Precision.FP32, Precision.TF32)
+
+    @property
+    def precision_class(self) -> PrecisionClass:
+        """``32`` for the fp32/tf32 regimes, ``16`` for 16-bit and fp8: the two classes the
+        throughput fits, cross-validation folds and FLOP-rate tables are kept per."""
+        return PrecisionClass.FP32 if self.is_fp32 else PrecisionClass.HALF
+
+    @property
+    def mfu_class(self) -> PrecisionClass:
+        """``32`` for fp32/tf32, ``8`` for fp8, ``16`` for the 16-bit regimes: the three
+        classes of the MFU table (:mod:`app.model.mfu`), where an fp8 run's rate says
+        nothing about a bf16 run's."""
+        if self.is_fp32:
+            return PrecisionClass.FP32
+        return PrecisionClass.FP8 if self == Precision.FP8 else PrecisionClass.HALF
+
+
+def precision_class(p: Precision) -> PrecisionClass:
+    """:attr:`Precision.precision_class` as a function (``32`` or ``16``), for callers that
+    map over precisions."""
+    return Precision(p).precision_class
+
+
+def mfu_class(p: Precision) -> PrecisionClass:
+    """:attr:`Precision.mfu_class` as a function (``32``, ``16`` or ``8``)."""
+    return Precision(p).mfu_class
+
+
+class Family(_Word):
+    """Throughput family of an architecture (:attr:`Architecture.family`): the fitted
+    constants, MFU table and FLOPs-model donors are kept per family."""
+
+    TRANSFORMER = "transformer"
+    CNN = "cnn"
+    OTHER = "other"
+
+
+class Architecture(StrEnum):
+    """Model family; selects the activation-memory and FLOPs formulas."""
+
+    CNN = "cnn"
+    VIT = "vit"
+    TRANSFORMER_ENCODER = "transformer_encoder"
+    TRANSFORMER_DECODER = "transformer_decoder"
+    DIFFUSION_UNET = "diffusion_unet"
+    RNN_SEQ2SEQ = "rnn_seq2seq"
+    TTS = "tts"
+    VOCODER = "vocoder"
+    RECOMMENDER = "recommender"
+
+    @property
+    def is_transformer(self) -> bool:
+        """Built of ``layers × hidden_size`` transformer blocks (encoder, decoder, ViT): its
+        FLOPs count from parameters and tokens, its shape fields describe blocks."""
+        return self in TRANSFORMER_ARCHITECTURES
+
+    @property
+    def family(self) -> Family:
+        """``transformer`` (encoder, decoder, ViT), ``cnn`` (convolutional: CNNs and
+        diffusion UNets, whose cost and activations go per pixel) or ``other``."""
+        if self.is_transformer:
+            return Family.TRANSFORMER
+        if self in (Architecture.CNN, Architecture.DIFFUSION_UNET):
+            return Family.CNN
+        return Family.OTHER
+
+    @property
+    def counts_tokens(self) -> bool:
+        """Samples are token sequences (transformer encoder/decoder, RNN seq2seq): an epoch
+        may be counted in tokens."""
+        return self in (
+            Architecture.TRANSFORMER_ENCODER,
+            Architecture.TRANSFORMER_DECODER,
+            Architecture.RNN_SEQ2SEQ,
+        )
+
+    @property
+    def takes_images(self) -> bool:
+        """An image model (CNN, ViT, diffusion UNet): ``image_size`` applies."""
+        return self in (Architecture.CNN, Architecture.VIT, Architecture.DIFFUSION_UNET)
+
+    @property
+    def takes_lora(self) -> bool:
+        """LoRA/QLoRA adapters are counted for it (transformers and diffusion UNets,
+        :func:`app.model.memory.lora_trainable_params`)."""
+        return self.is_transformer or self == Architecture.DIFFUSION_UNET
+
+    @property
+    def shape_fields(self) -> tuple[str, ...]:
+        """The shape fields it cannot be estimated without: a transformer's ``layers`` and
+        ``hidden_size``, and the ``seq_len`` of a language transformer (a ViT's tokens
+        follow from its image size)."""
+        if not self.is_transformer:
+            return ()
+        if self == Architecture.VIT:
+            return ("layers", "hidden_size")
+        return ("layers", "hidden_size", "seq_len")
+
+
+#: The architectures built of transformer blocks (:attr:`Architecture.is_transformer`).
+TRANSFORMER_ARCHITECTURES = frozenset(
+    {Architecture.TRANSFORMER_ENCODER, Architecture.TRANSFORMER_DECODER, Architecture.VIT}
+)
+
+
+def family(arch: Architecture) -> Family:
+    """:attr:`Architecture.family` as a function (``transformer``, ``cnn`` or ``other``)."""
+    return Architecture(arch).family
+
+
+class Basis(StrEnum):
+    """Where a throughput figure comes from, most to least trustworthy."""
+
+    MEASURED = "measured"
+    SCALED = "scaled"
+    FLOPS_MODEL = "flops_model"
+
+
+class Situation(StrEnum):
+    """Which evidence an estimate stands on (finer than :class:`Basis`; ranges are calibrated
+    per situation). :attr:`text` says it in words."""
+
+    MEASURED = "measured"
+    MEASURED_RESCALED = "measured_rescaled"
+    SIBLING = "sibling"
+    EXTRAPOLATED = "extrapolated"
+    FLOPS_MODEL = "flops_model"
+    DERIVED = "derived"
+    PRECISION_SWITCH = "precision_switch"
+    SUBMITTED = "submitted"
+
+    @property
+    def basis(self) -> Basis:
+        """The coarse :class:`Basis` it reports: measured, FLOPs model, else scaled."""
+        if self == Situation.MEASURED:
+            return Basis.MEASURED
+        return Basis.FLOPS_MODEL if self == Situation.FLOPS_MODEL else Basis.SCALED
+
+    @property
+    def text(self) -> str:
+        """The situation in words (:data:`SITUATION_TEXT`)."""
+        return SITUATION_TEXT[self]
+
+    @property
+    def range_situation(self) -> Situation:
+        """The situation whose cross-validated range an estimate carries: a rescaled
+        measurement shares the ``measured`` one, which the served path's "measured
+        elsewhere" protocol calibrates on exactly that case (a GPU's rows of one suite
+        predicted from its rows in other suites:
+        :func:`app.calibrate.validate.measured_elsewhere`)."""
+        return Situation.MEASURED if self == Situation.MEASURED_RESCALED else self
+
+
+SITUATION_TEXT = {
+    Situation.MEASURED: "measured on this GPU model: the per-GPU rate is the mean of its "
+    "measurements at this software level, precision and micro-batch",
+    Situation.MEASURED_RESCALED: "measured on this GPU model at another software level, "
+    "micro-batch or precision, moved to the asked one by the pooled model (both figures in "
+    "the notes)",
+    Situation.SIBLING: "scaled from measurements on a GPU of the same architecture",
+    Situation.EXTRAPOLATED: "extrapolated from measurements on other GPU architectures",
+    Situation.FLOPS_MODEL: "FLOPs model: this workload was never measured; FLOP rate of "
+    "similar measured workloads on this GPU",
+    Situation.DERIVED: "derived from the preset's estimate by the ratio of training FLOPs, "
+    "each weighted by the time it takes (a wider model's matmuls reach a higher share of "
+    "the peak)",
+    Situation.PRECISION_SWITCH: "this workload was measured only at another precision "
+    "(fp32/tf32 vs 16-bit); converted by the speed-up other workloads of its family show "
+    "between the two",
+    Situation.SUBMITTED: "the published estimate moved by measurements users submitted for "
+    "this configuration (gpucost bench): each submitter one observation, the published "
+    "estimate one; both figures in the notes",
+}
+
+#: :attr:`Situation.basis` of every situation, as a table.
+SITUATION_BASIS = {s: s.basis for s in Situation}
+
+
+def range_situation(situation: Situation) -> Situation:
+    """:attr:`Situation.range_situation` as a function."""
+    return situation.range_situation
+
+
+#: A dotted version as parsed by :func:`parse_version`: ``(12, 4)``.
+Version = tuple[int, ...]
+
+
+def parse_version(text: str | None, parts: int = 2) -> Version | None:
+    """The one parser of dotted versions (CUDA, driver, compute capability, framework).
+
+    Returns the first ``parts`` numbers, those not written as 0: ``"12.4"`` → ``(12, 4)``,
+    ``"12"`` and ``"12."`` → ``(12, 0)``, ``"12.4.1"`` → ``(12, 4)`` (``(12, 4, 1)`` with
+    ``parts=3``); ``None`` when blank or when a number among the first ``parts`` is not an
+    integer (``"NeMo 26.06"``, ``"main@2013a4dd"``). Versions compare as tuples, so a driver
+    that says ``12`` is as new as a job that needs ``12.0``.
+    """
+    if not text or not str(text).strip():
+        return None
+    words = str(text).strip().split(".")[:parts]
+    try:
+        numbers = [int(words[0])] + [int(w) if w else 0 for w in words[1:]]
+    except ValueError:
+        return None
+    return tuple(numbers + [0] * (parts - len(numbers)))
+
+
+def format_version(v: Version) -> str:
+    """``(12, 4)`` → ``"12.4"``."""
+    return ".".join(str(n) for n in v)
+
+
+def minor_version_number(text: str | None) -> float:
+    """A version as a sortable number, major + minor / 100 (``1.13`` → 1.13, ``2.3`` →
+    2.03, ``0.4.0 (main@…)`` → 0.04); 0 when unknown, not numeric or without a minor
+    version (``main@…``, ``NeMo 26.06``)."""
+    words = (text or "").split(".")
+    if len(words) < 2 or not words[1].strip():
+        return 0.0
+    v = parse_version(text)
+    return v[0] + v[1] / 100 if v is not None else 0.0
