@@ -1,6 +1,6 @@
 """The calibration data set: seed CSVs read straight into core types (no database).
 
-Used by ``tools/fit_constants.py`` (which writes :mod:`app.model.fitted`) and by
+Used by ``tools/fit_constants.py`` (which writes app/model/calibration.json) and by
 ``python -m benchmarks.accuracy`` (cross-validation), so both see exactly the same rows.
 """
 

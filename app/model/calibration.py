@@ -90,8 +90,10 @@ class Calibration:
       Lambda v0 peak memory (nvidia-smi) at several batches.
     * ``cnn_activation_bytes_per_gflop`` (bytes per forward GFLOP),
       ``cnn_activation_bytes_per_element`` (bytes per forward activation element, fvcore
-      count), ``default_activation_bytes_per_param`` (bytes per parameter): fallbacks derived
-      from those fits (and the memory fit's priors).
+      count): ResNet-50's measured slope, the *priors* of the memory fit (the memory model
+      serves the fitted ``memory.*`` constants of the same names);
+      ``default_activation_bytes_per_param`` (bytes per parameter): the fallback without a
+      better rule.
     * ``mfu_prior``: median achieved MFU (fraction of peak) per ``"family|precision class"``
       over single-GPU measurements.
     * ``flops_rate_model``: ``"family|class"`` → (a, b, c) of ``ln FLOP/s = a + b ln peak

@@ -986,7 +986,7 @@ class MemoryEstimate:
     oom_risk: OomRisk
     #: largest per-GPU micro-batch whose ``oom_risk`` would be ``low`` (0: not even one)
     max_micro_batch_size: int
-    #: calibrated probability that the run runs out of memory (memory_fitted.py)
+    #: calibrated probability that the run runs out of memory (calibration.json oom_center/scale)
     oom_probability: float | None = None
     #: when ``oom_risk`` is high: the smallest changes predicted to fit on this hardware
     fixes: tuple[MemoryFix, ...] = ()
