@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from app.model.calibration import Calibration
 from app.model.flops import (
     flops_peak_tflops,
     training_flops_per_sample,
@@ -44,6 +45,7 @@ class ThroughputModel(MultiGpu):
         flops_table: (label, method) → (family, FLOPs per unit, ...) for the FLOPs model.
         data: a prebuilt :class:`PooledData` of the same points (a cache shared by requests).
         workloads: (label, method) → preset workload, for building ``data`` from ``points``.
+        cal: the fitted constants (default: the served ``calibration.json``).
     """
 
     def can_estimate(self) -> bool:
@@ -65,7 +67,7 @@ class ThroughputModel(MultiGpu):
         if base is None:
             return self.flops_rate(w, gpu, prec)
         if self.reference is not None:
-            return derived(base, w, ref, self.reference, gpu, prec)
+            return derived(base, w, ref, self.reference, gpu, prec, self.cal)
         return base
 
     def single_gpu(
@@ -120,7 +122,7 @@ class ThroughputModel(MultiGpu):
         total, eta = scaled.total, scaled.eta
         notes = (*notes, *scaled.notes)
         # 4. the range
-        low, high = throughput_range(self.w, gpu, n, prec, total, situation, scaled.model)
+        low, high = throughput_range(self.w, gpu, n, prec, total, situation, scaled.model, self.cal)
         used = implied_utilisation(replace(self.w, precision=prec), gpu, prec, total / n)
         mfu, hfu = used if used else (None, None)
         if used:
@@ -165,8 +167,10 @@ def estimate_throughput(
     reference: Workload | None = None,
     flops_table: FlopsTable | None = None,
     data: PooledData | None = None,
+    cal: Calibration | None = None,
 ) -> ThroughputEstimate:
-    """Samples/s of ``gpu_count`` × ``gpu`` for ``w``; see :class:`ThroughputModel`."""
+    """Samples/s of ``gpu_count`` × ``gpu`` for ``w`` with ``cal`` (default: the served
+    calibration); see :class:`ThroughputModel`."""
     model = ThroughputModel(
         w,
         points=points,
@@ -174,5 +178,6 @@ def estimate_throughput(
         reference=reference,
         flops_table=flops_table,
         data=data,
+        cal=cal,
     )
     return model.estimate(gpu, gpu_count, interconnect, precision=precision, software=software)

@@ -97,7 +97,7 @@ class MultiGpu(PhysicalChecks):
                 w = self.w
                 if precision != w.precision:
                     w = replace(w, precision=precision)
-                hit = (multi_gpu_efficiency(w, gpu, n, link, per_gpu), False)
+                hit = (multi_gpu_efficiency(w, gpu, n, link, per_gpu, cal=self.cal), False)
             self._eta[key] = hit
         return hit
 
@@ -166,5 +166,5 @@ class MultiGpu(PhysicalChecks):
         total = best_total
         eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
         w_prec = self.w if prec == self.w.precision else replace(self.w, precision=prec)
-        summary = multi_gpu_summary(w_prec, gpu, n, link, per_gpu, min(eta, 1.0))
+        summary = multi_gpu_summary(w_prec, gpu, n, link, per_gpu, min(eta, 1.0), cal=self.cal)
         return Scaled(total, eta, best_model, best_basis, summary, notes)
