@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from app.model.calibration import load_calibration
 from app.model.throughput.range import _range
 from app.model.types import Situation
 
@@ -24,10 +25,11 @@ def _tool() -> ModuleType:
 
 def test_traced_lists_the_app_functions_a_call_visits() -> None:
     tool = _tool()
+    cal = load_calibration()  # loaded before the trace
     with tool.traced() as trace:
         # _range -> range_factors -> range_situation (dict.get and the Situation enum's
         # code are not under app/)
-        _range(100.0, Situation.MEASURED_RESCALED)
+        _range(100.0, Situation.MEASURED_RESCALED, cal)
     assert trace.functions == {
         ("app/model/throughput/range.py", "_range"),
         ("app/model/throughput/range.py", "range_factors"),
