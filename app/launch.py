@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 import yaml
 
-from app.api.schemas import EstimateOut, OfferOut
+from app.interface.schemas import EstimateOut, OfferOut
 
 Format = Literal["skypilot", "dstack"]
 FORMATS: tuple[Format, ...] = ("skypilot", "dstack")
