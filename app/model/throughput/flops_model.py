@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import NamedTuple
 
 from app.model.calibration import Calibration
 from app.model.flops import (
@@ -81,6 +82,45 @@ def _held(
     return float(rate / (1.0 + (rate / bound[0]) ** k) ** (1.0 / k) * units)
 
 
+class _Own(NamedTuple):
+    """The workload the FLOPs model estimates, as its donors are weighed against it."""
+
+    w: Workload
+    fam: str
+    #: training FLOPs per sample
+    flops: float
+    #: forward FLOPs per activation element (non-transformers), else None
+    own_i: float | None
+    #: time-weighted training FLOPs per sample (:func:`width_weighted_flops`)
+    own_weighted: float
+    #: fitted slope of log FLOP rate on log intensity for the family
+    slope: float
+
+
+def _donor_mean(
+    own: _Own, logs: list[float], weights: list[float], labels: list[str], by_intensity: bool
+) -> tuple[float, str]:
+    """The donors' weighted geometric-mean FLOP/s, back to ``own``'s FLOP/s, and its note."""
+    _w, fam, flops, own_i, own_weighted, slope = own
+    # time-weighted FLOP/s over the donors, back to this workload's FLOP/s
+    rate_flops = (
+        math.exp(sum(a * b for a, b in zip(logs, weights, strict=True)) / sum(weights))
+        * flops
+        / own_weighted
+    )
+    note = (
+        f"{SITUATION_TEXT[Situation.FLOPS_MODEL]}: {rate_flops / 1e12:.1f} TFLOP/s "
+        f"from {len(labels)} measured {fam} workload(s): {', '.join(labels)}"
+    )
+    if by_intensity and own_i is not None:
+        note += (
+            f", weighted by similarity of arithmetic intensity ({own_i:.0f} forward "
+            "FLOPs per activation element here) and moved along the fitted slope of "
+            f"FLOP rate on intensity ({slope:.2f})"
+        )
+    return rate_flops, note
+
+
 class FlopsModel(PooledSituations):
     """The pooled situations plus the FLOPs model for workloads never measured."""
 
@@ -108,6 +148,50 @@ class FlopsModel(PooledSituations):
         if not flops:
             return 0.0, Situation.FLOPS_MODEL, (), ("no FLOPs per sample for this workload",)
         logs, weights, labels = [], [], []
+        own_i = forward_intensity(w) if fam != Family.TRANSFORMER else None
+        own_weighted = (
+            width_weighted_flops(w, self.cal) if fam == Family.TRANSFORMER else None
+        ) or flops
+        by_intensity = False
+        slope = self.cal.intensity_slope.get(fam, 0.0)
+        own = _Own(w, fam, flops, own_i, own_weighted, slope)
+        for (label, method), entry in self.donors(w, fam, own_i):
+            found = self._donor_log_rate(own, label, method, entry, gpu, precision)
+            if found is None:
+                continue
+            y, weight, moved = found
+            by_intensity = by_intensity or moved
+            logs.append(y)
+            weights.append(weight)
+            labels.append(label)
+        if not logs and precision == Precision.FP8:
+            # no donor measured at fp8: its gain is unmeasured for this family, so the fp8
+            # job stands at the 16-bit donors' rate (as a measured workload does:
+            # stand_in_precision)
+            rate, situation, evidence, notes = self.flops_rate(w, gpu, Precision.BF16_AMP)
+            note = "no workload of its kind was measured at fp8: estimated at bf16_amp's rate"
+            return rate, situation, evidence, (*notes, note)
+        if logs:
+            rate_flops, note = _donor_mean(own, logs, weights, labels, by_intensity)
+        else:
+            rate_flops = achieved_flops_prior(gpu, fam, precision, self.cal)
+            peak = flops_peak_tflops(gpu, precision) * 1e12
+            note = (
+                f"FLOPs model: no measured {fam} workload; fitted {fam} FLOP rate "
+                f"{rate_flops / 1e12:.1f} TFLOP/s (MFU {rate_flops / peak:.2f})"
+            )
+        rate = rate_flops / flops * self._batch_factor(w)
+        if w.method == Method.QLORA:
+            rate /= self.cal.qlora_slowdown
+        return rate, Situation.FLOPS_MODEL, (), (note,)
+
+    def donors(
+        self, w: Workload, fam: str, own_i: float | None
+    ) -> list[tuple[tuple[str, str], tuple[str, float, float, int | None]]]:
+        """The FLOPs table's entries ``w`` may borrow a FLOP rate from: measured workloads of
+        its family (not its own), for a transformer those of its attention kernel and
+        architecture where there are any, for a workload with a forward intensity
+        (``own_i``) those that have one where there are any."""
         own = set(w.benchmark_workloads)
         candidates = [
             (key, entry)
@@ -130,12 +214,6 @@ class FlopsModel(PooledSituations):
                 and d.architecture == w.architecture
             ]
             candidates = arch or same or candidates
-        own_i = forward_intensity(w) if fam != Family.TRANSFORMER else None
-        own_weighted = (
-            width_weighted_flops(w, self.cal) if fam == Family.TRANSFORMER else None
-        ) or flops
-        by_intensity = False
-        slope = self.cal.intensity_slope.get(fam, 0.0)
         if own_i is not None:
             # only measured donors that can be placed on the intensity axis, where there
             # are any
@@ -147,78 +225,57 @@ class FlopsModel(PooledSituations):
                 and self.data.groups((c[0][0],), c[0][1])
             ]
             candidates = with_i or candidates
-        for (label, method), entry in candidates:
-            found = self.data.groups((label,), method)
-            if not found:
-                continue
-            if not _measured_at(self.data.rows(found[0]), precision):
-                # an fp8-only donor says nothing of a 16-bit rate (nor the reverse)
-                continue
-            level = self.data.reference_level(found[0], precision == Precision.FP8)
-            if level is None:
-                continue
-            y, _ = self.data.predict(found[0], gpu, precision, None, level)
-            donor = self.data.workloads.get((label, method))
-            if donor is not None:
-                # the donor's own rate held to what runs of its kind reach on this GPU (a
-                # suite measured on H100s only extrapolates to an A100 at up to 1.6× its peak)
-                y = math.log(_held(math.exp(y), donor, gpu, precision, self.cal))
-            # the donor's saturated rate, by the same law _batch_factor re-applies
-            y -= self._work_batch_term(found[0], donor)
-            weight = donor_weight(fam, entry, w, flops, donor)
-            donor_i = forward_intensity(donor) if donor is not None else None
-            if own_i is not None and donor_i is not None:
-                # roofline: the donor's rate moved along the fitted rate-vs-intensity slope
-                y += slope * math.log(own_i / donor_i)
-                by_intensity = True
-            # the donor's rate (per published unit, FLOPs entry[1] each) in time-weighted
-            # FLOP/s (width_weighted_flops: a wider network reaches a higher share of the
-            # peak in its matmuls); a donor of unknown shape is taken at this workload's
-            # weighting (no width shift)
-            weighting = own_weighted / flops
-            if fam == Family.TRANSFORMER and donor is not None:
-                donor_flops = training_flops_per_sample(donor)
-                donor_weighted = width_weighted_flops(donor, self.cal)
-                if donor_flops and donor_weighted:
-                    weighting = donor_weighted / donor_flops
-            logs.append(y + math.log(entry[1] * weighting))
-            weights.append(weight)
-            labels.append(label)
-        if not logs and precision == Precision.FP8:
-            # no donor measured at fp8: its gain is unmeasured for this family, so the fp8
-            # job stands at the 16-bit donors' rate (as a measured workload does:
-            # stand_in_precision)
-            rate, situation, evidence, notes = self.flops_rate(w, gpu, Precision.BF16_AMP)
-            note = "no workload of its kind was measured at fp8: estimated at bf16_amp's rate"
-            return rate, situation, evidence, (*notes, note)
-        if logs:
-            # time-weighted FLOP/s over the donors, back to this workload's FLOP/s
-            rate_flops = (
-                math.exp(sum(a * b for a, b in zip(logs, weights, strict=True)) / sum(weights))
-                * flops
-                / own_weighted
-            )
-            note = (
-                f"{SITUATION_TEXT[Situation.FLOPS_MODEL]}: {rate_flops / 1e12:.1f} TFLOP/s "
-                f"from {len(labels)} measured {fam} workload(s): {', '.join(labels)}"
-            )
-            if by_intensity and own_i is not None:
-                note += (
-                    f", weighted by similarity of arithmetic intensity ({own_i:.0f} forward "
-                    "FLOPs per activation element here) and moved along the fitted slope of "
-                    f"FLOP rate on intensity ({slope:.2f})"
-                )
-        else:
-            rate_flops = achieved_flops_prior(gpu, fam, precision, self.cal)
-            peak = flops_peak_tflops(gpu, precision) * 1e12
-            note = (
-                f"FLOPs model: no measured {fam} workload; fitted {fam} FLOP rate "
-                f"{rate_flops / 1e12:.1f} TFLOP/s (MFU {rate_flops / peak:.2f})"
-            )
-        rate = rate_flops / flops * self._batch_factor(w)
-        if w.method == Method.QLORA:
-            rate /= self.cal.qlora_slowdown
-        return rate, Situation.FLOPS_MODEL, (), (note,)
+        return candidates
+
+    def _donor_log_rate(
+        self,
+        own: _Own,
+        label: str,
+        method: str,
+        entry: tuple[str, float, float, int | None],
+        gpu: GpuSpec,
+        precision: Precision,
+    ) -> tuple[float, float, bool] | None:
+        """One donor's log time-weighted FLOP/s on ``gpu`` at ``precision`` (its pooled
+        estimate held to the credible bound, saturated in batch, moved along the intensity
+        slope), its weight (:func:`donor_weight`) and whether the intensity moved it;
+        ``None`` when it has no measurement that stands for ``precision``."""
+        w, fam, flops, own_i, own_weighted, slope = own
+        found = self.data.groups((label,), method)
+        if not found:
+            return None
+        if not _measured_at(self.data.rows(found[0]), precision):
+            # an fp8-only donor says nothing of a 16-bit rate (nor the reverse)
+            return None
+        level = self.data.reference_level(found[0], precision == Precision.FP8)
+        if level is None:
+            return None
+        y, _ = self.data.predict(found[0], gpu, precision, None, level)
+        donor = self.data.workloads.get((label, method))
+        if donor is not None:
+            # the donor's own rate held to what runs of its kind reach on this GPU (a
+            # suite measured on H100s only extrapolates to an A100 at up to 1.6× its peak)
+            y = math.log(_held(math.exp(y), donor, gpu, precision, self.cal))
+        # the donor's saturated rate, by the same law _batch_factor re-applies
+        y -= self._work_batch_term(found[0], donor)
+        weight = donor_weight(fam, entry, w, flops, donor)
+        donor_i = forward_intensity(donor) if donor is not None else None
+        moved = False
+        if own_i is not None and donor_i is not None:
+            # roofline: the donor's rate moved along the fitted rate-vs-intensity slope
+            y += slope * math.log(own_i / donor_i)
+            moved = True
+        # the donor's rate (per published unit, FLOPs entry[1] each) in time-weighted
+        # FLOP/s (width_weighted_flops: a wider network reaches a higher share of the
+        # peak in its matmuls); a donor of unknown shape is taken at this workload's
+        # weighting (no width shift)
+        weighting = own_weighted / flops
+        if fam == Family.TRANSFORMER and donor is not None:
+            donor_flops = training_flops_per_sample(donor)
+            donor_weighted = width_weighted_flops(donor, self.cal)
+            if donor_flops and donor_weighted:
+                weighting = donor_weighted / donor_flops
+        return y + math.log(entry[1] * weighting), weight, moved
 
     def _work_batch_term(self, group: tuple[str, str], donor: Workload | None) -> float:
         """log(b / (b + b0)) of ``group``'s typical measured batch (the geometric mean of its

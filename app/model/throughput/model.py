@@ -6,12 +6,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from app.model.calibration import Calibration
-from app.model.comm import link_grows_with_count
 from app.model.flops import (
     flops_peak_tflops,
     training_flops_per_sample,
 )
-from app.model.multigpu import multi_gpu_summary
 from app.model.pooled import (
     PooledData,
 )
@@ -21,14 +19,12 @@ from app.model.throughput.common import (
 )
 from app.model.throughput.derived import derived
 from app.model.throughput.multi_gpu import MultiGpu
-from app.model.throughput.range import _range
+from app.model.throughput.range import throughput_range
 from app.model.throughput.rates import implied_utilisation, utilisation_note
 from app.model.types import (
     BenchmarkPoint,
     GpuSpec,
     Interconnect,
-    MultiGpuBasis,
-    MultiGpuSummary,
     Precision,
     ThroughputEstimate,
     Workload,
@@ -56,6 +52,23 @@ class ThroughputModel(MultiGpu):
         usable = self._usable(self.stand_in_precision(self.w.precision))
         return usable or training_flops_per_sample(self.w) is not None
 
+    def situation(
+        self, w: Workload, gpu: GpuSpec, prec: Precision, software: str | None
+    ) -> SingleGpu:
+        """The ONE situation ``w`` (the workload at ``prec``) stands in on ``gpu``: a pooled
+        one where its measured group stands for ``prec`` (capped at the datasheet peak where
+        it stands on no measurement of this GPU), carried to a custom workload by its FLOPs
+        (``derived``), else the FLOPs model."""
+        ref = self._base(prec)
+        base = self._pooled(gpu, prec, software)
+        if base is not None:
+            base = self._within_peak(base, ref, gpu, prec)
+        if base is None:
+            return self.flops_rate(w, gpu, prec)
+        if self.reference is not None:
+            return derived(base, w, ref, self.reference, gpu, prec, self.cal)
+        return base
+
     def single_gpu(
         self, gpu: GpuSpec, precision: Precision | None = None, software: str | None = None
     ) -> SingleGpu:
@@ -70,16 +83,7 @@ class ThroughputModel(MultiGpu):
         if hit is not None:
             return hit
         w = self.w if prec == self.w.precision else replace(self.w, precision=prec)
-        ref = self._base(prec)
-        base = self._pooled(gpu, prec, software)
-        if base is not None:
-            base = self._within_peak(base, ref, gpu, prec)
-        if base is None:
-            result = self.flops_rate(w, gpu, prec)
-        elif self.reference is not None:
-            result = derived(base, w, ref, self.reference, gpu, prec, self.cal)
-        else:
-            result = base
+        result = self.situation(w, gpu, prec, software)
         # the credible bound is the tuned suites' (every row is one); the stack moves below it
         result = self._with_stack(self._credible(w, gpu, prec, result), software, prec)
         self._single[key] = result
@@ -103,62 +107,21 @@ class ThroughputModel(MultiGpu):
         answer's ``precision`` is the one estimated at (:meth:`stand_in_precision`).
         """
         asked = precision or self.w.precision
+        # 1. the precision stand-in, once
         prec = self.stand_in_precision(asked, software)
         if interconnect is None and gpu_count > 1 and (gpu.form_factor or "").upper() == "SXM":
             interconnect = Interconnect.NVLINK
+        # 2. one situation, its own bound, the physical check and the stack (single_gpu)
         per_gpu, situation, evidence, notes = self.single_gpu(gpu, prec, software)
         if prec != asked:
-            notes = (
-                *notes,
-                f"{asked.value} asked, but this workload was measured at {prec.value} and "
-                f"never at {asked.value}: estimated at the measured {prec.value} rate "
-                f"({asked.value}'s gain is unmeasured for this workload)",
-            )
+            notes = (*notes, stand_in_note(asked, prec))
+        # 3. multi-GPU
         n = gpu_count
-        eta, multi_model = 1.0, False
-        multi_basis: MultiGpuBasis | None = None
-        summary: MultiGpuSummary | None = None
-        if n > 1:
-            link = interconnect
-            if link == Interconnect.NVLINK and not gpu.nvlink:
-                link = Interconnect.PCIE
-                notes = (
-                    *notes,
-                    f"{gpu.name} has no NVLink: the GPUs are estimated as linked over PCIe",
-                )
-            best_total, best_model = per_gpu, False
-            # no count beats one GPU: the link model said so (measured rows never scale below 1)
-            best_basis: MultiGpuBasis = "model"
-            # per-GPU speed never rises with the count: the lowest efficiency of any count
-            # from 2 to n on the link (8 × A100 NVLink measured 0.904, 16 × 0.941), of the
-            # measured counts only where the link grows with the count (an Infinity Fabric
-            # mesh adds a link per peer); the total never falls: the best of using 2..n
-            grows = link_grows_with_count(gpu, link)
-            lowest: tuple[float, bool] = (1.0, False)
-            for k in range(2, int(n) + 1):
-                here = self._eta_at(gpu, k, link, prec, per_gpu)
-                if here[1] or not grows:
-                    lowest = min(lowest, here, key=lambda x: x[0])
-                e, measured = min(here, lowest, key=lambda x: x[0]) if grows else lowest
-                scale = n if k == int(n) else k
-                total_k = per_gpu * scale * e
-                if total_k >= best_total:
-                    best_total, best_model = total_k, not measured
-                    best_basis = "measured" if measured else "model"
-            total = best_total
-            eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
-            multi_model, multi_basis = best_model, best_basis
-            w_prec = self.w if prec == self.w.precision else replace(self.w, precision=prec)
-            summary = multi_gpu_summary(w_prec, gpu, n, link, per_gpu, min(eta, 1.0), cal=self.cal)
-        else:
-            total = per_gpu * n
-        low, high = _range(total, situation, self.cal, multi_gpu_model=multi_model)
-        flops = training_flops_per_sample(self.w)
-        if flops:
-            # the range never reaches past the datasheet peak (unless the estimate itself
-            # stands there: a measurement whose FLOPs count is off)
-            ceiling = n * flops_peak_tflops(gpu, prec) * 1e12 / flops
-            high = max(min(high, ceiling), total)
+        scaled = self.scaled(gpu, n, interconnect, prec, per_gpu)
+        total, eta = scaled.total, scaled.eta
+        notes = (*notes, *scaled.notes)
+        # 4. the range
+        low, high = throughput_range(self.w, gpu, n, prec, total, situation, scaled.model, self.cal)
         used = implied_utilisation(replace(self.w, precision=prec), gpu, prec, total / n)
         mfu, hfu = used if used else (None, None)
         if used:
@@ -173,12 +136,21 @@ class ThroughputModel(MultiGpu):
             notes=notes,
             situation=situation,
             precision=prec,
-            multi_gpu_basis=multi_basis,
-            multi_gpu=summary,
+            multi_gpu_basis=scaled.basis,
+            multi_gpu=scaled.summary,
             mfu=mfu,
             hfu=hfu,
             stack=self.stack(software, prec).value,
         )
+
+
+def stand_in_note(asked: Precision, prec: Precision) -> str:
+    """The sentence saying ``asked`` is estimated at the measured stand-in ``prec``."""
+    return (
+        f"{asked.value} asked, but this workload was measured at {prec.value} and "
+        f"never at {asked.value}: estimated at the measured {prec.value} rate "
+        f"({asked.value}'s gain is unmeasured for this workload)"
+    )
 
 
 def estimate_throughput(

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from app.model.calibration import Calibration, load_calibration
+from app.model.flops import flops_peak_tflops, training_flops_per_sample
 from app.model.types import (
     SITUATION_BASIS,
+    GpuSpec,
+    Precision,
     Situation,
+    Workload,
     range_situation,
 )
 
@@ -30,3 +34,25 @@ def _range(
         m_low, m_high = cal.multi_gpu_range
         low, high = low * m_low, high * m_high
     return value * low, value * high
+
+
+def throughput_range(
+    w: Workload,
+    gpu: GpuSpec,
+    n: float,
+    prec: Precision,
+    total: float,
+    situation: Situation,
+    multi_gpu_model: bool,
+    cal: Calibration,
+) -> tuple[float, float]:
+    """Low–high samples/s of ``total`` (:func:`_range`), the high end never past the datasheet
+    peak of ``n`` × ``gpu`` at ``prec`` for ``w``'s training FLOPs per sample."""
+    low, high = _range(total, situation, cal, multi_gpu_model=multi_gpu_model)
+    flops = training_flops_per_sample(w)
+    if flops:
+        # the range never reaches past the datasheet peak (unless the estimate itself
+        # stands there: a measurement whose FLOPs count is off)
+        ceiling = n * flops_peak_tflops(gpu, prec) * 1e12 / flops
+        high = max(min(high, ceiling), total)
+    return low, high
