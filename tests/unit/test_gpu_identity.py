@@ -66,23 +66,14 @@ def test_a_vram_mismatch_is_described() -> None:
 
 
 def _catalog():  # type: ignore[no-untyped-def]
-    import csv
-
-    from app.db.seed import _split, load_extra_aliases
+    from app.data.load import load_extra_aliases, read_gpus
     from app.gpu_names import CatalogGpu, GpuNameNormaliser
     from app.settings import PROJECT_ROOT
 
     seed = PROJECT_ROOT / "seed_data"
-    with (seed / "gpus.csv").open(encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
     gpus = [
-        CatalogGpu(
-            r["canonical_name"],
-            float(r["vram_gib"]),
-            r["form_factor"] or None,
-            tuple(_split(r["aliases"])),
-        )
-        for r in rows
+        CatalogGpu(r.canonical_name, r.vram_gib or 0.0, r.form_factor, r.aliases)
+        for r in read_gpus(seed)
     ]
     return GpuNameNormaliser(gpus, load_extra_aliases(seed))
 

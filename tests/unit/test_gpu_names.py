@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.db.seed import load_extra_aliases
+from app.data.load import load_extra_aliases
 from app.gpu_names import CatalogGpu, GpuNameNormaliser, normalise_key
 from tests.conftest import SEED_DIR
 

@@ -15,9 +15,9 @@ from pydantic import ValidationError
 
 from app.api.query import COUNT_PARAMS, parse_rank_query
 from app.api.schemas import CudaLibrary, WorkloadIn
-from app.db.seed import PRESET_FIELDS, workload_cells
+from app.data.rows import PRESET_FIELDS, workload_cells
+from app.model.job import build_workload
 from app.model.types import WORKLOAD_INPUTS, Precision, Workload
-from app.services.presets import build_workload
 from app.settings import PROJECT_ROOT
 from app.web.forms import WORKLOAD_ADVANCED, WORKLOAD_MAIN
 
