@@ -22,7 +22,7 @@ FORBIDDEN = (
 
 def test_estimate_package_is_pure() -> None:
     root = Path(app.model.__file__).parent
-    for path in root.glob("*.py"):
+    for path in root.rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             names = []

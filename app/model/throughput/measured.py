@@ -1,0 +1,253 @@
+"""The pooled situations: ``measured``, ``measured_rescaled``, ``sibling``, ``extrapolated``
+and ``precision_switch`` (the ridge fit of :mod:`app.model.pooled`, read for one workload).
+
+:class:`PooledSituations` holds the workload, its reference preset and the measured groups;
+the FLOPs model, the checks and the multi-GPU rules build on it (:mod:`app.model.throughput.model`).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+from app.model.pooled import (
+    Level,
+    PooledData,
+    matmul_rows_per_sample,
+    pclass,
+    rate_class,
+    suite_of,
+)
+from app.model.throughput.common import (
+    FlopsTable,
+    SingleGpu,
+    _evidence,
+    _families,
+    _measured_at,
+    _method_of,
+    point_samples_per_s,
+)
+from app.model.types import (
+    SITUATION_TEXT,
+    TRANSFORMER_ARCHITECTURES,
+    BenchmarkPoint,
+    GpuSpec,
+    Interconnect,
+    Precision,
+    Situation,
+    Workload,
+)
+
+
+class PooledSituations:
+    """The workload, its measured groups and the pooled model's estimate of it."""
+
+    def __init__(
+        self,
+        w: Workload,
+        *,
+        points: Sequence[BenchmarkPoint] = (),
+        catalog: Mapping[str, GpuSpec] | None = None,
+        reference: Workload | None = None,
+        flops_table: FlopsTable | None = None,
+        data: PooledData | None = None,
+        workloads: Mapping[tuple[str, str], Workload] | None = None,
+    ):
+        self.w = w
+        self.catalog = catalog or {}
+        self.flops_table = flops_table or {}
+        self.reference = (
+            reference
+            if (not w.matches_preset and reference is not None and reference.benchmark_workloads)
+            else None
+        )
+        base = self.reference or w
+        if data is None:
+            known = dict(workloads or {})
+            for label in base.benchmark_workloads:
+                known.setdefault((label, _method_of(base)), base)
+            data = PooledData(points, self.catalog, known, _families(self.flops_table))
+        self.data = data
+        self.groups = data.groups(base.benchmark_workloads, _method_of(base))
+        self._single: dict[tuple[str, Precision, str | None], SingleGpu] = {}
+        self._by_gpu: dict[str, list[BenchmarkPoint]] | None = None
+        self._eta: dict[tuple[str, int, Interconnect | None, Precision], tuple[float, bool]] = {}
+
+    def _usable(self, precision: Precision, software: str | None = None) -> bool:
+        """The measured group stands for ``precision``: fp32/tf32 and 16-bit rates follow
+        from each other through the pooled model; fp8 needs fp8 measurements (FP8 matmuls
+        need Transformer Engine/torchao support a 16-bit run says nothing about), and the
+        others need rows other than fp8 (an fp8 run's rate never raises a 16-bit answer)."""
+        if not self.groups:
+            return False
+        return _measured_at(self.data.rows(self._group_at(software)), precision)
+
+    def stand_in_precision(self, precision: Precision, software: str | None = None) -> Precision:
+        """The precision the estimate is made at: ``precision``, except fp8 for a workload
+        whose measured group has 16-bit rows and no fp8 row: then the 16-bit precision it was
+        measured at most (ties: the first in :class:`Precision` order).
+
+        FP8's gain depends on the model and its shapes (Transformer Engine and torchao
+        replace the linear layers only), so a workload never measured at fp8 has no known
+        gain; the FLOPs model at the fp8 peak predicted H100 bert-large-pretrain-seq512 at
+        145 samples/s against 398 at bf16_amp. The measured 16-bit rate is the estimate.
+        """
+        if precision != Precision.FP8 or not self.groups:
+            return precision
+        rows = self.data.rows(self._group_at(software))
+        if any(p.precision == Precision.FP8 for p in rows):
+            return precision
+        half = [p.precision for p in rows if pclass(p.precision) == "16"]
+        if not half:
+            return precision
+        order = list(Precision)
+        return max(set(half), key=lambda q: (half.count(q), -order.index(q)))
+
+    def _group_at(self, software: str | None) -> tuple[str, str]:
+        """The measured group the estimate stands on, the same for every GPU of a ranking.
+
+        With a software level asked (the harness passes a held-out row's suite): the first of
+        the preset's groups measured at that suite, else at another version of its source
+        (Llama 3.1 8B stands for torchtitan's "Llama 3.1 8B" and Megatron's "Llama 3 8B"),
+        else as without one.
+
+        Without: the group of the preset's own ``benchmark_method`` when it has rows, else the
+        one with most rows. One group per model, never per GPU: a choice per GPU ranked
+        RTX 4090 D (torchtitan's H100 pre-training scaled by specs, 3,284 tok/s) above the
+        RTX 4090 it is a cut-down of (torchtune's single-device full fine-tune measured there,
+        1,650 tok/s) for the ``llama31-8b-full-single-device`` preset (issue 8: "the same
+        software level is used for every GPU in one ranking")."""
+        if software:
+            source = software.split("@")[0]
+            for same in (lambda p: suite_of(p) == software, lambda p: p.source == source):
+                for g in self.groups:
+                    if any(same(p) for p in self.data.rows(g)):
+                        return g
+        method = _method_of(self._base(self.w.precision))
+        for g in self.groups:
+            if g[1] == method:
+                return g
+        return self.groups[0]
+
+    def _base(self, precision: Precision) -> Workload:
+        """The workload whose measurements are used, at the precision asked (and the
+        workload's own micro-batch; :meth:`_batch` is where it is read on the curve)."""
+        if self.reference is None:
+            return replace(self.w, precision=precision)
+        return replace(
+            self.reference, precision=precision, micro_batch_size=self.w.micro_batch_size
+        )
+
+    def _batch(self) -> float:
+        """The micro-batch at which the measured group's batch curve is read: the workload's
+        own, or for a derived workload the reference's micro-batch of the same matmul work
+        (:func:`app.model.pooled.matmul_rows_per_sample`; a fraction where the reference
+        is wider, so micro-batch 2 stays faster than 1)."""
+        mb = float(self.w.micro_batch_size)
+        if self.reference is None or not (
+            self.w.architecture in TRANSFORMER_ARCHITECTURES
+            and self.reference.architecture in TRANSFORMER_ARCHITECTURES
+        ):
+            # matmul rows carry a batch between transformers only (a preset recast as
+            # another family keeps its own micro-batch)
+            return mb
+        return mb * matmul_rows_per_sample(self.w) / matmul_rows_per_sample(self.reference)
+
+    def _pooled(self, gpu: GpuSpec, precision: Precision, software: str | None) -> SingleGpu | None:
+        if not self._usable(precision, software):
+            return None
+        base = self._base(precision)
+        group = self._group_at(software)
+        level = self.data.level_of(group, software, precision == Precision.FP8)
+        if level is None:
+            return None
+        mb = self._batch()
+        y, n_own = self.data.predict(group, gpu, precision, mb, level)
+        rate = math.exp(y) / (base.units_per_sample or 1.0)
+        units = base.units_per_sample
+        rows = self.data.rows(group)
+        if pclass(precision) not in self.data.measured_classes(group):
+            situation = Situation.PRECISION_SWITCH
+            used = [p for p in rows if p.gpu == gpu.name] or [
+                p for p in rows if p.source == level.source
+            ]
+        elif n_own:
+            used = [p for p in rows if p.gpu == gpu.name]
+            rate, situation, moved = self._own_measurement(group, gpu, precision, level, rate)
+        elif self.data.has_sibling(group, gpu):
+            situation = Situation.SIBLING
+            used = [
+                p
+                for p in rows
+                if self.data.catalog.get(p.gpu, gpu).architecture == gpu.architecture
+            ]
+        else:
+            situation = Situation.EXTRAPOLATED
+            used = [p for p in rows if p.source == level.source]
+        used = sorted(used, key=lambda p: (p.gpu_count, p.id))[:20]
+        notes = [
+            f"{SITUATION_TEXT[situation]}; pooled model of {group[0]} over "
+            f"{len({p.source for p in rows})} suite(s) and {len({p.gpu for p in rows})} GPU "
+            f"model(s), at the software level of {level.suite.rstrip('@')}"
+        ]
+        if situation == Situation.MEASURED_RESCALED:
+            notes.append(moved)
+        if pclass(precision) == "16" and rate_class(gpu, precision) == "32":
+            notes.append(
+                f"{gpu.name} has no fast 16-bit math (no tensor cores): {precision.value} "
+                "saves memory there but its matmuls run at the fp32 rate"
+            )
+        rng = self.data.batch_range(group)
+        said = f"micro-batch {self.w.micro_batch_size}"
+        if self.reference is not None:
+            said += f" (the work of {mb:.3g} of the preset's samples)"
+        if rng and mb < rng[0]:
+            notes.append(
+                f"{said} is below the smallest measured ({rng[0]:.0f}): the batch "
+                "effect is extrapolated"
+            )
+        elif rng and mb > rng[1]:
+            notes.append(
+                f"{said} is above the largest measured ({rng[1]:.0f}): no gain assumed beyond it"
+            )
+        return rate, situation, tuple(_evidence(p, units) for p in used), tuple(notes)
+
+    def _own_measurement(
+        self, group: tuple[str, str], gpu: GpuSpec, precision: Precision, level: Level, rate: float
+    ) -> tuple[float, Situation, str]:
+        """Per-GPU samples/s of a GPU measured for ``group``, with its situation and, when
+        moved, a note giving both figures.
+
+        ``measured``: the GPU has 1-GPU rows at the served software level, precision and
+        micro-batch: the rate is their mean, the measurement itself. Otherwise
+        ``measured_rescaled``: the pooled model's ``rate`` (its own rows' mean residual moved
+        to the asked level, micro-batch or precision), and the note says what was measured.
+        """
+        units = self._base(precision).units_per_sample or 1.0
+        here = self.data.own_rows_at(group, gpu.name, level.suite, precision, self._batch())
+        if here:
+            mean = statistics.fmean(p.throughput_total for p in here)
+            return mean / units, Situation.MEASURED, ""
+        own = [
+            p
+            for p in self.data.rows(group)
+            if p.gpu == gpu.name and pclass(p.precision) == pclass(precision)
+        ] or [p for p in self.data.rows(group) if p.gpu == gpu.name]
+        singles = [p for p in own if p.gpu_count == 1]
+        shown = singles or own
+        # the rows at the served level where there are any (the residual the model uses)
+        shown = [p for p in shown if suite_of(p) == level.suite] or shown
+        measured = statistics.fmean(point_samples_per_s(p, units) for p in shown)
+        suites = ", ".join(sorted({suite_of(p).rstrip("@") for p in shown}))
+        batches = ", ".join(str(b) for b in sorted({p.batch_size_per_gpu or 0 for p in shown}))
+        counts = "" if singles else " (multi-GPU runs only, per GPU)"
+        note = (
+            f"measured on this GPU: {measured:.4g} samples/s per GPU{counts}, mean of "
+            f"{len(shown)} run(s) at {suites}, micro-batch {batches}, "
+            f"{'/'.join(sorted({p.precision.value for p in shown}))}; served: {rate:.4g} "
+            f"samples/s per GPU, moved by the pooled model to {level.suite.rstrip('@')}, "
+            f"micro-batch {self._batch():g}, {precision.value}"
+        )
+        return rate, Situation.MEASURED_RESCALED, note

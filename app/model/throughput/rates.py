@@ -1,0 +1,153 @@
+"""FLOP rates and utilisation: what a workload's FLOPs cost on a GPU and what runs reach.
+
+The FLOPs weighting by width (:func:`width_weighted_flops`), the arithmetic intensity of a
+forward pass, the fitted FLOP-rate prior, the implied MFU/HFU of an answer and the
+credible-MFU bound (:func:`credible_rate`) the physical check holds answers to.
+"""
+
+from __future__ import annotations
+
+import math
+
+from app.model import fitted
+from app.model.flops import (
+    flops_peak_tflops,
+    matmul_width,
+    training_flops_per_sample,
+    transformer_flops,
+)
+from app.model.mfu import credible_max, model_workload, range_key
+from app.model.pooled import (
+    family,
+    rate_class,
+)
+from app.model.throughput.common import precision_class
+from app.model.types import (
+    TRANSFORMER_ARCHITECTURES,
+    GpuSpec,
+    Precision,
+    Workload,
+)
+
+
+def rate_model_features(gpu: GpuSpec, precision: Precision) -> tuple[float, float, float]:
+    """(1, log peak TFLOPS, log bandwidth GB/s): the regressors of ``fitted.FLOPS_RATE_MODEL``
+    (peak as :func:`flops_peak_tflops`), shared by its fit and its evaluations."""
+    return (
+        1.0,
+        math.log(flops_peak_tflops(gpu, precision)),
+        math.log(gpu.memory_bandwidth_gbs or 1.0),
+    )
+
+
+def achieved_flops_prior(gpu: GpuSpec, fam: str, precision: Precision) -> float:
+    """FLOP/s a typical ``fam`` workload reaches on ``gpu`` (fitted, no measurement needed).
+
+    ``log(FLOP/s) = a + b·log(peak TFLOPS) + c·log(bandwidth GB/s)`` per family and precision
+    class, least squares over every single-GPU measurement with a FLOPs estimate
+    (``fitted.FLOPS_RATE_MODEL``): MFU falls as peak grows faster than bandwidth, which a
+    flat MFU prior misses (H100 runs ResNet-50 at ~7 % MFU, a V100 at ~20 %). Falls back to
+    peak × ``fitted.MFU_PRIOR`` for families without a fit.
+    """
+    key = f"{fam}|{precision_class(precision)}"
+    peak = flops_peak_tflops(gpu, precision)
+    coef = fitted.FLOPS_RATE_MODEL.get(key)
+    if coef is None:
+        return peak * 1e12 * fitted.MFU_PRIOR.get(key, 0.3)
+    return math.exp(
+        sum(k * x for k, x in zip(coef, rate_model_features(gpu, precision), strict=True))
+    )
+
+
+def implied_utilisation(
+    w: Workload, gpu: GpuSpec, precision: Precision, samples_per_s_per_gpu: float
+) -> tuple[float, float] | None:
+    """(MFU, HFU) of ``samples_per_s_per_gpu`` of ``w`` on ``gpu`` at ``precision``
+    (:mod:`app.model.mfu`): model FLOPs per sample (no recompute) and hardware FLOPs per
+    sample (with it) × the rate ÷ :func:`flops_peak_tflops`; ``None`` without a FLOPs
+    estimate. Llama 2 7B at 1,000 tokens/s on an A100 (312 TFLOPS bf16): 6 × 6.74e9 × 1e3 +
+    attention ≈ 4.2e13 FLOP/s, MFU 0.13."""
+    hardware = training_flops_per_sample(w)
+    model = training_flops_per_sample(model_workload(w))
+    if not hardware or not model:
+        return None
+    peak = flops_peak_tflops(gpu, precision) * 1e12
+    return samples_per_s_per_gpu * model / peak, samples_per_s_per_gpu * hardware / peak
+
+
+def utilisation_note(used: tuple[float, float], peak_tflops: float, precision: Precision) -> str:
+    """The sentence giving an answer's implied MFU (and HFU where recompute adds FLOPs)."""
+    mfu, hfu = used
+    text = f"implied MFU {mfu:.2f}"
+    if hfu > mfu * 1.001:
+        text += f", HFU {hfu:.2f} with the recomputed forward"
+    return f"{text} (per GPU, of the {peak_tflops:.0f} TFLOP/s dense {precision.value} peak)"
+
+
+def credible_rate(w: Workload, gpu: GpuSpec, precision: Precision) -> tuple[float, str] | None:
+    """Highest per-GPU samples/s of ``w`` on ``gpu`` the credible-MFU table allows (the
+    lower of its cell's highest measured MFU and HFU, :func:`app.model.mfu.credible_max`),
+    with the sentence that says so; ``None`` without a FLOPs estimate."""
+    per_sample = implied_utilisation(w, gpu, precision, 1.0)
+    if per_sample is None:
+        return None
+    fam = family(w.architecture)
+    # the class the GPU runs it at (mixed precision on a GPU without 16-bit units is fp32)
+    runs = Precision.FP32 if rate_class(gpu, precision) == "32" else precision
+    mfu_max, hfu_max = credible_max(fam, w.params, runs)
+    cell = range_key(fam, w.params, runs)
+    rate = min(mfu_max / per_sample[0], hfu_max / per_sample[1])
+    text = (
+        f"held to the highest utilisation measured runs of its kind reach ({cell}: MFU "
+        f"{mfu_max:.2f}, HFU {hfu_max:.2f}; docs/mfu_table.md)"
+    )
+    return rate, text
+
+
+def width_weighted_flops(w: Workload) -> float | None:
+    """Training FLOPs per sample weighted by the time they take (FLOPs at the matmul peak
+    rate): a transformer's matmul FLOPs ÷ :func:`width_efficiency` plus its attention
+    FLOPs, the others' FLOPs as they are (:func:`training_flops_per_sample`). The memory-bound
+    work around the matmuls (norms, activations, residual adds) grows with the tokens and the
+    width, not with the sequence, so it is charged to the ``6N`` part only: at a long
+    sequence, where attention dominates, more parameters at the same depth cost their FLOPs
+    and never raise the rate. Samples/s of two transformers on one GPU go as the inverse
+    ratio of these counts. Transformer-XL base at h₀ = 1,000: 65,108,442 × 6 × 192 ×
+    (1 + 1,000 / 582.33) + 12 × 16 × 512 × 192² = 2.0743e11. The overhead, ``6N·h₀/h =
+    6·h₀·√(12·L·N)``, vanishes with ``N``: a model that multiplies almost nothing costs its
+    attention.
+    """
+    if w.architecture in TRANSFORMER_ARCHITECTURES and w.params:
+        matmul, attention = transformer_flops(w)
+        return matmul / width_efficiency(w) + attention
+    return training_flops_per_sample(w)
+
+
+def forward_intensity(w: Workload) -> float | None:
+    """Arithmetic intensity of ``w``'s forward pass: FLOPs per activation element
+    (``forward_gflops_per_sample × 1e9 / (forward_activations_per_sample × 1e6)``), ``None``
+    when either count is unknown. ResNet-50: 8.178e9 / 11.11e6 = 736 FLOPs per element."""
+    gflops, acts = w.forward_gflops_per_sample, w.forward_activations_per_sample
+    if not gflops or not acts:
+        return None
+    return gflops * 1e3 / acts
+
+
+def width_efficiency(w: Workload) -> float:
+    """Share of a transformer's matmul FLOP rate reached at its width: ``h / (h + h₀)``.
+
+    Per token and layer the matmuls cost ``24·h²`` FLOPs and the memory-bound work around
+    them (norms, activations, residual adds) moves bytes ``∝ h``, so their time per token
+    goes as ``a·h² + c·h`` and the matmul part's share of the peak as ``1 / (1 + h₀/h)``
+    with ``h₀ = c/a`` (attention FLOPs are charged apart, :func:`width_weighted_flops`). ``h`` =
+    :func:`app.model.flops.matmul_width` (the width the multiplied parameters make per layer,
+    so a ``hidden_size`` changed without its parameters moves no efficiency); ``h₀`` =
+    ``fitted.WIDTH_H0["transformer"]``, fitted on pairs of transformer networks measured under
+    the same conditions (:func:`app.calibrate.validate.fit_width_h0`); 1 for other families or
+    without a width. At h₀ = 1,000: Transformer-XL base (width 582) 0.37, large (1,115) 0.53.
+    """
+    h0 = fitted.WIDTH_H0.get(family(w.architecture), 0.0)
+    h = matmul_width(w)
+    if not h0 or not h or w.architecture not in TRANSFORMER_ARCHITECTURES:
+        return 1.0
+    return h / (h + h0)
