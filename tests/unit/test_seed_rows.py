@@ -127,3 +127,20 @@ def test_a_fact_of_an_unknown_field_or_bad_value_is_refused(tmp_path: Path) -> N
     path = _write(tmp_path, "preset_facts.csv", f"{header}\ngpt2,epochs,two,,src,,\n")
     with pytest.raises(SeedError, match=r"^preset_facts\.csv:2: column value: epochs: could"):
         read_rows(path, PresetFactRow)
+
+
+def test_the_link_table_the_model_reads_is_the_seed_rows() -> None:
+    # app/model/comm.py still reads link_bandwidth.csv itself (the model may not import
+    # app.data); until the table is passed in, it must read what the schema reads
+    from app.data.rows import LinkRow
+    from app.model.comm import link_table
+
+    rows = read_rows(SEED / "link_bandwidth.csv", LinkRow)
+    assert {(r.link_class, r.quantity): r.value for r in rows} == link_table()
+    assert len(rows) == len(link_table()) > 10
+    # line 2: nvswitch,busbw_fraction,0.775 (nccl-tests issue 175)
+    assert (rows[0].link_class, rows[0].quantity, rows[0].value) == (
+        "nvswitch",
+        "busbw_fraction",
+        0.775,
+    )
