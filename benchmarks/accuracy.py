@@ -97,6 +97,14 @@ def coverage(res: Iterable[Residual], basis: str) -> tuple[float, int]:
     return (inside / len(rows) if rows else math.nan), len(rows)
 
 
+#: Marker size (pt²), alpha, colour and legend label of each series of the accuracy plot.
+PLOT_SERIES = {
+    "blend": (7, 0.35, "#bbbbbb", "§4.5 blend baseline (LOGO)"),
+    "lowo": (8, 0.55, "#e08a2c", "FLOPs model (leave-one-workload-out)"),
+    "logo": (8, 0.7, "#1f5fa8", "calibrated time model (leave-one-GPU-out)"),
+}
+
+
 def plot(lg: list[Residual], lw: list[Residual], path: Path) -> None:
     """Predicted vs measured (log-log) for LOGO (calibrated and blend) and LOWO."""
     import matplotlib
@@ -106,30 +114,15 @@ def plot(lg: list[Residual], lw: list[Residual], path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(7, 6.5), dpi=110)
     head = headline_logo(lg)
-    ax.scatter(
-        [r.actual for r in head],
-        [r.baselines["blend"] for r in head],
-        s=7,
-        alpha=0.35,
-        color="#bbbbbb",
-        label="§4.5 blend baseline (LOGO)",
-    )
-    ax.scatter(
-        [r.actual for r in lw],
-        [r.predicted for r in lw],
-        s=8,
-        alpha=0.55,
-        color="#e08a2c",
-        label="FLOPs model (leave-one-workload-out)",
-    )
-    ax.scatter(
-        [r.actual for r in head],
-        [r.predicted for r in head],
-        s=8,
-        alpha=0.7,
-        color="#1f5fa8",
-        label="calibrated time model (leave-one-GPU-out)",
-    )
+    points = {  # (measured, predicted) of each series in PLOT_SERIES
+        "blend": [(r.actual, r.baselines["blend"]) for r in head],
+        "lowo": [(r.actual, r.predicted) for r in lw],
+        "logo": [(r.actual, r.predicted) for r in head],
+    }
+    for name, (size, alpha, color, label) in PLOT_SERIES.items():
+        xy = points[name]
+        xs, ys = [x for x, _ in xy], [y for _, y in xy]
+        ax.scatter(xs, ys, s=size, alpha=alpha, color=color, label=label)
     values = [r.actual for r in lg + lw] + [r.predicted for r in lg + lw]
     lo, hi = min(values) / 2, max(values) * 2
     ax.plot([lo, hi], [lo, hi], color="black", lw=0.8)

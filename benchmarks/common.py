@@ -1,11 +1,18 @@
-"""Shared setup for the speed benchmarks: a PostgreSQL database with 10,000 synthetic offers."""
+"""Shared setup for the speed benchmarks: a PostgreSQL database with 10,000 synthetic offers,
+their command line, and the timing and percentile helpers they print with."""
 
 from __future__ import annotations
 
+import argparse
+import logging
 import os
 import random
+import statistics
+import time
 import uuid
+from collections.abc import Callable
 from decimal import Decimal
+from typing import Any
 
 from sqlalchemy import create_engine, insert, select, text
 from sqlalchemy.engine import make_url
@@ -99,3 +106,46 @@ def drop_bench_database(url: str) -> None:
     with admin.connect() as conn:
         conn.execute(text(f'DROP DATABASE IF EXISTS "{make_url(url).database}" WITH (FORCE)'))
     admin.dispose()
+
+
+def latency_args(description: str, requests: int) -> argparse.Namespace:
+    """The command line of a latency benchmark: ``--requests`` (per measurement, default
+    ``requests``) and ``--offers`` (synthetic offers, default 10,000)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--requests", type=int, default=requests)
+    parser.add_argument("--offers", type=int, default=10_000)
+    return parser.parse_args()
+
+
+def load_bench_database(n_offers: int) -> tuple[str, float]:
+    """:func:`create_bench_database` with the app's logging below errors silenced.
+
+    Returns:
+        The database URL and the seconds the setup took (wall clock).
+    """
+    logging.disable(logging.WARNING)
+    t0 = time.perf_counter()
+    url = create_bench_database(n_offers)
+    return url, time.perf_counter() - t0
+
+
+def timed_ms(fn: Callable[[], Any]) -> float:
+    """Milliseconds (wall clock) one call of ``fn`` took."""
+    t = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t) * 1000
+
+
+def percentile(samples: list[float], q: float) -> float:
+    """The sample at rank ``round(q × (n − 1))`` of the sorted ``samples`` (nearest rank,
+    no interpolation); NaN when there are none."""
+    if not samples:
+        return float("nan")
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    """(median, 95th percentile) of ``samples``: the median interpolates between the two
+    middle samples, the 95th is :func:`percentile`."""
+    return statistics.median(samples), percentile(samples, 0.95)

@@ -22,8 +22,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
-import logging
 import os
 import re
 import shutil
@@ -39,7 +39,7 @@ from typing import Any
 
 import httpx
 
-from benchmarks.common import create_bench_database, drop_bench_database
+from benchmarks.common import drop_bench_database, load_bench_database, percentile
 
 RANK_BODY = {"workload": {"preset": "resnet50-imagenet"}, "limit": 50}
 SCENARIOS: dict[str, tuple[str, str, dict[str, Any]]] = {
@@ -71,13 +71,6 @@ class Result:
     def rps(self) -> float:
         """Successful requests per second."""
         return self.ok / self.duration_s if self.duration_s else 0.0
-
-
-def _pct(samples: list[float], q: float) -> float:
-    if not samples:
-        return float("nan")
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def _poll_healthz(
@@ -272,7 +265,8 @@ def _report(workers: int, name: str, r: Result) -> str:
         latency = "  ".join(f"{k} {v:7.1f} ms" for k, v in r.reported_ms.items()) + " (wrk)"
     else:
         latency = (
-            f"p50 {_pct(r.latencies_ms, 0.5):7.1f} ms  p95 {_pct(r.latencies_ms, 0.95):7.1f} ms"
+            f"p50 {percentile(r.latencies_ms, 0.5):7.1f} ms  "
+            f"p95 {percentile(r.latencies_ms, 0.95):7.1f} ms"
             f"  max {max(r.latencies_ms, default=0):7.1f} ms"
         )
     return (
@@ -280,7 +274,7 @@ def _report(workers: int, name: str, r: Result) -> str:
         f"{r.rps:6.1f} req/s  errors {r.errors}{f' ({kinds})' if kinds else ''}  "
         f"timeouts {r.timeouts}  {latency}"
         f"  | healthz {len(r.healthz_ms)} polls, {r.healthz_failed} failed, "
-        f"p50 {_pct(r.healthz_ms, 0.5):.0f} ms, p95 {_pct(r.healthz_ms, 0.95):.0f} ms, "
+        f"p50 {percentile(r.healthz_ms, 0.5):.0f} ms, p95 {percentile(r.healthz_ms, 0.95):.0f} ms, "
         f"max {max(r.healthz_ms, default=0):.0f} ms, "
         f"{sum(ms > 100 for ms in r.healthz_ms)} over 100 ms"
     )
@@ -310,40 +304,32 @@ def main() -> None:
         parser.error("--client wrk needs wrk on PATH (apt-get install wrk)")
     if not 1 <= args.connections <= 500 or not 0 < args.duration <= 600:
         parser.error("--connections must be 1..500 and --duration 0..600 s")
-    logging.disable(logging.WARNING)
     scenarios = args.scenario or list(SCENARIOS)
-    t0 = time.perf_counter()
-    url = create_bench_database(args.offers)
+    url, setup_s = load_bench_database(args.offers)
     print(
         f"setup: {args.offers} synthetic + seed offers in PostgreSQL in "
-        f"{time.perf_counter() - t0:.1f} s; {args.connections} connections, "
+        f"{setup_s:.1f} s; {args.connections} connections, "
         f"{args.duration:g} s per scenario, client timeout {args.timeout:g} s, "
         f"{os.cpu_count()} CPUs (client and server share them)"
     )
     rps: dict[tuple[int, str], float] = {}
+    runner = (
+        _run_wrk
+        if args.client == "wrk"
+        else functools.partial(_run_scenario, max_requests=args.max_requests)
+    )
     try:
         for workers in sorted({1, args.workers}):
             with serve(url, workers) as base:
                 for name in scenarios:
-                    if args.client == "wrk":
-                        run = _run_wrk(
-                            base,
-                            name,
-                            connections=args.connections,
-                            duration_s=args.duration,
-                            timeout_s=args.timeout,
-                            healthz_every_s=args.healthz_every,
-                        )
-                    else:
-                        run = _run_scenario(
-                            base,
-                            name,
-                            connections=args.connections,
-                            duration_s=args.duration,
-                            max_requests=args.max_requests,
-                            timeout_s=args.timeout,
-                            healthz_every_s=args.healthz_every,
-                        )
+                    run = runner(
+                        base,
+                        name,
+                        connections=args.connections,
+                        duration_s=args.duration,
+                        timeout_s=args.timeout,
+                        healthz_every_s=args.healthz_every,
+                    )
                     r = asyncio.run(run)
                     rps[(workers, name)] = r.rps
                     print(_report(workers, name, r), flush=True)

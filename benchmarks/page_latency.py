@@ -8,16 +8,13 @@ an offer page. Target: ``/`` with a preset under 300 ms.
 
 from __future__ import annotations
 
-import argparse
-import logging
 import time
 
 from litestar.testing import TestClient
 
 from app.asgi import create_app
 from app.settings import Settings
-from benchmarks.common import create_bench_database, drop_bench_database
-from benchmarks.rank_latency import _percentiles
+from benchmarks.common import drop_bench_database, latency_args, load_bench_database, percentiles
 
 PAGES = [
     "/?preset=resnet50-imagenet",
@@ -38,22 +35,15 @@ def _time(client: TestClient, path: str, n: int) -> tuple[float, float, int]:
         times.append((time.perf_counter() - t) * 1000)
         assert r.status_code == 200, r.text[:500]
         size = len(r.content)
-    p50, p95 = _percentiles(times)
+    p50, p95 = percentiles(times)
     return p50, p95, size
 
 
 def main() -> None:
     """Entry point."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--requests", type=int, default=40)
-    parser.add_argument("--offers", type=int, default=10_000)
-    args = parser.parse_args()
-    logging.disable(logging.WARNING)
-    t0 = time.perf_counter()
-    url = create_bench_database(args.offers)
-    print(
-        f"setup: {args.offers} synthetic + seed offers loaded in {time.perf_counter() - t0:.1f} s"
-    )
+    args = latency_args(__doc__ or "", requests=40)
+    url, setup_s = load_bench_database(args.offers)
+    print(f"setup: {args.offers} synthetic + seed offers loaded in {setup_s:.1f} s")
     try:
         app = create_app(Settings(database_url=url))
         with TestClient(app) as client:

@@ -23,10 +23,7 @@ The server checks the catalog version on every request here (``catalog_poll_s`` 
 
 from __future__ import annotations
 
-import argparse
-import logging
 import os
-import statistics
 import time
 from collections.abc import Callable
 from typing import Any
@@ -39,23 +36,17 @@ from sqlalchemy.engine import make_url
 from app.asgi import create_app
 from app.db.session import create_engine_from_url
 from app.settings import Settings
-from benchmarks.common import create_bench_database, drop_bench_database
+from benchmarks.common import (
+    drop_bench_database,
+    latency_args,
+    load_bench_database,
+    percentiles,
+    timed_ms,
+)
 
 PRESET = "resnet50-imagenet"
 RANK = {"workload": {"preset": PRESET}, "limit": 50}
 SELECT_ALL = "SELECT * FROM instance_offer o JOIN provider p ON p.id = o.provider_id"
-
-
-def _percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return statistics.median(ordered), p95
-
-
-def _timed(fn: Callable[[], Any]) -> float:
-    t = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t) * 1000
 
 
 def _libpq_url(url: str) -> str:
@@ -108,11 +99,11 @@ def _measure(url: str, requests: int) -> tuple[dict[str, list[float]], dict[str,
                 ("warm", rank),
                 ("uncached", uncached),
             ):
-                series.setdefault(name, []).append(_timed(fn))
+                series.setdefault(name, []).append(timed_ms(fn))
             new = {"workload": {"preset": PRESET, "micro_batch_size": 200 + i}, "limit": 50}
-            series.setdefault("new", []).append(_timed(call("POST", "/v1/rank", json=new)))
+            series.setdefault("new", []).append(timed_ms(call("POST", "/v1/rank", json=new)))
             version = write()
-            series.setdefault("cold", []).append(_timed(rank))
+            series.setdefault("cold", []).append(timed_ms(rank))
             # the answer came from the new version unless its read outlasted the request's wait
             info["cold_of_new_version"] += app.state.reference.current.version == version
             while app.state.reference.current.version != version:  # next round: built
@@ -126,14 +117,9 @@ def _measure(url: str, requests: int) -> tuple[dict[str, list[float]], dict[str,
 
 def main() -> None:
     """Entry point."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--requests", type=int, default=30)
-    parser.add_argument("--offers", type=int, default=10_000)
-    args = parser.parse_args()
-    logging.disable(logging.WARNING)
-    t0 = time.perf_counter()
-    url = create_bench_database(args.offers)
-    print(f"setup: {args.offers} synthetic + seed offers in {time.perf_counter() - t0:.1f} s")
+    args = latency_args(__doc__ or "", requests=30)
+    url, setup_s = load_bench_database(args.offers)
+    print(f"setup: {args.offers} synthetic + seed offers in {setup_s:.1f} s")
     load = os.getloadavg()
     print(
         f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} CPUs)"
@@ -147,12 +133,12 @@ def main() -> None:
     finally:
         engine.dispose()
         drop_bench_database(url)
-    floor, p95 = _percentiles(series["select"])
+    floor, p95 = percentiles(series["select"])
     print(
         f"SELECT floor (psycopg, SELECT * of {total} offers + provider): "
         f"p50 {floor:.1f} ms  p95 {p95:.1f} ms"
     )
-    p50, p95 = _percentiles(series["offers"])
+    p50, p95 = percentiles(series["offers"])
     print(f"GET /v1/offers?limit=50: p50 {p50:.1f} ms  p95 {p95:.1f} ms")
     ranked = info["ranked"]
     rows = (
@@ -162,7 +148,7 @@ def main() -> None:
         ("cold", "first rank after a version change (one price written)", 1.2),
     )
     for key, label, target in rows:
-        p50, p95 = _percentiles(series[key])
+        p50, p95 = percentiles(series[key])
         verdict = "ok" if p50 <= target * floor else "MISSED"
         print(
             f"POST /v1/rank {label}, {ranked} offers ranked: p50 {p50:.1f} ms  p95 {p95:.1f} ms"
@@ -173,7 +159,7 @@ def main() -> None:
         f"{info['cold_of_new_version']} of {len(series['cold'])} (the others waited 2 s for "
         "the read and got the version before)"
     )
-    build, _ = _percentiles(series["build"])
+    build, _ = percentiles(series["build"])
     worker = info["health"]["worker"]
     print(
         f"snapshot build per version: p50 {build:.1f} ms; worker memory: RSS "

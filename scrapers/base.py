@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -71,6 +71,12 @@ async def gather_parts(
 FetchFn = Callable[[Http, ScraperSettings], Awaitable[ScrapeResult]]
 
 
+class ParseFn(Protocol):
+    """A provider's pure parser: one JSON answer → offers, ``source`` the URL it came from."""
+
+    def __call__(self, payload: Any, *, source: str) -> ScrapeResult: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Scraper:
     """A provider's scraper as the registry lists it.
@@ -117,6 +123,69 @@ def require_key(settings: ScraperSettings, slug: str) -> str:
     if not key:
         raise ScraperError(f"{slug}: no API key (set GPUCOST_SCRAPER_{slug.upper()}_API_KEY)")
     return key
+
+
+def key_header(settings: ScraperSettings, slug: str, header: str) -> dict[str, str]:
+    """The request header that carries the provider's API key.
+
+    ``Authorization`` carries ``Bearer <key>``; any other header (``api-key``, ``X-API-KEY``)
+    the bare key.
+
+    Raises:
+        ScraperError: the key is not set (see :func:`require_key`).
+    """
+    key = require_key(settings, slug)
+    return {header: f"Bearer {key}" if header == "Authorization" else key}
+
+
+def keyed_json_fetch(
+    slug: str, path: str, parse: ParseFn, header: str = "Authorization"
+) -> FetchFn:
+    """The fetch of a provider answered by one GET with its API key in a header.
+
+    The fetch GETs ``settings.<slug>_url`` + ``path`` with :func:`key_header` and returns
+    ``parse(payload, source=url)``; it raises :class:`ScraperError` when the key is not set,
+    the request failed or the answer is not what ``parse`` expects (the refresh then skips
+    the provider for this run and keeps what is stored).
+    """
+
+    async def fetch(http: Http, settings: ScraperSettings) -> ScrapeResult:
+        headers = key_header(settings, slug, header)
+        url = str(getattr(settings, f"{slug}_url")).rstrip("/") + path
+        return parse(await http.json("GET", url, headers=headers), source=url)
+
+    return fetch
+
+
+async def fetch_pages(
+    http: Http,
+    url: str,
+    params: dict[str, str],
+    next_params: Callable[[Any], dict[str, str] | None],
+    *,
+    max_pages: int,
+    too_many: str,
+) -> list[Any]:
+    """Every page of a cursor-paged JSON list (Vultr ``meta.links.next``, GCP ``pageToken``).
+
+    GETs ``url`` with ``params``, then with ``params`` and ``next_params(page)`` for as long as
+    that names a next page (``None`` or empty: the last page). Pages are returned raw.
+
+    Raises:
+        ScraperError: a page failed or answered garbage (``next_params`` validates it), or
+            there are more than ``max_pages`` pages (message ``too_many``): a truncated list is
+            never returned.
+    """
+    pages: list[Any] = []
+    query = dict(params)
+    while len(pages) < max_pages:
+        page = await http.json("GET", url, params=query)
+        pages.append(page)
+        following = next_params(page)
+        if not following:
+            return pages
+        query = {**params, **following}
+    raise ScraperError(too_many)
 
 
 def validate_payload(model: type[M], payload: Any, what: str) -> M:

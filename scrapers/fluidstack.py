@@ -27,13 +27,11 @@ from scrapers.base import (
     Scraper,
     ScrapeResult,
     build_offer,
-    require_key,
+    keyed_json_fetch,
     validate_payload,
     validate_rows,
 )
-from scrapers.http import Http
 from scrapers.records import to_price
-from scrapers.settings import ScraperSettings
 
 DOCS_URL = "https://docs.fluidstack.io"
 _VRAM = re.compile(r"(\d+)GB$", re.IGNORECASE)
@@ -93,15 +91,10 @@ def parse_plans(payload: Any, *, source: str) -> ScrapeResult:
     return result
 
 
-async def fetch_offers(http: Http, settings: ScraperSettings) -> ScrapeResult:
-    """GET the configurations with the key and parse.
-
-    Raises:
-        ScraperError: no key, or the request failed or answered garbage.
-    """
-    url = settings.fluidstack_url.rstrip("/") + "/list_available_configurations"
-    payload = await http.json("GET", url, headers={"api-key": require_key(settings, "fluidstack")})
-    return parse_plans(payload, source=url)
+#: GET the configurations with the key in header ``api-key`` and parse them.
+fetch_offers = keyed_json_fetch(
+    "fluidstack", "/list_available_configurations", parse_plans, "api-key"
+)
 
 
 SCRAPER = Scraper(

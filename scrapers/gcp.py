@@ -47,11 +47,12 @@ from scrapers.base import (
     Scraper,
     ScrapeResult,
     build_offer,
+    fetch_pages,
     require_key,
     validate_payload,
     validate_rows,
 )
-from scrapers.http import Http, ScraperError
+from scrapers.http import Http
 from scrapers.records import to_price
 from scrapers.settings import ScraperSettings
 
@@ -313,19 +314,21 @@ async def fetch_offers(http: Http, settings: ScraperSettings) -> ScrapeResult:
     """
     key = require_key(settings, "gcp")
     url = f"{settings.gcp_url.rstrip('/')}/services/{COMPUTE_SERVICE}/skus"
-    params = {"key": key, "currencyCode": "USD", "pageSize": "5000"}
-    pages: list[Any] = []
-    while len(pages) < settings.gcp_max_pages:
-        page = await http.json("GET", url, params=params)
-        pages.append(page)
+
+    def next_params(page: Any) -> dict[str, str] | None:
         token = validate_payload(GcpPage, page, "gcp skus").next_page_token
-        if not token:
-            return parse_skus(pages, source=url)
-        params = {**params, "pageToken": token}
-    raise ScraperError(
-        f"gcp {url}: more than {settings.gcp_max_pages} pages (GPUCOST_SCRAPER_GCP_MAX_PAGES); "
-        "not truncated, provider skipped"
+        return {"pageToken": token} if token else None
+
+    pages = await fetch_pages(
+        http,
+        url,
+        {"key": key, "currencyCode": "USD", "pageSize": "5000"},
+        next_params,
+        max_pages=settings.gcp_max_pages,
+        too_many=f"gcp {url}: more than {settings.gcp_max_pages} pages "
+        "(GPUCOST_SCRAPER_GCP_MAX_PAGES); not truncated, provider skipped",
     )
+    return parse_skus(pages, source=url)
 
 
 SCRAPER = Scraper(

@@ -31,7 +31,7 @@ from scrapers.base import (
     Scraper,
     ScrapeResult,
     build_offer,
-    require_key,
+    key_header,
     validate_payload,
     validate_rows,
 )
@@ -154,7 +154,7 @@ async def fetch_offers(http: Http, settings: ScraperSettings) -> ScrapeResult:
     Raises:
         ScraperError: no key, or a request failed or answered garbage.
     """
-    headers = {"api_key": require_key(settings, "hyperstack")}
+    headers = key_header(settings, "hyperstack", "api_key")
     base = settings.hyperstack_url.rstrip("/")
     flavors = await http.json("GET", f"{base}/core/flavors", headers=headers)
     pricebook = await http.json("GET", f"{base}/pricebook", headers=headers)

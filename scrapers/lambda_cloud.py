@@ -35,13 +35,11 @@ from scrapers.base import (
     Scraper,
     ScrapeResult,
     build_offer,
-    require_key,
+    keyed_json_fetch,
     validate_payload,
     validate_rows,
 )
-from scrapers.http import Http
 from scrapers.records import positive, to_price
-from scrapers.settings import ScraperSettings
 
 DOCS_URL = "https://docs.lambda.ai/api/cloud"
 GIB_TO_GB = 1.073741824
@@ -167,16 +165,8 @@ def parse_offers(payload: Any, *, source: str) -> ScrapeResult:
     return result
 
 
-async def fetch_offers(http: Http, settings: ScraperSettings) -> ScrapeResult:
-    """GET ``/instance-types`` with the API key and parse it.
-
-    Raises:
-        ScraperError: no key, or the request failed or answered garbage.
-    """
-    key = require_key(settings, "lambda")
-    url = settings.lambda_url.rstrip("/") + "/instance-types"
-    payload = await http.json("GET", url, headers={"Authorization": f"Bearer {key}"})
-    return parse_offers(payload, source=url)
+#: GET ``/instance-types`` with ``Authorization: Bearer <key>`` and parse it.
+fetch_offers = keyed_json_fetch("lambda", "/instance-types", parse_offers)
 
 
 SCRAPER = Scraper(

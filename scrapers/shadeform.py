@@ -32,13 +32,11 @@ from scrapers.base import (
     Scraper,
     ScrapeResult,
     build_offer,
-    require_key,
+    keyed_json_fetch,
     validate_payload,
     validate_rows,
 )
-from scrapers.http import Http
 from scrapers.records import positive, to_price
-from scrapers.settings import ScraperSettings
 
 DOCS_URL = "https://docs.shadeform.ai/api-reference/instances/instances-types"
 
@@ -134,15 +132,8 @@ def parse_types(payload: Any, *, source: str) -> ScrapeResult:
     return result
 
 
-async def fetch_offers(http: Http, settings: ScraperSettings) -> ScrapeResult:
-    """GET ``/instances/types`` with the key and parse.
-
-    Raises:
-        ScraperError: no key, or the request failed or answered garbage.
-    """
-    url = settings.shadeform_url.rstrip("/") + "/instances/types"
-    payload = await http.json("GET", url, headers={"X-API-KEY": require_key(settings, "shadeform")})
-    return parse_types(payload, source=url)
+#: GET ``/instances/types`` with the key in header ``X-API-KEY`` and parse it.
+fetch_offers = keyed_json_fetch("shadeform", "/instances/types", parse_types, "X-API-KEY")
 
 
 SCRAPER = Scraper(

@@ -38,13 +38,11 @@ from scrapers.base import (
     Scraper,
     ScrapeResult,
     build_offer,
-    require_key,
+    keyed_json_fetch,
     validate_payload,
     validate_rows,
 )
-from scrapers.http import Http
 from scrapers.records import positive, to_price
-from scrapers.settings import ScraperSettings
 
 DOCS_URL = "https://dashboard.tensordock.com/api/docs/fetch-hostnodes"
 GPU_COUNTS = (1, 2, 4, 8)
@@ -161,16 +159,8 @@ def parse_locations(payload: Any, *, source: str) -> ScrapeResult:
     return result
 
 
-async def fetch_offers(http: Http, settings: ScraperSettings) -> ScrapeResult:
-    """GET ``/locations`` with the key and parse.
-
-    Raises:
-        ScraperError: no key, or the request failed or answered garbage.
-    """
-    key = require_key(settings, "tensordock")
-    url = settings.tensordock_url.rstrip("/") + "/locations"
-    payload = await http.json("GET", url, headers={"Authorization": f"Bearer {key}"})
-    return parse_locations(payload, source=url)
+#: GET ``/locations`` with ``Authorization: Bearer <key>`` and parse it.
+fetch_offers = keyed_json_fetch("tensordock", "/locations", parse_locations)
 
 
 SCRAPER = Scraper(

@@ -26,12 +26,21 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from scrapers.base import Scraper, ScrapeResult, build_offer, validate_payload, validate_rows
+from scrapers.base import (
+    Scraper,
+    ScrapeResult,
+    build_offer,
+    fetch_pages,
+    validate_payload,
+    validate_rows,
+)
 from scrapers.http import Http, ScraperError
 from scrapers.records import card_share, positive, to_price
 from scrapers.settings import ScraperSettings
 
 DOCS_URL = "https://www.vultr.com/api/#tag/plans"
+#: Safety stop for one plan list's cursor walk; hitting it fails the provider (never truncates).
+MAX_PAGES = 100
 #: Nominal VRAM (GB) of one card, to turn a plan's total VRAM into a GPU count.
 CARD_VRAM_GB = {
     "A100": 80,
@@ -203,25 +212,20 @@ def parse_plans(pages: list[Any], *, source: str, metal: bool) -> ScrapeResult:
     return result
 
 
-async def fetch_pages(
-    http: Http, url: str, params: dict[str, str], max_pages: int = 100
-) -> list[Any]:
-    """Every page of a cursor-paged list.
+async def _plan_pages(http: Http, url: str, params: dict[str, str]) -> list[Any]:
+    """Every page of one plan list (cursor ``meta.links.next``, at most :data:`MAX_PAGES`).
 
     Raises:
-        ScraperError: a page failed, or more than ``max_pages`` pages.
+        ScraperError: a page failed, or more than :data:`MAX_PAGES` pages.
     """
-    pages: list[Any] = []
-    query = dict(params)
-    while len(pages) < max_pages:
-        page = await http.json("GET", url, params=query)
-        pages.append(page)
+
+    def next_params(page: Any) -> dict[str, str] | None:
         meta = validate_payload(VultrPage, page, f"vultr {url}").meta
         cursor = meta.links.next if meta and meta.links else None
-        if not cursor:
-            return pages
-        query = {**params, "cursor": cursor}
-    raise ScraperError(f"vultr {url}: more than {max_pages} pages")
+        return {"cursor": cursor} if cursor else None
+
+    too_many = f"vultr {url}: more than {MAX_PAGES} pages"
+    return await fetch_pages(http, url, params, next_params, max_pages=MAX_PAGES, too_many=too_many)
 
 
 async def fetch_offers(http: Http, settings: ScraperSettings) -> ScrapeResult:
@@ -231,8 +235,8 @@ async def fetch_offers(http: Http, settings: ScraperSettings) -> ScrapeResult:
         ScraperError: any page failed or answered garbage.
     """
     base = settings.vultr_url.rstrip("/")
-    vm = await fetch_pages(http, f"{base}/plans", {"type": "all", "per_page": "500"})
-    metal = await fetch_pages(http, f"{base}/plans-metal", {"per_page": "500"})
+    vm = await _plan_pages(http, f"{base}/plans", {"type": "all", "per_page": "500"})
+    metal = await _plan_pages(http, f"{base}/plans-metal", {"per_page": "500"})
     result = parse_plans(vm, source=f"{base}/plans", metal=False)
     result.extend(parse_plans(metal, source=f"{base}/plans-metal", metal=True))
     return result

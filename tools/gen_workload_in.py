@@ -14,7 +14,8 @@ bounds and descriptions have one source and the annotations are checked against 
 from __future__ import annotations
 
 import argparse
-import sys
+
+from written_file import write_or_check
 
 from app.model.types import WORKLOAD_INPUTS, WorkloadInput
 from app.settings import PROJECT_ROOT
@@ -77,14 +78,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="compare, do not write")
     args = parser.parse_args()
-    text = TARGET.read_text(encoding="utf-8")
-    new = replaced(text)
-    if args.check:
-        same = new == text
-        print("WorkloadIn is up to date" if same else "WorkloadIn differs from WORKLOAD_INPUTS")
-        sys.exit(0 if same else 1)
-    TARGET.write_text(new, encoding="utf-8")
-    print(f"wrote {TARGET}")
+    new = replaced(TARGET.read_text(encoding="utf-8"))
+    write_or_check(TARGET, new, check=args.check, what="WorkloadIn (from WORKLOAD_INPUTS)")
 
 
 if __name__ == "__main__":

@@ -10,9 +10,10 @@ MFU with the reason. ``--check`` exits 1 when the committed file differs.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections import defaultdict
 from pathlib import Path
+
+from written_file import write_or_check
 
 from app.calibrate.dataset import load_dataset
 from app.calibrate.mfu_fit import MfuRow, fit_mfu_range, mfu_rows
@@ -87,13 +88,7 @@ def main() -> None:
     parser.add_argument("--check", action="store_true", help="compare, do not write")
     args = parser.parse_args()
     text = render(PROJECT_ROOT / "seed_data")
-    if args.check:
-        if TARGET.read_text(encoding="utf-8") != text:
-            print("docs/mfu_table.md differs")
-            sys.exit(1)
-        return
-    TARGET.write_text(text, encoding="utf-8")
-    print(f"wrote {TARGET}")
+    write_or_check(TARGET, text, check=args.check, what="docs/mfu_table.md")
 
 
 if __name__ == "__main__":
