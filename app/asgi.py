@@ -28,8 +28,10 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import DataError
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.api.benchmarks import BenchmarksController
+from app.api.estimate import EstimateController
 from app.api.etag import etag_middleware
-from app.api.field_names import detail_keys, name_unknown_fields
+from app.api.gpus import GpusController
 from app.api.health import (
     DatabaseProbe,
     healthz,
@@ -37,11 +39,15 @@ from app.api.health import (
     stop_handler_threads,
 )
 from app.api.launch import LaunchController
+from app.api.offers import OffersController
 from app.api.providers import ProvidersController
+from app.api.rank import RankController
 from app.api.refresh import RefreshController
-from app.api.routes import V1Controller
+from app.api.submissions import SubmissionsController
 from app.api.watches import WatchController
+from app.api.workloads import WorkloadsController
 from app.db.session import DATABASE_UNAVAILABLE, create_engine_from_url, create_session_factory
+from app.interface.field_names import detail_keys, name_unknown_fields
 from app.operations import OperationError, field_error, validate_body
 from app.services.estimates import HardwareError
 from app.services.offers import FilterError
@@ -193,7 +199,7 @@ def _validate_as_json(model_type: type[BaseModel], value: Any) -> BaseModel:
 
 class ModelStrictnessPlugin(PydanticInitPlugin):
     """Litestar's pydantic init plugin, except that a request body is validated with its
-    model's own strictness (:data:`app.api.schemas.REQUEST_CONFIG`), as JSON. Litestar calls
+    model's own strictness (:data:`app.interface.schemas.REQUEST_CONFIG`), as JSON. Litestar calls
     ``model_validate(..., strict=False)``, which overrides a model's ``strict=True``:
     ``"1.5"`` passed as a number and ``0`` as a boolean, which the OpenAPI document does not
     allow (schemathesis' ``negative_data_rejection``)."""
@@ -242,7 +248,15 @@ def create_app(
 
     app = Litestar(
         route_handlers=[
-            V1Controller,
+            # in the order the operations were first registered: the OpenAPI components
+            # (a shared model's description, a bound's spelling) come from the first use
+            EstimateController,
+            OffersController,
+            BenchmarksController,
+            GpusController,
+            WorkloadsController,
+            RankController,
+            SubmissionsController,
             RefreshController,
             ProvidersController,
             LaunchController,

@@ -111,8 +111,8 @@ class LocalBackend:
         """The offer list (:func:`app.operations.offer_page`) for flat parameters."""
         from pydantic import ValidationError
 
-        from app.api.query import ParamError
-        from app.api.schemas import OfferFilters
+        from app.interface.query import ParamError
+        from app.interface.schemas import OfferFilters
         from app.operations import FIELD_ERRORS, field_error, offer_page, param_error
 
         known = {*OfferFilters.model_fields, "currency", "limit", "offset"}

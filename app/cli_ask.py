@@ -45,8 +45,8 @@ def typed_value(annotation: Any, name: str, text: str) -> Any:
     the field and the reason, as the API does)."""
     import typing
 
-    from app.api.counts import parse_count
-    from app.api.query import COUNT_PARAMS, query_text_error, scalar_kind
+    from app.interface.counts import parse_count
+    from app.interface.query import COUNT_PARAMS, query_text_error, scalar_kind
     from app.model.types import unwrap_optional
 
     if name in COUNT_PARAMS and (count := parse_count(text)) is not None and count.isdigit():
@@ -152,7 +152,7 @@ def _hf_fields(b: Any, path: Path, as_json: bool) -> list[tuple[str, Any]]:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise click.BadParameter(f"{path}: {exc}", param_hint="--hf-config") from None
-    from app.api.schemas import WorkloadIn
+    from app.interface.schemas import WorkloadIn
 
     answer = b.call(HF_CONFIG, config)
     if not answer.ok:
@@ -253,7 +253,7 @@ def rank(
     or the MCP tool list_presets). The table shows, per offer, the price, throughput, epoch
     time and cost per epoch with their ranges, the run's total, the OOM risk and peak memory.
     """
-    from app.api.schemas import OfferFilters, RankRequest, WorkloadIn
+    from app.interface.schemas import OfferFilters, RankRequest, WorkloadIn
     from app.operations import RANK
 
     sections: dict[str, type[BaseModel]] = {
@@ -349,7 +349,7 @@ def estimate(
     --price-per-hour the cost per epoch too. Hardware fields beyond the options go in --set
     (vcpus=32, ram_gib=256, disk_gb=500, max_cuda=12.4, vram_gib=...).
     """
-    from app.api.schemas import EstimateRequest, HardwareIn, WorkloadIn
+    from app.interface.schemas import EstimateRequest, HardwareIn, WorkloadIn
     from app.operations import ESTIMATE
 
     sections: dict[str, type[BaseModel]] = {

@@ -5,7 +5,7 @@
 ``hidden_size``, ``num_attention_heads``, ``num_key_value_heads``, ``intermediate_size``,
 ``vocab_size``, ``max_position_embeddings``, and the GPT-2 style ``n_layer``/``n_embd``/
 ``n_head``/``n_inner``/``n_positions``) and returns them under the flat parameter names of
-:mod:`app.api.query` (``layers``, ``hidden_size``, ``heads``, ``kv_heads``,
+:mod:`app.interface.query` (``layers``, ``hidden_size``, ``heads``, ``kv_heads``,
 ``ffn_hidden_size``, ``vocab_size``), plus ``max_positions`` (the longest sequence the model
 takes, tokens), ``architecture`` and an approximate ``params`` count.
 

@@ -32,8 +32,8 @@ from typing import Any, Literal
 
 import yaml
 
-from app.api.schemas import EstimateOut, OfferOut
 from app.data.rows import LauncherGpuRow, LauncherRow, read_rows
+from app.interface.schemas import EstimateOut, OfferOut
 
 Format = Literal["skypilot", "dstack"]
 FORMATS: tuple[Format, ...] = ("skypilot", "dstack")

@@ -4,8 +4,8 @@ Tools (each one an :class:`~app.operations.Operation`; its input schema is the r
 model's JSON schema, its result the API's JSON answer as text, and, for an object, as
 ``structuredContent`` too):
 
-- ``rank_offers``: ``POST /v1/rank`` (:class:`~app.api.schemas.RankRequest`)
-- ``estimate``: ``POST /v1/estimate`` (:class:`~app.api.schemas.EstimateRequest`)
+- ``rank_offers``: ``POST /v1/rank`` (:class:`~app.interface.schemas.RankRequest`)
+- ``estimate``: ``POST /v1/estimate`` (:class:`~app.interface.schemas.EstimateRequest`)
 - ``resolve_gpu``: ``POST /v1/gpus/resolve`` (:class:`~app.operations.GpuResolveRequest`)
 - ``list_presets``: ``GET /v1/workloads``
 - ``workload_from_hf_config``: ``POST /v1/workloads/from-hf-config``

@@ -11,8 +11,8 @@ field). :func:`encode` writes an answer as the API's bytes.
 
 The operations (``method`` and ``path`` are the API request each one is):
 
-- :data:`RANK` ``POST /v1/rank`` (:class:`~app.api.schemas.RankRequest`)
-- :data:`ESTIMATE` ``POST /v1/estimate`` (:class:`~app.api.schemas.EstimateRequest`)
+- :data:`RANK` ``POST /v1/rank`` (:class:`~app.interface.schemas.RankRequest`)
+- :data:`ESTIMATE` ``POST /v1/estimate`` (:class:`~app.interface.schemas.EstimateRequest`)
 - :data:`RESOLVE_GPU` ``POST /v1/gpus/resolve`` (:class:`GpuResolveRequest`)
 - :data:`LIST_PRESETS` ``GET /v1/workloads`` (no input)
 - :data:`HF_CONFIG` ``POST /v1/workloads/from-hf-config`` (a ``config.json`` object)
@@ -23,15 +23,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from litestar.exceptions import NotFoundException
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy.orm import Session
 
-from app.api.field_names import detail_keys, name_unknown_fields
-from app.api.query import (
+from app.hf_config import HFConfigError, parse_hf_config
+from app.interface.field_names import detail_keys, name_unknown_fields
+from app.interface.query import (
     OfferQuery,
     ParamError,
     flat_field,
@@ -39,14 +40,14 @@ from app.api.query import (
     query_text_error,
     space_error,
 )
-from app.api.responses import (
+from app.interface.responses import (
     estimate_out,
     offer_detail,
     offer_out,
     rank_response,
     spot_assumptions,
 )
-from app.api.schemas import (
+from app.interface.schemas import (
     MAX_TEXT,
     WORKLOAD_LIMITS,
     EstimateRequest,
@@ -56,7 +57,6 @@ from app.api.schemas import (
     RankRequest,
     RankResponse,
 )
-from app.hf_config import HFConfigError, parse_hf_config
 from app.launch import FORMATS, Format, LaunchError, LaunchFile, LaunchJob, load_launch_data, render
 from app.model.cost import disk_needed_gb
 from app.model.memory import vram_per_gpu_gib
@@ -133,7 +133,8 @@ def validation_error(
     """A body that failed :func:`validate_body` as the API answers it: 400, ``detail``
     ``Validation failed for POST /v1/rank (workload.seq_len)`` and one ``{message, key}`` per
     error (key: the dotted location), the form Litestar gives a handler's ``data``; an unknown
-    field of ``model`` names the field meant (:func:`app.api.field_names.name_unknown_fields`)."""
+    field of ``model`` names the field meant
+    (:func:`app.interface.field_names.name_unknown_fields`)."""
     extra: list[dict[str, Any]] = []
     errors: list[Any] = exc.errors(include_url=False, include_input=False)
     for e in name_unknown_fields(model, errors) if model is not None else errors:
@@ -442,9 +443,20 @@ def param_error(exc: ParamError | WorkloadError | FilterError) -> OperationError
     return OperationError(400, f"Invalid query parameters ({keys})", exc.as_extra())
 
 
-def parse_launch_query(raw: Mapping[str, str]) -> tuple[Format, OfferQuery, dict[str, float]]:
-    """Flat parameters of a launch request → the format, the offer query (workload, currency)
-    and the budget (``max_total_cost`` in currency, ``max_total_hours``).
+@dataclass(frozen=True, slots=True)
+class LaunchQuery:
+    """A parsed launch request: the file's format, the offer query (workload, currency) and
+    the budget (``max_total_cost`` in currency, ``max_total_hours`` wall-clock hours; ``None``
+    when not given)."""
+
+    format: Format
+    offer: OfferQuery
+    max_total_cost: float | None = None
+    max_total_hours: float | None = None
+
+
+def parse_launch_query(raw: Mapping[str, str]) -> LaunchQuery:
+    """Flat parameters of a launch request → :class:`LaunchQuery`.
 
     Raises:
         ParamError: every bad or unknown parameter, by name.
@@ -474,7 +486,7 @@ def parse_launch_query(raw: Mapping[str, str]) -> tuple[Format, OfferQuery, dict
         errors += exc.errors
     if errors or query is None:
         raise ParamError(errors)
-    return fmt, query, budget  # type: ignore[return-value]
+    return LaunchQuery(cast(Format, fmt), query, **budget)
 
 
 def launch_file(offer_id: int, raw: Mapping[str, str], deps: Deps) -> LaunchFile:
@@ -487,11 +499,11 @@ def launch_file(offer_id: int, raw: Mapping[str, str], deps: Deps) -> LaunchFile
             does not support the offer's provider (the message says which does, if any).
     """
     try:
-        fmt, query, budget = parse_launch_query(raw)
-        detail = offer_detail(offer_id, query, deps.db(), deps.ref, deps.settings)
+        launch = parse_launch_query(raw)
+        detail = offer_detail(offer_id, launch.offer, deps.db(), deps.ref, deps.settings)
         disk = None
-        if query.workload is not None:
-            given = query.workload.model_dump(exclude_unset=True, mode="json")
+        if launch.offer.workload is not None:
+            given = launch.offer.workload.model_dump(exclude_unset=True, mode="json")
             workload, _reference, _echo = resolve_workload(given, deps.ref)
             disk = disk_needed_gb(workload)
     except (ParamError, WorkloadError, FilterError) as exc:
@@ -506,11 +518,11 @@ def launch_file(offer_id: int, raw: Mapping[str, str], deps: Deps) -> LaunchFile
         workload=detail.workload,
         estimate=detail.estimate,
         disk=disk,
-        max_total_cost=budget.get("max_total_cost"),
-        max_total_hours=budget.get("max_total_hours"),
+        max_total_cost=launch.max_total_cost,
+        max_total_hours=launch.max_total_hours,
     )
     try:
-        return render(job, fmt, load_launch_data(deps.settings.seed_dir))
+        return render(job, launch.format, load_launch_data(deps.settings.seed_dir))
     except LaunchError as exc:
         raise OperationError(
             exc.status, exc.reason, [{"key": exc.field, "message": exc.reason}]

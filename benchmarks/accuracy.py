@@ -2,7 +2,7 @@
 
 Run: ``python -m benchmarks.accuracy`` (writes docs/accuracy.md and docs/accuracy.png and
 prints the headline table). Everything goes through the same estimation core the API uses
-(app.model) with the constants in app/model/fitted.py; see app/calibrate/validate.py
+(app.model) with the constants in app/model/calibration.json; see app/calibrate/validate.py
 for the protocols.
 """
 
@@ -37,7 +37,7 @@ from app.calibrate.validate import (
     precision_switch,
     width_pairs,
 )
-from app.model import fitted
+from app.model.calibration import load_calibration
 from app.model.throughput import flops_peak_tflops, precision_class, range_factors
 from app.model.types import Situation
 from app.settings import PROJECT_ROOT
@@ -91,7 +91,7 @@ def grouped(res: Iterable[Residual], key: Callable[[Residual], str]) -> dict[str
 
 def coverage(res: Iterable[Residual], basis: str) -> tuple[float, int]:
     """Share of residuals whose actual value falls inside the basis's low–high range."""
-    low, high = fitted.RANGE_FACTORS[basis]
+    low, high = load_calibration().range_factors[basis]
     rows = list(res)
     inside = sum(1 for r in rows if r.predicted * low <= r.actual <= r.predicted * high)
     return (inside / len(rows) if rows else math.nan), len(rows)
@@ -225,6 +225,7 @@ def protocol_row(name: str, res: list[Residual], target: str = "") -> str:
 
 def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], list[Residual]]:
     """The markdown report, the headline numbers, and the LOGO/LOWO residuals."""
+    cal = load_calibration()
     lg = logo(ds)
     la = loao(ds)
     lw = lowo(ds)
@@ -290,7 +291,7 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         "figure below comes from the served path — `ThroughputModel.estimate` in "
         "`app/model/throughput/`, the function `/v1/estimate`, `/v1/rank` and the web "
         "page call — with the held-out rows removed from the data it sees (protocols: "
-        "`app/calibrate/validate.py`; constants: `app/model/fitted.py`, fitted by "
+        "`app/calibrate/validate.py`; constants: `app/model/calibration.json`, fitted by "
         "`python tools/fit_constants.py`). Each held-out row is predicted at its own GPU, "
         "precision, micro-batch and software level (suite). APE = |predicted / measured − 1|; "
         "coverage = share of held-out measurements inside the served low–high range "
@@ -446,7 +447,7 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         "EfficientNet-B0 114, ResNet-50 736, VGG-16 2,282). A CNN with an activation count "
         "borrows only from CNNs with one, weighted by intensity similarity instead of FLOPs "
         "size, each donor's rate moved along the slope of log FLOP rate on log intensity "
-        f"(`INTENSITY_SLOPE` {fitted.INTENSITY_SLOPE}: one point per workload, its mean "
+        f"(`INTENSITY_SLOPE` {cal.intensity_slope}: one point per workload, its mean "
         "residual against the FLOP-rate model, shrunk towards 0 by a prior of standard "
         "deviation 0.5 and clipped to the roofline's [0, 1]; refitted in every LOWO fold, "
         "0.62-0.88 across them). On the final data and folds (after (5) and (6)) it takes "
@@ -485,7 +486,7 @@ def build_report(ds: Dataset) -> tuple[str, dict[str, float], list[Residual], li
         "around them moves bytes ∝ h, so its MFU goes as h / (h + h₀), h the width its "
         "multiplied parameters make (`matmul_width`, √(N / 12L), so that a hidden_size "
         "changed without its parameters moves no efficiency). "
-        f"`WIDTH_H0` {fitted.WIDTH_H0} is fitted (`fit_width_h0`) on the log rate ratios "
+        f"`WIDTH_H0` {cal.width_h0} is fitted (`fit_width_h0`) on the log rate ratios "
         f"of the {len(width_pairs(ds))} pairs of transformer networks of one architecture "
         "measured under the same conditions (GPU, suite, precision, GPU count; a multi-GPU "
         "row at its 1-GPU rate, the modelled data-parallel efficiency divided out), one "

@@ -20,7 +20,7 @@ from app.calibrate.memory_fit import (
     summarize,
 )
 from app.calibrate.validate import memory_checks
-from app.model.memory import DEFAULT_PARAMS
+from app.model.calibration import load_calibration
 from app.settings import PROJECT_ROOT
 
 #: Issue 9 targets.
@@ -85,7 +85,8 @@ def memory_section(ds: Dataset) -> tuple[list[str], dict[str, float], list[CaseR
         f"{len(cases)} published cases from {numbers['memory_groups']:.0f} independent sources "
         f"(`seed_data/memory_cases.csv`, `source_group`); {len(inside)} describe set-ups the "
         "model covers. Each source group is predicted with the constants of "
-        "`app/model/memory_fitted.py` refitted without it (`app/calibrate/memory_fit.py`; "
+        "the `memory` section of `app/model/calibration.json` refitted without it "
+        "(`app/calibrate/memory_fit.py`; "
         "served constants: `python tools/fit_memory.py`). Figures are like for like: "
         "`alloc`/`active` = allocated bytes, `reserved` = allocated × allocator slack, `smi` "
         "= reserved + CUDA context (+ NCCL). OOM recall: OOM runs called `high`; fit "
@@ -132,7 +133,7 @@ def memory_section(ds: Dataset) -> tuple[list[str], dict[str, float], list[CaseR
     for key in sorted(by):
         lines.append(_row(key, summarize(by[key])))
     lines.append(_row("**all in scope**", head))
-    served = DEFAULT_PARAMS
+    served = load_calibration().memory
     lines += [
         "",
         "Vision and diffusion families: `CNN` = classification CNNs (NVIDIA DLE ResNet-50 and "

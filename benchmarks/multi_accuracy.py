@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from app.calibrate.dataset import Dataset, load_dataset
 from app.calibrate.multi_cv import leave_gpu_count_out, leave_link_class_out, pair_link_class
 from app.calibrate.validate import Residual, ape_stats, multigpu_residuals
-from app.model import fitted
+from app.model.calibration import load_calibration
 from app.model.comm import link_table
 from app.settings import PROJECT_ROOT
 
@@ -41,6 +41,7 @@ def _table(res: Sequence[Residual], key: Callable[[Residual], str], title: str) 
 
 def multi_section(ds: Dataset) -> tuple[list[str], dict[str, float], list[Residual]]:
     """Report lines, headline numbers and the in-sample residuals of the multi-GPU model."""
+    cal = load_calibration()
     multi = multigpu_residuals(ds)
     lgco = leave_gpu_count_out(ds)
     llco = leave_link_class_out(ds)
@@ -66,7 +67,7 @@ def multi_section(ds: Dataset) -> tuple[list[str], dict[str, float], list[Residu
         "ZeRO-2 reduce-scatter per micro-batch, ZeRO-3/FSDP all-gathers and reduce-scatter "
         "per micro-batch) over the published bus bandwidth (`seed_data/link_bandwidth.csv`: "
         f"{bw}) plus a per-call latency. Fitted (rows weighted by their communication share): "
-        f"overlap {fitted.COMM_OVERLAP}, κ {fitted.SCALING_LOSS_PER_DOUBLING} per doubling.",
+        f"overlap {cal.comm_overlap}, κ {cal.scaling_loss_per_doubling} per doubling.",
         "",
         "In-sample, each row predicted as its suite's 1-GPU measurement × n × η:",
         "",
@@ -86,8 +87,8 @@ def multi_section(ds: Dataset) -> tuple[list[str], dict[str, float], list[Residu
         "",
         *_table(llco, lambda r: pair_link_class(ds, r.row), "link class"),
         "",
-        f"Multi-GPU range factor (GPU counts not measured): {fitted.MULTI_GPU_RANGE[0]:.2f} – "
-        f"{fitted.MULTI_GPU_RANGE[1]:.2f}.",
+        f"Multi-GPU range factor (GPU counts not measured): {cal.multi_gpu_range[0]:.2f} – "
+        f"{cal.multi_gpu_range[1]:.2f}.",
         "",
     ]
     return lines, numbers, multi

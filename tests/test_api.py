@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from app.api.query import RANK_PARAMS
+from app.interface.query import RANK_PARAMS
 
 pytestmark = pytest.mark.db
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from app.model.calibration import load_calibration
 from app.model.memory import (
     COPIES_GPT,
     CUDA_CONTEXT_GIB,
-    DEFAULT_PARAMS,
     GIB,
     NCCL_GIB,
     SLACK,
@@ -43,7 +43,7 @@ def test_llmc_350m_on_8_a100_80gb_is_not_high(client: Any) -> None:
     assert b["gradients_gib"] == pytest.approx(2 * p / GIB, rel=1e-9)  # 0.661
     assert b["optimizer_gib"] == pytest.approx(12 * p / n / GIB, rel=1e-9)  # 0.496
     # COPIES_GPT (17) copies of b*s*h at 2 B per layer (no recompute, -r 0) + fused-loss logits
-    logits = DEFAULT_PARAMS.chunked_logit_bytes * batch * s * vocab
+    logits = load_calibration().memory.chunked_logit_bytes * batch * s * vocab
     acts = layers * COPIES_GPT * 2 * batch * s * h + logits
     assert b["logits_gib"] == pytest.approx(logits / GIB, rel=1e-9)  # 6.14 at 2 B/logit
     assert b["activations_gib"] == pytest.approx(acts / GIB, rel=1e-9)  # 57.14
@@ -68,7 +68,7 @@ def test_unfused_loss_is_what_made_the_350m_preset_high(client: Any) -> None:
     # the same run with a plain PyTorch loss (6 B per logit: bf16 logits, fp32 upcast,
     # log-softmax and its gradient) is 18.42 GiB of logits instead of 12.28
     e = estimate(client, {"preset": "gpt2-350m-pretrain-llmc", "fused_cross_entropy": False})
-    logits = DEFAULT_PARAMS.unfused_logit_bytes * 64 * 1024 * 50304
+    logits = load_calibration().memory.unfused_logit_bytes * 64 * 1024 * 50304
     assert e["memory"]["logits_gib"] == pytest.approx(logits / GIB, rel=1e-9)
     fused = estimate(client, {"preset": "gpt2-350m-pretrain-llmc"})
     assert e["peak_memory_gib"] > fused["peak_memory_gib"]

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from app.api.query import OFFER_PARAMS, RANK_PARAMS
+from app.interface.query import OFFER_PARAMS, RANK_PARAMS
 from app.model.types import INTERCONNECT_LABELS
 
 pytestmark = pytest.mark.db

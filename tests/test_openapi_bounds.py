@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from app.api import refresh, schemas, submissions
+from app.api import offers, refresh, submissions
+from app.interface import schemas
 
 pytestmark = pytest.mark.db
 
@@ -47,7 +48,7 @@ def bounds(prop: dict[str, Any]) -> dict[str, Any]:
 
 def models() -> dict[str, type[BaseModel]]:
     found: dict[str, type[BaseModel]] = {}
-    for module in (schemas, refresh, submissions):
+    for module in (schemas, refresh, offers, submissions):
         for name, obj in vars(module).items():
             if isinstance(obj, type) and issubclass(obj, BaseModel) and obj is not BaseModel:
                 found[name] = obj
@@ -169,8 +170,8 @@ def test_flat_parameters_say_an_empty_value_is_allowed(openapi: dict[str, Any]) 
 def test_count_parameters_state_the_pattern_and_bounds_the_validation_applies(
     openapi: dict[str, Any],
 ) -> None:
-    from app.api.counts import COUNT_PATTERN
-    from app.api.query import COUNT_PARAMS
+    from app.interface.counts import COUNT_PATTERN
+    from app.interface.query import COUNT_PARAMS
 
     own = schemas.WorkloadIn.model_json_schema()["properties"]
     assert {"params", "text_encoder_params", "vae_params"} <= set(COUNT_PARAMS)

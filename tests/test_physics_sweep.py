@@ -3,7 +3,7 @@ GPU with a tensor peak × precisions × GPU counts, through the served estimator
 data (in-process, no database).
 
 * no answer implies more MFU than the credible maximum of its family, size and precision
-  (``fitted.MFU_RANGE``, docs/mfu_table.md), nor more HFU;
+  (``mfu_range`` of app/model/calibration.json, docs/mfu_table.md), nor more HFU;
 * fp8 rows never raise a bf16 answer (the same data without them gives no lower answer);
 * activation checkpointing on is never faster than off;
 * the same job with and without a preset agrees within 10 % where the fields are equal.

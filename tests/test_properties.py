@@ -413,22 +413,22 @@ def test_answer_never_implies_more_than_the_credible_mfu(
 ) -> None:
     # implied MFU = samples/s × model FLOPs per sample ÷ the dense peak at the precision run;
     # main claimed 0.98 of an RTX 3090's 71 TFLOP/s (torchtune's 4090 LoRA row, now suspect)
-    from app.model import fitted
+    from app.model.calibration import load_calibration
 
     e = _estimate(client, {"preset": preset}, gpu)
     assert e["mfu"] is not None and e["hfu"] >= e["mfu"] > 0
-    highest = max(v[2] for v in fitted.MFU_RANGE.values() if v[2] <= 1)
+    highest = max(v[2] for v in load_calibration().mfu_range.values() if v[2] <= 1)
     assert e["mfu"] <= highest + 1e-9, e["notes"]
     assert any(n.startswith("implied MFU") for n in e["notes"])
 
 
 def test_credible_mfu_table_is_measured() -> None:
-    from app.model import fitted
+    from app.model.calibration import load_calibration
 
     # every cell is a measured range inside the peak; transformers at 16-bit stay below the
     # 0.75 plausibility limit (torchtune's Llama 3.2 3B + compile on an A100: 0.69) and fp8
     # is its own class (Megatron-Bridge and torchtitan Float8 rows, lower over the fp8 peak)
-    cells = fitted.MFU_RANGE
+    cells = load_calibration().mfu_range
     assert all(0 < lo <= mid <= top <= 1 and hfu >= top for lo, mid, top, hfu, _ in cells.values())
     assert cells["transformer|1B-20B|16"][2] == pytest.approx(0.69, abs=0.01)
     assert cells["transformer|1B-20B|8"][2] < cells["transformer|1B-20B|16"][2]

@@ -1,5 +1,5 @@
 """Query-string numbers and booleans are read strictly, one rule for every GET endpoint
-(``app.api.query.query_text_error``): integers ``-?[0-9]+``, numbers a plain decimal with an
+(``app.interface.query.query_text_error``): integers ``-?[0-9]+``, numbers a plain decimal with an
 optional exponent, booleans ``true``/``false`` (the OpenAPI document types them so)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from app.api.query import query_text_error
+from app.interface.query import query_text_error
 
 INTEGER = "must be a whole number written as digits, e.g. 1000 (no _, +, spaces or exponent)"
 NUMBER = "must be a number written as a decimal, e.g. 1.5, 40 or 2e-3"

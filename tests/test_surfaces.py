@@ -19,9 +19,9 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from app.api.schemas import EstimateRequest, RankRequest
 from app.backends import HttpBackend, LocalBackend
 from app.cli import main
+from app.interface.schemas import EstimateRequest, RankRequest
 from app.mcp_server import create_server
 from app.operations import ESTIMATE, RANK
 from app.settings import Settings, get_settings

@@ -8,7 +8,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from app.api.query import RANK_PARAMS
+from app.interface.query import RANK_PARAMS
 from app.web.format import money_range
 from app.web.forms import all_form_fields
 from tests.html_tree import Node, parse

@@ -1,55 +1,28 @@
-"""Fit every constant of app/model/fitted.py from seed_data/ and rewrite that module.
+"""Fit every constant of the ``throughput`` section of app/model/calibration.json from
+seed_data/ and write that section (the ``memory`` section is tools/fit_memory.py's).
 
-Run from the repository root: ``python tools/fit_constants.py [--check]``. ``--check`` exits 1
-when the committed module differs from what the data gives (CI-friendly).
+Run from the repository root: ``python tools/fit_constants.py [--check]``. ``--check`` writes
+nothing and exits 1 when the refit differs from the committed constants by more than the
+refit tolerance (:data:`REL_TOL`, :data:`ABS_TOL`), printing each difference.
 """
 
 from __future__ import annotations
 
 import argparse
-import pprint
 import sys
 from pathlib import Path
 
 from app.calibrate.dataset import load_dataset
 from app.calibrate.fit import fit_all
+from app.calibrate.store import differences, jsonable, read_document, seed_sha256, write_section
+from app.model.calibration import CALIBRATION_PATH
 from app.settings import PROJECT_ROOT
 
-TARGET = PROJECT_ROOT / "app" / "model" / "fitted.py"
-
-HEADER = '''"""Constants fitted from seed_data/ by ``python tools/fit_constants.py``; do not edit.
-
-* ACTIVATION_BYTES_PER_SAMPLE: "label|16/32" -> (activation bytes per sample, reference
-  image side or None, fixed bytes), from Lambda v0 peak memory (nvidia-smi) at several batches.
-* CNN_ACTIVATION_BYTES_PER_GFLOP, CNN_ACTIVATION_BYTES_PER_ELEMENT (per forward activation
-  element, fvcore count), DEFAULT_ACTIVATION_BYTES_PER_PARAM: fallbacks derived from those fits.
-* MFU_PRIOR: median achieved MFU per "family|precision class" over single-GPU measurements.
-* MFU_RANGE: "family|size|class" -> (10th percentile, median, highest MFU, highest HFU, rows)
-  of the measured rows that pass app/model/mfu.py's plausibility limit: the credible bound
-  of every answer (app/calibrate/mfu_fit.py; rows listed in docs/mfu_table.md).
-* INTENSITY_SLOPE: per non-transformer family, slope of log achieved FLOP rate on log forward
-  intensity (FLOPs per activation element), one point per workload, ridge-shrunk
-  (app/calibrate/validate.py fit_intensity_slope).
-* WIDTH_H0: h0 of a transformer's width efficiency h / (h + h0) on its 6N matmul FLOPs
-  (time per sample ∝ 6N·(1 + h0/h) + attention FLOPs), least squares over the log rate ratios
-  of pairs of networks measured under the same conditions (app/calibrate/validate.py
-  fit_width_h0).
-* QLORA_SLOWDOWN: geometric mean LoRA/QLoRA throughput ratio (same model, same GPU).
-* COMM_OVERLAP, SCALING_LOSS_PER_DOUBLING: multi-GPU model (app/model/comm.py), fitted to
-  the 2-512 GPU measurements weighted by their communication share.
-* RANGE_FACTORS, MULTI_GPU_RANGE: 10th/90th percentiles of actual/predicted in
-  served-path cross-validation, per situation and per basis (see app/calibrate/fit.py).
-"""
-'''
-
-
-def render(constants: dict[str, object]) -> str:
-    """The module text for ``constants`` (stable ordering, so re-runs are identical)."""
-    lines = [HEADER]
-    for name in sorted(constants):
-        text = pprint.pformat(constants[name], width=100 - len(name) - 3, sort_dicts=True)
-        lines.append(f"{name} = {text}\n")
-    return "\n".join(lines)
+#: Refit tolerance of ``--check``: every constant is rounded by the fit (4 decimals for
+#: ratios, whole bytes, grid points), so a faithful refit agrees to well within 1e-6 relative;
+#: 1e-9 absolute lets a constant that is 0 stay 0 up to float noise.
+REL_TOL = 1e-6
+ABS_TOL = 1e-9
 
 
 def main() -> None:
@@ -57,14 +30,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="compare, do not write")
     parser.add_argument("--seed-dir", type=Path, default=PROJECT_ROOT / "seed_data")
+    parser.add_argument("--out", type=Path, default=CALIBRATION_PATH)
     args = parser.parse_args()
-    text = render(fit_all(load_dataset(args.seed_dir)))
+    constants = jsonable(fit_all(load_dataset(args.seed_dir)))
     if args.check:
-        same = TARGET.read_text(encoding="utf-8") == text
-        print("fitted constants are up to date" if same else "fitted constants differ")
-        sys.exit(0 if same else 1)
-    TARGET.write_text(text, encoding="utf-8")
-    print(f"wrote {TARGET}")
+        committed = read_document(args.out).get("throughput", {}).get("constants", {})
+        diffs = differences(committed, constants, REL_TOL, ABS_TOL)
+        for line in diffs:
+            print(line)
+        print("fitted constants differ" if diffs else "fitted constants are up to date")
+        sys.exit(1 if diffs else 0)
+    body = {"data_sha256": seed_sha256(args.seed_dir), "constants": constants}
+    changed = write_section("throughput", body, "constants", args.out)
+    print(f"wrote {args.out}" if changed else f"{args.out} unchanged")
 
 
 if __name__ == "__main__":

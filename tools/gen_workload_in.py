@@ -1,4 +1,4 @@
-"""Write the ``WorkloadIn`` class of app/api/schemas.py from ``WORKLOAD_INPUTS``.
+"""Write the ``WorkloadIn`` class of app/interface/schemas.py from ``WORKLOAD_INPUTS``.
 
 Run from the repository root: ``python tools/gen_workload_in.py [--check]``. ``--check`` exits
 1 when the committed class differs from what :data:`app.model.types.WORKLOAD_INPUTS` gives
@@ -7,7 +7,7 @@ Run from the repository root: ``python tools/gen_workload_in.py [--check]``. ``-
 The class is written out so that type checkers see its fields (a model made at run time with
 ``create_model`` is a class without fields to them). Each field's annotation is the input's
 ``kind`` (optional); its constraints and description come from
-:func:`app.api.schemas.request_field`, which reads the same input at import time, so the
+:func:`app.interface.schemas.request_field`, which reads the same input at import time, so the
 bounds and descriptions have one source and the annotations are checked against it here.
 """
 
@@ -20,7 +20,7 @@ from written_file import write_or_check
 from app.model.types import WORKLOAD_INPUTS, WorkloadInput
 from app.settings import PROJECT_ROOT
 
-TARGET = PROJECT_ROOT / "app" / "api" / "schemas.py"
+TARGET = PROJECT_ROOT / "app" / "interface" / "schemas.py"
 BEGIN = (
     "# --- WorkloadIn: written by tools/gen_workload_in.py from WORKLOAD_INPUTS; do not edit ---\n"
 )

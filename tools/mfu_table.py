@@ -1,7 +1,7 @@
 """Write docs/mfu_table.md: the credible-MFU table and every measured row behind it.
 
 Run from the repository root: ``python tools/mfu_table.py [--check]``. The table is
-``fitted.MFU_RANGE`` (``tools/fit_constants.py`` fits it with
+``mfu_range`` of app/model/calibration.json (``tools/fit_constants.py`` fits it with
 :func:`app.calibrate.mfu_fit.fit_mfu_range`); this lists, per cell, the rows that count
 (source, workload, GPU × count, precision, MFU, HFU) and the rows held for an implausible
 MFU with the reason. ``--check`` exits 1 when the committed file differs.

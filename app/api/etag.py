@@ -27,15 +27,13 @@ from litestar.types import (
     Send,
 )
 
+from app.interface.deps import SCOPE_KEY
 from app.services.reference_cache import ReferenceCache
 from app.services.snapshot import ANSWER_TTL_S
 
 #: the paths whose GET answers carry a tag (watches, submissions and refresh runs do not:
 #: they change with writes the catalog version does not count)
 TAGGED = re.compile(r"^/v1/(rank|offers|offers/\d+|gpus|benchmarks|workloads|providers)/?$")
-#: where the handler's dependency records the catalog version it used
-#: (:func:`app.api.responses.provide_reference`): the tag names the version answered from
-SCOPE_KEY = "gpucost.catalog_version"
 
 
 def etag(version: int, scope: Scope, now: float | None = None) -> str:

@@ -5,7 +5,7 @@ loop's default executor, which :func:`limit_handler_threads` sizes to one thread
 connection, so a handler holding a thread never waits for a connection held by a request
 still queued. Everything that must progress while every handler thread is busy runs on
 anyio worker threads under its own limiter, never on that executor: returning a request's
-session to the pool (:func:`app.api.routes.provide_session`; when it shared the handlers'
+session to the pool (:func:`app.interface.deps.provide_session`; when it shared the handlers'
 threads, 26 concurrent requests on 20 connections deadlocked), the reference-data reload,
 and the ``/healthz`` database probe (:class:`DatabaseProbe`).
 """

@@ -1,41 +1,34 @@
-"""``GET /v1/offers/{id}/launch`` (a SkyPilot or dstack file for an offer) and
-``POST /v1/gpus/resolve`` (a listing's GPU label → the catalog GPU): thin controllers over
-:mod:`app.operations`, the handlers the CLI and the MCP server call too."""
+"""``GET /v1/offers/{id}/launch``: a SkyPilot or dstack file for an offer; a thin controller
+over :mod:`app.operations`, the handlers the CLI and the MCP server call too."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from litestar import Controller, Request, Response, get, post
-from litestar.di import NamedDependency, Provide
+from litestar import Request, Response, get
+from litestar.di import NamedDependency
 from litestar.enums import ParamType
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import Operation, Parameter, Schema
 from litestar.openapi.spec.enums import OpenAPIType
-from litestar.params import JSONBody, PathParameter
+from litestar.params import PathParameter
 from sqlalchemy.orm import Session
 
-from app.api.query import OFFER_PARAMS
-from app.api.responses import (
-    MAX_ID,
-    error_responses,
-    provide_reference,
-    provide_session,
-    provide_settings,
-)
-from app.api.routes import rank_query_parameters
-from app.api.schemas import OFFER_ID_TEXT, ErrorOut
+from app.api.params import ResourceController, rank_query_parameters
+from app.interface.deps import MAX_ID, error_responses
+from app.interface.query import OFFER_PARAMS
+from app.interface.schemas import OFFER_ID_TEXT, ErrorOut
 from app.launch import FORMATS
-from app.operations import (
-    RESOLVE_GPU,
-    Deps,
-    GpuResolveRequest,
-    GpuResolveResponse,
-    launch_file,
-)
+from app.operations import Deps, launch_file
 from app.services.reference import ReferenceData
 from app.settings import Settings
+
+#: The budget's query parameters (numbers above 0), written in the launch file's comments.
+_BUDGET_TEXTS = {
+    "max_total_cost": "budget for all epochs, in currency (written in the file's comments)",
+    "max_total_hours": "deadline: wall-clock hours, all epochs (in the file's comments)",
+}
 
 
 def _launch_parameters() -> list[Parameter]:
@@ -49,19 +42,11 @@ def _launch_parameters() -> list[Parameter]:
             description="skypilot: a SkyPilot task YAML (sky launch); dstack: a dstack task "
             "configuration (dstack apply -f)",
         ),
-        Parameter(
-            name="max_total_cost",
-            param_in=ParamType.QUERY,
-            required=False,
-            schema=number,
-            description="budget for all epochs, in currency (written in the file's comments)",
-        ),
-        Parameter(
-            name="max_total_hours",
-            param_in=ParamType.QUERY,
-            required=False,
-            schema=number,
-            description="deadline: wall-clock hours, all epochs (in the file's comments)",
+        *(
+            Parameter(
+                name=name, param_in=ParamType.QUERY, required=False, schema=number, description=text
+            )
+            for name, text in _BUDGET_TEXTS.items()
         ),
         *rank_query_parameters(OFFER_PARAMS),
     ]
@@ -75,15 +60,11 @@ class LaunchQueryOperation(Operation):
         self.parameters = [*(self.parameters or []), *_launch_parameters()]
 
 
-class LaunchController(Controller):
-    """Launch files for offers, and GPU labels matched to the catalog."""
+class LaunchController(ResourceController):
+    """Launch files for offers (SkyPilot, dstack)."""
 
     path = "/v1"
-    dependencies = {  # noqa: RUF012 - Litestar reads this class attribute
-        "session": Provide(provide_session),
-        "ref": Provide(provide_reference),
-        "settings": Provide(provide_settings, sync_to_thread=False),
-    }
+    tags = ["offers"]  # noqa: RUF012 - Litestar reads this class attribute
 
     @get(
         "/offers/{offer_id:int}/launch",
@@ -131,21 +112,3 @@ class LaunchController(Controller):
             media_type=out.media_type,
             headers={"Content-Disposition": f'attachment; filename="{out.filename}"'},
         )
-
-    @post(
-        "/gpus/resolve",
-        sync_to_thread=False,
-        status_code=200,
-        summary="Match a listing's GPU label to the catalog",
-        responses=error_responses(400),
-    )
-    def resolve_gpu(
-        self,
-        data: JSONBody[GpuResolveRequest],
-        ref: NamedDependency[ReferenceData],
-        settings: NamedDependency[Settings],
-    ) -> GpuResolveResponse:
-        """The catalog GPU a label names as a provider lists it (``A100-80G-PCIe``,
-        ``3090-24G``), matched as offers are at ingest: a ``match``, an ``ambiguous`` label
-        with its ``candidates``, or ``none``."""
-        return RESOLVE_GPU.run(data, Deps(None, ref, settings))

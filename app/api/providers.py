@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from litestar import Controller, get
-from litestar.di import NamedDependency, Provide
+from litestar import get
+from litestar.di import NamedDependency
 from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
-from app.api.responses import provide_reference, provide_session, provide_settings
+from app.api.params import ResourceController
+from app.interface.responses import iso_times
 from app.price_age import AGE_TIERS_DAYS, BOOKABLE_KINDS
 from app.services.providers import provider_coverage
 from app.services.reference import ReferenceData
@@ -89,19 +90,11 @@ class ProvidersOut(BaseModel):
     providers: list[ProviderOut] = Field(description="every provider, by slug")
 
 
-def _iso(value: object) -> str | None:
-    return value.isoformat() if value is not None else None  # type: ignore[attr-defined]
-
-
-class ProvidersController(Controller):
+class ProvidersController(ResourceController):
     """Providers (JSON, under ``/v1``)."""
 
     path = "/v1"
-    dependencies = {  # noqa: RUF012 - Litestar reads this class attribute
-        "session": Provide(provide_session),
-        "ref": Provide(provide_reference),
-        "settings": Provide(provide_settings, sync_to_thread=False),
-    }
+    tags = ["providers"]  # noqa: RUF012 - Litestar reads this class attribute
 
     @get("/providers", sync_to_thread=True, summary="Every provider: fetcher, offers, price ages")
     def providers(
@@ -121,12 +114,8 @@ class ProvidersController(Controller):
         coverage = per_version(
             ref, "provider_coverage", hours, lambda: provider_coverage(session, hours)
         )
-        out = []
-        for c in coverage.providers:
-            values = asdict(c)
-            for key in ("last_run_at", "last_success_at", "newest_price_at"):
-                values[key] = _iso(values[key])
-            out.append(ProviderOut(**values))
+        times = ("last_run_at", "last_success_at", "newest_price_at")
+        out = [ProviderOut(**iso_times(asdict(c), *times)) for c in coverage.providers]
         return ProvidersOut(
             age_tiers_days=dict(AGE_TIERS_DAYS),
             bookable_kinds=sorted(BOOKABLE_KINDS),

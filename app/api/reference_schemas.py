@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from app.api.schemas import EvidenceOut, WorkloadIn, described_as
+from app.interface.schemas import EvidenceOut, WorkloadIn, described_as
 
 
 class GpuOut(BaseModel):

@@ -1,20 +1,19 @@
-"""HTTP API of the price refresh: ``GET /v1/refresh-runs`` and ``GET /v1/offers/{id}/prices``."""
+"""HTTP API of the price refresh: ``GET /v1/refresh-runs`` (an offer's price history is
+``GET /v1/offers/{id}/prices``, :mod:`app.api.offers`)."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Annotated
 
-from litestar import Controller, get
-from litestar.di import NamedDependency, Provide
-from litestar.exceptions import NotFoundException
-from litestar.params import PathParameter
+from litestar import get
+from litestar.di import NamedDependency
 from pydantic import BaseModel, Field
 from sqlalchemy.orm import Session
 
-from app.api.responses import MAX_ID, error_responses, provide_session, provide_settings
-from app.api.schemas import OFFER_ID_TEXT, OfferOut, PricePointOut, described_as
-from app.services.refresh_runs import latest_runs, price_history
+from app.api.params import ResourceController
+from app.interface.responses import iso_times
+from app.interface.schemas import OfferOut, described_as
+from app.services.refresh_runs import latest_runs
 from app.settings import Settings
 
 
@@ -73,72 +72,17 @@ class RefreshRunOut(BaseModel):
     )
 
 
-class PriceHistoryOut(BaseModel):
-    """An offer's price history, oldest first, with its current price."""
-
-    offer_id: int = described_as(OfferOut, "id")
-    provider: str = described_as(OfferOut, "provider")
-    offer_key: str = described_as(OfferOut, "offer_key")
-    instance_type: str = described_as(OfferOut, "instance_type")
-    region: str = described_as(OfferOut, "region")
-    billing: str = described_as(OfferOut, "billing")
-    gpu_name_raw: str = described_as(OfferOut, "gpu_name_raw")
-    available: bool = described_as(OfferOut, "available")
-    price_per_hour: float | None = Field(
-        description="current price of the whole instance per hour, in currency, as listed"
-    )
-    currency: str = Field(description="ISO 4217 code of every price here")
-    observations: list[PricePointOut] = Field(description="every observed price, oldest first")
-
-
-def _iso(value: object) -> str | None:
-    return value.isoformat() if value is not None else None  # type: ignore[attr-defined]
-
-
-class RefreshController(Controller):
-    """Refresh-job status and price history (JSON, under ``/v1``)."""
+class RefreshController(ResourceController):
+    """Refresh-job status (JSON, under ``/v1``)."""
 
     path = "/v1"
-    dependencies = {  # noqa: RUF012 - Litestar reads this class attribute
-        "session": Provide(provide_session),
-        "settings": Provide(provide_settings, sync_to_thread=False),
-    }
+    tags = ["refresh"]  # noqa: RUF012 - Litestar reads this class attribute
 
     @get("/refresh-runs", sync_to_thread=True, summary="Latest price-refresh run per provider")
     def refresh_runs(
         self, session: NamedDependency[Session], settings: NamedDependency[Settings]
     ) -> list[RefreshRunOut]:
         """The latest refresh run of every provider that has one, by provider slug."""
-        out = []
-        for r in latest_runs(session, settings.stale_after_hours):
-            values = asdict(r)
-            for key in ("started_at", "finished_at", "last_success_at"):
-                values[key] = _iso(values[key])
-            out.append(RefreshRunOut(**values))
-        return out
-
-    @get(
-        "/offers/{offer_id:int}/prices",
-        sync_to_thread=True,
-        summary="Price history of one offer",
-        responses=error_responses(400, 404),
-    )
-    def offer_prices(
-        self,
-        offer_id: Annotated[int, PathParameter(ge=1, le=MAX_ID, description=OFFER_ID_TEXT)],
-        session: NamedDependency[Session],
-    ) -> PriceHistoryOut:
-        """Price history of one offer (every observation, oldest first); 404 if no such offer.
-
-        An observation is recorded when the price changed and at least daily while an offer is
-        seen; unknown prices are not observed.
-        """
-        history = price_history(session, offer_id)
-        if history is None:
-            raise NotFoundException(f"no offer with id {offer_id}")
-        values = asdict(history)
-        values["observations"] = [
-            PricePointOut(**{**p, "observed_at": _iso(p["observed_at"])})
-            for p in values["observations"]
-        ]
-        return PriceHistoryOut(**values)
+        times = ("started_at", "finished_at", "last_success_at")
+        runs = latest_runs(session, settings.stale_after_hours)
+        return [RefreshRunOut(**iso_times(asdict(r), *times)) for r in runs]

@@ -1,23 +1,28 @@
-"""``POST /v1/benchmarks``: a measurement from ``gpucost bench``, stored with its provenance.
+"""``POST /v1/benchmarks`` (:mod:`app.api.benchmarks`): a measurement from ``gpucost bench``,
+stored with its provenance.
 
 Answers ``201`` with the stored row when it is new, ``200`` with the row already stored when the
 same submitter sends the same ``run_id`` again (nothing changes: the first write wins), ``401``
 without a valid bearer token (nothing stored), ``400`` naming the field of a malformed body,
 ``409`` for a run id another submitter used, ``429`` (with ``Retry-After``) past the per-token
-rate limit.
+rate limit. ``GET /v1/submissions/events``: the audit trail of these rows.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from litestar import Request, Response
+from litestar import Request, Response, get
+from litestar.di import NamedDependency
 from litestar.exceptions import NotAuthorizedException, ValidationException
+from litestar.params import QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_429_TOO_MANY_REQUESTS
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy.orm import Session
 
+from app.api.params import ResourceController, reject_unknown_query
+from app.interface.deps import error_responses
 from app.model.types import Precision
 from app.services.reference import ReferenceData
 from app.services.submissions import (
@@ -25,6 +30,7 @@ from app.services.submissions import (
     SubmissionError,
     identify,
     is_revoked,
+    list_events,
     parse_tokens,
     submit_benchmark,
 )
@@ -177,3 +183,40 @@ class SubmissionEventPage(BaseModel):
     total: int = Field(description="entries matching")
     limit: int = Field(description="page size asked for")
     offset: int = Field(description="entries skipped")
+
+
+class SubmissionsController(ResourceController):
+    """The audit trail of submitted measurements (the rows are under ``/v1/benchmarks``)."""
+
+    path = "/v1/submissions"
+    tags = ["benchmarks"]  # noqa: RUF012 - Litestar reads this class attribute
+
+    @get(
+        "/events",
+        sync_to_thread=True,
+        summary="Audit trail of submitted measurements",
+        responses=error_responses(400),
+    )
+    def submission_events(
+        self,
+        request: Request[Any, Any, Any],
+        session: NamedDependency[Session],
+        submitter: Annotated[
+            str | None, QueryParameter(max_length=100, description="only this submitter's rows")
+        ] = None,
+        limit: Annotated[
+            int, QueryParameter(ge=1, le=1000, description="page size: most entries returned")
+        ] = 100,
+        offset: Annotated[
+            int, QueryParameter(ge=0, le=1_000_000_000, description="entries skipped")
+        ] = 0,
+    ) -> SubmissionEventPage:
+        """Who submitted, held, corroborated, approved or revoked which measurement, when, and
+        what it moved: the served answer of the row's configuration before and after, newest
+        first. Read-only and public (identities are the tokens' names, as every submitted row
+        shows them); maintainers act with ``gpucost submissions approve|revoke``."""
+        reject_unknown_query(request)
+        items, total = list_events(session, submitter=submitter, limit=limit, offset=offset)
+        return SubmissionEventPage(
+            items=[SubmissionEventOut(**i) for i in items], total=total, limit=limit, offset=offset
+        )

@@ -13,8 +13,8 @@ import datetime as dt
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from litestar import Controller, Request, Response, delete, get, post
-from litestar.di import NamedDependency, Provide
+from litestar import Request, Response, delete, get, post
+from litestar.di import NamedDependency
 from litestar.exceptions import NotAuthorizedException, NotFoundException
 from litestar.params import JSONBody, PathParameter
 from pydantic import BaseModel, Field, field_validator
@@ -22,15 +22,10 @@ from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.api.responses import (
-    MAX_ID,
-    error_responses,
-    provide_reference,
-    provide_session,
-    provide_settings,
-)
-from app.api.schemas import MAX_TEXT, REQUEST_CONFIG, RankRequest
+from app.api.params import ResourceController
 from app.db.models import Watch, WatchEvent, WatchMatch, as_utc
+from app.interface.deps import MAX_ID, error_responses
+from app.interface.schemas import MAX_TEXT, REQUEST_CONFIG, RankRequest
 from app.operations import Deps, validate_body, validation_error
 from app.services.reference import ReferenceData
 from app.services.submissions import identify, parse_tokens
@@ -195,15 +190,11 @@ def _own_watch(session: Session, watch_id: int, owner: str) -> Watch:
 WatchId = Annotated[int, PathParameter(ge=1, le=MAX_ID, description="watch id")]
 
 
-class WatchController(Controller):
+class WatchController(ResourceController):
     """Saved jobs checked after every refresh."""
 
     path = "/v1/watches"
-    dependencies = {  # noqa: RUF012 - Litestar reads this class attribute
-        "session": Provide(provide_session),
-        "ref": Provide(provide_reference),
-        "settings": Provide(provide_settings, sync_to_thread=False),
-    }
+    tags = ["watches"]  # noqa: RUF012 - Litestar reads this class attribute
 
     @post(
         "/",

@@ -1,8 +1,11 @@
-"""Derive every constant of :mod:`app.model.fitted` from the seed data.
+"""Derive every constant of the ``throughput`` section of ``app/model/calibration.json``
+(:class:`app.model.calibration.Calibration`) from the seed data.
 
-Run through ``python tools/fit_constants.py``; re-running reproduces the committed module
-byte for byte (tests check it). Order matters: memory fits and priors first, then the
-multi-GPU fit, then the range factors from cross-validation residuals of the finished model.
+Run through ``python tools/fit_constants.py``; re-running reproduces the committed constants
+(``pytest -m refit`` compares them within a stated tolerance). Order matters: memory fits and
+priors first, then the multi-GPU fit, then the range factors from cross-validation residuals
+of the finished model; each step predicts with ``dataclasses.replace(base, **constants so
+far)``, nothing is patched.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from app.calibrate.dataset import Dataset
@@ -31,10 +35,10 @@ from app.calibrate.validate import (
     measured_elsewhere,
     multi_pairs,
     multigpu_residuals,
-    patched,
     precision_switch,
     qlora_pairs,
 )
+from app.model.calibration import Calibration, load_calibration
 from app.model.memory import CUDA_CONTEXT_GIB, GIB, SLACK
 from app.model.types import SITUATION_BASIS, Precision, Situation, range_situation
 
@@ -57,10 +61,10 @@ def fit_memory(ds: Dataset) -> dict[str, Any]:
     nvidia-smi peak GiB at the batch Lambda chose per card; a least-squares line
     ``peak = a + b·batch`` gives the per-sample slope b and intercept a. Stored as allocated
     bytes: b ÷ SLACK, (a - CUDA context) ÷ SLACK. Needs ≥ 3 distinct batches and b > 0.
-    ``CNN_ACTIVATION_BYTES_PER_GFLOP`` = ResNet-50's 16-bit slope ÷ its forward GFLOPs;
-    ``CNN_ACTIVATION_BYTES_PER_ELEMENT`` = the same slope ÷ its forward activation elements
+    ``cnn_activation_bytes_per_gflop`` = ResNet-50's 16-bit slope ÷ its forward GFLOPs;
+    ``cnn_activation_bytes_per_element`` = the same slope ÷ its forward activation elements
     (the preset's ``forward_activations_per_sample``, millions: timm's fvcore count);
-    ``DEFAULT_ACTIVATION_BYTES_PER_PARAM`` = median slope ÷ params over fitted non-transformer
+    ``default_activation_bytes_per_param`` = median slope ÷ params over fitted non-transformer
     workloads with a parameter count.
 
     Raises:
@@ -103,15 +107,15 @@ def fit_memory(ds: Dataset) -> dict[str, Any]:
     if not rn50 or not rn50_macts:
         raise ValueError(
             "the ResNet-50 v1.5 16-bit slope and the resnet50-imagenet activation count are "
-            "needed for CNN_ACTIVATION_BYTES_PER_ELEMENT"
+            "needed for cnn_activation_bytes_per_element"
         )
     return {
-        "CNN_ACTIVATION_BYTES_PER_ELEMENT": round(rn50[0] / (rn50_macts * 1e6), 3),
-        "ACTIVATION_BYTES_PER_SAMPLE": fits,
-        "CNN_ACTIVATION_BYTES_PER_GFLOP": round(rn50[0] / rn50_gflops)
+        "cnn_activation_bytes_per_element": round(rn50[0] / (rn50_macts * 1e6), 3),
+        "activation_bytes_per_sample": fits,
+        "cnn_activation_bytes_per_gflop": round(rn50[0] / rn50_gflops)
         if rn50 and rn50_gflops
         else 6.5e6,
-        "DEFAULT_ACTIVATION_BYTES_PER_PARAM": round(statistics.median(per_param), 3),
+        "default_activation_bytes_per_param": round(statistics.median(per_param), 3),
     }
 
 
@@ -125,8 +129,11 @@ def _log_errors(residuals: Sequence[Residual]) -> list[float]:
     return [math.log(r.predicted / r.actual) for r in residuals if r.predicted > 0]
 
 
-def fit_multigpu(ds: Dataset, pairs: Sequence[MultiPair] | None = None) -> dict[str, Any]:
-    """``SCALING_LOSS_PER_DOUBLING`` κ and ``COMM_OVERLAP`` of :mod:`app.model.comm`.
+def fit_multigpu(
+    ds: Dataset, pairs: Sequence[MultiPair] | None = None, cal: Calibration | None = None
+) -> dict[str, Any]:
+    """``scaling_loss_per_doubling`` κ and ``comm_overlap`` of :mod:`app.model.comm` (the
+    other constants from ``cal``, default the served calibration).
 
     The bandwidths are published figures (``seed_data/link_bandwidth.csv``); only these two
     are fitted, on the multi-GPU rows with a 1-GPU partner in the same suite (``pairs``,
@@ -140,30 +147,31 @@ def fit_multigpu(ds: Dataset, pairs: Sequence[MultiPair] | None = None) -> dict[
     η ≈ 1 over links that cannot carry their gradients within the step; its TensorFlow
     VGG/AlexNet rows on the same cards at 0.1-0.5), and a mean lets either tail set it.
     """
+    base = cal or load_calibration()
     rows = list(multi_pairs(ds) if pairs is None else pairs)
-    shares = [comm_share(ds, pair) for pair in rows]
+    shares = [comm_share(ds, pair, base) for pair in rows]
     light = [pair for pair, s in zip(rows, shares, strict=True) if s < 0.05]
-    params: dict[str, Any] = {"SCALING_LOSS_PER_DOUBLING": 0.0, "COMM_OVERLAP": 1.0}
+    params: dict[str, Any] = {"scaling_loss_per_doubling": 0.0, "comm_overlap": 1.0}
 
     def errors(cand: dict[str, Any], subset: Sequence[MultiPair]) -> list[float]:
-        with patched(**cand):
-            return [abs(e) for e in _log_errors(multigpu_residuals(ds, subset))]
+        residuals = multigpu_residuals(ds, subset, replace(base, **cand))
+        return [abs(e) for e in _log_errors(residuals)]
 
     if light:
         grid_loss = [round(0.0025 * i, 4) for i in range(21)]
-        params["SCALING_LOSS_PER_DOUBLING"] = min(
+        params["scaling_loss_per_doubling"] = min(
             grid_loss,
             key=lambda k: statistics.median(
-                errors({**params, "SCALING_LOSS_PER_DOUBLING": k}, light)
+                errors({**params, "scaling_loss_per_doubling": k}, light)
             ),
         )
     if rows and sum(shares) > 0:
 
         def weighted(value: float) -> float:
-            errs = errors({**params, "COMM_OVERLAP": value}, rows)
+            errs = errors({**params, "comm_overlap": value}, rows)
             return weighted_median(errs, shares)
 
-        params["COMM_OVERLAP"] = min([round(0.05 * i, 2) for i in range(21)], key=weighted)
+        params["comm_overlap"] = min([round(0.05 * i, 2) for i in range(21)], key=weighted)
     return params
 
 
@@ -199,30 +207,32 @@ def _quantiles(ratios: Sequence[float]) -> tuple[float, float]:
     return round(q(lo), 4), round(q(hi), 4)
 
 
-def range_residuals(ds: Dataset) -> list[Residual]:
+def range_residuals(ds: Dataset, cal: Calibration | None = None) -> list[Residual]:
     """Served-path cross-validation residuals the ranges are calibrated on: measured
     elsewhere, leave-one-GPU-out, leave-one-architecture-out, leave-one-workload-out,
     derived workloads, precision switches, and the two protocols of multi-GPU-only (LLM)
-    workloads (each residual carries the situation the path named)."""
+    workloads (each residual carries the situation the path named), with ``cal``."""
     return [
-        *measured_elsewhere(ds),
-        *precision_switch(ds),
-        *logo(ds),
-        *loao(ds),
-        *lowo(ds),
-        *derived(ds),
-        *logo_multi(ds),
-        *lowo_multi(ds),
+        *measured_elsewhere(ds, cal),
+        *precision_switch(ds, cal),
+        *logo(ds, cal),
+        *loao(ds, cal),
+        *lowo(ds, cal),
+        *derived(ds, cal),
+        *logo_multi(ds, cal),
+        *lowo_multi(ds, cal),
     ]
 
 
-def fit_ranges(ds: Dataset, residuals: Sequence[Residual] | None = None) -> dict[str, Any]:
+def fit_ranges(
+    ds: Dataset, residuals: Sequence[Residual] | None = None, cal: Calibration | None = None
+) -> dict[str, Any]:
     """Low/high multipliers per situation from served-path cross-validation residuals
     (actual ÷ predicted, :func:`range_residuals`), and per basis for callers that only know
     the basis. Multi-GPU: served-path residuals of the multi-GPU rows with their GPU count held
     out (:func:`app.calibrate.multi_cv.leave_gpu_count_out`), applied on top for GPU counts
-    that were not measured."""
-    res = list(residuals) if residuals is not None else range_residuals(ds)
+    that were not measured. Predictions use ``cal`` (default: the served calibration)."""
+    res = list(residuals) if residuals is not None else range_residuals(ds, cal)
     by: dict[str, list[float]] = {}
     for r in res:
         situation = range_situation(Situation(r.basis))
@@ -231,28 +241,27 @@ def fit_ranges(ds: Dataset, residuals: Sequence[Residual] | None = None) -> dict
     # imported here: app.calibrate.multi_cv refits the multi-GPU constants with this module
     from app.calibrate.multi_cv import leave_gpu_count_out
 
-    multi = [r.actual / r.predicted for r in leave_gpu_count_out(ds)]
+    multi = [r.actual / r.predicted for r in leave_gpu_count_out(ds, cal)]
     return {
-        "RANGE_FACTORS": {k: _quantiles(v) for k, v in sorted(by.items()) if len(v) >= 10},
-        "MULTI_GPU_RANGE": _quantiles(multi),
+        "range_factors": {k: _quantiles(v) for k, v in sorted(by.items()) if len(v) >= 10},
+        "multi_gpu_range": _quantiles(multi),
     }
 
 
-def fit_all(ds: Dataset) -> dict[str, Any]:
-    """Every constant, in dependency order (each step sees the previous ones applied)."""
+def fit_all(ds: Dataset, base: Calibration | None = None) -> dict[str, Any]:
+    """Every constant of the throughput section (:class:`Calibration` field names), in
+    dependency order: each step predicts with ``base`` (default: the served calibration)
+    with the constants fitted so far replaced."""
+    base = base or load_calibration()
     constants: dict[str, Any] = {}
     constants.update(fit_memory(ds))
-    constants["QLORA_SLOWDOWN"] = fit_qlora_slowdown(ds)
-    with patched(**constants):
-        constants["MFU_PRIOR"] = fit_mfu_prior(ds)
-        constants["MFU_RANGE"] = fit_mfu_range(ds)
-        constants["FLOPS_RATE_MODEL"] = fit_flops_rate_model(ds)
-        constants["INTENSITY_SLOPE"] = fit_intensity_slope(ds)
-    with patched(**constants):
-        constants.update(fit_multigpu(ds))
-    with patched(**constants):
-        # multi-GPU rows enter at 1-GPU rates through the fitted multi-GPU model
-        constants["WIDTH_H0"] = fit_width_h0(ds)
-    with patched(**constants):
-        constants.update(fit_ranges(ds))
+    constants["qlora_slowdown"] = fit_qlora_slowdown(ds)
+    constants["mfu_prior"] = fit_mfu_prior(ds)
+    constants["mfu_range"] = fit_mfu_range(ds)
+    constants["flops_rate_model"] = fit_flops_rate_model(ds)
+    constants["intensity_slope"] = fit_intensity_slope(ds)
+    constants.update(fit_multigpu(ds, cal=replace(base, **constants)))
+    # multi-GPU rows enter at 1-GPU rates through the fitted multi-GPU model
+    constants["width_h0"] = fit_width_h0(ds, cal=replace(base, **constants))
+    constants.update(fit_ranges(ds, cal=replace(base, **constants)))
     return constants

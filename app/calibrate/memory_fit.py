@@ -23,6 +23,7 @@ review (``review: …``) are neither fitted nor in the headline; they are report
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Iterable
@@ -30,9 +31,8 @@ from dataclasses import dataclass, replace
 
 from app.calibrate.dataset import Dataset
 from app.calibrate.validate import case_workload
-from app.model import fitted
+from app.model.calibration import Calibration, load_calibration
 from app.model.memory import (
-    DEFAULT_PARAMS,
     GIB,
     SLACK,
     MemoryParams,
@@ -41,6 +41,10 @@ from app.model.memory import (
     usable_vram_gib,
 )
 from app.model.types import Architecture, Method, OomRisk, Sharding, VisionTask, Workload
+
+#: The served calibration: its throughput section gives the vision priors, its memory
+#: section is what ``tools/fit_memory.py`` compares a refit with.
+SERVED = load_calibration()
 
 #: Priors (sources in MemoryParams' docstring); the fit starts here.
 PRIOR = MemoryParams(
@@ -51,16 +55,16 @@ PRIOR = MemoryParams(
     qlora_overhead_torchao=0.0,
     oom_center=0.0,
     oom_scale=0.05,
-    cnn_activation_bytes_per_gflop=float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP),
-    detection_activation_bytes_per_gflop=float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP),
-    diffusion_activation_bytes_per_gflop=float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP),
-    cnn_activation_bytes_per_element=float(fitted.CNN_ACTIVATION_BYTES_PER_ELEMENT),
+    cnn_activation_bytes_per_gflop=float(SERVED.cnn_activation_bytes_per_gflop),
+    detection_activation_bytes_per_gflop=float(SERVED.cnn_activation_bytes_per_gflop),
+    diffusion_activation_bytes_per_gflop=float(SERVED.cnn_activation_bytes_per_gflop),
+    cnn_activation_bytes_per_element=float(SERVED.cnn_activation_bytes_per_element),
 )
 
 #: Bytes-per-GFLOP grid of the vision/diffusion activation constants: the ResNet-50 prior
 #: × 2^(k/10), k = -30 … 30 (1/8 … 8 × the prior in 7 % steps).
 _PER_GFLOP_GRID = [
-    round(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP * 2 ** (k / 10)) * 1.0 for k in range(-30, 31)
+    round(SERVED.cnn_activation_bytes_per_gflop * 2 ** (k / 10)) * 1.0 for k in range(-30, 31)
 ]
 
 #: Search grids of the fitted constants (physically plausible ranges).
@@ -78,7 +82,7 @@ GRIDS: dict[str, list[float]] = {
     "diffusion_activation_bytes_per_gflop": _PER_GFLOP_GRID,
     # CNNs with a published activation count: the same 1/8 … 8 × range around its prior
     "cnn_activation_bytes_per_element": [
-        round(fitted.CNN_ACTIVATION_BYTES_PER_ELEMENT * 2 ** (k / 10), 3) for k in range(-30, 31)
+        round(SERVED.cnn_activation_bytes_per_element * 2 ** (k / 10), 3) for k in range(-30, 31)
     ],
 }
 OOM_CENTERS = [-0.40 + 0.005 * i for i in range(161)]  # utilisation 0.67 … 1.49
@@ -168,9 +172,17 @@ def load_cases(ds: Dataset) -> list[Case]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def with_memory(params: MemoryParams) -> Calibration:
+    """The served calibration with ``params`` as its memory section (what a fold or a grid
+    point of the fit predicts with; memoised, the grids revisit the same values)."""
+    return replace(SERVED, memory=params)
+
+
 def predict_metric_gib(case: Case, params: MemoryParams) -> float:
     """The model's figure in the case's metric, GiB."""
-    b = peak_memory_bytes(case.workload, case.gpu_count, case.workload.micro_batch_size, params)
+    cal = with_memory(params)
+    b = peak_memory_bytes(case.workload, case.gpu_count, case.workload.micro_batch_size, cal)
     if case.metric in ("alloc", "active"):
         return b.allocated_gib
     if case.metric == "reserved":
@@ -182,7 +194,8 @@ def log_utilization(case: Case, params: MemoryParams) -> float | None:
     """log(predicted peak / usable VRAM), ``None`` without a known GPU size."""
     if not case.vram_gib:
         return None
-    b = peak_memory_bytes(case.workload, case.gpu_count, case.workload.micro_batch_size, params)
+    cal = with_memory(params)
+    b = peak_memory_bytes(case.workload, case.gpu_count, case.workload.micro_batch_size, cal)
     return math.log(max(b.total_gib, 1e-9) / usable_vram_gib(case.vram_gib, case.gpu))
 
 
@@ -294,7 +307,7 @@ def predict_case(case: Case, params: MemoryParams) -> CaseResult:
             case.workload,
             vram_gib=case.vram_gib,
             gpu_count=case.gpu_count,
-            params=params,
+            cal=with_memory(params),
             with_fixes=False,
             gpu=case.gpu,
         )
@@ -367,6 +380,3 @@ def summarize(results: Iterable[CaseResult]) -> Summary:
 def gib(value: float) -> float:
     """Bytes → GiB (helper for reports)."""
     return value / GIB
-
-
-DEFAULT = DEFAULT_PARAMS

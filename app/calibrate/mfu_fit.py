@@ -1,4 +1,5 @@
-"""The credible-MFU table (``fitted.MFU_RANGE``) from the measured rows, and its provenance.
+"""The credible-MFU table (the calibration's ``mfu_range``) from the measured rows, and its
+provenance.
 
 Every usable row (not suspect, GPU known or placed by
 :func:`app.model.pooled.place_unstated_variants`, preset known, run at the preset's

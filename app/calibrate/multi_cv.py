@@ -15,6 +15,7 @@ with a whole group of rows removed from the data and from the multi-GPU fit
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from app.calibrate.dataset import Dataset
 from app.calibrate.fit import fit_multigpu
@@ -22,11 +23,11 @@ from app.calibrate.validate import (
     MultiPair,
     Residual,
     multi_pairs,
-    patched,
     row_link,
     served_data,
     served_residual,
 )
+from app.model.calibration import Calibration, load_calibration
 from app.model.comm import topology
 from app.model.types import BenchmarkPoint
 
@@ -39,27 +40,32 @@ def pair_link_class(ds: Dataset, r: BenchmarkPoint) -> str:
     return topology(ds.catalog[r.gpu], r.gpu_count, row_link(ds, r)).link.value
 
 
-def _folds(ds: Dataset, key: Callable[[BenchmarkPoint], str]) -> list[Residual]:
+def _folds(
+    ds: Dataset, key: Callable[[BenchmarkPoint], str], cal: Calibration | None
+) -> list[Residual]:
+    cal = cal or load_calibration()
     pairs = multi_pairs(ds)
     out: list[Residual] = []
     for fold in sorted({key(r) for r, _, _ in pairs}):
         held: list[MultiPair] = [p for p in pairs if key(p[0]) == fold]
         kept = [p for p in pairs if key(p[0]) != fold]
         train = [p for p in ds.points if p.gpu_count < 2 or key(p) != fold]
-        data = served_data(ds, train)
-        with patched(**fit_multigpu(ds, kept)):
-            for r, _, w in held:
-                res = served_residual(ds, r, w, data)
-                if res is not None:
-                    out.append(res)
+        data = served_data(ds, train, cal)
+        refit = replace(cal, **fit_multigpu(ds, kept, cal))
+        for r, _, w in held:
+            res = served_residual(ds, r, w, data, cal=refit)
+            if res is not None:
+                out.append(res)
     return out
 
 
-def leave_gpu_count_out(ds: Dataset) -> list[Residual]:
-    """Residuals of the multi-GPU rows, each GPU count held out in turn (see module doc)."""
-    return _folds(ds, lambda r: f"{r.gpu_count:04d}")
+def leave_gpu_count_out(ds: Dataset, cal: Calibration | None = None) -> list[Residual]:
+    """Residuals of the multi-GPU rows, each GPU count held out in turn (see module doc), the
+    constants not refitted taken from ``cal`` (default: the served calibration)."""
+    return _folds(ds, lambda r: f"{r.gpu_count:04d}", cal)
 
 
-def leave_link_class_out(ds: Dataset) -> list[Residual]:
-    """Residuals of the multi-GPU rows, each link class held out in turn (see module doc)."""
-    return _folds(ds, lambda r: pair_link_class(ds, r))
+def leave_link_class_out(ds: Dataset, cal: Calibration | None = None) -> list[Residual]:
+    """Residuals of the multi-GPU rows, each link class held out in turn (see module doc), the
+    constants not refitted taken from ``cal`` (default: the served calibration)."""
+    return _folds(ds, lambda r: pair_link_class(ds, r), cal)

@@ -15,21 +15,22 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
 import statistics
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
+import numpy as np
+
+from app.calibrate.baselines import F_COMPUTE, blend_predict, fp32_ratio_predict, group_key
 from app.calibrate.dataset import Dataset, Preset, rate_rows, row_workload, units
 from app.calibrate.mfu_fit import fit_mfu_range
 from app.data.rows import workload_cells
-from app.model import fitted
+from app.model.calibration import Calibration, load_calibration
 from app.model.comm import CommEstimate
 from app.model.evidence import throughput_data
 from app.model.flops import matmul_width
-from app.model.linalg import lstsq
 from app.model.memory import (
     CUDA_CONTEXT_GIB,
     NCCL_GIB,
@@ -43,7 +44,6 @@ from app.model.multigpu import (
     multi_gpu_efficiency,
 )
 from app.model.pooled import PooledData, family, suite_of
-from app.model.scaling import F_COMPUTE, blend_predict, fp32_ratio_predict, group_key
 from app.model.throughput import (
     FlopsTable,
     ThroughputModel,
@@ -99,17 +99,18 @@ def ape_stats(values: Sequence[float]) -> tuple[float, float, int]:
     return statistics.median(ordered), p90, len(ordered)
 
 
-@contextlib.contextmanager
-def patched(**constants: Any) -> Iterator[None]:
-    """Temporarily replace constants of :mod:`app.model.fitted` (per-fold refits)."""
-    old = {k: getattr(fitted, k) for k in constants}
-    for k, v in constants.items():
-        setattr(fitted, k, v)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            setattr(fitted, k, v)
+def lstsq(x: Sequence[Sequence[float]], y: Sequence[float], ridge: float = 1e-12) -> list[float]:
+    """Least squares ``min |X b − y|²`` through the normal equations with a relative ridge of
+    ``ridge`` on the diagonal (``X``: rows × k features, ``y``: rows; returns k coefficients).
+
+    Raises:
+        numpy.linalg.LinAlgError: the ridged normal matrix is singular.
+    """
+    a = np.asarray(x, dtype=float)
+    ata = a.T @ a
+    diag = np.diag(ata).copy()
+    ata[np.diag_indices_from(ata)] += ridge * np.where(diag == 0, 1.0, diag)
+    return [float(v) for v in np.linalg.solve(ata, a.T @ np.asarray(y, dtype=float))]
 
 
 def _group_refs(
@@ -131,9 +132,13 @@ def _group_refs(
     return [(ds.catalog[g], statistics.median(v)) for g, v in by_gpu.items()]
 
 
-def served_data(ds: Dataset, points: Sequence[BenchmarkPoint]) -> PooledData:
-    """What the served path sees when the data set is ``points`` (as ReferenceData builds it)."""
-    return throughput_data(points, ds.catalog, [(p.fields, p.meta) for p in ds.presets.values()])
+def served_data(
+    ds: Dataset, points: Sequence[BenchmarkPoint], cal: Calibration | None = None
+) -> PooledData:
+    """What the served path sees when the data set is ``points`` (as ReferenceData builds it),
+    multi-GPU rows placed with ``cal`` (default: the served calibration)."""
+    presets = [(p.fields, p.meta) for p in ds.presets.values()]
+    return throughput_data(points, ds.catalog, presets, cal=cal)
 
 
 def served_residual(
@@ -142,18 +147,21 @@ def served_residual(
     w: Workload,
     data: PooledData,
     *,
+    cal: Calibration | None = None,
     reference: Workload | None = None,
     table: Any = None,
     baselines: dict[str, float] | None = None,
 ) -> Residual | None:
     """Predict held-out row ``r`` through the served path (:meth:`ThroughputModel.estimate`)
-    at the row's GPU, precision and software level, from ``data`` (which lacks the row)."""
+    at the row's GPU, precision and software level, from ``data`` (which lacks the row), with
+    the constants of ``cal`` (a fold's refit; default: the served calibration)."""
     model = ThroughputModel(
         w,
         catalog=ds.catalog,
         reference=reference,
         flops_table=ds.flops_table if table is None else table,
         data=data,
+        cal=cal or load_calibration(),
     )
     if not model.can_estimate():
         return None
@@ -180,15 +188,19 @@ def served_residual(
 
 
 def _held_out(
-    ds: Dataset, folds: dict[str, list[BenchmarkPoint]], keep: Callable[[str, BenchmarkPoint], bool]
+    ds: Dataset,
+    folds: dict[str, list[BenchmarkPoint]],
+    keep: Callable[[str, BenchmarkPoint], bool],
+    cal: Calibration | None = None,
 ) -> list[Residual]:
+    cal = cal or load_calibration()
     out = []
     for key, rows in sorted(folds.items()):
         train = [p for p in ds.points if keep(key, p)]
-        data = served_data(ds, train)
+        data = served_data(ds, train, cal)
         # the width constant refitted on the fold's rows (the FLOPs-model rows use it)
-        with patched(WIDTH_H0=fit_width_h0(ds, points=train)):
-            out.extend(_held_out_rows(ds, rows, train, data))
+        fold = replace(cal, width_h0=fit_width_h0(ds, points=train, cal=cal))
+        out.extend(_held_out_rows(ds, rows, train, data, fold))
     return out
 
 
@@ -197,8 +209,9 @@ def _held_out_rows(
     rows: Sequence[BenchmarkPoint],
     train: Sequence[BenchmarkPoint],
     data: PooledData,
+    cal: Calibration,
 ) -> list[Residual]:
-    """:func:`_held_out`'s residuals of one fold's ``rows``."""
+    """:func:`_held_out`'s residuals of one fold's ``rows`` (with the fold's ``cal``)."""
     out = []
     for r in rows:
         w = row_workload(ds, r)
@@ -212,19 +225,19 @@ def _held_out_rows(
             baselines["blend"] = blend_predict(
                 refs, gpu, r.precision, F_COMPUTE[family(w.architecture)]
             )
-        res = served_residual(ds, r, w, data, baselines=baselines)
+        res = served_residual(ds, r, w, data, cal=cal, baselines=baselines)
         if res is not None:
             out.append(res)
     return out
 
 
-def logo(ds: Dataset) -> list[Residual]:
+def logo(ds: Dataset, cal: Calibration | None = None) -> list[Residual]:
     """Leave-one-GPU-out: each single-GPU row predicted with its GPU model removed from every
     suite, through the served path at the row's software level."""
     folds: dict[str, list[BenchmarkPoint]] = {}
     for r in rate_rows(ds):
         folds.setdefault(r.gpu, []).append(r)
-    return _held_out(ds, folds, lambda g, p: p.gpu != g)
+    return _held_out(ds, folds, lambda g, p: p.gpu != g, cal)
 
 
 def multi_only_rows(ds: Dataset) -> list[BenchmarkPoint]:
@@ -244,17 +257,17 @@ def multi_only_rows(ds: Dataset) -> list[BenchmarkPoint]:
     return out
 
 
-def logo_multi(ds: Dataset) -> list[Residual]:
+def logo_multi(ds: Dataset, cal: Calibration | None = None) -> list[Residual]:
     """Leave-one-GPU-out for workloads measured only on several GPUs (LLMs): each row
     predicted at its GPU count and link with its GPU model removed from every suite
     (compared per GPU)."""
     folds: dict[str, list[BenchmarkPoint]] = {}
     for r in multi_only_rows(ds):
         folds.setdefault(r.gpu, []).append(r)
-    return _held_out(ds, folds, lambda g, p: p.gpu != g)
+    return _held_out(ds, folds, lambda g, p: p.gpu != g, cal)
 
 
-def lowo_multi(ds: Dataset) -> list[Residual]:
+def lowo_multi(ds: Dataset, cal: Calibration | None = None) -> list[Residual]:
     """Leave-one-workload-out for the multi-GPU-only workloads (FLOPs model from the other
     transformers, never CNNs), at the row's GPU count: the workload's whole network
     (:func:`lowo_folds`: Llama 3 8B goes with Llama 3.1 8B, GPT-2 124M with MPT-125M's shape
@@ -262,45 +275,46 @@ def lowo_multi(ds: Dataset) -> list[Residual]:
     by_label: dict[str, list[BenchmarkPoint]] = {}
     for r in multi_only_rows(ds):
         by_label.setdefault(r.workload, []).append(r)
+    cal = cal or load_calibration()
     folds = lowo_folds(ds)
     out = []
     for label, rows in sorted(by_label.items()):
         held = folds.get(label, frozenset({label}))
         train = [p for p in ds.points if p.workload not in held]
         table = {k: v for k, v in ds.flops_table.items() if k[0] not in held}
-        data = served_data(ds, train)
-        with fold_constants(ds, held):
-            for r in rows:
-                w = row_workload(ds, r)
-                if w is None:
-                    continue
-                res = served_residual(ds, r, w, data, table=table)
-                if res is not None:
-                    out.append(res)
+        data = served_data(ds, train, cal)
+        fold = fold_constants(ds, held, cal)
+        for r in rows:
+            w = row_workload(ds, r)
+            if w is None:
+                continue
+            res = served_residual(ds, r, w, data, cal=fold, table=table)
+            if res is not None:
+                out.append(res)
     return out
 
 
-def loao(ds: Dataset) -> list[Residual]:
+def loao(ds: Dataset, cal: Calibration | None = None) -> list[Residual]:
     """Leave-one-architecture-out: every GPU of the row's architecture removed."""
     arch = {name: g.architecture for name, g in ds.catalog.items()}
     folds: dict[str, list[BenchmarkPoint]] = {}
     for r in rate_rows(ds):
         folds.setdefault(arch[r.gpu], []).append(r)
-    return _held_out(ds, folds, lambda a, p: arch.get(p.gpu) != a)
+    return _held_out(ds, folds, lambda a, p: arch.get(p.gpu) != a, cal)
 
 
-def measured_elsewhere(ds: Dataset) -> list[Residual]:
+def measured_elsewhere(ds: Dataset, cal: Calibration | None = None) -> list[Residual]:
     """``measured`` situation: a GPU's rows of one suite removed (every workload), predicted
     from the same GPU's rows in other suites or precisions; only rows the path calls
     measured (``measured_rescaled``: its own rows moved to the held-out suite) count."""
     folds: dict[str, list[BenchmarkPoint]] = {}
     for r in rate_rows(ds):
         folds.setdefault(f"{r.gpu}#{suite_of(r)}", []).append(r)
-    res = _held_out(ds, folds, lambda k, p: f"{p.gpu}#{suite_of(p)}" != k)
+    res = _held_out(ds, folds, lambda k, p: f"{p.gpu}#{suite_of(p)}" != k, cal)
     return [r for r in res if range_situation(Situation(r.basis)) == Situation.MEASURED]
 
 
-def precision_switch(ds: Dataset) -> list[Residual]:
+def precision_switch(ds: Dataset, cal: Calibration | None = None) -> list[Residual]:
     """Each workload's rows of one precision class (fp32/tf32 or 16-bit) removed, predicted
     from its rows at the other precision (and everything else)."""
     folds: dict[str, list[BenchmarkPoint]] = {}
@@ -309,7 +323,9 @@ def precision_switch(ds: Dataset) -> list[Residual]:
         folds.setdefault(f"{r.workload}#{precision_class(r.precision)}", []).append(r)
         both.setdefault(r.workload, set()).add(precision_class(r.precision))
     folds = {k: v for k, v in folds.items() if len(both[k.split("#")[0]]) == 2}
-    return _held_out(ds, folds, lambda k, p: f"{p.workload}#{precision_class(p.precision)}" != k)
+    return _held_out(
+        ds, folds, lambda k, p: f"{p.workload}#{precision_class(p.precision)}" != k, cal
+    )
 
 
 #: Derived-workload pairs: (measured target label, the preset it is derived from).
@@ -330,11 +346,12 @@ DERIVED_PAIRS = (
 )
 
 
-def derived(ds: Dataset) -> list[Residual]:
+def derived(ds: Dataset, cal: Calibration | None = None) -> list[Residual]:
     """A measured workload predicted as a custom variant of another preset (its own rows
     removed): ResNet-152 from ResNet-50, Transformer-XL large from base, BERT-large from
     BERT-base, a bigger Llama from a smaller (MPT rows at their GPU count), through the
     served path's ``derived`` situation."""
+    cal = cal or load_calibration()
     out = []
     folds = lowo_folds(ds)
     for label, base_slug in DERIVED_PAIRS:
@@ -346,9 +363,9 @@ def derived(ds: Dataset) -> list[Residual]:
         held = folds.get(label, frozenset({label}))
         train = [p for p in ds.points if p.workload not in held]
         table = {k: v for k, v in ds.flops_table.items() if k[0] not in held}
-        data = served_data(ds, train)
-        with fold_constants(ds, held):
-            out.extend(_derived_rows(ds, rows, base, data, table))
+        data = served_data(ds, train, cal)
+        fold = fold_constants(ds, held, cal)
+        out.extend(_derived_rows(ds, rows, base, data, table, fold))
     return out
 
 
@@ -358,8 +375,10 @@ def _derived_rows(
     base: Preset,
     data: PooledData,
     table: FlopsTable,
+    cal: Calibration,
 ) -> list[Residual]:
-    """:func:`derived`'s residuals of ``rows`` predicted as custom variants of ``base``."""
+    """:func:`derived`'s residuals of ``rows`` predicted as custom variants of ``base``, with
+    the fold's ``cal``."""
     out = []
     for r in rows:
         target = row_workload(ds, r)
@@ -374,7 +393,7 @@ def _derived_rows(
             benchmark_method=base.meta["benchmark_method"],
             matches_preset=False,
         )
-        res = served_residual(ds, r, w, data, reference=base.workload(), table=table)
+        res = served_residual(ds, r, w, data, cal=cal, reference=base.workload(), table=table)
         if res is not None:
             out.append(res)
     return out
@@ -529,14 +548,14 @@ WidthPair = tuple[WidthShape, WidthShape, float]
 _WidthRows = dict[int, tuple[tuple[object, ...], tuple[object, ...], WidthShape, float]]
 
 
-def _width_rows(ds: Dataset) -> _WidthRows:
+def _width_rows(ds: Dataset, cal: Calibration) -> _WidthRows:
     """Per usable transformer row of ``ds`` (by benchmark id): its pairing condition, network
     key, shape (:data:`WidthShape`) and log 1-GPU samples/s (:func:`width_pairs`), memoised
-    on ``ds`` per multi-GPU constants (the folds only filter them)."""
+    on ``ds`` per multi-GPU constants of ``cal`` (the folds only filter them)."""
     memo_key = (
         "width_rows",
-        repr(fitted.COMM_OVERLAP),
-        repr(fitted.SCALING_LOSS_PER_DOUBLING),
+        repr(cal.comm_overlap),
+        repr(cal.scaling_loss_per_doubling),
     )
     hit = ds.memo.get(memo_key)
     if hit is not None:
@@ -562,7 +581,7 @@ def _width_rows(ds: Dataset) -> _WidthRows:
                 gpu, Interconnect(p.interconnect) if p.interconnect else None
             )
             per_gpu /= multi_gpu_efficiency(
-                w, gpu, p.gpu_count, link, per_gpu, micro_batch=p.batch_size_per_gpu
+                w, gpu, p.gpu_count, link, per_gpu, micro_batch=p.batch_size_per_gpu, cal=cal
             )
         matmul, attention = transformer_flops(w)
         cond = (w.architecture, p.gpu, suite_of(p), p.precision, p.gpu_count)
@@ -577,6 +596,7 @@ def width_pairs(
     ds: Dataset,
     exclude: frozenset[str] = frozenset(),
     points: Sequence[BenchmarkPoint] | None = None,
+    cal: Calibration | None = None,
 ) -> list[WidthPair]:
     """``(shape_a, shape_b, mean log rate_a/rate_b)`` (:data:`WidthShape`; rates in 1-GPU
     samples/s) for every pair of transformer networks of the same architecture (decoder,
@@ -587,11 +607,12 @@ def width_pairs(
     ``exclude`` left out. A multi-GPU row's per-GPU rate
     is divided by the modelled data-parallel efficiency
     (:func:`app.model.multigpu.multi_gpu_efficiency`, as the pooled model places it), so
-    the communication cost of a bigger model is not read as a width effect. ``points``: the
-    rows to pair (default every row; a fold passes its training rows)."""
+    the communication cost of a bigger model is not read as a width effect (with ``cal``'s
+    multi-GPU constants, default the served calibration). ``points``: the rows to pair
+    (default every row; a fold passes its training rows)."""
     cells: dict[tuple[object, ...], dict[tuple[object, ...], list[float]]] = {}
     shape: dict[tuple[object, ...], WidthShape] = {}
-    rows = _width_rows(ds)
+    rows = _width_rows(ds, cal or load_calibration())
     for p in ds.points if points is None else points:
         row = rows.get(p.id)
         if row is None or p.workload in exclude:
@@ -636,33 +657,36 @@ def fit_width_h0(
     ds: Dataset,
     exclude: frozenset[str] = frozenset(),
     points: Sequence[BenchmarkPoint] | None = None,
+    cal: Calibration | None = None,
 ) -> dict[str, float]:
-    """``WIDTH_H0``: :func:`best_width_h0` over :func:`width_pairs` (``exclude`` and rows
-    outside ``points`` left out), for transformers. Needs ≥ 3 pairs; otherwise no entry (no
-    width effect)."""
-    pts = width_pairs(ds, exclude, points)
+    """``width_h0``: :func:`best_width_h0` over :func:`width_pairs` (``exclude`` and rows
+    outside ``points`` left out; multi-GPU rows placed with ``cal``), for transformers. Needs
+    ≥ 3 pairs; otherwise no entry (no width effect)."""
+    pts = width_pairs(ds, exclude, points, cal)
     return {"transformer": best_width_h0(pts)} if len(pts) >= 3 else {}
 
 
-def fold_constants(ds: Dataset, held: frozenset[str]) -> contextlib.AbstractContextManager[None]:
-    """The FLOPs model's fitted constants (``MFU_PRIOR``, ``FLOPS_RATE_MODEL``, ``MFU_RANGE``,
-    ``INTENSITY_SLOPE``, ``WIDTH_H0``) refitted without the workloads in ``held``, patched in for a
-    leave-one-workload-out fold."""
-    return patched(
-        MFU_PRIOR={**fitted.MFU_PRIOR, **fit_mfu_prior(ds, held)},
-        FLOPS_RATE_MODEL=fit_flops_rate_model(ds, held),
-        MFU_RANGE=fit_mfu_range(ds, held),
-        INTENSITY_SLOPE=fit_intensity_slope(ds, held),
-        WIDTH_H0=fit_width_h0(ds, held),
+def fold_constants(ds: Dataset, held: frozenset[str], cal: Calibration) -> Calibration:
+    """``cal`` with the FLOPs model's fitted constants (``mfu_prior``, ``flops_rate_model``,
+    ``mfu_range``, ``intensity_slope``, ``width_h0``) refitted without the workloads in
+    ``held``: the calibration of a leave-one-workload-out fold."""
+    return replace(
+        cal,
+        mfu_prior={**cal.mfu_prior, **fit_mfu_prior(ds, held)},
+        flops_rate_model=fit_flops_rate_model(ds, held),
+        mfu_range=fit_mfu_range(ds, held),
+        intensity_slope=fit_intensity_slope(ds, held),
+        width_h0=fit_width_h0(ds, held, cal=cal),
     )
 
 
-def lowo(ds: Dataset) -> list[Residual]:
+def lowo(ds: Dataset, cal: Calibration | None = None) -> list[Residual]:
     """Leave-one-workload-out (``flops_model`` situation) of workloads with a FLOPs estimate:
     every row of the workload's network (:func:`lowo_folds`) removed, from the data and from
     the fitted FLOPs-model constants (``MFU_PRIOR``, ``FLOPS_RATE_MODEL``, ``MFU_RANGE``,
     ``INTENSITY_SLOPE`` refitted per fold); the baseline is FLOPs ÷ (peak × a flat MFU of
     0.3)."""
+    cal = cal or load_calibration()
     out = []
     rows = rate_rows(ds)
     folds = lowo_folds(ds)
@@ -670,23 +694,22 @@ def lowo(ds: Dataset) -> list[Residual]:
         held = folds.get(label, frozenset({label}))
         train = [p for p in ds.points if p.workload not in held]
         table = {k: v for k, v in ds.flops_table.items() if k[0] not in held}
-        data = served_data(ds, train)
-        with fold_constants(ds, held):
-            for r in (x for x in rows if x.workload == label):
-                w = row_workload(ds, r)
-                if w is None or not training_flops_per_sample(w):
-                    continue
-                naive = (
-                    flops_peak_tflops(ds.catalog[r.gpu], r.precision)
-                    * 1e12
-                    * 0.3
-                    / (training_flops_per_sample(w) or 1.0)
-                )
-                res = served_residual(
-                    ds, r, w, data, table=table, baselines={"flat_mfu_0.3": naive * units(w)}
-                )
-                if res is not None:
-                    out.append(res)
+        data = served_data(ds, train, cal)
+        fold = fold_constants(ds, held, cal)
+        for r in (x for x in rows if x.workload == label):
+            w = row_workload(ds, r)
+            if w is None or not training_flops_per_sample(w):
+                continue
+            naive = (
+                flops_peak_tflops(ds.catalog[r.gpu], r.precision)
+                * 1e12
+                * 0.3
+                / (training_flops_per_sample(w) or 1.0)
+            )
+            baselines = {"flat_mfu_0.3": naive * units(w)}
+            res = served_residual(ds, r, w, data, cal=fold, table=table, baselines=baselines)
+            if res is not None:
+                out.append(res)
     return out
 
 
@@ -724,7 +747,7 @@ def row_link(ds: Dataset, r: BenchmarkPoint) -> Interconnect | None:
     return effective_interconnect(ds.catalog[r.gpu], listed)
 
 
-def _pair_comm(ds: Dataset, pair: MultiPair) -> CommEstimate:
+def _pair_comm(ds: Dataset, pair: MultiPair, cal: Calibration) -> CommEstimate:
     r, base, w = pair
     per_gpu_samples = base.throughput_total / (w.units_per_sample or 1.0)
     return multi_gpu_comm(
@@ -734,23 +757,29 @@ def _pair_comm(ds: Dataset, pair: MultiPair) -> CommEstimate:
         row_link(ds, r),
         per_gpu_samples,
         micro_batch=r.batch_size_per_gpu or w.micro_batch_size,
+        cal=cal,
     )
 
 
-def comm_share(ds: Dataset, pair: MultiPair) -> float:
+def comm_share(ds: Dataset, pair: MultiPair, cal: Calibration | None = None) -> float:
     """Communication time ÷ (compute + communication time) of a pair's multi-GPU row with
-    nothing hidden (overlap 0): how much the row can say about the link model."""
-    with patched(COMM_OVERLAP=0.0):
-        return _pair_comm(ds, pair).comm_time_share
+    nothing hidden (``cal``'s overlap set to 0): how much the row can say about the link
+    model."""
+    hidden_none = replace(cal or load_calibration(), comm_overlap=0.0)
+    return _pair_comm(ds, pair, hidden_none).comm_time_share
 
 
-def multigpu_residuals(ds: Dataset, pairs: Sequence[MultiPair] | None = None) -> list[Residual]:
-    """Multi-GPU rows predicted as 1-GPU throughput × n × η (baseline: linear scaling), the
-    residual's basis the row's link class (:class:`app.model.comm.LinkClass`)."""
+def multigpu_residuals(
+    ds: Dataset, pairs: Sequence[MultiPair] | None = None, cal: Calibration | None = None
+) -> list[Residual]:
+    """Multi-GPU rows predicted as 1-GPU throughput × n × η (η with ``cal``'s constants;
+    baseline: linear scaling), the residual's basis the row's link class
+    (:class:`app.model.comm.LinkClass`)."""
+    cal = cal or load_calibration()
     out = []
     for pair in multi_pairs(ds) if pairs is None else pairs:
         r, base, _ = pair
-        comm = _pair_comm(ds, pair)
+        comm = _pair_comm(ds, pair, cal)
         linear = base.throughput_total * r.gpu_count
         out.append(
             Residual(
@@ -795,8 +824,8 @@ class MemoryCheck:
         return abs(self.predicted_gib / self.observed_gib - 1.0)
 
 
-def _metric_gib(w: Workload, gpu_count: int, metric: str) -> float:
-    b = peak_memory_bytes(w, gpu_count, w.micro_batch_size)
+def _metric_gib(w: Workload, gpu_count: int, metric: str, cal: Calibration) -> float:
+    b = peak_memory_bytes(w, gpu_count, w.micro_batch_size, cal)
     if metric in ("alloc", "active"):
         return b.allocated_gib
     if metric == "reserved":
@@ -872,8 +901,10 @@ PEAK_ROW_CONFIGS: list[tuple[Callable[[BenchmarkPoint], bool], str, dict[str, An
 ]
 
 
-def memory_checks(ds: Dataset) -> list[MemoryCheck]:
-    """Predicted vs observed for the §7 cases and the benchmark peak-memory rows."""
+def memory_checks(ds: Dataset, cal: Calibration | None = None) -> list[MemoryCheck]:
+    """Predicted vs observed for the §7 cases and the benchmark peak-memory rows, with ``cal``
+    (default: the served calibration)."""
+    cal = cal or load_calibration()
     out = []
     for row in ds.memory_cases:
         gpu = ds.catalog.get(row["gpu"])
@@ -881,7 +912,7 @@ def memory_checks(ds: Dataset) -> list[MemoryCheck]:
         if gpu is None or w is None:
             continue
         count = _int(row["gpu_count"]) or 1
-        est = estimate_memory(w, vram_gib=gpu.vram_gib, gpu_count=count, gpu=gpu.name)
+        est = estimate_memory(w, vram_gib=gpu.vram_gib, gpu_count=count, gpu=gpu.name, cal=cal)
         metric = row["metric"] if row["metric"] != "outcome" else "smi"
         observed = float(row["observed_gib"]) if row["observed_gib"].strip() else None
         out.append(
@@ -892,7 +923,7 @@ def memory_checks(ds: Dataset) -> list[MemoryCheck]:
                 metric=row["metric"],
                 observed_gib=observed,
                 outcome=row["outcome"],
-                predicted_gib=_metric_gib(w, count, metric),
+                predicted_gib=_metric_gib(w, count, metric, cal),
                 predicted_risk=est.oom_risk.value,
                 in_sample=False,
             )
@@ -919,7 +950,9 @@ def memory_checks(ds: Dataset) -> list[MemoryCheck]:
         if config is None:
             continue
         w, metric, in_sample = config
-        est = estimate_memory(w, vram_gib=gpu.vram_gib, gpu_count=p.gpu_count, gpu=gpu.name)
+        est = estimate_memory(
+            w, vram_gib=gpu.vram_gib, gpu_count=p.gpu_count, gpu=gpu.name, cal=cal
+        )
         out.append(
             MemoryCheck(
                 case=f"bench-{p.id}",
@@ -929,7 +962,7 @@ def memory_checks(ds: Dataset) -> list[MemoryCheck]:
                 metric=metric,
                 observed_gib=p.peak_memory_gib,
                 outcome="fits",
-                predicted_gib=_metric_gib(w, p.gpu_count, metric),
+                predicted_gib=_metric_gib(w, p.gpu_count, metric, cal),
                 predicted_risk=est.oom_risk.value,
                 in_sample=in_sample,
                 notes="per-sample slope fitted on these rows" if in_sample else "",

@@ -2,7 +2,7 @@
 estimate of every other machine by the same factor.
 
 The model's error on a job is mostly the job's (its stack, data pipeline, kernels), not the
-GPU's: cross-validation leaving one GPU out errs ±13-20 % (``fitted.RANGE_FACTORS``
+GPU's: cross-validation leaving one GPU out errs ±13-20 % (the calibration's ``range_factors``
 ``sibling``/``extrapolated``) where estimating a job never measured errs ±25-70 %
 (``flops_model``). So with a measured rate ``r`` on machine A, machine B is estimated at
 ``estimate(B) × r / estimate(A)``, and its range is the cross-GPU one: ``measured`` for the
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from app.model import fitted
+from app.model.calibration import Calibration, load_calibration
 from app.model.types import GpuSpec, Interconnect, Situation, ThroughputEstimate
 
 
@@ -41,18 +41,23 @@ def cross_gpu_situation(anchor: GpuSpec, target: GpuSpec) -> Situation:
 
 
 def anchored(
-    target: ThroughputEstimate, at_anchor: ThroughputEstimate, anchor: Anchor, gpu: GpuSpec
+    target: ThroughputEstimate,
+    at_anchor: ThroughputEstimate,
+    anchor: Anchor,
+    gpu: GpuSpec,
+    cal: Calibration | None = None,
 ) -> ThroughputEstimate:
     """``target`` (the estimate on ``gpu``) moved by the anchor's measured ÷ estimated ratio
     (``at_anchor``: the model's estimate of the anchor machine), its range narrowed to the
     cross-GPU one (module docstring) and a note saying so. ``ValueError`` when the model
-    has no estimate of the anchor machine (0 samples/s)."""
+    has no estimate of the anchor machine (0 samples/s). The range factors are ``cal``'s
+    (default: the served calibration)."""
     if at_anchor.samples_per_s <= 0:
         raise ValueError("no estimate of the anchor machine to compare the measured rate with")
     ratio = anchor.samples_per_s / at_anchor.samples_per_s
     value = target.samples_per_s * ratio
     situation = cross_gpu_situation(anchor.gpu, gpu)
-    low, high = fitted.RANGE_FACTORS[situation.value]
+    low, high = (cal or load_calibration()).range_factors[situation.value]
     note = (
         f"anchored on your run: {anchor.samples_per_s:.4g} samples/s measured on "
         f"{anchor.gpu_count:g} × {anchor.gpu.name}, where the model says "

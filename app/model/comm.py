@@ -17,8 +17,9 @@ unknown. :func:`bus_bandwidth` gives that link's all-reduce bus bandwidth (nccl-
 
 ``overlap`` (how much of the hideable compute a collective actually hides behind) and κ (per
 doubling: stragglers, synchronisation, input pipelines) are the only fitted constants
-(``fitted.COMM_OVERLAP``, ``fitted.SCALING_LOSS_PER_DOUBLING``; ``tools/fit_constants.py``,
-rows weighted by their communication share).
+(:attr:`~app.model.calibration.Calibration.comm_overlap`,
+:attr:`~app.model.calibration.Calibration.scaling_loss_per_doubling` of the calibration
+passed in; ``tools/fit_constants.py``, rows weighted by their communication share).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 
-from app.model import fitted
+from app.model.calibration import Calibration, load_calibration
 from app.model.memory import lora_trainable_params
 from app.model.types import GpuSpec, Interconnect, Method, Precision, Sharding, Workload
 from app.resources import seed_dir
@@ -367,21 +368,24 @@ def comm_estimate(
     per_gpu_samples_per_s: float,
     *,
     micro_batch: float | None = None,
+    cal: Calibration | None = None,
 ) -> CommEstimate:
-    """η of ``w`` over ``topo`` at ``per_gpu_samples_per_s`` (see the module docstring).
+    """η of ``w`` over ``topo`` at ``per_gpu_samples_per_s`` (see the module docstring),
+    with the overlap and κ of ``cal`` (default: the served calibration).
 
     ``micro_batch`` overrides the workload's micro-batch (the harness uses a benchmark's).
     """
+    cal = cal or load_calibration()
     n = topo.gpus
     if n <= 1 or per_gpu_samples_per_s <= 0:
         return CommEstimate(1.0, topo, 0.0, 0.0, 0.0, 0.0)
-    loss = (1.0 - fitted.SCALING_LOSS_PER_DOUBLING) ** math.log2(n)
+    loss = (1.0 - cal.scaling_loss_per_doubling) ** math.log2(n)
     traffic = step_traffic(w, n)
     busbw, latency = bus_bandwidth(gpu, topo)
     batch = micro_batch if micro_batch is not None else w.micro_batch_size
     t_step = batch * max(w.grad_accum_steps, 1) / per_gpu_samples_per_s
     t_comm = traffic.bus_bytes / busbw + traffic.calls * latency if traffic.bus_bytes else 0.0
-    exposed = max(0.0, t_comm - fitted.COMM_OVERLAP * traffic.hideable * t_step)
+    exposed = max(0.0, t_comm - cal.comm_overlap * traffic.hideable * t_step)
     return CommEstimate(
         efficiency=loss * t_step / (t_step + exposed),
         topology=topo,

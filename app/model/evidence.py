@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from app.model.calibration import Calibration
 from app.model.job import build_workload
 from app.model.pooled import PooledData
 from app.model.throughput import family, label_workloads, training_flops_per_sample
@@ -51,9 +52,11 @@ def throughput_data(
     points: Sequence[BenchmarkPoint],
     catalog: Mapping[str, GpuSpec],
     presets: list[tuple[dict[str, Any], dict[str, Any]]],
+    cal: Calibration | None = None,
 ) -> PooledData:
     """The pooled-model data of ``points``: each measured (label, method) tied to the first
-    preset standing for it (its architecture picks the family)."""
+    preset standing for it (its architecture picks the family); multi-GPU rows placed with
+    ``cal``'s multi-GPU constants (default: the served calibration)."""
     workloads = [
         build_workload(values, meta, True)
         for values, meta in presets
@@ -64,4 +67,5 @@ def throughput_data(
         catalog,
         label_workloads(workloads),
         {k: v[0] for k, v in flops_table(presets).items()},
+        cal=cal,
     )

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 
 from app.model.memory import transformer_tokens
-from app.model.scaling import peak_tflops
 from app.model.types import (
     TRANSFORMER_ARCHITECTURES,
     Architecture,
@@ -20,6 +19,28 @@ from app.model.types import (
     Precision,
     Workload,
 )
+
+
+def peak_tflops(gpu: GpuSpec, precision: Precision) -> float:
+    """Dense peak TFLOPS the training math runs at for ``precision``.
+
+    Mixed precision uses the FP32-accumulate tensor rate (half rate on GeForce);
+    ``tf32`` the TF32 tensor rate (fp32 where the GPU has none); ``fp8`` the FP8
+    FP32-accumulate rate (bf16 where the GPU has no FP8). Falls back to FP32 vector TFLOPS
+    on GPUs without tensor cores.
+    """
+    fp32 = gpu.fp32_tflops or 1.0
+    if precision == Precision.FP32:
+        return fp32
+    if precision == Precision.TF32:
+        return gpu.tf32_tflops or fp32
+    half = gpu.fp16_fp32acc_tflops or gpu.bf16_tflops or gpu.fp16_tflops
+    if precision == Precision.FP16_AMP:
+        return half or fp32
+    bf16 = gpu.bf16_tflops or (half if gpu.architecture not in ("Volta", "Turing") else None)
+    if precision in (Precision.BF16_AMP, Precision.BF16):
+        return bf16 or half or fp32
+    return gpu.fp8_fp32acc_tflops or gpu.fp8_tflops or bf16 or half or fp32
 
 
 def matmul_params(w: Workload) -> int:

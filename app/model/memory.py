@@ -16,7 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from app.model import fitted, memory_fitted, vram
+from app.model import vram
+from app.model.calibration import Calibration, MemoryParams, load_calibration
 from app.model.stacks import FUSED_KERNEL_STACKS
 from app.model.types import (
     Architecture,
@@ -132,57 +133,7 @@ HIGH_RISK_PROBABILITY = 0.5
 LOW_RISK_PROBABILITY = 0.1
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryParams:
-    """Constants fitted on the published cases (``tools/fit_memory.py``; priors in brackets).
-
-    ``unfused_logit_bytes``: bytes per logit element alive at the loss with an unfused
-    cross-entropy (16-bit logits, fp32 upcast, log-softmax, their gradient) [6, Stas];
-    ``chunked_logit_bytes``: with a chunked/fused loss (16-bit logits of every chunk kept for
-    backward) [2]; ``lora_activation_factor``: LoRA's saved activations relative to full
-    fine-tuning (frozen linears keep no inputs for weight gradients) [23/28, LitGPT C-2];
-    ``qlora_overhead``: bitsandbytes/torchao extra bytes as a fraction of the NF4 base
-    [0.06, gpu_poor] with bitsandbytes, ``qlora_overhead_torchao`` with torchao's
-    ``NF4Tensor`` [0: its 64-element blocks with int8 scalers per 256 blocks are the 4.127
-    bits of ``NF4_BYTES_PER_PARAM`` exactly, torchao/dtypes/nf4tensor.py];
-    ``oom_center``/``oom_scale``: logistic OOM probability in
-    log(peak / usable VRAM).
-
-    Vision and diffusion activations, bytes kept for backward per forward GFLOP of one
-    sample at 16-bit activations (×2 at fp32), one constant per family [prior for all three:
-    ResNet-50's slope measured by Lambda, ``fitted.CNN_ACTIVATION_BYTES_PER_GFLOP``]:
-    ``cnn_activation_bytes_per_gflop`` (classification CNNs, per forward GFLOP at the input
-    size), ``detection_activation_bytes_per_gflop`` (detectors, per *backbone* GFLOP at the
-    input pixels, the neck and heads folded into the constant; fitted on FPN two-stage and
-    RetinaNet detectors),
-    ``diffusion_activation_bytes_per_gflop`` (UNet, per forward GFLOP at its latent size).
-    ``cnn_activation_bytes_per_element``: classification CNNs with a published activation
-    count (``forward_activations_per_sample``), bytes kept for backward per forward activation
-    element (fvcore's count of convolution and matmul outputs) at 16-bit activations [prior:
-    the same Lambda ResNet-50 slope ÷ ResNet-50's 11.11 M elements,
-    ``fitted.CNN_ACTIVATION_BYTES_PER_ELEMENT``]; it takes the place of the per-GFLOP constant
-    there, since a convolution's saved outputs grow with its output size, not its FLOPs.
-    """
-
-    unfused_logit_bytes: float
-    chunked_logit_bytes: float
-    lora_activation_factor: float
-    qlora_overhead: float
-    oom_center: float
-    oom_scale: float
-    cnn_activation_bytes_per_gflop: float = float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP)
-    detection_activation_bytes_per_gflop: float = float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP)
-    diffusion_activation_bytes_per_gflop: float = float(fitted.CNN_ACTIVATION_BYTES_PER_GFLOP)
-    cnn_activation_bytes_per_element: float = float(fitted.CNN_ACTIVATION_BYTES_PER_ELEMENT)
-    qlora_overhead_torchao: float = 0.0
-
-
-DEFAULT_PARAMS = MemoryParams(
-    **{k: v for k, v in memory_fitted.PARAMS.items() if k in MemoryParams.__slots__}
-)
-
-#: LoRA keeps fewer activations (kept for callers; the served value is fitted).
-LORA_ACTIVATION_FACTOR = DEFAULT_PARAMS.lora_activation_factor
+__all__ = ["MemoryParams"]  # the memory section of the calibration, re-exported
 
 
 def activation_bytes(precision: Precision) -> int:
@@ -314,11 +265,12 @@ def ema_bytes(w: Workload, gpu_count: int) -> float:
     return 4.0 * trainable / (max(int(gpu_count), 1) if sharded else 1)
 
 
-def state_bytes(w: Workload, gpu_count: int, params: MemoryParams = DEFAULT_PARAMS) -> StateBytes:
+def state_bytes(w: Workload, gpu_count: int, cal: Calibration | None = None) -> StateBytes:
     """Weights/gradients/optimizer bytes per GPU, frozen diffusion components and an EMA copy
     included (:func:`model_state_bytes`, plus :func:`frozen_component_bytes` in ``weights``
     and :func:`ema_bytes` in ``optimizer``)."""
-    states = model_state_bytes(w, gpu_count, params)
+    cal = cal or load_calibration()
+    states = model_state_bytes(w, gpu_count, cal)
     text, vae = frozen_component_bytes(w)
     ema = ema_bytes(w, gpu_count)
     if not text and not vae and not ema:
@@ -364,13 +316,14 @@ def quantised_base(w: Workload) -> bool:
     return base_dtype(w) in (BaseDtype.INT8, BaseDtype.NF4)
 
 
-def frozen_base_bytes(w: Workload, params: MemoryParams = DEFAULT_PARAMS) -> float:
+def frozen_base_bytes(w: Workload, cal: Calibration | None = None) -> float:
     """Bytes of the whole frozen base (unsharded), by :func:`base_dtype`.
 
     Quantised bases (bitsandbytes/torchao) keep the token embeddings and LM head in 16-bit
     (:func:`embedding_params`) and add ``qlora_overhead`` of the quantised bytes (quantisation
     state, absmax blocks); NF4 without double quantisation takes ``NF4_NO_DQ_BYTES_PER_PARAM``.
     """
+    cal = cal or load_calibration()
     p = float(w.params or 0)
     dtype = base_dtype(w)
     if dtype not in (BaseDtype.INT8, BaseDtype.NF4):
@@ -380,9 +333,9 @@ def frozen_base_bytes(w: Workload, params: MemoryParams = DEFAULT_PARAMS) -> flo
         per = NF4_NO_DQ_BYTES_PER_PARAM
     emb = float(embedding_params(w))
     overhead = (
-        params.qlora_overhead_torchao
+        cal.memory.qlora_overhead_torchao
         if w.quant_backend == QuantBackend.TORCHAO
-        else params.qlora_overhead
+        else cal.memory.qlora_overhead
     )
     return (p - emb) * per * (1 + overhead) + emb * 2
 
@@ -399,11 +352,11 @@ def adapter_bytes_per_param(w: Workload) -> tuple[float, float, float]:
     return wb, wb, optimizer_state_bytes(w.optimizer, w.precision)
 
 
-def _adapter_state_bytes(w: Workload, n: int, params: MemoryParams, init: float) -> StateBytes:
+def _adapter_state_bytes(w: Workload, n: int, cal: Calibration, init: float) -> StateBytes:
     """LoRA/QLoRA model states per GPU (see :func:`model_state_bytes`)."""
     pt = float(lora_trainable_params(w))
     layers = max(w.layers or 1, 1)
-    base = frozen_base_bytes(w, params)
+    base = frozen_base_bytes(w, cal)
     wb, gb, ob = adapter_bytes_per_param(w)
     sharded3 = w.sharding in (Sharding.ZERO3, Sharding.FSDP)
     # ZeRO-1 shards optimizer states, ZeRO-2 also gradients, ZeRO-3/FSDP everything
@@ -430,9 +383,7 @@ def _adapter_state_bytes(w: Workload, n: int, params: MemoryParams, init: float)
     )
 
 
-def model_state_bytes(
-    w: Workload, gpu_count: int, params: MemoryParams = DEFAULT_PARAMS
-) -> StateBytes:
+def model_state_bytes(w: Workload, gpu_count: int, cal: Calibration | None = None) -> StateBytes:
     """Weights/gradients/optimizer bytes per GPU of the trained model (estimation.md §1.2-1.3).
 
     Full fine-tuning: unsharded mixed precision (``*_amp``, ``fp8``) follows HF AMP: fp32
@@ -452,10 +403,11 @@ def model_state_bytes(
     ``full_model_init`` (every rank loads the whole 16-bit model before FSDP shards it) leaves
     the full 16-bit model allocated next to the shard (``init_peak``).
     """
+    cal = cal or load_calibration()
     n = max(int(gpu_count), 1)
     if not w.params:
         # no parameter count: the fixed memory measured with the workload's benchmark
-        fixed = fitted.ACTIVATION_BYTES_PER_SAMPLE.get(_fit_key(w))
+        fixed = cal.activation_bytes_per_sample.get(_fit_key(w))
         return StateBytes(
             weights=fixed[2] if fixed else 0.0, gradients=0.0, optimizer=0.0, buffers=0.0
         )
@@ -469,7 +421,7 @@ def model_state_bytes(
         # (LitGPT's 2-4 GPU LoRA rows grow with the micro-batch on top of it)
         init = 2.0 * p
     if w.method in (Method.LORA, Method.QLORA):
-        return _adapter_state_bytes(w, n, params, init)
+        return _adapter_state_bytes(w, n, cal, init)
 
     if w.precision in (Precision.FP32, Precision.TF32):
         weights, grads, optim = 4.0, 4.0, opt
@@ -571,7 +523,7 @@ def transformer_tokens(w: Workload) -> int:
     return w.seq_len or 1
 
 
-def logit_bytes_per_element(w: Workload, params: MemoryParams = DEFAULT_PARAMS) -> float:
+def logit_bytes_per_element(w: Workload, cal: Calibration | None = None) -> float:
     """Bytes alive at the loss per logit element (one token × one vocabulary entry), by dtype.
 
     Unfused cross-entropy: the LM head's logits at the activation dtype plus the fp32 copy the
@@ -581,21 +533,23 @@ def logit_bytes_per_element(w: Workload, params: MemoryParams = DEFAULT_PARAMS) 
     fp32). Chunked/fused loss: only the logits of every chunk, kept for backward, at the
     activation dtype: the fitted ``chunked_logit_bytes`` at 16-bit, × 2 at fp32.
     """
+    cal = cal or load_calibration()
     wide = activation_bytes(w.precision) == 4
     if w.fused_cross_entropy:
-        return params.chunked_logit_bytes * (2.0 if wide else 1.0)
-    return params.unfused_logit_bytes + (2.0 if wide else 0.0)
+        return cal.memory.chunked_logit_bytes * (2.0 if wide else 1.0)
+    return cal.memory.unfused_logit_bytes + (2.0 if wide else 0.0)
 
 
-def logits_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARAMS) -> float:
+def logits_bytes_per_sample(w: Workload, cal: Calibration | None = None) -> float:
     """Loss-side bytes for one sample of a decoder: ``s · V`` ×
     :func:`logit_bytes_per_element` (grows with sequence × vocabulary)."""
+    cal = cal or load_calibration()
     if w.architecture != Architecture.TRANSFORMER_DECODER or not w.vocab_size:
         return 0.0
-    return logit_bytes_per_element(w, params) * transformer_tokens(w) * w.vocab_size
+    return logit_bytes_per_element(w, cal) * transformer_tokens(w) * w.vocab_size
 
 
-def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARAMS) -> float:
+def activation_bytes_per_sample(w: Workload, cal: Calibration | None = None) -> float:
     """Saved-activation bytes for one sample (micro-batch 1), logits included.
 
     Transformers (Korthikanti et al. Table 2, Stas's measured c, estimation.md §5.1.3):
@@ -613,9 +567,10 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
     fitted ``lora_activation_factor``.
 
     Other families: the per-sample slope fitted from measured peak memory at several batch
-    sizes for a preset's benchmark workload (:mod:`app.model.fitted`), scaled by pixels for
-    vision inputs; else one fitted constant per family (:class:`MemoryParams`), ×2 for fp32
-    activations: detectors (``vision_task`` detection) ``detection_activation_bytes_per_gflop``
+    sizes for a preset's benchmark workload (:attr:`Calibration.activation_bytes_per_sample`),
+    scaled by pixels for vision inputs; else one fitted constant per family
+    (:class:`MemoryParams`), ×2 for fp32 activations: detectors (``vision_task`` detection)
+    ``detection_activation_bytes_per_gflop``
     × ``backbone_gflops_224`` × pixels / 224²; classification CNNs
     ``cnn_activation_bytes_per_element`` × ``forward_activations_per_sample`` × 10⁶ where the
     activation count is given, else ``cnn_activation_bytes_per_gflop`` ×
@@ -625,6 +580,7 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
     parameter; recommenders (embedding lookups) ~0. Checkpointing keeps
     ``CHECKPOINTING_ACTIVATION_FACTOR`` of the non-transformer activations.
     """
+    cal = cal or load_calibration()
     nbytes = activation_bytes(w.precision)
     lora = w.method in (Method.LORA, Method.QLORA)
     if (
@@ -643,7 +599,7 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
         fp32_stream = _fp32_stream(w)
         c = _copies_per_layer(w, fp32_stream)
         if lora:
-            c *= params.lora_activation_factor
+            c *= cal.memory.lora_activation_factor
         per_layer = c * nbytes * s * h
         scores = 0.0
         if w.attention == Attention.EAGER and w.heads:
@@ -653,7 +609,7 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
                 # 16-bit copy, otherwise the one softmax output serves both backward ops
                 per_score = AMP_EAGER_SCORE_BYTES - DROPOUT_SCORE_BYTES if fp32_stream else nbytes
             scores = w.heads * s * s * per_score
-        logits = logits_bytes_per_sample(w, params)
+        logits = logits_bytes_per_sample(w, cal)
         if w.gradient_checkpointing:
             if w.checkpoint_granularity == CheckpointGranularity.SELECTIVE:
                 saved = selective_saved_copies(w) * nbytes * s * h
@@ -665,7 +621,7 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
             return stored + max(per_layer + scores, logits)
         return w.layers * (per_layer + scores) + logits
 
-    fit = fitted.ACTIVATION_BYTES_PER_SAMPLE.get(_fit_key(w))
+    fit = cal.activation_bytes_per_sample.get(_fit_key(w))
     ref_pixels = None
     per_sample: float
     if fit is not None:
@@ -674,7 +630,7 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
     elif _detector(w) and w.backbone_gflops_224 and w.image_size:
         pixels = float(w.image_size * w.image_size)
         per_sample = (
-            params.detection_activation_bytes_per_gflop
+            cal.memory.detection_activation_bytes_per_gflop
             * w.backbone_gflops_224
             * pixels
             / BACKBONE_REFERENCE_PIXELS
@@ -683,7 +639,7 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
             per_sample *= 2
     elif w.architecture == Architecture.CNN and w.forward_activations_per_sample:
         per_sample = (
-            w.forward_activations_per_sample * 1e6 * params.cnn_activation_bytes_per_element
+            w.forward_activations_per_sample * 1e6 * cal.memory.cnn_activation_bytes_per_element
         )
         if nbytes == 4:
             per_sample *= 2
@@ -692,9 +648,9 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
         and w.forward_gflops_per_sample
     ):
         per_gflop = (
-            params.diffusion_activation_bytes_per_gflop
+            cal.memory.diffusion_activation_bytes_per_gflop
             if w.architecture == Architecture.DIFFUSION_UNET
-            else params.cnn_activation_bytes_per_gflop
+            else cal.memory.cnn_activation_bytes_per_gflop
         )
         per_sample = w.forward_gflops_per_sample * per_gflop
         if nbytes == 4:
@@ -702,13 +658,13 @@ def activation_bytes_per_sample(w: Workload, params: MemoryParams = DEFAULT_PARA
     elif w.architecture == Architecture.RECOMMENDER or not w.params:
         per_sample = 0.0  # embedding lookups: negligible per sample
     else:
-        per_sample = fitted.DEFAULT_ACTIVATION_BYTES_PER_PARAM * w.params
+        per_sample = cal.default_activation_bytes_per_param * w.params
     if ref_pixels and w.image_size:
         per_sample *= (w.image_size * w.image_size) / ref_pixels
     if w.gradient_checkpointing:
         per_sample *= CHECKPOINTING_ACTIVATION_FACTOR
     if lora:
-        per_sample *= params.lora_activation_factor
+        per_sample *= cal.memory.lora_activation_factor
     return per_sample + unet_attention_scores_bytes(w)
 
 
@@ -840,7 +796,7 @@ def _fit_key(w: Workload) -> str:
 
 
 def peak_memory_bytes(
-    w: Workload, gpu_count: int, micro_batch_size: int, params: MemoryParams = DEFAULT_PARAMS
+    w: Workload, gpu_count: int, micro_batch_size: int, cal: Calibration | None = None
 ) -> MemoryBreakdown:
     """Memory breakdown per GPU for ``micro_batch_size`` samples per GPU, in GiB.
 
@@ -848,8 +804,9 @@ def peak_memory_bytes(
     allocated (``full_model_init``); ``total_gib`` adds allocator slack and the CUDA context
     (+ NCCL with more than one GPU).
     """
-    states = state_bytes(w, gpu_count, params)
-    act = activation_bytes_per_sample(w, params) * micro_batch_size
+    cal = cal or load_calibration()
+    states = state_bytes(w, gpu_count, cal)
+    act = activation_bytes_per_sample(w, cal) * micro_batch_size
     overhead = CUDA_CONTEXT_GIB * GIB + (NCCL_GIB * GIB if gpu_count > 1 else 0.0)
     step = states.weights + states.gradients + states.optimizer + states.buffers + act
     allocated = step + states.init_peak
@@ -864,7 +821,7 @@ def peak_memory_bytes(
         overhead_gib=(overhead + slack + states.buffers + init_extra) / GIB,
         total_gib=total / GIB,
         allocated_gib=allocated / GIB,
-        logits_gib=logits_bytes_per_sample(w, params) * micro_batch_size / GIB,
+        logits_gib=logits_bytes_per_sample(w, cal) * micro_batch_size / GIB,
         buffers_gib=states.buffers / GIB,
         init_extra_gib=init_extra / GIB,
         context_gib=overhead / GIB,
@@ -898,22 +855,24 @@ def usable_vram_gib(vram_gib: float, gpu: str | None = None) -> float:
     return vram_gib * vram.usable_fraction(gpu)
 
 
-def oom_probability(utilization: float, params: MemoryParams = DEFAULT_PARAMS) -> float:
+def oom_probability(utilization: float, cal: Calibration | None = None) -> float:
     """Calibrated P(OOM) from ``utilization`` = predicted peak / usable VRAM (logistic in the
     log of the utilisation, fitted on the published fits/OOM cases)."""
+    cal = cal or load_calibration()
     if utilization <= 0:
         return 0.0
     if not math.isfinite(utilization):
         return 1.0
-    z = (math.log(utilization) - params.oom_center) / max(params.oom_scale, 1e-6)
+    z = (math.log(utilization) - cal.memory.oom_center) / max(cal.memory.oom_scale, 1e-6)
     z = max(min(z, 60.0), -60.0)
     return 1.0 / (1.0 + math.exp(-z))
 
 
-def oom_risk(utilization: float, params: MemoryParams = DEFAULT_PARAMS) -> OomRisk:
+def oom_risk(utilization: float, cal: Calibration | None = None) -> OomRisk:
     """Risk band of ``utilization`` (peak / usable) by calibrated probability: ``high`` at
     P(OOM) ≥ 0.5, ``low`` below 0.1, else ``medium``."""
-    prob = oom_probability(utilization, params)
+    cal = cal or load_calibration()
+    prob = oom_probability(utilization, cal)
     if prob >= HIGH_RISK_PROBABILITY:
         return OomRisk.HIGH
     if prob >= LOW_RISK_PROBABILITY:
@@ -921,13 +880,16 @@ def oom_risk(utilization: float, params: MemoryParams = DEFAULT_PARAMS) -> OomRi
     return OomRisk.LOW
 
 
-def max_fitting_utilization(params: MemoryParams = DEFAULT_PARAMS) -> float:
+def max_fitting_utilization(cal: Calibration | None = None) -> float:
     """Utilisation at which P(OOM) reaches 0.5: the same rule as ``high``."""
-    return math.exp(params.oom_center)
+    cal = cal or load_calibration()
+    return math.exp(cal.memory.oom_center)
 
 
-def memory_notes(w: Workload) -> tuple[str, ...]:
-    """What the memory model does not describe for ``w`` (shown in the answer's notes)."""
+def memory_notes(w: Workload, cal: Calibration | None = None) -> tuple[str, ...]:
+    """What the memory model does not describe for ``w`` (shown in the answer's notes), with
+    ``cal``'s constants (default: the served calibration)."""
+    cal = cal or load_calibration()
     out: list[str] = []
     transformer = w.architecture in (
         Architecture.TRANSFORMER_ENCODER,
@@ -953,7 +915,7 @@ def memory_notes(w: Workload) -> tuple[str, ...]:
             f"memory: frozen base counted in {dtype.value} ({given}); adapters, their "
             f"gradients and optimizer states in {adapters}"
         )
-    out += _vision_notes(w)
+    out += _vision_notes(w, cal)
     if w.precision == Precision.FP8:
         out.append("memory: fp8 is modelled as bf16 mixed precision (no fp8 weight savings)")
     if w.cpu_offload and w.sharding in (Sharding.NONE,) and w.method == Method.FULL:
@@ -975,18 +937,18 @@ def memory_notes(w: Workload) -> tuple[str, ...]:
     ):
         out.append(
             f"memory: the fused/chunked loss is counted at the fitted "
-            f"{DEFAULT_PARAMS.chunked_logit_bytes:g} bytes per logit; a classifier that "
+            f"{cal.memory.chunked_logit_bytes:g} bytes per logit; a classifier that "
             "overwrites its 16-bit logits with their gradient in place (llm.c "
             "fused_classifier) keeps 2"
         )
     return tuple(out)
 
 
-def _vision_notes(w: Workload) -> list[str]:
+def _vision_notes(w: Workload, cal: Calibration) -> list[str]:
     """Notes on what the vision/diffusion activation and state model leaves out for ``w``."""
     out: list[str] = []
     arch = w.architecture
-    measured = fitted.ACTIVATION_BYTES_PER_SAMPLE.get(_fit_key(w)) is not None
+    measured = cal.activation_bytes_per_sample.get(_fit_key(w)) is not None
     if w.vision_task == VisionTask.DETECTION and arch != Architecture.CNN:
         out.append(f"memory: vision_task applies to cnn; ignored for {arch.value}")
     if _detector(w) and not measured:
@@ -1125,7 +1087,7 @@ def fixes_for(
     *,
     vram_gib: float,
     gpu_count: float = 1,
-    params: MemoryParams = DEFAULT_PARAMS,
+    cal: Calibration | None = None,
     limit: int = 5,
     gpu: str | None = None,
 ) -> tuple[MemoryFix, ...]:
@@ -1135,6 +1097,7 @@ def fixes_for(
     single change of :func:`_fix_candidates`, then pairs with activation checkpointing; keeps
     those whose risk is not ``high``, in that order, each with its predicted peak.
     """
+    cal = cal or load_calibration()
     count = max(math.floor(gpu_count), 1)
     out: list[MemoryFix] = []
 
@@ -1144,7 +1107,7 @@ def fixes_for(
             candidate,
             vram_gib=vram_gib,
             gpu_count=gpu_count,
-            params=params,
+            cal=cal,
             with_fixes=False,
             gpu=gpu,
         )
@@ -1162,7 +1125,7 @@ def fixes_for(
             )
 
     base = estimate_memory(
-        w, vram_gib=vram_gib, gpu_count=gpu_count, params=params, with_fixes=False, gpu=gpu
+        w, vram_gib=vram_gib, gpu_count=gpu_count, cal=cal, with_fixes=False, gpu=gpu
     )
     if 1 <= base.max_micro_batch_size < w.micro_batch_size:
         b = base.max_micro_batch_size
@@ -1187,7 +1150,7 @@ def estimate_memory(
     *,
     vram_gib: float,
     gpu_count: float = 1,
-    params: MemoryParams = DEFAULT_PARAMS,
+    cal: Calibration | None = None,
     with_fixes: bool = True,
     gpu: str | None = None,
 ) -> MemoryEstimate:
@@ -1199,15 +1162,16 @@ def estimate_memory(
     risk is ``high``, ``fixes`` lists changes predicted to leave ``high``
     (:func:`fixes_for`).
     """
+    cal = cal or load_calibration()
     count = max(math.floor(gpu_count), 1)
-    breakdown = peak_memory_bytes(w, count, w.micro_batch_size, params)
+    breakdown = peak_memory_bytes(w, count, w.micro_batch_size, cal)
     usable = usable_vram_gib(vram_gib, gpu)
 
     def fits(b: int) -> bool:
         if usable <= 0:
             return False
-        peak = peak_memory_bytes(w, count, b, params).total_gib
-        return oom_risk(peak / usable, params) == OomRisk.LOW
+        peak = peak_memory_bytes(w, count, b, cal).total_gib
+        return oom_risk(peak / usable, cal) == OomRisk.LOW
 
     if not fits(1):
         max_b = 0
@@ -1223,10 +1187,10 @@ def estimate_memory(
                 lo, hi = (mid, hi) if fits(mid) else (lo, mid)
         max_b = lo
     utilization = breakdown.total_gib / usable if usable > 0 else math.inf
-    risk = oom_risk(utilization, params)
+    risk = oom_risk(utilization, cal)
     fixes: tuple[MemoryFix, ...] = ()
     if with_fixes and risk == OomRisk.HIGH:
-        fixes = fixes_for(w, vram_gib=vram_gib, gpu_count=gpu_count, params=params, gpu=gpu)
+        fixes = fixes_for(w, vram_gib=vram_gib, gpu_count=gpu_count, cal=cal, gpu=gpu)
     return MemoryEstimate(
         breakdown=breakdown,
         peak_memory_gib=breakdown.total_gib,
@@ -1234,7 +1198,7 @@ def estimate_memory(
         memory_utilization=utilization,
         oom_risk=risk,
         max_micro_batch_size=max_b,
-        oom_probability=oom_probability(utilization, params),
+        oom_probability=oom_probability(utilization, cal),
         fixes=fixes,
-        notes=memory_notes(w),
+        notes=memory_notes(w, cal),
     )

@@ -14,7 +14,7 @@ Precision classes are three here (:func:`mfu_class`): ``32`` (fp32/tf32), ``16``
 and ``8`` (fp8): an fp8 run's rate says nothing about a bf16 run's, and fp8 rows never raise
 a bf16 answer.
 
-The credible ranges (``fitted.MFU_RANGE``: per family, size and precision class, the 10th
+The credible ranges (the calibration's ``mfu_range``: per family, size and precision class, the 10th
 percentile, median and highest MFU and HFU of the measured rows that pass
 :func:`implausible_mfu_reason`; ``tools/fit_constants.py`` fits them, ``docs/mfu_table.md``
 lists the rows behind each cell) bound what the model may say: no answer implies more than
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app.model import fitted
+from app.model.calibration import Calibration, load_calibration
 from app.model.flops import flops_peak_tflops, training_flops_per_sample
 from app.model.types import (
     TRANSFORMER_ARCHITECTURES,
@@ -63,7 +63,7 @@ def size_bucket(fam: str, params: int | None) -> str:
 
 
 def range_key(fam: str, params: int | None, precision: Precision) -> str:
-    """``family|size|class``: the key of ``fitted.MFU_RANGE``."""
+    """``family|size|class``: the key of :attr:`Calibration.mfu_range`."""
     return f"{fam}|{size_bucket(fam, params)}|{mfu_class(precision)}"
 
 
@@ -72,11 +72,13 @@ def model_workload(w: Workload) -> Workload:
     return replace(w, gradient_checkpointing=False) if w.gradient_checkpointing else w
 
 
-def credible_range(fam: str, params: int | None, precision: Precision) -> tuple[float, ...]:
-    """(p10, median, max MFU, max HFU, rows) of the cell; the family's widest cell of the
-    same class where the size bucket has no rows, else of any class; ``(0, 0, 1, 1, 0)``
-    (the datasheet peak) without any."""
-    table = fitted.MFU_RANGE
+def credible_range(
+    fam: str, params: int | None, precision: Precision, cal: Calibration | None = None
+) -> tuple[float, ...]:
+    """(p10, median, max MFU, max HFU, rows) of the cell of ``cal``'s table (default: the
+    served calibration); the family's widest cell of the same class where the size bucket has
+    no rows, else of any class; ``(0, 0, 1, 1, 0)`` (the datasheet peak) without any."""
+    table = (cal or load_calibration()).mfu_range
     own = table.get(range_key(fam, params, precision))
     if own is not None:
         return own
@@ -88,10 +90,12 @@ def credible_range(fam: str, params: int | None, precision: Precision) -> tuple[
     return max(same, key=lambda v: v[2])
 
 
-def credible_max(fam: str, params: int | None, precision: Precision) -> tuple[float, float]:
-    """Highest credible (MFU, HFU) for the cell (:func:`credible_range`), never above the
-    family's :data:`IMPLAUSIBLE_MFU`."""
-    cell = credible_range(fam, params, precision)
+def credible_max(
+    fam: str, params: int | None, precision: Precision, cal: Calibration | None = None
+) -> tuple[float, float]:
+    """Highest credible (MFU, HFU) for the cell (:func:`credible_range` of ``cal``), never
+    above the family's :data:`IMPLAUSIBLE_MFU`."""
+    cell = credible_range(fam, params, precision, cal)
     limit = IMPLAUSIBLE_MFU.get(fam, 1.0)
     return min(float(cell[2]), limit), min(max(float(cell[3]), float(cell[2])), 1.0)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from app.model import fitted
+from app.model.calibration import Calibration, load_calibration
 from app.model.comm import CommEstimate, comm_estimate, gradient_bytes, topology
 from app.model.types import GpuSpec, Interconnect, MultiGpuSummary, Workload
 
@@ -51,11 +51,12 @@ def multi_gpu_comm(
     micro_batch: float | None = None,
     node_gpus: int | None = None,
     network_gbps: float | None = None,
+    cal: Calibration | None = None,
 ) -> CommEstimate:
     """:func:`app.model.comm.comm_estimate` over the :func:`app.model.comm.topology` of
-    ``gpu_count`` × ``gpu`` listed with ``interconnect``."""
+    ``gpu_count`` × ``gpu`` listed with ``interconnect``, with ``cal``'s constants."""
     topo = topology(gpu, gpu_count, interconnect, node_gpus=node_gpus, network_gbps=network_gbps)
-    return comm_estimate(w, gpu, topo, per_gpu_samples_per_s, micro_batch=micro_batch)
+    return comm_estimate(w, gpu, topo, per_gpu_samples_per_s, micro_batch=micro_batch, cal=cal)
 
 
 def multi_gpu_efficiency(
@@ -66,13 +67,15 @@ def multi_gpu_efficiency(
     per_gpu_samples_per_s: float,
     *,
     micro_batch: float | None = None,
+    cal: Calibration | None = None,
 ) -> float:
-    """Data-parallel scaling efficiency η in (0, 1] (1 for one GPU): :func:`multi_gpu_comm`.
+    """Data-parallel scaling efficiency η in (0, 1] (1 for one GPU): :func:`multi_gpu_comm`
+    with ``cal``'s constants (default: the served calibration).
 
     ``micro_batch`` overrides the workload's micro-batch (the harness uses a benchmark's).
     """
     return multi_gpu_comm(
-        w, gpu, gpu_count, interconnect, per_gpu_samples_per_s, micro_batch=micro_batch
+        w, gpu, gpu_count, interconnect, per_gpu_samples_per_s, micro_batch=micro_batch, cal=cal
     ).efficiency
 
 
@@ -83,16 +86,18 @@ def multi_gpu_summary(
     interconnect: Interconnect | None,
     per_gpu_samples_per_s: float,
     efficiency: float,
+    cal: Calibration | None = None,
 ) -> MultiGpuSummary:
     """What a multi-GPU answer says about its link (:class:`MultiGpuSummary`).
 
     ``efficiency`` is the one the answer uses: where it was measured, the communication share
     is what the measurement leaves after the per-doubling loss, ``1 − η / (1 − κ)^log2(n)``
-    (else the model's exposed share).
+    (else the model's exposed share); κ and the overlap are ``cal``'s.
     """
-    comm = multi_gpu_comm(w, gpu, gpu_count, interconnect, per_gpu_samples_per_s)
+    cal = cal or load_calibration()
+    comm = multi_gpu_comm(w, gpu, gpu_count, interconnect, per_gpu_samples_per_s, cal=cal)
     topo = comm.topology
-    loss = (1.0 - fitted.SCALING_LOSS_PER_DOUBLING) ** math.log2(max(topo.gpus, 1))
+    loss = (1.0 - cal.scaling_loss_per_doubling) ** math.log2(max(topo.gpus, 1))
     share = comm.comm_time_share
     if abs(efficiency - comm.efficiency) > 1e-9:
         share = min(max(1.0 - efficiency / loss, 0.0), 1.0)

@@ -52,11 +52,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from app.model.flops import matmul_width
+from app.model.calibration import Calibration, load_calibration
+from app.model.flops import matmul_width, peak_tflops
 from app.model.memory import transformer_tokens
 from app.model.mfu import implausible_mfu_reason, row_utilisation
 from app.model.multigpu import effective_interconnect, multi_gpu_efficiency
-from app.model.scaling import peak_tflops
 from app.model.types import (
     TRANSFORMER_ARCHITECTURES,
     Architecture,
@@ -303,7 +303,11 @@ class PooledData:
         catalog: Mapping[str, GpuSpec],
         workloads: Mapping[Group, Workload],
         families: Mapping[Group, str] | None = None,
+        *,
+        cal: Calibration | None = None,
     ):
+        #: the calibration multi-GPU rows are placed with (default: the served one)
+        self.cal = cal or load_calibration()
         self.workloads = workloads
         self.families = families or {}
         placed, unstated = place_unstated_variants(points, catalog)
@@ -379,7 +383,13 @@ class PooledData:
                 units = w.units_per_sample or 1.0
                 wp = replace(w, precision=p.precision)
                 eta = multi_gpu_efficiency(
-                    wp, gpu, p.gpu_count, link, per_gpu / units, micro_batch=p.batch_size_per_gpu
+                    wp,
+                    gpu,
+                    p.gpu_count,
+                    link,
+                    per_gpu / units,
+                    micro_batch=p.batch_size_per_gpu,
+                    cal=self.cal,
                 )
                 chosen.append(replace(p, gpu_count=1, throughput_total=per_gpu / eta))
         for p in chosen:

@@ -803,8 +803,8 @@ def unwrap_optional(annotation: Any) -> Any:
     ``Optional[int]`` → ``int``, ``list[str] | None`` → ``list[str]``; any other annotation
     (``int``, ``int | str``, ``int | str | None``) as is. The one unwrapping of optional
     types: the inputs' kinds here, the query parameters' scalar kinds
-    (:func:`app.api.query.scalar_kind`), list fields of request models
-    (:func:`app.api.schemas.state_openapi_bounds`)."""
+    (:func:`app.interface.query.scalar_kind`), list fields of request models
+    (:func:`app.interface.schemas.state_openapi_bounds`)."""
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(annotation) if a is not type(None)]
         if len(args) == 1:

@@ -162,20 +162,50 @@ def _sorted(
     return known + sorted(unknown, key=lambda r: r[tie])
 
 
+@dataclass(frozen=True, slots=True)
+class Paging:
+    """Which page of a listing, in which order: ``sort`` a column key (of :data:`GPU_SORTS`
+    or :data:`BENCHMARK_SORTS`), largest first when ``descending``; ``limit`` rows from row
+    ``offset`` (0-based)."""
+
+    sort: str = "id"
+    descending: bool = False
+    limit: int = 50
+    offset: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class GpuFilters:
+    """Filters of the GPU catalog (the ``/gpus`` page and its JSON twin), each ``None`` when
+    not given: ``q`` text as :func:`search_gpus`; ``family`` any GPU or family name;
+    ``vendor``/``architecture`` exact, case-insensitive; ``min_vram_gib``/``max_vram_gib``
+    bounds on the memory per GPU, GiB."""
+
+    q: str | None = None
+    family: str | None = None
+    vendor: str | None = None
+    architecture: str | None = None
+    min_vram_gib: float | None = None
+    max_vram_gib: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BenchmarkFilters:
+    """Filters of the measured throughput (``GET /v1/benchmarks``, the ``/benchmarks`` page),
+    each ``None`` when not given; :func:`search_benchmarks` says what each keeps."""
+
+    gpu: str | None = None
+    workload: str | None = None
+    q: str | None = None
+    ids: Sequence[int] | None = None
+    status: str | None = None
+    precision: str | None = None
+    gpu_count: int | None = None
+    source: str | None = None
+
+
 def gpu_catalog(
-    session: Session,
-    ref: ReferenceData,
-    *,
-    q: str | None = None,
-    family: str | None = None,
-    vendor: str | None = None,
-    architecture: str | None = None,
-    min_vram_gib: float | None = None,
-    max_vram_gib: float | None = None,
-    sort: str = "id",
-    descending: bool = False,
-    limit: int = 50,
-    offset: int = 0,
+    session: Session, ref: ReferenceData, filters: GpuFilters, paging: Paging
 ) -> Listing:
     """The catalog filtered, sorted and paged.
 
@@ -191,7 +221,9 @@ def gpu_catalog(
     Raises:
         FilterError: unknown family, vendor, architecture or sort column (``field`` names it).
     """
-    _check_sort(sort, GPU_SORTS)
+    _check_sort(paging.sort, GPU_SORTS)
+    f = filters
+    family, vendor, architecture, q = f.family, f.vendor, f.architecture, f.q
     catalog = _gpu_rows(session)
     rows = list(catalog)
     if family:
@@ -205,10 +237,10 @@ def gpu_catalog(
             if wanted.lower() not in {k.lower() for k in known}:
                 raise FilterError(field, f"unknown {field} {wanted!r}; one of {', '.join(known)}")
             rows = [g for g in rows if g[field].lower() == wanted.lower()]
-    if min_vram_gib is not None:
-        rows = [g for g in rows if g["vram_gib"] >= min_vram_gib]
-    if max_vram_gib is not None:
-        rows = [g for g in rows if g["vram_gib"] <= max_vram_gib]
+    if f.min_vram_gib is not None:
+        rows = [g for g in rows if g["vram_gib"] >= f.min_vram_gib]
+    if f.max_vram_gib is not None:
+        rows = [g for g in rows if g["vram_gib"] <= f.max_vram_gib]
     if q and q.strip():
         named = set(ref.resolve_gpu_filter(q.strip()))
         rows = [g for g in rows if _hit(g, q.strip(), named)]
@@ -225,8 +257,9 @@ def gpu_catalog(
         g["family"] = gpu_family(g["canonical_name"])
         g["offers"] = counts.get(g["id"], 0)
         g["min_price_per_gpu_hour_usd"] = cheapest.get(g["id"])
-    ordered = _sorted(rows, sort, descending)
-    return Listing(ordered[offset : offset + limit], len(ordered), limit, offset, sort, descending)
+    ordered = _sorted(rows, paging.sort, paging.descending)
+    page = ordered[paging.offset : paging.offset + paging.limit]
+    return Listing(page, len(ordered), paging.limit, paging.offset, paging.sort, paging.descending)
 
 
 def catalog_choices(session: Session) -> dict[str, list[str]]:
@@ -281,21 +314,7 @@ def _benchmark_sort_column(key: str) -> ColumnElement[Any]:
 
 
 def search_benchmarks(
-    session: Session,
-    ref: ReferenceData,
-    *,
-    gpu: str | None = None,
-    workload: str | None = None,
-    q: str | None = None,
-    ids: list[int] | None = None,
-    status: str | None = None,
-    precision: str | None = None,
-    gpu_count: int | None = None,
-    source: str | None = None,
-    sort: str = "id",
-    descending: bool = False,
-    limit: int = 500,
-    offset: int = 0,
+    session: Session, ref: ReferenceData, filters: BenchmarkFilters, paging: Paging
 ) -> tuple[list[dict[str, Any]], int]:
     """Measured throughput rows, filtered and sorted; returns (page of rows, total matching).
 
@@ -315,7 +334,9 @@ def search_benchmarks(
     Raises:
         FilterError: unknown GPU, precision, source or sort column (``field`` names it).
     """
-    _check_sort(sort, BENCHMARK_SORTS)
+    _check_sort(paging.sort, BENCHMARK_SORTS)
+    f = filters
+    gpu, workload, q = f.gpu, f.workload, f.q
     tb = ThroughputBenchmark
     stmt = select(tb)
     if gpu:
@@ -330,68 +351,63 @@ def search_benchmarks(
             else [workload]
         )
         stmt = stmt.where(tb.workload.in_(labels))
-    if ids:
-        stmt = stmt.where(tb.id.in_(ids))
-    if status:
-        stmt = stmt.where(tb.status == status)
+    if f.ids:
+        stmt = stmt.where(tb.id.in_(f.ids))
+    if f.status:
+        stmt = stmt.where(tb.status == f.status)
     for field, value, column in (
-        ("precision", precision, tb.precision),
-        ("source", source, tb.source),
+        ("precision", f.precision, tb.precision),
+        ("source", f.source, tb.source),
     ):
         if value:
             known = list(session.scalars(select(column).distinct().order_by(column)))
             if value not in known:
                 raise FilterError(field, f"unknown {field} {value!r}; one of {', '.join(known)}")
             stmt = stmt.where(column == value)
-    if gpu_count is not None:
-        stmt = stmt.where(tb.gpu_count == gpu_count)
+    if f.gpu_count is not None:
+        stmt = stmt.where(tb.gpu_count == f.gpu_count)
     if q and q.strip():
-        pattern = _like(q.strip())
-        stmt = stmt.where(
-            or_(
-                *(
-                    func.lower(cast(col, String)).like(pattern, escape="\\")
-                    for col in (
-                        tb.workload,
-                        tb.task,
-                        tb.gpu_label,
-                        tb.framework,
-                        tb.precision_label,
-                        tb.source,
-                        tb.source_ref,
-                    )
-                )
-            )
-        )
+        stmt = stmt.where(_benchmark_text(q.strip()))
     total = session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
-    by = _benchmark_sort_column(sort)
-    order = (by.desc() if descending else by.asc()).nulls_last()
-    rows = session.scalars(stmt.order_by(order, tb.id).offset(offset).limit(limit))
-    items = []
-    for b in rows:
-        item = {c.name: getattr(b, c.name) for c in tb.__table__.columns}
-        item["gpu"] = ref.gpu_names_by_id.get(b.gpu_model_id) if b.gpu_model_id else None
-        item["throughput_per_gpu"] = b.throughput_total / b.gpu_count
-        item["submitted"] = b.source == "submitted"
-        items.append(item)
-    return items, total
+    by = _benchmark_sort_column(paging.sort)
+    order = (by.desc() if paging.descending else by.asc()).nulls_last()
+    rows = session.scalars(stmt.order_by(order, tb.id).offset(paging.offset).limit(paging.limit))
+    return [_benchmark_row(b, ref) for b in rows], total
+
+
+def _benchmark_text(text: str) -> ColumnElement[bool]:
+    """``text`` as a case-insensitive substring of the label, task, GPU as published,
+    framework, precision or source of a measurement."""
+    tb = ThroughputBenchmark
+    pattern = _like(text)
+    columns = (
+        tb.workload,
+        tb.task,
+        tb.gpu_label,
+        tb.framework,
+        tb.precision_label,
+        tb.source,
+        tb.source_ref,
+    )
+    return or_(*(func.lower(cast(c, String)).like(pattern, escape="\\") for c in columns))
+
+
+def _benchmark_row(b: ThroughputBenchmark, ref: ReferenceData) -> dict[str, Any]:
+    """A stored measurement as a listing row: every column, plus ``gpu`` (canonical name),
+    ``throughput_per_gpu`` and ``submitted``."""
+    item = {c.name: getattr(b, c.name) for c in ThroughputBenchmark.__table__.columns}
+    item["gpu"] = ref.gpu_names_by_id.get(b.gpu_model_id) if b.gpu_model_id else None
+    item["throughput_per_gpu"] = b.throughput_total / b.gpu_count
+    item["submitted"] = b.source == "submitted"
+    return item
 
 
 def benchmark_listing(
-    session: Session,
-    ref: ReferenceData,
-    *,
-    sort: str = "id",
-    descending: bool = False,
-    limit: int = 50,
-    offset: int = 0,
-    **filters: Any,
+    session: Session, ref: ReferenceData, filters: BenchmarkFilters, paging: Paging
 ) -> Listing:
     """:func:`search_benchmarks` as a :class:`Listing` (same filters, same errors)."""
-    items, total = search_benchmarks(
-        session, ref, sort=sort, descending=descending, limit=limit, offset=offset, **filters
-    )
-    return Listing(items, total, limit, offset, sort, descending)
+    items, total = search_benchmarks(session, ref, filters, paging)
+    return Listing(items, total, paging.limit, paging.offset, paging.sort, paging.descending)
 
 
 def benchmark_choices(session: Session) -> dict[str, Sequence[Any]]:

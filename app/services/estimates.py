@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from app.gpu_names import LabelError, form_hint
 from app.model.anchor import Anchor, anchored
+from app.model.calibration import load_calibration
 from app.model.compat import effective_precision
 from app.model.cost import (
     SpotAssumptions,
@@ -24,7 +25,8 @@ from app.model.cost import (
     spot_expected_hours,
     tokens_per_sample,
 )
-from app.model.memory import estimate_memory, vram_per_gpu_gib
+from app.model.memory import vram_per_gpu_gib
+from app.model.model import Measurements, Model
 from app.model.offload import offload_slowed
 from app.model.rank import Candidate, CandidateColumns, Ranked, rank_columns
 from app.model.throughput import ThroughputModel
@@ -167,6 +169,18 @@ def offer_hardware(offer: OfferRow, ref: ReferenceData) -> Hardware:
     )
 
 
+def model_of(ref: ReferenceData) -> Model:
+    """The estimator on ``ref``'s measurements with the served calibration
+    (:class:`app.model.Model`), one per reference data (kept in ``ref.memo``)."""
+
+    def make() -> Model:
+        data = ref.without_offers()
+        evidence = Measurements(data.points, data.gpus, data.flops_table, data.throughput_data)
+        return Model(evidence, load_calibration())
+
+    return ref.memo.get_or_make(("model",), make)
+
+
 def price_in(
     price: float | None, from_currency: str, currency: str, ref: ReferenceData
 ) -> float | None:
@@ -199,13 +213,8 @@ class _Models:
         model = self._by_precision.get(precision)
         if model is None:
             w = self.w if precision == self.w.precision else replace(self.w, precision=precision)
-            model = self._by_precision[precision] = ThroughputModel(
-                w,
-                points=self.ref.points,
-                catalog=self.ref.gpus,
-                reference=self.reference,
-                flops_table=self.ref.flops_table,
-                data=self.ref.throughput_data,
+            model = self._by_precision[precision] = model_of(self.ref).throughput_model(
+                w, reference=self.reference
             )
         return model
 
@@ -313,8 +322,8 @@ class ConfigEstimates:
         key = (vram_gib, max(math.floor(gpu_count), 1), with_fixes, gpu)
         mem = self._mem.get(key)
         if mem is None:
-            mem = estimate_memory(
-                self.w, vram_gib=vram_gib, gpu_count=gpu_count, with_fixes=with_fixes, gpu=gpu
+            mem = model_of(self.ref).memory_at(
+                self.w, vram_gib, gpu_count, with_fixes=with_fixes, gpu=gpu
             )
             if len(self._mem) < self.max_entries:
                 self._mem[key] = mem
@@ -355,7 +364,7 @@ def estimate_what_if(
     tp = configs.throughput(hw.gpu, hw.gpu_count, hw.interconnect)
     if anchor is not None:
         at = configs.throughput(anchor.gpu, anchor.gpu_count, anchor.interconnect)
-        tp = anchored(tp, at, anchor, hw.gpu)
+        tp = anchored(tp, at, anchor, hw.gpu, model_of(ref).calibration)
     return combine(
         w,
         hw,

@@ -369,7 +369,7 @@ def select_offers_by_id(session: Session, ids: list[int]) -> dict[int, OfferRow]
 def select_offers(
     session: Session, filters: dict, ref: ReferenceData, *, currency: str = "USD"
 ) -> list[OfferRow]:
-    """All offers matching ``filters`` (see :class:`app.api.schemas.OfferFilters`).
+    """All offers matching ``filters`` (see :class:`app.interface.schemas.OfferFilters`).
 
     ``min_vram_gib`` compares the offer's VRAM, or the catalog VRAM when the offer lists none;
     ``max_price_per_hour`` is in ``currency``.

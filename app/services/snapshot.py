@@ -208,7 +208,7 @@ class OfferSnapshot:
     ) -> np.ndarray:
         """Rows (ascending, i.e. by offer id) of the offers ``filters`` keep, as
         :func:`app.services.offers.page_offers` and the ranking filter them
-        (:class:`app.api.schemas.OfferFilters`; ``max_price_per_hour`` in ``currency``;
+        (:class:`app.interface.schemas.OfferFilters`; ``max_price_per_hour`` in ``currency``;
         ``exclude_spot`` drops spot offers).
 
         Raises:

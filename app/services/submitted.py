@@ -44,9 +44,9 @@ HOLD_RATIO = 2.0
 #: The most one uncorroborated submitter may move a served answer, as a share of the
 #: published answer (0.10: ±10 %). Below the narrowest range any published answer carries
 #: (a measured one: 10th-90th percentile of actual ÷ predicted 0.868-1.145 in served-path
-#: cross-validation, ``fitted.RANGE_FACTORS["measured"]``), so one submitter alone never moves
-#: an answer out of the range it already stated. Two submitters agree when their
-#: observations are within this share of each other.
+#: cross-validation, ``range_factors["measured"]`` of app/model/calibration.json), so one
+#: submitter alone never moves an answer out of the range it already stated. Two submitters
+#: agree when their observations are within this share of each other.
 MAX_UNCORROBORATED_MOVE = 0.10
 
 #: Weight of the published answer among the observations (each submitter weighs 1).

@@ -33,8 +33,8 @@ import httpx
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.api.schemas import RankedOfferOut, RankRequest, RankResponse
 from app.db.models import Watch, WatchEvent, WatchMatch, utcnow
+from app.interface.schemas import RankedOfferOut, RankRequest, RankResponse
 from app.operations import RANK, Deps
 from app.services.reference import ReferenceData, load_reference
 from app.settings import Settings

@@ -1,6 +1,6 @@
 """The ranking form: which fields it shows, in what order, with which choices.
 
-Field names are the flat parameter names of :mod:`app.api.query`, so the form state *is* the
+Field names are the flat parameter names of :mod:`app.interface.query`, so the form state *is* the
 URL of the page and of its JSON twin.
 """
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from app.api.query import query_text_error, space_error
-from app.api.schemas import MAX_TEXT
+from app.interface.query import query_text_error, space_error
+from app.interface.schemas import MAX_TEXT
 from app.services.catalog import Listing
 from app.web.i18n import N_
 
@@ -84,7 +84,7 @@ class ListingQuery:
 
 
 def _number(p: Param, text: str) -> tuple[float | None, str | None]:
-    # written as the API's query parameters are (one rule: app.api.query.query_text_error)
+    # written as the API's query parameters are (one rule: app.interface.query.query_text_error)
     why = query_text_error(text, int if p.kind == "int" else float)
     if why is not None:
         return None, why

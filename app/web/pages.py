@@ -25,7 +25,7 @@ from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
 from litestar import Controller, Request, Response, get
-from litestar.di import NamedDependency, Provide
+from litestar.di import NamedDependency
 from litestar.exceptions import HTTPException, NotFoundException, ValidationException
 from litestar.params import PathParameter
 from litestar.response import Redirect, Template
@@ -37,7 +37,8 @@ from litestar.status_codes import (
 )
 from sqlalchemy.orm import Session
 
-from app.api.query import (
+from app.interface.deps import DEPENDENCIES, MAX_ID
+from app.interface.query import (
     OFFER_PARAMS,
     RANK_PARAMS,
     WORKLOAD_PARAMS,
@@ -47,16 +48,8 @@ from app.api.query import (
     parse_offer_query,
     parse_rank_query,
 )
-from app.api.responses import (
-    MAX_ID,
-    offer_detail,
-    offer_out,
-    provide_reference,
-    provide_session,
-    provide_settings,
-    rank_response,
-)
-from app.api.schemas import (
+from app.interface.responses import offer_detail, offer_out, rank_response
+from app.interface.schemas import (
     MAX_TEXT,
     OfferDetailResponse,
     RankedOfferOut,
@@ -67,7 +60,10 @@ from app.launch import launch_links
 from app.services.catalog import (
     BENCHMARK_SORTS,
     GPU_SORTS,
+    BenchmarkFilters,
+    GpuFilters,
     Listing,
+    Paging,
     benchmark_choices,
     benchmark_listing,
     catalog_choices,
@@ -204,6 +200,11 @@ def _raw(request: Request) -> dict[str, str]:
     return dict(request.query_params.items())
 
 
+def _given(raw: Mapping[str, str]) -> dict[str, str]:
+    """The non-empty parameters, stripped: what the form shows again."""
+    return {k: v.strip() for k, v in raw.items() if isinstance(v, str) and v.strip()}
+
+
 @dataclass(frozen=True, slots=True)
 class PageLanguage:
     """The page's language: ``lang`` (``en``/``zh-CN``); ``param`` the ``lang`` the URL gave
@@ -278,11 +279,7 @@ class PageController(Controller):
 
     path = "/"
     include_in_schema = False
-    dependencies = {  # noqa: RUF012 - Litestar reads this class attribute
-        "session": Provide(provide_session),
-        "ref": Provide(provide_reference),
-        "settings": Provide(provide_settings, sync_to_thread=False),
-    }
+    dependencies = DEPENDENCIES
     exception_handlers = dict.fromkeys(
         (HTTPException, ValidationException, WorkloadError, FilterError, HardwareError, Exception),
         _html_error,
@@ -316,7 +313,7 @@ class PageController(Controller):
         given = {k: v for k, v in _raw(request).items() if k not in PAGE_PARAMS}
         base = ref.presets.get(_raw(request).get("base", ""))
         raw = strip_preset_values(given, base, all_form_fields())
-        form = {k: v.strip() for k, v in raw.items() if isinstance(v, str) and v.strip()}
+        form = _given(raw)
         errors: list[tuple[str, str]] = []
         if language.error:
             errors.append(("lang", language.error))
@@ -439,7 +436,7 @@ class PageController(Controller):
         """One offer: details, the estimate explained, price history."""
         language = page_language(request)
         raw = {k: v for k, v in _raw(request).items() if k != "lang"}
-        form = {k: v.strip() for k, v in raw.items() if isinstance(v, str) and v.strip()}
+        form = _given(raw)
         errors: list[tuple[str, str]] = [("lang", language.error)] if language.error else []
         try:
             query = parse_offer_query(raw)
@@ -511,16 +508,15 @@ class PageController(Controller):
         listing: Listing | None = None
         if not errors:
             v = query.values
+            paging = Paging(
+                sort=v.get("sort", "id"),
+                descending=_descending(v, kind.sorts),
+                limit=query.limit,
+                offset=query.offset,
+            )
             try:
-                listing = kind.fetch(
-                    session,
-                    ref,
-                    **{p.name: v[p.name] for p in kind.params if p.name in v},
-                    sort=v.get("sort", "id"),
-                    descending=_descending(v, kind.sorts),
-                    limit=query.limit,
-                    offset=query.offset,
-                )
+                filters = kind.filters(**{p.name: v[p.name] for p in kind.params if p.name in v})
+                listing = kind.fetch(session, ref, filters, paging)
             except FilterError as exc:
                 errors = [(exc.field, exc.reason)]
         if query.wants_json and "format" not in {k for k, _ in errors}:
@@ -608,7 +604,10 @@ class PageController(Controller):
         stale = stale_providers(session, ref, settings.stale_after_hours)
         offers = [(offer_out(row, ref, stale), usd) for row, usd in gpu_offers(session, ref, name)]
         measurements = benchmark_listing(
-            session, ref, gpu=name, sort="workload", limit=GPU_PAGE_MEASUREMENTS
+            session,
+            ref,
+            BenchmarkFilters(gpu=name),
+            Paging(sort="workload", limit=GPU_PAGE_MEASUREMENTS),
         )
         if query.wants_json:
             return Response(
@@ -671,23 +670,28 @@ def gpu_url(name: str) -> str:
 @dataclass(frozen=True, slots=True)
 class ListingKind:
     """What differs between the listing pages: URL path, template, filter parameters (each
-    passed to ``fetch`` by its name), sortable columns with their first direction, columns."""
+    a field of ``filters``, the typed filters ``fetch`` takes), sortable columns with their
+    first direction, columns."""
 
     path: str
     template: str
     params: tuple[Param, ...]
     sorts: Mapping[str, bool]
     columns: tuple[Column, ...]
-    fetch: Callable[..., Listing]
+    filters: type[GpuFilters] | type[BenchmarkFilters]
+    fetch: Callable[[Session, ReferenceData, Any, Paging], Listing]
 
 
-CATALOG = ListingKind("/gpus", "gpus.html", CATALOG_PARAMS, GPU_SORTS, GPU_COLUMNS, gpu_catalog)
+CATALOG = ListingKind(
+    "/gpus", "gpus.html", CATALOG_PARAMS, GPU_SORTS, GPU_COLUMNS, GpuFilters, gpu_catalog
+)
 BENCHMARKS = ListingKind(
     "/benchmarks",
     "benchmarks.html",
     BENCHMARK_PARAMS,
     BENCHMARK_SORTS,
     BENCHMARK_COLUMNS,
+    BenchmarkFilters,
     benchmark_listing,
 )
 

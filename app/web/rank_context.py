@@ -11,8 +11,8 @@ from urllib.parse import urlencode
 
 from sqlalchemy.orm import Session
 
-from app.api.query import OFFER_PARAMS, RANK_PARAMS, WORKLOAD_PARAMS
-from app.api.schemas import RankResponse
+from app.interface.query import OFFER_PARAMS, RANK_PARAMS, WORKLOAD_PARAMS
+from app.interface.schemas import RankResponse
 from app.services.catalog import gpu_family
 from app.services.offers import offer_counts_by_gpu
 from app.services.reference import Preset, ReferenceData

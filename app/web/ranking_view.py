@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from app.api.schemas import MemoryFixOut, RankedOfferOut, RankResponse, WarningOut
+from app.interface.schemas import MemoryFixOut, RankedOfferOut, RankResponse, WarningOut
 from app.web import charts
 from app.web.format import hours, money, money_short, num
 from app.web.i18n import N_, translations

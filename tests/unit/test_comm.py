@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from app.model import fitted
+from app.model.calibration import load_calibration
 from app.model.comm import (
     LinkClass,
     Topology,
@@ -115,8 +115,8 @@ def test_efficiency_hand_worked() -> None:
     # 28 GB of fp32 gradients over PCIe P2P (24.0 GB/s), 8 GPUs, a 1 s step
     topo = topology(A100_PCIE, 8, Interconnect.PCIE)
     t_comm = 2 * 7 / 8 * 28e9 / (0.762 * 31.5e9) + 1069 * 42e-6
-    exposed = max(0.0, t_comm - fitted.COMM_OVERLAP * 2 / 3 * 1.0)
-    loss = (1 - fitted.SCALING_LOSS_PER_DOUBLING) ** 3
+    exposed = max(0.0, t_comm - load_calibration().comm_overlap * 2 / 3 * 1.0)
+    loss = (1 - load_calibration().scaling_loss_per_doubling) ** 3
     c = comm_estimate(BIG, A100_PCIE, topo, 1.0)
     assert c.efficiency == pytest.approx(loss / (1 + exposed))
     assert c.comm_time_share == pytest.approx(exposed / (1 + exposed))

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from app.calibrate.validate import shrunk_slope
-from app.model import fitted
+from app.model.calibration import Calibration, load_calibration
 from app.model.stacks import Stack
 from app.model.throughput import (
     ThroughputModel,
@@ -78,13 +78,11 @@ def _row(gpu: str, total: float, pid: int) -> BenchmarkPoint:
     )
 
 
-def test_flops_model_moves_the_donor_rate_along_the_intensity_slope(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_flops_model_moves_the_donor_rate_along_the_intensity_slope() -> None:
     # One donor, ResNet-50 (intensity 736.1), measured on two GPUs. A never-measured CNN with
     # the same FLOPs and a quarter of the activations has 4 × the intensity: at slope 0.5 its
     # FLOP rate is 4 ** 0.5 = 2 × the donor's; without an activation count it is the donor's.
-    monkeypatch.setattr(fitted, "INTENSITY_SLOPE", {"cnn": 0.5})
+    half = dataclasses.replace(load_calibration(), intensity_slope={"cnn": 0.5})
     flops = training_flops_per_sample(RESNET)
     assert flops is not None
     table = {("ResNet-50 v1.5", "full"): ("cnn", flops, flops, RESNET.params)}
@@ -92,7 +90,7 @@ def test_flops_model_moves_the_donor_rate_along_the_intensity_slope(
     rows = [_row("A100 SXM4 80GB", 2500, 1), _row("GeForce RTX 4090", 1400, 2)]
     donors = {("ResNet-50 v1.5", "full"): RESNET}
 
-    def rate(acts: float | None) -> float:
+    def rate(acts: float | None, cal: Calibration = half) -> float:
         target = dataclasses.replace(
             RESNET,
             forward_activations_per_sample=acts,
@@ -100,7 +98,7 @@ def test_flops_model_moves_the_donor_rate_along_the_intensity_slope(
             benchmark_method=None,
         )
         model = ThroughputModel(
-            target, points=rows, catalog=catalog, flops_table=table, workloads=donors
+            target, points=rows, catalog=catalog, flops_table=table, workloads=donors, cal=cal
         )
         value, situation, _, _ = model.single_gpu(A100_80_SXM)
         assert situation == Situation.FLOPS_MODEL
@@ -112,6 +110,7 @@ def test_flops_model_moves_the_donor_rate_along_the_intensity_slope(
         catalog=catalog,
         flops_table=table,
         workloads=donors,
+        cal=half,
     )
     note = model.single_gpu(A100_80_SXM)[3][0]
     assert "arithmetic intensity (736 forward FLOPs per activation element" in note
@@ -121,8 +120,8 @@ def test_flops_model_moves_the_donor_rate_along_the_intensity_slope(
     # the smooth credible-MFU bound (issue 23) takes up to 0.1 % off a rate near half the
     # CNN maximum
     assert rate(11.11 / 4) == pytest.approx(2 * plain, rel=2e-3)
-    monkeypatch.setattr(fitted, "INTENSITY_SLOPE", {})
-    assert rate(11.11 / 4) == pytest.approx(plain)
+    flat = dataclasses.replace(half, intensity_slope={})
+    assert rate(11.11 / 4, flat) == pytest.approx(plain)
 
 
 def test_shrunk_slope_hand_worked() -> None:

@@ -61,7 +61,7 @@ def test_parse_listing_names_every_bad_parameter() -> None:
         "batch",
     }
     assert reasons["offset"] == "must be at least 0"
-    # the query-string rule of every GET endpoint (app.api.query.query_text_error)
+    # the query-string rule of every GET endpoint (app.interface.query.query_text_error)
     assert reasons["limit"] == (
         "must be a whole number written as digits, e.g. 1000 (no _, +, spaces or exponent)"
     )

@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
+from app.model.calibration import load_calibration
 from app.model.memory import (
     CUDA_CONTEXT_GIB,
-    DEFAULT_PARAMS,
     GIB,
     NF4_BYTES_PER_PARAM,
     SLACK,
@@ -84,7 +84,7 @@ def test_qlora_base_is_nf4_except_embeddings() -> None:
     w = Workload(**LLAMA3_8B, precision=Precision.BF16, method=Method.QLORA, lora_rank=8)
     emb = 2 * 128256 * 4096  # untied input embedding + LM head stay bf16
     pt = lora_trainable_params(w)
-    overhead = 1 + DEFAULT_PARAMS.qlora_overhead
+    overhead = 1 + load_calibration().memory.qlora_overhead
     expected_base = (8_030_261_248 - emb) * NF4_BYTES_PER_PARAM * overhead + emb * 2
     # pure bf16: the adapters are bf16 too (torchtune, LitGPT bf16-true)
     assert state_bytes(w, 1).weights == pytest.approx(expected_base + pt * 2)
@@ -95,7 +95,7 @@ def test_qlora_base_is_nf4_except_embeddings() -> None:
 def test_gpt2_activation_bytes_hand_worked() -> None:
     # pure bf16: L * 17 copies * 2 B * s * h + loss-side bytes per logit * s * V (Korthikanti
     # 34 sbh bytes per layer; logit bytes fitted, tools/fit_memory.py)
-    logit = DEFAULT_PARAMS.unfused_logit_bytes
+    logit = load_calibration().memory.unfused_logit_bytes
     pure = dataclasses.replace(GPT2, precision=Precision.BF16)
     expected = 12 * 17 * 2 * 1024 * 768 + logit * 1024 * 50304
     assert activation_bytes_per_sample(pure) == pytest.approx(expected)
@@ -111,7 +111,7 @@ def test_checkpointing_stores_layer_inputs_plus_one_layer() -> None:
     w = dataclasses.replace(GPT2, gradient_checkpointing=True)
     # fp32 layer inputs (autocast stream) + max(one layer's 19 copies, logits):
     # c*s*V ≈ 250-300 MB > 29.9 MB
-    logit = DEFAULT_PARAMS.unfused_logit_bytes
+    logit = load_calibration().memory.unfused_logit_bytes
     expected = 12 * 4 * 1024 * 768 + max(19 * 2 * 1024 * 768, logit * 1024 * 50304)
     assert activation_bytes_per_sample(w) == pytest.approx(expected)
 
@@ -295,7 +295,7 @@ def test_notes_name_the_zero_bucket_and_the_fused_loss_bytes_only_when_counted()
         for n in memory_notes(dataclasses.replace(GPT2, sharding=Sharding.ZERO3))
     )
     fused = memory_notes(dataclasses.replace(GPT2, fused_cross_entropy=True))
-    per = f"{DEFAULT_PARAMS.chunked_logit_bytes:g} bytes per logit"
+    per = f"{load_calibration().memory.chunked_logit_bytes:g} bytes per logit"
     assert any(per in n and "keeps 2" in n for n in fused)
 
 
@@ -336,9 +336,9 @@ def test_torchao_nf4_base_carries_no_overhead_beyond_its_blocks() -> None:
     )
     emb = 2 * 128256 * 4096
     expected = (8_030_261_248 - emb) * NF4_BYTES_PER_PARAM + emb * 2  # 3.60 + 2.10 GB
-    assert frozen_base_bytes(w, DEFAULT_PARAMS) == pytest.approx(expected)
-    bnb = frozen_base_bytes(dataclasses.replace(w, quant_backend=None), DEFAULT_PARAMS)
-    assert bnb > frozen_base_bytes(w, DEFAULT_PARAMS)
+    assert frozen_base_bytes(w, load_calibration()) == pytest.approx(expected)
+    bnb = frozen_base_bytes(dataclasses.replace(w, quant_backend=None), load_calibration())
+    assert bnb > frozen_base_bytes(w, load_calibration())
 
 
 def test_the_loss_grows_with_sequence_times_vocabulary_by_dtype() -> None:
@@ -353,7 +353,9 @@ def test_the_loss_grows_with_sequence_times_vocabulary_by_dtype() -> None:
     )
     # a chunked loss keeps only the logits of every chunk, at the activation dtype
     fused = dataclasses.replace(w, fused_cross_entropy=True)
-    assert logits_bytes_per_sample(fused) == pytest.approx(DEFAULT_PARAMS.chunked_logit_bytes * n)
+    assert logits_bytes_per_sample(fused) == pytest.approx(
+        load_calibration().memory.chunked_logit_bytes * n
+    )
     # twice the sequence, twice the loss
     long = dataclasses.replace(w, seq_len=4096)
     assert logits_bytes_per_sample(long) == pytest.approx(2 * logits_bytes_per_sample(w))

@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 
 from app.calibrate.memory_fit import family
+from app.model.calibration import load_calibration
 from app.model.memory import (
-    DEFAULT_PARAMS,
     GIB,
     SLACK,
     activation_bytes_per_sample,
@@ -33,11 +33,15 @@ from app.model.types import (
 )
 
 #: round constants so every expected figure below is arithmetic a reader can redo
-PARAMS = dataclasses.replace(
-    DEFAULT_PARAMS,
-    cnn_activation_bytes_per_gflop=1e6,
-    detection_activation_bytes_per_gflop=2e6,
-    diffusion_activation_bytes_per_gflop=3e6,
+SERVED = load_calibration()
+CAL = dataclasses.replace(
+    SERVED,
+    memory=dataclasses.replace(
+        SERVED.memory,
+        cnn_activation_bytes_per_gflop=1e6,
+        detection_activation_bytes_per_gflop=2e6,
+        diffusion_activation_bytes_per_gflop=3e6,
+    ),
 )
 
 DETECTOR = Workload(
@@ -64,9 +68,9 @@ UNET = Workload(
 
 def test_detector_activations_scale_backbone_gflops_by_pixels() -> None:
     # 2e6 B/GFLOP × 8 GFLOPs × (448/224)² = 6.4e7 B at 16-bit; ×2 at fp32
-    assert activation_bytes_per_sample(DETECTOR, PARAMS) == pytest.approx(6.4e7)
+    assert activation_bytes_per_sample(DETECTOR, CAL) == pytest.approx(6.4e7)
     fp32 = dataclasses.replace(DETECTOR, precision=Precision.FP32)
-    assert activation_bytes_per_sample(fp32, PARAMS) == pytest.approx(1.28e8)
+    assert activation_bytes_per_sample(fp32, CAL) == pytest.approx(1.28e8)
 
 
 def test_classification_cnn_uses_its_own_constant() -> None:
@@ -78,10 +82,10 @@ def test_classification_cnn_uses_its_own_constant() -> None:
         precision=Precision.FP16_AMP,
     )
     # 1e6 B/GFLOP × 8.178 GFLOPs; the detection constant does not apply to a classifier
-    assert activation_bytes_per_sample(cnn, PARAMS) == pytest.approx(8.178e6)
+    assert activation_bytes_per_sample(cnn, CAL) == pytest.approx(8.178e6)
     as_detector = dataclasses.replace(cnn, vision_task=VisionTask.DETECTION)
     # a detector without backbone_gflops_224 falls back to the forward-GFLOP constant
-    assert activation_bytes_per_sample(as_detector, PARAMS) == pytest.approx(8.178e6)
+    assert activation_bytes_per_sample(as_detector, CAL) == pytest.approx(8.178e6)
 
 
 def test_a_published_activation_count_sizes_cnn_activations() -> None:
@@ -93,7 +97,8 @@ def test_a_published_activation_count_sizes_cnn_activations() -> None:
         forward_activations_per_sample=11.11,
         precision=Precision.FP16_AMP,
     )
-    per_element = dataclasses.replace(PARAMS, cnn_activation_bytes_per_element=4.0)
+    memory = dataclasses.replace(CAL.memory, cnn_activation_bytes_per_element=4.0)
+    per_element = dataclasses.replace(CAL, memory=memory)
     # 4 B per element × 11.11e6 elements (timm's infer_macts for resnet50 at 224), not the
     # per-GFLOP constant; ×2 at fp32
     assert activation_bytes_per_sample(cnn, per_element) == pytest.approx(4.444e7)
@@ -131,7 +136,7 @@ def test_frozen_text_encoder_and_vae_in_the_training_dtype() -> None:
 
 
 def test_breakdown_shows_each_diffusion_component() -> None:
-    b = peak_memory_bytes(UNET, gpu_count=1, micro_batch_size=1, params=PARAMS)
+    b = peak_memory_bytes(UNET, gpu_count=1, micro_batch_size=1, cal=CAL)
     assert b.text_encoder_gib == pytest.approx(123_060_480 * 2 / GIB)
     assert b.vae_gib == pytest.approx(83_653_863 * 2 / GIB)
     # AMP UNet: 6 B weights (fp32 + 16-bit copy) + the frozen components, inside weights_gib
@@ -140,7 +145,7 @@ def test_breakdown_shows_each_diffusion_component() -> None:
     assert b.gradients_gib * GIB == pytest.approx(859_520_964 * 4.0)
     # SDPA: activations are only the per-GFLOP term, 3e6 × 800
     assert b.activations_gib * GIB == pytest.approx(2.4e9)
-    s = state_bytes(UNET, gpu_count=1, params=PARAMS)
+    s = state_bytes(UNET, gpu_count=1, cal=CAL)
     assert s.text_encoder == 123_060_480 * 2.0 and s.vae == 83_653_863 * 2.0
 
 
@@ -153,7 +158,7 @@ def test_eager_unet_attention_scores() -> None:
     # checkpointing: one layer in backward, softmax output + its gradient + score gradient
     assert unet_attention_scores_bytes(ckpt) == 8 * s * s * 12
     assert unet_attention_scores_bytes(UNET) == 0.0  # SDPA keeps no score matrix
-    assert activation_bytes_per_sample(eager, PARAMS) == pytest.approx(
+    assert activation_bytes_per_sample(eager, CAL) == pytest.approx(
         3e6 * 800 * 2 + 5 * 8 * s * s * 4
     )
 
@@ -188,7 +193,8 @@ def test_eager_unet_that_does_not_fit_is_offered_memory_efficient_attention() ->
     # on 12 GB. The OOM boundary is pinned at "peak = usable VRAM" (the fit's prior) so the
     # test checks the fix, not where the served boundary was last fitted (served, the SDPA
     # variant of this run is itself high: DF-2 in docs/accuracy.md)
-    params = dataclasses.replace(DEFAULT_PARAMS, oom_center=0.0, oom_scale=0.05)
+    memory = dataclasses.replace(SERVED.memory, oom_center=0.0, oom_scale=0.05)
+    cal = dataclasses.replace(SERVED, memory=memory)
     w = dataclasses.replace(
         UNET,
         precision=Precision.FP32,
@@ -197,7 +203,7 @@ def test_eager_unet_that_does_not_fit_is_offered_memory_efficient_attention() ->
         gradient_checkpointing=True,
         micro_batch_size=2,
     )
-    est = estimate_memory(w, vram_gib=12, params=params)
+    est = estimate_memory(w, vram_gib=12, cal=cal)
     assert est.oom_risk.value == "high"
     labels = [f.label for f in est.fixes]
     assert "memory-efficient attention (SDPA/xformers)" in labels
@@ -213,8 +219,8 @@ def test_ema_copy_is_four_bytes_per_trained_parameter() -> None:
     ema = dataclasses.replace(UNET, ema_weights=True)
     assert ema_bytes(ema, 1) == 859_520_964 * 4.0
     assert ema_bytes(UNET, 1) == 0.0
-    b = peak_memory_bytes(ema, gpu_count=1, micro_batch_size=1, params=PARAMS)
-    plain = peak_memory_bytes(UNET, gpu_count=1, micro_batch_size=1, params=PARAMS)
+    b = peak_memory_bytes(ema, gpu_count=1, micro_batch_size=1, cal=CAL)
+    plain = peak_memory_bytes(UNET, gpu_count=1, micro_batch_size=1, cal=CAL)
     assert b.ema_gib == pytest.approx(859_520_964 * 4 / GIB)
     assert b.optimizer_gib - plain.optimizer_gib == pytest.approx(b.ema_gib)
     # LoRA: the EMA shadows only the adapters; FSDP/ZeRO-3 shards it

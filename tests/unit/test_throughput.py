@@ -7,12 +7,11 @@ import math
 
 import pytest
 
-from app.calibrate.validate import patched
-from app.model import fitted
-from app.model.flops import matmul_params
+from app.calibrate.baselines import blend_speedup
+from app.model.calibration import load_calibration
+from app.model.flops import matmul_params, peak_tflops
 from app.model.multigpu import multi_gpu_efficiency
 from app.model.pooled import PooledData, rate_class
-from app.model.scaling import TimeModel, blend_speedup, peak_tflops, time_features
 from app.model.stacks import Stack
 from app.model.throughput import (
     ThroughputModel,
@@ -191,7 +190,7 @@ def test_donor_weight_is_size_similarity_params_for_transformers_flops_for_cnns(
 
 
 def test_flops_model_uses_fitted_flop_rate_without_any_measurement() -> None:
-    a, b, c = fitted.FLOPS_RATE_MODEL["transformer|16"]
+    a, b, c = load_calibration().flops_rate_model["transformer|16"]
     # log FLOP/s = a + b log(peak) + c log(bandwidth): 312 TFLOPS, 2039 GB/s
     rate = math.exp(a + b * math.log(312) + c * math.log(2039))
     # micro-batch law b / (b + b0), b0 = 1024 tokens at width 1024 (no data) = 1024 × 1024 /
@@ -250,33 +249,6 @@ def test_flops_model_transfers_achieved_flops_of_other_workloads() -> None:
     assert model.single_gpu(v100)[0] < slower < rate
 
 
-def test_time_model_recovers_known_coefficients() -> None:
-    # Synthetic "measurements" from seconds/sample = 2e-3/peak + 5e-3/bw + 1e-6 on five GPUs
-    # (no batch term): the NNLS fit must reproduce an unseen sixth GPU.
-    def gpu(name: str, peak: float, bw: float) -> GpuSpec:
-        return GpuSpec(
-            name=name,
-            architecture="Ampere",
-            vram_gib=24,
-            memory_bandwidth_gbs=bw,
-            fp32_tflops=peak / 8,
-            tf32_tflops=peak / 2,
-            fp16_fp32acc_tflops=peak,
-        )
-
-    def truth(g: GpuSpec) -> float:
-        return 1 / (2e-3 / g.fp16_fp32acc_tflops + 5e-3 / g.memory_bandwidth_gbs + 1e-6)
-
-    gpus = [
-        gpu(f"g{i}", p, b)
-        for i, (p, b) in enumerate([(70, 900), (125, 600), (165, 1000), (312, 2000), (989, 3350)])
-    ]
-    model = TimeModel([(g, None, truth(g)) for g in gpus], Precision.FP16_AMP)
-    new = gpu("new", 400, 1500)
-    assert model.samples_per_s(new, None) == pytest.approx(truth(new), rel=1e-6)
-    assert len(time_features(new, Precision.FP16_AMP, 32, True)) == 6
-
-
 def test_multi_gpu_efficiency_hand_worked() -> None:
     # 1e9 params, fp32 grads (4 B) = 4e9 B over 8 GPUs on PCIe P2P; t_step = 32 / 100 = 0.32 s;
     # exposed = t_comm - overlap * backward share (2/3) * 0.32; eta = 0.32 / (0.32 + exposed)
@@ -298,12 +270,12 @@ def test_multi_gpu_efficiency_hand_worked() -> None:
     # published 0.762 of x16 gen4 (seed_data/link_bandwidth.csv), 42 us per 25 MiB bucket
     busbw = 0.762 * 31.5e9
     t_comm = 2 * 7 / 8 * 4e9 / busbw + 153 * 42e-6
-    exposed = max(0.0, t_comm - fitted.COMM_OVERLAP * 2 / 3 * 0.32)
-    loss = (1 - fitted.SCALING_LOSS_PER_DOUBLING) ** 3
+    exposed = max(0.0, t_comm - load_calibration().comm_overlap * 2 / 3 * 0.32)
+    loss = (1 - load_calibration().scaling_loss_per_doubling) ** 3
     eta = multi_gpu_efficiency(w, gpu, 8, Interconnect.PCIE, 100.0)
     assert eta == pytest.approx(loss * 0.32 / (0.32 + exposed))
     # a 30-second step hides the 0.3 s all-reduce entirely (overlap > 0.05): the loss alone
-    if fitted.COMM_OVERLAP > 0.05:
+    if load_calibration().comm_overlap > 0.05:
         assert multi_gpu_efficiency(w, gpu, 8, Interconnect.PCIE, 32 / 30) == pytest.approx(loss)
     assert multi_gpu_efficiency(w, gpu, 1, Interconnect.PCIE, 100.0) == 1.0
 
@@ -324,8 +296,8 @@ def test_multi_gpu_measured_row_is_used_for_same_count() -> None:
 def test_departing_from_preset_scales_by_flops() -> None:
     pts = [point("A100 SXM4 80GB", 443, 320)]
     longer = dataclasses.replace(BERT, seq_len=512, matches_preset=False)
-    with patched(WIDTH_H0={"transformer": 1000.0}):
-        tp = estimate_throughput(longer, A100_80_SXM, points=pts, reference=BERT)
+    cal = dataclasses.replace(load_calibration(), width_h0={"transformer": 1000.0})
+    tp = estimate_throughput(longer, A100_80_SXM, points=pts, reference=BERT, cal=cal)
     assert tp.basis == Basis.SCALED and tp.situation == Situation.DERIVED
 
     # time-weighted FLOPs per sample: 6N per token at width efficiency h / (h + 1000)
@@ -379,7 +351,7 @@ def test_a_precision_never_measured_is_named_a_precision_switch() -> None:
     fp32 = estimate_throughput(BERT, gpus[0], points=pts, catalog=catalog, precision=Precision.FP32)
     assert fp32.situation == Situation.PRECISION_SWITCH and fp32.basis == Basis.SCALED
     assert "only at another precision" in fp32.notes[0]
-    low, high = fitted.RANGE_FACTORS["precision_switch"]
+    low, high = load_calibration().range_factors["precision_switch"]
     assert fp32.samples_per_s_low == pytest.approx(fp32.samples_per_s * low)
     # the high end stops at the datasheet peak (this made-up GPU's fp32 rate sits near it)
     ceiling = flops_peak_tflops(gpus[0], Precision.FP32) * 1e12 / training_flops_per_sample(BERT)

@@ -7,8 +7,8 @@ from typing import Literal, Optional
 
 import pytest
 
-from app.api.query import scalar_kind
-from app.api.schemas import _is_array
+from app.interface.query import scalar_kind
+from app.interface.schemas import _is_array
 from app.model.types import WORKLOAD_INPUTS, Precision, unwrap_optional
 
 

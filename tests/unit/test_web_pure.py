@@ -8,8 +8,8 @@ import math
 import pytest
 from markupsafe import Markup
 
-from app.api.counts import parse_count
-from app.api.query import ParamError, order_rows, parse_offer_query, parse_rank_query
+from app.interface.counts import parse_count
+from app.interface.query import ParamError, order_rows, parse_offer_query, parse_rank_query
 from app.web import charts
 from app.web.format import (
     compact,

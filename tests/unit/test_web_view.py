@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from app.api.responses import answer_picks
-from app.api.schemas import RankedOfferOut, WarningOut
+from app.interface.responses import answer_picks
+from app.interface.schemas import RankedOfferOut, WarningOut
 from app.services.regions import matching_regions, region_matches
 from app.web.forms import all_form_fields, preset_form_values
 from app.web.i18n import accept_language, parse_lang, with_lang

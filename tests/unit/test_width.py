@@ -8,7 +8,8 @@ import math
 
 import pytest
 
-from app.calibrate.validate import WidthPair, WidthShape, best_width_h0, patched
+from app.calibrate.validate import WidthPair, WidthShape, best_width_h0
+from app.model.calibration import Calibration, load_calibration
 from app.model.flops import matmul_params, matmul_width
 from app.model.pooled import matmul_rows_per_sample
 from app.model.throughput import (
@@ -39,6 +40,11 @@ TXL_BASE = Workload(
 )
 
 
+def with_h0(h0: dict[str, float]) -> Calibration:
+    """The served calibration with ``width_h0`` set to ``h0``."""
+    return dataclasses.replace(load_calibration(), width_h0=h0)
+
+
 def test_lookup_params_leave_the_flops_count() -> None:
     # 191,950,298 − (267,735 − 19,997) × 512 = 65,108,442 multiplied per token
     assert matmul_params(TXL_BASE) == 65_108_442
@@ -55,17 +61,16 @@ def test_lookup_params_leave_the_flops_count() -> None:
 def test_width_efficiency_is_h_over_h_plus_h0_at_the_width_the_parameters_make() -> None:
     # Transformer-XL base: √(65,108,442 / (12 × 16)) = 582.3 wide
     assert matmul_width(TXL_BASE) == pytest.approx(582.32, abs=0.01)
-    with patched(WIDTH_H0={"transformer": 1000.0}):
-        assert width_efficiency(TXL_BASE) == pytest.approx(582.32 / 1582.32, abs=1e-5)
-        # Transformer-XL large: √(268,379,610 / (12 × 18)) = 1,114.7
-        large = dataclasses.replace(
-            TXL_BASE, params=285_167_482, layers=18, hidden_size=1024, lookup_params=16_787_872
-        )
-        assert width_efficiency(large) == pytest.approx(1114.69 / 2114.69, abs=1e-5)
-        cnn = Workload(architecture=Architecture.CNN, params=25_557_032, samples_per_epoch=1)
-        assert width_efficiency(cnn) == 1.0
-    with patched(WIDTH_H0={}):
-        assert width_efficiency(TXL_BASE) == 1.0
+    cal = with_h0({"transformer": 1000.0})
+    assert width_efficiency(TXL_BASE, cal) == pytest.approx(582.32 / 1582.32, abs=1e-5)
+    # Transformer-XL large: √(268,379,610 / (12 × 18)) = 1,114.7
+    large = dataclasses.replace(
+        TXL_BASE, params=285_167_482, layers=18, hidden_size=1024, lookup_params=16_787_872
+    )
+    assert width_efficiency(large, cal) == pytest.approx(1114.69 / 2114.69, abs=1e-5)
+    cnn = Workload(architecture=Architecture.CNN, params=25_557_032, samples_per_epoch=1)
+    assert width_efficiency(cnn, cal) == 1.0
+    assert width_efficiency(TXL_BASE, with_h0({})) == 1.0
 
 
 def test_best_width_h0_recovers_the_h0_its_pairs_were_made_with() -> None:
@@ -105,8 +110,8 @@ def test_a_wider_variant_is_scaled_by_flops_and_width() -> None:
     wider = dataclasses.replace(
         BERT, hidden_size=1024, params=12 * 12 * 1024 * 1024, matches_preset=False
     )
-    with patched(WIDTH_H0={"transformer": 1000.0}):
-        tp = estimate_throughput(wider, A100_80_SXM, points=pts, reference=BERT)
+    cal = with_h0({"transformer": 1000.0})
+    tp = estimate_throughput(wider, A100_80_SXM, points=pts, reference=BERT, cal=cal)
     assert tp.situation == Situation.DERIVED
 
     # time-weighted FLOPs per sample, 384 tokens: 6N · (1 + 1000/h) + 12·L·h·s per token
@@ -213,11 +218,11 @@ def test_lookup_params_must_be_fewer_than_params() -> None:
 
 
 def test_a_width_without_its_parameters_moves_no_efficiency() -> None:
-    with patched(WIDTH_H0={"transformer": 575.0}):
-        own = width_efficiency(BERT)
-        assert own == pytest.approx(871.95 / (871.95 + 575), rel=1e-5)
-        widened = dataclasses.replace(BERT, hidden_size=2304)  # params unchanged
-        assert width_efficiency(widened) == own
-        # with the parameters of 12 layers 2,304 wide (12 · 12 · 2,304²) it is 2,304 wide
-        filled = dataclasses.replace(widened, params=12 * 12 * 2304 * 2304)
-        assert width_efficiency(filled) == pytest.approx(2304 / (2304 + 575))
+    cal = with_h0({"transformer": 575.0})
+    own = width_efficiency(BERT, cal)
+    assert own == pytest.approx(871.95 / (871.95 + 575), rel=1e-5)
+    widened = dataclasses.replace(BERT, hidden_size=2304)  # params unchanged
+    assert width_efficiency(widened, cal) == own
+    # with the parameters of 12 layers 2,304 wide (12 · 12 · 2,304²) it is 2,304 wide
+    filled = dataclasses.replace(widened, params=12 * 12 * 2304 * 2304)
+    assert width_efficiency(filled, cal) == pytest.approx(2304 / (2304 + 575))

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from app.api.query import COUNT_PARAMS, parse_rank_query
-from app.api.schemas import CudaLibrary, WorkloadIn
 from app.data.rows import PRESET_FIELDS, workload_cells
+from app.interface.query import COUNT_PARAMS, parse_rank_query
+from app.interface.schemas import CudaLibrary, WorkloadIn
 from app.model.job import build_workload
 from app.model.types import WORKLOAD_INPUTS, Precision, Workload
 from app.settings import PROJECT_ROOT

@@ -85,7 +85,7 @@ class PhysicalChecks(FlopsModel):
         always, rising with ``r`` (a bigger micro-batch stays faster, recompute slower), and
         within 0.03 % of ``r`` up to 0.7·B."""
         rate, situation, evidence, notes = est
-        bound = credible_rate(w, gpu, precision)
+        bound = credible_rate(w, gpu, precision, self.cal)
         if situation == Situation.MEASURED or bound is None or rate <= 0:
             return est
         k = CREDIBLE_SHARPNESS

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.model import fitted
+from app.model.calibration import Calibration
 from app.model.flops import (
     flops_peak_tflops,
     training_flops_per_sample,
@@ -26,20 +26,22 @@ def derived(
     reference: Workload,
     gpu: GpuSpec,
     prec: Precision,
+    cal: Calibration,
 ) -> SingleGpu:
     """The ``derived`` situation: the preset's estimate ``base`` (of ``ref``, the preset at
     the asked precision) carried to the custom workload ``w`` by the ratio of their
     time-weighted training FLOPs per sample (:func:`width_weighted_flops`), never past the
-    datasheet peak nor the preset's own FLOP rate where that is higher."""
+    datasheet peak nor the preset's own FLOP rate where that is higher. Width efficiency and
+    the QLoRA slowdown are ``cal``'s."""
     rate, situation, evidence, notes = base
     # FLOPs weighted by the time they take: a wider network reaches a higher share
     # of the peak in its matmuls (width_weighted_flops)
-    ref_flops = width_weighted_flops(ref)
-    own_flops = width_weighted_flops(w)
+    ref_flops = width_weighted_flops(ref, cal)
+    own_flops = width_weighted_flops(w, cal)
     if ref_flops and own_flops:
         ratio = ref_flops / own_flops
         if w.method == Method.QLORA and reference.method != Method.QLORA:
-            ratio /= fitted.QLORA_SLOWDOWN
+            ratio /= cal.qlora_slowdown
         text = (
             f"{SITUATION_TEXT[Situation.DERIVED]} (×{ratio:.3g}); the preset's "
             f"estimate is {situation.value}"

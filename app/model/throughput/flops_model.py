@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from app.model import fitted
+from app.model.calibration import Calibration
 from app.model.flops import (
     flops_peak_tflops,
     training_flops_per_sample,
@@ -71,11 +71,13 @@ def donor_weight(
     return 1.0 / (0.25 + abs(math.log(donor_x / own_x)))
 
 
-def _held(units_per_s: float, donor: Workload, gpu: GpuSpec, precision: Precision) -> float:
+def _held(
+    units_per_s: float, donor: Workload, gpu: GpuSpec, precision: Precision, cal: Calibration
+) -> float:
     """A donor's predicted rate (its published units/s) under the smooth credible bound of
     :meth:`ThroughputModel._credible`, at the donor's own shape."""
     units = donor.units_per_sample or 1.0
-    bound = credible_rate(replace(donor, precision=precision), gpu, precision)
+    bound = credible_rate(replace(donor, precision=precision), gpu, precision, cal)
     if bound is None or units_per_s <= 0:
         return units_per_s
     rate, k = units_per_s / units, CREDIBLE_SHARPNESS
@@ -99,7 +101,7 @@ class FlopsModel(PooledSituations):
         (:meth:`_work_batch_term`, :meth:`_batch_factor`). A non-transformer with a forward
         intensity (:func:`forward_intensity`) borrows only from donors with one
         (where there are any), each donor's log FLOP rate moved by
-        ``fitted.INTENSITY_SLOPE[family] × ln(intensity / donor intensity)``: on the
+        ``cal.intensity_slope[family] × ln(intensity / donor intensity)``: on the
         roofline a memory-bound kernel's FLOP rate is intensity × bandwidth (slope 1), a
         compute-bound one's the peak (slope 0), and a net mixes both
         (:func:`app.calibrate.validate.fit_intensity_slope`).
@@ -132,9 +134,11 @@ class FlopsModel(PooledSituations):
             ]
             candidates = arch or same or candidates
         own_i = forward_intensity(w) if fam != "transformer" else None
-        own_weighted = (width_weighted_flops(w) if fam == "transformer" else None) or flops
+        own_weighted = (
+            width_weighted_flops(w, self.cal) if fam == "transformer" else None
+        ) or flops
         by_intensity = False
-        slope = fitted.INTENSITY_SLOPE.get(fam, 0.0)
+        slope = self.cal.intensity_slope.get(fam, 0.0)
         if own_i is not None:
             # only measured donors that can be placed on the intensity axis, where there
             # are any
@@ -161,7 +165,7 @@ class FlopsModel(PooledSituations):
             if donor is not None:
                 # the donor's own rate held to what runs of its kind reach on this GPU (a
                 # suite measured on H100s only extrapolates to an A100 at up to 1.6× its peak)
-                y = math.log(_held(math.exp(y), donor, gpu, precision))
+                y = math.log(_held(math.exp(y), donor, gpu, precision, self.cal))
             # the donor's saturated rate, by the same law _batch_factor re-applies
             y -= self._work_batch_term(found[0], donor)
             weight = donor_weight(fam, entry, w, flops, donor)
@@ -177,7 +181,7 @@ class FlopsModel(PooledSituations):
             weighting = own_weighted / flops
             if fam == "transformer" and donor is not None:
                 donor_flops = training_flops_per_sample(donor)
-                donor_weighted = width_weighted_flops(donor)
+                donor_weighted = width_weighted_flops(donor, self.cal)
                 if donor_flops and donor_weighted:
                     weighting = donor_weighted / donor_flops
             logs.append(y + math.log(entry[1] * weighting))
@@ -208,7 +212,7 @@ class FlopsModel(PooledSituations):
                     f"FLOP rate on intensity ({slope:.2f})"
                 )
         else:
-            rate_flops = achieved_flops_prior(gpu, fam, precision)
+            rate_flops = achieved_flops_prior(gpu, fam, precision, self.cal)
             peak = flops_peak_tflops(gpu, precision) * 1e12
             note = (
                 f"FLOPs model: no measured {fam} workload; fitted {fam} FLOP rate "
@@ -216,7 +220,7 @@ class FlopsModel(PooledSituations):
             )
         rate = rate_flops / flops * self._batch_factor(w)
         if w.method == Method.QLORA:
-            rate /= fitted.QLORA_SLOWDOWN
+            rate /= self.cal.qlora_slowdown
         return rate, Situation.FLOPS_MODEL, (), (note,)
 
     def _work_batch_term(self, group: tuple[str, str], donor: Workload | None) -> float:

@@ -12,6 +12,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from app.model.calibration import Calibration, load_calibration
 from app.model.pooled import (
     Level,
     PooledData,
@@ -54,8 +55,10 @@ class PooledSituations:
         flops_table: FlopsTable | None = None,
         data: PooledData | None = None,
         workloads: Mapping[tuple[str, str], Workload] | None = None,
+        cal: Calibration | None = None,
     ):
         self.w = w
+        self.cal = cal or load_calibration()
         self.catalog = catalog or {}
         self.flops_table = flops_table or {}
         self.reference = (
@@ -68,7 +71,8 @@ class PooledSituations:
             known = dict(workloads or {})
             for label in base.benchmark_workloads:
                 known.setdefault((label, _method_of(base)), base)
-            data = PooledData(points, self.catalog, known, _families(self.flops_table))
+            families = _families(self.flops_table)
+            data = PooledData(points, self.catalog, known, families, cal=self.cal)
         self.data = data
         self.groups = data.groups(base.benchmark_workloads, _method_of(base))
         self._single: dict[tuple[str, Precision, str | None], SingleGpu] = {}

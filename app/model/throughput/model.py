@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from app.model.calibration import Calibration
 from app.model.comm import link_grows_with_count
 from app.model.flops import (
     flops_peak_tflops,
@@ -48,6 +49,7 @@ class ThroughputModel(MultiGpu):
         flops_table: (label, method) → (family, FLOPs per unit, ...) for the FLOPs model.
         data: a prebuilt :class:`PooledData` of the same points (a cache shared by requests).
         workloads: (label, method) → preset workload, for building ``data`` from ``points``.
+        cal: the fitted constants (default: the served ``calibration.json``).
     """
 
     def can_estimate(self) -> bool:
@@ -76,7 +78,7 @@ class ThroughputModel(MultiGpu):
         if base is None:
             result = self.flops_rate(w, gpu, prec)
         elif self.reference is not None:
-            result = derived(base, w, ref, self.reference, gpu, prec)
+            result = derived(base, w, ref, self.reference, gpu, prec, self.cal)
         else:
             result = base
         # the credible bound is the tuned suites' (every row is one); the stack moves below it
@@ -148,10 +150,10 @@ class ThroughputModel(MultiGpu):
             eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
             multi_model, multi_basis = best_model, best_basis
             w_prec = self.w if prec == self.w.precision else replace(self.w, precision=prec)
-            summary = multi_gpu_summary(w_prec, gpu, n, link, per_gpu, min(eta, 1.0))
+            summary = multi_gpu_summary(w_prec, gpu, n, link, per_gpu, min(eta, 1.0), cal=self.cal)
         else:
             total = per_gpu * n
-        low, high = _range(total, situation, multi_gpu_model=multi_model)
+        low, high = _range(total, situation, self.cal, multi_gpu_model=multi_model)
         flops = training_flops_per_sample(self.w)
         if flops:
             # the range never reaches past the datasheet peak (unless the estimate itself
@@ -193,8 +195,10 @@ def estimate_throughput(
     reference: Workload | None = None,
     flops_table: FlopsTable | None = None,
     data: PooledData | None = None,
+    cal: Calibration | None = None,
 ) -> ThroughputEstimate:
-    """Samples/s of ``gpu_count`` × ``gpu`` for ``w``; see :class:`ThroughputModel`."""
+    """Samples/s of ``gpu_count`` × ``gpu`` for ``w`` with ``cal`` (default: the served
+    calibration); see :class:`ThroughputModel`."""
     model = ThroughputModel(
         w,
         points=points,
@@ -202,5 +206,6 @@ def estimate_throughput(
         reference=reference,
         flops_table=flops_table,
         data=data,
+        cal=cal,
     )
     return model.estimate(gpu, gpu_count, interconnect, precision=precision, software=software)

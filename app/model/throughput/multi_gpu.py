@@ -81,7 +81,7 @@ class MultiGpu(PhysicalChecks):
                 w = self.w
                 if precision != w.precision:
                     w = replace(w, precision=precision)
-                hit = (multi_gpu_efficiency(w, gpu, n, link, per_gpu), False)
+                hit = (multi_gpu_efficiency(w, gpu, n, link, per_gpu, cal=self.cal), False)
             self._eta[key] = hit
         return hit
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.model import fitted
+from app.model.calibration import Calibration, load_calibration
 from app.model.types import (
     SITUATION_BASIS,
     Situation,
@@ -10,23 +10,23 @@ from app.model.types import (
 )
 
 
-def range_factors(situation: Situation) -> tuple[float, float]:
-    """(low, high) multipliers of an estimate in ``situation``: ``fitted.RANGE_FACTORS`` of
-    the situation whose range it carries (:func:`app.model.types.range_situation`), else
-    of its basis."""
-    factors = fitted.RANGE_FACTORS
+def range_factors(situation: Situation, cal: Calibration | None = None) -> tuple[float, float]:
+    """(low, high) multipliers of an estimate in ``situation``: ``cal.range_factors`` (default:
+    the served calibration) of the situation whose range it carries
+    (:func:`app.model.types.range_situation`), else of its basis."""
+    factors = (cal or load_calibration()).range_factors
     situation = range_situation(situation)
     return factors.get(situation.value) or factors[SITUATION_BASIS[situation].value]
 
 
 def _range(
-    value: float, situation: Situation, multi_gpu_model: bool = False
+    value: float, situation: Situation, cal: Calibration, multi_gpu_model: bool = False
 ) -> tuple[float, float]:
     """Low–high range: the situation's cross-validated 10th-90th percentile of actual ÷
     predicted (:func:`range_factors`), times the multi-GPU model's when the GPU count was not
     itself measured."""
-    low, high = range_factors(situation)
+    low, high = range_factors(situation, cal)
     if multi_gpu_model:
-        m_low, m_high = fitted.MULTI_GPU_RANGE
+        m_low, m_high = cal.multi_gpu_range
         low, high = low * m_low, high * m_high
     return value * low, value * high

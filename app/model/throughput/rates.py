@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from app.model import fitted
+from app.model.calibration import Calibration, load_calibration
 from app.model.flops import (
     flops_peak_tflops,
     matmul_width,
@@ -31,7 +31,7 @@ from app.model.types import (
 
 
 def rate_model_features(gpu: GpuSpec, precision: Precision) -> tuple[float, float, float]:
-    """(1, log peak TFLOPS, log bandwidth GB/s): the regressors of ``fitted.FLOPS_RATE_MODEL``
+    """(1, log peak TFLOPS, log bandwidth GB/s): the regressors of ``flops_rate_model``
     (peak as :func:`flops_peak_tflops`), shared by its fit and its evaluations."""
     return (
         1.0,
@@ -40,20 +40,21 @@ def rate_model_features(gpu: GpuSpec, precision: Precision) -> tuple[float, floa
     )
 
 
-def achieved_flops_prior(gpu: GpuSpec, fam: str, precision: Precision) -> float:
-    """FLOP/s a typical ``fam`` workload reaches on ``gpu`` (fitted, no measurement needed).
+def achieved_flops_prior(gpu: GpuSpec, fam: str, precision: Precision, cal: Calibration) -> float:
+    """FLOP/s a typical ``fam`` workload reaches on ``gpu`` (``cal``'s fit, no measurement
+    needed).
 
     ``log(FLOP/s) = a + b·log(peak TFLOPS) + c·log(bandwidth GB/s)`` per family and precision
     class, least squares over every single-GPU measurement with a FLOPs estimate
-    (``fitted.FLOPS_RATE_MODEL``): MFU falls as peak grows faster than bandwidth, which a
+    (:attr:`Calibration.flops_rate_model`): MFU falls as peak grows faster than bandwidth, which a
     flat MFU prior misses (H100 runs ResNet-50 at ~7 % MFU, a V100 at ~20 %). Falls back to
-    peak × ``fitted.MFU_PRIOR`` for families without a fit.
+    peak × :attr:`Calibration.mfu_prior` for families without a fit.
     """
     key = f"{fam}|{precision_class(precision)}"
     peak = flops_peak_tflops(gpu, precision)
-    coef = fitted.FLOPS_RATE_MODEL.get(key)
+    coef = cal.flops_rate_model.get(key)
     if coef is None:
-        return peak * 1e12 * fitted.MFU_PRIOR.get(key, 0.3)
+        return peak * 1e12 * cal.mfu_prior.get(key, 0.3)
     return math.exp(
         sum(k * x for k, x in zip(coef, rate_model_features(gpu, precision), strict=True))
     )
@@ -84,9 +85,11 @@ def utilisation_note(used: tuple[float, float], peak_tflops: float, precision: P
     return f"{text} (per GPU, of the {peak_tflops:.0f} TFLOP/s dense {precision.value} peak)"
 
 
-def credible_rate(w: Workload, gpu: GpuSpec, precision: Precision) -> tuple[float, str] | None:
-    """Highest per-GPU samples/s of ``w`` on ``gpu`` the credible-MFU table allows (the
-    lower of its cell's highest measured MFU and HFU, :func:`app.model.mfu.credible_max`),
+def credible_rate(
+    w: Workload, gpu: GpuSpec, precision: Precision, cal: Calibration
+) -> tuple[float, str] | None:
+    """Highest per-GPU samples/s of ``w`` on ``gpu`` the credible-MFU table of ``cal`` allows
+    (the lower of its cell's highest measured MFU and HFU, :func:`app.model.mfu.credible_max`),
     with the sentence that says so; ``None`` without a FLOPs estimate."""
     per_sample = implied_utilisation(w, gpu, precision, 1.0)
     if per_sample is None:
@@ -94,7 +97,7 @@ def credible_rate(w: Workload, gpu: GpuSpec, precision: Precision) -> tuple[floa
     fam = family(w.architecture)
     # the class the GPU runs it at (mixed precision on a GPU without 16-bit units is fp32)
     runs = Precision.FP32 if rate_class(gpu, precision) == "32" else precision
-    mfu_max, hfu_max = credible_max(fam, w.params, runs)
+    mfu_max, hfu_max = credible_max(fam, w.params, runs, cal)
     cell = range_key(fam, w.params, runs)
     rate = min(mfu_max / per_sample[0], hfu_max / per_sample[1])
     text = (
@@ -104,7 +107,7 @@ def credible_rate(w: Workload, gpu: GpuSpec, precision: Precision) -> tuple[floa
     return rate, text
 
 
-def width_weighted_flops(w: Workload) -> float | None:
+def width_weighted_flops(w: Workload, cal: Calibration) -> float | None:
     """Training FLOPs per sample weighted by the time they take (FLOPs at the matmul peak
     rate): a transformer's matmul FLOPs ÷ :func:`width_efficiency` plus its attention
     FLOPs, the others' FLOPs as they are (:func:`training_flops_per_sample`). The memory-bound
@@ -115,11 +118,11 @@ def width_weighted_flops(w: Workload) -> float | None:
     ratio of these counts. Transformer-XL base at h₀ = 1,000: 65,108,442 × 6 × 192 ×
     (1 + 1,000 / 582.33) + 12 × 16 × 512 × 192² = 2.0743e11. The overhead, ``6N·h₀/h =
     6·h₀·√(12·L·N)``, vanishes with ``N``: a model that multiplies almost nothing costs its
-    attention.
+    attention. ``h₀`` is ``cal``'s.
     """
     if w.architecture in TRANSFORMER_ARCHITECTURES and w.params:
         matmul, attention = transformer_flops(w)
-        return matmul / width_efficiency(w) + attention
+        return matmul / width_efficiency(w, cal) + attention
     return training_flops_per_sample(w)
 
 
@@ -133,7 +136,7 @@ def forward_intensity(w: Workload) -> float | None:
     return gflops * 1e3 / acts
 
 
-def width_efficiency(w: Workload) -> float:
+def width_efficiency(w: Workload, cal: Calibration | None = None) -> float:
     """Share of a transformer's matmul FLOP rate reached at its width: ``h / (h + h₀)``.
 
     Per token and layer the matmuls cost ``24·h²`` FLOPs and the memory-bound work around
@@ -142,11 +145,12 @@ def width_efficiency(w: Workload) -> float:
     with ``h₀ = c/a`` (attention FLOPs are charged apart, :func:`width_weighted_flops`). ``h`` =
     :func:`app.model.flops.matmul_width` (the width the multiplied parameters make per layer,
     so a ``hidden_size`` changed without its parameters moves no efficiency); ``h₀`` =
-    ``fitted.WIDTH_H0["transformer"]``, fitted on pairs of transformer networks measured under
-    the same conditions (:func:`app.calibrate.validate.fit_width_h0`); 1 for other families or
-    without a width. At h₀ = 1,000: Transformer-XL base (width 582) 0.37, large (1,115) 0.53.
+    ``cal.width_h0["transformer"]`` (default: the served calibration), fitted on pairs of
+    transformer networks measured under the same conditions
+    (:func:`app.calibrate.validate.fit_width_h0`); 1 for other families or without a width.
+    At h₀ = 1,000: Transformer-XL base (width 582) 0.37, large (1,115) 0.53.
     """
-    h0 = fitted.WIDTH_H0.get(family(w.architecture), 0.0)
+    h0 = (cal or load_calibration()).width_h0.get(family(w.architecture), 0.0)
     h = matmul_width(w)
     if not h0 or not h or w.architecture not in TRANSFORMER_ARCHITECTURES:
         return 1.0

@@ -19,7 +19,7 @@ from pydantic import (
     model_validator,
 )
 
-from app.api.counts import COUNT_PATTERN, count_value
+from app.interface.counts import COUNT_PATTERN, count_value
 from app.model.types import (
     VERSION_PATTERN,
     WORKLOAD_INPUTS,
@@ -119,7 +119,7 @@ def _is_array(annotation: Any) -> bool:
 #: API accepted). Bodies are validated as JSON (``app.asgi.ModelStrictnessPlugin``), where
 #: strict mode takes enum fields by value; flat query parameters, which are all text, are
 #: parsed with ``strict=False`` once their numbers and booleans are written as the document
-#: types them (:func:`app.api.query.query_text_error`).
+#: types them (:func:`app.interface.query.query_text_error`).
 REQUEST_CONFIG = ConfigDict(extra="forbid", strict=True)
 
 #: Currency codes as requests may write them (any case; upper-cased before use).
@@ -204,7 +204,7 @@ def request_field(name: str) -> Any:
 def count_schema(constraints: dict[str, Any]) -> dict[str, Any]:
     """The JSON forms of a count field in a body, as schema keywords: an integer within
     ``constraints``' bounds (``7e9`` is one), text such as ``"7B"``
-    (:data:`~app.api.counts.COUNT_PATTERN`, whose value the same bounds limit), or null (not
+    (:data:`~app.interface.counts.COUNT_PATTERN`, whose value the same bounds limit), or null (not
     given). The forms exclude each other, so ``anyOf`` and ``oneOf`` say the same: pydantic's
     own schema takes ``anyOf`` in place of its integer-or-null, Litestar's document ``oneOf``.
     """
@@ -222,8 +222,8 @@ COUNT_FIELDS: tuple[str, ...] = tuple(n for n, given in WORKLOAD_INPUTS.items() 
 class CountsIn(BaseModel):
     """A request model whose :data:`COUNT_FIELDS` take counts as people write them: an
     integral JSON number (``7e9``) or text (``"7B"``, ``"50k"``, ``"1.5M"``), read by
-    :func:`app.api.counts.count_value` (the query strings' parser); a value that is not whole is
-    a 400 naming the field."""
+    :func:`app.interface.counts.count_value` (the query strings' parser); a value that is not
+    whole is a 400 naming the field."""
 
     model_config = REQUEST_CONFIG
 

@@ -1,30 +1,27 @@
-"""What the JSON API and the web pages share: request dependencies and response builders.
+"""The answers' builders the JSON API and the web pages share.
 
-The pages (:mod:`app.web.pages`) render the same answers as the API's routes
-(:mod:`app.api.routes`), so both build them here; the pages never import a route module
-(import contract in pyproject.toml).
+The pages (:mod:`app.web.pages`) render the same answers as the API's controllers
+(:mod:`app.api`), so both build them here; neither imports the other (import contracts in
+pyproject.toml). The request dependencies are :mod:`app.interface.deps`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncGenerator, Iterable, Sequence
-from typing import cast
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
 
-import anyio.to_thread
-from litestar import MediaType, Request, Response
+from litestar import MediaType, Response
 from litestar.exceptions import NotFoundException
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.serialization import encode_json
 from sqlalchemy.orm import Session
 
-from app.api.etag import SCOPE_KEY
-from app.api.query import (
+from app.db.models import as_utc
+from app.interface.query import (
     OfferQuery,
     order_rows,
 )
-from app.api.schemas import (
-    ErrorOut,
+from app.interface.schemas import (
     EstimateOut,
     EvidenceOut,
     ExchangeRateOut,
@@ -43,7 +40,6 @@ from app.api.schemas import (
     UnestimableOfferOut,
     WarningOut,
 )
-from app.db.models import as_utc
 from app.model.cost import SpotAssumptions, price_per_gpu_hour
 from app.model.rank import pareto_front
 from app.model.types import Estimate, interconnect_label
@@ -61,67 +57,20 @@ from app.services.offers import (
 )
 from app.services.rates import rates_used
 from app.services.reference import ReferenceData
-from app.services.reference_cache import ReferenceCache
 from app.services.refresh_runs import price_history
 from app.services.snapshot import per_version, stale_providers
 from app.services.workloads import resolve_workload
 from app.settings import Settings
 
-#: Largest id accepted in a path: 2**53 - 1, the largest integer a JSON number (a double)
-#: states exactly, far inside a BIGINT key. The OpenAPI ``maximum`` is such a number: with
-#: ``2**63 - 1`` (which a double rounds to 2**63) clients that compare as doubles, schemathesis
-#: among them, took ids up to 2**63 + 1023 for valid, and the API rejected them. Bigger ids are
-#: a 400 naming the field, never a database error.
-MAX_ID = 2**53 - 1
 
-
-def error_responses(*codes: int) -> dict[int, ResponseSpec]:
-    """OpenAPI entries for the error answers a route gives besides validation's 400."""
-    text = {
-        400: "Invalid input: `extra` names each field and the reason",
-        401: "No valid bearer token (`Authorization: Bearer <token>`); nothing was stored",
-        404: "No such offer",
-        409: "The `run_id` was already used by another submitter",
-        429: "Too many submissions for this token; see `Retry-After`",
-        503: "Database unavailable or busy; see `Retry-After`",
-    }
-    return {
-        c: ResponseSpec(data_container=ErrorOut, description=text[c], generate_examples=False)
-        for c in codes
-    }
+def iso_times(values: Mapping[str, Any], *keys: str) -> dict[str, Any]:
+    """``values`` with the datetimes under ``keys`` as ISO 8601 text (``None`` stays
+    ``None``), as the answers' models take them."""
+    return {k: v.isoformat() if k in keys and v is not None else v for k, v in values.items()}
 
 
 #: Evidence rows per ranked offer (the full list is in ``POST /v1/estimate``).
 RANK_MAX_EVIDENCE = 5
-
-
-async def provide_session(request: Request) -> AsyncGenerator[Session, None]:
-    """One SQLAlchemy session per request (read-only use), closed afterwards.
-
-    The session is created on the event loop (it connects lazily, in the handler's thread)
-    and closed on a thread of its own limiter: closing returns the connection to the pool,
-    and must not wait for a handler thread, since those may all be waiting for connections
-    (see :mod:`app.api.health`).
-    """
-    session = request.app.state.session_factory()
-    try:
-        yield session
-    finally:
-        await anyio.to_thread.run_sync(session.close, limiter=request.app.state.release_limiter)
-
-
-async def provide_reference(request: Request) -> ReferenceData:
-    """The cached reference data (catalog, benchmarks, presets, rates); loads off the loop."""
-    cache: ReferenceCache = request.app.state.reference
-    data = await cache.aget()
-    request.scope[SCOPE_KEY] = data.version  # type: ignore[literal-required]  # for the ETag
-    return data
-
-
-def provide_settings(request: Request) -> Settings:
-    """The app's settings."""
-    settings: Settings = request.app.state.settings
-    return settings
 
 
 def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
@@ -310,7 +259,7 @@ def rank_response(
 ) -> RankResponse:
     """Rank offers for a request (``POST /v1/rank``, ``GET /v1/rank`` and the web page).
 
-    ``order`` re-orders the returned rows by a column (see :func:`app.api.query.order_rows`).
+    ``order`` re-orders the returned rows by a column (see :func:`app.interface.query.order_rows`).
 
     The answer is kept per (request, ``order``) with the offers of ``ref``'s catalog version
     (:func:`app.services.snapshot.per_version`: at most 256 answers, each for at most 60 s,

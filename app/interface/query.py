@@ -20,9 +20,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from app.api.counts import COUNT_HELP, parse_count
-from app.api.field_names import unknown_field
-from app.api.schemas import OfferFilters, RankedOfferOut, RankRequest, WorkloadIn
+from app.interface.counts import COUNT_HELP, parse_count
+from app.interface.field_names import unknown_field
+from app.interface.schemas import OfferFilters, RankedOfferOut, RankRequest, WorkloadIn
 from app.model.types import WORKLOAD_INPUTS, Interconnect, unwrap_optional, version_tuple
 from app.services.estimates import offer_interconnect
 
