@@ -13,7 +13,6 @@ throughput = samples of the timed steps ÷ their wall time (all ranks under DDP)
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import platform
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from app import resources
-from app.model.types import WORKLOAD_INPUTS
+from app.data.load import load_presets
 
 #: Presets that exist only to test ``gpucost bench`` (a model small enough for a CPU in
 #: seconds). Not a real workload and not in the seed data; its submitted rows are always held.
@@ -54,31 +53,23 @@ TEST_PRESETS: dict[str, dict[str, Any]] = {
 #: Architectures the bench can build.
 SUPPORTED = ("transformer_decoder", "transformer_encoder", "vit", "cnn")
 
-#: the whole-number workload fields (their kind in :data:`app.model.types.WORKLOAD_INPUTS`):
-#: a seed cell written ``7e9`` or ``512.0`` is read as an int
-_INT_FIELDS = tuple(n for n, given in WORKLOAD_INPUTS.items() if given.kind is int)
-
 
 class BenchError(ValueError):
     """The bench cannot run this preset/option (the message says why)."""
 
 
 def load_preset(slug: str) -> dict[str, Any]:
-    """A preset's fields: a test preset, else the row of the seed ``workloads.csv``.
+    """A preset's fields: a test preset, else the seeded preset's workload fields (typed as
+    ``gpucost seed`` stores them: :func:`app.data.load.load_presets`) and its slug.
 
     Raises:
         BenchError: unknown preset.
     """
     if slug in TEST_PRESETS:
         return dict(TEST_PRESETS[slug])
-    with (resources.seed_dir() / "workloads.csv").open(newline="", encoding="utf-8") as f:
-        for row in csv.DictReader(f):
-            if row["preset"] == slug:
-                out: dict[str, Any] = {k: v for k, v in row.items() if v != ""}
-                for k in _INT_FIELDS:
-                    if k in out:
-                        out[k] = int(float(out[k]))
-                return out
+    for preset in load_presets(resources.seed_dir()):
+        if preset.slug == slug:
+            return {**preset.fields, "preset": slug}
     raise BenchError(f"unknown preset {slug!r}")
 
 

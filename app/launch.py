@@ -22,7 +22,6 @@ Formats (the launchers' own documents):
 
 from __future__ import annotations
 
-import csv
 import functools
 import math
 import re
@@ -33,6 +32,7 @@ from typing import Any, Literal
 
 import yaml
 
+from app.data.rows import LauncherGpuRow, LauncherRow, read_rows
 from app.interface.schemas import EstimateOut, OfferOut
 
 Format = Literal["skypilot", "dstack"]
@@ -109,15 +109,14 @@ class LaunchData:
 @functools.cache
 def load_launch_data(seed_dir: Path) -> LaunchData:
     """``launchers.csv`` and ``launcher_gpus.csv`` of ``seed_dir``, read once per folder."""
-    with (seed_dir / "launchers.csv").open(encoding="utf-8") as f:
-        targets = {
-            (r["provider"], r["launcher"]): Target(
-                r["provider"], r["launcher"], r["cloud"], r["instance_types"] == "yes"
-            )
-            for r in csv.DictReader(f)
-        }
-    with (seed_dir / "launcher_gpus.csv").open(encoding="utf-8") as f:
-        names = {(r["gpu"], r["launcher"], r["provider"]): r["name"] for r in csv.DictReader(f)}
+    targets = {
+        (r.provider, r.launcher): Target(r.provider, r.launcher, r.cloud, r.instance_types)
+        for r in read_rows(seed_dir / "launchers.csv", LauncherRow)
+    }
+    names = {
+        (r.gpu, r.launcher, r.provider): r.name
+        for r in read_rows(seed_dir / "launcher_gpus.csv", LauncherGpuRow)
+    }
     return LaunchData(targets, names)
 
 

@@ -13,13 +13,13 @@ too old for any build, or for the builds the GPU needs); :func:`probe` reads ``n
 
 from __future__ import annotations
 
-import csv
 import re
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.data.rows import TorchBuildRow, read_rows
 from app.model.vocabulary import Version, format_version, parse_version
 
 #: Where PyTorch's wheel indexes live (``<INDEX_URL>/cu126``).
@@ -81,17 +81,16 @@ def _version(text: str) -> Version:
 
 def load_builds(seed_dir: Path) -> list[Build]:
     """The wheel indexes, oldest CUDA first."""
-    with (seed_dir / "torch_builds.csv").open(encoding="utf-8") as f:
-        rows = [
-            Build(
-                r["index"],
-                _version(r["cuda"]),
-                _version(r["min_compute_capability"]),
-                _version(r["max_compute_capability"]),
-                r["min_driver_linux"],
-            )
-            for r in csv.DictReader(f)
-        ]
+    rows = [
+        Build(
+            r.index,
+            _version(r.cuda),
+            _version(r.min_compute_capability),
+            _version(r.max_compute_capability),
+            r.min_driver_linux,
+        )
+        for r in read_rows(seed_dir / "torch_builds.csv", TorchBuildRow)
+    ]
     return sorted(rows, key=lambda b: b.cuda)
 
 

@@ -1,10 +1,12 @@
 """The calibration data set is the data the service estimates from.
 
-``app.calibrate`` reads the seed CSVs without a database (tools/fit_constants.py and
-benchmarks.accuracy run without one); the service reads the seeded database through
-``app.services.reference.load_reference``. Every fitted constant and accuracy figure is only
-valid for what the API serves if the two loaders produce the same GPU specs, measurements,
-presets and FLOPs table; this test holds them to that.
+Both read ``seed_data/`` through the one reader, :mod:`app.data.load`: ``app.calibrate``
+turns its rows straight into core types (tools/fit_constants.py and benchmarks.accuracy run
+without a database), while ``gpucost seed`` stores the same rows and the service reads them
+back through ``app.services.reference.load_reference``. Every fitted constant and accuracy
+figure is only valid for what the API serves if the round trip through the database changes
+nothing: the same GPU specs, measurements, presets and FLOPs table. This test holds them to
+that.
 """
 
 from __future__ import annotations

@@ -26,9 +26,10 @@ import numpy as np
 from app.calibrate.baselines import F_COMPUTE, blend_predict, fp32_ratio_predict, group_key
 from app.calibrate.dataset import Dataset, Preset, rate_rows, row_workload, units
 from app.calibrate.mfu_fit import fit_mfu_range
-from app.db.seed import workload_cells
+from app.data.rows import workload_cells
 from app.model.calibration import Calibration, load_calibration
 from app.model.comm import CommEstimate
+from app.model.evidence import throughput_data
 from app.model.flops import matmul_width
 from app.model.memory import (
     CUDA_CONTEXT_GIB,
@@ -64,7 +65,6 @@ from app.model.types import (
     Workload,
     range_situation,
 )
-from app.services.presets import throughput_data
 
 
 @dataclass(frozen=True)
@@ -874,7 +874,7 @@ def case_workload(ds: Dataset, row: dict[str, str]) -> Workload | None:
         values["forward_gflops_per_sample"] = ds.presets["resnet50-imagenet"].fields.get(
             "forward_gflops_per_sample"
         )
-    from app.services.presets import build_workload
+    from app.model.job import build_workload
 
     return build_workload(values, meta)
 

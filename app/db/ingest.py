@@ -41,8 +41,9 @@ from pathlib import Path
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.data.load import load_extra_aliases
 from app.db.models import GpuModel, InstanceOffer, PriceObservation, Provider, as_utc
-from app.db.seed import build_normaliser, load_extra_aliases
+from app.db.seed import build_normaliser
 from app.db.trust import assess_offers, load_trust_context
 from app.gpu_names import GpuNameNormaliser, form_hint, offer_vram
 from app.model.types import interconnect_label

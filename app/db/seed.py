@@ -9,7 +9,6 @@ same (offer, price, source) is not already recorded.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import hashlib
 import logging
@@ -23,6 +22,16 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.data.load import (
+    load_extra_aliases,
+    load_presets,
+    read_benchmarks,
+    read_gpus,
+    read_offers,
+    read_providers,
+    read_rates,
+)
+from app.data.rows import BenchmarkRow, OfferRow, SeedError
 from app.db.models import (
     CurrencyRate,
     GpuModel,
@@ -35,29 +44,12 @@ from app.db.models import (
 )
 from app.db.trust import assess_offers, load_trust_context
 from app.gpu_names import CatalogGpu, GpuNameNormaliser, form_hint, offer_vram
-from app.model.types import WORKLOAD_INPUTS, interconnect_label
+from app.model.types import interconnect_label
 from app.price_age import SEED_PRICE_KINDS
 
 log = logging.getLogger(__name__)
 
-
-def _cell_kind(kind: type) -> type:
-    """The type a workload field's seed cell is read as (:func:`_opt`): numbers and booleans as
-    themselves, enums and lists as text (``cuda_only_libraries`` as ``bitsandbytes|flash-attn``,
-    split by :func:`app.services.presets.build_workload`)."""
-    return kind if kind in (int, float, bool) else str
-
-
-#: Workload fields a preset row carries (the flat workload of the API), with their cell types:
-#: every outside-given field of the core workload (:data:`app.model.types.WORKLOAD_INPUTS`)
-#: but ``preset``, which is the row's own slug.
-PRESET_FIELDS: dict[str, type] = {
-    name: _cell_kind(given.kind) for name, given in WORKLOAD_INPUTS.items() if name != "preset"
-}
-
-
-class SeedError(ValueError):
-    """A seed file is malformed or a row lacks its source."""
+__all__ = ["SeedError", "SeedReport", "build_normaliser", "load_extra_aliases", "seed_all"]
 
 
 @dataclass
@@ -73,50 +65,6 @@ class SeedReport:
     def changed(self) -> int:
         """Total rows inserted or updated."""
         return sum(self.inserted.values()) + sum(self.updated.values())
-
-
-def _read(path: Path) -> list[dict[str, str]]:
-    with path.open(newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
-    for i, row in enumerate(rows, start=2):
-        if not (row.get("source") or "").strip():
-            raise SeedError(f"{path.name}:{i}: row has no source")
-    return rows
-
-
-def _opt(value: str | None, kind: type = str) -> Any:
-    value = (value or "").strip()
-    if value == "":
-        return None
-    if kind is bool:
-        return value.lower() in ("true", "yes", "1")
-    if kind is int:
-        return int(float(value))
-    if kind is float:
-        return float(value)
-    if kind is Decimal:
-        return Decimal(value)
-    return value
-
-
-def workload_cells(row: Mapping[str, str | None]) -> dict[str, Any]:
-    """The workload fields of a seed row (:data:`PRESET_FIELDS`) that have a non-empty cell,
-    read as their types (booleans: ``true``/``yes``/``1`` are true, anything else false).
-
-    Raises:
-        ValueError: a number cell that is not a number.
-    """
-    values = {k: _opt(row.get(k), kind) for k, kind in PRESET_FIELDS.items()}
-    return {k: v for k, v in values.items() if v is not None}
-
-
-def _date(value: str | None) -> dt.date | None:
-    value = (value or "").strip()
-    return dt.date.fromisoformat(value) if value else None
-
-
-def _split(value: str | None) -> list[str]:
-    return [p.strip() for p in (value or "").split("|") if p.strip()]
 
 
 def _apply(obj: Any, values: dict[str, Any]) -> bool:
@@ -155,72 +103,57 @@ def _upsert(
 def seed_providers(session: Session, seed_dir: Path, report: SeedReport) -> dict[str, Provider]:
     """Load ``providers*.csv``; returns providers by slug."""
     by_slug = {p.slug: p for p in session.scalars(select(Provider))}
-    for path in sorted(seed_dir.glob("providers*.csv")):
-        for row in _read(path):
-            values = {
-                "slug": row["slug"],
-                "name": row["name"],
-                "homepage_url": _opt(row.get("homepage_url")),
-                "kind": row.get("kind") or "cloud",
-                "source": row["source"],
-            }
-            by_slug[row["slug"]] = _upsert(
-                session, report, Provider, by_slug.get(row["slug"]), values
-            )
+    for row in read_providers(seed_dir):
+        values = {
+            "slug": row.slug,
+            "name": row.name,
+            "homepage_url": row.homepage_url,
+            "kind": row.kind,
+            "source": row.source,
+        }
+        by_slug[row.slug] = _upsert(session, report, Provider, by_slug.get(row.slug), values)
     session.flush()
     return by_slug
+
+
+#: the ``gpus.csv`` columns stored as they are read
+_GPU_COLUMNS = (
+    "canonical_name",
+    "vendor",
+    "architecture",
+    "compute_capability",
+    "vram_gib",
+    "memory_type",
+    "memory_bandwidth_gbs",
+    "fp32_tflops",
+    "tf32_tflops",
+    "fp16_tflops",
+    "bf16_tflops",
+    "fp8_tflops",
+    "fp16_fp32acc_tflops",
+    "fp8_fp32acc_tflops",
+    "tdp_w",
+    "nvlink",
+    "nvlink_bandwidth_gbs",
+    "form_factor",
+    "release_year",
+    "market",
+    "source",
+    "seen_on",
+    "notes",
+)
 
 
 def seed_gpus(session: Session, seed_dir: Path, report: SeedReport) -> dict[str, GpuModel]:
     """Load ``gpus.csv``; returns GPU models by canonical name."""
     by_name = {g.canonical_name: g for g in session.scalars(select(GpuModel))}
-    floats = [
-        "vram_gib",
-        "memory_bandwidth_gbs",
-        "fp32_tflops",
-        "tf32_tflops",
-        "fp16_tflops",
-        "bf16_tflops",
-        "fp8_tflops",
-        "fp16_fp32acc_tflops",
-        "fp8_fp32acc_tflops",
-        "tdp_w",
-        "nvlink_bandwidth_gbs",
-    ]
-    for row in _read(seed_dir / "gpus.csv"):
-        values: dict[str, Any] = {k: _opt(row[k], float) for k in floats}
-        values.update(
-            canonical_name=row["canonical_name"],
-            vendor=row["vendor"],
-            architecture=row["architecture"],
-            compute_capability=_opt(row["compute_capability"]),
-            memory_type=_opt(row["memory_type"]),
-            nvlink=row["nvlink"].strip() == "yes",
-            form_factor=_opt(row["form_factor"]),
-            release_year=_opt(row["release_year"], int),
-            market=_opt(row["market"]),
-            aliases=_split(row["aliases"]),
-            uncertain_fields=_split(row["uncertain_fields"]),
-            source=row["source"],
-            seen_on=_date(row["seen_on"]),
-            notes=_opt(row["notes"]),
-        )
-        name = row["canonical_name"]
+    for row in read_gpus(seed_dir):
+        values: dict[str, Any] = {k: getattr(row, k) for k in _GPU_COLUMNS}
+        values.update(aliases=list(row.aliases), uncertain_fields=list(row.uncertain_fields))
+        name = row.canonical_name
         by_name[name] = _upsert(session, report, GpuModel, by_name.get(name), values)
     session.flush()
     return by_name
-
-
-def load_extra_aliases(seed_dir: Path) -> dict[str, list[str]]:
-    """``gpu_aliases.csv`` as alias → canonical names (a label listed under several GPUs is
-    ambiguous: ingest resolves it from the offer's context or reports it)."""
-    path = seed_dir / "gpu_aliases.csv"
-    if not path.exists():
-        return {}
-    out: dict[str, list[str]] = {}
-    for row in _read(path):
-        out.setdefault(row["alias"], []).append(row["canonical_name"])
-    return out
 
 
 def build_normaliser(
@@ -236,23 +169,38 @@ def build_normaliser(
     )
 
 
-def _bench_key(row: dict[str, str]) -> str:
-    ident = "\x1f".join(
-        row[k]
-        for k in (
-            "source",
-            "source_ref",
-            "gpu_label",
-            "gpu_count",
-            "workload",
-            "task",
-            "precision_label",
-            "batch_size_per_gpu",
-            "throughput",
-            "notes",
-        )
-    )
-    return hashlib.sha1(ident.encode("utf-8")).hexdigest()
+def _bench_key(row: BenchmarkRow) -> str:
+    """The row's seed key: a hash of its identifying cells as written."""
+    return hashlib.sha1("\x1f".join(row.key_cells).encode("utf-8")).hexdigest()
+
+
+def _bench_values(row: BenchmarkRow, gpu: GpuModel | None) -> dict[str, Any]:
+    return {
+        "seed_key": _bench_key(row),
+        "gpu_model_id": gpu.id if gpu else None,
+        "gpu_label": row.gpu_label,
+        "gpu_count": row.gpu_count,
+        "interconnect": row.interconnect,
+        "workload": row.workload,
+        "task": row.task,
+        "method": row.method,
+        "precision": row.precision,
+        "precision_label": row.precision_label,
+        "batch_size_per_gpu": row.batch_size_per_gpu,
+        "seq_len": row.seq_len,
+        "throughput": row.throughput,
+        "throughput_scope": row.throughput_scope,
+        "throughput_total": row.throughput_total,
+        "throughput_unit": row.throughput_unit,
+        "peak_memory_gib": row.peak_memory_gib,
+        "framework": row.framework,
+        "framework_version": row.framework_version,
+        "suspect": row.suspect,
+        "source": row.source,
+        "source_ref": row.source_ref,
+        "seen_on": row.seen_on,
+        "notes": row.notes.strip() or None,
+    }
 
 
 def seed_benchmarks(
@@ -266,40 +214,14 @@ def seed_benchmarks(
         )
     }
     seen: set[str] = set()
-    for path in sorted(seed_dir.glob("benchmarks*.csv")):
-        for row in _read(path):
-            key = _bench_key(row)
-            gpu = gpus.get(row["gpu"]) if row["gpu"] else None
-            if row["gpu"] and gpu is None:
-                raise SeedError(f"{path.name}: unknown GPU {row['gpu']!r}")
-            values = {
-                "seed_key": key,
-                "gpu_model_id": gpu.id if gpu else None,
-                "gpu_label": row["gpu_label"],
-                "gpu_count": int(row["gpu_count"]),
-                "interconnect": _opt(row["interconnect"]),
-                "workload": row["workload"],
-                "task": row["task"],
-                "method": row["method"],
-                "precision": row["precision"],
-                "precision_label": row["precision_label"],
-                "batch_size_per_gpu": _opt(row["batch_size_per_gpu"], int),
-                "seq_len": _opt(row["seq_len"], int),
-                "throughput": float(row["throughput"]),
-                "throughput_scope": row["throughput_scope"],
-                "throughput_total": float(row["throughput_total"]),
-                "throughput_unit": row["throughput_unit"],
-                "peak_memory_gib": _opt(row["peak_memory_gib"], float),
-                "framework": row["framework"],
-                "framework_version": _opt(row["framework_version"]),
-                "suspect": row["suspect"] == "true",
-                "source": row["source"],
-                "source_ref": row["source_ref"],
-                "seen_on": _date(row["seen_on"]),
-                "notes": _opt(row["notes"]),
-            }
-            existing[key] = _upsert(session, report, ThroughputBenchmark, existing.get(key), values)
-            seen.add(key)
+    for row in read_benchmarks(seed_dir):
+        gpu = gpus.get(row.gpu) if row.gpu else None
+        if row.gpu and gpu is None:
+            raise SeedError(f"{row.file}:{row.line}: column gpu: unknown GPU {row.gpu!r}")
+        values = _bench_values(row, gpu)
+        key = values["seed_key"]
+        existing[key] = _upsert(session, report, ThroughputBenchmark, existing.get(key), values)
+        seen.add(key)
     # seed rows whose source row changed or was removed are replaced, not duplicated
     for stale_key, stale in existing.items():
         if stale_key not in seen:
@@ -308,116 +230,57 @@ def seed_benchmarks(
     session.flush()
 
 
-def memory_overlay(seed_dir: Path) -> dict[str, dict[str, str]]:
-    """``workloads_memory.csv``: memory set-up fields of presets, by preset slug (non-empty
-    cells only; the file is optional). Its source is appended to the preset's."""
-    path = seed_dir / "workloads_memory.csv"
-    if not path.exists():
-        return {}
-    out: dict[str, dict[str, str]] = {}
-    for row in _read(path):
-        cells = {k: v for k, v in row.items() if k not in ("preset", "seen_on", "notes") and v}
-        out[row["preset"]] = cells
-    return out
-
-
-def with_memory_overlay(row: dict[str, str], overlay: dict[str, dict[str, str]]) -> dict[str, str]:
-    """``row`` of workloads.csv with its preset's memory overlay applied."""
-    extra = overlay.get(row["preset"])
-    if not extra:
-        return row
-    merged = {**row, **extra}
-    merged["source"] = f"{row['source']} ; {extra['source']}"
-    return merged
-
-
 def seed_presets(session: Session, seed_dir: Path, report: SeedReport) -> None:
-    """Load ``workloads.csv`` (workload presets) with ``workloads_memory.csv`` applied."""
-    path = seed_dir / "workloads.csv"
-    if not path.exists():
-        return
+    """Load ``workloads.csv`` (workload presets) with ``workloads_memory.csv`` laid over and
+    ``preset_facts.csv`` merged (:func:`app.data.load.load_presets`)."""
     by_slug = {p.slug: p for p in session.scalars(select(WorkloadPreset))}
-    overlay = memory_overlay(seed_dir)
-    facts = read_preset_facts(seed_dir)
-    for raw in _read(path):
-        row = with_memory_overlay(raw, overlay)
-        fields = workload_cells(row)
+    for preset in load_presets(seed_dir):
         values = {
-            "slug": row["preset"],
-            "name": row["name"],
-            "fields": fields,
-            "benchmark_workloads": _split(row.get("benchmark_workloads")),
-            "benchmark_method": _opt(row.get("benchmark_method")),
-            "units_per_sample": _opt(row.get("units_per_sample"), float),
-            "throughput_unit": _opt(row.get("throughput_unit")),
-            "source": row["source"],
-            "seen_on": _date(row.get("seen_on")),
-            "notes": _opt(row.get("notes")),
+            "slug": preset.slug,
+            "name": preset.name,
+            "fields": dict(preset.fields),
+            "benchmark_workloads": list(preset.benchmark_workloads),
+            "benchmark_method": preset.benchmark_method,
+            "units_per_sample": preset.units_per_sample,
+            "throughput_unit": preset.throughput_unit,
+            "source": preset.source,
+            "seen_on": preset.seen_on,
+            "notes": preset.notes,
         }
-        values["fields"].update(facts.pop(row["preset"], {}))
-        by_slug[row["preset"]] = _upsert(
-            session, report, WorkloadPreset, by_slug.get(row["preset"]), values
+        by_slug[preset.slug] = _upsert(
+            session, report, WorkloadPreset, by_slug.get(preset.slug), values
         )
-    if facts:
-        raise SeedError(f"preset_facts.csv: unknown preset(s) {', '.join(sorted(facts))}")
     session.flush()
-
-
-def read_preset_facts(seed_dir: Path) -> dict[str, dict[str, Any]]:
-    """``preset_facts.csv``: one sourced workload figure per row (preset, field, value, unit,
-    source, seen_on, notes), merged over the preset's ``workloads.csv`` fields.
-
-    Raises:
-        SeedError: an unknown field, a row without its source, or a value of the wrong type.
-    """
-    path = seed_dir / "preset_facts.csv"
-    out: dict[str, dict[str, Any]] = defaultdict(dict)
-    if not path.exists():
-        return out
-    for i, row in enumerate(_read(path), start=2):
-        kind = PRESET_FIELDS.get(row["field"])
-        if kind is None:
-            raise SeedError(f"{path.name}:{i}: unknown workload field {row['field']!r}")
-        if not (row.get("source") or "").strip():
-            raise SeedError(f"{path.name}:{i}: no source")
-        try:
-            out[row["preset"]][row["field"]] = _opt(row["value"], kind)
-        except ValueError as exc:
-            raise SeedError(f"{path.name}:{i}: {row['field']}: {exc}") from exc
-    return out
 
 
 def seed_rates(session: Session, seed_dir: Path, report: SeedReport) -> None:
     """Load ``currency_rates.csv``."""
-    path = seed_dir / "currency_rates.csv"
     existing = {(r.base, r.quote, r.seen_on): r for r in session.scalars(select(CurrencyRate))}
-    for row in _read(path):
-        seen_on = _date(row["seen_on"])
-        if seen_on is None:
-            raise SeedError(f"{path.name}: a rate without seen_on ({row['base']}/{row['quote']})")
-        key = (row["base"], row["quote"], seen_on)
+    for row in read_rates(seed_dir):
+        key = (row.base, row.quote, row.seen_on)
         values = {
-            "base": row["base"],
-            "quote": row["quote"],
-            "rate": Decimal(row["rate"]),
-            "source": row["source"],
-            "seen_on": seen_on,
+            "base": row.base,
+            "quote": row.quote,
+            "rate": row.rate,
+            "source": row.source,
+            "seen_on": row.seen_on,
         }
         existing[key] = _upsert(session, report, CurrencyRate, existing.get(key), values)
     session.flush()
 
 
-def price_kind(row: Mapping[str, str | None], file: str) -> str:
+def price_kind(row: OfferRow) -> str:
     """A seed offer's ``price_kind`` (``hand_kept``, ``price_index`` or ``quoted_example``:
     :data:`app.price_age.SEED_PRICE_KINDS`).
 
     Raises:
         SeedError: a missing or unknown kind (``scraped`` is the refresh's, never a seed's).
     """
-    kind = (row.get("price_kind") or "").strip()
+    kind = row.price_kind.strip()
     if kind not in SEED_PRICE_KINDS:
         raise SeedError(
-            f"{file}: offer {row.get('offer_key')!r}: price_kind {kind!r} is not one of "
+            f"{row.file}:{row.line}: column price_kind: offer {row.offer_key!r}: "
+            f"price_kind {kind!r} is not one of "
             f"{', '.join(SEED_PRICE_KINDS)}"
         )
     return kind
@@ -435,13 +298,9 @@ def seed_offers(
 
     Returns GPU names that matched no catalog model (stored raw, reported).
     """
-    groups: dict[tuple[str, str, str, str], list[dict[str, str]]] = defaultdict(list)
-    path_of: dict[tuple[str, str, str, str], str] = {}
-    for path in sorted(seed_dir.glob("offers*.csv")):
-        for row in _read(path):
-            natural = (row["provider"], row["offer_key"], row["region"], row["billing"])
-            groups[natural].append(row)
-            path_of[natural] = path.name
+    groups: dict[tuple[str, str, str, str], list[OfferRow]] = defaultdict(list)
+    for row in read_offers(seed_dir):
+        groups[(row.provider, row.offer_key, row.region, row.billing)].append(row)
     existing = {
         (o.provider_id, o.offer_key, o.region, o.billing): o
         for o in session.scalars(select(InstanceOffer))
@@ -457,61 +316,59 @@ def seed_offers(
         provider = providers.get(slug)
         if provider is None:
             raise SeedError(f"offer {offer_key!r}: unknown provider {slug!r}")
-        rows.sort(key=lambda r: r["seen_on"] or "")
+        rows.sort(key=lambda r: r.seen_on or dt.date.min)
         latest = rows[-1]
-        interconnect = _opt(latest["interconnect"])
-        vram = _opt(latest["vram_gib_per_gpu"], float)
+        interconnect = latest.interconnect
+        vram = latest.vram_gib_per_gpu
         identity = normaliser.identify(
-            latest["gpu_name_raw"],
+            latest.gpu_name_raw,
             vram_gib=vram,
             form_hint=form_hint(interconnect),
-            context=(latest["instance_type"], offer_key),
-            gpu_count=float(latest["gpu_count"]),
+            context=(latest.instance_type, offer_key),
+            gpu_count=latest.gpu_count,
         )
         match = identity.match
         gpu = gpus[match.canonical_name] if match else None
         # the same VRAM rule as the refresh (app/db/ingest.py): app.gpu_names.offer_vram
-        vram, note = offer_vram(
-            identity, vram, gpu.vram_gib if gpu else None, float(latest["gpu_count"])
-        )
+        vram, note = offer_vram(identity, vram, gpu.vram_gib if gpu else None, latest.gpu_count)
         if match is None:
-            unknown.append(latest["gpu_name_raw"])
-        dates = [d for r in rows if (d := _date(r["seen_on"])) is not None]
+            unknown.append(latest.gpu_name_raw)
+        dates = [r.seen_on for r in rows if r.seen_on is not None]
         first = dt.datetime.combine(min(dates), dt.time(), dt.UTC) if dates else now
         # the date the source was seen, never the load time (NULL: the source gives none)
         last = dt.datetime.combine(max(dates), dt.time(), dt.UTC) if dates else None
-        price = _opt(latest["price_per_hour"], Decimal)
+        price = latest.price_per_hour
         values = {
             "provider_id": provider.id,
             "offer_key": offer_key,
-            "instance_type": latest["instance_type"],
+            "instance_type": latest.instance_type,
             "region": region,
             "gpu_model_id": gpu.id if gpu else None,
-            "gpu_name_raw": latest["gpu_name_raw"],
-            "gpu_count": float(latest["gpu_count"]),
+            "gpu_name_raw": latest.gpu_name_raw,
+            "gpu_count": latest.gpu_count,
             "vram_gib_per_gpu": vram,
-            "vcpus": _opt(latest["vcpus"], float),
-            "cpu_model": _opt(latest["cpu_model"]),
-            "ram_gib": _opt(latest["ram_gib"], float),
-            "system_disk_gb": _opt(latest["system_disk_gb"], float),
-            "data_disk_gb": _opt(latest["data_disk_gb"], float),
-            "disk_type": _opt(latest["disk_type"]),
-            "max_cuda": _opt(latest["max_cuda"]),
-            "driver_version": _opt(latest["driver_version"]),
+            "vcpus": latest.vcpus,
+            "cpu_model": latest.cpu_model,
+            "ram_gib": latest.ram_gib,
+            "system_disk_gb": latest.system_disk_gb,
+            "data_disk_gb": latest.data_disk_gb,
+            "disk_type": latest.disk_type,
+            "max_cuda": latest.max_cuda,
+            "driver_version": latest.driver_version,
             "interconnect": interconnect_label(interconnect),
-            "network_up_mbps": _opt(latest["network_up_mbps"], float),
-            "network_down_mbps": _opt(latest["network_down_mbps"], float),
+            "network_up_mbps": latest.network_up_mbps,
+            "network_down_mbps": latest.network_down_mbps,
             "billing": billing,
             "price_per_hour": price,
-            "currency": latest["currency"],
-            "price_is_estimate": latest["price_is_estimate"] == "true",
+            "currency": latest.currency,
+            "price_is_estimate": latest.price_is_estimate,
             "available": True,
-            "source": latest["source"],
-            "seen_on": _date(latest["seen_on"]),
-            "notes": _opt(latest["notes"]),
+            "source": latest.source,
+            "seen_on": latest.seen_on,
+            "notes": latest.notes,
             "last_seen_at": last,
             "gpu_note": note,
-            "price_kind": price_kind(latest, path_of[(slug, offer_key, region, billing)]),
+            "price_kind": price_kind(latest),
         }
         key = (provider.id, offer_key, region, billing)
         offer = existing.get(key)
@@ -526,19 +383,19 @@ def seed_offers(
         seeded.append(offer)
         session.flush()
         for r in rows:
-            p = _opt(r["price_per_hour"], Decimal)
-            obs_key = (offer.id, p, r["currency"], r["source"])
+            p = r.price_per_hour
+            obs_key = (offer.id, p, r.currency, r.source)
             if p is None or obs_key in observed:
                 continue
-            seen_on = _date(r["seen_on"])
+            seen_on = r.seen_on
             when = dt.datetime.combine(seen_on, dt.time(), dt.UTC) if seen_on else now
             session.add(
                 PriceObservation(
                     offer_id=offer.id,
                     observed_at=when,
                     price_per_hour=p,
-                    currency=r["currency"],
-                    source=r["source"],
+                    currency=r.currency,
+                    source=r.source,
                 )
             )
             observed.add(obs_key)

@@ -19,12 +19,13 @@ from typing import Any, TypeVar
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.data.load import load_extra_aliases
 from app.db.models import CurrencyRate, GpuModel, ThroughputBenchmark, WorkloadPreset
-from app.db.seed import build_normaliser, load_extra_aliases
+from app.db.seed import build_normaliser
 from app.gpu_names import GpuIdentity, GpuMatch, GpuNameNormaliser, LabelError
+from app.model.evidence import flops_table, throughput_data
 from app.model.pooled import PooledData
 from app.model.types import BenchmarkPoint, GpuSpec, Precision
-from app.services.presets import flops_table, throughput_data
 from app.services.submitted import SUBMITTED, ConfigKey, SubmittedRun
 
 log = logging.getLogger(__name__)

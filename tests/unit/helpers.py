@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import functools
 from types import SimpleNamespace
 from typing import Any, cast
@@ -95,19 +94,12 @@ def resnet50(**fields: Any) -> Workload:
 def seed_normaliser() -> GpuNameNormaliser:
     """The GPU name normaliser over ``seed_data/gpus.csv`` and ``gpu_aliases.csv``, as
     ingestion builds it (built once per test process)."""
-    from app.db.seed import _split, load_extra_aliases
+    from app.data.load import load_extra_aliases, read_gpus
 
     seed = PROJECT_ROOT / "seed_data"
-    with (seed / "gpus.csv").open(encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
     gpus = [
-        CatalogGpu(
-            r["canonical_name"],
-            float(r["vram_gib"]),
-            r["form_factor"] or None,
-            tuple(_split(r["aliases"])),
-        )
-        for r in rows
+        CatalogGpu(r.canonical_name, r.vram_gib or 0.0, r.form_factor, r.aliases)
+        for r in read_gpus(seed)
     ]
     return GpuNameNormaliser(gpus, load_extra_aliases(seed))
 

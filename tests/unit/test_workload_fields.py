@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from app.db.seed import PRESET_FIELDS, workload_cells
+from app.data.rows import PRESET_FIELDS, workload_cells
 from app.interface.query import COUNT_PARAMS, parse_rank_query
 from app.interface.schemas import CudaLibrary, WorkloadIn
 from app.model.job import build_workload

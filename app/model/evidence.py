@@ -1,5 +1,10 @@
-"""The presets' measured-workload tables (:func:`flops_table`, :func:`throughput_data`);
-flat field values become core workloads by :func:`app.model.job.build_workload`."""
+"""Evidence built from the presets and the measurements: the FLOPs table and the pooled
+throughput model's data.
+
+Moved from ``app/services/presets.py`` (issue 31): the service
+(:func:`app.services.reference.load_reference`) and the calibration
+(:mod:`app.calibrate.dataset`, :func:`app.calibrate.validate.served_data`) build them alike.
+"""
 
 from __future__ import annotations
 
@@ -12,18 +17,18 @@ from app.model.pooled import PooledData
 from app.model.throughput import family, label_workloads, training_flops_per_sample
 from app.model.types import BenchmarkPoint, GpuSpec, Method
 
-__all__ = ["build_workload", "flops_table", "throughput_data"]
+#: (benchmark label, method) → (family, training FLOPs per published unit, FLOPs per sample,
+#: parameters)
+FlopsTable = dict[tuple[str, str], tuple[str, float, float, int | None]]
 
 
-def flops_table(
-    presets: list[tuple[dict[str, Any], dict[str, Any]]],
-) -> dict[tuple[str, str], tuple[str, float, float, int | None]]:
+def flops_table(presets: list[tuple[dict[str, Any], dict[str, Any]]]) -> FlopsTable:
     """(label, method) → (family, FLOPs per published unit, FLOPs per sample, params).
 
     ``presets`` is a list of (fields, meta) pairs; presets without FLOPs or units are skipped.
     The first preset of a (label, method) pair wins.
     """
-    table: dict[tuple[str, str], tuple[str, float, float, int | None]] = {}
+    table: FlopsTable = {}
     for values, meta in presets:
         units = meta.get("units_per_sample")
         labels = meta.get("benchmark_workloads") or ()

@@ -1,0 +1,264 @@
+"""Seed rows (:mod:`app.data.rows`) as the estimation core's types.
+
+The one place ``seed_data/`` is read: ``gpucost seed`` (:mod:`app.db.seed`) stores these
+values, the service reads them back from the database (:mod:`app.services.reference`) and the
+calibration (:mod:`app.calibrate.dataset`) takes them straight from here, so both estimate
+from the same specs, measurements and presets (tests/test_calibrate_same_data.py).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.data.rows import (
+    PRESET_FIELDS,
+    BenchmarkRow,
+    GpuAliasRow,
+    GpuRow,
+    MemoryCaseRow,
+    OfferRow,
+    PresetFactRow,
+    PresetMemoryRow,
+    PresetRow,
+    ProviderRow,
+    RateRow,
+    SeedError,
+    read_rows,
+)
+from app.model.types import BenchmarkPoint, GpuSpec, Precision
+
+
+def read_gpus(seed_dir: Path) -> list[GpuRow]:
+    """``gpus.csv``, in file order."""
+    return read_rows(seed_dir / "gpus.csv", GpuRow)
+
+
+def gpu_spec(row: GpuRow) -> GpuSpec:
+    """The core's spec of a GPU row (the figures ``gpucost seed`` stores).
+
+    Raises:
+        SeedError: the row states no VRAM.
+    """
+    if row.vram_gib is None:
+        raise SeedError(f"{row.file}:{row.line}: column vram_gib: empty")
+    return GpuSpec(
+        name=row.canonical_name,
+        vendor=row.vendor,
+        architecture=row.architecture,
+        vram_gib=row.vram_gib,
+        memory_bandwidth_gbs=row.memory_bandwidth_gbs,
+        fp32_tflops=row.fp32_tflops,
+        tf32_tflops=row.tf32_tflops,
+        fp16_tflops=row.fp16_tflops,
+        bf16_tflops=row.bf16_tflops,
+        fp8_tflops=row.fp8_tflops,
+        fp16_fp32acc_tflops=row.fp16_fp32acc_tflops,
+        fp8_fp32acc_tflops=row.fp8_fp32acc_tflops,
+        nvlink=row.nvlink,
+        nvlink_bandwidth_gbs=row.nvlink_bandwidth_gbs,
+        form_factor=row.form_factor,
+        market=row.market,
+        release_year=row.release_year,
+        compute_capability=row.compute_capability,
+    )
+
+
+def load_catalog(seed_dir: Path) -> dict[str, GpuSpec]:
+    """GPU specs by canonical name, in ``gpus.csv`` order."""
+    return {row.canonical_name: gpu_spec(row) for row in read_gpus(seed_dir)}
+
+
+def load_extra_aliases(seed_dir: Path) -> dict[str, list[str]]:
+    """``gpu_aliases.csv`` as alias → canonical names (a label listed under several GPUs is
+    ambiguous: ingest resolves it from the offer's context or reports it); empty when the
+    file is absent."""
+    path = seed_dir / "gpu_aliases.csv"
+    if not path.exists():
+        return {}
+    out: dict[str, list[str]] = {}
+    for row in read_rows(path, GpuAliasRow):
+        out.setdefault(row.alias, []).append(row.canonical_name)
+    return out
+
+
+def read_benchmarks(seed_dir: Path) -> list[BenchmarkRow]:
+    """Every ``benchmarks*.csv`` row, files in name order (the order ``gpucost seed`` stores
+    them, so a fresh database's ids are the positions here, from 1)."""
+    return [
+        row
+        for path in sorted(seed_dir.glob("benchmarks*.csv"))
+        for row in read_rows(path, BenchmarkRow)
+    ]
+
+
+def stated_checkpointing(notes: str) -> bool | None:
+    """Activation checkpointing of a benchmark run as its notes quote the source
+    (``activation checkpointing True/False``: the column of llm-foundry's
+    scripts/train/benchmarking/README.md tables); ``None`` when not stated."""
+    if "activation checkpointing True" in notes:
+        return True
+    if "activation checkpointing False" in notes:
+        return False
+    return None
+
+
+def benchmark_point(row: BenchmarkRow, point_id: int) -> BenchmarkPoint:
+    """The core's measurement of a benchmark row, with id ``point_id``."""
+    return BenchmarkPoint(
+        id=point_id,
+        gpu=row.gpu,
+        gpu_count=row.gpu_count,
+        interconnect=row.interconnect,
+        workload=row.workload,
+        method=row.method,
+        precision=Precision(row.precision),
+        batch_size_per_gpu=row.batch_size_per_gpu,
+        seq_len=row.seq_len,
+        throughput_total=row.throughput_total,
+        throughput_unit=row.throughput_unit,
+        peak_memory_gib=row.peak_memory_gib,
+        framework_version=row.framework_version,
+        source=row.source,
+        source_ref=row.source_ref,
+        suspect=row.suspect,
+        gpu_label=row.gpu_label,
+    )
+
+
+def load_points(seed_dir: Path) -> tuple[list[BenchmarkPoint], dict[int, bool]]:
+    """The measurements of known scope (ids: positions in :func:`read_benchmarks`, from 1),
+    and by id the activation checkpointing of runs whose notes state it."""
+    points: list[BenchmarkPoint] = []
+    checkpointing: dict[int, bool] = {}
+    for i, row in enumerate(read_benchmarks(seed_dir), start=1):
+        if row.throughput_scope == "unknown":
+            continue
+        stated = stated_checkpointing(row.notes)
+        if stated is not None:
+            checkpointing[i] = stated
+        points.append(benchmark_point(row, i))
+    return points, checkpointing
+
+
+@dataclass(frozen=True, slots=True)
+class SeedPreset:
+    """A preset as seeded: its ``workloads.csv`` row with ``workloads_memory.csv`` laid over
+    and ``preset_facts.csv`` merged into :attr:`fields` (the API's flat workload fields)."""
+
+    slug: str
+    name: str
+    fields: dict[str, Any]
+    benchmark_workloads: tuple[str, ...]
+    benchmark_method: str | None
+    units_per_sample: float | None
+    throughput_unit: str | None
+    source: str
+    seen_on: dt.date | None
+    notes: str | None
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The preset's benchmark metadata as :func:`app.model.job.build_workload` takes it."""
+        return {
+            "preset": self.slug,
+            "benchmark_workloads": self.benchmark_workloads,
+            "benchmark_method": self.benchmark_method,
+            "units_per_sample": self.units_per_sample,
+            "throughput_unit": self.throughput_unit,
+        }
+
+
+def read_preset_facts(seed_dir: Path) -> dict[str, dict[str, Any]]:
+    """``preset_facts.csv``: preset → field → value (one sourced figure per row), merged
+    over the preset's ``workloads.csv`` fields; empty when the file is absent.
+
+    Raises:
+        SeedError: an unknown field, a row without its source, or a value of the wrong type.
+    """
+    path = seed_dir / "preset_facts.csv"
+    out: dict[str, dict[str, Any]] = defaultdict(dict)
+    if path.exists():
+        for row in read_rows(path, PresetFactRow):
+            out[row.preset][row.field] = row.value
+    return out
+
+
+def _memory_overlay(seed_dir: Path) -> dict[str, PresetMemoryRow]:
+    path = seed_dir / "workloads_memory.csv"
+    if not path.exists():
+        return {}
+    return {row.preset: row for row in read_rows(path, PresetMemoryRow)}
+
+
+def _seed_preset(
+    row: PresetRow, extra: PresetMemoryRow | None, facts: dict[str, Any]
+) -> SeedPreset:
+    fields = dict(row.fields)
+    source = row.source
+    if extra is not None:
+        merged = {**fields, **extra.fields}
+        # in field order, as the overlaid row's cells were read before
+        fields = {k: merged[k] for k in PRESET_FIELDS if k in merged}
+        source = f"{row.source} ; {extra.source}"
+    fields.update(facts)
+    return SeedPreset(
+        slug=row.preset,
+        name=row.name,
+        fields=fields,
+        benchmark_workloads=row.benchmark_workloads,
+        benchmark_method=row.benchmark_method,
+        units_per_sample=row.units_per_sample,
+        throughput_unit=row.throughput_unit,
+        source=source,
+        seen_on=row.seen_on,
+        notes=row.notes,
+    )
+
+
+def load_presets(seed_dir: Path) -> list[SeedPreset]:
+    """The presets of ``workloads.csv`` in file order (none when the file is absent).
+
+    Raises:
+        SeedError: a bad row, or a fact of a preset ``workloads.csv`` lacks.
+    """
+    path = seed_dir / "workloads.csv"
+    if not path.exists():
+        return []
+    overlay = _memory_overlay(seed_dir)
+    facts = read_preset_facts(seed_dir)
+    rows = read_rows(path, PresetRow)
+    unknown = sorted(set(facts) - {row.preset for row in rows})
+    if unknown:
+        raise SeedError(f"preset_facts.csv: unknown preset(s) {', '.join(unknown)}")
+    return [_seed_preset(row, overlay.get(row.preset), facts.get(row.preset, {})) for row in rows]
+
+
+def read_providers(seed_dir: Path) -> list[ProviderRow]:
+    """Every ``providers*.csv`` row, files in name order."""
+    return [
+        row
+        for path in sorted(seed_dir.glob("providers*.csv"))
+        for row in read_rows(path, ProviderRow)
+    ]
+
+
+def read_rates(seed_dir: Path) -> list[RateRow]:
+    """``currency_rates.csv``."""
+    return read_rows(seed_dir / "currency_rates.csv", RateRow)
+
+
+def read_offers(seed_dir: Path) -> list[OfferRow]:
+    """Every ``offers*.csv`` row, files in name order."""
+    return [
+        row for path in sorted(seed_dir.glob("offers*.csv")) for row in read_rows(path, OfferRow)
+    ]
+
+
+def read_memory_cases(seed_dir: Path) -> list[MemoryCaseRow]:
+    """``memory_cases.csv`` (none when absent)."""
+    path = seed_dir / "memory_cases.csv"
+    return read_rows(path, MemoryCaseRow) if path.exists() else []
