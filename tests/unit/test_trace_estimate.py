@@ -27,17 +27,18 @@ def test_traced_lists_the_app_functions_a_call_visits() -> None:
     tool = _tool()
     cal = load_calibration()  # loaded before the trace
     with tool.traced() as trace:
-        # _range -> range_factors -> range_situation (dict.get and the Situation enum's
-        # code are not under app/)
+        # _range -> range_factors -> range_situation -> the Situation enum's property of the
+        # same name (dict.get is not under app/)
         _range(100.0, Situation.MEASURED_RESCALED, cal)
     assert trace.functions == {
         ("app/model/throughput/range.py", "_range"),
         ("app/model/throughput/range.py", "range_factors"),
-        ("app/model/types.py", "range_situation"),
+        ("app/model/vocabulary.py", "range_situation"),
+        ("app/model/vocabulary.py", "Situation.range_situation"),
     }
     assert tool.Trace.files(trace.functions) == {
         "app/model/throughput/range.py",
-        "app/model/types.py",
+        "app/model/vocabulary.py",
     }
     # nothing ran under ThroughputModel.estimate
     assert trace.throughput == set()
