@@ -3,7 +3,7 @@ model family, situation and basis, and the one parser of dotted versions.
 
 Every enum here is a :class:`~enum.StrEnum`: a member *is* its string (``Family.CNN ==
 "cnn"``, the same hash, the same JSON, ``f"{Family.CNN}"`` is ``cnn``), so dictionaries
-keyed by the plain strings (the fitted constants in ``app/model/fitted.py``), messages and
+keyed by the plain strings (the fitted constants in ``app/model/calibration.json``), messages and
 API answers read the same as before the strings became enums. The rules that used to be
 repeated where the strings were compared live on the enums as properties
 (:attr:`Precision.precision_class`, :attr:`Architecture.family`,
