@@ -60,7 +60,10 @@ class ReferenceCache:
     :meth:`get` checks and loads in the calling thread; :meth:`aget` (the server's path)
     never touches the database on the event loop: the check and a load run on a worker
     thread of the cache's own limiter (one at a time; concurrent callers share it), and a
-    caller waits for them at most ``wait_s`` seconds before it is served the version held.
+    caller waits for them at most ``wait_s`` seconds before it is served the version held,
+    except after :meth:`invalidate`: then it waits for the check (and the load) to finish, so
+    a write this process committed is in every later answer (a revoked submitter's runs never
+    bend one again).
     ``version_engine``: where the version is read (the server gives it a one-connection
     engine of its own, so the check never queues behind the handlers for a connection).
     """
@@ -81,6 +84,8 @@ class ReferenceCache:
         self._version_engine = version_engine
         self._data: ReferenceData | None = None
         self._checked = 0.0
+        #: :meth:`invalidate` was called, and no check has finished since
+        self._written = False
         self._lock = threading.Lock()
         self._limiter: anyio.CapacityLimiter | None = None
         self._check: asyncio.Future[ReferenceData] | None = None
@@ -128,6 +133,7 @@ class ReferenceCache:
                     if self._data.offers is None or self._data.offers.built == "full":
                         _return_free_memory()  # a merge frees little
                 self._checked = time.monotonic()
+                self._written = False
             return self._data  # type: ignore[return-value]
 
     def _load(self, version: tuple[int, int]) -> ReferenceData:
@@ -154,6 +160,17 @@ class ReferenceCache:
             version = after
         raise CatalogMoved(f"the catalog changed during each of {MAX_READS} reads")
 
+    def _checking(self) -> asyncio.Future[ReferenceData]:
+        """The check in flight, or a new one on the cache's limiter."""
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(1)
+        if self._check is None or self._check.done():
+            self._check = asyncio.ensure_future(
+                anyio.to_thread.run_sync(self.get, limiter=self._limiter)
+            )
+            self._check.add_done_callback(_log_failure)
+        return self._check
+
     async def aget(self) -> ReferenceData:
         """:meth:`get` for the event loop.
 
@@ -164,24 +181,24 @@ class ReferenceCache:
         data = self._data
         if data is not None and not self._due():
             return data
-        if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(1)
-        if self._check is None or self._check.done():
-            self._check = asyncio.ensure_future(
-                anyio.to_thread.run_sync(self.get, limiter=self._limiter)
-            )
-            self._check.add_done_callback(_log_failure)
         if data is None:
-            return await asyncio.shield(self._check)
+            return await asyncio.shield(self._checking())
         try:
-            return await asyncio.wait_for(asyncio.shield(self._check), self._wait_s)
+            if not self._written:
+                return await asyncio.wait_for(asyncio.shield(self._checking()), self._wait_s)
+            fresh = await asyncio.shield(self._checking())
+            while self._written:  # that check began before the write: wait for one after it
+                fresh = await asyncio.shield(self._checking())
+            return fresh
         except Exception:  # slow or failing database: the version held (logged above)
             return data
 
     def invalidate(self) -> None:
-        """Check the version on next use (a write this process just committed)."""
+        """Check the version on next use (a write this process just committed): the next
+        :meth:`aget` waits for that check however long the load takes (not ``wait_s``)."""
         with self._lock:
             self._checked = 0.0
+            self._written = True
 
     def stats(self) -> dict[str, object]:
         """What this process holds: catalog version, offers, the snapshot's bytes, how long
