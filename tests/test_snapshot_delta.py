@@ -107,7 +107,7 @@ def test_a_price_change_and_a_new_offer_merge_into_what_a_full_read_gives(factor
 
 
 def test_rank_after_a_merge_is_the_rank_of_a_full_read(factory: Any) -> None:
-    cache = ReferenceCache(factory, SEED_DIR)
+    cache = ReferenceCache(factory, SEED_DIR, poll_s=0)  # every get() checks the version
     held_ref = cache.get()
     w, reference, _ = resolve_workload({"preset": "resnet50-imagenet"}, held_ref)
 
