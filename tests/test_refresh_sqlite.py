@@ -92,3 +92,41 @@ def test_lambda_without_a_key_is_skipped_with_a_message(
         assert "lambda: no API key: set GPUCOST_SCRAPER_LAMBDA_API_KEY" in result.output
         asked = runner.invoke(main, ["refresh", "--provider", "lambda"])
         assert asked.exit_code == EXIT_SETUP and "LAMBDA_API_KEY" in asked.output
+
+
+def test_each_offer_write_bumps_the_sqlite_catalog_version_once(sqlite_cwd: Path) -> None:
+    """Migration 0011 on SQLite: a written offer is stamped above every version a reader saw,
+    and the stamp's own nested UPDATE does not bump the version a second time."""
+    runner = CliRunner()
+    assert runner.invoke(main, ["db", "upgrade"]).exit_code == 0
+    assert runner.invoke(main, ["seed"]).exit_code == 0
+    db = sqlite3.connect(sqlite_cwd / "gpucost.db")
+
+    def version() -> int:
+        return int(db.execute("SELECT version FROM catalog_version WHERE id = 1").fetchone()[0])
+
+    offer_id = db.execute("SELECT min(id) FROM instance_offer").fetchone()[0]
+    seen = version()
+    db.execute(
+        "UPDATE instance_offer SET price_per_hour = price_per_hour WHERE id = ?", (offer_id,)
+    )
+    db.commit()
+    assert version() == seen + 1
+    stamp = db.execute("SELECT row_version FROM instance_offer WHERE id = ?", (offer_id,))
+    assert stamp.fetchone()[0] > seen
+    seen = version()
+    columns = [
+        c[1]
+        for c in db.execute("PRAGMA table_info(instance_offer)")
+        if c[1] not in ("id", "offer_key", "row_version")
+    ]
+    listed = ", ".join(columns)
+    db.execute(
+        f"INSERT INTO instance_offer ({listed}, offer_key) "
+        f"SELECT {listed}, 'bump-once' FROM instance_offer WHERE id = ?",
+        (offer_id,),
+    )
+    db.commit()
+    assert version() == seen + 1
+    row = db.execute("SELECT row_version FROM instance_offer WHERE offer_key = 'bump-once'")
+    assert row.fetchone()[0] > seen

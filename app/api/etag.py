@@ -28,6 +28,7 @@ from litestar.types import (
 )
 
 from app.interface.deps import SCOPE_KEY
+from app.model.calibration import load_calibration
 from app.services.reference_cache import ReferenceCache
 from app.services.snapshot import ANSWER_TTL_S
 
@@ -37,7 +38,9 @@ TAGGED = re.compile(r"^/v1/(rank|offers|offers/\d+|gpus|benchmarks|workloads|pro
 
 
 def etag(version: int, scope: Scope, now: float | None = None) -> str:
-    """The weak tag of the answer to ``scope`` at catalog ``version`` and time ``now``."""
+    """The weak tag of the answer to ``scope`` at catalog ``version`` and time ``now``, under
+    the served calibration (its ``version``, :func:`app.model.calibration.load_calibration`):
+    a deploy with a new ``calibration.json`` never answers 304 to a tag of the old one."""
     headers = dict(scope.get("headers") or [])
     request = b"\n".join(
         (
@@ -49,7 +52,7 @@ def etag(version: int, scope: Scope, now: float | None = None) -> str:
     )
     digest = hashlib.blake2b(request, digest_size=10).hexdigest()
     slot = int((time.time() if now is None else now) // ANSWER_TTL_S)
-    return f'W/"c{version}-{slot}-{digest}"'
+    return f'W/"c{version}.{load_calibration().version}-{slot}-{digest}"'
 
 
 def _matches(header: bytes, tag: str) -> bool:
