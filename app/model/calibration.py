@@ -166,7 +166,11 @@ def from_document(doc: Mapping[str, Any]) -> Calibration:
         raise ValueError(f"calibration: throughput constants missing: {', '.join(missing)}")
     values = {name: _tuples(constants[name]) for name in THROUGHPUT_FIELDS}
     memory = doc["memory"]
-    params = {k: v for k, v in memory["params"].items() if k in MemoryParams.__slots__}
+    params = dict(memory["params"])
+    wanted = {f.name for f in fields(MemoryParams)}
+    if set(params) != wanted:
+        missing, unknown = sorted(wanted - set(params)), sorted(set(params) - wanted)
+        raise ValueError(f"calibration: memory params missing {missing}, unknown {unknown}")
     return Calibration(
         version=str(doc["version"]),
         memory=MemoryParams(**params),

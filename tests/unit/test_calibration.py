@@ -87,6 +87,17 @@ def test_a_document_without_a_constant_is_refused() -> None:
         from_document({**doc, "format": 2})
 
 
+def test_a_memory_section_with_a_missing_or_unknown_parameter_is_refused() -> None:
+    doc = json.loads(CALIBRATION_PATH.read_text(encoding="utf-8"))
+    del doc["memory"]["params"]["qlora_overhead_torchao"]  # has a default: still refused
+    with pytest.raises(ValueError, match=r"missing \['qlora_overhead_torchao'\]"):
+        from_document(doc)
+    doc = json.loads(CALIBRATION_PATH.read_text(encoding="utf-8"))
+    doc["memory"]["params"]["oom_centre"] = 1.0  # a renamed key is not silently dropped
+    with pytest.raises(ValueError, match=r"unknown \['oom_centre'\]"):
+        from_document(doc)
+
+
 def test_a_section_keeps_its_date_unless_its_constants_change() -> None:
     doc = {
         "format": 1,
