@@ -93,6 +93,24 @@ def test_preset_defaults_to_its_recipe_stack(client: Any) -> None:
     assert e["stack"] == "llm_foundry"
 
 
+def test_nanogpt_preset_defaults_to_its_compiled_loop(client: Any) -> None:
+    # karpathy/nanoGPT train.py compiles by default (compile = True): a tuned-class stack,
+    # not the eager plain loop (×0.786)
+    assert preset_stack("karpathy/nanoGPT@7fec9693:config/train_gpt2.py") == (Stack.PYTORCH_COMPILE)
+    assert parse_stack("torch.compile") == Stack.PYTORCH_COMPILE
+    assert STACK_CLASS[Stack.PYTORCH_COMPILE] == "tuned"
+    body = {
+        "workload": {"preset": "gpt2-124m-pretrain"},
+        "hardware": {"gpu": "A100 SXM4 80GB", "gpu_count": 8},
+    }
+    default = _estimate(client, body)
+    assert default["stack"] == "pytorch_compile"
+    eager = _estimate(client, {**body, "workload": {**body["workload"], "stack": "pytorch"}})
+    assert eager["samples_per_s"] / default["samples_per_s"] == pytest.approx(
+        EAGER_FACTOR, rel=1e-6
+    )
+
+
 def test_unknown_stack_is_a_400_naming_the_field(client: Any) -> None:
     r = client.post(
         "/v1/estimate",

@@ -10,7 +10,11 @@ Stacks fall in the efficiency classes the data can tell apart (:data:`STACK_CLAS
 * ``tuned``: benchmark and pre-training suites with fused kernels and compiled or
   hand-written graphs (Megatron/NeMo, torchtitan, llm-foundry, llm.c, NVIDIA's
   DeepLearningExamples and the Lambda runs of them, tf_cnn_benchmarks; Unsloth's hand-written
-  Triton kernels are placed here without a row of their own);
+  Triton kernels are placed here without a row of their own), and a plain PyTorch loop under
+  ``torch.compile`` (``pytorch_compile``: nanoGPT, whose ``train.py`` compiles by default,
+  ``compile = True``; its published row, seed_data/benchmarks_llm.csv source ``nanogpt``,
+  names "PyTorch 2 DDP, torch.compile"): compiling is what the ``eager`` factor below
+  measures;
 * ``eager``: PyTorch modules run eagerly (HF Trainer/PEFT/TRL, axolotl, LLaMA-Factory,
   DeepSpeed, Lightning, torchtune's default recipes, timm, a plain PyTorch loop).
 
@@ -45,6 +49,7 @@ class Stack(StrEnum):
     TIMM = "timm"
     NVIDIA_DLE = "nvidia_dle"
     PYTORCH = "pytorch"
+    PYTORCH_COMPILE = "pytorch_compile"
     TENSORFLOW = "tensorflow"
 
 
@@ -68,6 +73,10 @@ STACK_ALIASES = {
     "dle": Stack.NVIDIA_DLE,
     "deeplearningexamples": Stack.NVIDIA_DLE,
     "torch": Stack.PYTORCH,
+    "torch.compile": Stack.PYTORCH_COMPILE,
+    "torch_compile": Stack.PYTORCH_COMPILE,
+    "pytorch_compiled": Stack.PYTORCH_COMPILE,
+    "nanogpt": Stack.PYTORCH_COMPILE,
 }
 
 #: Efficiency class of each stack (module docstring).
@@ -79,6 +88,7 @@ STACK_CLASS = {
     Stack.NVIDIA_DLE: "tuned",
     Stack.TENSORFLOW: "tuned",
     Stack.UNSLOTH: "tuned",
+    Stack.PYTORCH_COMPILE: "tuned",
     Stack.HF_TRAINER: "eager",
     Stack.AXOLOTL: "eager",
     Stack.LLAMA_FACTORY: "eager",
@@ -115,7 +125,7 @@ SOURCE_STACK = {
     "megatron_bridge": Stack.MEGATRON,
     "nemo_perf_summary": Stack.MEGATRON,
     "nemo_automodel": Stack.MEGATRON,
-    "nanogpt": Stack.PYTORCH,
+    "nanogpt": Stack.PYTORCH_COMPILE,
     "tinyllama": Stack.LIGHTNING,
 }
 
@@ -125,7 +135,7 @@ PRESET_REPO_STACK = (
     ("pytorch/torchtitan", Stack.TORCHTITAN),
     ("mosaicml/llm-foundry", Stack.LLM_FOUNDRY),
     ("karpathy/llm.c", Stack.LLM_C),
-    ("karpathy/nanogpt", Stack.PYTORCH),
+    ("karpathy/nanogpt", Stack.PYTORCH_COMPILE),
     ("nvidia/deeplearningexamples", Stack.NVIDIA_DLE),
     ("nvidia/nemo", Stack.MEGATRON),
     ("lambdal/lambda-tensorflow-benchmark", Stack.TENSORFLOW),
@@ -173,8 +183,8 @@ def published_run_stack(source: str) -> Stack | None:
     """The stack a request describing a published row of ``source`` states (the accuracy
     harness): the source's own where it is a tuned stack; torchtitan (compiled PyTorch) for
     the published runs of eager-default stacks, which ran compiled or fused (torchtune's
-    README tables "torch compile enabled", nanoGPT ``compile=True``, TinyLlama's fused
-    kernels). ``None`` for an unknown source."""
+    README tables "torch compile enabled", TinyLlama's fused kernels; nanoGPT's compiled
+    loop is a tuned stack of its own). ``None`` for an unknown source."""
     stack = SOURCE_STACK.get(source)
     if stack is None or STACK_CLASS[stack] == "tuned":
         return stack

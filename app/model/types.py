@@ -682,7 +682,8 @@ class Workload:
             FieldGroup.SOFTWARE,
             "training software: hf_trainer (HF Trainer/PEFT/TRL), axolotl, llama_factory, "
             "unsloth, torchtune, deepspeed, lightning, megatron (Megatron/NeMo), torchtitan, "
-            "llm_foundry, llm_c, timm, nvidia_dle, pytorch (a plain loop), tensorflow; default: "
+            "llm_foundry, llm_c, timm, nvidia_dle, pytorch (a plain loop), pytorch_compile (a "
+            "plain loop under torch.compile, nanoGPT), tensorflow; default: "
             "the preset's recipe, else hf_trainer",
             examples=("hf_trainer",),
         ),

@@ -60,6 +60,7 @@ STACK_LABELS = {
     "timm": N_("timm"),
     "nvidia_dle": N_("NVIDIA DeepLearningExamples"),
     "pytorch": N_("plain PyTorch loop"),
+    "pytorch_compile": N_("PyTorch loop + torch.compile (nanoGPT)"),
     "tensorflow": N_("TensorFlow"),
 }
 BOOL_CHOICES = (("true", N_("on")), ("false", N_("off")))
