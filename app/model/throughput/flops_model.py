@@ -32,6 +32,41 @@ from app.model.types import (
 )
 from app.model.vocabulary import Family, family
 
+#: Methods that train adapters on a frozen base (no weight-gradient GEMMs of the base).
+ADAPTER_METHODS = frozenset({Method.LORA.value, Method.QLORA.value})
+
+
+def _adapter_rate() -> float:
+    """Hardware FLOP rate of a LoRA step relative to a full-training step of the same network,
+    recipe and GPU: the one such pair in the data, torchtune's optimisation table
+    (pytorch/torchtune@bd2a0fc7 README.md, seed_data/benchmarks.csv rows of source
+    ``torchtune``: Llama 3.2 3B, one A100, batch 2, seq 4096, bf16, activation checkpointing on
+    in both), "LoRA" 8,210 tokens/s against "+ Activation Offloading" 7,301 tokens/s (the
+    last full-fine-tune row whose techniques a LoRA run shares; the 8-bit AdamW row after it
+    changes only the optimizer). Counted as :func:`app.model.flops.transformer_flops` does,
+    with the recompute: LoRA ``6N + 16·L·h·s`` and full ``8N + 16·L·h·s`` FLOPs per token
+    (N 3,212,749,824, L 28, h 3,072, s 4,096): 8,210 × 24.91e9 / (7,301 × 31.34e9) = 0.894.
+    The adapters' small matmuls, dropout and the frozen base's extra casts cost time the 4N
+    count does not see, so a LoRA job reaches 0.89 of the FLOP rate a full one does."""
+    n, layers, h, s = 3_212_749_824, 28, 3072, 4096
+    attention = 16.0 * layers * h * s
+    return 8210 * (6.0 * n + attention) / (7301 * (8.0 * n + attention))
+
+
+#: :func:`_adapter_rate` (0.894)
+ADAPTER_RATE = _adapter_rate()
+
+
+def method_shift(own: Method, donor_method: str) -> float:
+    """log factor moving a donor's FLOP rate from its method to ``own``'s: ``log``
+    :data:`ADAPTER_RATE` from full training (``full``/``pretrain``) to LoRA/QLoRA, its negative
+    the other way, 0 between methods of one kind."""
+    mine = own.value in ADAPTER_METHODS
+    theirs = donor_method in ADAPTER_METHODS
+    if mine == theirs:
+        return 0.0
+    return math.log(ADAPTER_RATE) if mine else -math.log(ADAPTER_RATE)
+
 
 def donor_weight(
     fam: str,
@@ -135,7 +170,9 @@ class FlopsModel(PooledSituations):
         (:func:`width_weighted_flops`, so a wider donor's matmuls stand at its higher share
         of the peak, and the workload's own weighting turns the mean back into samples/s),
         its batch effect taken out and the workload's put in by one law in matmul rows
-        (:meth:`_work_batch_term`, :meth:`_batch_factor`). A non-transformer with a forward
+        (:meth:`_work_batch_term`, :meth:`_batch_factor`) and its method carried to the
+        workload's (:func:`method_shift`: a full-training donor stands for a LoRA job at
+        :data:`ADAPTER_RATE` of its FLOP rate). A non-transformer with a forward
         intensity (:func:`forward_intensity`) borrows only from donors with one
         (where there are any), each donor's log FLOP rate moved by
         ``cal.intensity_slope[family] × ln(intensity / donor intensity)``: on the
@@ -181,6 +218,11 @@ class FlopsModel(PooledSituations):
                 f"{rate_flops / 1e12:.1f} TFLOP/s (MFU {rate_flops / peak:.2f})"
             )
         rate = rate_flops / flops * self._batch_factor(w)
+        if logs and w.method.value in ADAPTER_METHODS:
+            note += (
+                f"; full-training donors at ×{ADAPTER_RATE:.2f} for LoRA (torchtune's LoRA vs "
+                "full fine-tune pair, same recipe and GPU)"
+            )
         if w.method == Method.QLORA:
             rate /= self.cal.qlora_slowdown
         return rate, Situation.FLOPS_MODEL, (), (note,)
@@ -258,6 +300,8 @@ class FlopsModel(PooledSituations):
             y = math.log(_held(math.exp(y), donor, gpu, precision, self.cal))
         # the donor's saturated rate, by the same law _batch_factor re-applies
         y -= self._work_batch_term(found[0], donor)
+        # a full-training donor's rate carried to an adapter job (or back)
+        y += method_shift(w.method, method)
         weight = donor_weight(fam, entry, w, flops, donor)
         donor_i = forward_intensity(donor) if donor is not None else None
         moved = False
