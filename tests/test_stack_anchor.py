@@ -64,6 +64,9 @@ def test_stacks_are_read_as_people_write_them() -> None:
         parse_stack("keras-magic")
     assert preset_stack("pytorch/torchtune@2943c61e:recipes/x.yaml") == Stack.TORCHTUNE
     assert preset_stack("karpathy/llm.c@f1e2ace6:scripts/run.sh") == Stack.LLM_C
+    # the repository cited first names the recipe (not the first entry of the table)
+    both = "pytorch/torchtitan@b5bcd76c:benchmarks/x.md ; pytorch/torchtune@0031bfb0:y.yaml"
+    assert preset_stack(both) == Stack.TORCHTITAN
 
 
 def test_eager_factor_is_torchtunes_compile_pair() -> None:

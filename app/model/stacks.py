@@ -129,7 +129,9 @@ SOURCE_STACK = {
     "tinyllama": Stack.LIGHTNING,
 }
 
-#: Stack of a preset's recipe, from the repository its ``source`` cites (first match wins).
+#: Stack of a preset's recipe, from the repository its ``source`` cites (the repository cited
+#: first in the text wins: a source citing torchtitan's benchmark and then torchtune's config
+#: is a torchtitan recipe).
 PRESET_REPO_STACK = (
     ("pytorch/torchtune", Stack.TORCHTUNE),
     ("pytorch/torchtitan", Stack.TORCHTITAN),
@@ -165,9 +167,11 @@ def parse_stack(text: str) -> Stack:
 
 
 def preset_stack(source: str | None) -> Stack | None:
-    """The stack of a preset's recipe from its ``source`` (``None`` when none matches)."""
+    """The stack of a preset's recipe from its ``source``: the one of the repository of
+    :data:`PRESET_REPO_STACK` cited first in the text (``None`` when none is)."""
     text = (source or "").lower()
-    return next((stack for repo, stack in PRESET_REPO_STACK if repo in text), None)
+    found = [(text.find(repo), stack) for repo, stack in PRESET_REPO_STACK if repo in text]
+    return min(found, key=lambda f: f[0])[1] if found else None
 
 
 def stack_factor(asked: Stack, measured: Stack | None) -> float:
