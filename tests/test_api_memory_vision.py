@@ -73,6 +73,7 @@ def test_detector_fields_reach_the_memory_model(client: Any) -> None:
         ("text_encoder_params", -1),
         ("vae_params", "many"),
         ("ema_weights", "sometimes"),
+        ("max_boxes_per_image", 0),
     ],
 )
 def test_bad_vision_fields_are_4xx_naming_the_field(client: Any, field: str, value: Any) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 from app.model import vram
 from app.model.calibration import Calibration, MemoryParams, load_calibration
+from app.model.memory_vision import assigner_bytes_per_sample
 from app.model.stacks import FUSED_KERNEL_STACKS
 from app.model.types import (
     Architecture,
@@ -590,7 +591,9 @@ def activation_bytes_per_sample(w: Workload, cal: Calibration | None = None) -> 
     ``diffusion_activation_bytes_per_gflop`` × ``forward_gflops_per_sample`` plus the eager
     attention scores of :func:`unet_attention_scores_bytes`; others a fitted bytes per
     parameter; recommenders (embedding lookups) ~0. Checkpointing keeps
-    ``CHECKPOINTING_ACTIVATION_FACTOR`` of the non-transformer activations.
+    ``CHECKPOINTING_ACTIVATION_FACTOR`` of the non-transformer activations. A detector given
+    ``max_boxes_per_image`` adds its assigner's box × anchor tensors
+    (:func:`app.model.memory_vision.assigner_bytes_per_sample`), which checkpointing keeps.
     """
     cal = cal or load_calibration()
     nbytes = activation_bytes(w.precision)
@@ -678,7 +681,7 @@ def activation_bytes_per_sample(w: Workload, cal: Calibration | None = None) -> 
         per_sample *= CHECKPOINTING_ACTIVATION_FACTOR
     if lora:
         per_sample *= cal.memory.lora_activation_factor
-    return per_sample + unet_attention_scores_bytes(w)
+    return per_sample + unet_attention_scores_bytes(w) + assigner_bytes_per_sample(w)
 
 
 def selective_saved_copies(w: Workload) -> float:
@@ -978,6 +981,11 @@ def _vision_notes(w: Workload, cal: Calibration) -> list[str]:
     measured = cal.activation_bytes_per_sample.get(_fit_key(w)) is not None
     if w.vision_task == VisionTask.DETECTION and arch != Architecture.CNN:
         out.append(f"memory: vision_task applies to cnn; ignored for {arch.value}")
+    if _detector(w) and not w.max_boxes_per_image:
+        out.append(
+            "memory: a detector's label assignment (YOLOv8-style box × anchor tensors) is not "
+            "counted: give max_boxes_per_image for dense datasets"
+        )
     if _detector(w) and not measured:
         if w.backbone_gflops_224 and w.image_size:
             out.append(

@@ -635,6 +635,18 @@ class Workload:
             le=10**6,
         ),
     )
+    #: detectors: the most ground-truth boxes one training image carries (after mosaic and
+    #: other augmentation): a task-aligned assigner (YOLOv8/11) allocates per box × anchor
+    max_boxes_per_image: int | None = field(
+        default=None,
+        metadata=_given(
+            FieldGroup.SHAPE,
+            "detectors: most ground-truth boxes in one training image after augmentation "
+            "(the assigner's box × anchor tensors grow with it)",
+            gt=0,
+            le=100_000,
+        ),
+    )
     #: ViT patch side in pixels (tokens = (image_size / patch_size)² + 1); default 16
     patch_size: int | None = field(
         default=None,
