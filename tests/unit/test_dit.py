@@ -18,7 +18,8 @@ from app.model.types import Method, Precision, Workload
 from app.model.vocabulary import Architecture
 
 #: DiT-XL/2 (Peebles & Xie arXiv:2212.09748, Table 4): 28 layers, hidden 1,152, 16 heads,
-#: 675,129,632 parameters (facebookresearch/DiT README), 256 px → 32² latent → 256 tokens
+#: 675,129,632 parameters (as facebookresearch/DiT train.py prints them; SiT-XL/2, the same
+#: network, has the same count, Ma et al. arXiv:2401.08740), 256 px → 32² latent → 256 tokens
 DIT_XL2 = Workload(
     architecture=Architecture.DIFFUSION_TRANSFORMER,
     params=675_129_632,
@@ -79,3 +80,15 @@ def test_frozen_components_and_notes() -> None:
     notes = " ".join(memory_notes(replace(DIT_XL2, seq_len=333)))
     assert "256 latent tokens + 333 text tokens (patch 2 assumed)" in notes
     assert "text_encoder_params" in notes
+
+
+def test_params_of_dit_and_mmdit_are_within_their_shape() -> None:
+    from app.model.shape import shape_params_range, shape_warnings
+
+    assert shape_params_range(DIT_XL2) == (445_906_944, 3 * 445_906_944)
+    assert shape_warnings(DIT_XL2) == []
+    # SD3-medium: 24 MMDiT layers at h 1,536 (2 B parameters)
+    sd3 = replace(DIT_XL2, params=2_028_328_000, layers=24, hidden_size=1536, heads=24)
+    assert shape_warnings(sd3) == []
+    # a count of another model is still warned about
+    assert shape_warnings(replace(DIT_XL2, params=10_000_000_000)) != []
