@@ -1054,6 +1054,11 @@ def _diffusion_notes(w: Workload, measured: bool) -> list[str]:
             "memory: a diffusion transformer: DiT blocks (ViT block + adaLN-Zero, no dropout) "
             f"on {dit_image_tokens(w)} latent tokens{text}"
             + ("" if w.patch_size else " (patch 2 assumed)")
+            + (
+                "; architecture diffusion_transformer also counts its FLOPs from the shape"
+                if w.architecture == Architecture.DIFFUSION_UNET
+                else ""
+            )
         )
     elif not measured and not w.forward_gflops_per_sample:
         out.append(
