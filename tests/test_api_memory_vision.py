@@ -67,13 +67,14 @@ def test_detector_fields_reach_the_memory_model(client: Any) -> None:
 @pytest.mark.parametrize(
     ("field", "value"),
     [
-        ("vision_task", "segmentation"),
+        ("vision_task", "panoptic"),
         ("backbone_gflops_224", -1),
         ("patch_size", 0),
         ("text_encoder_params", -1),
         ("vae_params", "many"),
         ("ema_weights", "sometimes"),
         ("max_boxes_per_image", 0),
+        ("num_classes", -3),
     ],
 )
 def test_bad_vision_fields_are_4xx_naming_the_field(client: Any, field: str, value: Any) -> None:

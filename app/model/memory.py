@@ -18,7 +18,11 @@ from dataclasses import dataclass, replace
 
 from app.model import vram
 from app.model.calibration import Calibration, MemoryParams, load_calibration
-from app.model.memory_vision import assigner_bytes_per_sample
+from app.model.memory_vision import (
+    assigner_bytes_per_sample,
+    segmentation_loss_bytes_per_sample,
+    task_notes,
+)
 from app.model.stacks import FUSED_KERNEL_STACKS
 from app.model.types import (
     Architecture,
@@ -593,7 +597,10 @@ def activation_bytes_per_sample(w: Workload, cal: Calibration | None = None) -> 
     parameter; recommenders (embedding lookups) ~0. Checkpointing keeps
     ``CHECKPOINTING_ACTIVATION_FACTOR`` of the non-transformer activations. A detector given
     ``max_boxes_per_image`` adds its assigner's box × anchor tensors
-    (:func:`app.model.memory_vision.assigner_bytes_per_sample`), which checkpointing keeps.
+    (:func:`app.model.memory_vision.assigner_bytes_per_sample`), a segmentation net given
+    ``num_classes`` its full-resolution loss
+    (:func:`app.model.memory_vision.segmentation_loss_bytes_per_sample`); checkpointing
+    keeps both.
     """
     cal = cal or load_calibration()
     nbytes = activation_bytes(w.precision)
@@ -681,7 +688,12 @@ def activation_bytes_per_sample(w: Workload, cal: Calibration | None = None) -> 
         per_sample *= CHECKPOINTING_ACTIVATION_FACTOR
     if lora:
         per_sample *= cal.memory.lora_activation_factor
-    return per_sample + unet_attention_scores_bytes(w) + assigner_bytes_per_sample(w)
+    return (
+        per_sample
+        + unet_attention_scores_bytes(w)
+        + assigner_bytes_per_sample(w)
+        + segmentation_loss_bytes_per_sample(w)
+    )
 
 
 def selective_saved_copies(w: Workload) -> float:
@@ -981,11 +993,7 @@ def _vision_notes(w: Workload, cal: Calibration) -> list[str]:
     measured = cal.activation_bytes_per_sample.get(_fit_key(w)) is not None
     if w.vision_task == VisionTask.DETECTION and arch != Architecture.CNN:
         out.append(f"memory: vision_task applies to cnn; ignored for {arch.value}")
-    if _detector(w) and not w.max_boxes_per_image:
-        out.append(
-            "memory: a detector's label assignment (YOLOv8-style box × anchor tensors) is not "
-            "counted: give max_boxes_per_image for dense datasets"
-        )
+    out += task_notes(w)
     if _detector(w) and not measured:
         if w.backbone_gflops_224 and w.image_size:
             out.append(
@@ -1046,6 +1054,11 @@ def _diffusion_notes(w: Workload, measured: bool) -> list[str]:
             "memory: a diffusion transformer: DiT blocks (ViT block + adaLN-Zero, no dropout) "
             f"on {dit_image_tokens(w)} latent tokens{text}"
             + ("" if w.patch_size else " (patch 2 assumed)")
+            + (
+                "; architecture diffusion_transformer also counts its FLOPs from the shape"
+                if w.architecture == Architecture.DIFFUSION_UNET
+                else ""
+            )
         )
     elif not measured and not w.forward_gflops_per_sample:
         out.append(

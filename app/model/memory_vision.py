@@ -1,5 +1,6 @@
 """Vision memory terms that do not follow the per-GFLOP activation rule of
-:mod:`app.model.memory`: a detector's label-assignment tensors.
+:mod:`app.model.memory`: a detector's label-assignment tensors and a segmentation net's
+full-resolution loss.
 
 Pure: standard library only (the workload's fields in, bytes out).
 """
@@ -20,6 +21,13 @@ DETECT_STRIDES = (8, 16, 32)
 #: allocation of ultralytics issue #4679 (YOLOv8s, 640 px, batch 39 on VisDrone) is that
 #: concatenation at 16 B × 39 × 8,400 anchors × about 660 boxes.
 ASSIGNER_BYTES_PER_PAIR = 32.0
+#: Bytes per (class, pixel) element alive in a segmentation loss's backward: mmsegmentation's
+#: decode head resizes its logits to the label size (``BaseDecodeHead.loss_by_feat``:
+#: ``resize(seg_logits, size=seg_label.shape[2:], mode='bilinear')``) and scores them with
+#: ``F.cross_entropy``, which keeps its fp32 log-softmax output (4 B, fp32 under autocast
+#: too: PyTorch's autocast runs ``log_softmax``/``cross_entropy`` in fp32); its backward
+#: adds the gradient of that output (4 B) and of its input (4 B).
+SEGMENTATION_LOSS_BYTES_PER_ELEMENT = 12.0
 
 
 def detect_anchors(image_size: int) -> int:
@@ -46,3 +54,40 @@ def assigner_bytes_per_sample(w: Workload) -> float:
     ):
         return 0.0
     return ASSIGNER_BYTES_PER_PAIR * w.max_boxes_per_image * detect_anchors(w.image_size)
+
+
+def segmentation_loss_bytes_per_sample(w: Workload) -> float:
+    """Loss-side bytes per image of a semantic-segmentation net with ``num_classes`` given:
+    ``SEGMENTATION_LOSS_BYTES_PER_ELEMENT × num_classes × image_size²`` (the logits at the
+    input resolution, scored per pixel; 0.44 GiB for ADE20K's 150 classes at 512²). A
+    decode head's FLOPs are in ``forward_gflops_per_sample``, its upsampled logits and their
+    cross-entropy are not (upsampling and the loss cost no multiply-adds). An auxiliary head
+    (UPerNet's FCN) scores a second set: give its classes twice. 0 otherwise.
+    """
+    if (
+        w.architecture != Architecture.CNN
+        or w.vision_task != VisionTask.SEGMENTATION
+        or not w.num_classes
+        or not w.image_size
+    ):
+        return 0.0
+    return SEGMENTATION_LOSS_BYTES_PER_ELEMENT * w.num_classes * w.image_size**2
+
+
+def task_notes(w: Workload) -> list[str]:
+    """What a detector's or segmentation net's head memory leaves out for ``w``: the
+    assigner without ``max_boxes_per_image``, the full-resolution loss without
+    ``num_classes``."""
+    if w.architecture != Architecture.CNN:
+        return []
+    if w.vision_task == VisionTask.DETECTION and not w.max_boxes_per_image:
+        return [
+            "memory: a detector's label assignment (YOLOv8-style box × anchor tensors) is not "
+            "counted: give max_boxes_per_image for dense datasets"
+        ]
+    if w.vision_task == VisionTask.SEGMENTATION and not w.num_classes:
+        return [
+            "memory: a segmentation net's full-resolution logits and cross-entropy are not "
+            "counted: give num_classes"
+        ]
+    return []

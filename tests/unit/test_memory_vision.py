@@ -21,7 +21,11 @@ from app.model.memory import (
     transformer_tokens,
     unet_attention_scores_bytes,
 )
-from app.model.memory_vision import assigner_bytes_per_sample, detect_anchors
+from app.model.memory_vision import (
+    assigner_bytes_per_sample,
+    detect_anchors,
+    segmentation_loss_bytes_per_sample,
+)
 from app.model.types import (
     Architecture,
     Attention,
@@ -249,3 +253,24 @@ def test_a_detectors_assigner_grows_with_boxes_times_anchors() -> None:
     )
     assert any("max_boxes_per_image" in n for n in memory_notes(yolo, CAL))
     assert not any("max_boxes_per_image" in n for n in memory_notes(dense, CAL))
+
+
+def test_a_segmentation_loss_is_scored_at_the_input_resolution() -> None:
+    seg = dataclasses.replace(
+        resnet50(image_size=512), vision_task=VisionTask.SEGMENTATION, num_classes=150
+    )
+    # 12 B × 150 classes × 512² pixels = 471,859,200 B an image (0.44 GiB)
+    assert segmentation_loss_bytes_per_sample(seg) == 12 * 150 * 512**2 == 471_859_200
+    plain = dataclasses.replace(seg, num_classes=None)
+    assert activation_bytes_per_sample(seg, CAL) == pytest.approx(
+        activation_bytes_per_sample(plain, CAL) + 471_859_200
+    )
+    # a classifier or a detector has none; a segmentation net without classes is told so
+    assert (
+        segmentation_loss_bytes_per_sample(
+            dataclasses.replace(seg, vision_task=VisionTask.DETECTION)
+        )
+        == 0
+    )
+    assert any("num_classes" in n for n in memory_notes(plain, CAL))
+    assert not any("num_classes" in n for n in memory_notes(seg, CAL))
