@@ -35,6 +35,7 @@ from app.model.types import (
     GpuSpec,
     Hardware,
     Interconnect,
+    MemoryBreakdown,
     MemoryEstimate,
     OomRisk,
     Precision,
@@ -247,6 +248,9 @@ class ConfigEstimates:
         self.models = _Models(w, reference, ref)
         self._tp: dict[tuple[str, float, Interconnect | None], ThroughputEstimate] = {}
         self._mem: dict[tuple[float, int, bool, str | None], MemoryEstimate] = {}
+        #: the workload's memory breakdowns by (whole GPUs, micro-batch), shared by every
+        #: VRAM size (:func:`app.model.memory.estimate_memory`'s ``peaks``)
+        self._peaks: dict[tuple[int, int], MemoryBreakdown] = {}
         self._model_of: dict[str, ThroughputModel] = {}
 
     def throughput(
@@ -323,7 +327,12 @@ class ConfigEstimates:
         mem = self._mem.get(key)
         if mem is None:
             mem = model_of(self.ref).memory_at(
-                self.w, vram_gib, gpu_count, with_fixes=with_fixes, gpu=gpu
+                self.w,
+                vram_gib,
+                gpu_count,
+                with_fixes=with_fixes,
+                gpu=gpu,
+                peaks=self._peaks if len(self._peaks) < self.max_entries * 16 else None,
             )
             if len(self._mem) < self.max_entries:
                 self._mem[key] = mem
