@@ -216,3 +216,40 @@ def test_price_per_gpu_hour_is_the_instance_price_over_its_gpus() -> None:
     # half a card at 1.00/h costs 2.00 per GPU-hour
     assert price_per_gpu_hour(1.0, 0.5) == 2.0
     assert price_per_gpu_hour(None, 8) is None and price_per_gpu_hour(1.0, 0) is None
+
+
+def test_top_k_ranking_is_the_prefix_of_the_full_order() -> None:
+    """With ``limit`` the first offers come from a partition and the frontier's ranks from
+    counting (issue 28): the same triples as the full order, on random columns with ties,
+    NaN and infinite values, unbookable, demoted and OOM offers."""
+    import numpy as np
+
+    from app.model.rank import CandidateColumns, rank_columns
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    hours = rng.choice([0.5, 1.0, 2.0, 2.5, 4.0, np.inf], n)
+    price = rng.choice([np.inf, 1.0, 1.5, 2.0, 3.0], n)
+    cost = hours * price
+    cost[rng.random(n) < 0.01] = np.nan
+    cols = CandidateColumns(
+        offer_id=rng.permutation(n).astype(np.int64),
+        cost_per_epoch=cost,
+        epoch_hours=hours,
+        total_cost=cost * 3,
+        price_per_hour=price,
+        samples_per_s=1 / hours,
+        oom_high=rng.random(n) < 0.2,
+        unbookable=rng.random(n) < 0.1,
+        demoted=rng.random(n) < 0.3,
+        fresh=rng.random(n) < 0.5,
+        group=rng.integers(0, 20, n),
+    )
+    for sort in ("cost_per_epoch", "epoch_hours", "samples_per_s", "price_per_hour"):
+        for drop_oom in (False, True):
+            full, none = rank_columns(cols, sort=sort, drop_oom=drop_oom)
+            assert none == []
+            for limit in (0, 1, 7, 50, 2300, n + 5):
+                top, extra = rank_columns(cols, sort=sort, drop_oom=drop_oom, limit=limit)
+                assert top == full[:limit]
+                assert extra == [t for t in full[limit:] if t[2]]
