@@ -120,6 +120,18 @@ def _pareto_flags(cost: np.ndarray, time: np.ndarray) -> np.ndarray:
     flags = np.zeros(n, dtype=bool)
     if n == 0:
         return flags
+    keep = _not_surely_dominated(cost, time)
+    if keep is not None:
+        flags[keep] = _front_sorted(cost[keep], time[keep])
+    else:
+        flags = _front_sorted(cost, time)
+    return flags
+
+
+def _front_sorted(cost: np.ndarray, time: np.ndarray) -> np.ndarray:
+    """:func:`_pareto_flags` of every point (no pruning)."""
+    n = len(cost)
+    flags = np.zeros(n, dtype=bool)
     order = np.argsort(cost)
     c, t = cost[order], time[order]
     starts = np.flatnonzero(np.concatenate(([True], c[1:] != c[:-1])))
@@ -134,6 +146,32 @@ def _pareto_flags(cost: np.ndarray, time: np.ndarray) -> np.ndarray:
     on_front = (t == least[group]) & (t < before[group]) & np.isfinite(c) & np.isfinite(t)
     flags[order] = on_front
     return flags
+
+
+#: candidates above which :func:`_pareto_flags` first drops points surely dominated
+PRUNE_ABOVE = 4096
+
+
+def _not_surely_dominated(cost: np.ndarray, time: np.ndarray) -> np.ndarray | None:
+    """Indices of the points that may be on the frontier, or ``None`` when pruning would not
+    help (few points) or might change a flag (a NaN time at a number cost, which in the
+    (cost, time) order stops every later point entering). The :data:`PRUNE_ABOVE` ÷ 2
+    cheapest points are kept; of the others (each costing at least as much as every one of
+    those) only those not slower than the fastest of them: the rest are dominated by it, and
+    whatever one of them dominates, it dominates too."""
+    n = len(cost)
+    if n <= PRUNE_ABOVE or np.isnan(time[~np.isnan(cost)]).any():
+        return None
+    k = PRUNE_ABOVE // 2
+    cheapest = np.argpartition(cost, k - 1)[:k]
+    fastest = time[cheapest].min()
+    if np.isnan(cost[cheapest]).any() or not fastest < math.inf:
+        return None
+    rest = np.ones(n, dtype=bool)
+    rest[cheapest] = False
+    rest &= ~(time > fastest)
+    keep: np.ndarray = np.concatenate((cheapest, np.flatnonzero(rest)))
+    return keep
 
 
 def pareto_front(points: Sequence[tuple[float, float]]) -> list[bool]:
@@ -273,22 +311,28 @@ class _Block:
 
     def positions(self, at: np.ndarray) -> list[tuple[int, int]]:
         """(row, 0-based position in this block's order) of positions ``at``: the rows with a
-        smaller primary value counted in one sort, ties at equal value ranked on the full
-        key."""
+        smaller primary value counted (by comparison for a few, else in one sort), ties at
+        equal value ranked on the full key (NaN sorts after every number)."""
         if len(at) == 0:
             return []
-        order = np.argsort(self.v, kind="stable")
-        ordered_v = self.v[order]
+        nan = np.isnan(self.v)
+        numbers = len(self.v) - int(np.count_nonzero(nan))
+        ordered: tuple[np.ndarray, np.ndarray] | None = None
+        if len(at) > 16:
+            order = np.argsort(self.v, kind="stable")
+            ordered = (order, self.v[order])
         out = []
         for p in at.tolist():
             vp = self.v[p]
-            if np.isnan(vp):  # NaN sorts last: every number and the NaN rows before it
-                ties = np.flatnonzero(np.isnan(self.v))
-                lo = len(self.v) - len(ties)
+            if np.isnan(vp):
+                lo, ties = numbers, np.flatnonzero(nan)
+            elif ordered is None:
+                lo = int(np.count_nonzero(self.v < vp))
+                ties = np.flatnonzero(self.v == vp)
             else:
-                lo = int(np.searchsorted(ordered_v, vp, side="left"))
-                hi = int(np.searchsorted(ordered_v, vp, side="right"))
-                ties = order[lo:hi]
+                lo = int(np.searchsorted(ordered[1], vp, side="left"))
+                hi = int(np.searchsorted(ordered[1], vp, side="right"))
+                ties = ordered[0][lo:hi]
             pos = lo + int(np.flatnonzero(self._order(ties) == p)[0])
             out.append((int(self.idx[p]), pos))
         return out

@@ -491,8 +491,7 @@ def rank_offers(
     # One estimate per distinct hardware configuration (the snapshot's, of the matching
     # offers); per offer only array operations: the price, the data-loader cap and the epoch
     # time, then the ranking on columns.
-    used, config_of_row = np.unique(snap.config[rows], return_inverse=True)
-    config_of_row = config_of_row.reshape(-1)
+    used, config_of_row = _codes(snap.config[rows], len(snap.configs))
     # per configuration of this snapshot: (throughput, memory verdict, (VRAM, count, card)), kept
     # for later requests of the workload on the same catalog version
     table = snap.cached("configs", (w, reference), dict)
@@ -520,8 +519,11 @@ def rank_offers(
     config_rate = np.array(
         [c[0].samples_per_s if c is not None else 0.0 for c in config_est], dtype=np.float64
     ).reshape(-1)
-    vcpus = snap.columns["vcpus"][rows[estimable]]
-    distinct_vcpus, vcpu_of = np.unique(vcpus, return_inverse=True)
+    # the distinct vCPU counts of the whole version (a sort of every row, kept per version)
+    distinct_vcpus, vcpu_codes = snap.cached(
+        "vcpu_codes", None, lambda: np.unique(snap.columns["vcpus"], return_inverse=True)
+    )
+    vcpu_of = vcpu_codes.reshape(-1)[rows[estimable]]
     loader = np.array(
         [
             math.inf if (r := data_loader_rate(w, None if math.isnan(v) else v)) is None else r
@@ -631,6 +633,15 @@ def rank_offers(
             for i in skipped
         ),
     )
+
+
+def _codes(values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` for ints in ``[0, size)`` without a sort:
+    (the distinct values ascending, each value's index among them)."""
+    used = np.flatnonzero(np.bincount(values, minlength=size))
+    index = np.zeros(size, dtype=np.intp)
+    index[used] = np.arange(len(used))
+    return used, index[values]
 
 
 def _config_estimate(
