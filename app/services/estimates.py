@@ -509,11 +509,13 @@ def rank_offers(
     offer_ids = ids_all[estimable]
     # prices in ``currency`` (a listed price times the rate of its currency; nan: no price)
     prices = snap.columns["price_per_hour"][rows[estimable]]
-    currencies = snap.columns["currency"][rows[estimable]]
+    names, codes = snap.codes("currency")
+    currencies = codes[rows[estimable]]
     priced = ~np.isnan(prices)
-    for c in set(currencies[priced].tolist()) - {currency}:
-        rate = cast(float, price_in(1.0, c, currency, ref))
-        prices[currencies == c] *= rate
+    for k in np.flatnonzero(np.bincount(currencies[priced], minlength=len(names))).tolist():
+        if names[k] != currency:
+            rate = cast(float, price_in(1.0, names[k], currency, ref))
+            prices[currencies == k] *= rate
     # samples/s: the configuration's, capped by the data loader of the offer's vCPUs (the
     # scalar rules of app.model.cost applied once per distinct value)
     config_rate = np.array(
@@ -550,7 +552,7 @@ def rank_offers(
     run = run_costs(samples_per_epoch, w.epochs, rates, price_all)
     keep = np.arange(len(estimable), dtype=np.intp)
     if budget.max_total_cost is not None or budget.max_total_hours is not None:
-        spot = snap.columns["billing"][rows[estimable]] == "spot"
+        spot = snap.equals("billing", "spot")[rows[estimable]]
         # all epochs; at the high end, at the slow end of each offer's range (total_hours_high)
         judged = run.total_hours_high if budget.at_high_end else run.total_hours
         keep = np.array(
