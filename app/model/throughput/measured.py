@@ -20,6 +20,7 @@ from app.model.pooled import (
     rate_class,
     suite_of,
 )
+from app.model.stacks import Stack
 from app.model.throughput.common import (
     FlopsTable,
     SingleGpu,
@@ -82,6 +83,7 @@ class PooledSituations:
         self._groups_at: dict[str | None, tuple[str, str]] = {}
         self._ws: dict[Precision, Workload] = {}
         self._twins: dict[str, tuple[GpuSpec, GpuSpec | None]] = {}
+        self._stacks: dict[tuple[str | None, Precision | None], Stack | None] = {}
 
     def _usable(self, precision: Precision, software: str | None = None) -> bool:
         """The measured group stands for ``precision``: fp32/tf32 and 16-bit rates follow
