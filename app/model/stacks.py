@@ -127,6 +127,7 @@ SOURCE_STACK = {
     "nemo_automodel": Stack.MEGATRON,
     "nanogpt": Stack.PYTORCH_COMPILE,
     "tinyllama": Stack.LIGHTNING,
+    "timm_benchmark": Stack.TIMM,
 }
 
 #: Stack of a preset's recipe, from the repository its ``source`` cites (the repository cited
