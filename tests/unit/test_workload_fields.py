@@ -36,7 +36,7 @@ PRESET_ONLY = {
 
 
 def test_every_workload_field_is_an_input_or_preset_only() -> None:
-    # a field added to Workload without its InputSpec (``_given``) fails here
+    # a field added to Workload without its InputSpec (an INPUTS entry) fails here
     names = {f.name for f in dataclasses.fields(Workload)}
     assert names - PRESET_ONLY == set(WORKLOAD_INPUTS)
     assert names >= PRESET_ONLY
