@@ -1211,6 +1211,7 @@ def estimate_memory(
     cal: Calibration | None = None,
     with_fixes: bool = True,
     gpu: str | None = None,
+    peaks: dict[tuple[int, int], MemoryBreakdown] | None = None,
 ) -> MemoryEstimate:
     """Peak memory per GPU for ``w`` on a GPU with ``vram_gib``, with calibrated OOM risk.
 
@@ -1219,16 +1220,30 @@ def estimate_memory(
     that is merely ``medium`` OOMs often enough that it is not offered as "fits". When the
     risk is ``high``, ``fixes`` lists changes predicted to leave ``high``
     (:func:`fixes_for`).
+
+    ``peaks``: :func:`peak_memory_bytes` of this ``w`` and ``cal`` by (whole GPUs,
+    micro-batch), filled and read here; a caller estimating one workload on many VRAM sizes
+    passes one dict to all calls (the breakdown does not depend on the VRAM), the same
+    figures as without it.
     """
     cal = cal or load_calibration()
     count = max(math.floor(gpu_count), 1)
-    breakdown = peak_memory_bytes(w, count, w.micro_batch_size, cal)
+
+    def peak_at(b: int) -> MemoryBreakdown:
+        if peaks is None:
+            return peak_memory_bytes(w, count, b, cal)
+        hit = peaks.get((count, b))
+        if hit is None:
+            hit = peaks[(count, b)] = peak_memory_bytes(w, count, b, cal)
+        return hit
+
+    breakdown = peak_at(w.micro_batch_size)
     usable = usable_vram_gib(vram_gib, gpu)
 
     def fits(b: int) -> bool:
         if usable <= 0:
             return False
-        peak = peak_memory_bytes(w, count, b, cal).total_gib
+        peak = peak_at(b).total_gib
         return oom_risk(peak / usable, cal) == OomRisk.LOW
 
     if not fits(1):
