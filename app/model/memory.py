@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from app.model import vram
 from app.model.calibration import Calibration, MemoryParams, load_calibration
-from app.model.stacks import FUSED_KERNEL_STACKS
+from app.model.stacks import FUSED_KERNEL_STACKS, Stack
 from app.model.types import (
     Architecture,
     Attention,
@@ -332,12 +332,37 @@ def frozen_base_bytes(w: Workload, cal: Calibration | None = None) -> float:
     if dtype == BaseDtype.NF4 and not w.double_quant:
         per = NF4_NO_DQ_BYTES_PER_PARAM
     emb = float(embedding_params(w))
+    emb_bytes = 4.0 if kbit_upcast(w) else 2.0
     overhead = (
         cal.memory.qlora_overhead_torchao
         if w.quant_backend == QuantBackend.TORCHAO
         else cal.memory.qlora_overhead
     )
-    return (p - emb) * per * (1 + overhead) + emb * 2
+    return (p - emb) * per * (1 + overhead) + emb * emb_bytes
+
+
+#: Stacks that load a quantised base through PEFT's ``prepare_model_for_kbit_training``
+#: (huggingface/peft ``src/peft/utils/other.py``), which casts every parameter left in 16-bit
+#: (token embeddings, LM head, norms) to fp32; a custom job's default stack (HF Trainer + PEFT).
+KBIT_UPCAST_STACKS = frozenset({Stack.HF_TRAINER, Stack.LLAMA_FACTORY, Stack.AXOLOTL})
+
+
+def kbit_upcast(w: Workload) -> bool:
+    """Whether the non-quantised parameters of a quantised LoRA base (embeddings, LM head,
+    norms) are fp32: PEFT's ``prepare_model_for_kbit_training`` upcasts them, as HF
+    Trainer/PEFT, LLaMA-Factory and axolotl run it (:data:`KBIT_UPCAST_STACKS`; no stack
+    named: HF Trainer), and they stay fp32 with eager attention only. With flash attention
+    (``sdpa``) the stacks cast them back to the 16-bit training dtype: axolotl
+    (``utils/models.py``: "LlamaRMSNorm layers are in fp32 after kbit_training ... convert
+    them back to fp16/bf16 for flash-attn compatibility", embeddings and LM head with them)
+    and TRL's SFTTrainer (``peft_module_casting_to_bf16`` on a 4-bit model in bf16). torchtune,
+    LitGPT and Unsloth keep them in the training dtype. Checked on the public runs: HF's
+    Unsloth baseline (flash attention, seed ``unsloth-readme``) fits only with 16-bit logits;
+    Gemma-2-9B QLoRA (eager, ``../shared/real_runs`` C-7) measured 89 GiB, fp32 logits."""
+    if w.method not in (Method.LORA, Method.QLORA) or not quantised_base(w):
+        return False
+    stack = w.stack or Stack.HF_TRAINER
+    return stack in KBIT_UPCAST_STACKS and w.attention == Attention.EAGER
 
 
 def adapter_bytes_per_param(w: Workload) -> tuple[float, float, float]:
@@ -523,21 +548,31 @@ def transformer_tokens(w: Workload) -> int:
     return w.seq_len or 1
 
 
+def logits_fp32(w: Workload) -> bool:
+    """Whether the LM head writes fp32 logits: fp32/tf32 training, or an LM head PEFT upcast
+    to fp32 on a quantised base (:func:`kbit_upcast`)."""
+    return activation_bytes(w.precision) == 4 or kbit_upcast(w)
+
+
 def logit_bytes_per_element(w: Workload, cal: Calibration | None = None) -> float:
     """Bytes alive at the loss per logit element (one token × one vocabulary entry), by dtype.
 
-    Unfused cross-entropy: the LM head's logits at the activation dtype plus the fp32 copy the
-    loss works on (upcast, log-softmax output, then its gradient in its place):
-    ``unfused_logit_bytes`` at 16-bit activations (2 + 4 = 6, Stas Bekman's "factor of 6"),
-    2 more when the logits themselves are fp32 (4 + 4: no 16-bit copy, the LM head writes
-    fp32). Chunked/fused loss: only the logits of every chunk, kept for backward, at the
-    activation dtype: the fitted ``chunked_logit_bytes`` at 16-bit, × 2 at fp32.
+    Unfused cross-entropy (``log_softmax`` + ``nll_loss``): when backward starts, four
+    logit-sized tensors are alive at the logits' dtype: the logits, the log-softmax output
+    (saved by ``LogSoftmaxBackward``), its dense gradient (``nll_loss_backward``) and the
+    logits' gradient (``_log_softmax_backward_data`` allocates it): ``unfused_logit_bytes``
+    (4 × 2 = 8) for 16-bit logits, twice that for fp32 logits (:func:`logits_fp32`: fp32
+    training, or PEFT's fp32 LM head on a quantised base). Checked against the public
+    long-context runs of ``../shared/real_runs`` (C-7: Llama-3.1-8B LoRA/QLoRA 36/48 GiB,
+    Gemma-2-9B QLoRA 89 GiB, Phi-3-mini 17/21 GiB at 2 × 8,192 tokens), where the logits are
+    the largest term. Chunked/fused loss: only the logits of every chunk, kept for backward,
+    at their dtype: the fitted ``chunked_logit_bytes`` for 16-bit logits, × 2 for fp32.
     """
     cal = cal or load_calibration()
-    wide = activation_bytes(w.precision) == 4
+    scale = 2.0 if logits_fp32(w) else 1.0
     if w.fused_cross_entropy:
-        return cal.memory.chunked_logit_bytes * (2.0 if wide else 1.0)
-    return cal.memory.unfused_logit_bytes + (2.0 if wide else 0.0)
+        return cal.memory.chunked_logit_bytes * scale
+    return cal.memory.unfused_logit_bytes * scale
 
 
 def logits_bytes_per_sample(w: Workload, cal: Calibration | None = None) -> float:

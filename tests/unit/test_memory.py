@@ -18,6 +18,7 @@ from app.model.memory import (
     frozen_base_bytes,
     fused_copies_per_layer,
     implementation,
+    logit_bytes_per_element,
     logits_bytes_per_sample,
     lora_trainable_params,
     max_fitting_utilization,
@@ -81,8 +82,14 @@ def test_zero_stages_divide_states_by_data_parallel_degree() -> None:
 
 
 def test_qlora_base_is_nf4_except_embeddings() -> None:
-    w = Workload(**LLAMA3_8B, precision=Precision.BF16, method=Method.QLORA, lora_rank=8)
-    emb = 2 * 128256 * 4096  # untied input embedding + LM head stay bf16
+    w = Workload(
+        **LLAMA3_8B,
+        precision=Precision.BF16,
+        method=Method.QLORA,
+        lora_rank=8,
+        stack=Stack.TORCHTUNE,
+    )
+    emb = 2 * 128256 * 4096  # untied input embedding + LM head stay bf16 (torchtune)
     pt = lora_trainable_params(w)
     overhead = 1 + load_calibration().memory.qlora_overhead
     expected_base = (8_030_261_248 - emb) * NF4_BYTES_PER_PARAM * overhead + emb * 2
@@ -90,6 +97,32 @@ def test_qlora_base_is_nf4_except_embeddings() -> None:
     assert state_bytes(w, 1).weights == pytest.approx(expected_base + pt * 2)
     # rank 8 on q,k,v,o,gate,up,down of 32 layers: 8*(8192+5120+5120+8192+18432*2+18432)*32
     assert pt == 8 * 32 * (8192 + 5120 + 5120 + 8192 + 18432 + 18432 + 18432)
+
+
+def test_peft_kbit_preparation_keeps_embeddings_and_lm_head_fp32() -> None:
+    # HF Trainer + PEFT (the default stack) with eager attention:
+    # prepare_model_for_kbit_training casts the embeddings and LM head to fp32: 4 B per
+    # embedding parameter, fp32 logits at the loss
+    hf = Workload(
+        **LLAMA3_8B,
+        precision=Precision.BF16,
+        method=Method.QLORA,
+        lora_rank=8,
+        attention=Attention.EAGER,
+    )
+    tune = dataclasses.replace(hf, stack=Stack.TORCHTUNE)
+    emb = 2 * 128256 * 4096
+    assert state_bytes(hf, 1).weights - state_bytes(tune, 1).weights == pytest.approx(emb * 2)
+    unfused = load_calibration().memory.unfused_logit_bytes
+    assert logit_bytes_per_element(hf) == pytest.approx(2 * unfused)
+    assert logit_bytes_per_element(tune) == pytest.approx(unfused)
+    # with flash attention (sdpa) axolotl and TRL cast them back to 16-bit; a 16-bit LoRA
+    # base is never cast
+    flash = dataclasses.replace(hf, attention=Attention.SDPA)
+    assert logit_bytes_per_element(flash) == pytest.approx(unfused)
+    assert state_bytes(flash, 1).weights == pytest.approx(state_bytes(tune, 1).weights)
+    lora = dataclasses.replace(hf, method=Method.LORA)
+    assert logit_bytes_per_element(lora) == pytest.approx(unfused)
 
 
 def test_gpt2_activation_bytes_hand_worked() -> None:
@@ -345,11 +378,11 @@ def test_the_loss_grows_with_sequence_times_vocabulary_by_dtype() -> None:
     # Llama 3.1 8B, 2048 tokens x 128,256 entries = 262.7 M logits per sample
     w = Workload(**LLAMA3_8B)
     n = 2048 * 128256
-    # 16-bit logits + the fp32 copy the loss works on: 6 B each
-    assert logits_bytes_per_sample(w) == pytest.approx(6 * n)
-    # fp32 training: the LM head writes fp32 logits, no 16-bit copy: 4 + 4
+    # logits, log-softmax output, its gradient, the logits' gradient: 4 x 2 B at 16-bit
+    assert logits_bytes_per_sample(w) == pytest.approx(8 * n)
+    # fp32 training: the LM head writes fp32 logits, the four tensors at 4 B
     assert logits_bytes_per_sample(dataclasses.replace(w, precision=Precision.FP32)) == (
-        pytest.approx(8 * n)
+        pytest.approx(16 * n)
     )
     # a chunked loss keeps only the logits of every chunk, at the activation dtype
     fused = dataclasses.replace(w, fused_cross_entropy=True)
