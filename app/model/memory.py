@@ -341,28 +341,43 @@ def frozen_base_bytes(w: Workload, cal: Calibration | None = None) -> float:
     return (p - emb) * per * (1 + overhead) + emb * emb_bytes
 
 
-#: Stacks that load a quantised base through PEFT's ``prepare_model_for_kbit_training``
+#: Stacks that prepare a quantised base with PEFT's ``prepare_model_for_kbit_training``
 #: (huggingface/peft ``src/peft/utils/other.py``), which casts every parameter left in 16-bit
 #: (token embeddings, LM head, norms) to fp32; a custom job's default stack (HF Trainer + PEFT).
-KBIT_UPCAST_STACKS = frozenset({Stack.HF_TRAINER, Stack.LLAMA_FACTORY, Stack.AXOLOTL})
+#: LLaMA-Factory does not call it (its ``upcast_layernorm``/``upcast_lmhead_output`` are off
+#: by default); torchtune, LitGPT and Unsloth keep those modules in the training dtype.
+KBIT_UPCAST_STACKS = frozenset({Stack.HF_TRAINER, Stack.AXOLOTL})
 
 
 def kbit_upcast(w: Workload) -> bool:
-    """Whether the non-quantised parameters of a quantised LoRA base (embeddings, LM head,
-    norms) are fp32: PEFT's ``prepare_model_for_kbit_training`` upcasts them, as HF
-    Trainer/PEFT, LLaMA-Factory and axolotl run it (:data:`KBIT_UPCAST_STACKS`; no stack
-    named: HF Trainer), and they stay fp32 with eager attention only. With flash attention
-    (``sdpa``) the stacks cast them back to the 16-bit training dtype: axolotl
+    """Whether the non-quantised modules of a quantised LoRA base (embeddings, LM head, norms)
+    are fp32: 4 B per embedding parameter, fp32 logits, and an fp32 residual stream (the fp32
+    embedding output promotes every block output added to it, :func:`_fp32_stream`).
+
+    fp32/tf32 training loads them in fp32. In 16-bit runs PEFT's
+    ``prepare_model_for_kbit_training`` upcasts them (:data:`KBIT_UPCAST_STACKS`; no stack
+    named: HF Trainer + PEFT), and a bf16 run casts embeddings and LM head back to bf16: TRL's
+    ``SFTTrainer`` (``peft_module_casting_to_bf16`` on a 4-bit model when ``bf16`` is set) and
+    the QLoRA reference script (artidoro/qlora ``qlora.py``, same cast under ``--bf16``), so
+    only fp16 runs keep them fp32. axolotl casts them back whenever flash attention is on
     (``utils/models.py``: "LlamaRMSNorm layers are in fp32 after kbit_training ... convert
-    them back to fp16/bf16 for flash-attn compatibility", embeddings and LM head with them)
-    and TRL's SFTTrainer (``peft_module_casting_to_bf16`` on a 4-bit model in bf16). torchtune,
-    LitGPT and Unsloth keep them in the training dtype. Checked on the public runs: HF's
-    Unsloth baseline (flash attention, seed ``unsloth-readme``) fits only with 16-bit logits;
-    Gemma-2-9B QLoRA (eager, ``../shared/real_runs`` C-7) measured 89 GiB, fp32 logits."""
+    them back to fp16/bf16 for flash-attn compatibility"): with axolotl an fp16 run keeps them
+    with eager attention only. Sharded QLoRA (FSDP/ZeRO-3) keeps them in the storage dtype:
+    FSDP needs one dtype per flat parameter, and TRL skips both steps then
+    (``is_sharded_qlora``; PEFT's FSDP-QLoRA guide loads them in ``bnb_4bit_quant_storage``).
+    """
     if w.method not in (Method.LORA, Method.QLORA) or not quantised_base(w):
         return False
+    if w.precision in (Precision.FP32, Precision.TF32):
+        return True
     stack = w.stack or Stack.HF_TRAINER
-    return stack in KBIT_UPCAST_STACKS and w.attention == Attention.EAGER
+    if (
+        stack not in KBIT_UPCAST_STACKS
+        or w.sharding in (Sharding.FSDP, Sharding.ZERO3)
+        or w.precision != Precision.FP16_AMP
+    ):
+        return False
+    return stack != Stack.AXOLOTL or w.attention == Attention.EAGER
 
 
 def adapter_bytes_per_param(w: Workload) -> tuple[float, float, float]:
@@ -758,14 +773,16 @@ def fused_copies_per_layer(w: Workload) -> float:
 def _fp32_stream(w: Workload) -> bool:
     """Whether the residual stream (and checkpointed layer inputs) is fp32: autocast over fp32
     weights without ZeRO/FSDP (see ``AMP_FP32_STREAM_EXTRA_COPIES``). A LoRA run on a 16-bit
-    base has 16-bit embeddings, so its stream stays 16-bit; a quantised base keeps fp32
-    embeddings and norms under autocast (PEFT ``prepare_model_for_kbit_training`` upcasts
-    every non-quantised parameter to fp32)."""
-    if not _amp(w.precision) or w.sharding != Sharding.NONE:
+    base has 16-bit embeddings, so its stream stays 16-bit; a quantised base has an fp32
+    stream where its embeddings are fp32 (:func:`kbit_upcast`), with or without autocast:
+    the fp32 embedding output promotes every 16-bit block output added to it."""
+    if w.sharding != Sharding.NONE:
         return False
-    if w.method == Method.FULL:
-        return True
-    return base_dtype(w) not in (BaseDtype.BF16, BaseDtype.FP16)
+    if w.method != Method.FULL and quantised_base(w):
+        return kbit_upcast(w) and activation_bytes(w.precision) == 2
+    if not _amp(w.precision):
+        return False
+    return w.method == Method.FULL or base_dtype(w) not in (BaseDtype.BF16, BaseDtype.FP16)
 
 
 def _copies_per_layer(w: Workload, fp32_stream: bool) -> float:

@@ -99,30 +99,38 @@ def test_qlora_base_is_nf4_except_embeddings() -> None:
     assert pt == 8 * 32 * (8192 + 5120 + 5120 + 8192 + 18432 + 18432 + 18432)
 
 
-def test_peft_kbit_preparation_keeps_embeddings_and_lm_head_fp32() -> None:
-    # HF Trainer + PEFT (the default stack) with eager attention:
-    # prepare_model_for_kbit_training casts the embeddings and LM head to fp32: 4 B per
-    # embedding parameter, fp32 logits at the loss
-    hf = Workload(
+def test_peft_kbit_preparation_keeps_embeddings_and_lm_head_fp32_under_fp16() -> None:
+    # HF Trainer + PEFT (the default stack) under fp16 autocast:
+    # prepare_model_for_kbit_training casts the embeddings and LM head to fp32 and nothing casts
+    # them back: 4 B per embedding parameter, fp32 logits, an fp32 residual stream
+    fp16 = Workload(
         **LLAMA3_8B,
-        precision=Precision.BF16,
+        precision=Precision.FP16_AMP,
         method=Method.QLORA,
         lora_rank=8,
-        attention=Attention.EAGER,
     )
-    tune = dataclasses.replace(hf, stack=Stack.TORCHTUNE)
+    tune = dataclasses.replace(fp16, stack=Stack.TORCHTUNE)
     emb = 2 * 128256 * 4096
-    assert state_bytes(hf, 1).weights - state_bytes(tune, 1).weights == pytest.approx(emb * 2)
+    assert state_bytes(fp16, 1).weights - state_bytes(tune, 1).weights == pytest.approx(emb * 2)
     unfused = load_calibration().memory.unfused_logit_bytes
-    assert logit_bytes_per_element(hf) == pytest.approx(2 * unfused)
+    assert logit_bytes_per_element(fp16) == pytest.approx(2 * unfused)
     assert logit_bytes_per_element(tune) == pytest.approx(unfused)
-    # with flash attention (sdpa) axolotl and TRL cast them back to 16-bit; a 16-bit LoRA
-    # base is never cast
-    flash = dataclasses.replace(hf, attention=Attention.SDPA)
-    assert logit_bytes_per_element(flash) == pytest.approx(unfused)
-    assert state_bytes(flash, 1).weights == pytest.approx(state_bytes(tune, 1).weights)
-    lora = dataclasses.replace(hf, method=Method.LORA)
-    assert logit_bytes_per_element(lora) == pytest.approx(unfused)
+    # the checkpointed layer inputs: 32 layers x 2048 tokens x 4096 at 4 B instead of 2
+    stored = 32 * 2048 * 4096 * 2
+    gap = activation_bytes_per_sample(fp16) - activation_bytes_per_sample(tune)
+    assert gap == pytest.approx(stored + (2 * unfused - unfused) * 2048 * 128256)
+    # bf16 (TRL's peft_module_casting_to_bf16, qlora.py --bf16) casts them back, as axolotl does
+    # with flash attention; sharded QLoRA never upcasts; a 16-bit LoRA base is never cast
+    for same in (
+        dataclasses.replace(fp16, precision=Precision.BF16_AMP),
+        dataclasses.replace(fp16, precision=Precision.BF16),
+        dataclasses.replace(fp16, stack=Stack.AXOLOTL, attention=Attention.SDPA),
+        dataclasses.replace(fp16, sharding=Sharding.FSDP),
+        dataclasses.replace(fp16, method=Method.LORA),
+    ):
+        assert logit_bytes_per_element(same) == pytest.approx(unfused), same
+    eager_axolotl = dataclasses.replace(fp16, stack=Stack.AXOLOTL, attention=Attention.EAGER)
+    assert logit_bytes_per_element(eager_axolotl) == pytest.approx(2 * unfused)
 
 
 def test_gpt2_activation_bytes_hand_worked() -> None:
