@@ -959,14 +959,7 @@ def memory_notes(w: Workload, cal: Calibration | None = None) -> tuple[str, ...]
         w.method in (Method.LORA, Method.QLORA) and quantised_base(w)
     ):
         out.append("memory: quant_backend applies to a quantised (int8/nf4) base; ignored")
-    if w.method in (Method.LORA, Method.QLORA):
-        dtype = base_dtype(w)
-        given = "as given" if w.base_dtype is not None else "the default; set base_dtype"
-        adapters = "bf16" if w.precision == Precision.BF16 else "fp32"
-        out.append(
-            f"memory: frozen base counted in {dtype.value} ({given}); adapters, their "
-            f"gradients and optimizer states in {adapters}"
-        )
+    out += _adapter_notes(w)
     out += _vision_notes(w, cal)
     if w.precision == Precision.FP8:
         out.append("memory: fp8 is modelled as bf16 mixed precision (no fp8 weight savings)")
@@ -994,6 +987,35 @@ def memory_notes(w: Workload, cal: Calibration | None = None) -> tuple[str, ...]
             "fused_classifier) keeps 2"
         )
     return tuple(out)
+
+
+def _adapter_notes(w: Workload) -> list[str]:
+    """LoRA/QLoRA: the dtypes the answer counts the frozen base, its non-quantised modules
+    (:func:`kbit_upcast`) and the adapters in."""
+    if w.method not in (Method.LORA, Method.QLORA):
+        return []
+    given = "as given" if w.base_dtype is not None else "the default; set base_dtype"
+    adapters = "bf16" if w.precision == Precision.BF16 else "fp32"
+    out = [
+        f"memory: frozen base counted in {base_dtype(w).value} ({given}); adapters, their "
+        f"gradients and optimizer states in {adapters}"
+    ]
+    if not quantised_base(w):
+        return out
+    if kbit_upcast(w):
+        out.append(
+            "memory: the quantised base's embeddings, LM head and norms counted in fp32 "
+            "(PEFT's prepare_model_for_kbit_training, not cast back in this run): fp32 logits "
+            "and residual stream"
+        )
+    else:
+        out.append(
+            "memory: the quantised base's embeddings, LM head and norms counted in 16-bit "
+            "(cast back by TRL and the QLoRA script in bf16 runs, by axolotl with flash "
+            "attention); a trainer that keeps them fp32 needs 2 B more per embedding "
+            "parameter and twice the loss memory"
+        )
+    return out
 
 
 def _vision_notes(w: Workload, cal: Calibration) -> list[str]:

@@ -407,6 +407,10 @@ def test_the_answer_states_the_base_dtype_and_what_it_ignores() -> None:
     assert any("frozen base counted in bf16 (the default" in n for n in memory_notes(lora))
     qlora = Workload(**LLAMA3_8B, method=Method.QLORA, base_dtype=BaseDtype.NF4)
     assert any("frozen base counted in nf4 (as given)" in n for n in memory_notes(qlora))
+    # a bf16 QLoRA run: embeddings and LM head cast back to 16-bit, said in the answer
+    assert any("LM head and norms counted in 16-bit" in n for n in memory_notes(qlora))
+    fp16 = dataclasses.replace(qlora, precision=Precision.FP16_AMP)
+    assert any("LM head and norms counted in fp32" in n for n in memory_notes(fp16))
     full = Workload(**LLAMA3_8B, base_dtype=BaseDtype.NF4, quant_backend=QuantBackend.TORCHAO)
     notes = memory_notes(full)
     assert any("base_dtype applies to lora/qlora" in n for n in notes)
