@@ -595,9 +595,12 @@ def logit_bytes_per_element(w: Workload, cal: Calibration | None = None) -> floa
     logits' gradient (``_log_softmax_backward_data`` allocates it): ``unfused_logit_bytes``
     (4 × 2 = 8) for 16-bit logits, twice that for fp32 logits (:func:`logits_fp32`: fp32
     training, or PEFT's fp32 LM head on a quantised base). Checked against the public
-    long-context runs of ``../shared/real_runs`` (C-7: Llama-3.1-8B LoRA/QLoRA 36/48 GiB,
-    Gemma-2-9B QLoRA 89 GiB, Phi-3-mini 17/21 GiB at 2 × 8,192 tokens), where the logits are
-    the largest term. Chunked/fused loss: only the logits of every chunk, kept for backward,
+    long-context runs of ``../shared/real_runs``, where the logits are the largest term
+    (C-7 at 2 × 8,192 tokens: Llama-3.1-8B LoRA 36 GiB, Phi-3-mini LoRA/full 17/40 GiB,
+    predicted 38.7, 16.1/39.4; U-2: Mistral-7B QLoRA at 8,192 tokens OOMs a 4090 at
+    micro-batch 4, fits at 2). A plain cross-entropy on 16-bit logits that drops them before
+    backward keeps three (6 B), Hugging Face's loss upcasting them to fp32 2 + 3 × 4 = 14 B;
+    8 B sits between. Chunked/fused loss: only the logits of every chunk, kept for backward,
     at their dtype: the fitted ``chunked_logit_bytes`` for 16-bit logits, × 2 for fp32.
     """
     cal = cal or load_calibration()
