@@ -14,6 +14,7 @@ All arithmetic is in bytes; results are GiB (2**30 bytes) and compared against t
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 
 from app.model import vram
@@ -220,27 +221,10 @@ def fixes_for(
     out: list[MemoryFix] = []
 
     def attempt(label: str, changes: dict[str, object]) -> None:
-        candidate = replace(w, **changes)  # type: ignore[arg-type]
-        est = estimate_memory(
-            candidate,
-            vram_gib=vram_gib,
-            gpu_count=gpu_count,
-            cal=cal,
-            with_fixes=False,
-            gpu=gpu,
-        )
-        if est.oom_risk != OomRisk.HIGH and all(f.label != label for f in out):
-            out.append(
-                MemoryFix(
-                    label=label,
-                    changes=tuple(
-                        (k, str(getattr(v, "value", v)).lower()) for k, v in changes.items()
-                    ),
-                    peak_memory_gib=est.peak_memory_gib,
-                    oom_risk=est.oom_risk,
-                    oom_probability=est.oom_probability,
-                )
-            )
+        if all(f.label != label for f in out):
+            fix = _tried_fix(w, label, changes, vram_gib, gpu_count, cal, gpu)
+            if fix is not None:
+                out.append(fix)
 
     base = estimate_memory(
         w, vram_gib=vram_gib, gpu_count=gpu_count, cal=cal, with_fixes=False, gpu=gpu
@@ -261,6 +245,32 @@ def fixes_for(
                 f"activation checkpointing + {label}", {"gradient_checkpointing": True, **changes}
             )
     return tuple(out[:limit])
+
+
+def _tried_fix(
+    w: Workload,
+    label: str,
+    changes: dict[str, object],
+    vram_gib: float,
+    gpu_count: float,
+    cal: Calibration,
+    gpu: str | None,
+) -> MemoryFix | None:
+    """``w`` with ``changes`` applied as a :class:`MemoryFix` with its predicted peak, or
+    ``None`` when the changed job is still ``high`` risk (:func:`fixes_for`)."""
+    candidate = replace(w, **changes)  # type: ignore[arg-type]
+    est = estimate_memory(
+        candidate, vram_gib=vram_gib, gpu_count=gpu_count, cal=cal, with_fixes=False, gpu=gpu
+    )
+    if est.oom_risk == OomRisk.HIGH:
+        return None
+    return MemoryFix(
+        label=label,
+        changes=tuple((k, str(getattr(v, "value", v)).lower()) for k, v in changes.items()),
+        peak_memory_gib=est.peak_memory_gib,
+        oom_risk=est.oom_risk,
+        oom_probability=est.oom_probability,
+    )
 
 
 def estimate_memory(
@@ -306,19 +316,7 @@ def estimate_memory(
         peak = peak_at(b).total_gib
         return oom_risk(peak / usable, cal) == OomRisk.LOW
 
-    if not fits(1):
-        max_b = 0
-    else:
-        lo, hi = 1, 2
-        while hi < 1_000_000 and fits(hi):
-            lo, hi = hi, hi * 2
-        if hi >= 1_000_000 and fits(hi):
-            lo = 1_000_000
-        else:
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                lo, hi = (mid, hi) if fits(mid) else (lo, mid)
-        max_b = lo
+    max_b = _largest_fitting(fits)
     utilization = breakdown.total_gib / usable if usable > 0 else math.inf
     risk = oom_risk(utilization, cal)
     fixes: tuple[MemoryFix, ...] = ()
@@ -335,6 +333,22 @@ def estimate_memory(
         fixes=fixes,
         notes=memory_notes(w, cal),
     )
+
+
+def _largest_fitting(fits: Callable[[int], bool]) -> int:
+    """The largest micro-batch ``b`` with ``fits(b)`` (``fits`` monotone: true up to some b),
+    0 when not even 1 fits, capped at 1,000,000: doubling, then bisection."""
+    if not fits(1):
+        return 0
+    lo, hi = 1, 2
+    while hi < 1_000_000 and fits(hi):
+        lo, hi = hi, hi * 2
+    if hi >= 1_000_000 and fits(hi):
+        return 1_000_000
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
 
 
 __all__ = [

@@ -196,70 +196,110 @@ def activation_bytes_per_sample(w: Workload, cal: Calibration | None = None) -> 
     keeps both.
     """
     cal = cal or load_calibration()
-    nbytes = activation_bytes(w.precision)
-    lora = w.method in (Method.LORA, Method.QLORA)
-    if (
-        w.architecture
-        in (
-            Architecture.TRANSFORMER_ENCODER,
-            Architecture.TRANSFORMER_DECODER,
-            Architecture.VIT,
-            Architecture.DIFFUSION_UNET,
-            Architecture.DIFFUSION_TRANSFORMER,
-        )
-        and w.hidden_size
-        and w.layers
-    ):
-        s = transformer_tokens(w)
-        h = w.hidden_size
-        fp32_stream = _fp32_stream(w)
-        c = _copies_per_layer(w, fp32_stream)
-        if lora:
-            c *= cal.memory.lora_activation_factor
-        per_layer = c * nbytes * s * h
-        scores = 0.0
-        if w.attention == Attention.EAGER and w.heads:
-            per_score = AMP_EAGER_SCORE_BYTES if fp32_stream else 2 * nbytes + 1
-            if not w.dropout:
-                # no mask; unsharded autocast still keeps the fp32 softmax output and its
-                # 16-bit copy, otherwise the one softmax output serves both backward ops
-                per_score = AMP_EAGER_SCORE_BYTES - DROPOUT_SCORE_BYTES if fp32_stream else nbytes
-            scores = w.heads * s * s * per_score
-        logits = logits_bytes_per_sample(w, cal)
-        if w.gradient_checkpointing:
-            if w.checkpoint_granularity == CheckpointGranularity.SELECTIVE:
-                saved = selective_saved_copies(w) * nbytes * s * h
-                return w.layers * saved + max(per_layer + scores, logits)
-            # the loss runs after the last layer (only checkpoints alive) and the logits are
-            # freed before layers are recomputed in backward: the two peaks do not add up
-            kept = 4 if fp32_stream else nbytes
-            stored = 2 * kept * s * h if w.activation_offloading else w.layers * kept * s * h
-            return stored + max(per_layer + scores, logits)
-        return w.layers * (per_layer + scores) + logits
+    if w.architecture in _BLOCK_ARCHITECTURES and w.hidden_size and w.layers:
+        return _transformer_activation_bytes(w, cal)
+    per_sample = _family_activation_bytes(w, cal)
+    if w.gradient_checkpointing:
+        per_sample *= CHECKPOINTING_ACTIVATION_FACTOR
+    if w.method in (Method.LORA, Method.QLORA):
+        per_sample *= cal.memory.lora_activation_factor
+    return (
+        per_sample
+        + unet_attention_scores_bytes(w)
+        + assigner_bytes_per_sample(w)
+        + segmentation_loss_bytes_per_sample(w)
+    )
 
+
+#: Architectures whose activations the per-layer block formula counts when the workload gives
+#: ``hidden_size`` and ``layers`` (:func:`activation_bytes_per_sample`).
+_BLOCK_ARCHITECTURES = (
+    Architecture.TRANSFORMER_ENCODER,
+    Architecture.TRANSFORMER_DECODER,
+    Architecture.VIT,
+    Architecture.DIFFUSION_UNET,
+    Architecture.DIFFUSION_TRANSFORMER,
+)
+
+
+def _transformer_activation_bytes(w: Workload, cal: Calibration) -> float:
+    """Saved-activation bytes for one sample of a transformer-shaped block stack, loss
+    included (the block formula of :func:`activation_bytes_per_sample`)."""
+    nbytes = activation_bytes(w.precision)
+    s = transformer_tokens(w)
+    h = w.hidden_size or 0  # given: activation_bytes_per_sample checked it
+    layers = w.layers or 0
+    fp32_stream = _fp32_stream(w)
+    c = _copies_per_layer(w, fp32_stream)
+    if w.method in (Method.LORA, Method.QLORA):
+        c *= cal.memory.lora_activation_factor
+    per_layer = c * nbytes * s * h
+    scores = _eager_score_bytes(w, s, nbytes, fp32_stream)
+    logits = logits_bytes_per_sample(w, cal)
+    if not w.gradient_checkpointing:
+        return layers * (per_layer + scores) + logits
+    if w.checkpoint_granularity == CheckpointGranularity.SELECTIVE:
+        saved = selective_saved_copies(w) * nbytes * s * h
+        return layers * saved + max(per_layer + scores, logits)
+    # the loss runs after the last layer (only checkpoints alive) and the logits are
+    # freed before layers are recomputed in backward: the two peaks do not add up
+    kept = 4 if fp32_stream else nbytes
+    stored = 2 * kept * s * h if w.activation_offloading else layers * kept * s * h
+    return stored + max(per_layer + scores, logits)
+
+
+def _eager_score_bytes(w: Workload, s: int, nbytes: int, fp32_stream: bool) -> float:
+    """Attention-score bytes one layer keeps for ``s`` tokens under eager attention (0 with a
+    fused kernel or without ``heads``): ``heads · s²`` × bytes per score
+    (``AMP_EAGER_SCORE_BYTES`` under unsharded autocast, else ``2 · bytes + 1``; without
+    dropout no mask and no dropped copy)."""
+    if w.attention != Attention.EAGER or not w.heads:
+        return 0.0
+    per_score = AMP_EAGER_SCORE_BYTES if fp32_stream else 2 * nbytes + 1
+    if not w.dropout:
+        # no mask; unsharded autocast still keeps the fp32 softmax output and its
+        # 16-bit copy, otherwise the one softmax output serves both backward ops
+        per_score = AMP_EAGER_SCORE_BYTES - DROPOUT_SCORE_BYTES if fp32_stream else nbytes
+    return w.heads * s * s * per_score
+
+
+def _family_activation_bytes(w: Workload, cal: Calibration) -> float:
+    """Per-sample activation bytes of a non-transformer net before checkpointing and LoRA:
+    the slope measured for the preset's benchmark workload, scaled by pixels from its
+    reference image, else :func:`_unfitted_activation_bytes`."""
     fit = cal.activation_bytes_per_sample.get(_fit_key(w))
-    ref_pixels = None
-    per_sample: float
-    if fit is not None:
-        per_sample, ref_image, _ = fit
-        ref_pixels = ref_image * ref_image if ref_image else None
-    elif _detector(w) and w.backbone_gflops_224 and w.image_size:
+    if fit is None:
+        return _unfitted_activation_bytes(w, cal)
+    slope, ref_image, _ = fit
+    per_sample: float = slope
+    ref_pixels = ref_image * ref_image if ref_image else None
+    if ref_pixels and w.image_size:
+        per_sample *= (w.image_size * w.image_size) / ref_pixels
+    return per_sample
+
+
+def _unfitted_activation_bytes(w: Workload, cal: Calibration) -> float:
+    """One fitted constant per family (:class:`MemoryParams`), ×2 for fp32 activations:
+    detectors by backbone GFLOPs × pixels / 224², CNNs by activation count or GFLOPs,
+    diffusion UNets by GFLOPs; recommenders ~0; others a bytes-per-parameter guess."""
+    wide = 2 if activation_bytes(w.precision) == 4 else 1
+    if _detector(w) and w.backbone_gflops_224 and w.image_size:
         pixels = float(w.image_size * w.image_size)
-        per_sample = (
+        return (
             cal.memory.detection_activation_bytes_per_gflop
             * w.backbone_gflops_224
             * pixels
             / BACKBONE_REFERENCE_PIXELS
+            * wide
         )
-        if nbytes == 4:
-            per_sample *= 2
-    elif w.architecture == Architecture.CNN and w.forward_activations_per_sample:
-        per_sample = (
-            w.forward_activations_per_sample * 1e6 * cal.memory.cnn_activation_bytes_per_element
+    if w.architecture == Architecture.CNN and w.forward_activations_per_sample:
+        return (
+            w.forward_activations_per_sample
+            * 1e6
+            * cal.memory.cnn_activation_bytes_per_element
+            * wide
         )
-        if nbytes == 4:
-            per_sample *= 2
-    elif (
+    if (
         w.architecture in (Architecture.CNN, Architecture.DIFFUSION_UNET)
         and w.forward_gflops_per_sample
     ):
@@ -268,25 +308,10 @@ def activation_bytes_per_sample(w: Workload, cal: Calibration | None = None) -> 
             if w.architecture == Architecture.DIFFUSION_UNET
             else cal.memory.cnn_activation_bytes_per_gflop
         )
-        per_sample = w.forward_gflops_per_sample * per_gflop
-        if nbytes == 4:
-            per_sample *= 2
-    elif w.architecture == Architecture.RECOMMENDER or not w.params:
-        per_sample = 0.0  # embedding lookups: negligible per sample
-    else:
-        per_sample = cal.default_activation_bytes_per_param * w.params
-    if ref_pixels and w.image_size:
-        per_sample *= (w.image_size * w.image_size) / ref_pixels
-    if w.gradient_checkpointing:
-        per_sample *= CHECKPOINTING_ACTIVATION_FACTOR
-    if lora:
-        per_sample *= cal.memory.lora_activation_factor
-    return (
-        per_sample
-        + unet_attention_scores_bytes(w)
-        + assigner_bytes_per_sample(w)
-        + segmentation_loss_bytes_per_sample(w)
-    )
+        return w.forward_gflops_per_sample * per_gflop * wide
+    if w.architecture == Architecture.RECOMMENDER or not w.params:
+        return 0.0  # embedding lookups: negligible per sample
+    return cal.default_activation_bytes_per_param * w.params
 
 
 def selective_saved_copies(w: Workload) -> float:

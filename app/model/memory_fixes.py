@@ -17,13 +17,16 @@ from app.model.types import (
 
 
 def _fix_candidates(w: Workload, gpu_count: int) -> list[tuple[str, dict[str, object]]]:
-    """Single changes to try, least intrusive first."""
+    """Single changes to try, least intrusive first: step-level changes
+    (:func:`_step_fixes`), sharding over the GPUs (:func:`_fsdp_fixes`), then the recipe and
+    method changes (:func:`_method_fixes`)."""
+    return _step_fixes(w) + _fsdp_fixes(w, gpu_count) + _method_fixes(w)
+
+
+def _step_fixes(w: Workload) -> list[tuple[str, dict[str, object]]]:
+    """Checkpointing, memory-efficient attention, a fused loss, a paged 8-bit optimizer and
+    the optimizer step in backward, where ``w`` does not already use them."""
     out: list[tuple[str, dict[str, object]]] = []
-    transformer = w.architecture in (
-        Architecture.TRANSFORMER_ENCODER,
-        Architecture.TRANSFORMER_DECODER,
-        Architecture.VIT,
-    )
     if not w.gradient_checkpointing:
         out.append(("activation checkpointing", {"gradient_checkpointing": True}))
     if _diffusion(w) and w.attention == Attention.EAGER:
@@ -45,14 +48,33 @@ def _fix_candidates(w: Workload, gpu_count: int) -> list[tuple[str, dict[str, ob
         out.append(("paged 8-bit AdamW", {"optimizer": Optimizer.PAGED_ADAMW_8BIT}))
     if w.method == Method.FULL and not w.optimizer_in_backward and w.sharding == Sharding.NONE:
         out.append(("optimizer step in backward", {"optimizer_in_backward": True}))
-    if gpu_count > 1 and w.sharding == Sharding.NONE:
-        out.append((f"FSDP over the {gpu_count} GPUs", {"sharding": Sharding.FSDP}))
-        out.append(
-            (
-                f"FSDP over the {gpu_count} GPUs with CPU offload",
-                {"sharding": Sharding.FSDP, "cpu_offload": True},
-            )
-        )
+    return out
+
+
+def _fsdp_fixes(w: Workload, gpu_count: int) -> list[tuple[str, dict[str, object]]]:
+    """FSDP over the ``gpu_count`` GPUs, without and with CPU offload, for an unsharded job
+    on more than one GPU."""
+    if gpu_count <= 1 or w.sharding != Sharding.NONE:
+        return []
+    return [
+        (f"FSDP over the {gpu_count} GPUs", {"sharding": Sharding.FSDP}),
+        (
+            f"FSDP over the {gpu_count} GPUs with CPU offload",
+            {"sharding": Sharding.FSDP, "cpu_offload": True},
+        ),
+    ]
+
+
+def _method_fixes(w: Workload) -> list[tuple[str, dict[str, object]]]:
+    """For a transformer: torchtune's single-device full fine-tune recipe, then LoRA and
+    QLoRA adapters on the base in its default dtype (16-bit for LoRA, NF4 for QLoRA:
+    :func:`app.model.memory_dtypes.base_dtype`)."""
+    out: list[tuple[str, dict[str, object]]] = []
+    transformer = w.architecture in (
+        Architecture.TRANSFORMER_ENCODER,
+        Architecture.TRANSFORMER_DECODER,
+        Architecture.VIT,
+    )
     if w.method == Method.FULL and transformer and w.sharding == Sharding.NONE:
         # torchtune's single-device full fine-tune recipe (llama3_1/8B_full_single_device)
         out.append(
@@ -71,7 +93,6 @@ def _fix_candidates(w: Workload, gpu_count: int) -> list[tuple[str, dict[str, ob
                 },
             )
         )
-    # adapters on the base in its default dtype (16-bit for LoRA, NF4 for QLoRA: base_dtype)
     if transformer and w.method == Method.FULL:
         out.append(("LoRA", {"method": Method.LORA, "lora_rank": w.lora_rank or 8}))
     if transformer and w.method != Method.QLORA:

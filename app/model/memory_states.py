@@ -280,38 +280,37 @@ def model_state_bytes(w: Workload, gpu_count: int, cal: Calibration | None = Non
         return StateBytes(
             weights=fixed[2] if fixed else 0.0, gradients=0.0, optimizer=0.0, buffers=0.0
         )
-    p = float(w.params)
-    opt = optimizer_state_bytes(w.optimizer, w.precision)
-    sharded3 = w.sharding in (Sharding.ZERO3, Sharding.FSDP)
-    layers = max(w.layers or 1, 1)
     init = 0.0
-    if w.full_model_init and sharded3 and n > 1:
+    if w.full_model_init and w.sharding in (Sharding.ZERO3, Sharding.FSDP) and n > 1:
         # the full 16-bit model each rank materialised stays allocated next to its shard
         # (LitGPT's 2-4 GPU LoRA rows grow with the micro-batch on top of it)
-        init = 2.0 * p
+        init = 2.0 * float(w.params)
     if w.method in (Method.LORA, Method.QLORA):
         return _adapter_state_bytes(w, n, cal, init)
+    return _full_state_bytes(w, n, init)
 
+
+def _full_bytes_per_param(w: Workload) -> tuple[float, float, float]:
+    """(weight, gradient, optimizer) bytes per parameter of a full fine-tune, unsharded
+    (the precision regimes of :func:`model_state_bytes`)."""
+    opt = optimizer_state_bytes(w.optimizer, w.precision)
     if w.precision in (Precision.FP32, Precision.TF32):
-        weights, grads, optim = 4.0, 4.0, opt
-    elif w.precision == Precision.BF16:
-        weights, grads, optim = 2.0, 2.0, opt
-    elif w.sharding == Sharding.NONE:
-        weights, grads, optim = 6.0, 4.0, opt
-    else:
-        weights, grads, optim = 2.0, 2.0, 4.0 + opt
+        return 4.0, 4.0, opt
+    if w.precision == Precision.BF16:
+        return 2.0, 2.0, opt
+    if w.sharding == Sharding.NONE:
+        return 6.0, 4.0, opt
+    return 2.0, 2.0, 4.0 + opt
 
+
+def _full_buffer_bytes(w: Workload) -> float:
+    """Sharding buffers of a full fine-tune per GPU: ZeRO-3/FSDP's all-gathered units (the
+    one being computed plus one prefetched), ZeRO-1/2's reduce bucket, ZeRO-3's working
+    buffers (:func:`zero3_buffer_bytes`)."""
+    p = float(w.params or 0)
+    layers = max(w.layers or 1, 1)
     buffers = 0.0
-    grad_bytes = grads
-    if w.sharding == Sharding.ZERO1:
-        optim /= n
-    elif w.sharding == Sharding.ZERO2:
-        optim /= n
-        grads /= n
-    elif sharded3:
-        optim /= n
-        grads /= n
-        weights /= n
+    if w.sharding in (Sharding.ZERO3, Sharding.FSDP):
         # all-gathered full parameters of the unit being computed plus one prefetched unit
         largest_unit = max(p / layers, float(embedding_params(w)) / 2)
         buffers += 2 * largest_unit * 2
@@ -319,10 +318,27 @@ def model_state_bytes(w: Workload, gpu_count: int, cal: Calibration | None = Non
         buffers += ZERO_BUCKET_ELEMENTS * 2
     elif w.sharding == Sharding.ZERO3:
         buffers += zero3_buffer_bytes(w)
+    return buffers
+
+
+def _full_state_bytes(w: Workload, n: int, init: float) -> StateBytes:
+    """Full fine-tune model states per GPU over ``n`` GPUs (see :func:`model_state_bytes`):
+    ZeRO-1 shards the optimizer states, ZeRO-2 also the gradients, ZeRO-3/FSDP the weights
+    too."""
+    p = float(w.params or 0)
+    sharded3 = w.sharding in (Sharding.ZERO3, Sharding.FSDP)
+    weights, grads, optim = _full_bytes_per_param(w)
+    grad_bytes = grads
+    if w.sharding != Sharding.NONE:
+        optim /= n
+    if w.sharding in (Sharding.ZERO2, Sharding.ZERO3, Sharding.FSDP):
+        grads /= n
+    if sharded3:
+        weights /= n
     if w.cpu_offload:
         # ZeRO-Offload / FSDP CPU offload: optimizer states and fp32 master weights live in
         # host RAM; with ZeRO-3/FSDP the sharded parameters and gradients too, so the GPU
-        # holds only the gathered units (buffers above).
+        # holds only the gathered units (buffers).
         optim = 0.0
         if sharded3:
             weights = grads = 0.0
@@ -335,6 +351,6 @@ def model_state_bytes(w: Workload, gpu_count: int, cal: Calibration | None = Non
         weights=weights * p,
         gradients=gradients,
         optimizer=optim * p,
-        buffers=buffers,
+        buffers=_full_buffer_bytes(w),
         init_peak=init,
     )
