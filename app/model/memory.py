@@ -9,6 +9,12 @@ arXiv:2205.05198 and Stas Bekman's ML Engineering book):
 
 All arithmetic is in bytes; results are GiB (2**30 bytes) and compared against the GPU's
 *usable* GiB (``vram_gib × USABLE_VRAM_FRACTION``).
+
+The terms live in :mod:`app.model.memory_states` (weights, gradients, optimizer states, frozen
+base, adapters, sharding buffers), :mod:`app.model.memory_activations` (activations and logits
+per sample), :mod:`app.model.memory_dtypes` (bytes per element, the frozen base's dtype),
+:mod:`app.model.memory_notes` and :mod:`app.model.memory_fixes`; this module adds them up
+(:func:`peak_memory_bytes`), rates the OOM risk and re-exports the names callers import.
 """
 
 from __future__ import annotations
