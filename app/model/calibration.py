@@ -41,7 +41,7 @@ class MemoryParams:
 
     ``unfused_logit_bytes``: bytes per 16-bit logit element alive at the loss with an
     unfused cross-entropy (logits, log-softmax output, its gradient, the logits' gradient:
-    4 × 2 B; × 2 for fp32 logits, :func:`app.model.memory.logit_bytes_per_element`) [8];
+    4 × 2 B; × 2 for fp32 logits, :func:`app.model.memory_activations.logit_bytes_per_element`) [8];
     ``chunked_logit_bytes``: with a chunked/fused loss (16-bit logits of every chunk kept for
     backward) [2]; ``lora_activation_factor``: LoRA's saved activations relative to full
     fine-tuning (frozen linears keep no inputs for weight gradients; dimensionless)

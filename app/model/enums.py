@@ -65,7 +65,7 @@ class CheckpointGranularity(AsWritten):
     ``full``: every transformer block keeps only its input (Chen et al. 2016);
     ``selective``: op-level selective checkpointing as torchtitan implements it (matmul
     and attention outputs saved, the rest recomputed:
-    :func:`app.model.memory.selective_saved_copies`).
+    :func:`app.model.memory_activations.selective_saved_copies`).
     """
 
     FULL = "full"
@@ -95,7 +95,8 @@ class Implementation(AsWritten):
     LitGPT): RMSNorm upcasts and RoPE/SiLU intermediates are kept (Stas Bekman's measured 28
     hidden-sized copies per Llama layer); ``fused``: fused kernels (Megatron/Transformer
     Engine, Liger, Unsloth): a fused RMSNorm keeps its input, FlashAttention its q, k, v and
-    output, a fused SwiGLU its two inputs (:func:`app.model.memory.fused_copies_per_layer`).
+    output, a fused SwiGLU its two inputs
+    (:func:`app.model.memory_activations.fused_copies_per_layer`).
     """
 
     EAGER = "eager"

@@ -94,7 +94,7 @@ def checkpoint_gb(w: Workload) -> float:
     """One resumable checkpoint, GB (1e9 bytes): trainable weights + optimizer state.
 
     Full fine-tune/pre-training: every parameter's weight (4 B fp32 master, 2 B pure bf16)
-    plus its optimizer state (:func:`app.model.memory.optimizer_state_bytes`: AdamW 8 B);
+    plus its optimizer state (:func:`app.model.memory_states.optimizer_state_bytes`: AdamW 8 B);
     LoRA/QLoRA: the adapters only. ``0`` without a parameter count.
     """
     if not w.params:

@@ -349,7 +349,7 @@ def _apply_overrides(
     if merged.get("method", Method.FULL) in (Method.LORA, Method.QLORA) and not merged.get(
         "lora_rank"
     ):
-        merged["lora_rank"] = 8  # the rank app.model.memory.lora_trainable_params assumes
+        merged["lora_rank"] = 8  # the rank app.model.memory_states.lora_trainable_params assumes
     _check_architecture_fields(merged, prefix)
     return notes + epoch_counts(base, values, merged, prefix)
 

@@ -102,8 +102,8 @@ STACK_CLASS = {
 #: Stacks whose transformer blocks run fused kernels (a fused norm, FlashAttention, a fused
 #: SwiGLU) by default: Megatron/NeMo (Transformer Engine layers) and Unsloth (its Triton
 #: kernels); the memory model keeps what those kernels save for backward
-#: (:func:`app.model.memory.implementation`). The other stacks run PyTorch modules eagerly
-#: unless the request says ``implementation: fused`` (e.g. Liger-patched HF Trainer).
+#: (:func:`app.model.memory_activations.implementation`). The other stacks run PyTorch modules
+#: eagerly unless the request says ``implementation: fused`` (e.g. Liger-patched HF Trainer).
 FUSED_KERNEL_STACKS = frozenset({Stack.MEGATRON, Stack.UNSLOTH})
 
 #: Eager PyTorch's rate relative to the tuned rows (module docstring: 7,075 / 8,998).

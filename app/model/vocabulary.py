@@ -178,7 +178,7 @@ class Architecture(AsWritten):
     @property
     def takes_lora(self) -> bool:
         """LoRA/QLoRA adapters are counted for it (transformers and diffusion UNets,
-        :func:`app.model.memory.lora_trainable_params`)."""
+        :func:`app.model.memory_states.lora_trainable_params`)."""
         return self.is_transformer or self == Architecture.DIFFUSION_UNET
 
     @property

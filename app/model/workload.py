@@ -114,11 +114,11 @@ class Workload:
         default=CheckpointGranularity.FULL, metadata=INPUTS["checkpoint_granularity"]
     )
     #: LoRA/QLoRA: the dtype the frozen base is loaded in; ``None``: the method's default
-    #: (:func:`app.model.memory.base_dtype`: nf4 for QLoRA, fp32 for a fp32/tf32 LoRA run,
+    #: (:func:`app.model.memory_dtypes.base_dtype`: nf4 for QLoRA, fp32 for a fp32/tf32 LoRA run,
     #: else 16-bit)
     base_dtype: BaseDtype | None = field(default=None, metadata=INPUTS["base_dtype"])
     #: the transformer block's implementation; ``None``: eager (the training stack's default
-    #: when one is named: :func:`app.model.memory.implementation`)
+    #: when one is named: :func:`app.model.memory_activations.implementation`)
     implementation: Implementation | None = field(default=None, metadata=INPUTS["implementation"])
     #: QLoRA: the library holding the quantised base; ``None``: bitsandbytes
     quant_backend: QuantBackend | None = field(default=None, metadata=INPUTS["quant_backend"])
