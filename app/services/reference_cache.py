@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import ctypes
 import gc
+import itertools
 import logging
 import threading
 import time
@@ -77,9 +78,10 @@ class ReferenceCache:
     never touches the database on the event loop: the check and a load run on a worker
     thread of the cache's own limiter (one at a time; concurrent callers share it), and a
     caller waits for them at most ``wait_s`` seconds before it is served the version held,
-    except after :meth:`invalidate`: then it waits for the check (and the load) to finish, so
-    a write this process committed is in every later answer (a revoked submitter's runs never
-    bend one again).
+    except after :meth:`invalidate`: then it waits for a check that began after the write (and
+    its load) to finish, so a write this process committed is in every later answer (a
+    revoked submitter's runs never bend one again). Writes are counted (a generation), not
+    flagged under the load's lock: :meth:`invalidate` never waits for a load in flight.
     ``version_engine``: where the version is read (the server gives it a one-connection
     engine of its own, so the check never queues behind the handlers for a connection).
     """
@@ -100,8 +102,11 @@ class ReferenceCache:
         self._version_engine = version_engine
         self._data: ReferenceData | None = None
         self._checked = 0.0
-        #: :meth:`invalidate` was called, and no check has finished since
-        self._written = False
+        #: writes this process committed (:meth:`invalidate`), numbered 1, 2, ...
+        self._writes = itertools.count(1)
+        self._write_gen = 0
+        #: the latest write generation a finished check began after
+        self._seen_gen = 0
         self._lock = threading.Lock()
         self._limiter: anyio.CapacityLimiter | None = None
         self._check: asyncio.Future[ReferenceData] | None = None
@@ -117,8 +122,17 @@ class ReferenceCache:
         """The data held now (``None`` before the first load); never touches the database."""
         return self._data
 
+    @property
+    def pending_write(self) -> bool:
+        """A write of this process is not yet in the data held (no check began after it)."""
+        return self._seen_gen < self._write_gen
+
     def _due(self) -> bool:
-        return self._data is None or time.monotonic() - self._checked >= self.poll_s
+        return (
+            self._data is None
+            or self.pending_write
+            or time.monotonic() - self._checked >= self.poll_s
+        )
 
     def _read_version(self) -> tuple[int, int]:
         if self._version_engine is not None:
@@ -137,6 +151,7 @@ class ReferenceCache:
         """
         with self._lock:
             if self._due():
+                gen = self._write_gen  # writes before this read are in what it reads
                 version = self._read_version()
                 if self._data is None or self._data.version != version[0]:
                     held = self._data
@@ -153,7 +168,7 @@ class ReferenceCache:
                     if self._data.offers is None or self._data.offers.built == "full":
                         _return_free_memory()  # a merge frees little
                 self._checked = time.monotonic()
-                self._written = False
+                self._seen_gen = max(self._seen_gen, gen)
             return self._data  # type: ignore[return-value]
 
     def _load(self, version: tuple[int, int]) -> ReferenceData:
@@ -203,11 +218,12 @@ class ReferenceCache:
             return data
         if data is None:
             return await asyncio.shield(self._checking())
+        want = self._write_gen
         try:
-            if not self._written:
+            if self._seen_gen >= want:
                 return await asyncio.wait_for(asyncio.shield(self._checking()), self._wait_s)
             fresh = await asyncio.shield(self._checking())
-            while self._written:  # that check began before the write: wait for one after it
+            while self._seen_gen < want:  # that check began before the write: one after it
                 fresh = await asyncio.shield(self._checking())
             return fresh
         except Exception:  # slow or failing database: the version held (logged above)
@@ -276,10 +292,10 @@ class ReferenceCache:
 
     def invalidate(self) -> None:
         """Check the version on next use (a write this process just committed): the next
-        :meth:`aget` waits for that check however long the load takes (not ``wait_s``)."""
-        with self._lock:
-            self._checked = 0.0
-            self._written = True
+        :meth:`aget` waits for that check however long the load takes (not ``wait_s``).
+        Returns at once: a load in flight (which may have read the version before the write)
+        is not waited for here; the next :meth:`aget` waits for one begun after it."""
+        self._write_gen = next(self._writes)
 
     def stats(self) -> dict[str, object]:
         """What this process holds: catalog version, offers, the snapshot's bytes, how long
