@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
+import itertools
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
@@ -500,11 +501,7 @@ def rank_offers(
     for i in made:
         table[i] = _config_estimate(est, ref, snap.configs[i])
     if made:
-        # the new estimates live as long as the memo: out of the cyclic collector's reach,
-        # whose full passes over them (10,000 offers, a new workload per request: 100-240 ms
-        # each) held the GIL and stalled every thread, the event loop (/healthz) included.
-        # Ranking leaves no cyclic garbage (40 new workloads: 0 objects collected after).
-        gc.freeze()
+        _freeze_estimates()
     per_config = [table[i] for i in used.tolist()]
     config_est = [None if c is None else c[:2] for c in per_config]
     config_mem_key = [(0.0, 0.0, None) if c is None else c[2] for c in per_config]
@@ -642,6 +639,24 @@ def rank_offers(
             for i in skipped
         ),
     )
+
+
+#: new workloads' estimates frozen between two full collections (:func:`_freeze_estimates`)
+COLLECT_EVERY = 256
+_freezes = itertools.count(1)
+
+
+def _freeze_estimates() -> None:
+    """Keep the estimates just made (they live as long as the memo) out of the cyclic garbage
+    collector (``gc.freeze``): its full passes over them (10,000 offers, a new workload per
+    request: 100-240 ms each, 4 per 40 workloads) held the GIL and stalled every thread, the
+    event loop (``/healthz``) included. Freezing also keeps whatever cyclic garbage is alive
+    at that moment (20 new-workload ranks with 20 failing requests between: 142 objects), so
+    every :data:`COLLECT_EVERY`-th time everything is unfrozen and collected first."""
+    if next(_freezes) % COLLECT_EVERY == 0:
+        gc.unfreeze()
+        gc.collect()
+    gc.freeze()
 
 
 def _codes(values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
