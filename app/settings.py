@@ -64,6 +64,11 @@ class Settings(BaseSettings):
     #: work under the GIL: more threads than cores add no throughput, and every extra one
     #: slows the event loop (``/healthz``); scale with ``gpucost serve --workers`` instead.
     max_handler_threads: int = Field(default=2, ge=1, le=1000)
+    #: Longest time (ms) a thread running Python keeps the GIL while another waits for it
+    #: (``sys.setswitchinterval``, set at startup; 0: leave CPython's 5 ms). 1 ms halved
+    #: ``/healthz``'s p95 while handler threads computed new workloads, but cost a third of the
+    #: requests/s of cheap (cached) answers on 2 CPUs (docs/load.md), so it is off by default.
+    gil_switch_ms: float = Field(default=0.0, ge=0, le=100)
     #: Seconds between a worker's checks of the catalog version (one tiny ``SELECT``, made by
     #: the first request after the interval): a refresh, a seed or a submission is served by
     #: every worker at most this long after it commits

@@ -177,3 +177,18 @@ def test_statement_timeout_applies_to_server_sessions(seeded_url: str) -> None:
     app = create_app(Settings(database_url=seeded_url, db_statement_timeout_ms=1234))
     with app.state.session_factory() as session:
         assert session.execute(text("SHOW statement_timeout")).scalar_one() == "1234ms"
+
+
+def test_the_server_sets_the_gil_switch_interval(seeded_url: str) -> None:
+    """``GPUCOST_GIL_SWITCH_MS``: a handler thread running Python hands the GIL to the event
+    loop (``/healthz``) after at most this long (``sys.setswitchinterval``, set at startup)."""
+    import sys
+
+    before = sys.getswitchinterval()
+    try:
+        with TestClient(create_app(Settings(database_url=seeded_url, gil_switch_ms=2.5))):
+            assert sys.getswitchinterval() == pytest.approx(0.0025)
+        with TestClient(create_app(Settings(database_url=seeded_url, gil_switch_ms=0))):
+            assert sys.getswitchinterval() == pytest.approx(0.0025)  # 0: left as it is
+    finally:
+        sys.setswitchinterval(before)

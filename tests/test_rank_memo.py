@@ -156,3 +156,27 @@ def test_what_if_hardware_from_requests_does_not_grow_the_memo_without_bound(
     # the first three configurations come from the memo, the others are computed afresh
     # past the bound: the same answers either way
     assert answers[-5:] == answers[:5]
+
+
+def test_new_estimates_are_frozen_and_everything_collected_every_so_often(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``_freeze_estimates``: ``gc.freeze`` each time, and every ``COLLECT_EVERY``-th time an
+    unfreeze and a full collection first (what a freeze kept of cyclic garbage goes then)."""
+    import gc
+    import itertools
+
+    from app.services import estimates
+
+    calls: list[str] = []
+    monkeypatch.setattr(estimates, "COLLECT_EVERY", 3)
+    monkeypatch.setattr(estimates, "_freezes", itertools.count(1))
+    monkeypatch.setattr(estimates.gc, "collect", lambda: calls.append("collect") or 0)
+    monkeypatch.setattr(estimates.gc, "unfreeze", lambda: calls.append("unfreeze"))
+    monkeypatch.setattr(estimates.gc, "freeze", lambda: calls.append("freeze"))
+    for _ in range(7):
+        estimates._freeze_estimates()
+    assert calls.count("freeze") == 7
+    assert calls.count("collect") == calls.count("unfreeze") == 2
+    assert calls[:4] == ["freeze", "freeze", "unfreeze", "collect"]
+    assert gc.isenabled()

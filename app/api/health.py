@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -149,6 +150,8 @@ def limit_handler_threads(app: Litestar) -> None:
     )
     asyncio.get_running_loop().set_default_executor(executor)
     app.state.handler_executor = executor
+    if settings.gil_switch_ms:
+        sys.setswitchinterval(settings.gil_switch_ms / 1000)
     app.state.release_limiter = anyio.CapacityLimiter(settings.handler_threads)
 
 

@@ -87,15 +87,19 @@ def multi_gpu_summary(
     per_gpu_samples_per_s: float,
     efficiency: float,
     cal: Calibration | None = None,
+    comm: CommEstimate | None = None,
 ) -> MultiGpuSummary:
     """What a multi-GPU answer says about its link (:class:`MultiGpuSummary`).
+
+    ``comm``: :func:`multi_gpu_comm` of the same arguments when the caller has it already.
 
     ``efficiency`` is the one the answer uses: where it was measured, the communication share
     is what the measurement leaves after the per-doubling loss, ``1 − η / (1 − κ)^log2(n)``
     (else the model's exposed share); κ and the overlap are ``cal``'s.
     """
     cal = cal or load_calibration()
-    comm = multi_gpu_comm(w, gpu, gpu_count, interconnect, per_gpu_samples_per_s, cal=cal)
+    if comm is None:
+        comm = multi_gpu_comm(w, gpu, gpu_count, interconnect, per_gpu_samples_per_s, cal=cal)
     topo = comm.topology
     loss = (1.0 - cal.scaling_loss_per_doubling) ** math.log2(max(topo.gpus, 1))
     share = comm.comm_time_share

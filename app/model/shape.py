@@ -108,6 +108,8 @@ def shape_params(w: Workload, *, gated: bool, untied: bool) -> float | None:
 def _blocks(w: Workload) -> tuple[float, float] | None:
     """(fewest, most) parameters of ``w``'s ``layers`` transformer blocks, without the
     embedding (plain vs gated MLP; see :func:`shape_params_range`)."""
+    if not w.architecture.is_transformer or not (w.layers and w.hidden_size and w.heads):
+        return None  # :func:`shape_params`' own test, before copying ``w`` (per ranked offer)
     blocks = replace(w, vocab_size=0)
     plain = shape_params(blocks, gated=False, untied=False)
     gated = shape_params(blocks, gated=True, untied=False)

@@ -232,7 +232,11 @@ class ReferenceCache:
     def poke(self) -> None:
         """Check the version now, in the background (on the cache's limiter), so that a
         version announced by ``NOTIFY`` or found by the background poll is loaded before the
-        next request asks; call on the event loop."""
+        next request asks; call on the event loop. Nothing before the first load (the first
+        request makes it, as without a watch: a server starting does not read the catalog
+        while its first ``/healthz`` probes run)."""
+        if self._data is None:
+            return
         self._checked = 0.0
         if self._check is not None and not self._check.done():
             self._again = True  # that check may have read the version before this one

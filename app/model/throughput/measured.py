@@ -11,8 +11,10 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from app.model.calibration import Calibration, load_calibration
+from app.model.comm import CommEstimate
 from app.model.pooled import (
     Level,
     PooledData,
@@ -84,6 +86,7 @@ class PooledSituations:
         self._ws: dict[Precision, Workload] = {}
         self._twins: dict[str, tuple[GpuSpec, GpuSpec | None]] = {}
         self._stacks: dict[tuple[str | None, Precision | None], Stack | None] = {}
+        self._comms: dict[tuple[Any, ...], tuple[GpuSpec, CommEstimate]] = {}
 
     def _usable(self, precision: Precision, software: str | None = None) -> bool:
         """The measured group stands for ``precision``: fp32/tf32 and 16-bit rates follow

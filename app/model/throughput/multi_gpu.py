@@ -7,9 +7,9 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from app.model.comm import board_twin, link_grows_with_count
+from app.model.comm import CommEstimate, board_twin, link_grows_with_count
 from app.model.mfu import mfu_class
-from app.model.multigpu import multi_gpu_efficiency, multi_gpu_summary
+from app.model.multigpu import multi_gpu_comm, multi_gpu_summary
 from app.model.pooled import (
     suite_of,
 )
@@ -81,6 +81,18 @@ class MultiGpu(PhysicalChecks):
             ratios.append(p.throughput_total / p.gpu_count / single)
         return min(statistics.median(ratios), 1.0) if ratios else None
 
+    def _comm(
+        self, gpu: GpuSpec, n: float, link: Interconnect | None, prec: Precision, per_gpu: float
+    ) -> CommEstimate:
+        """:func:`app.model.multigpu.multi_gpu_comm` of the workload at ``prec`` (memoised: the
+        efficiency of ``n`` GPUs and the answer's summary ask for the same one)."""
+        key = (gpu.name, n, link, prec, per_gpu)
+        hit = self._comms.get(key)
+        if hit is None or hit[0] is not gpu:
+            comm = multi_gpu_comm(self._w_at(prec), gpu, n, link, per_gpu, cal=self.cal)
+            hit = self._comms[key] = (gpu, comm)
+        return hit[1]
+
     def _link_eta(
         self, gpu: GpuSpec, n: int, link: Interconnect | None, precision: Precision, per_gpu: float
     ) -> tuple[float, bool]:
@@ -94,8 +106,7 @@ class MultiGpu(PhysicalChecks):
             if measured is not None:
                 hit = (measured, True)
             else:
-                w = self._w_at(precision)
-                hit = (multi_gpu_efficiency(w, gpu, n, link, per_gpu, cal=self.cal), False)
+                hit = (self._comm(gpu, n, link, precision, per_gpu).efficiency, False)
             self._eta[key] = hit
         return hit
 
@@ -172,5 +183,8 @@ class MultiGpu(PhysicalChecks):
         total = best_total
         eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
         w_prec = self._w_at(prec)
-        summary = multi_gpu_summary(w_prec, gpu, n, link, per_gpu, min(eta, 1.0), cal=self.cal)
+        comm = self._comm(gpu, n, link, prec, per_gpu)
+        summary = multi_gpu_summary(
+            w_prec, gpu, n, link, per_gpu, min(eta, 1.0), cal=self.cal, comm=comm
+        )
         return Scaled(total, eta, best_model, best_basis, summary, notes)
