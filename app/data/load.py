@@ -8,6 +8,7 @@ from the same specs, measurements and presets (tests/test_calibrate_same_data.py
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
@@ -106,27 +107,22 @@ def stated_checkpointing(notes: str) -> bool | None:
     return None
 
 
-def benchmark_point(row: BenchmarkRow, point_id: int) -> BenchmarkPoint:
-    """The core's measurement of a benchmark row, with id ``point_id``."""
-    return BenchmarkPoint(
-        id=point_id,
-        gpu=row.gpu,
-        gpu_count=row.gpu_count,
-        interconnect=row.interconnect,
-        workload=row.workload,
-        method=row.method,
-        precision=Precision(row.precision),
-        batch_size_per_gpu=row.batch_size_per_gpu,
-        seq_len=row.seq_len,
-        throughput_total=row.throughput_total,
-        throughput_unit=row.throughput_unit,
-        peak_memory_gib=row.peak_memory_gib,
-        framework_version=row.framework_version,
-        source=row.source,
-        source_ref=row.source_ref,
-        suspect=row.suspect,
-        gpu_label=row.gpu_label,
-    )
+#: the :class:`BenchmarkPoint` fields a benchmark row holds under the same name: a
+#: ``seed_data/benchmarks*.csv`` row (:class:`BenchmarkRow`) and a stored
+#: ``throughput_benchmark`` row (app/db/models.py) alike
+POINT_FIELDS = tuple(
+    f.name for f in dataclasses.fields(BenchmarkPoint) if f.name not in ("id", "gpu")
+)
+
+
+def benchmark_point(row: object, point_id: int, gpu: str) -> BenchmarkPoint:
+    """The core's measurement of a benchmark row (a :class:`BenchmarkRow` or a stored row:
+    :data:`POINT_FIELDS`) on the catalog GPU ``gpu`` (blank where the variant is not known),
+    with id ``point_id``; the precision becomes a :class:`Precision` (ValueError if unknown)."""
+    values: dict[str, Any] = {name: getattr(row, name) for name in POINT_FIELDS}
+    values["precision"] = Precision(values["precision"])
+    values["gpu_label"] = values["gpu_label"] or ""
+    return BenchmarkPoint(id=point_id, gpu=gpu, **values)
 
 
 def load_points(seed_dir: Path) -> tuple[list[BenchmarkPoint], dict[int, bool]]:
@@ -140,7 +136,7 @@ def load_points(seed_dir: Path) -> tuple[list[BenchmarkPoint], dict[int, bool]]:
         stated = stated_checkpointing(row.notes)
         if stated is not None:
             checkpointing[i] = stated
-        points.append(benchmark_point(row, i))
+        points.append(benchmark_point(row, i, row.gpu))
     return points, checkpointing
 
 

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.data.load import load_extra_aliases
+from app.data.load import benchmark_point, load_extra_aliases
 from app.db.models import CurrencyRate, GpuModel, ThroughputBenchmark, WorkloadPreset
 from app.db.seed import build_normaliser
 from app.gpu_names import GpuIdentity, GpuMatch, GpuNameNormaliser, LabelError
@@ -241,27 +241,8 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
     ):
         if b.throughput_scope == "unknown":
             continue
-        points.append(
-            BenchmarkPoint(
-                id=b.id,
-                gpu=names.get(b.gpu_model_id, "") if b.gpu_model_id else "",
-                gpu_count=b.gpu_count,
-                interconnect=b.interconnect,
-                workload=b.workload,
-                method=b.method,
-                precision=Precision(b.precision),
-                batch_size_per_gpu=b.batch_size_per_gpu,
-                seq_len=b.seq_len,
-                throughput_total=b.throughput_total,
-                throughput_unit=b.throughput_unit,
-                peak_memory_gib=b.peak_memory_gib,
-                framework_version=b.framework_version,
-                source=b.source,
-                source_ref=b.source_ref,
-                suspect=b.suspect,
-                gpu_label=b.gpu_label or "",
-            )
-        )
+        gpu = names.get(b.gpu_model_id, "") if b.gpu_model_id else ""
+        points.append(benchmark_point(b, b.id, gpu))
     runs: dict[ConfigKey, list[SubmittedRun]] = {}
     for run in submitted_runs(session, names):
         runs.setdefault(run.key, []).append(run)
