@@ -38,34 +38,28 @@ def read_gpus(seed_dir: Path) -> list[GpuRow]:
     return read_rows(seed_dir / "gpus.csv", GpuRow)
 
 
+#: the :class:`GpuSpec` fields a GPU row holds under the same name: a ``gpus.csv`` row
+#: (:class:`GpuRow`) and a stored ``gpu_model`` row (app/db/models.py) alike; the spec's
+#: ``name`` is the row's ``canonical_name``
+SPEC_FIELDS = tuple(f.name for f in dataclasses.fields(GpuSpec) if f.name != "name")
+
+
 def gpu_spec(row: GpuRow) -> GpuSpec:
-    """The core's spec of a GPU row (the figures ``gpucost seed`` stores).
+    """The core's spec of a ``gpus.csv`` row (the figures ``gpucost seed`` stores).
 
     Raises:
         SeedError: the row states no VRAM.
     """
     if row.vram_gib is None:
         raise SeedError(f"{row.file}:{row.line}: column vram_gib: empty")
-    return GpuSpec(
-        name=row.canonical_name,
-        vendor=row.vendor,
-        architecture=row.architecture,
-        vram_gib=row.vram_gib,
-        memory_bandwidth_gbs=row.memory_bandwidth_gbs,
-        fp32_tflops=row.fp32_tflops,
-        tf32_tflops=row.tf32_tflops,
-        fp16_tflops=row.fp16_tflops,
-        bf16_tflops=row.bf16_tflops,
-        fp8_tflops=row.fp8_tflops,
-        fp16_fp32acc_tflops=row.fp16_fp32acc_tflops,
-        fp8_fp32acc_tflops=row.fp8_fp32acc_tflops,
-        nvlink=row.nvlink,
-        nvlink_bandwidth_gbs=row.nvlink_bandwidth_gbs,
-        form_factor=row.form_factor,
-        market=row.market,
-        release_year=row.release_year,
-        compute_capability=row.compute_capability,
-    )
+    return stored_gpu_spec(row)
+
+
+def stored_gpu_spec(row: object) -> GpuSpec:
+    """The core's spec of a GPU row that has :data:`SPEC_FIELDS` and ``canonical_name`` (a
+    stored ``gpu_model`` row; a :class:`GpuRow` through :func:`gpu_spec`)."""
+    values: dict[str, Any] = {name: getattr(row, name) for name in (*SPEC_FIELDS, "canonical_name")}
+    return GpuSpec(name=values.pop("canonical_name"), **values)
 
 
 def load_catalog(seed_dir: Path) -> dict[str, GpuSpec]:

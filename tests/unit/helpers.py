@@ -185,6 +185,7 @@ def preset_reference(slug: str, fields: dict[str, Any]) -> ReferenceData:
         units_per_sample=None,
         throughput_unit=None,
         source="test",
+        seen_on=None,
         notes=None,
     )
     return cast(ReferenceData, SimpleNamespace(presets={slug: preset}))
