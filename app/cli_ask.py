@@ -218,11 +218,21 @@ _workload_options = [
 ]
 
 
-def workload_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """The options ``rank`` and ``estimate`` share."""
-    for option in reversed(_workload_options):
-        f = option(f)
-    return f
+def with_options(
+    options: Sequence[Callable[[Callable[..., Any]], Callable[..., Any]]],
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A decorator adding ``options`` (click options and arguments) in their order."""
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return decorate
+
+
+#: the options ``rank`` and ``estimate`` share
+workload_options = with_options(_workload_options)
 
 
 def ask_job(what: str, operation: Any, sections: Sections, options: dict[str, Any]) -> Any:
@@ -245,16 +255,24 @@ def ask_job(what: str, operation: Any, sections: Sections, options: dict[str, An
     return finish(ask(server, what, run), as_json)
 
 
+_offer_filter_options = [
+    click.option("--gpu", help="Only this GPU (any alias; A100 matches every A100)."),
+    click.option("--gpu-count", help="Exactly this many GPUs per instance."),
+    click.option("--provider", help="Only this provider (vast, aws, runpod ...)."),
+    click.option("--region", help="Region contains this text."),
+    click.option("--billing", help="on_demand, spot, reserved_1y or reserved_3y."),
+]
+
+#: the offer filters ``rank`` and ``offers`` share (the API's filter fields)
+offer_filter_options = with_options(_offer_filter_options)
+
+
 # --- rank -------------------------------------------------------------------------------------
 
 
 @click.command()
 @workload_options
-@click.option("--gpu", help="Only this GPU (any alias; A100 matches every A100).")
-@click.option("--gpu-count", help="Exactly this many GPUs per instance.")
-@click.option("--provider", help="Only this provider (vast, aws, runpod ...).")
-@click.option("--region", help="Region contains this text.")
-@click.option("--billing", help="on_demand, spot, reserved_1y or reserved_3y.")
+@offer_filter_options
 @click.option("--max-total-cost", help="Budget for all epochs, in --currency.")
 @click.option("--max-total-hours", help="Deadline: wall-clock hours for all epochs.")
 @click.option(
@@ -390,13 +408,9 @@ def print_estimate(out: dict[str, Any]) -> None:
 
 
 @click.command()
-@click.option("--gpu", help="GPU name or alias (A100 matches every A100).")
-@click.option("--gpu-count", help="Exactly this many GPUs per instance.")
+@offer_filter_options
 @click.option("--min-gpu-count", help="At least this many GPUs.")
 @click.option("--min-vram-gib", help="At least this much VRAM per GPU, GiB.")
-@click.option("--provider", help="Provider slug.")
-@click.option("--region", help="Region contains this text.")
-@click.option("--billing", help="on_demand, spot, reserved_1y or reserved_3y.")
 @click.option("--max-price-per-hour", help="Highest price of the instance, in --currency.")
 @click.option("--currency", help="Of --max-price-per-hour (prices shown as listed).")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 1000))
