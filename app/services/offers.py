@@ -538,7 +538,9 @@ def last_successful_refresh(session: Session) -> dict[int, dt.datetime | None]:
             select(RefreshRun.provider_id, func.max(RefreshRun.finished_at))
             .where(RefreshRun.status == "ok")
             .group_by(RefreshRun.provider_id)
-        ).tuples().all()
+        )
+        .tuples()
+        .all()
     )
 
 
