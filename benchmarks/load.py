@@ -28,7 +28,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -38,7 +37,7 @@ from typing import Any
 import httpx
 
 from benchmarks.common import drop_bench_database, load_bench_database, percentile
-from benchmarks.serving import free_port, stop, wait_healthy
+from benchmarks.serving import free_port, serve_process, stop, wait_healthy
 
 RANK_BODY = {"workload": {"preset": "resnet50-imagenet"}, "limit": 50}
 SCENARIOS: dict[str, tuple[str, str, dict[str, Any]]] = {
@@ -218,13 +217,7 @@ def serve(url: str, workers: int) -> Iterator[str]:
     """``gpucost serve --workers N`` on ``url`` and a free loopback port; yields its base URL."""
     port = free_port()
     env = {**os.environ, "GPUCOST_DATABASE_URL": url}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--workers", str(workers)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    proc = serve_process(port, "--workers", str(workers), env=env, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(proc, base)

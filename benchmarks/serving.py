@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import httpx
@@ -31,6 +32,27 @@ def gpucost_command() -> list[str]:
     """The ``gpucost`` script next to this interpreter (``python -m app.cli`` without it)."""
     exe = shutil.which("gpucost", path=str(Path(sys.executable).parent))
     return [exe] if exe else [sys.executable, "-m", "app.cli"]
+
+
+def serve_process(
+    port: int,
+    *args: str,
+    env: Mapping[str, str],
+    cwd: Path | None = None,
+    stdout: int = subprocess.DEVNULL,
+    stderr: int = subprocess.DEVNULL,
+) -> subprocess.Popen[bytes]:
+    """Start ``gpucost serve --port PORT *args`` in its own session (stop it with
+    :func:`stop`), with the environment ``env``, in ``cwd``; its output goes to ``stdout`` and
+    ``stderr`` (``subprocess.DEVNULL``, ``PIPE`` or ``STDOUT``)."""
+    return subprocess.Popen(
+        [*gpucost_command(), "serve", "--port", str(port), *args],
+        env=dict(env),
+        cwd=cwd,
+        stdout=stdout,
+        stderr=stderr,
+        start_new_session=True,
+    )
 
 
 def wait_healthy(proc: subprocess.Popen[bytes], base: str, timeout_s: float = 120) -> None:

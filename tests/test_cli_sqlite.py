@@ -13,19 +13,14 @@ from click.testing import CliRunner
 
 from app.cli import main
 from app.settings import get_settings
-from benchmarks.serving import free_port, gpucost_command, wait_healthy
+from benchmarks.serving import free_port, serve_process, wait_healthy
 
 
 def test_serve_on_sqlite_default_answers_rank(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "GPUCOST_DATABASE_URL"}
     port = free_port()
-    proc = subprocess.Popen(
-        [*gpucost_command(), "serve", "--port", str(port)],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
+    proc = serve_process(
+        port, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
     try:
         base = f"http://127.0.0.1:{port}"

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from app.db.models import GpuModel, InstanceOffer
 from app.db.session import create_engine_from_url
-from benchmarks.serving import free_port, gpucost_command, wait_healthy
+from benchmarks.serving import free_port, gpucost_command, serve_process, wait_healthy
 
 pytestmark = pytest.mark.db
 
@@ -25,10 +25,8 @@ def test_concurrent_upgrade_and_seed_on_a_fresh_database(fresh_url: str) -> None
     port = free_port()
     out = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "env": env}
     seeds = [subprocess.Popen([*gpucost_command(), "seed"], **out) for _ in range(2)]  # type: ignore[call-overload]
-    server = subprocess.Popen(
-        [*gpucost_command(), "serve", "--port", str(port), "--workers", "2"],
-        start_new_session=True,
-        **out,
+    server = serve_process(
+        port, "--workers", "2", env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
     try:
         outputs = [p.communicate(timeout=180)[0].decode() for p in seeds]

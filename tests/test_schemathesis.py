@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.serving import free_port, stop, wait_healthy
+from benchmarks.serving import free_port, serve_process, stop, wait_healthy
 
 pytestmark = pytest.mark.db
 
@@ -38,13 +38,7 @@ def test_api_matches_its_openapi_schema(seeded_url: str) -> None:
     assert st, "schemathesis is a dev dependency: pip install -e '.[dev]'"
     port = free_port()
     env = {**os.environ, "GPUCOST_DATABASE_URL": seeded_url}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    server = serve_process(port, env=env)
     try:
         base = f"http://127.0.0.1:{port}"
         wait_healthy(server, base, timeout_s=60)
