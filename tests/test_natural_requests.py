@@ -450,6 +450,26 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]] = [
         {"gpu": "6000D-84G"},
         {"status": 400, "key": "hardware.gpu", "says": "unknown GPU"},
     ),
+    # words as people write them: case and separators do not matter, HF Trainer's --fp16 is
+    # autocast; "mixed" names no 16-bit format, so it is refused with the choices
+    (
+        "FP16 as HF Trainer's flag",
+        {**RESNET, "precision": "FP16"},
+        H100,
+        {"same_as": {**RESNET, "precision": "fp16_amp"}},
+    ),
+    (
+        "Bf16-AMP, ZeRO-2, QLoRA written loosely",
+        {**QLORA_50K, "precision": "Bf16-AMP", "sharding": "ZERO2", "method": "QLoRA"},
+        H100,
+        {"same_as": {**QLORA_50K, "precision": "bf16_amp", "sharding": "zero2"}},
+    ),
+    (
+        "precision mixed",
+        {**RESNET, "precision": "mixed"},
+        H100,
+        {"status": 400, "key": "workload.precision", "says": "fp16_amp"},
+    ),
 ]
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal
 
+from app.model.vocabulary import AsWritten
 
-class Optimizer(StrEnum):
+
+class Optimizer(AsWritten):
     """Optimizer, as it matters for state memory."""
 
     ADAMW = "adamw"
@@ -27,7 +29,7 @@ class Optimizer(StrEnum):
     SGD = "sgd"
 
 
-class Method(StrEnum):
+class Method(AsWritten):
     """Which parameters are trained: all (``full``), LoRA adapters, or LoRA on an NF4 base."""
 
     FULL = "full"
@@ -35,14 +37,14 @@ class Method(StrEnum):
     QLORA = "qlora"
 
 
-class Attention(StrEnum):
+class Attention(AsWritten):
     """Attention kernel: ``eager`` materialises the s×s score matrix, ``sdpa`` (Flash) does not."""
 
     EAGER = "eager"
     SDPA = "sdpa"
 
 
-class VisionTask(StrEnum):
+class VisionTask(AsWritten):
     """What a convolutional vision net is trained for; selects its activation constant.
 
     ``classification``: an image-classification CNN (ResNet/VGG/Inception);
@@ -57,7 +59,7 @@ class VisionTask(StrEnum):
     SEGMENTATION = "segmentation"
 
 
-class CheckpointGranularity(StrEnum):
+class CheckpointGranularity(AsWritten):
     """What activation checkpointing recomputes when ``gradient_checkpointing`` is on.
 
     ``full``: every transformer block keeps only its input (Chen et al. 2016);
@@ -70,7 +72,7 @@ class CheckpointGranularity(StrEnum):
     SELECTIVE = "selective"
 
 
-class BaseDtype(StrEnum):
+class BaseDtype(AsWritten):
     """What the frozen base weights of a LoRA/QLoRA run are held in on the GPU.
 
     ``fp32``/``bf16``/``fp16``: 4 or 2 bytes per parameter as loaded (PEFT, axolotl,
@@ -86,7 +88,7 @@ class BaseDtype(StrEnum):
     NF4 = "nf4"
 
 
-class Implementation(StrEnum):
+class Implementation(AsWritten):
     """How the transformer block is implemented, as it decides its saved activations.
 
     ``eager``: PyTorch modules op by op (Hugging Face transformers/PEFT, axolotl, torchtune,
@@ -100,7 +102,7 @@ class Implementation(StrEnum):
     FUSED = "fused"
 
 
-class QuantBackend(StrEnum):
+class QuantBackend(AsWritten):
     """The library that holds a quantised (QLoRA) base: ``bitsandbytes`` (``Linear4bit``,
     PEFT/axolotl/LLaMA-Factory/LitGPT) or ``torchao`` (``NF4Tensor``, torchtune)."""
 
@@ -108,7 +110,7 @@ class QuantBackend(StrEnum):
     TORCHAO = "torchao"
 
 
-class Sharding(StrEnum):
+class Sharding(AsWritten):
     """Data-parallel state sharding: DeepSpeed ZeRO stages or PyTorch FSDP (full shard)."""
 
     NONE = "none"

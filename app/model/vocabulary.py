@@ -17,7 +17,37 @@ from __future__ import annotations
 from enum import StrEnum
 
 
-class _Word(StrEnum):
+class AsWritten(StrEnum):
+    """A word read as people write it: ``BF16``, ``Bf16-AMP``, ``bf16 amp`` are ``bf16_amp``
+    (case, surrounding spaces, and ``-`` or a space for ``_`` do not matter), plus the
+    class's :data:`ALIASES` (``fp16`` is ``fp16_amp``: HF Trainer's ``--fp16`` flag is
+    autocast). No members of its own: every input enum subclasses it, so the one rule holds
+    for the JSON API, query strings, the page's forms and the CLI alike."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> AsWritten | None:
+        if not isinstance(value, str):
+            return None
+        word = value.strip().lower().replace("-", "_").replace(" ", "_")
+        word = ALIASES.get(cls.__name__, {}).get(word, word)
+        return next((m for m in cls if m.value == word), None)
+
+
+#: Enum class name → words people write → the member's value (beyond case and separators).
+ALIASES: dict[str, dict[str, str]] = {
+    "Precision": {
+        "fp16": "fp16_amp",  # HF Trainer --fp16, Lightning precision="16-mixed": autocast
+        "16_mixed": "fp16_amp",
+        "bf16_mixed": "bf16_amp",  # Lightning precision="bf16-mixed"
+        "amp_fp16": "fp16_amp",
+        "amp_bf16": "bf16_amp",
+        "bfloat16": "bf16",  # torch_dtype=torch.bfloat16: weights and states in bf16
+        "float32": "fp32",
+    },
+}
+
+
+class _Word(AsWritten):
     """A vocabulary word that stands in for a plain string everywhere, its ``repr`` included:
     generated constants (``tools/fit_constants.py`` prints dictionaries with
     :func:`pprint.pformat`, which writes keys by ``repr``) stay byte-identical when their keys
@@ -37,7 +67,7 @@ class PrecisionClass(_Word):
     FP8 = "8"
 
 
-class Precision(StrEnum):
+class Precision(AsWritten):
     """Numeric regime of training.
 
     ``fp16_amp``/``bf16_amp``: autocast mixed precision with fp32 master weights;
@@ -93,7 +123,7 @@ class Family(_Word):
     OTHER = "other"
 
 
-class Architecture(StrEnum):
+class Architecture(AsWritten):
     """Model family; selects the activation-memory and FLOPs formulas."""
 
     CNN = "cnn"
