@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import click
 from rich import box
@@ -30,6 +30,9 @@ from rich.table import Table
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+
+#: a request body's sections: the key a field goes under ("": the top level) → its model
+Sections: TypeAlias = "Mapping[str, type[BaseModel]]"
 
 #: Exit codes (module docstring).
 EXIT_REFUSED, EXIT_FAILED = 2, 1
@@ -215,11 +218,53 @@ _workload_options = [
 ]
 
 
-def workload_options(f: Callable[..., Any]) -> Callable[..., Any]:
-    """The options ``rank`` and ``estimate`` share."""
-    for option in reversed(_workload_options):
-        f = option(f)
-    return f
+def with_options(
+    options: Sequence[Callable[[Callable[..., Any]], Callable[..., Any]]],
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A decorator adding ``options`` (click options and arguments) in their order."""
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        for option in reversed(options):
+            f = option(f)
+        return f
+
+    return decorate
+
+
+#: the options ``rank`` and ``estimate`` share
+workload_options = with_options(_workload_options)
+
+
+def ask_job(what: str, operation: Any, sections: Sections, options: dict[str, Any]) -> Any:
+    """Ask ``operation`` (rank, estimate) about one training job, given the options of
+    :func:`workload_options` and the command's own in ``options``: the body holds
+    --hf-config's fields, then the named options, then the --set pairs, each in the first of
+    ``sections`` whose model has the field (:func:`build_body`); ``what`` is the progress
+    line. Returns the answer's JSON; a refused or failed answer exits (:func:`finish`)."""
+    named = dict(options)
+    server, as_json = named.pop("server"), named.pop("as_json")
+    hf_config, sets = named.pop("hf_config"), named.pop("sets")
+
+    def run(b: Any) -> Any:
+        pairs: list[tuple[str, Any]] = _hf_fields(b, hf_config, as_json) if hf_config else []
+        pairs += _pairs(sets, **named)
+        body = build_body(pairs, sections)
+        body.setdefault("workload", {})
+        return b.call(operation, body)
+
+    return finish(ask(server, what, run), as_json)
+
+
+_offer_filter_options = [
+    click.option("--gpu", help="Only this GPU (any alias; A100 matches every A100)."),
+    click.option("--gpu-count", help="Exactly this many GPUs per instance."),
+    click.option("--provider", help="Only this provider (vast, aws, runpod ...)."),
+    click.option("--region", help="Region contains this text."),
+    click.option("--billing", help="on_demand, spot, reserved_1y or reserved_3y."),
+]
+
+#: the offer filters ``rank`` and ``offers`` share (the API's filter fields)
+offer_filter_options = with_options(_offer_filter_options)
 
 
 # --- rank -------------------------------------------------------------------------------------
@@ -227,26 +272,14 @@ def workload_options(f: Callable[..., Any]) -> Callable[..., Any]:
 
 @click.command()
 @workload_options
-@click.option("--gpu", help="Only this GPU (any alias; A100 matches every A100).")
-@click.option("--gpu-count", help="Exactly this many GPUs per instance.")
-@click.option("--provider", help="Only this provider (vast, aws, runpod ...).")
-@click.option("--region", help="Region contains this text.")
-@click.option("--billing", help="on_demand, spot, reserved_1y or reserved_3y.")
+@offer_filter_options
 @click.option("--max-total-cost", help="Budget for all epochs, in --currency.")
 @click.option("--max-total-hours", help="Deadline: wall-clock hours for all epochs.")
 @click.option(
     "--sort", help="cost_per_epoch (default), epoch_hours, total_cost, price_per_hour, ..."
 )
 @click.option("--limit", default="10", show_default=True, help="Most offers shown.")
-def rank(
-    preset: str | None,
-    sets: tuple[str, ...],
-    hf_config: Path | None,
-    currency: str | None,
-    as_json: bool,
-    server: str | None,
-    **named: str | None,
-) -> None:
+def rank(**options: Any) -> None:
     """Rank rentable offers for a training job (POST /v1/rank).
 
     PRESET is a workload preset (gpucost rank resnet50-imagenet; the list: GET /v1/workloads
@@ -256,22 +289,9 @@ def rank(
     from app.interface.schemas import OfferFilters, RankRequest, WorkloadIn
     from app.operations import RANK
 
-    sections: dict[str, type[BaseModel]] = {
-        "workload": WorkloadIn,
-        "filters": OfferFilters,
-        "": RankRequest,
-    }
-
-    def run(b: Any) -> Any:
-        pairs: list[tuple[str, Any]] = _hf_fields(b, hf_config, as_json) if hf_config else []
-        pairs += _pairs(sets, preset=preset, currency=currency, **named)
-        body = build_body(pairs, sections)
-        body.setdefault("workload", {})
-        return b.call(RANK, body)
-
-    answer = ask(server, "ranking offers…", run)
-    out = finish(answer, as_json)
-    if not as_json:
+    sections: Sections = {"workload": WorkloadIn, "filters": OfferFilters, "": RankRequest}
+    out = ask_job("ranking offers…", RANK, sections, options)
+    if not options["as_json"]:
         print_ranking(out)
 
 
@@ -334,15 +354,7 @@ def print_ranking(out: dict[str, Any]) -> None:
 @click.option("--interconnect", help="nvlink, nvswitch or pcie.")
 @click.option("--price-per-hour", help="Price of the whole machine per hour, in --currency.")
 @click.option("--billing", help="on_demand, spot ...; spot adds interruptions.")
-def estimate(
-    preset: str | None,
-    sets: tuple[str, ...],
-    hf_config: Path | None,
-    currency: str | None,
-    as_json: bool,
-    server: str | None,
-    **named: str | None,
-) -> None:
+def estimate(**options: Any) -> None:
     """Estimate a training job on one what-if machine (POST /v1/estimate).
 
     Throughput, epoch time (with ranges), peak memory per GPU and the OOM risk; with
@@ -352,21 +364,9 @@ def estimate(
     from app.interface.schemas import EstimateRequest, HardwareIn, WorkloadIn
     from app.operations import ESTIMATE
 
-    sections: dict[str, type[BaseModel]] = {
-        "workload": WorkloadIn,
-        "hardware": HardwareIn,
-        "": EstimateRequest,
-    }
-
-    def run(b: Any) -> Any:
-        pairs: list[tuple[str, Any]] = _hf_fields(b, hf_config, as_json) if hf_config else []
-        pairs += _pairs(sets, preset=preset, currency=currency, **named)
-        body = build_body(pairs, sections)
-        body.setdefault("workload", {})
-        return b.call(ESTIMATE, body)
-
-    out = finish(ask(server, "estimating…", run), as_json)
-    if not as_json:
+    sections: Sections = {"workload": WorkloadIn, "hardware": HardwareIn, "": EstimateRequest}
+    out = ask_job("estimating…", ESTIMATE, sections, options)
+    if not options["as_json"]:
         print_estimate(out)
 
 
@@ -408,13 +408,9 @@ def print_estimate(out: dict[str, Any]) -> None:
 
 
 @click.command()
-@click.option("--gpu", help="GPU name or alias (A100 matches every A100).")
-@click.option("--gpu-count", help="Exactly this many GPUs per instance.")
+@offer_filter_options
 @click.option("--min-gpu-count", help="At least this many GPUs.")
 @click.option("--min-vram-gib", help="At least this much VRAM per GPU, GiB.")
-@click.option("--provider", help="Provider slug.")
-@click.option("--region", help="Region contains this text.")
-@click.option("--billing", help="on_demand, spot, reserved_1y or reserved_3y.")
 @click.option("--max-price-per-hour", help="Highest price of the instance, in --currency.")
 @click.option("--currency", help="Of --max-price-per-hour (prices shown as listed).")
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(1, 1000))

@@ -27,10 +27,7 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -40,6 +37,7 @@ from typing import Any
 import httpx
 
 from benchmarks.common import drop_bench_database, load_bench_database, percentile
+from benchmarks.serving import free_port, serve_process, stop, wait_healthy
 
 RANK_BODY = {"workload": {"preset": "resnet50-imagenet"}, "limit": 50}
 SCENARIOS: dict[str, tuple[str, str, dict[str, Any]]] = {
@@ -215,48 +213,20 @@ async def _run_wrk(
     return result
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextlib.contextmanager
 def serve(url: str, workers: int) -> Iterator[str]:
     """``gpucost serve --workers N`` on ``url`` and a free loopback port; yields its base URL."""
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "GPUCOST_DATABASE_URL": url}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--workers", str(workers)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    proc = serve_process(port, "--workers", str(workers), env=env, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=2).is_success:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("gpucost serve did not come up")
-            time.sleep(0.3)
+        wait_healthy(proc, base)
         # warm every worker's reference-data cache before measuring
         for _ in range(4 * workers):
             httpx.post(f"{base}/v1/rank", json=RANK_BODY, timeout=60)
         yield base
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop(proc)
 
 
 def _report(workers: int, name: str, r: Result) -> str:

@@ -30,17 +30,11 @@ from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, ConfigDict
 
-from scrapers.base import (
-    Scraper,
-    ScrapeResult,
-    build_offer,
-    gather_parts,
-    validate_payload,
-    validate_rows,
-)
+from scrapers.base import Scraper, ScrapeResult, gather_parts
 from scrapers.http import Http, ScraperError
 from scrapers.records import to_price
 from scrapers.settings import ScraperSettings
+from scrapers.validate import build_offer, validate_payload, validate_rows
 
 DOCS_URL = "https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices"
 API_VERSION = "2023-01-01-preview"

@@ -51,10 +51,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from scrapers.base import Scraper, ScrapeResult, build_offer
+from scrapers.base import Scraper, ScrapeResult
 from scrapers.http import Http, ScraperError
 from scrapers.records import positive, to_price
 from scrapers.settings import ScraperSettings
+from scrapers.validate import build_offer
 
 GPUHUNT_DOCS = "https://github.com/dstackai/gpuhunt"
 SKYPILOT_DOCS = "https://github.com/skypilot-org/skypilot-catalog"

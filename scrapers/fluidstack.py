@@ -23,15 +23,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, RootModel
 
-from scrapers.base import (
-    Scraper,
-    ScrapeResult,
-    build_offer,
-    keyed_json_fetch,
-    validate_payload,
-    validate_rows,
-)
+from scrapers.base import Scraper, ScrapeResult, keyed_json_fetch
 from scrapers.records import to_price
+from scrapers.validate import build_offer, validate_payload, validate_rows
 
 DOCS_URL = "https://docs.fluidstack.io"
 _VRAM = re.compile(r"(\d+)GB$", re.IGNORECASE)

@@ -43,18 +43,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scrapers.base import (
-    Scraper,
-    ScrapeResult,
-    build_offer,
-    fetch_pages,
-    require_key,
-    validate_payload,
-    validate_rows,
-)
+from scrapers.base import Scraper, ScrapeResult, fetch_pages, require_key
 from scrapers.http import Http
 from scrapers.records import to_price
 from scrapers.settings import ScraperSettings
+from scrapers.validate import build_offer, validate_payload, validate_rows
 
 DOCS_URL = "https://cloud.google.com/billing/v1/how-tos/catalog-api"
 COMPUTE_SERVICE = "6F81-5844-456A"

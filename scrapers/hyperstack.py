@@ -27,17 +27,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, RootModel
 
-from scrapers.base import (
-    Scraper,
-    ScrapeResult,
-    build_offer,
-    key_header,
-    validate_payload,
-    validate_rows,
-)
+from scrapers.base import Scraper, ScrapeResult, key_header
 from scrapers.http import Http
 from scrapers.records import positive, to_price
 from scrapers.settings import ScraperSettings
+from scrapers.validate import build_offer, validate_payload, validate_rows
 
 DOCS_URL = "https://docs.hyperstack.cloud/docs/api-reference/"
 _VRAM = re.compile(r"-(\d+)G-", re.IGNORECASE)

@@ -31,15 +31,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from scrapers.base import (
-    Scraper,
-    ScrapeResult,
-    build_offer,
-    keyed_json_fetch,
-    validate_payload,
-    validate_rows,
-)
+from scrapers.base import Scraper, ScrapeResult, keyed_json_fetch
 from scrapers.records import positive, to_price
+from scrapers.validate import build_offer, validate_payload, validate_rows
 
 DOCS_URL = "https://docs.lambda.ai/api/cloud"
 GIB_TO_GB = 1.073741824

@@ -39,10 +39,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scrapers.base import Scraper, ScrapeResult, build_offer, validate_payload, validate_rows
+from scrapers.base import Scraper, ScrapeResult
 from scrapers.http import Http
 from scrapers.records import positive, to_price
 from scrapers.settings import ScraperSettings
+from scrapers.validate import build_offer, validate_payload, validate_rows
 
 DOCS_URL = "https://www.oracle.com/cloud/price-list/"
 SHAPES_DOCS = "https://docs.oracle.com/en-us/iaas/Content/Compute/References/computeshapes.htm"

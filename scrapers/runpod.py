@@ -31,10 +31,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from scrapers.base import Scraper, ScrapeResult, build_offer, gather_parts, validate_payload
+from scrapers.base import Scraper, ScrapeResult, gather_parts
 from scrapers.http import Http, ScraperError
 from scrapers.records import positive, to_price
 from scrapers.settings import ScraperSettings
+from scrapers.validate import build_offer, validate_payload
 
 DOCS_URL = "https://docs.runpod.io/api-reference"
 

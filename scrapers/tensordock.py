@@ -34,15 +34,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scrapers.base import (
-    Scraper,
-    ScrapeResult,
-    build_offer,
-    keyed_json_fetch,
-    validate_payload,
-    validate_rows,
-)
+from scrapers.base import Scraper, ScrapeResult, keyed_json_fetch
 from scrapers.records import positive, to_price
+from scrapers.validate import build_offer, validate_payload, validate_rows
 
 DOCS_URL = "https://dashboard.tensordock.com/api/docs/fetch-hostnodes"
 GPU_COUNTS = (1, 2, 4, 8)

@@ -29,17 +29,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from scrapers.base import (
-    Scraper,
-    ScrapeResult,
-    build_offer,
-    gather_parts,
-    validate_payload,
-    validate_rows,
-)
+from scrapers.base import Scraper, ScrapeResult, gather_parts
 from scrapers.http import Http
 from scrapers.records import mib_to_gib, positive, to_price
 from scrapers.settings import ScraperSettings
+from scrapers.validate import build_offer, validate_payload, validate_rows
 
 DOCS_URL = "https://vast.ai/developers/api"
 

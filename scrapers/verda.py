@@ -30,10 +30,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, RootModel
 
-from scrapers.base import Scraper, ScrapeResult, build_offer, validate_payload, validate_rows
+from scrapers.base import Scraper, ScrapeResult
 from scrapers.http import Http, ScraperError
 from scrapers.records import positive, to_price
 from scrapers.settings import ScraperSettings
+from scrapers.validate import build_offer, validate_payload, validate_rows
 
 DOCS_URL = "https://api.datacrunch.io/v1/docs"
 _COUNT = re.compile(r"^\s*\d+\s*x\s*", re.IGNORECASE)

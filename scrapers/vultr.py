@@ -26,17 +26,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from scrapers.base import (
-    Scraper,
-    ScrapeResult,
-    build_offer,
-    fetch_pages,
-    validate_payload,
-    validate_rows,
-)
+from scrapers.base import Scraper, ScrapeResult, fetch_pages
 from scrapers.http import Http, ScraperError
 from scrapers.records import card_share, positive, to_price
 from scrapers.settings import ScraperSettings
+from scrapers.validate import build_offer, validate_payload, validate_rows
 
 DOCS_URL = "https://www.vultr.com/api/#tag/plans"
 #: Safety stop for one plan list's cursor walk; hitting it fails the provider (never truncates).

@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import socket
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -17,42 +13,18 @@ from click.testing import CliRunner
 
 from app.cli import main
 from app.settings import get_settings
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _gpucost() -> list[str]:
-    exe = shutil.which("gpucost", path=str(Path(sys.executable).parent))
-    return [exe] if exe else [sys.executable, "-m", "app.cli"]
+from benchmarks.serving import free_port, serve_process, wait_healthy
 
 
 def test_serve_on_sqlite_default_answers_rank(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "GPUCOST_DATABASE_URL"}
-    port = _free_port()
-    proc = subprocess.Popen(
-        [*_gpucost(), "serve", "--port", str(port)],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+    port = free_port()
+    proc = serve_process(
+        port, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                out = proc.stdout.read().decode() if proc.stdout else ""
-                pytest.fail(f"gpucost serve did not come up:\n{out}")
-            time.sleep(0.3)
+        wait_healthy(proc, base, timeout_s=60)
         assert (tmp_path / "gpucost.db").exists()
         r = httpx.post(
             f"{base}/v1/rank",

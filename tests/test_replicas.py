@@ -3,13 +3,8 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import socket
 import subprocess
-import sys
-import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -17,34 +12,9 @@ from sqlalchemy import func, select
 
 from app.db.models import GpuModel, InstanceOffer
 from app.db.session import create_engine_from_url
+from benchmarks.serving import free_port, gpucost_command, serve_process, wait_healthy
 
 pytestmark = pytest.mark.db
-
-
-def _gpucost() -> list[str]:
-    exe = shutil.which("gpucost", path=str(Path(sys.executable).parent))
-    return [exe] if exe else [sys.executable, "-m", "app.cli"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_healthy(proc: subprocess.Popen[bytes], port: int, timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).is_success:
-                return
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out = proc.stdout.read().decode() if proc.stdout else ""
-            pytest.fail(f"gpucost serve on port {port} did not come up:\n{out}")
-        time.sleep(0.3)
 
 
 def test_concurrent_upgrade_and_seed_on_a_fresh_database(fresh_url: str) -> None:
@@ -52,20 +22,18 @@ def test_concurrent_upgrade_and_seed_on_a_fresh_database(fresh_url: str) -> None
     seed when empty) started at once on one fresh database: no ``IntegrityError``, the data
     is loaded once, and both workers serve it."""
     env = {**os.environ, "GPUCOST_DATABASE_URL": fresh_url}
-    port = _free_port()
+    port = free_port()
     out = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "env": env}
-    seeds = [subprocess.Popen([*_gpucost(), "seed"], **out) for _ in range(2)]  # type: ignore[call-overload]
-    server = subprocess.Popen(
-        [*_gpucost(), "serve", "--port", str(port), "--workers", "2"],
-        start_new_session=True,
-        **out,
+    seeds = [subprocess.Popen([*gpucost_command(), "seed"], **out) for _ in range(2)]  # type: ignore[call-overload]
+    server = serve_process(
+        port, "--workers", "2", env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
     try:
         outputs = [p.communicate(timeout=180)[0].decode() for p in seeds]
         for p, text in zip(seeds, outputs, strict=True):
             assert p.returncode == 0, text
             assert "Error" not in text, text
-        _wait_healthy(server, port)
+        wait_healthy(server, f"http://127.0.0.1:{port}")
         for _ in range(4):  # a few requests, so both workers answer some
             r = httpx.get(f"http://127.0.0.1:{port}/v1/offers", params={"limit": 1}, timeout=30)
             assert r.status_code == 200 and r.json()["total"] > 100

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
+
+from benchmarks.serving import free_port, serve_process, stop, wait_healthy
 
 pytestmark = pytest.mark.db
 
@@ -34,36 +32,16 @@ CHECKS = ",".join(
 )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_api_matches_its_openapi_schema(seeded_url: str) -> None:
     bindir = Path(sys.executable).parent
     st = shutil.which("schemathesis", path=str(bindir))
     assert st, "schemathesis is a dev dependency: pip install -e '.[dev]'"
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "GPUCOST_DATABASE_URL": seeded_url}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    server = serve_process(port, env=env)
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=2).is_success:
-                    break
-            except httpx.TransportError:
-                pass
-            assert server.poll() is None and time.monotonic() < deadline, "server did not start"
-            time.sleep(0.3)
+        wait_healthy(server, base, timeout_s=60)
         run = subprocess.run(
             [
                 st,
@@ -84,8 +62,7 @@ def test_api_matches_its_openapi_schema(seeded_url: str) -> None:
             env={**os.environ, "NO_COLOR": "1"},
         )
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=20)
+        stop(server)
     summary = run.stdout[-3000:]
     assert run.returncode == 0, summary
     assert " passed" in summary and "failed" not in summary.split("Test cases:")[-1], summary

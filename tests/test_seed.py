@@ -129,16 +129,22 @@ def test_llm_benchmarks_are_loaded_with_their_source(seeded_url: str) -> None:
     engine.dispose()
 
 
-def test_llm_benchmark_file_is_consistent() -> None:
-    """Every ``benchmarks_llm.csv`` row: catalog GPU, tokens/s, total = per-GPU x count, dated."""
+def _catalog_and_rows(name: str) -> tuple[set[str], list[dict[str, str]]]:
+    """The catalog's GPU names and the rows of the benchmark file ``name`` (raw CSV cells),
+    whose columns must be ``benchmarks.csv``'s."""
     with (SEED_DIR / "gpus.csv").open(encoding="utf-8") as f:
         catalog = {r["canonical_name"] for r in csv.DictReader(f)}
     with (SEED_DIR / "benchmarks.csv").open(encoding="utf-8") as f:
         header = next(csv.reader(f))
-    with (SEED_DIR / "benchmarks_llm.csv").open(encoding="utf-8") as f:
+    with (SEED_DIR / name).open(encoding="utf-8") as f:
         reader = csv.DictReader(f)
         assert reader.fieldnames == header
-        rows = list(reader)
+        return catalog, list(reader)
+
+
+def test_llm_benchmark_file_is_consistent() -> None:
+    """Every ``benchmarks_llm.csv`` row: catalog GPU, tokens/s, total = per-GPU x count, dated."""
+    catalog, rows = _catalog_and_rows("benchmarks_llm.csv")
     assert len(rows) >= 100
     for r in rows:
         assert r["gpu"] in catalog, r["gpu"]
@@ -167,14 +173,7 @@ def test_dle_benchmark_file_is_consistent() -> None:
     as are all phase-2 rows (length-binned: tokens per sequence unknown). One instance only: no
     row has more than 8 GPUs (a DGX A100 has 8; the EfficientNet 16-64 GPU rows are several nodes).
     """
-    with (SEED_DIR / "gpus.csv").open(encoding="utf-8") as f:
-        catalog = {r["canonical_name"] for r in csv.DictReader(f)}
-    with (SEED_DIR / "benchmarks.csv").open(encoding="utf-8") as f:
-        header = next(csv.reader(f))
-    with (SEED_DIR / "benchmarks_nvidia_dle.csv").open(encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        assert reader.fieldnames == header
-        rows = list(reader)
+    catalog, rows = _catalog_and_rows("benchmarks_nvidia_dle.csv")
     assert len(rows) == 72
     for r in rows:
         assert r["gpu"] in catalog, r["gpu"]

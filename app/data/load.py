@@ -8,6 +8,7 @@ from the same specs, measurements and presets (tests/test_calibrate_same_data.py
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass
@@ -37,34 +38,28 @@ def read_gpus(seed_dir: Path) -> list[GpuRow]:
     return read_rows(seed_dir / "gpus.csv", GpuRow)
 
 
+#: the :class:`GpuSpec` fields a GPU row holds under the same name: a ``gpus.csv`` row
+#: (:class:`GpuRow`) and a stored ``gpu_model`` row (app/db/models.py) alike; the spec's
+#: ``name`` is the row's ``canonical_name``
+SPEC_FIELDS = tuple(f.name for f in dataclasses.fields(GpuSpec) if f.name != "name")
+
+
 def gpu_spec(row: GpuRow) -> GpuSpec:
-    """The core's spec of a GPU row (the figures ``gpucost seed`` stores).
+    """The core's spec of a ``gpus.csv`` row (the figures ``gpucost seed`` stores).
 
     Raises:
         SeedError: the row states no VRAM.
     """
     if row.vram_gib is None:
         raise SeedError(f"{row.file}:{row.line}: column vram_gib: empty")
-    return GpuSpec(
-        name=row.canonical_name,
-        vendor=row.vendor,
-        architecture=row.architecture,
-        vram_gib=row.vram_gib,
-        memory_bandwidth_gbs=row.memory_bandwidth_gbs,
-        fp32_tflops=row.fp32_tflops,
-        tf32_tflops=row.tf32_tflops,
-        fp16_tflops=row.fp16_tflops,
-        bf16_tflops=row.bf16_tflops,
-        fp8_tflops=row.fp8_tflops,
-        fp16_fp32acc_tflops=row.fp16_fp32acc_tflops,
-        fp8_fp32acc_tflops=row.fp8_fp32acc_tflops,
-        nvlink=row.nvlink,
-        nvlink_bandwidth_gbs=row.nvlink_bandwidth_gbs,
-        form_factor=row.form_factor,
-        market=row.market,
-        release_year=row.release_year,
-        compute_capability=row.compute_capability,
-    )
+    return stored_gpu_spec(row)
+
+
+def stored_gpu_spec(row: object) -> GpuSpec:
+    """The core's spec of a GPU row that has :data:`SPEC_FIELDS` and ``canonical_name`` (a
+    stored ``gpu_model`` row; a :class:`GpuRow` through :func:`gpu_spec`)."""
+    values: dict[str, Any] = {name: getattr(row, name) for name in (*SPEC_FIELDS, "canonical_name")}
+    return GpuSpec(name=values.pop("canonical_name"), **values)
 
 
 def load_catalog(seed_dir: Path) -> dict[str, GpuSpec]:
@@ -106,27 +101,22 @@ def stated_checkpointing(notes: str) -> bool | None:
     return None
 
 
-def benchmark_point(row: BenchmarkRow, point_id: int) -> BenchmarkPoint:
-    """The core's measurement of a benchmark row, with id ``point_id``."""
-    return BenchmarkPoint(
-        id=point_id,
-        gpu=row.gpu,
-        gpu_count=row.gpu_count,
-        interconnect=row.interconnect,
-        workload=row.workload,
-        method=row.method,
-        precision=Precision(row.precision),
-        batch_size_per_gpu=row.batch_size_per_gpu,
-        seq_len=row.seq_len,
-        throughput_total=row.throughput_total,
-        throughput_unit=row.throughput_unit,
-        peak_memory_gib=row.peak_memory_gib,
-        framework_version=row.framework_version,
-        source=row.source,
-        source_ref=row.source_ref,
-        suspect=row.suspect,
-        gpu_label=row.gpu_label,
-    )
+#: the :class:`BenchmarkPoint` fields a benchmark row holds under the same name: a
+#: ``seed_data/benchmarks*.csv`` row (:class:`BenchmarkRow`) and a stored
+#: ``throughput_benchmark`` row (app/db/models.py) alike
+POINT_FIELDS = tuple(
+    f.name for f in dataclasses.fields(BenchmarkPoint) if f.name not in ("id", "gpu")
+)
+
+
+def benchmark_point(row: object, point_id: int, gpu: str) -> BenchmarkPoint:
+    """The core's measurement of a benchmark row (a :class:`BenchmarkRow` or a stored row:
+    :data:`POINT_FIELDS`) on the catalog GPU ``gpu`` (blank where the variant is not known),
+    with id ``point_id``; the precision becomes a :class:`Precision` (ValueError if unknown)."""
+    values: dict[str, Any] = {name: getattr(row, name) for name in POINT_FIELDS}
+    values["precision"] = Precision(values["precision"])
+    values["gpu_label"] = values["gpu_label"] or ""
+    return BenchmarkPoint(id=point_id, gpu=gpu, **values)
 
 
 def load_points(seed_dir: Path) -> tuple[list[BenchmarkPoint], dict[int, bool]]:
@@ -140,7 +130,7 @@ def load_points(seed_dir: Path) -> tuple[list[BenchmarkPoint], dict[int, bool]]:
         stated = stated_checkpointing(row.notes)
         if stated is not None:
             checkpointing[i] = stated
-        points.append(benchmark_point(row, i))
+        points.append(benchmark_point(row, i, row.gpu))
     return points, checkpointing
 
 

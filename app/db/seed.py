@@ -31,7 +31,7 @@ from app.data.load import (
     read_providers,
     read_rates,
 )
-from app.data.rows import BenchmarkRow, OfferRow, SeedError
+from app.data.rows import BenchmarkRow, GpuRow, OfferRow, SeedError
 from app.db.models import (
     CurrencyRate,
     GpuModel,
@@ -116,32 +116,8 @@ def seed_providers(session: Session, seed_dir: Path, report: SeedReport) -> dict
     return by_slug
 
 
-#: the ``gpus.csv`` columns stored as they are read
-_GPU_COLUMNS = (
-    "canonical_name",
-    "vendor",
-    "architecture",
-    "compute_capability",
-    "vram_gib",
-    "memory_type",
-    "memory_bandwidth_gbs",
-    "fp32_tflops",
-    "tf32_tflops",
-    "fp16_tflops",
-    "bf16_tflops",
-    "fp8_tflops",
-    "fp16_fp32acc_tflops",
-    "fp8_fp32acc_tflops",
-    "tdp_w",
-    "nvlink",
-    "nvlink_bandwidth_gbs",
-    "form_factor",
-    "release_year",
-    "market",
-    "source",
-    "seen_on",
-    "notes",
-)
+#: the ``gpus.csv`` columns stored as they are read (the two lists are stored as lists)
+_GPU_COLUMNS = GpuRow.columns() - {"aliases", "uncertain_fields"}
 
 
 def seed_gpus(session: Session, seed_dir: Path, report: SeedReport) -> dict[str, GpuModel]:

@@ -530,6 +530,20 @@ def count_price_tiers(
     return out
 
 
+def last_successful_refresh(session: Session) -> dict[int, dt.datetime | None]:
+    """When each provider's last ``ok`` refresh run finished (``None`` if it has not), by
+    provider id; providers with no ``ok`` run are absent."""
+    return dict(
+        session.execute(
+            select(RefreshRun.provider_id, func.max(RefreshRun.finished_at))
+            .where(RefreshRun.status == "ok")
+            .group_by(RefreshRun.provider_id)
+        )
+        .tuples()
+        .all()
+    )
+
+
 def stale_provider_ids(
     session: Session, stale_after_hours: float, now: dt.datetime | None = None
 ) -> set[int]:
@@ -539,13 +553,7 @@ def stale_provider_ids(
     their own ``seen_on`` dates.
     """
     now = now or utcnow()
-    last_ok = dict(
-        session.execute(
-            select(RefreshRun.provider_id, func.max(RefreshRun.finished_at))
-            .where(RefreshRun.status == "ok")
-            .group_by(RefreshRun.provider_id)
-        ).all()
-    )
+    last_ok = last_successful_refresh(session)
     # a run still in progress (or skipped for lack of an API key) says nothing yet
     ran = {
         pid

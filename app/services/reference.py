@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.data.load import load_extra_aliases
+from app.data.load import SeedPreset, benchmark_point, load_extra_aliases, stored_gpu_spec
 from app.db.models import CurrencyRate, GpuModel, ThroughputBenchmark, WorkloadPreset
 from app.db.seed import build_normaliser
 from app.gpu_names import GpuIdentity, GpuMatch, GpuNameNormaliser, LabelError
@@ -66,19 +66,9 @@ class Memo:
         return len(self._items)
 
 
-@dataclass(frozen=True, slots=True)
-class Preset:
-    """A workload preset: its flat field values and the measurements it stands for."""
-
-    slug: str
-    name: str
-    fields: dict[str, Any]
-    benchmark_workloads: tuple[str, ...]
-    benchmark_method: str | None
-    units_per_sample: float | None
-    throughput_unit: str | None
-    source: str
-    notes: str | None
+#: a workload preset: its flat field values and the measurements it stands for (the seed's
+#: type: the stored row holds the same fields)
+Preset = SeedPreset
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,30 +163,6 @@ class ReferenceData:
         return identity.match.canonical_name if identity.match else None
 
 
-def gpu_spec(g: GpuModel) -> GpuSpec:
-    """Pure spec from an ORM row."""
-    return GpuSpec(
-        name=g.canonical_name,
-        vendor=g.vendor,
-        architecture=g.architecture,
-        vram_gib=g.vram_gib,
-        memory_bandwidth_gbs=g.memory_bandwidth_gbs,
-        fp32_tflops=g.fp32_tflops,
-        tf32_tflops=g.tf32_tflops,
-        fp16_tflops=g.fp16_tflops,
-        bf16_tflops=g.bf16_tflops,
-        fp8_tflops=g.fp8_tflops,
-        fp16_fp32acc_tflops=g.fp16_fp32acc_tflops,
-        fp8_fp32acc_tflops=g.fp8_fp32acc_tflops,
-        nvlink=g.nvlink,
-        nvlink_bandwidth_gbs=g.nvlink_bandwidth_gbs,
-        form_factor=g.form_factor,
-        market=g.market,
-        release_year=g.release_year,
-        compute_capability=g.compute_capability,
-    )
-
-
 def submitted_runs(session: Session, names: dict[int, str]) -> list[SubmittedRun]:
     """The accepted submitted rows (GPU in the catalog, micro-batch known) as
     :class:`app.services.submitted.SubmittedRun`."""
@@ -241,27 +207,8 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
     ):
         if b.throughput_scope == "unknown":
             continue
-        points.append(
-            BenchmarkPoint(
-                id=b.id,
-                gpu=names.get(b.gpu_model_id, "") if b.gpu_model_id else "",
-                gpu_count=b.gpu_count,
-                interconnect=b.interconnect,
-                workload=b.workload,
-                method=b.method,
-                precision=Precision(b.precision),
-                batch_size_per_gpu=b.batch_size_per_gpu,
-                seq_len=b.seq_len,
-                throughput_total=b.throughput_total,
-                throughput_unit=b.throughput_unit,
-                peak_memory_gib=b.peak_memory_gib,
-                framework_version=b.framework_version,
-                source=b.source,
-                source_ref=b.source_ref,
-                suspect=b.suspect,
-                gpu_label=b.gpu_label or "",
-            )
-        )
+        gpu = names.get(b.gpu_model_id, "") if b.gpu_model_id else ""
+        points.append(benchmark_point(b, b.id, gpu))
     runs: dict[ConfigKey, list[SubmittedRun]] = {}
     for run in submitted_runs(session, names):
         runs.setdefault(run.key, []).append(run)
@@ -275,6 +222,7 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
             units_per_sample=p.units_per_sample,
             throughput_unit=p.throughput_unit,
             source=p.source,
+            seen_on=p.seen_on,
             notes=p.notes,
         )
         for p in session.scalars(select(WorkloadPreset).order_by(WorkloadPreset.slug))
@@ -284,21 +232,9 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
     for r in session.scalars(select(CurrencyRate).order_by(CurrencyRate.seen_on)):
         rates[(r.base, r.quote)] = float(r.rate)
         rate_sources[(r.base, r.quote)] = (r.seen_on, r.source)
-    pairs = [
-        (
-            p.fields,
-            {
-                "preset": p.slug,
-                "benchmark_workloads": p.benchmark_workloads,
-                "benchmark_method": p.benchmark_method,
-                "units_per_sample": p.units_per_sample,
-                "throughput_unit": p.throughput_unit,
-            },
-        )
-        for p in presets.values()
-    ]
+    pairs = [(p.fields, p.meta) for p in presets.values()]
     table = flops_table(pairs)
-    gpus = {g.canonical_name: gpu_spec(g) for g in gpu_rows}
+    gpus = {g.canonical_name: stored_gpu_spec(g) for g in gpu_rows}
     return ReferenceData(
         gpus=gpus,
         gpu_names_by_id=names,

@@ -11,7 +11,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from app.db.models import InstanceOffer, PriceObservation, Provider, RefreshRun, as_utc
-from app.services.offers import stale_provider_ids
+from app.services.offers import last_successful_refresh, stale_provider_ids
 from app.services.refresh import reap_interrupted
 from scrapers.redact import redact
 
@@ -53,13 +53,7 @@ def latest_runs(session: Session, stale_after_hours: float) -> list[RunStatus]:
     (:func:`scrapers.redact.redact`, patterns only: rows stored before redaction existed).
     """
     newest = select(func.max(RefreshRun.id)).group_by(RefreshRun.provider_id)
-    last_ok = dict(
-        session.execute(
-            select(RefreshRun.provider_id, func.max(RefreshRun.finished_at))
-            .where(RefreshRun.status == "ok")
-            .group_by(RefreshRun.provider_id)
-        ).all()
-    )
+    last_ok = last_successful_refresh(session)
     stale = stale_provider_ids(session, stale_after_hours)
     query = (
         select(RefreshRun, Provider.slug, Provider.name)

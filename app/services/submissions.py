@@ -357,6 +357,7 @@ def _test_preset(slug: str) -> Preset | None:
         units_per_sample=None,
         throughput_unit="samples/s",
         source="app/bench.py TEST_PRESETS",
+        seen_on=None,
         notes=None,
     )
 

@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from app.gpu_names import CatalogGpu, GpuNameNormaliser
 from app.model.stacks import Stack
-from app.model.types import Architecture, GpuSpec, Precision, Workload
+from app.model.types import Architecture, BenchmarkPoint, GpuSpec, Precision, Workload
 from app.services.reference import Preset, ReferenceData
 from app.settings import PROJECT_ROOT
 
@@ -44,6 +44,21 @@ RTX_4090 = GpuSpec(
     market="consumer",
 )
 
+#: seed_data/gpus.csv's Instinct MI300X (dense matrix peaks; Infinity Fabric, no NVLink)
+MI300X = GpuSpec(
+    name="Instinct MI300X",
+    vendor="AMD",
+    architecture="CDNA 3",
+    vram_gib=192,
+    fp32_tflops=163.4,
+    tf32_tflops=653.7,
+    fp16_tflops=1307.4,
+    bf16_tflops=1307.4,
+    fp8_tflops=2614.9,
+    form_factor="OAM",
+    market="datacenter",
+)
+
 GPT2 = Workload(
     architecture=Architecture.TRANSFORMER_DECODER,
     params=124_373_760,
@@ -60,6 +75,60 @@ GPT2 = Workload(
     # a tuned suite: the FLOPs model's laws at the measured rows' rate (issue 23 stacks)
     stack=Stack.LLM_C,
 )
+
+#: BERT-base uncased fine-tuning on SQuAD (seq 384, micro-batch 320, fp16 AMP): the
+#: NVIDIA Deep Learning Examples suite's measured rows (seed_data/benchmarks.csv)
+BERT = Workload(
+    architecture=Architecture.TRANSFORMER_ENCODER,
+    params=109_483_778,
+    layers=12,
+    hidden_size=768,
+    heads=12,
+    seq_len=384,
+    micro_batch_size=320,
+    precision=Precision.FP16_AMP,
+    samples_per_epoch=87599,
+    benchmark_workloads=("BERT-base uncased",),
+    benchmark_method="full",
+    units_per_sample=1,
+    matches_preset=True,
+    # a tuned suite: the FLOPs model's laws at the measured rows' rate (issue 23 stacks)
+    stack=Stack.NVIDIA_DLE,
+)
+
+
+def bench_point(
+    gpu: str,
+    total: float,
+    bs: int = 320,
+    *,
+    count: int = 1,
+    pid: int = 1,
+    precision: Precision = Precision.FP16_AMP,
+    version: str = "1.13",
+    interconnect: str | None = None,
+    workload: str = "BERT-base uncased",
+    seq_len: int | None = 384,
+    unit: str = "sequences/s",
+) -> BenchmarkPoint:
+    """A measured row of ``total`` samples/s (all GPUs) on ``gpu``: BERT-base uncased at seq
+    384 unless ``workload``, ``seq_len`` and ``unit`` say otherwise (the one builder of
+    benchmark points for the unit tests)."""
+    return BenchmarkPoint(
+        id=pid,
+        gpu=gpu,
+        gpu_count=count,
+        interconnect=interconnect,
+        workload=workload,
+        method="full",
+        precision=precision,
+        batch_size_per_gpu=bs,
+        seq_len=seq_len,
+        throughput_total=total,
+        throughput_unit=unit,
+        framework_version=version,
+    )
+
 
 LLAMA3_8B = {
     "architecture": Architecture.TRANSFORMER_DECODER,
@@ -116,6 +185,7 @@ def preset_reference(slug: str, fields: dict[str, Any]) -> ReferenceData:
         units_per_sample=None,
         throughput_unit=None,
         source="test",
+        seen_on=None,
         notes=None,
     )
     return cast(ReferenceData, SimpleNamespace(presets={slug: preset}))

@@ -12,51 +12,12 @@ import pytest
 from app.calibrate.store import differences, jsonable, with_section
 from app.model import Calibration, Measurements, Model, load_calibration
 from app.model.calibration import CALIBRATION_PATH, from_document, render, version_of
-from app.model.stacks import Stack
 from app.model.throughput import estimate_throughput
 from app.model.types import (
-    Architecture,
-    BenchmarkPoint,
     Hardware,
-    Precision,
     Situation,
-    Workload,
 )
-from tests.unit.helpers import A100_80_SXM, RTX_4090
-
-BERT = Workload(
-    architecture=Architecture.TRANSFORMER_ENCODER,
-    params=109_483_778,
-    layers=12,
-    hidden_size=768,
-    heads=12,
-    seq_len=384,
-    micro_batch_size=320,
-    precision=Precision.FP16_AMP,
-    samples_per_epoch=87599,
-    benchmark_workloads=("BERT-base uncased",),
-    benchmark_method="full",
-    units_per_sample=1,
-    matches_preset=True,
-    stack=Stack.NVIDIA_DLE,
-)
-
-
-def _row(gpu: str, total: float, pid: int) -> BenchmarkPoint:
-    return BenchmarkPoint(
-        id=pid,
-        gpu=gpu,
-        gpu_count=1,
-        interconnect=None,
-        workload="BERT-base uncased",
-        method="full",
-        precision=Precision.FP16_AMP,
-        batch_size_per_gpu=320,
-        seq_len=384,
-        throughput_total=total,
-        throughput_unit="sequences/s",
-        framework_version="1.13",
-    )
+from tests.unit.helpers import A100_80_SXM, BERT, RTX_4090, bench_point
 
 
 def test_the_served_file_reads_into_a_frozen_value_with_tuples() -> None:
@@ -136,7 +97,10 @@ def test_refit_differences_respect_the_tolerance() -> None:
 
 
 def test_the_model_answers_with_the_calibration_it_holds() -> None:
-    rows = [_row("A100 SXM4 80GB", 443.0, 1), _row("GeForce RTX 4090", 300.0, 2)]
+    rows = [
+        bench_point("A100 SXM4 80GB", 443.0, pid=1),
+        bench_point("GeForce RTX 4090", 300.0, pid=2),
+    ]
     catalog = {g.name: g for g in (A100_80_SXM, RTX_4090)}
     model = Model(Measurements(points=rows, catalog=catalog))
     assert isinstance(model.calibration, Calibration)

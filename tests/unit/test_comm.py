@@ -19,7 +19,7 @@ from app.model.comm import (
 )
 from app.model.multigpu import multi_gpu_efficiency
 from app.model.types import GpuSpec, Interconnect, Method, Precision, Sharding
-from tests.unit.helpers import A100_80_SXM, GPT2, RTX_4090
+from tests.unit.helpers import A100_80_SXM, GPT2, MI300X, RTX_4090
 
 A100_PCIE = dataclasses.replace(A100_80_SXM, name="A100 PCIe 80GB", form_factor="PCIe")
 RTX_3090 = dataclasses.replace(
@@ -28,14 +28,6 @@ RTX_3090 = dataclasses.replace(
     architecture="Ampere",
     nvlink=True,
     nvlink_bandwidth_gbs=112.5,
-)
-MI300X = GpuSpec(
-    name="Instinct MI300X",
-    vendor="AMD",
-    architecture="CDNA 3",
-    vram_gib=192,
-    form_factor="OAM",
-    market="datacenter",
 )
 GB200 = dataclasses.replace(
     A100_80_SXM, name="GB200 (per GPU)", architecture="Blackwell", form_factor="superchip"

@@ -13,7 +13,7 @@ from app.model.compat import (
 )
 from app.model.types import GpuSpec, Precision, WarningCode
 from app.model.vocabulary import parse_version
-from tests.unit.helpers import A100_80_SXM, GPT2, RTX_4090
+from tests.unit.helpers import A100_80_SXM, GPT2, MI300X, RTX_4090
 
 V100 = GpuSpec(
     name="V100 SXM2 32GB",
@@ -23,17 +23,6 @@ V100 = GpuSpec(
     fp32_tflops=15.7,
     fp16_tflops=125,
     fp16_fp32acc_tflops=125,
-)
-MI300X = GpuSpec(
-    name="Instinct MI300X",
-    vendor="AMD",
-    architecture="CDNA 3",
-    vram_gib=192,
-    fp32_tflops=163.4,
-    tf32_tflops=653.7,
-    fp16_tflops=1307.4,
-    bf16_tflops=1307.4,
-    fp8_tflops=2614.9,
 )
 MI250X = replace(MI300X, name="Instinct MI250X", architecture="CDNA 2", fp8_tflops=None)
 H100 = replace(A100_80_SXM, name="H100 SXM 80GB", architecture="Hopper", compute_capability="9.0")

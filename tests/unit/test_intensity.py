@@ -16,8 +16,8 @@ from app.model.throughput import (
     forward_intensity,
     training_flops_per_sample,
 )
-from app.model.types import BenchmarkPoint, Precision, Situation
-from tests.unit.helpers import A100_80_SXM, RTX_4090, resnet50
+from app.model.types import BenchmarkPoint, Situation
+from tests.unit.helpers import A100_80_SXM, RTX_4090, bench_point, resnet50
 
 #: ResNet-50 at 224 px: 8.178 forward GFLOPs (torchvision), 11.11 M activations (timm)
 RESNET = resnet50(
@@ -58,19 +58,8 @@ def test_cnn_donor_weight_is_intensity_similarity_when_both_are_known() -> None:
 
 
 def _row(gpu: str, total: float, pid: int) -> BenchmarkPoint:
-    return BenchmarkPoint(
-        id=pid,
-        gpu=gpu,
-        gpu_count=1,
-        interconnect=None,
-        workload="ResNet-50 v1.5",
-        method="full",
-        precision=Precision.FP16_AMP,
-        batch_size_per_gpu=256,
-        seq_len=None,
-        throughput_total=total,
-        throughput_unit="images/s",
-        framework_version="1.13",
+    return bench_point(
+        gpu, total, 256, pid=pid, workload="ResNet-50 v1.5", seq_len=None, unit="images/s"
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
@@ -169,21 +170,25 @@ def test_eager_attention_adds_score_matrices() -> None:
     assert extra_pure == pytest.approx(12 * 12 * 1024 * 1024 * 5)  # a*s^2*(2*2+1) per layer
 
 
+def _vit_bf16(params: int, layers: int, hidden: int, heads: int, **fields: Any) -> Workload:
+    """A ViT at 224 px in pure bf16 of this shape, with ``fields`` added."""
+    return Workload(
+        architecture=Architecture.VIT,
+        params=params,
+        layers=layers,
+        hidden_size=hidden,
+        heads=heads,
+        image_size=224,
+        precision=Precision.BF16,
+        samples_per_epoch=1,
+        **fields,
+    )
+
+
 def test_vit_mlp_is_not_gated_whatever_its_width() -> None:
     # ViT-g/14 (timm: embed 1408, depth 40, 16 heads, mlp_ratio 48/11 -> 6144), 257 tokens,
     # pure bf16: 9 + 2 * 6144 / 1408 = 17.727 copies per layer (not the SwiGLU 28)
-    vit_g = Workload(
-        architecture=Architecture.VIT,
-        params=1_012_610_000,
-        layers=40,
-        hidden_size=1408,
-        heads=16,
-        ffn_hidden_size=6144,
-        image_size=224,
-        patch_size=14,
-        precision=Precision.BF16,
-        samples_per_epoch=1,
-    )
+    vit_g = _vit_bf16(1_012_610_000, 40, 1408, 16, ffn_hidden_size=6144, patch_size=14)
     copies = 9 + 2 * 6144 / 1408
     assert activation_bytes_per_sample(vit_g) == pytest.approx(40 * copies * 2 * 257 * 1408)
 
@@ -191,16 +196,7 @@ def test_vit_mlp_is_not_gated_whatever_its_width() -> None:
 def test_without_dropout_a_layer_keeps_no_masks() -> None:
     # ViT-B/16 at 224 (197 tokens), pure bf16, SDPA: 17 copies with Korthikanti's two
     # 1-byte masks (2 B = 1 copy at 2 B), 16 without
-    vit_b = Workload(
-        architecture=Architecture.VIT,
-        params=86_567_656,
-        layers=12,
-        hidden_size=768,
-        heads=12,
-        image_size=224,
-        precision=Precision.BF16,
-        samples_per_epoch=1,
-    )
+    vit_b = _vit_bf16(86_567_656, 12, 768, 12)
     assert activation_bytes_per_sample(vit_b) == pytest.approx(12 * 17 * 2 * 197 * 768)
     no_drop = dataclasses.replace(vit_b, dropout=False)
     assert activation_bytes_per_sample(no_drop) == pytest.approx(12 * 16 * 2 * 197 * 768)

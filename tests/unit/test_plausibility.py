@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -66,14 +67,7 @@ def test_spot_vram_ram_and_non_positive_rules() -> None:
         catalog_vram_gib=24,
     )
     assert "impossible for the GeForce RTX 4090" in check_offer(big, bands)[0]
-    modded = OfferFacts(
-        gpu="GeForce RTX 4090",
-        gpu_count=1,
-        billing="on_demand",
-        price_per_hour=None,
-        vram_gib_per_gpu=48,
-        catalog_vram_gib=24,
-    )
+    modded = dataclasses.replace(big, vram_gib_per_gpu=48)
     assert check_offer(modded, bands) == []  # the 48 GB memory-modded card exists
     ram = OfferFacts(gpu=None, gpu_count=1, billing="on_demand", price_per_hour=1.0, ram_gib=1e6)
     assert "host RAM" in check_offer(ram, bands)[0]

@@ -4,13 +4,14 @@ line and column. Expected values are the cells of ``seed_data/*.csv`` as written
 from __future__ import annotations
 
 import datetime as dt
+import re
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from app.data.load import gpu_spec, load_catalog, load_points, load_presets, read_benchmarks
-from app.data.rows import GpuRow, PresetFactRow, RateRow, SeedError, read_rows
+from app.data.rows import GpuRow, PresetFactRow, RateRow, SeedError, SeedRow, read_rows
 from app.settings import PROJECT_ROOT
 
 SEED = PROJECT_ROOT / "seed_data"
@@ -92,48 +93,45 @@ def test_a_preset_gets_its_memory_overlay_and_facts() -> None:
     assert " ; " in preset.source  # the overlay's source appended to the row's
 
 
-def _write(tmp_path: Path, name: str, text: str) -> Path:
-    path = tmp_path / name
+def _refused(tmp_path: Path, schema: type[SeedRow], text: str, message: str) -> None:
+    """Reading ``text`` with ``schema`` from the file ``message`` starts with (``gpus.csv:3:
+    ...``) raises a SeedError whose message starts with ``message``."""
+    path = tmp_path / message.split(":", 1)[0]
     path.write_text(text, encoding="utf-8")
-    return path
+    with pytest.raises(SeedError, match=f"^{re.escape(message)}"):
+        read_rows(path, schema)
 
 
 def test_a_bad_cell_names_file_line_and_column(tmp_path: Path) -> None:
     bad = A5000.replace(",24,GDDR6,", ",twenty-four,GDDR6,")
-    path = _write(tmp_path, "gpus.csv", f"{GPU_HEADER}\n{A5000}\n{bad}\n")
-    with pytest.raises(SeedError, match=r"^gpus\.csv:3: column vram_gib: could not convert"):
-        read_rows(path, GpuRow)
+    text = f"{GPU_HEADER}\n{A5000}\n{bad}\n"
+    _refused(tmp_path, GpuRow, text, "gpus.csv:3: column vram_gib: could not convert")
 
 
 def test_a_row_without_source_is_refused(tmp_path: Path) -> None:
     no_source = A5000.replace("https://www.techpowerup.com/gpu-specs/rtx-a5000.c3748", " ")
-    path = _write(tmp_path, "gpus.csv", f"{GPU_HEADER}\n{no_source}\n")
-    with pytest.raises(SeedError, match=r"^gpus\.csv:2: column source: row has no source"):
-        read_rows(path, GpuRow)
+    text = f"{GPU_HEADER}\n{no_source}\n"
+    _refused(tmp_path, GpuRow, text, "gpus.csv:2: column source: row has no source")
 
 
 def test_a_row_with_cells_past_the_header_is_refused(tmp_path: Path) -> None:
     # an unquoted comma in a text cell shifts every later cell; the row must not load silently
-    path = _write(tmp_path, "gpus.csv", f"{GPU_HEADER}\n{A5000}\n{A5000},stray\n")
-    with pytest.raises(SeedError, match=r"^gpus\.csv:3: 1 cell\(s\) past the header's last"):
-        read_rows(path, GpuRow)
+    text = f"{GPU_HEADER}\n{A5000}\n{A5000},stray\n"
+    _refused(tmp_path, GpuRow, text, "gpus.csv:3: 1 cell(s) past the header's last")
 
 
 def test_a_header_missing_a_column_is_refused(tmp_path: Path) -> None:
     header = GPU_HEADER.replace("memory_bandwidth_gbs", "bandwidth")
-    path = _write(tmp_path, "gpus.csv", f"{header}\n{A5000}\n")
-    with pytest.raises(SeedError, match=r"^gpus\.csv:1: column memory_bandwidth_gbs: missing"):
-        read_rows(path, GpuRow)
+    text = f"{header}\n{A5000}\n"
+    _refused(tmp_path, GpuRow, text, "gpus.csv:1: column memory_bandwidth_gbs: missing")
 
 
 def test_a_fact_of_an_unknown_field_or_bad_value_is_refused(tmp_path: Path) -> None:
     header = "preset,field,value,unit,source,seen_on,notes"
-    path = _write(tmp_path, "preset_facts.csv", f"{header}\ngpt2,paramz,7,,src,,\n")
-    with pytest.raises(SeedError, match=r"^preset_facts\.csv:2: column field: unknown"):
-        read_rows(path, PresetFactRow)
-    path = _write(tmp_path, "preset_facts.csv", f"{header}\ngpt2,epochs,two,,src,,\n")
-    with pytest.raises(SeedError, match=r"^preset_facts\.csv:2: column value: epochs: could"):
-        read_rows(path, PresetFactRow)
+    text = f"{header}\ngpt2,paramz,7,,src,,\n"
+    _refused(tmp_path, PresetFactRow, text, "preset_facts.csv:2: column field: unknown")
+    text = f"{header}\ngpt2,epochs,two,,src,,\n"
+    _refused(tmp_path, PresetFactRow, text, "preset_facts.csv:2: column value: epochs: could")
 
 
 def test_the_link_table_the_model_reads_is_the_seed_rows() -> None:

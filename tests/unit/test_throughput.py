@@ -12,7 +12,6 @@ from app.model.calibration import load_calibration
 from app.model.flops import matmul_params, peak_tflops
 from app.model.multigpu import multi_gpu_efficiency
 from app.model.pooled import PooledData, rate_class
-from app.model.stacks import Stack
 from app.model.throughput import (
     ThroughputModel,
     donor_weight,
@@ -23,7 +22,6 @@ from app.model.throughput import (
 from app.model.types import (
     Architecture,
     Basis,
-    BenchmarkPoint,
     GpuSpec,
     Interconnect,
     Method,
@@ -31,51 +29,9 @@ from app.model.types import (
     Situation,
     Workload,
 )
-from tests.unit.helpers import A100_80_SXM, GPT2, RTX_4090, resnet50
+from tests.unit.helpers import A100_80_SXM, BERT, GPT2, RTX_4090, bench_point, resnet50
 
-BERT = Workload(
-    architecture=Architecture.TRANSFORMER_ENCODER,
-    params=109_483_778,
-    layers=12,
-    hidden_size=768,
-    heads=12,
-    seq_len=384,
-    micro_batch_size=320,
-    precision=Precision.FP16_AMP,
-    samples_per_epoch=87599,
-    benchmark_workloads=("BERT-base uncased",),
-    benchmark_method="full",
-    units_per_sample=1,
-    matches_preset=True,
-    # a tuned suite: the FLOPs model's laws at the measured rows' rate (issue 23 stacks)
-    stack=Stack.NVIDIA_DLE,
-)
-
-
-def point(
-    gpu: str,
-    total: float,
-    bs: int,
-    count: int = 1,
-    pid: int = 1,
-    precision: Precision = Precision.FP16_AMP,
-    version: str = "1.13",
-    interconnect: str | None = None,
-) -> BenchmarkPoint:
-    return BenchmarkPoint(
-        id=pid,
-        gpu=gpu,
-        gpu_count=count,
-        interconnect=interconnect,
-        workload="BERT-base uncased",
-        method="full",
-        precision=precision,
-        batch_size_per_gpu=bs,
-        seq_len=384,
-        throughput_total=total,
-        throughput_unit="sequences/s",
-        framework_version=version,
-    )
+point = bench_point
 
 
 def test_peak_uses_fp32_accumulate_rate_on_geforce() -> None:

@@ -8,14 +8,7 @@ from typing import Any
 import pytest
 
 from app.settings import Settings
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from benchmarks.serving import free_port
 
 
 @pytest.fixture(scope="package")
@@ -32,7 +25,7 @@ def base_url(seeded_url: str) -> Iterator[str]:
         uvicorn.Config(
             create_app(Settings(database_url=seeded_url)),
             host="127.0.0.1",
-            port=_free_port(),
+            port=free_port(),
             log_level="warning",
         )
     )
