@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import numpy as np
@@ -54,6 +54,7 @@ from app.model.throughput import (
     training_flops_per_sample,
     transformer_flops,
 )
+from app.model.throughput.range import range_factors, throughput_range
 from app.model.types import (
     TRANSFORMER_ARCHITECTURES,
     Architecture,
@@ -78,6 +79,10 @@ class Residual:
     baselines: dict[str, float]
     low: float = math.nan
     high: float = math.nan
+    #: the low-high range (same units) under another calibration's range factors
+    rerange: Callable[[Calibration], tuple[float, float]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     @property
     def inside(self) -> bool:
@@ -151,10 +156,19 @@ def served_residual(
     reference: Workload | None = None,
     table: Any = None,
     baselines: dict[str, float] | None = None,
+    software: str | None = None,
 ) -> Residual | None:
     """Predict held-out row ``r`` through the served path (:meth:`ThroughputModel.estimate`)
-    at the row's GPU, precision and software level, from ``data`` (which lacks the row), with
-    the constants of ``cal`` (a fold's refit; default: the served calibration)."""
+    at the API's level, from ``data`` (which lacks the row), with the constants of ``cal`` (a
+    fold's refit; default: the served calibration): the row's GPU, count, link, precision,
+    micro-batch, checkpointing and stack (request fields a user states), but no software
+    level (``software=None``: the suite the API picks for the preset, never the row's own;
+    only the multi-GPU scaling protocols of :mod:`app.calibrate.multi_cv` pass the row's,
+    to score the scaling apart from the 1-GPU level) and the preset's own measured labels
+    (:func:`api_workload`). The residual carries
+    ``rerange``, its low-high range under another calibration's range factors (the nested
+    ranges of :mod:`app.calibrate.nested`)."""
+    w = api_workload(ds, r, w)
     model = ThroughputModel(
         w,
         catalog=ds.catalog,
@@ -170,21 +184,44 @@ def served_residual(
         link = Interconnect.NVLINK if r.interconnect == "nvlink" else Interconnect.PCIE
         if r.interconnect is None and (ds.catalog[r.gpu].form_factor or "").upper() == "SXM":
             link = Interconnect.NVLINK
-    est = model.estimate(
-        ds.catalog[r.gpu], r.gpu_count, link, precision=r.precision, software=suite_of(r)
-    )
+    gpu = ds.catalog[r.gpu]
+    est = model.estimate(gpu, r.gpu_count, link, precision=r.precision, software=software)
     if est.samples_per_s <= 0:
         return None
     u = units(w) / r.gpu_count  # compare per GPU (published totals ÷ GPUs)
+    situation = est.situation or Situation.EXTRAPOLATED
+    total, prec, served = est.samples_per_s, est.precision or r.precision, model.cal
+    # was the multi-GPU model's range applied on top (the GPU count not itself measured)?
+    low_s = range_factors(situation, served)[0]
+    multi = r.gpu_count > 1 and abs(
+        est.samples_per_s_low / total - low_s * served.multi_gpu_range[0]
+    ) < abs(est.samples_per_s_low / total - low_s)
+
+    def rerange(c: Calibration) -> tuple[float, float]:
+        lo, hi = throughput_range(model.w, gpu, r.gpu_count, prec, total, situation, multi, c)
+        return lo * u, hi * u
+
     return Residual(
         r,
         r.throughput_total / r.gpu_count,
-        est.samples_per_s * u,
-        (est.situation or Situation.EXTRAPOLATED).value,
+        total * u,
+        situation.value,
         baselines or {},
         est.samples_per_s_low * u,
         est.samples_per_s_high * u,
+        rerange,
     )
+
+
+def api_workload(ds: Dataset, r: BenchmarkPoint, w: Workload) -> Workload:
+    """``w`` (a held-out row's workload) as the API receives it: a preset row's measured
+    labels are the preset's own (``Llama 3 8B`` asks ``llama31-8b-pretrain``, which stands
+    on whichever of its labels has most rows), not the row's label alone."""
+    preset = ds.presets.get(w.preset) if w.preset else None
+    labels = preset.meta.get("benchmark_workloads") if preset is not None else None
+    if not labels or r.workload not in labels:
+        return w
+    return replace(w, benchmark_workloads=tuple(labels))
 
 
 def _held_out(
