@@ -64,7 +64,7 @@ def test_leave_one_gpu_out_median_meets_target(numbers) -> None:  # type: ignore
 
 
 @pytest.mark.crossval
-@pytest.mark.xfail(strict=True, reason="p90 36.0 % at the API's level, target 30 %")
+@pytest.mark.xfail(strict=True, reason="p90 36.2 % at the API's level, target 30 %")
 def test_leave_one_gpu_out_p90_meets_target(numbers) -> None:  # type: ignore[no-untyped-def]
     assert numbers["logo_p90"] <= TARGETS["logo_p90"] == 0.30
 
@@ -89,8 +89,9 @@ def test_leave_one_workload_out_meets_target(numbers) -> None:  # type: ignore[n
 
 
 @pytest.mark.crossval
-@pytest.mark.xfail(strict=True, reason="20.0 % at the API's level, target 15 %")
 def test_llm_leave_one_gpu_out_meets_target(numbers) -> None:  # type: ignore[no-untyped-def]
+    # 14.1 % with the extrapolation form chosen inside each fold (20.0 % with the pooled
+    # model's zero architecture terms alone; app/model/throughput/extrapolate.py)
     assert numbers["llm_logo_median"] <= TARGETS["llm_logo_median"] == 0.15
 
 
@@ -98,10 +99,9 @@ def test_llm_leave_one_gpu_out_meets_target(numbers) -> None:  # type: ignore[no
 def test_unmet_targets_do_not_get_worse(numbers) -> None:  # type: ignore[no-untyped-def]
     # the honest figures of docs/accuracy.md (API level, issue 23), rounded up: a change
     # that worsens them fails
-    assert numbers["logo_p90"] <= 0.37  # 36.0 %
+    assert numbers["logo_p90"] <= 0.37  # 36.2 %
     assert numbers["loao_median"] <= 0.16  # 15.6 %
     assert numbers["derived_median"] <= 0.15  # 14.6 %
-    assert numbers["llm_logo_median"] <= 0.205  # 20.0 %
     assert numbers["lowo_median"] <= 0.21  # 20.8 %
     # the tail and the per-workload view, which the row median hides (25.5 %, 49.4 %, 24.9 %)
     assert numbers["lowo_mean"] <= 0.27

@@ -54,6 +54,7 @@ from app.model.throughput import (
     training_flops_per_sample,
     transformer_flops,
 )
+from app.model.throughput.extrapolate import choose_forms
 from app.model.throughput.range import range_factors, throughput_range
 from app.model.types import (
     TRANSFORMER_ARCHITECTURES,
@@ -229,16 +230,44 @@ def _held_out(
     folds: dict[str, list[BenchmarkPoint]],
     keep: Callable[[str, BenchmarkPoint], bool],
     cal: Calibration | None = None,
+    nested_form: bool = True,
 ) -> list[Residual]:
+    """Every fold's held-out rows predicted from the rows ``keep`` keeps, the width constant
+    and (``nested_form``) the extrapolation form chosen on those rows alone
+    (:func:`_with_nested_form`; otherwise ``pooled``)."""
     cal = cal or load_calibration()
     out = []
     for key, rows in sorted(folds.items()):
         train = [p for p in ds.points if keep(key, p)]
         data = served_data(ds, train, cal)
         # the width constant refitted on the fold's rows (the FLOPs-model rows use it)
-        fold = replace(cal, width_h0=fit_width_h0(ds, points=train, cal=cal))
-        out.extend(_held_out_rows(ds, rows, train, data, fold))
+        width = fit_width_h0(ds, points=train, cal=cal)
+        fold = replace(cal, width_h0=width, extrapolation_form={})
+        res = _held_out_rows(ds, rows, train, data, fold)
+        out.extend(_with_nested_form(ds, res, train, data, fold) if nested_form else res)
     return out
+
+
+def _with_nested_form(
+    ds: Dataset,
+    res: list[Residual],
+    train: Sequence[BenchmarkPoint],
+    data: PooledData,
+    fold: Calibration,
+) -> list[Residual]:
+    """``res`` (a fold's residuals, predicted with the ``pooled`` form) with its
+    ``extrapolated`` rows predicted again by the forms :func:`choose_forms` picks on the
+    fold's training ``data`` alone (leave-one-architecture-out inside the fold), for the
+    families of those rows: the form is never chosen on the rows it is scored on. The
+    situation does not depend on the form, so the other rows stand."""
+    ext = [r for r in res if r.basis == Situation.EXTRAPOLATED.value]
+    fams = {family(w.architecture) for r in ext if (w := row_workload(ds, r.row)) is not None}
+    forms = choose_forms(data, fams) if fams else {}
+    if all(form == "pooled" for form in forms.values()):
+        return res
+    nested = replace(fold, extrapolation_form=forms)
+    redo = {r.row.id: r for r in _held_out_rows(ds, [r.row for r in ext], train, data, nested)}
+    return [redo.get(r.row.id, r) if r.basis == Situation.EXTRAPOLATED.value else r for r in res]
 
 
 def _held_out_rows(
@@ -347,7 +376,8 @@ def measured_elsewhere(ds: Dataset, cal: Calibration | None = None) -> list[Resi
     folds: dict[str, list[BenchmarkPoint]] = {}
     for r in rate_rows(ds):
         folds.setdefault(f"{r.gpu}#{suite_of(r)}", []).append(r)
-    res = _held_out(ds, folds, lambda k, p: f"{p.gpu}#{suite_of(p)}" != k, cal)
+    # only measured rows are scored: no extrapolation form to choose
+    res = _held_out(ds, folds, lambda k, p: f"{p.gpu}#{suite_of(p)}" != k, cal, False)
     return [r for r in res if range_situation(Situation(r.basis)) == Situation.MEASURED]
 
 
@@ -402,6 +432,9 @@ def derived(ds: Dataset, cal: Calibration | None = None) -> list[Residual]:
         table = {k: v for k, v in ds.flops_table.items() if k[0] not in held}
         data = served_data(ds, train, cal)
         fold = fold_constants(ds, held, cal)
+        # the base's form for a new architecture, chosen on the fold's rows alone
+        forms = choose_forms(data, {family(base.workload().architecture)})
+        fold = replace(fold, extrapolation_form=forms)
         out.extend(_derived_rows(ds, rows, base, data, table, fold))
     return out
 
@@ -714,6 +747,8 @@ def fold_constants(ds: Dataset, held: frozenset[str], cal: Calibration) -> Calib
         mfu_range=fit_mfu_range(ds, held),
         intensity_slope=fit_intensity_slope(ds, held),
         width_h0=fit_width_h0(ds, held, cal=cal),
+        # a held-out workload stands on no measured group (the FLOPs model): no form applies
+        extrapolation_form={},
     )
 
 
