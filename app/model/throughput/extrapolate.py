@@ -51,18 +51,29 @@ def arch_terms(fit: FamilyFit, group: Group, arch: str, cls: str) -> float:
     return fit.term("arch", arch) + fit.term("garch", g, arch)
 
 
-def _distance(a: GpuSpec, b: GpuSpec, precision: Precision) -> float:
-    d = abs(math.log(flops_peak_tflops(a, precision) / flops_peak_tflops(b, precision)))
+def _distance(a: GpuSpec, b: GpuSpec, precision: Precision, at_a: Precision) -> float:
+    d = abs(math.log(flops_peak_tflops(a, at_a) / flops_peak_tflops(b, precision)))
     if a.memory_bandwidth_gbs and b.memory_bandwidth_gbs:
         d += abs(math.log(a.memory_bandwidth_gbs / b.memory_bandwidth_gbs))
     return d
 
 
+def at_class(gpu: GpuSpec, precision: Precision, cls: str) -> Precision | None:
+    """The precision ``gpu`` runs at rate class ``cls`` when asked ``precision``: itself where
+    the classes agree, fp32 for the 32-bit class (a 16-bit request on a GPU without 16-bit
+    units is carried from a tensor-core GPU's fp32 rate, not its mixed-precision one), else
+    ``None``."""
+    if rate_class(gpu, precision) == cls:
+        return precision
+    return Precision.FP32 if cls == "32" else None
+
+
 def nearest_measured(
     data: PooledData, group: Group, gpu: GpuSpec, precision: Precision, skip_arch: str
 ) -> GpuSpec | None:
-    """The GPU nearest ``gpu`` in specs (module docstring) with own rows of ``group`` at
-    ``precision``'s rate class on ``gpu``, of an architecture other than ``skip_arch``."""
+    """The GPU nearest ``gpu`` in specs (module docstring) with own rows of ``group`` at the
+    rate class ``gpu`` runs ``precision`` at (:func:`at_class`), of an architecture other
+    than ``skip_arch``."""
     fam = data.family_of(group)
     fit = data.fit(fam) if fam else None
     if fit is None:
@@ -73,8 +84,9 @@ def nearest_measured(
         spec = data.catalog.get(name)
         if g != group or spec is None or spec.architecture == skip_arch:
             continue
-        if rate_class(spec, precision) == cls and any(pc == cls for pc, _, _ in res):
-            found.append((_distance(spec, gpu, precision), name, spec))
+        there = at_class(spec, precision, cls)
+        if there is not None and any(pc == cls for pc, _, _ in res):
+            found.append((_distance(spec, gpu, precision, there), name, spec))
     return min(found, key=lambda t: (t[0], t[1]))[2] if found else None
 
 
@@ -97,12 +109,13 @@ def form_log_rates(
     if ref is None:
         return None
     cls = rate_class(gpu, precision)
+    there = at_class(ref, precision, cls) or precision
     own_free = data.predict(group, gpu, precision, batch, level, own=False)[0]
-    anchor = data.predict(group, ref, precision, batch, level)[0]
-    ref_free = data.predict(group, ref, precision, batch, level, own=False)[0]
+    anchor = data.predict(group, ref, there, batch, level)[0]
+    ref_free = data.predict(group, ref, there, batch, level, own=False)[0]
     slopes = own_free - arch_terms(fit, group, gpu.architecture, cls)
     slopes -= ref_free - arch_terms(fit, group, ref.architecture, cls)
-    peak = math.log(flops_peak_tflops(gpu, precision) / flops_peak_tflops(ref, precision))
+    peak = math.log(flops_peak_tflops(gpu, precision) / flops_peak_tflops(ref, there))
     bw = peak
     if gpu.memory_bandwidth_gbs and ref.memory_bandwidth_gbs:
         bw = math.log(gpu.memory_bandwidth_gbs / ref.memory_bandwidth_gbs)
