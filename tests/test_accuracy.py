@@ -44,13 +44,14 @@ def loao_residuals(ds) -> list[Residual]:  # type: ignore[no-untyped-def]
     return loao(ds)
 
 
-def test_leave_one_architecture_out_meets_target_and_coverage(
+def test_leave_one_architecture_out_does_not_get_worse_and_covers(
     loao_residuals: list[Residual],
 ) -> None:
-    # the README command's representative of the crossval protocols below: the same figures
-    # as build_report's loao_median and loao_coverage
+    # the README command's representative of the crossval protocols below: the same figure
+    # as build_report's loao_median (at the API's level: no suite handed to the held-out
+    # row), with the served ranges (build_report's coverage is nested: app/calibrate/nested.py)
     assert len(loao_residuals) >= 800  # 808 held-out rows on the seed data
-    assert ape_stats([r.ape for r in loao_residuals])[0] <= TARGETS["loao_median"] == 0.15
+    assert ape_stats([r.ape for r in loao_residuals])[0] <= 0.16  # 15.6 % (target 12 %)
     lo, hi = COVERAGE_TARGET
     assert lo <= sum(r.inside for r in loao_residuals) / len(loao_residuals) <= hi
 
@@ -58,40 +59,54 @@ def test_leave_one_architecture_out_meets_target_and_coverage(
 @pytest.mark.crossval
 def test_leave_one_gpu_out_median_meets_target(numbers) -> None:  # type: ignore[no-untyped-def]
     assert numbers["logo_median"] <= TARGETS["logo_median"] == 0.10
-    # and beats both baselines by a clear margin
+    # and beats both baselines (which, unlike the served path, are handed the row's suite)
     assert numbers["logo_median"] < numbers["blend_median"] < numbers["fp32_median"]
 
 
 @pytest.mark.crossval
+@pytest.mark.xfail(strict=True, reason="p90 36.2 % at the API's level, target 30 %")
 def test_leave_one_gpu_out_p90_meets_target(numbers) -> None:  # type: ignore[no-untyped-def]
     assert numbers["logo_p90"] <= TARGETS["logo_p90"] == 0.30
 
 
 @pytest.mark.crossval
+@pytest.mark.xfail(strict=True, reason="15.6 % at the API's level, target 12 %")
 def test_leave_one_architecture_out_meets_target(numbers) -> None:  # type: ignore[no-untyped-def]
-    assert numbers["loao_median"] <= TARGETS["loao_median"] == 0.15
+    assert numbers["loao_median"] <= TARGETS["loao_median"] == 0.12
 
 
 @pytest.mark.crossval
-@pytest.mark.xfail(strict=True, reason="derived median ≈ 12 %, target 10 % (docs/accuracy.md)")
+@pytest.mark.xfail(strict=True, reason="derived 14.6 % at the API's level, target 10 %")
 def test_derived_workloads_meet_target(numbers) -> None:  # type: ignore[no-untyped-def]
     assert numbers["derived_median"] <= TARGETS["derived_median"] == 0.10
 
 
 @pytest.mark.crossval
+@pytest.mark.xfail(strict=True, reason="20.8 %, target 20 % (docs/accuracy.md)")
 def test_leave_one_workload_out_meets_target(numbers) -> None:  # type: ignore[no-untyped-def]
-    # the workload's whole network held out (validate.lowo_folds); 20.5 % on the seed data
-    assert numbers["lowo_median"] <= TARGETS["lowo_median"] == 0.25
-    # the tail and the per-workload view, which the row median hides (25.6 %, 50.4 %, 23.7 %)
-    assert numbers["lowo_mean"] <= 0.27
-    assert numbers["lowo_p90"] <= 0.52  # 50.4 % (round 6: attention out of the width term)
-    assert numbers["lowo_workload_median"] <= 0.25  # 24.9 % (issue 23)
+    # the workload's whole network held out (validate.lowo_folds)
+    assert numbers["lowo_median"] <= TARGETS["lowo_median"] == 0.20
+
+
+@pytest.mark.crossval
+def test_llm_leave_one_gpu_out_meets_target(numbers) -> None:  # type: ignore[no-untyped-def]
+    # 14.1 % with the extrapolation form chosen inside each fold (20.0 % with the pooled
+    # model's zero architecture terms alone; app/model/throughput/extrapolate.py)
+    assert numbers["llm_logo_median"] <= TARGETS["llm_logo_median"] == 0.15
 
 
 @pytest.mark.crossval
 def test_unmet_targets_do_not_get_worse(numbers) -> None:  # type: ignore[no-untyped-def]
-    # the honest figures of docs/accuracy.md, rounded up: a change that worsens them fails
-    assert numbers["derived_median"] <= 0.125
+    # the honest figures of docs/accuracy.md (API level, issue 23), rounded up: a change
+    # that worsens them fails
+    assert numbers["logo_p90"] <= 0.37  # 36.2 %
+    assert numbers["loao_median"] <= 0.16  # 15.6 %
+    assert numbers["derived_median"] <= 0.15  # 14.6 %
+    assert numbers["lowo_median"] <= 0.21  # 20.8 %
+    # the tail and the per-workload view, which the row median hides (25.5 %, 49.4 %, 24.9 %)
+    assert numbers["lowo_mean"] <= 0.27
+    assert numbers["lowo_p90"] <= 0.52
+    assert numbers["lowo_workload_median"] <= 0.25
 
 
 @pytest.mark.crossval

@@ -37,9 +37,11 @@ from app.calibrate.validate import (
     multigpu_residuals,
     precision_switch,
     qlora_pairs,
+    served_data,
 )
 from app.model.calibration import Calibration, load_calibration
 from app.model.memory import CUDA_CONTEXT_GIB, GIB, SLACK
+from app.model.throughput.extrapolate import choose_forms
 from app.model.types import SITUATION_BASIS, Situation, range_situation
 from app.model.vocabulary import precision_class
 
@@ -264,5 +266,8 @@ def fit_all(ds: Dataset, base: Calibration | None = None) -> dict[str, Any]:
     constants.update(fit_multigpu(ds, cal=replace(base, **constants)))
     # multi-GPU rows enter at 1-GPU rates through the fitted multi-GPU model
     constants["width_h0"] = fit_width_h0(ds, cal=replace(base, **constants))
+    # the form of an estimate on an unmeasured architecture, by leave-one-architecture-out
+    data = served_data(ds, ds.points, replace(base, **constants))
+    constants["extrapolation_form"] = choose_forms(data)
     constants.update(fit_ranges(ds, cal=replace(base, **constants)))
     return constants

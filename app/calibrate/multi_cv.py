@@ -1,8 +1,11 @@
-"""Cross-validation of the multi-GPU answers at the API's level.
+"""Cross-validation of the multi-GPU scaling.
 
 Every multi-GPU row with a 1-GPU partner in its suite (:func:`app.calibrate.validate.
 multi_pairs`) is predicted through the served path (:func:`app.calibrate.validate.
-served_residual`: the throughput model at the row's GPU, count, link, precision and suite)
+served_residual`: the throughput model at the row's GPU, count, link, precision and suite:
+the suite is given, unlike in the single-GPU protocols, so the error is the scaling's and not
+the 1-GPU level's; these residuals set ``multi_gpu_range``, the factor an answer's range takes
+on top of its 1-GPU range, which already carries the suite the API picks)
 with a whole group of rows removed from the data and from the multi-GPU fit
 (:func:`app.calibrate.fit.fit_multigpu` refitted on the rest):
 
@@ -29,6 +32,7 @@ from app.calibrate.validate import (
 )
 from app.model.calibration import Calibration, load_calibration
 from app.model.comm import topology
+from app.model.pooled import suite_of
 from app.model.types import BenchmarkPoint
 
 
@@ -53,7 +57,7 @@ def _folds(
         data = served_data(ds, train, cal)
         refit = replace(cal, **fit_multigpu(ds, kept, cal))
         for r, _, w in held:
-            res = served_residual(ds, r, w, data, cal=refit)
+            res = served_residual(ds, r, w, data, cal=refit, software=suite_of(r))
             if res is not None:
                 out.append(res)
     return out

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 import numpy as np
@@ -54,6 +54,8 @@ from app.model.throughput import (
     training_flops_per_sample,
     transformer_flops,
 )
+from app.model.throughput.extrapolate import choose_forms
+from app.model.throughput.range import range_factors, throughput_range
 from app.model.types import (
     TRANSFORMER_ARCHITECTURES,
     Architecture,
@@ -78,6 +80,10 @@ class Residual:
     baselines: dict[str, float]
     low: float = math.nan
     high: float = math.nan
+    #: the low-high range (same units) under another calibration's range factors
+    rerange: Callable[[Calibration], tuple[float, float]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     @property
     def inside(self) -> bool:
@@ -151,10 +157,19 @@ def served_residual(
     reference: Workload | None = None,
     table: Any = None,
     baselines: dict[str, float] | None = None,
+    software: str | None = None,
 ) -> Residual | None:
     """Predict held-out row ``r`` through the served path (:meth:`ThroughputModel.estimate`)
-    at the row's GPU, precision and software level, from ``data`` (which lacks the row), with
-    the constants of ``cal`` (a fold's refit; default: the served calibration)."""
+    at the API's level, from ``data`` (which lacks the row), with the constants of ``cal`` (a
+    fold's refit; default: the served calibration): the row's GPU, count, link, precision,
+    micro-batch, checkpointing and stack (request fields a user states), but no software
+    level (``software=None``: the suite the API picks for the preset, never the row's own;
+    only the multi-GPU scaling protocols of :mod:`app.calibrate.multi_cv` pass the row's,
+    to score the scaling apart from the 1-GPU level) and the preset's own measured labels
+    (:func:`api_workload`). The residual carries
+    ``rerange``, its low-high range under another calibration's range factors (the nested
+    ranges of :mod:`app.calibrate.nested`)."""
+    w = api_workload(ds, r, w)
     model = ThroughputModel(
         w,
         catalog=ds.catalog,
@@ -170,21 +185,44 @@ def served_residual(
         link = Interconnect.NVLINK if r.interconnect == "nvlink" else Interconnect.PCIE
         if r.interconnect is None and (ds.catalog[r.gpu].form_factor or "").upper() == "SXM":
             link = Interconnect.NVLINK
-    est = model.estimate(
-        ds.catalog[r.gpu], r.gpu_count, link, precision=r.precision, software=suite_of(r)
-    )
+    gpu = ds.catalog[r.gpu]
+    est = model.estimate(gpu, r.gpu_count, link, precision=r.precision, software=software)
     if est.samples_per_s <= 0:
         return None
     u = units(w) / r.gpu_count  # compare per GPU (published totals ÷ GPUs)
+    situation = est.situation or Situation.EXTRAPOLATED
+    total, prec, served = est.samples_per_s, est.precision or r.precision, model.cal
+    # was the multi-GPU model's range applied on top (the GPU count not itself measured)?
+    low_s = range_factors(situation, served)[0]
+    multi = r.gpu_count > 1 and abs(
+        est.samples_per_s_low / total - low_s * served.multi_gpu_range[0]
+    ) < abs(est.samples_per_s_low / total - low_s)
+
+    def rerange(c: Calibration) -> tuple[float, float]:
+        lo, hi = throughput_range(model.w, gpu, r.gpu_count, prec, total, situation, multi, c)
+        return lo * u, hi * u
+
     return Residual(
         r,
         r.throughput_total / r.gpu_count,
-        est.samples_per_s * u,
-        (est.situation or Situation.EXTRAPOLATED).value,
+        total * u,
+        situation.value,
         baselines or {},
         est.samples_per_s_low * u,
         est.samples_per_s_high * u,
+        rerange,
     )
+
+
+def api_workload(ds: Dataset, r: BenchmarkPoint, w: Workload) -> Workload:
+    """``w`` (a held-out row's workload) as the API receives it: a preset row's measured
+    labels are the preset's own (``Llama 3 8B`` asks ``llama31-8b-pretrain``, which stands
+    on whichever of its labels has most rows), not the row's label alone."""
+    preset = ds.presets.get(w.preset) if w.preset else None
+    labels = preset.meta.get("benchmark_workloads") if preset is not None else None
+    if not labels or r.workload not in labels:
+        return w
+    return replace(w, benchmark_workloads=tuple(labels))
 
 
 def _held_out(
@@ -192,16 +230,44 @@ def _held_out(
     folds: dict[str, list[BenchmarkPoint]],
     keep: Callable[[str, BenchmarkPoint], bool],
     cal: Calibration | None = None,
+    nested_form: bool = True,
 ) -> list[Residual]:
+    """Every fold's held-out rows predicted from the rows ``keep`` keeps, the width constant
+    and (``nested_form``) the extrapolation form chosen on those rows alone
+    (:func:`_with_nested_form`; otherwise ``pooled``)."""
     cal = cal or load_calibration()
     out = []
     for key, rows in sorted(folds.items()):
         train = [p for p in ds.points if keep(key, p)]
         data = served_data(ds, train, cal)
         # the width constant refitted on the fold's rows (the FLOPs-model rows use it)
-        fold = replace(cal, width_h0=fit_width_h0(ds, points=train, cal=cal))
-        out.extend(_held_out_rows(ds, rows, train, data, fold))
+        width = fit_width_h0(ds, points=train, cal=cal)
+        fold = replace(cal, width_h0=width, extrapolation_form={})
+        res = _held_out_rows(ds, rows, train, data, fold)
+        out.extend(_with_nested_form(ds, res, train, data, fold) if nested_form else res)
     return out
+
+
+def _with_nested_form(
+    ds: Dataset,
+    res: list[Residual],
+    train: Sequence[BenchmarkPoint],
+    data: PooledData,
+    fold: Calibration,
+) -> list[Residual]:
+    """``res`` (a fold's residuals, predicted with the ``pooled`` form) with its
+    ``extrapolated`` rows predicted again by the forms :func:`choose_forms` picks on the
+    fold's training ``data`` alone (leave-one-architecture-out inside the fold), for the
+    families of those rows: the form is never chosen on the rows it is scored on. The
+    situation does not depend on the form, so the other rows stand."""
+    ext = [r for r in res if r.basis == Situation.EXTRAPOLATED.value]
+    fams = {family(w.architecture) for r in ext if (w := row_workload(ds, r.row)) is not None}
+    forms = choose_forms(data, fams) if fams else {}
+    if all(form == "pooled" for form in forms.values()):
+        return res
+    nested = replace(fold, extrapolation_form=forms)
+    redo = {r.row.id: r for r in _held_out_rows(ds, [r.row for r in ext], train, data, nested)}
+    return [redo.get(r.row.id, r) if r.basis == Situation.EXTRAPOLATED.value else r for r in res]
 
 
 def _held_out_rows(
@@ -310,7 +376,8 @@ def measured_elsewhere(ds: Dataset, cal: Calibration | None = None) -> list[Resi
     folds: dict[str, list[BenchmarkPoint]] = {}
     for r in rate_rows(ds):
         folds.setdefault(f"{r.gpu}#{suite_of(r)}", []).append(r)
-    res = _held_out(ds, folds, lambda k, p: f"{p.gpu}#{suite_of(p)}" != k, cal)
+    # only measured rows are scored: no extrapolation form to choose
+    res = _held_out(ds, folds, lambda k, p: f"{p.gpu}#{suite_of(p)}" != k, cal, False)
     return [r for r in res if range_situation(Situation(r.basis)) == Situation.MEASURED]
 
 
@@ -365,6 +432,9 @@ def derived(ds: Dataset, cal: Calibration | None = None) -> list[Residual]:
         table = {k: v for k, v in ds.flops_table.items() if k[0] not in held}
         data = served_data(ds, train, cal)
         fold = fold_constants(ds, held, cal)
+        # the base's form for a new architecture, chosen on the fold's rows alone
+        forms = choose_forms(data, {family(base.workload().architecture)})
+        fold = replace(fold, extrapolation_form=forms)
         out.extend(_derived_rows(ds, rows, base, data, table, fold))
     return out
 
@@ -677,6 +747,8 @@ def fold_constants(ds: Dataset, held: frozenset[str], cal: Calibration) -> Calib
         mfu_range=fit_mfu_range(ds, held),
         intensity_slope=fit_intensity_slope(ds, held),
         width_h0=fit_width_h0(ds, held, cal=cal),
+        # a held-out workload stands on no measured group (the FLOPs model): no form applies
+        extrapolation_form={},
     )
 
 

@@ -104,6 +104,9 @@ class Calibration:
     * ``intensity_slope``: per non-transformer family, slope of ln achieved FLOP rate on ln
       forward intensity (FLOPs per activation element), dimensionless, in [0, 1].
     * ``width_h0``: h0 (matmul width units) of a transformer's width efficiency h / (h + h0).
+    * ``extrapolation_form``: family → the form of an ``extrapolated`` estimate (a GPU whose
+      architecture never measured the workload), chosen by leave-one-architecture-out on the
+      data (``app/model/throughput/extrapolate.py``); a family without an entry is ``pooled``.
     * ``qlora_slowdown``: geometric mean LoRA ÷ QLoRA throughput ratio (same model and GPU).
     * ``comm_overlap`` (share of the hideable communication overlapped with compute, 0-1),
       ``scaling_loss_per_doubling`` (κ, efficiency lost per doubling of the GPU count, 0-1):
@@ -125,6 +128,7 @@ class Calibration:
     cnn_activation_bytes_per_gflop: float
     comm_overlap: float
     default_activation_bytes_per_param: float
+    extrapolation_form: Mapping[str, str]
     flops_rate_model: Mapping[str, tuple[float, float, float]]
     intensity_slope: Mapping[str, float]
     mfu_prior: Mapping[str, float]

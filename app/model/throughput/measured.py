@@ -32,6 +32,7 @@ from app.model.throughput.common import (
     _method_of,
     point_samples_per_s,
 )
+from app.model.throughput.extrapolate import extrapolated_rate
 from app.model.types import (
     SITUATION_TEXT,
     BenchmarkPoint,
@@ -220,13 +221,18 @@ class PooledSituations:
         else:
             situation = Situation.EXTRAPOLATED
             used = [p for p in rows if p.source == level.source]
+            # issue 23 item 4: the form a new architecture is estimated by (extrapolate.py)
+            forms = self.cal.extrapolation_form
+            rate, moved = extrapolated_rate(
+                self.data, group, gpu, precision, mb, level, forms, rate, units
+            )
         used = sorted(used, key=lambda p: (p.gpu_count, p.id))[:20]
         notes = [
             f"{SITUATION_TEXT[situation]}; pooled model of {group[0]} over "
             f"{len({p.source for p in rows})} suite(s) and {len({p.gpu for p in rows})} GPU "
             f"model(s), at the software level of {level.suite.rstrip('@')}"
         ]
-        if situation == Situation.MEASURED_RESCALED:
+        if situation in (Situation.MEASURED_RESCALED, Situation.EXTRAPOLATED) and moved:
             notes.append(moved)
         if (
             precision_class(precision) == PrecisionClass.HALF
