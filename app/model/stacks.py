@@ -118,6 +118,7 @@ SOURCE_STACK = {
     "nanogpt": Stack.PYTORCH,
     "tinyllama": Stack.LIGHTNING,
     "timm_benchmark": Stack.TIMM,
+    "peft_method_comparison": Stack.HF_TRAINER,
 }
 
 #: Stack of a preset's recipe, from the repository its ``source`` cites (first match wins).
