@@ -119,6 +119,7 @@ SOURCE_STACK = {
     "tinyllama": Stack.LIGHTNING,
     "timm_benchmark": Stack.TIMM,
     "peft_method_comparison": Stack.HF_TRAINER,
+    "mlperf_training": Stack.MEGATRON,
 }
 
 #: Stack of a preset's recipe, from the repository its ``source`` cites (first match wins).
