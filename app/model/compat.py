@@ -164,22 +164,7 @@ def effective_precision(
     convolutions stay in bf16 autocast.
     """
     if requested == Precision.FP8 and architecture is not None and not architecture.is_transformer:
-        fallback, warning = effective_precision(gpu, Precision.BF16_AMP)
-        if warning is None:
-            run = Precision.BF16_AMP
-        else:
-            run = Precision.FP16_AMP if fallback == Precision.FP32 else fallback
-        return run, RunWarning(
-            code=WarningCode.FP8_TRANSFORMER_ONLY,
-            message=f"fp8 training covers transformer linear layers only (Transformer "
-            f"Engine); a {architecture.value} trains at {run.value} on {gpu.name}",
-            values={
-                "gpu": gpu.name,
-                "requested_precision": requested.value,
-                "architecture": architecture.value,
-                "runs_at_precision": run.value,
-            },
-        )
+        return _fp8_off_transformer(gpu, architecture)
     cap = capabilities(gpu)
     where = gpu.name + (
         f" (compute capability {_fmt(cap.compute_capability)})" if cap.compute_capability else ""
@@ -275,6 +260,28 @@ def job_libraries(w: Workload) -> dict[str, str]:
     return out
 
 
+def _fp8_off_transformer(gpu: GpuSpec, architecture: Architecture) -> tuple[Precision, RunWarning]:
+    """fp8 asked for a non-transformer ``architecture``: the 16-bit precision it trains at on
+    ``gpu`` (bf16 autocast, fp16 where bf16 runs at the fp32 rate) and the warning
+    (:func:`effective_precision`)."""
+    fallback, warning = effective_precision(gpu, Precision.BF16_AMP)
+    if warning is None:
+        run = Precision.BF16_AMP
+    else:
+        run = Precision.FP16_AMP if fallback == Precision.FP32 else fallback
+    return run, RunWarning(
+        code=WarningCode.FP8_TRANSFORMER_ONLY,
+        message=f"fp8 training covers transformer linear layers only (Transformer "
+        f"Engine); a {architecture.value} trains at {run.value} on {gpu.name}",
+        values={
+            "gpu": gpu.name,
+            "requested_precision": Precision.FP8.value,
+            "architecture": architecture.value,
+            "runs_at_precision": run.value,
+        },
+    )
+
+
 def compatibility_warnings(w: Workload, gpu: GpuSpec) -> list[RunWarning]:
     """Software the workload needs that ``gpu`` cannot run (precision apart).
 
@@ -284,6 +291,16 @@ def compatibility_warnings(w: Workload, gpu: GpuSpec) -> list[RunWarning]:
     and the build's or libraries' lowest compute capability.
     """
     cap = capabilities(gpu)
+    return [
+        *_build_warnings(w, gpu, cap),
+        *_min_cc_warnings(w, gpu, cap.compute_capability),
+        *_library_warnings(w, gpu, cap),
+    ]
+
+
+def _build_warnings(w: Workload, gpu: GpuSpec, cap: GpuCapabilities) -> list[RunWarning]:
+    """The job's CUDA build on ``gpu``: a CUDA build on ROCm, a build too old to know the GPU's
+    compute capability, or too new to still support it."""
     cc = cap.compute_capability
     out: list[RunWarning] = []
     build = parse_version(w.cuda_build)
@@ -327,9 +344,14 @@ def compatibility_warnings(w: Workload, gpu: GpuSpec) -> list[RunWarning]:
                     },
                 )
             )
+    return out
+
+
+def _min_cc_warnings(w: Workload, gpu: GpuSpec, cc: Version | None) -> list[RunWarning]:
+    """The build's lowest compute capability (``min_compute_capability``) above ``gpu``'s."""
     need_cc = parse_version(w.min_compute_capability)
     if need_cc and cc and cc < need_cc:
-        out.append(
+        return [
             RunWarning(
                 code=WarningCode.COMPUTE_CAPABILITY_TOO_LOW,
                 message=f"the build needs compute capability {w.min_compute_capability} or "
@@ -340,7 +362,15 @@ def compatibility_warnings(w: Workload, gpu: GpuSpec) -> list[RunWarning]:
                     "min_compute_capability": w.min_compute_capability,
                 },
             )
-        )
+        ]
+    return []
+
+
+def _library_warnings(w: Workload, gpu: GpuSpec, cap: GpuCapabilities) -> list[RunWarning]:
+    """Each library the job needs (:func:`job_libraries`) that ``gpu`` cannot run: a CUDA-only
+    one on ROCm, or one needing a higher compute capability."""
+    cc = cap.compute_capability
+    out: list[RunWarning] = []
     for name, why in job_libraries(w).items():
         lib = LIBRARIES.get(name)
         if lib is None:

@@ -26,6 +26,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 from sqlalchemy import Engine
+from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.services.reference import ReferenceData, load_reference
@@ -36,6 +37,21 @@ log = logging.getLogger(__name__)
 
 #: reads of one version tried before giving up (each retry: a write committed meanwhile)
 MAX_READS = 5
+#: the channel the catalog triggers ``NOTIFY`` with each new version
+CHANNEL = "gpucost_catalog"
+#: longest wait (seconds) between two attempts to reconnect the ``LISTEN`` connection
+RECONNECT_MAX_S = 30.0
+
+
+def listen_conninfo(url: str | None) -> str | None:
+    """The libpq connection string of a PostgreSQL SQLAlchemy ``url`` (its driver name
+    dropped), ``None`` for any other database."""
+    if url is None:
+        return None
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "postgresql":
+        return None
+    return parsed.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 def _log_failure(future: asyncio.Future[ReferenceData]) -> None:
@@ -96,6 +112,10 @@ class ReferenceCache:
         self._check: asyncio.Future[ReferenceData] | None = None
         #: versions loaded by this process (statistics)
         self.loads = 0
+        #: a ``LISTEN`` connection is open (:meth:`watch`)
+        self.listening = False
+        #: a :meth:`poke` came while a check was in flight: check again after it
+        self._again = False
 
     @property
     def current(self) -> ReferenceData | None:
@@ -209,6 +229,67 @@ class ReferenceCache:
         except Exception:  # slow or failing database: the version held (logged above)
             return data
 
+    def poke(self) -> None:
+        """Check the version now, in the background (on the cache's limiter), so that a
+        version announced by ``NOTIFY`` or found by the background poll is loaded before the
+        next request asks; call on the event loop."""
+        self._checked = 0.0
+        if self._check is not None and not self._check.done():
+            self._again = True  # that check may have read the version before this one
+            return
+        self._again = False
+        self._checking().add_done_callback(self._after_poke)
+
+    def _after_poke(self, _: asyncio.Future[ReferenceData]) -> None:
+        if self._again:
+            self.poke()
+
+    async def watch(self, url: str | None, *, fallback_s: float = 1.0) -> None:
+        """Load each new catalog version as soon as it commits, until cancelled.
+
+        PostgreSQL: ``LISTEN`` on :data:`CHANNEL` (the catalog triggers ``NOTIFY`` it with
+        each version, migration ``0010_catalog_version``) on a connection of its own
+        (psycopg, async), :meth:`poke` on each notification and on each (re)connection
+        (what was missed while down); a failed connection is retried after 1 s, doubling up
+        to :data:`RECONNECT_MAX_S`, with a :meth:`poke` every ``fallback_s`` meanwhile.
+        Another database (SQLite: no notifications) or ``url`` ``None``: :meth:`poke` every
+        ``fallback_s`` seconds. Requests still check at most every ``poll_s`` themselves.
+        """
+        conninfo = listen_conninfo(url)
+        delay = 1.0
+        while True:
+            if conninfo is None:
+                await asyncio.sleep(fallback_s)
+                self.poke()
+                continue
+            try:
+                await self._listen(conninfo)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # down or restarted: poll until it answers again
+                log.warning("catalog LISTEN failed (%s); retrying in %.0f s", exc, delay)
+            end = time.monotonic() + delay
+            while time.monotonic() < end:
+                await asyncio.sleep(min(fallback_s, delay))
+                self.poke()
+            delay = min(delay * 2, RECONNECT_MAX_S)
+
+    async def _listen(self, conninfo: str) -> None:
+        """One ``LISTEN`` connection: :meth:`poke` once connected, then per notification."""
+        import psycopg  # the PostgreSQL driver; absent from a SQLite-only install
+
+        async with await psycopg.AsyncConnection.connect(
+            conninfo, autocommit=True, connect_timeout=5
+        ) as conn:
+            await conn.execute(f"LISTEN {CHANNEL}")
+            self.listening = True
+            try:
+                self.poke()
+                async for _ in conn.notifies():
+                    self.poke()
+            finally:
+                self.listening = False
+
     def invalidate(self) -> None:
         """Check the version on next use (a write this process just committed): the next
         :meth:`aget` waits for that check however long the load takes (not ``wait_s``).
@@ -228,4 +309,5 @@ class ReferenceCache:
             "build_ms": round(snap.build_ms, 1) if snap is not None else None,
             "cached_answers": snap.cached_answers() if snap is not None else {},
             "versions_loaded": self.loads,
+            "listening": self.listening,
         }

@@ -18,6 +18,7 @@ from app.interface.query import COUNT_PARAMS, parse_rank_query
 from app.interface.schemas import CudaLibrary, WorkloadIn
 from app.model.job import build_workload
 from app.model.types import WORKLOAD_INPUTS, Precision, Workload
+from app.model.workload_inputs import INPUT_KEY, INPUTS
 from app.settings import PROJECT_ROOT
 from app.web.forms import WORKLOAD_ADVANCED, WORKLOAD_MAIN
 
@@ -35,10 +36,19 @@ PRESET_ONLY = {
 
 
 def test_every_workload_field_is_an_input_or_preset_only() -> None:
-    # a field added to Workload without its InputSpec (``_given``) fails here
+    # a field added to Workload without its InputSpec (an INPUTS entry) fails here
     names = {f.name for f in dataclasses.fields(Workload)}
     assert names - PRESET_ONLY == set(WORKLOAD_INPUTS)
     assert names >= PRESET_ONLY
+
+
+def test_each_input_table_entry_is_its_own_fields_metadata() -> None:
+    # the table (app.model.workload_inputs.INPUTS) is keyed by field name: an entry read by
+    # another field, or left unread, fails here; the order is the workload's declaration order
+    given = {f.name: f.metadata[INPUT_KEY] for f in dataclasses.fields(Workload) if f.metadata}
+    assert list(given) == list(INPUTS)
+    assert all(given[name] is INPUTS[name][INPUT_KEY] for name in INPUTS)
+    assert WORKLOAD_INPUTS["seq_len"].spec.description == "tokens per sample (sequence length)"
 
 
 def test_request_model_has_every_input_in_order() -> None:

@@ -5,7 +5,7 @@ the link model of :mod:`app.model.multigpu`; a slower link or board never faster
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from app.model.comm import board_twin, link_grows_with_count
 from app.model.mfu import mfu_class
@@ -94,12 +94,18 @@ class MultiGpu(PhysicalChecks):
             if measured is not None:
                 hit = (measured, True)
             else:
-                w = self.w
-                if precision != w.precision:
-                    w = replace(w, precision=precision)
+                w = self._w_at(precision)
                 hit = (multi_gpu_efficiency(w, gpu, n, link, per_gpu, cal=self.cal), False)
             self._eta[key] = hit
         return hit
+
+    def _board_twin(self, gpu: GpuSpec) -> GpuSpec | None:
+        """:func:`app.model.comm.board_twin` in this model's catalog, memoised per GPU spec
+        (a scan of the catalog; a ranking asks for it per GPU count and link)."""
+        hit = self._twins.get(gpu.name)
+        if hit is None or hit[0] is not gpu:
+            hit = self._twins[gpu.name] = (gpu, board_twin(gpu, self.catalog))
+        return hit[1]
 
     def _eta_at(
         self, gpu: GpuSpec, n: int, link: Interconnect | None, precision: Precision, per_gpu: float
@@ -115,7 +121,7 @@ class MultiGpu(PhysicalChecks):
             fast = self._link_eta(gpu, n, Interconnect.NVLINK, precision, per_gpu)
             if fast[0] < e[0]:
                 e = fast
-        twin = board_twin(gpu, self.catalog)
+        twin = self._board_twin(gpu)
         if twin is not None:
             # a PCIe card never scales better than its SXM twin (same chip, faster link)
             board = self._link_eta(twin, n, Interconnect.NVLINK, precision, per_gpu)
@@ -165,6 +171,6 @@ class MultiGpu(PhysicalChecks):
                 best_basis = "measured" if measured else "model"
         total = best_total
         eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
-        w_prec = self.w if prec == self.w.precision else replace(self.w, precision=prec)
+        w_prec = self._w_at(prec)
         summary = multi_gpu_summary(w_prec, gpu, n, link, per_gpu, min(eta, 1.0), cal=self.cal)
         return Scaled(total, eta, best_model, best_basis, summary, notes)

@@ -1,0 +1,394 @@
+"""Why a run may fail, be slower or cost more than its headline figure: the hardware
+warnings of an answer (:func:`hardware_warnings`), each a
+:class:`~app.model.types.RunWarning` with a stable code and its numbers.
+
+Pure; :func:`app.model.cost.combine` adds them to the answer.
+"""
+
+from __future__ import annotations
+
+import math
+
+from app.model.comm import LinkClass, Topology, topology
+from app.model.compat import (
+    compatibility_warnings,
+    driver_warnings,
+    effective_precision,
+    interconnect_warning,
+)
+from app.model.host import (
+    HOST_BRIDGE_GBS,
+    HOST_BRIDGE_MEASURED_SPEEDUPS,
+    checkpoint_gb,
+    disk_needed_gb,
+    disk_read_rate,
+    gathered_checkpoint_gib,
+    host_bridge_efficiency,
+)
+from app.model.memory import host_offload_bytes, vram_per_gpu_gib
+from app.model.multigpu import effective_interconnect, gradient_bytes
+from app.model.types import (
+    Hardware,
+    MemoryEstimate,
+    Precision,
+    RunWarning,
+    ThroughputEstimate,
+    WarningCode,
+    Workload,
+)
+from app.model.vocabulary import parse_version
+
+#: A data-parallel job is called communication-heavy when its predicted PCIe scaling
+#: efficiency falls below this (benchmarks.md §4: GNMT/BERT-large lose 10-50 % per GPU).
+COMM_HEAVY_EFFICIENCY = 0.85
+
+
+def _gb(value: float) -> str:
+    """A size in GB for a sentence: whole GB from 10 up, two significant figures below
+    (0.05 GB stays 0.05, not 0)."""
+    return f"{value:.0f}" if value >= 10 else f"{value:.2g}"
+
+
+def warn(code: WarningCode, message: str, **values: object) -> RunWarning:
+    """A :class:`~app.model.types.RunWarning` of ``code`` with ``message`` and its numbers."""
+    return RunWarning(code=code, message=message, values=values)
+
+
+def hardware_warnings(
+    w: Workload,
+    hw: Hardware,
+    tp: ThroughputEstimate,
+    loader_rate: float | None,
+    memory: MemoryEstimate,
+) -> list[RunWarning]:
+    """Bottlenecks and mismatches of ``w`` on ``hw``, each with a stable code and its numbers.
+
+    Codes: ``oom``, ``oom_possible``, ``disk_too_small``, ``ram_short``, ``cuda_too_old``,
+    ``no_nvlink``, ``nvlink_unavailable`` (:func:`app.model.compat.interconnect_warning`),
+    ``pcie_host_bridge``, ``data_loader_bound``, ``fp8_gain_unmeasured`` (fp8 asked for a
+    workload measured at 16-bit only: ``tp`` stands at that rate,
+    :meth:`app.model.throughput.ThroughputModel.stand_in_precision`), plus the software
+    rules of
+    :func:`app.model.compat.compatibility_warnings` and the precision rule of
+    :func:`app.model.compat.effective_precision`.
+    """
+    return [
+        *_gpu_warnings(w, hw, tp),
+        *_memory_warnings(memory),
+        *_disk_warnings(w, hw),
+        *_ram_warnings(w, hw),
+        *_cuda_warnings(w, hw),
+        *_link_warnings(w, hw, tp),
+        *_slow_disk_warnings(w, hw, tp),
+        *_loader_warnings(w, hw, tp, loader_rate),
+    ]
+
+
+def _gpu_warnings(w: Workload, hw: Hardware, tp: ThroughputEstimate) -> list[RunWarning]:
+    """The GPU against the job: its precision, its link for the count, the software rules."""
+    out: list[RunWarning] = []
+    run, precision_warning = effective_precision(hw.gpu, w.precision, w.architecture)
+    if precision_warning is not None:
+        out.append(precision_warning)
+    if run == Precision.FP8 and tp.precision is not None and tp.precision != Precision.FP8:
+        out.append(
+            warn(
+                WarningCode.FP8_GAIN_UNMEASURED,
+                f"this workload was never measured at fp8: its throughput on {hw.gpu.name} "
+                f"is estimated at the measured {tp.precision.value} rate (fp8's gain is "
+                "unmeasured for it)",
+                gpu=hw.gpu.name,
+                requested_precision=w.precision.value,
+                estimated_at_precision=tp.precision.value,
+            )
+        )
+    link_warning = interconnect_warning(hw.gpu, hw.interconnect, hw.gpu_count)
+    if link_warning is not None:
+        out.append(link_warning)
+    out.extend(compatibility_warnings(w, hw.gpu))
+    return out
+
+
+def _memory_warnings(memory: MemoryEstimate) -> list[RunWarning]:
+    """Predicted peak over the usable VRAM (``oom``), or over it only with allocator slack
+    (``oom_possible``)."""
+    if memory.oom_risk.value == "high":
+        return [
+            warn(
+                WarningCode.OOM,
+                f"predicted peak {memory.peak_memory_gib:.1f} GiB per GPU exceeds the "
+                f"{memory.usable_vram_gib:.1f} GiB usable",
+                peak_memory_gib=round(memory.peak_memory_gib, 2),
+                usable_vram_gib=round(memory.usable_vram_gib, 2),
+            )
+        ]
+    if memory.memory_utilization > 1.0:
+        return [
+            warn(
+                WarningCode.OOM_POSSIBLE,
+                f"predicted peak {memory.peak_memory_gib:.1f} GiB per GPU (with allocator "
+                f"slack) exceeds the {memory.usable_vram_gib:.1f} GiB usable; it fits only if "
+                "fragmentation stays low (lower the micro-batch to be safe)",
+                peak_memory_gib=round(memory.peak_memory_gib, 2),
+                usable_vram_gib=round(memory.usable_vram_gib, 2),
+            )
+        ]
+    return []
+
+
+def _disk_warnings(w: Workload, hw: Hardware) -> list[RunWarning]:
+    """The offer's disk smaller than dataset + model + kept checkpoints
+    (:func:`app.model.host.disk_needed_gb`)."""
+    if not hw.disk_gb:
+        return []
+    disk = disk_needed_gb(w)
+    if disk["needed_gb"] > hw.disk_gb:
+        return [
+            warn(
+                WarningCode.DISK_TOO_SMALL,
+                f"the run needs ~{_gb(disk['needed_gb'])} GB of disk (dataset "
+                f"{_gb(disk['dataset_gb'])} GB + model {_gb(disk['model_gb'])} GB + "
+                f"{w.checkpoints_kept} checkpoint(s) {_gb(disk['checkpoints_gb'])} GB) "
+                f"but the offer has {hw.disk_gb:g} GB",
+                disk_gb=hw.disk_gb,
+                **{k: round(v, 2) for k, v in disk.items()},
+            )
+        ]
+    return []
+
+
+def _ram_warnings(w: Workload, hw: Hardware) -> list[RunWarning]:
+    """Host RAM short of, in turn: the states offloaded to it, the model in fp32, a gathered
+    checkpoint of sharded training, the GPUs' memory (the first that applies)."""
+    if not hw.ram_gib:
+        return []
+    ram = hw.ram_gib
+    offload_gib = host_offload_bytes(w, max(math.floor(hw.gpu_count), 1)) / 2**30
+    if ram < offload_gib:
+        message = (
+            f"out of memory on the host: the states offloaded to CPU RAM (master "
+            f"weights, gradients, optimizer states, paged or offloaded activations) "
+            f"need {offload_gib:.1f} GiB but the offer has {ram:g} GiB"
+        )
+        return [_ram_short(ram, offload_gib, message)]
+    model_fp32_gib = (w.params or 0) * 4 / 2**30
+    if ram < model_fp32_gib:
+        message = (
+            f"{ram:g} GiB of host RAM is less than the {model_fp32_gib:.1f} GiB "
+            "needed to load the model in fp32 (and to gather it for a checkpoint)"
+        )
+        return [_ram_short(ram, model_fp32_gib, message)]
+    ckpt_gib = gathered_checkpoint_gib(w, hw)
+    if ram < ckpt_gib:
+        message = (
+            f"{ram:g} GiB of host RAM is less than the {ckpt_gib:.1f} GiB of a "
+            "full checkpoint (weights + optimizer state), which sharded training "
+            "gathers in one process's RAM to save it"
+        )
+        return [_ram_short(ram, ckpt_gib, message, checkpoint_gb=round(checkpoint_gb(w), 2))]
+    total_vram = hw.gpu_count * vram_per_gpu_gib(hw.gpu.vram_gib, hw.vram_gib_per_gpu, hw.gpu_count)
+    if ram < total_vram:
+        message = (
+            f"{ram:g} GiB of host RAM is less than the {total_vram:g} GiB of GPU "
+            "memory (pinned staging buffers, data-loader workers and checkpoint saving "
+            "need host RAM at least the size of the GPUs' memory)"
+        )
+        return [_ram_short(ram, total_vram, message)]
+    return []
+
+
+def _ram_short(ram_gib: float, needed_gib: float, message: str, **more: object) -> RunWarning:
+    """A ``ram_short`` warning: ``ram_gib`` on offer, ``needed_gib`` (rounded) needed."""
+    return warn(
+        WarningCode.RAM_SHORT, message, ram_gib=ram_gib, needed_gib=round(needed_gib, 2), **more
+    )
+
+
+def _cuda_warnings(w: Workload, hw: Hardware) -> list[RunWarning]:
+    """The driver's CUDA older than the job needs (``min_cuda``) or than its build
+    (``cuda_build``), and the driver against the GPU (:func:`app.model.compat.driver_warnings`)."""
+    out: list[RunWarning] = []
+    need, have = parse_version(w.min_cuda), parse_version(hw.max_cuda)
+    if need and have and have < need:
+        out.append(
+            warn(
+                WarningCode.CUDA_TOO_OLD,
+                f"the driver supports CUDA up to {hw.max_cuda}; the job needs {w.min_cuda}",
+                max_cuda=hw.max_cuda,
+                min_cuda=w.min_cuda,
+            )
+        )
+    out.extend(driver_warnings(hw.gpu, hw.max_cuda))
+    build = parse_version(w.cuda_build)
+    if build and have and have < build and (not need or build > need):
+        out.append(
+            warn(
+                WarningCode.CUDA_TOO_OLD,
+                f"the driver supports CUDA up to {hw.max_cuda}; the job's build is CUDA "
+                f"{w.cuda_build}",
+                max_cuda=hw.max_cuda,
+                cuda_build=w.cuda_build,
+            )
+        )
+    return out
+
+
+def _slow_disk_warnings(w: Workload, hw: Hardware, tp: ThroughputEstimate) -> list[RunWarning]:
+    """A hard disk's random reads slower than the GPUs train
+    (:func:`app.model.host.disk_read_rate`)."""
+    disk_rate = disk_read_rate(w, hw)
+    if disk_rate is not None and disk_rate < tp.samples_per_s:
+        return [
+            warn(
+                WarningCode.SLOW_DISK,
+                f"the dataset ({w.dataset_gb:g} GB, {w.samples_per_epoch:,} files) does not "
+                "fit in host RAM, so every epoch reads it from the hard disk: at most "
+                f"~{disk_rate:.0f} random reads/s (rotation alone), against the "
+                f"{tp.samples_per_s:.0f} samples/s the GPUs could train; copy it to an SSD or "
+                "pack it into large record files",
+                disk_type=hw.disk_type,
+                dataset_gb=w.dataset_gb,
+                disk_samples_per_s=disk_rate,
+                gpu_samples_per_s=round(tp.samples_per_s, 2),
+            )
+        ]
+    return []
+
+
+def _loader_warnings(
+    w: Workload, hw: Hardware, tp: ThroughputEstimate, loader_rate: float | None
+) -> list[RunWarning]:
+    """The data loader: no vCPU count to cap by (``vcpus_unlisted``), or the CPUs slower than
+    the GPUs (``data_loader_bound``; ``loader_rate``: :func:`app.model.host.data_loader_rate`)."""
+    out: list[RunWarning] = []
+    if w.cpu_ms_per_sample and not hw.vcpus:
+        # the loader cap cannot be applied: say what it would take, so an offer that lists no
+        # CPUs is not read as one that has enough (data_loader_rate, solved for vCPUs)
+        needed = tp.samples_per_s * w.cpu_ms_per_sample / 1000.0 + 1.0
+        out.append(
+            warn(
+                WarningCode.VCPUS_UNLISTED,
+                "the offer lists no vCPU count, so the data-loader limit is not applied: "
+                f"feeding {tp.samples_per_s:.0f} samples/s at {w.cpu_ms_per_sample:g} ms of "
+                f"CPU per sample needs about {math.ceil(needed)} vCPUs",
+                cpu_ms_per_sample=w.cpu_ms_per_sample,
+                vcpus_needed=math.ceil(needed),
+                gpu_samples_per_s=round(tp.samples_per_s, 2),
+            )
+        )
+    if loader_rate is not None and loader_rate < tp.samples_per_s:
+        out.append(
+            warn(
+                WarningCode.DATA_LOADER_BOUND,
+                f"{hw.vcpus:g} vCPUs prepare ~{loader_rate:.0f} samples/s, below the GPUs' "
+                f"{tp.samples_per_s:.0f}: the GPUs wait for data "
+                f"({loader_rate / tp.samples_per_s:.0%} busy)",
+                vcpus=hw.vcpus,
+                cpu_ms_per_sample=w.cpu_ms_per_sample,
+                data_loader_samples_per_s=round(loader_rate, 2),
+                gpu_samples_per_s=round(tp.samples_per_s, 2),
+            )
+        )
+    return out
+
+
+def _link_warnings(w: Workload, hw: Hardware, tp: ThroughputEstimate) -> list[RunWarning]:
+    # the link class the throughput estimate scaled over (SXM boards listed without a link
+    # are NVLink: effective_interconnect), so warning and estimate never disagree
+    if hw.gpu_count <= 1:
+        return []
+    topo = topology(hw.gpu, hw.gpu_count, effective_interconnect(hw.gpu, hw.interconnect))
+    out = _topology_warnings(topo, tp)
+    return out + _intra_link_warnings(w, hw, tp, topo.intra)
+
+
+def _topology_warnings(topo: Topology, tp: ThroughputEstimate) -> list[RunWarning]:
+    """Several machines (the network rate assumed where the offer states none)."""
+    if topo.nodes <= 1:
+        return []
+    stated = "as stated" if topo.network_stated else "assumed: the offer states no network"
+    return [
+        warn(
+            WarningCode.MULTI_NODE,
+            f"{topo.gpus} GPUs are more than one machine holds ({topo.gpus_per_node}): "
+            f"{topo.nodes} machines whose collectives cross the network at "
+            f"{topo.network_gbps or 0:,.0f} Gbit/s per machine ({stated}); the estimate "
+            f"scales at {tp.multi_gpu_efficiency:.0%}",
+            gpu_count=topo.gpus,
+            nodes=topo.nodes,
+            gpus_per_node=topo.gpus_per_node,
+            network_gbps=topo.network_gbps,
+            network_stated=topo.network_stated,
+            predicted_efficiency=round(tp.multi_gpu_efficiency, 3),
+        )
+    ]
+
+
+def _intra_link_warnings(
+    w: Workload, hw: Hardware, tp: ThroughputEstimate, link: LinkClass
+) -> list[RunWarning]:
+    """PCIe host bridge or PCIe without NVLink for a communication-heavy job."""
+    if link in (LinkClass.NVSWITCH, LinkClass.NVLINK_BRIDGE, LinkClass.INFINITY_FABRIC):
+        return []
+    n = int(hw.gpu_count)
+    if link == LinkClass.PCIE_HOST_BRIDGE:
+        per_gpu = tp.samples_per_s / max(n * tp.multi_gpu_efficiency, 1e-9)
+        volume = gradient_bytes(w)
+        bridge = host_bridge_efficiency(w, n, per_gpu) if volume > 0 else 1.0
+        eff = tp.multi_gpu_efficiency
+        if min(bridge, eff) < COMM_HEAVY_EFFICIENCY:
+            measured = tp.multi_gpu_basis == "measured"
+            source = (
+                f"measured on {n}× {hw.gpu.name} for this workload"
+                if measured
+                else "from the consumer-PCIe scaling fitted to the measured GeForce "
+                "multi-GPU benchmarks"
+            )
+            message = (
+                f"{n} {hw.gpu.name} GPUs have no peer-to-peer link: gradients cross the "
+                f"PCIe host bridge. The estimate scales at {eff:.0%} ({n * eff:.2f}× one GPU), "
+                f"{source}"
+            )
+            if volume > 0:
+                message += (
+                    f"; this job all-reduces {volume / 1e9:.2f} GB per step, which a host "
+                    f"bridge alone would hold to ~{bridge:.0%} ({n * bridge:.2f}× one GPU)"
+                )
+            message += "; measured 2-GPU speedups over host bridges were 1.18–1.71×"
+            return [
+                warn(
+                    WarningCode.PCIE_HOST_BRIDGE,
+                    message,
+                    gpu_count=n,
+                    gradient_gb_per_step=round(volume / 1e9, 3),
+                    predicted_efficiency=round(eff, 3),
+                    predicted_from="measured" if measured else "model",
+                    host_bridge_efficiency=round(bridge, 3),
+                    host_bridge_gbs=HOST_BRIDGE_GBS,
+                    measured_speedups=HOST_BRIDGE_MEASURED_SPEEDUPS,
+                )
+            ]
+        return []
+    if tp.multi_gpu_efficiency < COMM_HEAVY_EFFICIENCY:
+        return [
+            warn(
+                WarningCode.NO_NVLINK,
+                f"{n} GPUs over PCIe scale at {tp.multi_gpu_efficiency:.0%} for this "
+                "communication-heavy job (NVLink would help)",
+                gpu_count=n,
+                predicted_efficiency=round(tp.multi_gpu_efficiency, 3),
+            )
+        ]
+    return []
+
+
+def padded_warning(w: Workload, tokens: int | None) -> RunWarning:
+    """The epoch counted each sample as a full sequence, its real length unknown."""
+    return warn(
+        WarningCode.EPOCH_TOKENS_PADDED,
+        f"the epoch counts each of the {w.samples_per_epoch:,} samples as a full "
+        f"{tokens:,}-token sequence; if they are shorter, give tokens_per_epoch "
+        "(packed) for the real time and cost",
+        samples_per_epoch=w.samples_per_epoch,
+        seq_len=tokens,
+    )
