@@ -48,7 +48,7 @@ SERVED = load_calibration()
 
 #: Priors (sources in MemoryParams' docstring); the fit starts here.
 PRIOR = MemoryParams(
-    unfused_logit_bytes=6.0,
+    unfused_logit_bytes=8.0,
     chunked_logit_bytes=2.0,
     lora_activation_factor=23.0 / 28.0,
     qlora_overhead=0.06,
@@ -71,7 +71,7 @@ _PER_GFLOP_GRID = [
 GRIDS: dict[str, list[float]] = {
     # unfused_logit_bytes is not fitted: only universal-llm-trainer (C-6) runs a long context
     # with a 128k vocabulary unfused, so a fit elsewhere would absorb unrelated errors; it
-    # stays at Stas's 6 B per element (fp32 logits from a 16-bit copy, "factor of 6")
+    # stays at its count, 4 logit-sized 16-bit tensors alive when backward starts (8 B)
     "chunked_logit_bytes": [0.5 * i for i in range(9)],  # 0 … 4
     "lora_activation_factor": [0.4 + 0.02 * i for i in range(31)],  # 0.4 … 1.0
     "qlora_overhead": [0.02 * i for i in range(51)],  # 0 … 1.0

@@ -39,8 +39,9 @@ class MemoryParams:
     """Constants of the memory model fitted on the published cases (``tools/fit_memory.py``,
     method ``app/calibrate/memory_fit.py``; priors in brackets, ``PRIOR`` there).
 
-    ``unfused_logit_bytes``: bytes per logit element alive at the loss with an unfused
-    cross-entropy (16-bit logits, fp32 upcast, log-softmax, their gradient) [6, Stas];
+    ``unfused_logit_bytes``: bytes per 16-bit logit element alive at the loss with an
+    unfused cross-entropy (logits, log-softmax output, its gradient, the logits' gradient:
+    4 × 2 B; × 2 for fp32 logits, :func:`app.model.memory.logit_bytes_per_element`) [8];
     ``chunked_logit_bytes``: with a chunked/fused loss (16-bit logits of every chunk kept for
     backward) [2]; ``lora_activation_factor``: LoRA's saved activations relative to full
     fine-tuning (frozen linears keep no inputs for weight gradients; dimensionless)

@@ -23,7 +23,7 @@ from app.model.memory_vision import (
     segmentation_loss_bytes_per_sample,
     task_notes,
 )
-from app.model.stacks import FUSED_KERNEL_STACKS
+from app.model.stacks import FUSED_KERNEL_STACKS, Stack
 from app.model.types import (
     Architecture,
     Attention,
@@ -337,12 +337,52 @@ def frozen_base_bytes(w: Workload, cal: Calibration | None = None) -> float:
     if dtype == BaseDtype.NF4 and not w.double_quant:
         per = NF4_NO_DQ_BYTES_PER_PARAM
     emb = float(embedding_params(w))
+    emb_bytes = 4.0 if kbit_upcast(w) else 2.0
     overhead = (
         cal.memory.qlora_overhead_torchao
         if w.quant_backend == QuantBackend.TORCHAO
         else cal.memory.qlora_overhead
     )
-    return (p - emb) * per * (1 + overhead) + emb * 2
+    return (p - emb) * per * (1 + overhead) + emb * emb_bytes
+
+
+#: Stacks that prepare a quantised base with PEFT's ``prepare_model_for_kbit_training``
+#: (huggingface/peft ``src/peft/utils/other.py``), which casts every parameter left in 16-bit
+#: (token embeddings, LM head, norms) to fp32; a custom job's default stack (HF Trainer + PEFT).
+#: LLaMA-Factory does not call it (its ``upcast_layernorm``/``upcast_lmhead_output`` are off
+#: by default); torchtune, LitGPT and Unsloth keep those modules in the training dtype.
+KBIT_UPCAST_STACKS = frozenset({Stack.HF_TRAINER, Stack.AXOLOTL})
+
+
+def kbit_upcast(w: Workload) -> bool:
+    """Whether the non-quantised modules of a quantised LoRA base (embeddings, LM head, norms)
+    are fp32: 4 B per embedding parameter, fp32 logits, and an fp32 residual stream (the fp32
+    embedding output promotes every block output added to it, :func:`_fp32_stream`).
+
+    fp32/tf32 training loads them in fp32. In 16-bit runs PEFT's
+    ``prepare_model_for_kbit_training`` upcasts them (:data:`KBIT_UPCAST_STACKS`; no stack
+    named: HF Trainer + PEFT), and a bf16 run casts embeddings and LM head back to bf16: TRL's
+    ``SFTTrainer`` (``peft_module_casting_to_bf16`` on a 4-bit model when ``bf16`` is set) and
+    the QLoRA reference script (artidoro/qlora ``qlora.py``, same cast under ``--bf16``), so
+    only fp16 runs keep them fp32. axolotl casts them back whenever flash attention is on
+    (``utils/models.py``: "LlamaRMSNorm layers are in fp32 after kbit_training ... convert
+    them back to fp16/bf16 for flash-attn compatibility"): with axolotl an fp16 run keeps them
+    with eager attention only. Sharded QLoRA (FSDP/ZeRO-3) keeps them in the storage dtype:
+    FSDP needs one dtype per flat parameter, and TRL skips both steps then
+    (``is_sharded_qlora``; PEFT's FSDP-QLoRA guide loads them in ``bnb_4bit_quant_storage``).
+    """
+    if w.method not in (Method.LORA, Method.QLORA) or not quantised_base(w):
+        return False
+    if w.precision in (Precision.FP32, Precision.TF32):
+        return True
+    stack = w.stack or Stack.HF_TRAINER
+    if (
+        stack not in KBIT_UPCAST_STACKS
+        or w.sharding in (Sharding.FSDP, Sharding.ZERO3)
+        or w.precision != Precision.FP16_AMP
+    ):
+        return False
+    return stack != Stack.AXOLOTL or w.attention == Attention.EAGER
 
 
 def adapter_bytes_per_param(w: Workload) -> tuple[float, float, float]:
@@ -540,21 +580,34 @@ def dit_image_tokens(w: Workload) -> int:
     return max((latent // (w.patch_size or DIT_DEFAULT_PATCH)) ** 2, 1)
 
 
+def logits_fp32(w: Workload) -> bool:
+    """Whether the LM head writes fp32 logits: fp32/tf32 training, or an LM head PEFT upcast
+    to fp32 on a quantised base (:func:`kbit_upcast`)."""
+    return activation_bytes(w.precision) == 4 or kbit_upcast(w)
+
+
 def logit_bytes_per_element(w: Workload, cal: Calibration | None = None) -> float:
     """Bytes alive at the loss per logit element (one token × one vocabulary entry), by dtype.
 
-    Unfused cross-entropy: the LM head's logits at the activation dtype plus the fp32 copy the
-    loss works on (upcast, log-softmax output, then its gradient in its place):
-    ``unfused_logit_bytes`` at 16-bit activations (2 + 4 = 6, Stas Bekman's "factor of 6"),
-    2 more when the logits themselves are fp32 (4 + 4: no 16-bit copy, the LM head writes
-    fp32). Chunked/fused loss: only the logits of every chunk, kept for backward, at the
-    activation dtype: the fitted ``chunked_logit_bytes`` at 16-bit, × 2 at fp32.
+    Unfused cross-entropy (``log_softmax`` + ``nll_loss``): when backward starts, four
+    logit-sized tensors are alive at the logits' dtype: the logits, the log-softmax output
+    (saved by ``LogSoftmaxBackward``), its dense gradient (``nll_loss_backward``) and the
+    logits' gradient (``_log_softmax_backward_data`` allocates it): ``unfused_logit_bytes``
+    (4 × 2 = 8) for 16-bit logits, twice that for fp32 logits (:func:`logits_fp32`: fp32
+    training, or PEFT's fp32 LM head on a quantised base). Checked against the public
+    long-context runs of ``../shared/real_runs``, where the logits are the largest term
+    (C-7 at 2 × 8,192 tokens: Llama-3.1-8B LoRA 36 GiB, Phi-3-mini LoRA/full 17/40 GiB,
+    predicted 38.7, 16.1/39.4; U-2: Mistral-7B QLoRA at 8,192 tokens OOMs a 4090 at
+    micro-batch 4, fits at 2). A plain cross-entropy on 16-bit logits that drops them before
+    backward keeps three (6 B), Hugging Face's loss upcasting them to fp32 2 + 3 × 4 = 14 B;
+    8 B sits between. Chunked/fused loss: only the logits of every chunk, kept for backward,
+    at their dtype: the fitted ``chunked_logit_bytes`` for 16-bit logits, × 2 for fp32.
     """
     cal = cal or load_calibration()
-    wide = activation_bytes(w.precision) == 4
+    scale = 2.0 if logits_fp32(w) else 1.0
     if w.fused_cross_entropy:
-        return cal.memory.chunked_logit_bytes * (2.0 if wide else 1.0)
-    return cal.memory.unfused_logit_bytes + (2.0 if wide else 0.0)
+        return cal.memory.chunked_logit_bytes * scale
+    return cal.memory.unfused_logit_bytes * scale
 
 
 def logits_bytes_per_sample(w: Workload, cal: Calibration | None = None) -> float:
@@ -763,14 +816,16 @@ def _plain_mlp(w: Workload) -> bool:
 def _fp32_stream(w: Workload) -> bool:
     """Whether the residual stream (and checkpointed layer inputs) is fp32: autocast over fp32
     weights without ZeRO/FSDP (see ``AMP_FP32_STREAM_EXTRA_COPIES``). A LoRA run on a 16-bit
-    base has 16-bit embeddings, so its stream stays 16-bit; a quantised base keeps fp32
-    embeddings and norms under autocast (PEFT ``prepare_model_for_kbit_training`` upcasts
-    every non-quantised parameter to fp32)."""
-    if not _amp(w.precision) or w.sharding != Sharding.NONE:
+    base has 16-bit embeddings, so its stream stays 16-bit; a quantised base has an fp32
+    stream where its embeddings are fp32 (:func:`kbit_upcast`), with or without autocast:
+    the fp32 embedding output promotes every 16-bit block output added to it."""
+    if w.sharding != Sharding.NONE:
         return False
-    if w.method == Method.FULL:
-        return True
-    return base_dtype(w) not in (BaseDtype.BF16, BaseDtype.FP16)
+    if w.method != Method.FULL and quantised_base(w):
+        return kbit_upcast(w) and activation_bytes(w.precision) == 2
+    if not _amp(w.precision):
+        return False
+    return w.method == Method.FULL or base_dtype(w) not in (BaseDtype.BF16, BaseDtype.FP16)
 
 
 def _copies_per_layer(w: Workload, fp32_stream: bool) -> float:
@@ -949,14 +1004,7 @@ def memory_notes(w: Workload, cal: Calibration | None = None) -> tuple[str, ...]
         w.method in (Method.LORA, Method.QLORA) and quantised_base(w)
     ):
         out.append("memory: quant_backend applies to a quantised (int8/nf4) base; ignored")
-    if w.method in (Method.LORA, Method.QLORA):
-        dtype = base_dtype(w)
-        given = "as given" if w.base_dtype is not None else "the default; set base_dtype"
-        adapters = "bf16" if w.precision == Precision.BF16 else "fp32"
-        out.append(
-            f"memory: frozen base counted in {dtype.value} ({given}); adapters, their "
-            f"gradients and optimizer states in {adapters}"
-        )
+    out += _adapter_notes(w)
     out += _vision_notes(w, cal)
     if w.precision == Precision.FP8:
         out.append("memory: fp8 is modelled as bf16 mixed precision (no fp8 weight savings)")
@@ -984,6 +1032,35 @@ def memory_notes(w: Workload, cal: Calibration | None = None) -> tuple[str, ...]
             "fused_classifier) keeps 2"
         )
     return tuple(out)
+
+
+def _adapter_notes(w: Workload) -> list[str]:
+    """LoRA/QLoRA: the dtypes the answer counts the frozen base, its non-quantised modules
+    (:func:`kbit_upcast`) and the adapters in."""
+    if w.method not in (Method.LORA, Method.QLORA):
+        return []
+    given = "as given" if w.base_dtype is not None else "the default; set base_dtype"
+    adapters = "bf16" if w.precision == Precision.BF16 else "fp32"
+    out = [
+        f"memory: frozen base counted in {base_dtype(w).value} ({given}); adapters, their "
+        f"gradients and optimizer states in {adapters}"
+    ]
+    if not quantised_base(w):
+        return out
+    if kbit_upcast(w):
+        out.append(
+            "memory: the quantised base's embeddings, LM head and norms counted in fp32 "
+            "(PEFT's prepare_model_for_kbit_training, not cast back in this run): fp32 logits "
+            "and residual stream"
+        )
+    else:
+        out.append(
+            "memory: the quantised base's embeddings, LM head and norms counted in 16-bit "
+            "(cast back by TRL and the QLoRA script in bf16 runs, by axolotl with flash "
+            "attention); a trainer that keeps them fp32 needs 2 B more per embedding "
+            "parameter and twice the loss memory"
+        )
+    return out
 
 
 def _vision_notes(w: Workload, cal: Calibration) -> list[str]:

@@ -41,6 +41,21 @@ CUDA_TOTAL_GIB: dict[str, tuple[float, float]] = {
     "L40S": (48.0, 44.53),
     # https://github.com/DINGYANB/MTVCrafter/issues/21
     "RTX 6000 Ada": (48.0, 44.43),
+    # https://github.com/ucwxb/GraphAvatar/issues/4 (23.69, next to its nvidia-smi table) and
+    # https://github.com/GaoLii/DSP/issues/10 (23.70)
+    "GeForce RTX 3090": (24.0, 23.69),
+    # https://github.com/liucongg/ChatGLM-Finetuning/issues/73 ("V100 32GB", 31.74) and
+    # https://github.com/haotian-liu/LLaVA/issues/812 (V100 x8, 31.74); the SXM2, SXM3 and PCIe
+    # boards carry the same 32 GB of HBM2
+    "V100 SXM2 32GB": (32.0, 31.74),
+    "V100 SXM3 32GB": (32.0, 31.74),
+    "V100 PCIe 32GB": (32.0, 31.74),
+    # https://github.com/kchengiva/Shift-GCN/issues/34 ("16G V100", 15.78); same HBM2 on both
+    "V100 SXM2 16GB": (16.0, 15.78),
+    "V100 PCIe 16GB": (16.0, 15.78),
+    # https://github.com/antirez/ds4/issues/431 (cudaMemGetInfo "total=94.97 GiB" on the 96 GB
+    # RTX Pro 6000 Blackwell, 97887 MiB in nvidia-smi)
+    "RTX PRO 6000 Blackwell 96GB": (96.0, 94.97),
     # https://github.com/Zheng-Chong/CatVTON/issues/133 and
     # https://github.com/AlphaGPU/leetgpu-challenges/issues/52 (Tesla T4, 14.56)
     "T4": (16.0, 14.56),

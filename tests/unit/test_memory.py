@@ -18,6 +18,7 @@ from app.model.memory import (
     frozen_base_bytes,
     fused_copies_per_layer,
     implementation,
+    logit_bytes_per_element,
     logits_bytes_per_sample,
     lora_trainable_params,
     max_fitting_utilization,
@@ -81,8 +82,14 @@ def test_zero_stages_divide_states_by_data_parallel_degree() -> None:
 
 
 def test_qlora_base_is_nf4_except_embeddings() -> None:
-    w = Workload(**LLAMA3_8B, precision=Precision.BF16, method=Method.QLORA, lora_rank=8)
-    emb = 2 * 128256 * 4096  # untied input embedding + LM head stay bf16
+    w = Workload(
+        **LLAMA3_8B,
+        precision=Precision.BF16,
+        method=Method.QLORA,
+        lora_rank=8,
+        stack=Stack.TORCHTUNE,
+    )
+    emb = 2 * 128256 * 4096  # untied input embedding + LM head stay bf16 (torchtune)
     pt = lora_trainable_params(w)
     overhead = 1 + load_calibration().memory.qlora_overhead
     expected_base = (8_030_261_248 - emb) * NF4_BYTES_PER_PARAM * overhead + emb * 2
@@ -90,6 +97,40 @@ def test_qlora_base_is_nf4_except_embeddings() -> None:
     assert state_bytes(w, 1).weights == pytest.approx(expected_base + pt * 2)
     # rank 8 on q,k,v,o,gate,up,down of 32 layers: 8*(8192+5120+5120+8192+18432*2+18432)*32
     assert pt == 8 * 32 * (8192 + 5120 + 5120 + 8192 + 18432 + 18432 + 18432)
+
+
+def test_peft_kbit_preparation_keeps_embeddings_and_lm_head_fp32_under_fp16() -> None:
+    # HF Trainer + PEFT (the default stack) under fp16 autocast:
+    # prepare_model_for_kbit_training casts the embeddings and LM head to fp32 and nothing casts
+    # them back: 4 B per embedding parameter, fp32 logits, an fp32 residual stream
+    fp16 = Workload(
+        **LLAMA3_8B,
+        precision=Precision.FP16_AMP,
+        method=Method.QLORA,
+        lora_rank=8,
+    )
+    tune = dataclasses.replace(fp16, stack=Stack.TORCHTUNE)
+    emb = 2 * 128256 * 4096
+    assert state_bytes(fp16, 1).weights - state_bytes(tune, 1).weights == pytest.approx(emb * 2)
+    unfused = load_calibration().memory.unfused_logit_bytes
+    assert logit_bytes_per_element(fp16) == pytest.approx(2 * unfused)
+    assert logit_bytes_per_element(tune) == pytest.approx(unfused)
+    # the checkpointed layer inputs: 32 layers x 2048 tokens x 4096 at 4 B instead of 2
+    stored = 32 * 2048 * 4096 * 2
+    gap = activation_bytes_per_sample(fp16) - activation_bytes_per_sample(tune)
+    assert gap == pytest.approx(stored + (2 * unfused - unfused) * 2048 * 128256)
+    # bf16 (TRL's peft_module_casting_to_bf16, qlora.py --bf16) casts them back, as axolotl does
+    # with flash attention; sharded QLoRA never upcasts; a 16-bit LoRA base is never cast
+    for same in (
+        dataclasses.replace(fp16, precision=Precision.BF16_AMP),
+        dataclasses.replace(fp16, precision=Precision.BF16),
+        dataclasses.replace(fp16, stack=Stack.AXOLOTL, attention=Attention.SDPA),
+        dataclasses.replace(fp16, sharding=Sharding.FSDP),
+        dataclasses.replace(fp16, method=Method.LORA),
+    ):
+        assert logit_bytes_per_element(same) == pytest.approx(unfused), same
+    eager_axolotl = dataclasses.replace(fp16, stack=Stack.AXOLOTL, attention=Attention.EAGER)
+    assert logit_bytes_per_element(eager_axolotl) == pytest.approx(2 * unfused)
 
 
 def test_gpt2_activation_bytes_hand_worked() -> None:
@@ -345,11 +386,11 @@ def test_the_loss_grows_with_sequence_times_vocabulary_by_dtype() -> None:
     # Llama 3.1 8B, 2048 tokens x 128,256 entries = 262.7 M logits per sample
     w = Workload(**LLAMA3_8B)
     n = 2048 * 128256
-    # 16-bit logits + the fp32 copy the loss works on: 6 B each
-    assert logits_bytes_per_sample(w) == pytest.approx(6 * n)
-    # fp32 training: the LM head writes fp32 logits, no 16-bit copy: 4 + 4
+    # logits, log-softmax output, its gradient, the logits' gradient: 4 x 2 B at 16-bit
+    assert logits_bytes_per_sample(w) == pytest.approx(8 * n)
+    # fp32 training: the LM head writes fp32 logits, the four tensors at 4 B
     assert logits_bytes_per_sample(dataclasses.replace(w, precision=Precision.FP32)) == (
-        pytest.approx(8 * n)
+        pytest.approx(16 * n)
     )
     # a chunked loss keeps only the logits of every chunk, at the activation dtype
     fused = dataclasses.replace(w, fused_cross_entropy=True)
@@ -366,6 +407,10 @@ def test_the_answer_states_the_base_dtype_and_what_it_ignores() -> None:
     assert any("frozen base counted in bf16 (the default" in n for n in memory_notes(lora))
     qlora = Workload(**LLAMA3_8B, method=Method.QLORA, base_dtype=BaseDtype.NF4)
     assert any("frozen base counted in nf4 (as given)" in n for n in memory_notes(qlora))
+    # a bf16 QLoRA run: embeddings and LM head cast back to 16-bit, said in the answer
+    assert any("LM head and norms counted in 16-bit" in n for n in memory_notes(qlora))
+    fp16 = dataclasses.replace(qlora, precision=Precision.FP16_AMP)
+    assert any("LM head and norms counted in fp32" in n for n in memory_notes(fp16))
     full = Workload(**LLAMA3_8B, base_dtype=BaseDtype.NF4, quant_backend=QuantBackend.TORCHAO)
     notes = memory_notes(full)
     assert any("base_dtype applies to lora/qlora" in n for n in notes)
