@@ -128,6 +128,8 @@ SOURCE_STACK = {
     "nanogpt": Stack.PYTORCH_COMPILE,
     "tinyllama": Stack.LIGHTNING,
     "timm_benchmark": Stack.TIMM,
+    "peft_method_comparison": Stack.HF_TRAINER,
+    "mlperf_training": Stack.MEGATRON,
 }
 
 #: Stack of a preset's recipe, from the repository its ``source`` cites (the repository cited
