@@ -422,8 +422,9 @@ def bench(
     from rich.table import Table
 
     from app import bench as bench_mod
+    from app.cli_ask import out_console
 
-    out = Console()
+    out = out_console()
     options: dict[str, Any] = {"steps": steps, "warmup": warmup, "micro_batch_size": micro_batch}
     options["precision"] = precision
     try:

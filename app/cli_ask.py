@@ -16,6 +16,7 @@ file for that provider); 1 the server failed or could not be reached.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -39,6 +40,18 @@ EXIT_REFUSED, EXIT_FAILED = 2, 1
 
 #: Messages, counts and errors (stderr); lines are not wrapped, so they read the same in a log.
 err_console = Console(stderr=True, soft_wrap=True)
+
+#: Columns of a table written to a file or a pipe (rich's default there is 80, which cut the
+#: rank table's figures to ``6.…``); ``$COLUMNS`` still decides when it is set.
+PIPED_WIDTH = 200
+
+
+def out_console() -> Console:
+    """Standard output: the terminal's width, or :data:`PIPED_WIDTH` columns when it is no
+    terminal and ``$COLUMNS`` is unset."""
+    if sys.stdout.isatty() or os.environ.get("COLUMNS"):
+        return Console()
+    return Console(width=PIPED_WIDTH)
 
 
 def typed_value(annotation: Any, name: str, text: str) -> Any:
@@ -334,7 +347,7 @@ def print_ranking(out: dict[str, Any]) -> None:
             num(e["expected_total_cost"] or e["total_cost"]),
             f"[{oom}]{e['oom_risk']}[/{oom}]\n[dim]{e['memory_utilization']:.0%}[/dim]",
         )
-    Console().print(table)
+    out_console().print(table)
     err_console.print(
         "* on the cost/time Pareto frontier; under each figure its low–high range; OOM: risk "
         f"and peak memory / usable VRAM. {out['over_budget_offers']} over budget, "
@@ -397,7 +410,7 @@ def print_estimate(out: dict[str, Any]) -> None:
     ]
     for name, value in rows:
         table.add_row(name, value)
-    Console().print(table)
+    out_console().print(table)
     for warning in e["warnings"]:
         err_console.print(f"[yellow]warning:[/yellow] {escape(warning['message'])}")
     for note in e["notes"][:3]:
@@ -444,7 +457,7 @@ def offers(limit: int, offset: int, as_json: bool, server: str | None, **named: 
             num(o["ram_gib"]),
             "—" if o["price_per_hour"] is None else f"{o['price_per_hour']:g} {o['currency']}",
         )
-    Console().print(table)
+    out_console().print(table)
 
 
 # --- launch -----------------------------------------------------------------------------------
@@ -532,7 +545,7 @@ def bench_setup(dry_run: bool, cpu: bool) -> None:
     from app import torch_setup as ts
     from app.settings import get_settings
 
-    out = Console()
+    out = out_console()
     try:
         if cpu:
             url = f"{ts.INDEX_URL}/cpu"
