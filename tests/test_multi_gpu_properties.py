@@ -151,3 +151,47 @@ def test_mi300x_is_joined_by_infinity_fabric_and_an_unlisted_link_is_said(client
     unlisted = estimate(client, {"preset": "bert-base-squad"}, "A10G", gpu_count=4)
     assert unlisted["multi_gpu"]["link_class"] == "unknown"
     assert unlisted["multi_gpu"]["modelled_as"] == "pcie_p2p"
+
+
+def test_several_machines_use_the_stated_network_else_a_said_default(client: Any) -> None:
+    # 16 H100 SXM boards are two 8-GPU machines; unstated, the network is the DGX H100
+    # reference design's 8 × 400 Gbit/s (seed_data/link_bandwidth.csv) and the warning says so
+    default = estimate(client, HEAVY, "H100 SXM 80GB", gpu_count=16)
+    assert default["multi_gpu"]["nodes"] == 2
+    assert default["multi_gpu"]["network_gbps"] == 3200
+    assert default["multi_gpu"]["network_stated"] is False
+    (warning,) = [w for w in default["warnings"] if w["code"] == "multi_node"]
+    assert "assumed" in warning["message"] and "network_gbps" in warning["message"]
+    # the same network stated: the same answer, said as stated
+    same = estimate(client, HEAVY, "H100 SXM 80GB", gpu_count=16, network_gbps=3200)
+    assert same["multi_gpu"]["network_stated"] is True
+    assert same["multi_gpu_efficiency"] == pytest.approx(default["multi_gpu_efficiency"])
+    (warning,) = [w for w in same["warnings"] if w["code"] == "multi_node"]
+    assert "as stated" in warning["message"]
+    # 100 Gbit/s Ethernet: bus bandwidth 0.86 (nccl-tests, two nodes) × 100 / 8 = 10.75 GB/s
+    slow = estimate(client, HEAVY, "H100 SXM 80GB", gpu_count=16, network_gbps=100)
+    assert slow["multi_gpu"]["bus_bandwidth_gbs"] == pytest.approx(10.75)
+    assert slow["multi_gpu_efficiency"] < same["multi_gpu_efficiency"]
+    assert slow["samples_per_s"] < same["samples_per_s"]
+
+
+def test_gpus_per_node_splits_a_run_over_machines(client: Any) -> None:
+    one = estimate(client, HEAVY, "A100 PCIe 80GB", gpu_count=8, interconnect="pcie")
+    two = estimate(
+        client, HEAVY, "A100 PCIe 80GB", gpu_count=8, interconnect="pcie", gpus_per_node=4
+    )
+    assert (one["multi_gpu"]["nodes"], one["multi_gpu"]["link_class"]) == (1, "pcie_p2p")
+    assert (two["multi_gpu"]["nodes"], two["multi_gpu"]["link_class"]) == (2, "network")
+    # unstated: 100 Gbit/s per 8-GPU PCIe machine (AWS g5.48xlarge), 50 for 4 GPUs
+    assert two["multi_gpu"]["network_gbps"] == 50
+    assert two["multi_gpu_efficiency"] < one["multi_gpu_efficiency"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("network_gbps", 0), ("gpus_per_node", 0), ("gpus_per_node", 2.5)]
+)
+def test_bad_fabric_is_a_400_naming_the_field(client: Any, field: str, value: float) -> None:
+    body = {"workload": HEAVY, "hardware": {"gpu": "A100 PCIe 80GB", "gpu_count": 8, field: value}}
+    r = client.post("/v1/estimate", json=body)
+    assert r.status_code == 400
+    assert f"hardware.{field}" in r.text

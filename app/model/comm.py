@@ -34,7 +34,15 @@ from pathlib import Path
 
 from app.model.calibration import Calibration, load_calibration
 from app.model.memory import lora_trainable_params
-from app.model.types import GpuSpec, Interconnect, Method, Precision, Sharding, Workload
+from app.model.types import (
+    GpuSpec,
+    Hardware,
+    Interconnect,
+    Method,
+    Precision,
+    Sharding,
+    Workload,
+)
 from app.resources import seed_dir
 
 
@@ -153,6 +161,29 @@ def board_twin(gpu: GpuSpec, catalog: Mapping[str, GpuSpec]) -> GpuSpec | None:
         ):
             return other
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Fabric:
+    """What an offer or a request states about the machines its GPUs sit in: ``node_gpus``
+    GPUs per machine and ``network_gbps`` Gbit/s of network per machine; ``None`` where not
+    stated (:func:`topology` then takes :func:`gpus_per_node` and
+    :func:`default_network_gbps`, and the answer says the network was assumed)."""
+
+    node_gpus: int | None = None
+    network_gbps: float | None = None
+
+
+#: nothing stated
+NO_FABRIC = Fabric()
+
+
+def fabric_of(hw: Hardware) -> Fabric:
+    """The :class:`Fabric` a machine description states (its ``gpus_per_node`` and
+    ``network_gbps``)."""
+    if hw.gpus_per_node is None and hw.network_gbps is None:
+        return NO_FABRIC
+    return Fabric(hw.gpus_per_node, hw.network_gbps)
 
 
 @dataclass(frozen=True, slots=True)

@@ -458,7 +458,13 @@ def _link_warnings(w: Workload, hw: Hardware, tp: ThroughputEstimate) -> list[Ru
     # are NVLink: effective_interconnect), so warning and estimate never disagree
     if hw.gpu_count <= 1:
         return []
-    topo = topology(hw.gpu, hw.gpu_count, effective_interconnect(hw.gpu, hw.interconnect))
+    topo = topology(
+        hw.gpu,
+        hw.gpu_count,
+        effective_interconnect(hw.gpu, hw.interconnect),
+        node_gpus=hw.gpus_per_node,
+        network_gbps=hw.network_gbps,
+    )
     out = _topology_warnings(topo, tp)
     return out + _intra_link_warnings(w, hw, tp, topo.intra)
 
@@ -467,7 +473,11 @@ def _topology_warnings(topo: Topology, tp: ThroughputEstimate) -> list[RunWarnin
     """Several machines (the network rate assumed where the offer states none)."""
     if topo.nodes <= 1:
         return []
-    stated = "as stated" if topo.network_stated else "assumed: the offer states no network"
+    stated = (
+        "as stated"
+        if topo.network_stated
+        else "assumed: no network stated, give hardware.network_gbps to use yours"
+    )
     return [
         _warn(
             WarningCode.MULTI_NODE,

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from app.model.calibration import Calibration, load_calibration
+from app.model.comm import Fabric
 from app.model.pooled import (
     Level,
     PooledData,
@@ -76,7 +77,9 @@ class PooledSituations:
         self.groups = data.groups(base.benchmark_workloads, _method_of(base))
         self._single: dict[tuple[str, Precision, str | None], SingleGpu] = {}
         self._by_gpu: dict[str, list[BenchmarkPoint]] | None = None
-        self._eta: dict[tuple[str, int, Interconnect | None, Precision], tuple[float, bool]] = {}
+        self._eta: dict[
+            tuple[str, int, Interconnect | None, Precision, Fabric], tuple[float, bool]
+        ] = {}
 
     def _usable(self, precision: Precision, software: str | None = None) -> bool:
         """The measured group stands for ``precision``: fp32/tf32 and 16-bit rates follow

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from app.model.calibration import Calibration
+from app.model.comm import NO_FABRIC, Fabric
 from app.model.flops import (
     flops_peak_tflops,
     training_flops_per_sample,
@@ -97,10 +98,12 @@ class ThroughputModel(MultiGpu):
         *,
         precision: Precision | None = None,
         software: str | None = None,
+        fabric: Fabric = NO_FABRIC,
     ) -> ThroughputEstimate:
         """Samples/s of ``gpu_count`` × ``gpu`` (fractional counts below one scale linearly).
 
-        ``interconnect`` ``None`` means PCIe, or NVLink for SXM boards; ``precision`` is the
+        ``interconnect`` ``None`` means PCIe, or NVLink for SXM boards; ``fabric`` the GPUs
+        and network per machine where stated (:class:`app.model.comm.Fabric`); ``precision`` is the
         precision the GPU runs at (default the workload's; see
         :func:`app.model.compat.effective_precision`);
         ``software`` the suite to predict at (the harness passes a held-out row's). The
@@ -117,7 +120,7 @@ class ThroughputModel(MultiGpu):
             notes = (*notes, stand_in_note(asked, prec))
         # 3. multi-GPU
         n = gpu_count
-        scaled = self.scaled(gpu, n, interconnect, prec, per_gpu)
+        scaled = self.scaled(gpu, n, interconnect, prec, per_gpu, fabric)
         total, eta = scaled.total, scaled.eta
         notes = (*notes, *scaled.notes)
         # 4. the range

@@ -7,7 +7,13 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, replace
 
-from app.model.comm import board_twin, link_grows_with_count
+from app.model.comm import (
+    NO_FABRIC,
+    Fabric,
+    board_twin,
+    gpus_per_node,
+    link_grows_with_count,
+)
 from app.model.mfu import mfu_class
 from app.model.multigpu import multi_gpu_efficiency, multi_gpu_summary
 from app.model.pooled import (
@@ -82,27 +88,53 @@ class MultiGpu(PhysicalChecks):
         return min(statistics.median(ratios), 1.0) if ratios else None
 
     def _link_eta(
-        self, gpu: GpuSpec, n: int, link: Interconnect | None, precision: Precision, per_gpu: float
+        self,
+        gpu: GpuSpec,
+        n: int,
+        link: Interconnect | None,
+        precision: Precision,
+        per_gpu: float,
+        fabric: Fabric = NO_FABRIC,
     ) -> tuple[float, bool]:
-        """Efficiency of ``n`` × ``gpu`` over ``link`` (memoised): the measured median where
-        this count was measured on this link, else the model of :mod:`app.model.multigpu`;
-        and whether it was measured."""
-        key = (gpu.name, n, link, precision)
+        """Efficiency of ``n`` × ``gpu`` over ``link`` in machines as ``fabric`` states them
+        (memoised): the measured median where this count was measured on this link (with a
+        stated fabric only when the count fits one machine), else the model of
+        :mod:`app.model.multigpu`; and whether it was measured."""
+        key = (gpu.name, n, link, precision, fabric)
         hit = self._eta.get(key)
         if hit is None:
-            measured = self._measured_eta(gpu, n, link, precision)
+            measured = None
+            # a measured count stands for a stated fabric only inside one machine
+            if fabric == NO_FABRIC or n <= (fabric.node_gpus or gpus_per_node(gpu)):
+                measured = self._measured_eta(gpu, n, link, precision)
             if measured is not None:
                 hit = (measured, True)
             else:
                 w = self.w
                 if precision != w.precision:
                     w = replace(w, precision=precision)
-                hit = (multi_gpu_efficiency(w, gpu, n, link, per_gpu, cal=self.cal), False)
+                eta = multi_gpu_efficiency(
+                    w,
+                    gpu,
+                    n,
+                    link,
+                    per_gpu,
+                    node_gpus=fabric.node_gpus,
+                    network_gbps=fabric.network_gbps,
+                    cal=self.cal,
+                )
+                hit = (eta, False)
             self._eta[key] = hit
         return hit
 
     def _eta_at(
-        self, gpu: GpuSpec, n: int, link: Interconnect | None, precision: Precision, per_gpu: float
+        self,
+        gpu: GpuSpec,
+        n: int,
+        link: Interconnect | None,
+        precision: Precision,
+        per_gpu: float,
+        fabric: Fabric = NO_FABRIC,
     ) -> tuple[float, bool]:
         """Efficiency of ``n`` × ``gpu`` over ``link``, a slower link never faster: PCIe (or an
         unlisted link) is capped at NVLink's efficiency for the same GPU and count where the
@@ -110,15 +142,15 @@ class MultiGpu(PhysicalChecks):
         measured NVLink 0.904), and a PCIe card at its SXM twin's
         (:func:`app.model.comm.board_twin`: 8 × A100 PCIe 80GB came out faster than the
         measured 8 × A100 SXM4 80GB). Returns the efficiency and whether it was measured."""
-        e = self._link_eta(gpu, n, link, precision, per_gpu)
+        e = self._link_eta(gpu, n, link, precision, per_gpu, fabric)
         if link != Interconnect.NVLINK and gpu.nvlink:
-            fast = self._link_eta(gpu, n, Interconnect.NVLINK, precision, per_gpu)
+            fast = self._link_eta(gpu, n, Interconnect.NVLINK, precision, per_gpu, fabric)
             if fast[0] < e[0]:
                 e = fast
         twin = board_twin(gpu, self.catalog)
         if twin is not None:
             # a PCIe card never scales better than its SXM twin (same chip, faster link)
-            board = self._link_eta(twin, n, Interconnect.NVLINK, precision, per_gpu)
+            board = self._link_eta(twin, n, Interconnect.NVLINK, precision, per_gpu, fabric)
             if board[0] < e[0]:
                 e = board
         return e
@@ -130,10 +162,12 @@ class MultiGpu(PhysicalChecks):
         interconnect: Interconnect | None,
         prec: Precision,
         per_gpu: float,
+        fabric: Fabric = NO_FABRIC,
     ) -> Scaled:
-        """``n`` × ``gpu`` at ``per_gpu`` samples/s each over ``interconnect``: the best total
-        of using 2..n GPUs, each count at the lowest efficiency of the counts up to it
-        (:meth:`_eta_at`); fractional counts below one scale linearly."""
+        """``n`` × ``gpu`` at ``per_gpu`` samples/s each over ``interconnect``, in machines as
+        ``fabric`` states them (GPUs and network per machine): the best total of using 2..n
+        GPUs, each count at the lowest efficiency of the counts up to it (:meth:`_eta_at`);
+        fractional counts below one scale linearly."""
         if not n > 1:
             return Scaled(per_gpu * n)
         notes: tuple[str, ...] = ()
@@ -154,7 +188,7 @@ class MultiGpu(PhysicalChecks):
         grows = link_grows_with_count(gpu, link)
         lowest: tuple[float, bool] = (1.0, False)
         for k in range(2, int(n) + 1):
-            here = self._eta_at(gpu, k, link, prec, per_gpu)
+            here = self._eta_at(gpu, k, link, prec, per_gpu, fabric)
             if here[1] or not grows:
                 lowest = min(lowest, here, key=lambda x: x[0])
             e, measured = min(here, lowest, key=lambda x: x[0]) if grows else lowest
@@ -166,5 +200,15 @@ class MultiGpu(PhysicalChecks):
         total = best_total
         eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
         w_prec = self.w if prec == self.w.precision else replace(self.w, precision=prec)
-        summary = multi_gpu_summary(w_prec, gpu, n, link, per_gpu, min(eta, 1.0), cal=self.cal)
+        summary = multi_gpu_summary(
+            w_prec,
+            gpu,
+            n,
+            link,
+            per_gpu,
+            min(eta, 1.0),
+            cal=self.cal,
+            node_gpus=fabric.node_gpus,
+            network_gbps=fabric.network_gbps,
+        )
         return Scaled(total, eta, best_model, best_basis, summary, notes)
