@@ -123,23 +123,29 @@ def test_communication_heavy_job_keeps_the_links_in_order(client: Any) -> None:
     [
         ("A100 SXM4 80GB", "A100 PCIe 80GB"),
         ("A100 SXM4 40GB", "A100 PCIe 40GB"),
+        ("A800 SXM4 80GB", "A800 PCIe 80GB"),
         ("H100 SXM 80GB", "H100 PCIe 80GB"),
+        ("H800 SXM 80GB", "H800 PCIe 80GB"),
+        ("H200 SXM 141GB", "H200 NVL 141GB"),
+        ("V100 SXM2 16GB", "V100 PCIe 16GB"),
+        ("V100 SXM2 32GB", "V100 PCIe 32GB"),
+        ("P100 SXM2 16GB", "P100 PCIe 16GB"),
     ],
 )
-def test_sxm_never_scales_worse_than_pcie_of_the_same_chip(
+def test_sxm_never_slower_than_pcie_of_the_same_chip(
     client: Any, presets: list[str], sxm: str, pcie: str
 ) -> None:
-    for preset, n in itertools.product(presets, (2, 4, 8)):
+    # every catalog pair of one chip and memory: the board scales at least as well and is
+    # at least as fast, one GPU included (main had the PCIe card faster on 34 preset × pair
+    # at one GPU, from suites measured at different software: MultiGpu.board_cap)
+    for preset, n in itertools.product(presets, (1, 2, 8)):
         w = {"preset": preset}
         board = estimate(client, w, sxm, gpu_count=n)
         card = estimate(client, w, pcie, gpu_count=n, interconnect="pcie")
         if board is None or card is None:
             continue
         assert board["multi_gpu_efficiency"] >= card["multi_gpu_efficiency"] - 1e-9, (preset, n)
-        one_board = estimate(client, w, sxm)["samples_per_s"]
-        one_card = estimate(client, w, pcie)["samples_per_s"]
-        if one_board >= one_card:  # (the 1-GPU order is the throughput model's)
-            assert board["samples_per_s"] >= card["samples_per_s"] * (1 - 1e-9), (preset, n)
+        assert board["samples_per_s"] >= card["samples_per_s"] * (1 - 1e-9), (preset, n)
 
 
 def test_mi300x_is_joined_by_infinity_fabric_and_an_unlisted_link_is_said(client: Any) -> None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.model.comm import LinkClass, Topology, topology
+from app.model.comm import LinkClass, Topology, host_bridge_busbw_gbs, topology
 from app.model.compat import (
     compatibility_warnings,
     driver_warnings,
@@ -168,18 +168,11 @@ def disk_read_rate(w: Workload, hw: Hardware) -> float | None:
     return HDD_MAX_RANDOM_READS_PER_S
 
 
-#: Measured GPU-to-GPU bandwidth through a PCIe host bridge (no peer-to-peer), GB/s per
-#: direction: 3.32 GB/s (5.55 GB/s after switching the CPU to NUMA mode) between two RTX
-#: 3070 Ti on a Threadripper 2950X, ``nvidia-smi topo -m`` = PHB, CUDA p2pBandwidthLatencyTest
-#: (https://forum.level1techs.com/t/gpu-gpu-expected-bandwidth/185531, seen 2026-12-01). The
-#: better of the two is used, so the warning is conservative.
-HOST_BRIDGE_GBS = 5.55
-
 #: Measured 2-GPU DDP speedups over a PCIe host bridge without P2P (the numbers a
 #: ``pcie_host_bridge`` warning quotes): 2× RTX 4070 Ti SUPER, ResNet-50 1.18×, ResNet-152
 #: 1.60×, ViT-L 1.71× (ahjavid technical-notes blog, "multi-GPU training analysis";
-#: estimation.md §4.6); Lambda's benchmark on 2× RTX 3070 Ti behind a PHB bridge 1.34× (the
-#: level1techs thread above).
+#: estimation.md §4.6); Lambda's benchmark on 2× RTX 3070 Ti behind a PHB bridge 1.34×
+#: (https://forum.level1techs.com/t/gpu-gpu-expected-bandwidth/185531, seen 2026-12-01).
 HOST_BRIDGE_MEASURED_SPEEDUPS = {
     "ResNet-50 (2x RTX 4070 Ti SUPER)": 1.18,
     "ResNet-152 (2x RTX 4070 Ti SUPER)": 1.60,
@@ -189,7 +182,8 @@ HOST_BRIDGE_MEASURED_SPEEDUPS = {
 
 
 def host_bridge_efficiency(w: Workload, gpu_count: float, per_gpu_samples_per_s: float) -> float:
-    """DDP efficiency if every all-reduce crosses a PCIe host bridge at :data:`HOST_BRIDGE_GBS`.
+    """DDP efficiency if every all-reduce crosses a PCIe host bridge at the link model's bus
+    bandwidth (:func:`app.model.comm.host_bridge_busbw_gbs`, the one figure the estimate uses).
 
     Ring all-reduce volume ``2(n-1)/n × gradient bytes`` per optimizer step against the step's
     compute time ``micro_batch × grad_accum / per-GPU samples/s``, with no overlap (the
@@ -200,7 +194,7 @@ def host_bridge_efficiency(w: Workload, gpu_count: float, per_gpu_samples_per_s:
     volume = gradient_bytes(w)
     if n <= 1 or volume <= 0 or per_gpu_samples_per_s <= 0:
         return 1.0
-    t_comm = 2 * (n - 1) / n * volume / (HOST_BRIDGE_GBS * 1e9)
+    t_comm = 2 * (n - 1) / n * volume / (host_bridge_busbw_gbs() * 1e9)
     t_step = w.micro_batch_size * w.grad_accum_steps / per_gpu_samples_per_s
     return t_step / (t_step + t_comm)
 
@@ -535,7 +529,7 @@ def _intra_link_warnings(
                     predicted_efficiency=round(eff, 3),
                     predicted_from="measured" if measured else "model",
                     host_bridge_efficiency=round(bridge, 3),
-                    host_bridge_gbs=HOST_BRIDGE_GBS,
+                    host_bridge_gbs=host_bridge_busbw_gbs(),
                     measured_speedups=HOST_BRIDGE_MEASURED_SPEEDUPS,
                 )
             ]

@@ -77,6 +77,7 @@ class PooledSituations:
         self.groups = data.groups(base.benchmark_workloads, _method_of(base))
         self._single: dict[tuple[str, Precision, str | None], SingleGpu] = {}
         self._by_gpu: dict[str, list[BenchmarkPoint]] | None = None
+        self._twins: dict[str, GpuSpec] | None = None
         self._eta: dict[
             tuple[str, int, Interconnect | None, Precision, Fabric], tuple[float, bool]
         ] = {}

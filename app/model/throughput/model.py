@@ -116,6 +116,9 @@ class ThroughputModel(MultiGpu):
             interconnect = Interconnect.NVLINK
         # 2. one situation, its own bound, the physical check and the stack (single_gpu)
         per_gpu, situation, evidence, notes = self.single_gpu(gpu, prec, software)
+        per_gpu, capped = self.board_cap(gpu, prec, software, per_gpu)
+        if capped:
+            notes = (*notes, capped)
         if prec != asked:
             notes = (*notes, stand_in_note(asked, prec))
         # 3. multi-GPU
