@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import re
 from collections.abc import Callable
@@ -217,6 +219,28 @@ class ModelStrictnessPlugin(PydanticInitPlugin):
         ]
 
 
+def _watch_catalog(app: Litestar) -> None:
+    """Startup hook: load each new catalog version as it commits
+    (:meth:`app.services.reference_cache.ReferenceCache.watch`), unless
+    ``settings.catalog_listen`` is off."""
+    settings: Settings = app.state.settings
+    if settings.catalog_listen:
+        app.state.catalog_watch = asyncio.get_running_loop().create_task(
+            app.state.reference.watch(
+                settings.database_url, fallback_s=settings.catalog_fallback_poll_s
+            )
+        )
+
+
+async def _stop_watching(app: Litestar) -> None:
+    """Shutdown hook: end the catalog watch."""
+    task = getattr(app.state, "catalog_watch", None)
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
 def create_app(
     settings: Settings | None = None, *, session_factory: sessionmaker[Session] | None = None
 ) -> Litestar:
@@ -308,8 +332,8 @@ def create_app(
         },
         # the largest valid body is a few kB; a bigger one is a 413 before it is parsed
         request_max_body_size=MAX_BODY_BYTES,
-        on_startup=[limit_handler_threads],
-        on_shutdown=[stop_handler_threads, _dispose],
+        on_startup=[limit_handler_threads, _watch_catalog],
+        on_shutdown=[_stop_watching, stop_handler_threads, _dispose],
         debug=False,
     )
     app.state.settings = settings

@@ -219,6 +219,7 @@ def refresh(providers: tuple[str, ...], dry_run: bool, accept_shrink: tuple[str,
 
     from app.db.migrate import revisions
     from app.services.refresh import RefreshLockedError, RefreshSetupError, run_refresh
+    from app.watches import after_refresh
     from scrapers.settings import load_scraper_settings
 
     settings = get_settings()
@@ -241,6 +242,7 @@ def refresh(providers: tuple[str, ...], dry_run: bool, accept_shrink: tuple[str,
                 dry_run=dry_run,
                 progress=progress.update,
                 accept_shrink=accept_shrink,
+                after_refresh=after_refresh,
             )
     except RefreshSetupError as exc:
         console.print(f"[red]refresh:[/red] {exc}")

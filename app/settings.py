@@ -69,6 +69,14 @@ class Settings(BaseSettings):
     #: every worker at most this long after it commits
     #: (:class:`app.services.reference_cache.ReferenceCache`).
     catalog_poll_s: float = Field(default=0.5, ge=0, le=60)
+    #: Load a new catalog version when it commits, before a request asks: PostgreSQL
+    #: ``LISTEN gpucost_catalog`` (the catalog triggers ``NOTIFY`` it), elsewhere (SQLite) a
+    #: version check every ``catalog_fallback_poll_s`` seconds
+    #: (:meth:`app.services.reference_cache.ReferenceCache.watch`).
+    catalog_listen: bool = True
+    #: Seconds between background version checks where there is no ``LISTEN`` (SQLite, or
+    #: while the ``LISTEN`` connection is down).
+    catalog_fallback_poll_s: float = Field(default=1.0, gt=0, le=60)
 
     @property
     def handler_threads(self) -> int:

@@ -10,6 +10,7 @@ from sqlalchemy import select
 from app.db.models import InstanceOffer, PriceObservation, Provider, RefreshRun
 from app.db.session import create_engine_from_url, create_session_factory
 from app.services.refresh import RefreshReport, run_refresh
+from app.watches import after_refresh
 from scrapers.settings import ScraperSettings
 from tests.conftest import SEED_DIR
 from tests.fake_providers import FakeProviders, scraper_env
@@ -35,9 +36,11 @@ def refresh(
 ) -> RefreshReport:
     """One refresh of ``url`` through ``fake``'s MockTransport, observed at ``at``.
 
-    ``settings`` overrides scraper settings (e.g. ``{"provider_deadline_s": 1}``).
+    ``settings`` overrides scraper settings (e.g. ``{"provider_deadline_s": 1}``). The
+    watches are checked afterwards, as ``gpucost refresh`` does.
     """
     engine = create_engine_from_url(url)
+    kwargs.setdefault("after_refresh", after_refresh)
     try:
         return run_refresh(
             engine,

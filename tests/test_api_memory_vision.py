@@ -67,12 +67,14 @@ def test_detector_fields_reach_the_memory_model(client: Any) -> None:
 @pytest.mark.parametrize(
     ("field", "value"),
     [
-        ("vision_task", "segmentation"),
+        ("vision_task", "panoptic"),
         ("backbone_gflops_224", -1),
         ("patch_size", 0),
         ("text_encoder_params", -1),
         ("vae_params", "many"),
         ("ema_weights", "sometimes"),
+        ("max_boxes_per_image", 0),
+        ("num_classes", -3),
     ],
 )
 def test_bad_vision_fields_are_4xx_naming_the_field(client: Any, field: str, value: Any) -> None:
@@ -107,3 +109,44 @@ def test_max_micro_batch_size_is_a_batch_whose_own_verdict_is_low(client: Any) -
     # ... and the next one is not
     assert above["oom_risk"] != "low" and above["oom_probability"] >= 0.1
     assert at["peak_memory_gib"] < at["memory"]["usable_vram_gib"]
+
+
+def test_diffusion_transformer_is_accepted_with_flops_from_its_shape(client: Any) -> None:
+    dit = {
+        "architecture": "diffusion_transformer",
+        "params": 675_129_632,
+        "layers": 28,
+        "hidden_size": 1152,
+        "heads": 16,
+        "image_size": 256,
+        "micro_batch_size": 32,
+        "precision": "bf16",
+        "samples_per_epoch": 1_281_167,
+    }
+    e = estimate(client, dit)
+    assert e["basis"] == "flops_model"
+    # 32 × 28 layers × 20 copies × 2 B × 256 tokens × 1,152 (DiT blocks, no dropout)
+    assert e["memory"]["activations_gib"] == pytest.approx(32 * 28 * 20 * 2 * 256 * 1152 / GIB)
+    assert any("256 latent tokens" in n for n in e["notes"])
+    # joint attention over 333 text tokens costs time and memory
+    sd3 = estimate(client, {**dit, "seq_len": 333})
+    assert sd3["samples_per_s"] < e["samples_per_s"]
+    assert sd3["memory"]["activations_gib"] > e["memory"]["activations_gib"]
+
+
+def test_diffusion_transformer_without_image_size_is_a_4xx_naming_it(client: Any) -> None:
+    r = client.post(
+        "/v1/estimate",
+        json={
+            "workload": {
+                "architecture": "diffusion_transformer",
+                "params": 675_129_632,
+                "layers": 28,
+                "hidden_size": 1152,
+                "samples_per_epoch": 1000,
+            },
+            "hardware": {"gpu": "A100 80GB SXM4"},
+        },
+    )
+    assert r.status_code == 400
+    assert "workload.image_size" in r.text

@@ -146,13 +146,22 @@ def test_get_answers_carry_an_etag_and_honour_if_none_match(url: str, factory: A
         assert health["offers"] > 100 and 0 < health["snapshot_mib"] < 50
 
 
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"catalog_poll_s": 0.2, "catalog_listen": False},  # requests check every 0.2 s
+        {"catalog_poll_s": 60.0, "catalog_fallback_poll_s": 60.0},  # NOTIFY alone
+    ],
+    ids=["polled", "notified"],
+)
 def test_a_write_is_seen_by_every_worker_and_no_answer_mixes_versions(
-    url: str, factory: Any
+    url: str, factory: Any, settings: dict[str, Any]
 ) -> None:
     """Two workers answer ranks and offer pages from several threads while a writer sets
     every offer's price to 1, 2, 3 … in one statement each: every answer's offers show one
-    price (one version), and both workers serve the last one within 5 s of its commit."""
-    apps = [create_app(Settings(database_url=url, catalog_poll_s=0.2)) for _ in range(2)]
+    price (one version), and both workers serve the last one within 5 s of its commit, seen
+    by the requests' own checks or (requests checking once a minute) by ``LISTEN``."""
+    apps = [create_app(Settings(database_url=url, **settings)) for _ in range(2)]
     clients = [TestClient(app) for app in apps]
     seen: list[set[float]] = []
     errors: list[str] = []
@@ -202,3 +211,56 @@ def test_a_write_is_seen_by_every_worker_and_no_answer_mixes_versions(
     assert not errors and len(seen) > 10
     assert all(len(prices) <= 1 for prices in seen), [p for p in seen if len(p) > 1][:3]
     assert len({p for prices in seen for p in prices}) >= 3  # answers of several versions
+
+
+def test_a_notified_version_is_loaded_before_any_request(url: str, factory: Any) -> None:
+    """With ``LISTEN`` a worker loads a committed version within 5 s with no request asking
+    (requests would check once a minute), and its next answer shows the write."""
+    app = create_app(Settings(database_url=url, catalog_poll_s=60.0, catalog_fallback_poll_s=60.0))
+    cache: ReferenceCache = app.state.reference
+    with TestClient(app) as client:
+        assert client.get("/v1/offers", params={"limit": 1}).status_code == 200
+        deadline = time.monotonic() + 5.0
+        while not cache.listening:
+            assert time.monotonic() < deadline, "no LISTEN connection"
+            time.sleep(0.02)
+        held = cache.current.version  # type: ignore[union-attr]
+        with factory() as session, session.begin():
+            session.execute(update(InstanceOffer).values(price_per_hour=7.25))
+        with factory() as session:
+            version, _ = read_version(session)
+        assert version > held
+        committed = time.monotonic()
+        while cache.current.version != version:  # type: ignore[union-attr]
+            assert time.monotonic() - committed < 5.0, "the notified version was not loaded"
+            time.sleep(0.02)
+        items = client.get("/v1/offers", params={"limit": 5}).json()["items"]
+        assert {o["price_per_hour"] for o in items} == {7.25}
+        assert client.get("/healthz").json()["worker"]["listening"] is True
+
+
+def test_without_notifications_the_worker_polls_in_the_background() -> None:
+    """SQLite has no ``NOTIFY``: :meth:`ReferenceCache.watch` checks the version every
+    ``fallback_s`` seconds instead (no connection string to listen on)."""
+    import asyncio
+
+    from app.services.reference_cache import listen_conninfo
+
+    assert listen_conninfo("sqlite:///gpucost.db") is None
+    assert listen_conninfo(None) is None
+    assert listen_conninfo("postgresql+psycopg://u:p@h:5433/db") == "postgresql://u:p@h:5433/db"
+
+    class Counting(ReferenceCache):
+        pokes = 0
+
+        def poke(self) -> None:
+            Counting.pokes += 1
+
+    async def run() -> None:
+        cache = Counting(None, SEED_DIR)  # type: ignore[arg-type]
+        task = asyncio.create_task(cache.watch("sqlite:///gpucost.db", fallback_s=0.05))
+        await asyncio.sleep(0.4)
+        task.cancel()
+
+    asyncio.run(run())
+    assert 3 <= Counting.pokes <= 9

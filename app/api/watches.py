@@ -1,5 +1,5 @@
 """``/v1/watches``: a team's saved job with a budget or deadline (bearer token, as for
-``POST /v1/benchmarks``), checked after every refresh (:mod:`app.services.watches`).
+``POST /v1/benchmarks``), checked after every refresh (:mod:`app.watches`).
 
 ``POST /v1/watches`` saves one (201) and answers with its current matches; ``GET
 /v1/watches/{id}`` lists its matches and the events the checks found (what was posted to the
@@ -29,8 +29,8 @@ from app.interface.schemas import MAX_TEXT, REQUEST_CONFIG, RankRequest
 from app.operations import Deps, validate_body, validation_error
 from app.services.reference import ReferenceData
 from app.services.submissions import identify, parse_tokens
-from app.services.watches import create_watch
 from app.settings import Settings
+from app.watches import create_watch
 
 #: Most events listed by ``GET /v1/watches/{id}`` (newest first).
 MAX_EVENTS = 200

@@ -133,6 +133,7 @@ def family(w: Workload, gpu_count: int) -> str:
         Architecture.CNN: "CNN",
         Architecture.VIT: "ViT",
         Architecture.DIFFUSION_UNET: "diffusion",
+        Architecture.DIFFUSION_TRANSFORMER: "diffusion",
     }.get(w.architecture, w.architecture.value)
 
 

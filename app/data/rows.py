@@ -415,11 +415,9 @@ def _row_error(path: Path, line: int, exc: ValidationError | ValueError) -> Seed
 def read_rows(path: Path, schema: type[R]) -> list[R]:
     """Every row of the seed file ``path`` as ``schema`` rows, in file order.
 
-    Cells past the header's last column are ignored (benchmarks.csv has four such rows:
-    an unquoted comma in their notes).
-
     Raises:
-        SeedError: a header without a required column or with an unknown one, or a bad cell
+        SeedError: a header without a required column or with an unknown one, a row with more
+            cells than the header (an unquoted comma or quote in a text cell), or a bad cell
             (the message names the file, the line and the column).
         FileNotFoundError: no such file.
     """
@@ -429,7 +427,12 @@ def read_rows(path: Path, schema: type[R]) -> list[R]:
         reader = csv.DictReader(f)
         _check_header(path, reader.fieldnames, schema)
         for cells in reader:
-            values: dict[str, Any] = {k: v for k, v in cells.items() if k is not None}
+            if None in cells:
+                raise SeedError(
+                    f"{path.name}:{reader.line_num}: {len(cells[None])} cell(s) past the header's"
+                    " last column (quote text cells that hold a comma or a quote)"
+                )
+            values: dict[str, Any] = dict(cells)
             values.update(file=path.name, line=reader.line_num)
             try:
                 out.append(schema.model_validate(prepare(values)))

@@ -281,6 +281,8 @@ class WorkloadIn(CountsIn):
     dropout: bool | None = request_field("dropout")
     vision_task: VisionTask | None = request_field("vision_task")
     backbone_gflops_224: float | None = request_field("backbone_gflops_224")
+    max_boxes_per_image: int | None = request_field("max_boxes_per_image")
+    num_classes: int | None = request_field("num_classes")
     patch_size: int | None = request_field("patch_size")
     text_encoder_params: int | None = request_field("text_encoder_params")
     vae_params: int | None = request_field("vae_params")

@@ -181,7 +181,9 @@ def board_twin(gpu: GpuSpec, index: Mapping[str, GpuSpec]) -> GpuSpec | None:
     80GB``) in a :func:`twin_index`; ``None`` for a board itself or when the catalog has none.
     A PCIe card never scales better than its board twin: same chip, a slower link."""
     twin = index.get(gpu.name)
-    return twin if twin is not None and not _is_board(gpu) else None
+    if twin is None or _is_board(gpu) or _chip_key(twin) != _chip_key(gpu):
+        return None  # (a spec of the same name with other memory is not the catalog's card)
+    return twin
 
 
 @dataclass(frozen=True, slots=True)

@@ -549,7 +549,7 @@ def _intra_link_warnings(
 
 def tokens_per_sample(w: Workload) -> int | None:
     """Tokens per sample for token-based workloads (transformers, seq2seq), else ``None``."""
-    if w.architecture.is_transformer and w.architecture != Architecture.VIT:
+    if w.architecture.is_transformer and not w.architecture.takes_images:
         return transformer_tokens(w)
     if w.architecture == Architecture.RNN_SEQ2SEQ and w.seq_len:
         return w.seq_len

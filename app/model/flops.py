@@ -57,8 +57,17 @@ def matmul_params(w: Workload) -> int:
     Transformer-XL base (DLE, div_val 1, tied): 191,950,298 − (267,735 − 19,997) × 512 =
     65,108,442, the head cluster's 19,997 words staying in (every token's softmax head).
     Unchanged when the table would not fit inside ``params``.
+
+    A diffusion transformer multiplies each token by one block's attention and MLP weights
+    per layer (:func:`dit_token_params`), not by the rest of ``params``: its adaLN
+    modulation runs once per sample on the conditioning vector, and an MMDiT block's second
+    stream (SD3) multiplies only the other modality's tokens.
     """
     n = w.params or 0
+    if w.architecture == Architecture.DIFFUSION_TRANSFORMER and w.lookup_params is None:
+        per_token = dit_token_params(w)
+        if per_token is not None and per_token < n:
+            return per_token
     if w.lookup_params is not None:
         return n - w.lookup_params if w.lookup_params < n else n
     if w.architecture == Architecture.TRANSFORMER_ENCODER and w.vocab_size and w.hidden_size:
@@ -66,6 +75,29 @@ def matmul_params(w: Workload) -> int:
         if table < n:
             return n - table
     return n
+
+
+def dit_token_params(w: Workload) -> int | None:
+    """Weights every token of a diffusion transformer is multiplied by, from its shape:
+    per layer q and o ``2·h²``, k and v ``2·h·kv_heads·(h / heads)`` and a two-matrix MLP
+    ``2·h·ffn`` (``ffn`` 4·h unless given): ``12·L·h²`` at the usual shape. ``None``
+    without ``layers`` and ``hidden_size``.
+
+    DiT-XL/2 (Peebles & Xie arXiv:2212.09748, Table 4: L 28, h 1,152, 256 tokens at 256 px,
+    118.6 "Gflops" counted as multiply-accumulates, fvcore's convention): 28 × 12 × 1,152²
+    = 445,906,944 per token, × 256 = 114.2 G plus attention 2·L·s²·h = 4.2 G and the
+    per-sample adaLN 28 × 6·h² = 0.2 G make its 118.6 G. SD3's MMDiT (Esser et al.
+    arXiv:2403.03206 §2.2): each token passes its own modality's stream, the same 12·h² per
+    layer; Flux's 19 double + 38 single blocks (black-forest-labs/flux ``model.py``,
+    h 3,072): 57 layers of 12·h², 6.45 G per token of its 11.9 B parameters.
+    """
+    h, layers = w.hidden_size, w.layers
+    if not h or not layers:
+        return None
+    heads = w.heads or 1
+    kv_dim = h * (w.kv_heads or heads) // heads
+    ffn = w.ffn_hidden_size or 4 * h
+    return layers * (2 * h * h + 2 * h * kv_dim + 2 * h * ffn)
 
 
 def matmul_width(w: Workload) -> float | None:

@@ -18,6 +18,11 @@ from dataclasses import dataclass, replace
 
 from app.model import vram
 from app.model.calibration import Calibration, MemoryParams, load_calibration
+from app.model.memory_vision import (
+    assigner_bytes_per_sample,
+    segmentation_loss_bytes_per_sample,
+    task_notes,
+)
 from app.model.stacks import FUSED_KERNEL_STACKS
 from app.model.types import (
     Architecture,
@@ -243,7 +248,7 @@ def frozen_component_bytes(w: Workload) -> tuple[float, float]:
     fp32/tf32 (4 bytes). They are not wrapped by ZeRO/FSDP, so no sharding applies.
     Returns ``(text_encoder_bytes, vae_bytes)``; ``(0, 0)`` for other architectures.
     """
-    if w.architecture != Architecture.DIFFUSION_UNET:
+    if not _diffusion(w):
         return 0.0, 0.0
     per = 4.0 if w.precision in (Precision.FP32, Precision.TF32) else 2.0
     return float(w.text_encoder_params or 0) * per, float(w.vae_params or 0) * per
@@ -512,15 +517,27 @@ def offloaded_activation_bytes(w: Workload) -> float:
 def transformer_tokens(w: Workload) -> int:
     """Tokens per sample: ``seq_len``; ViT: (image_size / patch_size)² + 1 (patches + CLS
     token, Dosovitskiy et al. arXiv:2010.11929 §3.1; patch 16 unless given); a diffusion
-    transformer (a diffusion model given ``layers`` and ``hidden_size``): the latent
-    (image_size / 8) cut in patches, ((image_size / 8) / patch_size)² (patch 2 unless given:
-    DiT-XL/2, SD3, Flux)."""
+    transformer (``diffusion_transformer``, or a ``diffusion_unet`` given ``layers`` and
+    ``hidden_size``): the latent patches of :func:`dit_image_tokens`, plus for a
+    ``diffusion_transformer`` the ``seq_len`` text tokens its blocks attend jointly with
+    them (SD3's MMDiT: 77 + 77 CLIP + 256 T5 = 333, Esser et al. arXiv:2403.03206 §2.2 and
+    Fig. 2; Flux: 512 T5 tokens; class-conditional DiT: none, seq_len unset)."""
     if w.architecture == Architecture.VIT and w.image_size:
         return (w.image_size // (w.patch_size or DEFAULT_PATCH_SIZE)) ** 2 + 1
+    if w.architecture == Architecture.DIFFUSION_TRANSFORMER and w.image_size:
+        return dit_image_tokens(w) + (w.seq_len or 0)
     if w.architecture == Architecture.DIFFUSION_UNET and w.image_size:
-        latent = w.image_size // UNET_LATENT_DOWNSAMPLE
-        return max((latent // (w.patch_size or DIT_DEFAULT_PATCH)) ** 2, 1)
+        return dit_image_tokens(w)
     return w.seq_len or 1
+
+
+def dit_image_tokens(w: Workload) -> int:
+    """Image tokens of a diffusion transformer: the VAE latent (``image_size / 8`` per side,
+    :data:`UNET_LATENT_DOWNSAMPLE`) cut in ``patch_size`` patches (2 unless given:
+    DiT-XL/2, SD3, Flux), ``((image_size / 8) / patch)²``, at least 1: 256 at 256 px
+    (DiT-XL/2), 4,096 at 1,024 px (SD3, Flux)."""
+    latent = (w.image_size or 0) // UNET_LATENT_DOWNSAMPLE
+    return max((latent // (w.patch_size or DIT_DEFAULT_PATCH)) ** 2, 1)
 
 
 def logit_bytes_per_element(w: Workload, cal: Calibration | None = None) -> float:
@@ -578,7 +595,12 @@ def activation_bytes_per_sample(w: Workload, cal: Calibration | None = None) -> 
     ``diffusion_activation_bytes_per_gflop`` × ``forward_gflops_per_sample`` plus the eager
     attention scores of :func:`unet_attention_scores_bytes`; others a fitted bytes per
     parameter; recommenders (embedding lookups) ~0. Checkpointing keeps
-    ``CHECKPOINTING_ACTIVATION_FACTOR`` of the non-transformer activations.
+    ``CHECKPOINTING_ACTIVATION_FACTOR`` of the non-transformer activations. A detector given
+    ``max_boxes_per_image`` adds its assigner's box × anchor tensors
+    (:func:`app.model.memory_vision.assigner_bytes_per_sample`), a segmentation net given
+    ``num_classes`` its full-resolution loss
+    (:func:`app.model.memory_vision.segmentation_loss_bytes_per_sample`); checkpointing
+    keeps both.
     """
     cal = cal or load_calibration()
     nbytes = activation_bytes(w.precision)
@@ -590,6 +612,7 @@ def activation_bytes_per_sample(w: Workload, cal: Calibration | None = None) -> 
             Architecture.TRANSFORMER_DECODER,
             Architecture.VIT,
             Architecture.DIFFUSION_UNET,
+            Architecture.DIFFUSION_TRANSFORMER,
         )
         and w.hidden_size
         and w.layers
@@ -665,7 +688,12 @@ def activation_bytes_per_sample(w: Workload, cal: Calibration | None = None) -> 
         per_sample *= CHECKPOINTING_ACTIVATION_FACTOR
     if lora:
         per_sample *= cal.memory.lora_activation_factor
-    return per_sample + unet_attention_scores_bytes(w)
+    return (
+        per_sample
+        + unet_attention_scores_bytes(w)
+        + assigner_bytes_per_sample(w)
+        + segmentation_loss_bytes_per_sample(w)
+    )
 
 
 def selective_saved_copies(w: Workload) -> float:
@@ -716,8 +744,20 @@ def fused_copies_per_layer(w: Workload) -> float:
     f = w.ffn_hidden_size or 4 * h
     heads = w.heads or 1
     kv = (w.kv_heads or heads) / heads
-    gated = w.architecture != Architecture.VIT and f != 4 * h
+    gated = not _plain_mlp(w) and f != 4 * h
     return 6.0 + 2.0 * kv + (3.0 if gated else 2.0) * f / h
+
+
+def _diffusion(w: Workload) -> bool:
+    """A diffusion model (UNet or transformer): frozen text encoders and VAE, adaLN blocks."""
+    return w.architecture in (Architecture.DIFFUSION_UNET, Architecture.DIFFUSION_TRANSFORMER)
+
+
+def _plain_mlp(w: Workload) -> bool:
+    """Blocks with a two-matrix GELU MLP whatever its width: ViT (Dosovitskiy et al. §3.1)
+    and diffusion transformers (DiT's ``Mlp`` with GELU-tanh, Peebles & Xie; SD3's and
+    Flux's blocks alike)."""
+    return w.architecture == Architecture.VIT or _diffusion(w)
 
 
 def _fp32_stream(w: Workload) -> bool:
@@ -737,23 +777,25 @@ def _copies_per_layer(w: Workload, fp32_stream: bool) -> float:
     """Hidden-state-sized copies (at the activation dtype) one transformer layer keeps.
 
     Gated decoder MLPs (a decoder or encoder whose ``ffn_hidden_size`` is not 4·h: SwiGLU,
-    T5's gated GELU): Stas's measured ``COPIES_SWIGLU``. ViTs keep the paper's two-layer GELU
-    MLP (Dosovitskiy et al. §3.1) whatever its width: ``COPIES_GPT_BASE + 2·f/h`` (17 at
-    f = 4·h), as do GPT/BERT blocks. Unsharded autocast adds
+    T5's gated GELU): Stas's measured ``COPIES_SWIGLU``. ViTs and diffusion transformers
+    keep a two-layer GELU MLP whatever its width (:func:`_plain_mlp`):
+    ``COPIES_GPT_BASE + 2·f/h`` (17 at f = 4·h), as do GPT/BERT blocks. Unsharded autocast adds
     ``AMP_FP32_STREAM_EXTRA_COPIES`` to the Korthikanti-derived count (fp32 LayerNorm inputs);
     without dropout (``dropout`` false) that count loses its two 1-byte masks
     (``DROPOUT_MASK_BYTES_PER_LAYER``). Stas's measured SwiGLU constant is left as measured.
-    A diffusion transformer's block adds adaLN-Zero's ``DIT_ADALN_COPIES``.
+    A diffusion transformer's block adds adaLN-Zero's ``DIT_ADALN_COPIES`` and has no
+    dropout (DiT's blocks, Peebles & Xie's reference ``models.py``: timm ``Attention`` and
+    ``Mlp`` at drop 0), so its masks are never charged.
     """
     h = w.hidden_size or 1
     f = w.ffn_hidden_size or 4 * h
     if implementation(w) == Implementation.FUSED:
         return fused_copies_per_layer(w)
-    dit = DIT_ADALN_COPIES if w.architecture == Architecture.DIFFUSION_UNET else 0.0
-    if w.architecture != Architecture.VIT and f != 4 * h:
+    dit = DIT_ADALN_COPIES if _diffusion(w) else 0.0
+    if not _plain_mlp(w) and f != 4 * h:
         return COPIES_SWIGLU + dit
     c = COPIES_GPT_BASE + 2.0 * f / h + dit
-    if not w.dropout:
+    if not w.dropout or _diffusion(w):  # DiT/SD3/Flux blocks have no dropout layers
         # the two 1-byte masks, in copies at the activation dtype
         c -= DROPOUT_MASK_BYTES_PER_LAYER / activation_bytes(w.precision)
     return c + (AMP_FP32_STREAM_EXTRA_COPIES if fp32_stream else 0.0)
@@ -951,6 +993,7 @@ def _vision_notes(w: Workload, cal: Calibration) -> list[str]:
     measured = cal.activation_bytes_per_sample.get(_fit_key(w)) is not None
     if w.vision_task == VisionTask.DETECTION and arch != Architecture.CNN:
         out.append(f"memory: vision_task applies to cnn; ignored for {arch.value}")
+    out += task_notes(w)
     if _detector(w) and not measured:
         if w.backbone_gflops_224 and w.image_size:
             out.append(
@@ -997,26 +1040,40 @@ def _vision_notes(w: Workload, cal: Calibration) -> list[str]:
             "memory: ViT activations use the GPT block formula on patch tokens; windowed or "
             "hierarchical ViTs (Swin) and ViT detection backbones are not described"
         )
-    if arch == Architecture.DIFFUSION_UNET:
-        if w.hidden_size and w.layers:
-            out.append(
-                "memory: a diffusion transformer (layers and hidden_size given): DiT blocks "
-                "(ViT block + adaLN-Zero) on the (image_size/8/patch_size)² latent tokens"
-            )
-        elif not measured and not w.forward_gflops_per_sample:
-            out.append(
-                "memory: UNet activations need forward_gflops_per_sample; without it they "
-                "are a bytes-per-parameter guess"
-            )
-        if w.text_encoder_params is None or w.vae_params is None:
-            out.append(
-                "memory: frozen text encoder(s) / VAE not counted (give text_encoder_params "
-                "and vae_params)"
-            )
+    if _diffusion(w):
+        out += _diffusion_notes(w, measured)
+    return out
+
+
+def _diffusion_notes(w: Workload, measured: bool) -> list[str]:
+    """What the diffusion (UNet or transformer) memory model assumes or leaves out for ``w``."""
+    out: list[str] = []
+    if w.architecture == Architecture.DIFFUSION_TRANSFORMER or (w.hidden_size and w.layers):
+        text = f" + {w.seq_len} text tokens" if w.seq_len else ""
         out.append(
-            "memory: a trained text encoder is counted as UNet-like parameters (put it in "
-            "params); SDXL scripts keep the VAE in fp32, modelled at the training dtype"
+            "memory: a diffusion transformer: DiT blocks (ViT block + adaLN-Zero, no dropout) "
+            f"on {dit_image_tokens(w)} latent tokens{text}"
+            + ("" if w.patch_size else " (patch 2 assumed)")
+            + (
+                "; architecture diffusion_transformer also counts its FLOPs from the shape"
+                if w.architecture == Architecture.DIFFUSION_UNET
+                else ""
+            )
         )
+    elif not measured and not w.forward_gflops_per_sample:
+        out.append(
+            "memory: UNet activations need forward_gflops_per_sample; without it they "
+            "are a bytes-per-parameter guess"
+        )
+    if w.text_encoder_params is None or w.vae_params is None:
+        out.append(
+            "memory: frozen text encoder(s) / VAE not counted (give text_encoder_params "
+            "and vae_params)"
+        )
+    out.append(
+        "memory: a trained text encoder is counted as UNet-like parameters (put it in "
+        "params); SDXL scripts keep the VAE in fp32, modelled at the training dtype"
+    )
     return out
 
 
@@ -1030,8 +1087,9 @@ def _fix_candidates(w: Workload, gpu_count: int) -> list[tuple[str, dict[str, ob
     )
     if not w.gradient_checkpointing:
         out.append(("activation checkpointing", {"gradient_checkpointing": True}))
-    if w.architecture == Architecture.DIFFUSION_UNET and w.attention == Attention.EAGER:
-        # the UNet's full-resolution score matrices (unet_attention_scores_bytes)
+    if _diffusion(w) and w.attention == Attention.EAGER:
+        # the UNet's full-resolution score matrices (unet_attention_scores_bytes), a DiT's
+        # latent-token scores
         out.append(("memory-efficient attention (SDPA/xformers)", {"attention": Attention.SDPA}))
     if (
         w.architecture == Architecture.TRANSFORMER_DECODER
@@ -1153,6 +1211,7 @@ def estimate_memory(
     cal: Calibration | None = None,
     with_fixes: bool = True,
     gpu: str | None = None,
+    peaks: dict[tuple[int, int], MemoryBreakdown] | None = None,
 ) -> MemoryEstimate:
     """Peak memory per GPU for ``w`` on a GPU with ``vram_gib``, with calibrated OOM risk.
 
@@ -1161,16 +1220,30 @@ def estimate_memory(
     that is merely ``medium`` OOMs often enough that it is not offered as "fits". When the
     risk is ``high``, ``fixes`` lists changes predicted to leave ``high``
     (:func:`fixes_for`).
+
+    ``peaks``: :func:`peak_memory_bytes` of this ``w`` and ``cal`` by (whole GPUs,
+    micro-batch), filled and read here; a caller estimating one workload on many VRAM sizes
+    passes one dict to all calls (the breakdown does not depend on the VRAM), the same
+    figures as without it.
     """
     cal = cal or load_calibration()
     count = max(math.floor(gpu_count), 1)
-    breakdown = peak_memory_bytes(w, count, w.micro_batch_size, cal)
+
+    def peak_at(b: int) -> MemoryBreakdown:
+        if peaks is None:
+            return peak_memory_bytes(w, count, b, cal)
+        hit = peaks.get((count, b))
+        if hit is None:
+            hit = peaks[(count, b)] = peak_memory_bytes(w, count, b, cal)
+        return hit
+
+    breakdown = peak_at(w.micro_batch_size)
     usable = usable_vram_gib(vram_gib, gpu)
 
     def fits(b: int) -> bool:
         if usable <= 0:
             return False
-        peak = peak_memory_bytes(w, count, b, cal).total_gib
+        peak = peak_at(b).total_gib
         return oom_risk(peak / usable, cal) == OomRisk.LOW
 
     if not fits(1):

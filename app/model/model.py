@@ -32,6 +32,7 @@ from app.model.types import (
     Estimate,
     GpuSpec,
     Hardware,
+    MemoryBreakdown,
     MemoryEstimate,
     OomRisk,
     Precision,
@@ -122,9 +123,11 @@ class Model:
         *,
         with_fixes: bool = True,
         gpu: str | None = None,
+        peaks: dict[tuple[int, int], MemoryBreakdown] | None = None,
     ) -> MemoryEstimate:
         """:meth:`memory` on ``gpu_count`` GPUs of ``vram_gib`` GiB each (card ``gpu``, whose
-        driver-reported share :mod:`app.model.vram` knows)."""
+        driver-reported share :mod:`app.model.vram` knows); ``peaks``: the breakdowns of
+        ``job`` shared by calls (:func:`app.model.memory.estimate_memory`)."""
         return estimate_memory(
             job,
             vram_gib=vram_gib,
@@ -132,6 +135,7 @@ class Model:
             cal=self.calibration,
             with_fixes=with_fixes,
             gpu=gpu,
+            peaks=peaks,
         )
 
     def estimate(

@@ -99,9 +99,12 @@ def _after_fresh(
     if not demoted.any() or not fresh.any():
         return out
     # per group the largest fresh value (NaN values ignored), as array operations
-    groups, of = np.unique(group, return_inverse=True)
-    of = of.reshape(-1)
-    worst = np.full(len(groups), -math.inf)
+    if group.dtype.kind in "iu" and group.min() >= 0 and group.max() < 4 * len(group):
+        of, size = group, int(group.max()) + 1  # small ids (the snapshot's): no sort
+    else:
+        groups, of = np.unique(group, return_inverse=True)
+        of, size = of.reshape(-1), len(groups)
+    worst = np.full(size, -math.inf)
     np.fmax.at(worst, of[fresh], value[fresh])
     mine = out[demoted]
     out[demoted] = np.where(np.isnan(mine), mine, np.fmax(mine, worst[of[demoted]]))
@@ -109,21 +112,66 @@ def _after_fresh(
 
 
 def _pareto_flags(cost: np.ndarray, time: np.ndarray) -> np.ndarray:
-    """Vectorised :func:`pareto_front`: sort by (cost, time), a point enters the frontier when
-    its time beats every point before it; identical points share their group's flag."""
+    """Vectorised :func:`pareto_front`: in order of cost, a point enters the frontier when its
+    time is the least of its cost and beats every time of a smaller cost; identical points
+    share their flag. One sort of the costs (the groups of one cost reduced in place), not a
+    sort of (cost, time) pairs: the same flags (``tests/unit/test_cost_rank.py``)."""
     n = len(cost)
     flags = np.zeros(n, dtype=bool)
     if n == 0:
         return flags
-    order = np.lexsort((time, cost))
+    keep = _not_surely_dominated(cost, time)
+    if keep is not None:
+        flags[keep] = _front_sorted(cost[keep], time[keep])
+    else:
+        flags = _front_sorted(cost, time)
+    return flags
+
+
+def _front_sorted(cost: np.ndarray, time: np.ndarray) -> np.ndarray:
+    """:func:`_pareto_flags` of every point (no pruning)."""
+    n = len(cost)
+    flags = np.zeros(n, dtype=bool)
+    order = np.argsort(cost)
     c, t = cost[order], time[order]
-    best_before = np.concatenate(([math.inf], np.minimum.accumulate(t)[:-1]))
-    enters = t < best_before
-    new_group = np.concatenate(([True], (c[1:] != c[:-1]) | (t[1:] != t[:-1])))
-    group = np.cumsum(new_group) - 1
-    on_front = enters[new_group][group] & np.isfinite(c) & np.isfinite(t)
+    starts = np.flatnonzero(np.concatenate(([True], c[1:] != c[:-1])))
+    first = np.zeros(n, dtype=np.intp)
+    first[starts] = 1
+    group = np.cumsum(first) - 1
+    # the least time of each cost (NaN times sort after numbers within a cost), and the
+    # least of every time of the smaller costs (a NaN there, as in a running minimum of
+    # the (cost, time) order, lets nothing after it in)
+    least = np.fmin.reduceat(t, starts)
+    before = np.concatenate(([math.inf], np.minimum.accumulate(np.minimum.reduceat(t, starts))))
+    on_front = (t == least[group]) & (t < before[group]) & np.isfinite(c) & np.isfinite(t)
     flags[order] = on_front
     return flags
+
+
+#: candidates above which :func:`_pareto_flags` first drops points surely dominated
+PRUNE_ABOVE = 4096
+
+
+def _not_surely_dominated(cost: np.ndarray, time: np.ndarray) -> np.ndarray | None:
+    """Indices of the points that may be on the frontier, or ``None`` when pruning would not
+    help (few points) or might change a flag (a NaN time at a number cost, which in the
+    (cost, time) order stops every later point entering). The :data:`PRUNE_ABOVE` ÷ 2
+    cheapest points are kept; of the others (each costing at least as much as every one of
+    those) only those not slower than the fastest of them: the rest are dominated by it, and
+    whatever one of them dominates, it dominates too."""
+    n = len(cost)
+    if n <= PRUNE_ABOVE or np.isnan(time[~np.isnan(cost)]).any():
+        return None
+    k = PRUNE_ABOVE // 2
+    cheapest = np.argpartition(cost, k - 1)[:k]
+    fastest = time[cheapest].min()
+    if np.isnan(cost[cheapest]).any() or not fastest < math.inf:
+        return None
+    rest = np.ones(n, dtype=bool)
+    rest[cheapest] = False
+    rest &= ~(time > fastest)
+    keep: np.ndarray = np.concatenate((cheapest, np.flatnonzero(rest)))
+    return keep
 
 
 def pareto_front(points: Sequence[tuple[float, float]]) -> list[bool]:
@@ -196,6 +244,12 @@ def rank_columns(
 ) -> tuple[list[tuple[int, int, bool]], list[tuple[int, int, bool]]]:
     """:func:`rank_with_frontier` on columns: O(n log n) in array sorts.
 
+    With ``limit`` the full order is never built: the first ``limit`` come from the offers
+    whose primary sort value is at most the ``limit``-th smallest (a partition, then a sort of
+    those few), and the rank of each Pareto offer below them is counted (one sort of the
+    primary values, ties compared on the full key): the same triples as sorting every offer
+    (``tests/unit/test_cost_rank.py`` compares both on random offers).
+
     Returns:
         (top, extra) as ``(row index, rank, pareto_optimal)`` triples, in rank order.
 
@@ -209,27 +263,96 @@ def rank_columns(
     oom = np.array([], dtype=np.int64) if drop_oom else np.flatnonzero(cols.oom_high)
     pareto = np.zeros(len(cols.offer_id), dtype=bool)
     pareto[fits] = _pareto_flags(cols.cost_per_epoch[fits], cols.epoch_hours[fits])
-
-    def ordered(idx: np.ndarray) -> np.ndarray:
-        # key (bookable first, sort value moved past the fresh offers of the group when
-        # demoted, demoted after the others at one value, price per hour, offer id); ids are
-        # unique, so the order is total
-        after = _flag(cols.unbookable, idx)
-        demoted = _flag(cols.demoted, idx)
-        v = value[idx].copy()
-        for block in (~after, after):
-            if cols.group is not None and cols.fresh is not None:
-                v[block] = _after_fresh(
-                    v[block], cols.group[idx][block], cols.fresh[idx][block], demoted[block]
-                )
-        keys = (cols.offer_id[idx], cols.price_per_hour[idx], demoted, v, after)
-        return idx[np.lexsort(keys)]
-
-    order = np.concatenate((ordered(fits), ordered(oom)))
-    shown = len(order) if limit is None else min(limit, len(order))
-    top = [(int(i), pos + 1, bool(pareto[i])) for pos, i in enumerate(order[:shown].tolist())]
+    fit_blocks = _blocks(cols, value, fits)
+    blocks = fit_blocks + _blocks(cols, value, oom)
+    total = sum(len(b.idx) for b in blocks)
+    shown = total if limit is None else min(limit, total)
+    top_rows: list[int] = []
+    for b in blocks:
+        if len(top_rows) >= shown:
+            break
+        top_rows.extend(b.first(shown - len(top_rows)).tolist())
+    top = [(i, pos + 1, bool(pareto[i])) for pos, i in enumerate(top_rows)]
     # Pareto offers always fit, so they rank among ``fits`` (OOM offers come after all)
-    below = order[shown : len(fits)]
-    extra_pos = np.flatnonzero(pareto[below]) + shown
-    extra = [(int(order[p]), int(p) + 1, True) for p in extra_pos.tolist()]
+    extra: list[tuple[int, int, bool]] = []
+    before = 0
+    for b in fit_blocks:
+        for i, pos in b.positions(np.flatnonzero(pareto[b.idx])):
+            if before + pos >= shown:
+                extra.append((i, before + pos + 1, True))
+        before += len(b.idx)
+    extra.sort(key=lambda t: t[1])
     return top, extra
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """Rows ranked together, by (``v``, ``demoted``, price per hour, offer id) ascending:
+    ``keys`` in :func:`numpy.lexsort` order (last key primary)."""
+
+    idx: np.ndarray
+    v: np.ndarray
+    keys: tuple[np.ndarray, ...]
+
+    def _order(self, at: np.ndarray) -> np.ndarray:
+        """Positions ``at`` (into this block) sorted by the full key."""
+        return at[np.lexsort(tuple(k[at] for k in self.keys))]
+
+    def first(self, k: int) -> np.ndarray:
+        """Rows of the first ``k`` of this block in rank order."""
+        n = len(self.idx)
+        at: np.ndarray = np.arange(n)
+        if k < n:
+            kth = np.partition(self.v, k - 1)[k - 1]
+            if not np.isnan(kth):  # else fewer than k numbers (NaN sorts last): every row
+                at = np.flatnonzero(self.v <= kth)
+        rows: np.ndarray = self.idx[self._order(at)[:k]]
+        return rows
+
+    def positions(self, at: np.ndarray) -> list[tuple[int, int]]:
+        """(row, 0-based position in this block's order) of positions ``at``: the rows with a
+        smaller primary value counted (by comparison for a few, else in one sort), ties at
+        equal value ranked on the full key (NaN sorts after every number)."""
+        if len(at) == 0:
+            return []
+        nan = np.isnan(self.v)
+        numbers = len(self.v) - int(np.count_nonzero(nan))
+        ordered: tuple[np.ndarray, np.ndarray] | None = None
+        if len(at) > 16:
+            order = np.argsort(self.v, kind="stable")
+            ordered = (order, self.v[order])
+        out = []
+        for p in at.tolist():
+            vp = self.v[p]
+            if np.isnan(vp):
+                lo, ties = numbers, np.flatnonzero(nan)
+            elif ordered is None:
+                lo = int(np.count_nonzero(self.v < vp))
+                ties = np.flatnonzero(self.v == vp)
+            else:
+                lo = int(np.searchsorted(ordered[1], vp, side="left"))
+                hi = int(np.searchsorted(ordered[1], vp, side="right"))
+                ties = ordered[0][lo:hi]
+            pos = lo + int(np.flatnonzero(self._order(ties) == p)[0])
+            out.append((int(self.idx[p]), pos))
+        return out
+
+
+def _blocks(cols: CandidateColumns, value: np.ndarray, idx: np.ndarray) -> list[_Block]:
+    """``idx``'s rows in rank order as blocks: bookable first, then the others; within one,
+    the sort value moved past the fresh offers of the group when demoted, demoted after the
+    others at one value, then price per hour, then offer id (ids are unique, so the order is
+    total)."""
+    after = _flag(cols.unbookable, idx)
+    demoted = _flag(cols.demoted, idx)
+    out = []
+    for block in (~after, after):
+        sub = idx[block]
+        if len(sub) == 0:
+            continue
+        v = value[sub].copy()
+        if cols.group is not None and cols.fresh is not None:
+            v = _after_fresh(v, cols.group[sub], cols.fresh[sub], demoted[block])
+        keys = (cols.offer_id[sub], cols.price_per_hour[sub], demoted[block], v)
+        out.append(_Block(sub, v, keys))
+    return out

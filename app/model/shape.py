@@ -28,6 +28,12 @@ SHAPE_PARAM_FIELDS = ("layers", "hidden_size", "heads", "kv_heads", "ffn_hidden_
 #: under 15 % for the seeded BERT/GPT-2 presets), narrow enough to catch a count of another
 #: model (10³ on an 8B shape, an 8B count on a 125M shape)
 PARAMS_TOLERANCE = 2.0
+#: A diffusion transformer's layer holds at most 3 × its plain block (12·h²): SD3's MMDiT
+#: block has two streams (image, text), each with attention and MLP (12·h²) and an adaLN
+#: modulation ``Linear(h, 6·h)`` (6·h²), 36·h² a layer (Esser et al. arXiv:2403.03206 Fig. 2;
+#: SD3-medium, 24 layers at h 1,536: 2.04 B against its published 2 B); DiT's single
+#: stream holds 18·h² (Peebles & Xie arXiv:2212.09748 §3.2).
+DIT_MOST_BLOCK_FACTOR = 3.0
 
 
 def shape_errors(w: Workload) -> list[tuple[str, str]]:
@@ -136,10 +142,13 @@ def shape_params_range(w: Workload) -> tuple[float, float] | None:
     """(fewest, most) parameters the transformer shape of ``w`` implies (module docstring);
     ``None`` when ``w`` is not a transformer or lacks ``layers``, ``hidden_size`` or
     ``heads``. ``ffn_hidden_size`` defaults to ``4·h``, ``kv_heads`` to ``heads``,
-    ``vocab_size`` to 0 (no embedding counted)."""
+    ``vocab_size`` to 0 (no embedding counted). A diffusion transformer: from its plain
+    blocks (12·h² a layer, no adaLN) to ``DIT_MOST_BLOCK_FACTOR`` times them."""
     blocks = _blocks(w)
     if blocks is None:
         return None
+    if w.architecture == Architecture.DIFFUSION_TRANSFORMER:
+        return blocks[0], DIT_MOST_BLOCK_FACTOR * blocks[0]
     embed = float(w.vocab_size or 0) * float(w.hidden_size or 0)
     return blocks[0] + embed, blocks[1] + 2 * embed
 

@@ -117,6 +117,7 @@ SOURCE_STACK = {
     "nemo_automodel": Stack.MEGATRON,
     "nanogpt": Stack.PYTORCH,
     "tinyllama": Stack.LIGHTNING,
+    "timm_benchmark": Stack.TIMM,
 }
 
 #: Stack of a preset's recipe, from the repository its ``source`` cites (first match wins).

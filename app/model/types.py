@@ -71,11 +71,14 @@ class VisionTask(StrEnum):
 
     ``classification``: an image-classification CNN (ResNet/VGG/Inception);
     ``detection``: a detector with an FPN/SSD/YOLO neck and heads on a CNN backbone
-    (Faster/Mask R-CNN, RetinaNet, SSD, YOLO).
+    (Faster/Mask R-CNN, RetinaNet, SSD, YOLO); ``segmentation``: a semantic-segmentation
+    net whose per-pixel class logits are scored at the input resolution (FCN, Semantic FPN,
+    UPerNet, DeepLab in mmsegmentation).
     """
 
     CLASSIFICATION = "classification"
     DETECTION = "detection"
+    SEGMENTATION = "segmentation"
 
 
 class CheckpointGranularity(StrEnum):
@@ -621,7 +624,8 @@ class Workload:
         default=VisionTask.CLASSIFICATION,
         metadata=_given(
             FieldGroup.SHAPE,
-            "conv nets: classification (default) or detection (FPN/SSD/YOLO heads)",
+            "conv nets: classification (default), detection (FPN/SSD/YOLO heads) or "
+            "segmentation (per-pixel class logits at the input size)",
         ),
     )
     #: detectors: the backbone's forward GFLOPs per 224×224 image (2 × torchvision's GMACs:
@@ -633,6 +637,28 @@ class Workload:
             "detectors: backbone forward GFLOPs per 224x224 image (ResNet-50: 8.178)",
             ge=1e-6,
             le=10**6,
+        ),
+    )
+    #: detectors: the most ground-truth boxes one training image carries (after mosaic and
+    #: other augmentation): a task-aligned assigner (YOLOv8/11) allocates per box × anchor
+    max_boxes_per_image: int | None = field(
+        default=None,
+        metadata=_given(
+            FieldGroup.SHAPE,
+            "detectors: most ground-truth boxes in one training image after augmentation "
+            "(the assigner's box × anchor tensors grow with it)",
+            gt=0,
+            le=100_000,
+        ),
+    )
+    #: segmentation: classes of the per-pixel logits (ADE20K 150, Cityscapes 19)
+    num_classes: int | None = field(
+        default=None,
+        metadata=_given(
+            FieldGroup.SHAPE,
+            "segmentation: classes of the per-pixel logits (ADE20K 150, Cityscapes 19)",
+            gt=0,
+            le=1_000_000,
         ),
     )
     #: ViT patch side in pixels (tokens = (image_size / patch_size)² + 1); default 16

@@ -101,6 +101,9 @@ class Architecture(StrEnum):
     TRANSFORMER_ENCODER = "transformer_encoder"
     TRANSFORMER_DECODER = "transformer_decoder"
     DIFFUSION_UNET = "diffusion_unet"
+    #: a diffusion transformer over VAE-latent patches (DiT, Peebles & Xie arXiv:2212.09748;
+    #: SD3's MMDiT, Esser et al. arXiv:2403.03206; Flux): FLOPs and activations from its shape
+    DIFFUSION_TRANSFORMER = "diffusion_transformer"
     RNN_SEQ2SEQ = "rnn_seq2seq"
     TTS = "tts"
     VOCODER = "vocoder"
@@ -134,8 +137,13 @@ class Architecture(StrEnum):
 
     @property
     def takes_images(self) -> bool:
-        """An image model (CNN, ViT, diffusion UNet): ``image_size`` applies."""
-        return self in (Architecture.CNN, Architecture.VIT, Architecture.DIFFUSION_UNET)
+        """An image model (CNN, ViT, diffusion UNet or transformer): ``image_size`` applies."""
+        return self in (
+            Architecture.CNN,
+            Architecture.VIT,
+            Architecture.DIFFUSION_UNET,
+            Architecture.DIFFUSION_TRANSFORMER,
+        )
 
     @property
     def takes_lora(self) -> bool:
@@ -146,18 +154,25 @@ class Architecture(StrEnum):
     @property
     def shape_fields(self) -> tuple[str, ...]:
         """The shape fields it cannot be estimated without: a transformer's ``layers`` and
-        ``hidden_size``, and the ``seq_len`` of a language transformer (a ViT's tokens
-        follow from its image size)."""
+        ``hidden_size``, and the ``seq_len`` of a language transformer (a ViT's and a
+        diffusion transformer's tokens follow from its image size)."""
         if not self.is_transformer:
             return ()
         if self == Architecture.VIT:
             return ("layers", "hidden_size")
+        if self == Architecture.DIFFUSION_TRANSFORMER:
+            return ("layers", "hidden_size", "image_size")
         return ("layers", "hidden_size", "seq_len")
 
 
 #: The architectures built of transformer blocks (:attr:`Architecture.is_transformer`).
 TRANSFORMER_ARCHITECTURES = frozenset(
-    {Architecture.TRANSFORMER_ENCODER, Architecture.TRANSFORMER_DECODER, Architecture.VIT}
+    {
+        Architecture.TRANSFORMER_ENCODER,
+        Architecture.TRANSFORMER_DECODER,
+        Architecture.VIT,
+        Architecture.DIFFUSION_TRANSFORMER,
+    }
 )
 
 

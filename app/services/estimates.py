@@ -36,6 +36,7 @@ from app.model.types import (
     GpuSpec,
     Hardware,
     Interconnect,
+    MemoryBreakdown,
     MemoryEstimate,
     OomRisk,
     Precision,
@@ -250,6 +251,9 @@ class ConfigEstimates:
         self.models = _Models(w, reference, ref)
         self._tp: dict[tuple[str, float, Interconnect | None, Fabric], ThroughputEstimate] = {}
         self._mem: dict[tuple[float, int, bool, str | None], MemoryEstimate] = {}
+        #: the workload's memory breakdowns by (whole GPUs, micro-batch), shared by every
+        #: VRAM size (:func:`app.model.memory.estimate_memory`'s ``peaks``)
+        self._peaks: dict[tuple[int, int], MemoryBreakdown] = {}
         self._model_of: dict[str, ThroughputModel] = {}
 
     def throughput(
@@ -340,7 +344,12 @@ class ConfigEstimates:
         mem = self._mem.get(key)
         if mem is None:
             mem = model_of(self.ref).memory_at(
-                self.w, vram_gib, gpu_count, with_fixes=with_fixes, gpu=gpu
+                self.w,
+                vram_gib,
+                gpu_count,
+                with_fixes=with_fixes,
+                gpu=gpu,
+                peaks=self._peaks if len(self._peaks) < self.max_entries * 16 else None,
             )
             if len(self._mem) < self.max_entries:
                 self._mem[key] = mem
@@ -499,8 +508,7 @@ def rank_offers(
     # One estimate per distinct hardware configuration (the snapshot's, of the matching
     # offers); per offer only array operations: the price, the data-loader cap and the epoch
     # time, then the ranking on columns.
-    used, config_of_row = np.unique(snap.config[rows], return_inverse=True)
-    config_of_row = config_of_row.reshape(-1)
+    used, config_of_row = _codes(snap.config[rows], len(snap.configs))
     # per configuration of this snapshot: (throughput, memory verdict, (VRAM, count, card)), kept
     # for later requests of the workload on the same catalog version
     table = snap.cached("configs", (w, reference), dict)
@@ -518,18 +526,23 @@ def rank_offers(
     offer_ids = ids_all[estimable]
     # prices in ``currency`` (a listed price times the rate of its currency; nan: no price)
     prices = snap.columns["price_per_hour"][rows[estimable]]
-    currencies = snap.columns["currency"][rows[estimable]]
+    names, codes = snap.codes("currency")
+    currencies = codes[rows[estimable]]
     priced = ~np.isnan(prices)
-    for c in set(currencies[priced].tolist()) - {currency}:
-        rate = cast(float, price_in(1.0, c, currency, ref))
-        prices[currencies == c] *= rate
+    for k in np.flatnonzero(np.bincount(currencies[priced], minlength=len(names))).tolist():
+        if names[k] != currency:
+            rate = cast(float, price_in(1.0, names[k], currency, ref))
+            prices[currencies == k] *= rate
     # samples/s: the configuration's, capped by the data loader of the offer's vCPUs (the
     # scalar rules of app.model.cost applied once per distinct value)
     config_rate = np.array(
         [c[0].samples_per_s if c is not None else 0.0 for c in config_est], dtype=np.float64
     ).reshape(-1)
-    vcpus = snap.columns["vcpus"][rows[estimable]]
-    distinct_vcpus, vcpu_of = np.unique(vcpus, return_inverse=True)
+    # the distinct vCPU counts of the whole version (a sort of every row, kept per version)
+    distinct_vcpus, vcpu_codes = snap.cached(
+        "vcpu_codes", None, lambda: np.unique(snap.columns["vcpus"], return_inverse=True)
+    )
+    vcpu_of = vcpu_codes.reshape(-1)[rows[estimable]]
     loader = np.array(
         [
             math.inf if (r := data_loader_rate(w, None if math.isnan(v) else v)) is None else r
@@ -556,7 +569,7 @@ def rank_offers(
     run = run_costs(samples_per_epoch, w.epochs, rates, price_all)
     keep = np.arange(len(estimable), dtype=np.intp)
     if budget.max_total_cost is not None or budget.max_total_hours is not None:
-        spot = snap.columns["billing"][rows[estimable]] == "spot"
+        spot = snap.equals("billing", "spot")[rows[estimable]]
         # all epochs; at the high end, at the slow end of each offer's range (total_hours_high)
         judged = run.total_hours_high if budget.at_high_end else run.total_hours
         keep = np.array(
@@ -639,6 +652,15 @@ def rank_offers(
             for i in skipped
         ),
     )
+
+
+def _codes(values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` for ints in ``[0, size)`` without a sort:
+    (the distinct values ascending, each value's index among them)."""
+    used = np.flatnonzero(np.bincount(values, minlength=size))
+    index = np.zeros(size, dtype=np.intp)
+    index[used] = np.arange(len(used))
+    return used, index[values]
 
 
 def _config_estimate(

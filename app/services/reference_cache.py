@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import ctypes
 import gc
+import itertools
 import logging
 import threading
 import time
@@ -25,6 +26,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 from sqlalchemy import Engine
+from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.services.reference import ReferenceData, load_reference
@@ -35,6 +37,21 @@ log = logging.getLogger(__name__)
 
 #: reads of one version tried before giving up (each retry: a write committed meanwhile)
 MAX_READS = 5
+#: the channel the catalog triggers ``NOTIFY`` with each new version
+CHANNEL = "gpucost_catalog"
+#: longest wait (seconds) between two attempts to reconnect the ``LISTEN`` connection
+RECONNECT_MAX_S = 30.0
+
+
+def listen_conninfo(url: str | None) -> str | None:
+    """The libpq connection string of a PostgreSQL SQLAlchemy ``url`` (its driver name
+    dropped), ``None`` for any other database."""
+    if url is None:
+        return None
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "postgresql":
+        return None
+    return parsed.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 def _log_failure(future: asyncio.Future[ReferenceData]) -> None:
@@ -61,9 +78,10 @@ class ReferenceCache:
     never touches the database on the event loop: the check and a load run on a worker
     thread of the cache's own limiter (one at a time; concurrent callers share it), and a
     caller waits for them at most ``wait_s`` seconds before it is served the version held,
-    except after :meth:`invalidate`: then it waits for the check (and the load) to finish, so
-    a write this process committed is in every later answer (a revoked submitter's runs never
-    bend one again).
+    except after :meth:`invalidate`: then it waits for a check that began after the write (and
+    its load) to finish, so a write this process committed is in every later answer (a
+    revoked submitter's runs never bend one again). Writes are counted (a generation), not
+    flagged under the load's lock: :meth:`invalidate` never waits for a load in flight.
     ``version_engine``: where the version is read (the server gives it a one-connection
     engine of its own, so the check never queues behind the handlers for a connection).
     """
@@ -84,21 +102,37 @@ class ReferenceCache:
         self._version_engine = version_engine
         self._data: ReferenceData | None = None
         self._checked = 0.0
-        #: :meth:`invalidate` was called, and no check has finished since
-        self._written = False
+        #: writes this process committed (:meth:`invalidate`), numbered 1, 2, ...
+        self._writes = itertools.count(1)
+        self._write_gen = 0
+        #: the latest write generation a finished check began after
+        self._seen_gen = 0
         self._lock = threading.Lock()
         self._limiter: anyio.CapacityLimiter | None = None
         self._check: asyncio.Future[ReferenceData] | None = None
         #: versions loaded by this process (statistics)
         self.loads = 0
+        #: a ``LISTEN`` connection is open (:meth:`watch`)
+        self.listening = False
+        #: a :meth:`poke` came while a check was in flight: check again after it
+        self._again = False
 
     @property
     def current(self) -> ReferenceData | None:
         """The data held now (``None`` before the first load); never touches the database."""
         return self._data
 
+    @property
+    def pending_write(self) -> bool:
+        """A write of this process is not yet in the data held (no check began after it)."""
+        return self._seen_gen < self._write_gen
+
     def _due(self) -> bool:
-        return self._data is None or time.monotonic() - self._checked >= self.poll_s
+        return (
+            self._data is None
+            or self.pending_write
+            or time.monotonic() - self._checked >= self.poll_s
+        )
 
     def _read_version(self) -> tuple[int, int]:
         if self._version_engine is not None:
@@ -117,6 +151,7 @@ class ReferenceCache:
         """
         with self._lock:
             if self._due():
+                gen = self._write_gen  # writes before this read are in what it reads
                 version = self._read_version()
                 if self._data is None or self._data.version != version[0]:
                     held = self._data
@@ -133,7 +168,7 @@ class ReferenceCache:
                     if self._data.offers is None or self._data.offers.built == "full":
                         _return_free_memory()  # a merge frees little
                 self._checked = time.monotonic()
-                self._written = False
+                self._seen_gen = max(self._seen_gen, gen)
             return self._data  # type: ignore[return-value]
 
     def _load(self, version: tuple[int, int]) -> ReferenceData:
@@ -183,22 +218,84 @@ class ReferenceCache:
             return data
         if data is None:
             return await asyncio.shield(self._checking())
+        want = self._write_gen
         try:
-            if not self._written:
+            if self._seen_gen >= want:
                 return await asyncio.wait_for(asyncio.shield(self._checking()), self._wait_s)
             fresh = await asyncio.shield(self._checking())
-            while self._written:  # that check began before the write: wait for one after it
+            while self._seen_gen < want:  # that check began before the write: one after it
                 fresh = await asyncio.shield(self._checking())
             return fresh
         except Exception:  # slow or failing database: the version held (logged above)
             return data
 
+    def poke(self) -> None:
+        """Check the version now, in the background (on the cache's limiter), so that a
+        version announced by ``NOTIFY`` or found by the background poll is loaded before the
+        next request asks; call on the event loop."""
+        self._checked = 0.0
+        if self._check is not None and not self._check.done():
+            self._again = True  # that check may have read the version before this one
+            return
+        self._again = False
+        self._checking().add_done_callback(self._after_poke)
+
+    def _after_poke(self, _: asyncio.Future[ReferenceData]) -> None:
+        if self._again:
+            self.poke()
+
+    async def watch(self, url: str | None, *, fallback_s: float = 1.0) -> None:
+        """Load each new catalog version as soon as it commits, until cancelled.
+
+        PostgreSQL: ``LISTEN`` on :data:`CHANNEL` (the catalog triggers ``NOTIFY`` it with
+        each version, migration ``0010_catalog_version``) on a connection of its own
+        (psycopg, async), :meth:`poke` on each notification and on each (re)connection
+        (what was missed while down); a failed connection is retried after 1 s, doubling up
+        to :data:`RECONNECT_MAX_S`, with a :meth:`poke` every ``fallback_s`` meanwhile.
+        Another database (SQLite: no notifications) or ``url`` ``None``: :meth:`poke` every
+        ``fallback_s`` seconds. Requests still check at most every ``poll_s`` themselves.
+        """
+        conninfo = listen_conninfo(url)
+        delay = 1.0
+        while True:
+            if conninfo is None:
+                await asyncio.sleep(fallback_s)
+                self.poke()
+                continue
+            try:
+                await self._listen(conninfo)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # down or restarted: poll until it answers again
+                log.warning("catalog LISTEN failed (%s); retrying in %.0f s", exc, delay)
+            end = time.monotonic() + delay
+            while time.monotonic() < end:
+                await asyncio.sleep(min(fallback_s, delay))
+                self.poke()
+            delay = min(delay * 2, RECONNECT_MAX_S)
+
+    async def _listen(self, conninfo: str) -> None:
+        """One ``LISTEN`` connection: :meth:`poke` once connected, then per notification."""
+        import psycopg  # the PostgreSQL driver; absent from a SQLite-only install
+
+        async with await psycopg.AsyncConnection.connect(
+            conninfo, autocommit=True, connect_timeout=5
+        ) as conn:
+            await conn.execute(f"LISTEN {CHANNEL}")
+            self.listening = True
+            try:
+                self.poke()
+                async for _ in conn.notifies():
+                    self.poke()
+            finally:
+                self.listening = False
+
     def invalidate(self) -> None:
         """Check the version on next use (a write this process just committed): the next
-        :meth:`aget` waits for that check however long the load takes (not ``wait_s``)."""
-        with self._lock:
-            self._checked = 0.0
-            self._written = True
+        :meth:`aget` waits for that check however long the load takes (not ``wait_s``).
+        Returns at once: a load in flight (which may have read the version before the write)
+        is not waited for here; the next :meth:`aget` waits for one begun after it."""
+        self._write_gen = next(self._writes)
 
     def stats(self) -> dict[str, object]:
         """What this process holds: catalog version, offers, the snapshot's bytes, how long
@@ -212,4 +309,5 @@ class ReferenceCache:
             "build_ms": round(snap.build_ms, 1) if snap is not None else None,
             "cached_answers": snap.cached_answers() if snap is not None else {},
             "versions_loaded": self.loads,
+            "listening": self.listening,
         }

@@ -39,11 +39,11 @@ import fcntl
 import logging
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence, Sized
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, Any, Protocol, cast
 
 import httpx
 from sqlalchemy import Connection, CursorResult, Engine, func, select, update
@@ -56,10 +56,23 @@ from scrapers.http import make_client, make_http
 from scrapers.redact import install_log_redaction, redact
 from scrapers.settings import ScraperSettings
 
-if TYPE_CHECKING:
-    from app.services.watches import WebhookSender
-
 log = logging.getLogger(__name__)
+
+
+class Posting(Protocol):
+    """Posts running on a background thread (:class:`app.watches.WebhookSender`)."""
+
+    @property
+    def found(self) -> Sized:
+        """The events being posted."""
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait until the posts are done (or ``timeout`` seconds)."""
+
+
+#: ``after_refresh(session_factory, seed_dir)``: run once a refresh committed (the watches'
+#: check, :func:`app.watches.after_refresh`); what it returns is ``RefreshReport.webhooks``.
+AfterRefresh = Callable[[sessionmaker[Session], Path], Posting | None]
 
 #: ``pg_try_advisory_lock`` key of the refresh job (the bytes of "gpucost").
 ADVISORY_LOCK_KEY = int.from_bytes(b"gpucost", "big")
@@ -141,9 +154,9 @@ class RefreshReport:
     outcomes: list[ProviderOutcome]
     dry_run: bool
     observed_at: dt.datetime
-    #: The posts of the watches' events after the refresh, running on a background thread
-    #: (:func:`app.services.watches.after_refresh`); ``None`` when there is nothing to post.
-    webhooks: WebhookSender | None = None
+    #: What ``after_refresh`` started (the watches' webhook posts on a background thread,
+    #: :func:`app.watches.after_refresh`); ``None`` without a hook or with nothing to post.
+    webhooks: Posting | None = None
 
     @property
     def ok(self) -> bool:
@@ -593,8 +606,12 @@ def run_refresh(
     transport: httpx.AsyncBaseTransport | None = None,
     progress: Progress | None = None,
     accept_shrink: Sequence[str] = (),
+    after_refresh: AfterRefresh | None = None,
 ) -> RefreshReport:
-    """Take the lock (unless ``dry_run``) and run :func:`refresh_async` to completion.
+    """Take the lock (unless ``dry_run``) and run :func:`refresh_async` to completion; then,
+    when a provider committed, call ``after_refresh(session_factory, seed_dir)`` (the surfaces
+    pass :func:`app.watches.after_refresh`: services do not import what sits above them) and
+    keep what it returns in ``report.webhooks``.
 
     Raises:
         RefreshLockedError: another refresh is running.
@@ -623,9 +640,7 @@ def run_refresh(
         return go()
     with refresh_lock(engine):
         report = go()
-    if any(o.status == "ok" for o in report.outcomes):
-        from app.services.watches import after_refresh
-
+    if after_refresh is not None and any(o.status == "ok" for o in report.outcomes):
         # after the providers' commits; the posts run on their own thread (never waited on)
         report.webhooks = after_refresh(session_factory, seed_dir)
     return report

@@ -151,6 +151,8 @@ WORKLOAD_ADVANCED = (
     _workload("dropout", N_("Dropout (p > 0)")),
     _workload("vision_task", N_("Vision task")),
     _workload("backbone_gflops_224", N_("Detector backbone GFLOPs"), unit=N_("per 224px image")),
+    _workload("max_boxes_per_image", N_("Detector: most boxes in one image"), unit=N_("boxes")),
+    _workload("num_classes", N_("Segmentation: classes per pixel"), unit=N_("classes")),
     _workload("patch_size", N_("ViT patch size"), unit=N_("px")),
     _workload("text_encoder_params", N_("Frozen text encoder(s)"), hint=N_("e.g. 123M")),
     _workload("vae_params", N_("Frozen VAE"), hint=N_("e.g. 84M")),

@@ -29,6 +29,7 @@ _ARCHITECTURE_KINDS = {
     "cnn": "vision",
     "vit": "vision",
     "diffusion_unet": "diffusion",
+    "diffusion_transformer": "diffusion",
     "tts": "speech",
     "vocoder": "speech",
 }

@@ -216,3 +216,70 @@ def test_price_per_gpu_hour_is_the_instance_price_over_its_gpus() -> None:
     # half a card at 1.00/h costs 2.00 per GPU-hour
     assert price_per_gpu_hour(1.0, 0.5) == 2.0
     assert price_per_gpu_hour(None, 8) is None and price_per_gpu_hour(1.0, 0) is None
+
+
+def test_top_k_ranking_is_the_prefix_of_the_full_order() -> None:
+    """With ``limit`` the first offers come from a partition and the frontier's ranks from
+    counting (issue 28): the same triples as the full order, on random columns with ties,
+    NaN and infinite values, unbookable, demoted and OOM offers."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from app.model.rank import CandidateColumns, rank_columns
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    hours = rng.choice([0.5, 1.0, 2.0, 2.5, 4.0, np.inf], n)
+    price = rng.choice([np.inf, 1.0, 1.5, 2.0, 3.0], n)
+    cost = hours * price
+    cost[rng.random(n) < 0.01] = np.nan
+    cols = CandidateColumns(
+        offer_id=rng.permutation(n).astype(np.int64),
+        cost_per_epoch=cost,
+        epoch_hours=hours,
+        total_cost=cost * 3,
+        price_per_hour=price,
+        samples_per_s=1 / hours,
+        oom_high=rng.random(n) < 0.2,
+        unbookable=rng.random(n) < 0.1,
+        demoted=rng.random(n) < 0.3,
+        fresh=rng.random(n) < 0.5,
+        group=rng.integers(0, 20, n),
+    )
+    # a long frontier (time falls as cost rises): its ranks counted in one sort
+    x = rng.random(n).round(3) + 0.01
+    long_front = replace(cols, cost_per_epoch=x, epoch_hours=1 / x, total_cost=x * 3)
+    for c in (cols, long_front):
+        for sort in ("cost_per_epoch", "epoch_hours", "samples_per_s", "price_per_hour"):
+            for drop_oom in (False, True):
+                full, none = rank_columns(c, sort=sort, drop_oom=drop_oom)
+                assert none == []
+                for limit in (0, 1, 7, 50, 2300, n + 5):
+                    top, extra = rank_columns(c, sort=sort, drop_oom=drop_oom, limit=limit)
+                    assert top == full[:limit]
+                    assert extra == [t for t in full[limit:] if t[2]]
+    assert len(rank_columns(long_front, limit=10)[1]) > 16
+
+
+def test_pruned_pareto_flags_are_the_flags_of_every_point() -> None:
+    """Above ``PRUNE_ABOVE`` points the frontier drops the surely dominated first: the same
+    flags as without (ties, infinite and NaN costs; a long frontier)."""
+    import numpy as np
+
+    from app.model.rank import PRUNE_ABOVE, _front_sorted, _not_surely_dominated, _pareto_flags
+
+    rng = np.random.default_rng(11)
+    n = 3 * PRUNE_ABOVE
+    time = rng.choice([0.5, 1.0, 2.0, 4.0, np.inf], n) * rng.random(n).round(2)
+    cost = time * rng.choice([1.0, 2.0, np.inf, np.nan], n, p=[0.45, 0.45, 0.05, 0.05])
+    x = rng.random(n).round(4) + 0.001
+    for c, t in ((cost, time), (x, 1 / x), (x, x)):
+        flags = _pareto_flags(c, t)
+        assert (flags == _front_sorted(c, t)).all()
+        assert 0 < flags.sum() <= n
+    kept = _not_surely_dominated(x, x)
+    assert kept is not None and len(kept) < n  # pruned
+    time[np.isnan(time)] = 3.0
+    assert _not_surely_dominated(cost, time) is not None
+    assert (_pareto_flags(cost, time) == _front_sorted(cost, time)).all()

@@ -21,6 +21,11 @@ from app.model.memory import (
     transformer_tokens,
     unet_attention_scores_bytes,
 )
+from app.model.memory_vision import (
+    assigner_bytes_per_sample,
+    detect_anchors,
+    segmentation_loss_bytes_per_sample,
+)
 from app.model.types import (
     Architecture,
     Attention,
@@ -225,3 +230,47 @@ def test_ema_copy_is_four_bytes_per_trained_parameter() -> None:
     assert ema_bytes(lora, 1) == 4.0 * 11_776
     full = dataclasses.replace(lora, method=Method.FULL, sharding=Sharding.FSDP)
     assert ema_bytes(full, 4) == 4.0 * 1_000_000 / 4
+
+
+def test_a_detectors_assigner_grows_with_boxes_times_anchors() -> None:
+    # stride 8/16/32 heads: 80² + 40² + 20² anchors at 640 px, 60² + 30² + 15² at 480 px
+    assert detect_anchors(640) == 8400 and detect_anchors(480) == 4725
+    yolo = dataclasses.replace(DETECTOR, image_size=640, backbone_gflops_224=None)
+    base = activation_bytes_per_sample(yolo, CAL)
+    dense = dataclasses.replace(yolo, max_boxes_per_image=660)
+    # 32 B × 660 boxes × 8,400 anchors per image, on top of the activations
+    assert assigner_bytes_per_sample(dense) == 32 * 660 * 8400 == 177_408_000
+    assert activation_bytes_per_sample(dense, CAL) == pytest.approx(base + 177_408_000)
+    # checkpointing does not shrink it (the assigner runs after the forward)
+    ckpt = dataclasses.replace(dense, gradient_checkpointing=True)
+    assert activation_bytes_per_sample(ckpt, CAL) - 177_408_000 == pytest.approx(
+        activation_bytes_per_sample(dataclasses.replace(yolo, gradient_checkpointing=True), CAL)
+    )
+    # a classifier has no assigner; a detector without the box count is told so
+    assert (
+        assigner_bytes_per_sample(dataclasses.replace(dense, vision_task=VisionTask.CLASSIFICATION))
+        == 0
+    )
+    assert any("max_boxes_per_image" in n for n in memory_notes(yolo, CAL))
+    assert not any("max_boxes_per_image" in n for n in memory_notes(dense, CAL))
+
+
+def test_a_segmentation_loss_is_scored_at_the_input_resolution() -> None:
+    seg = dataclasses.replace(
+        resnet50(image_size=512), vision_task=VisionTask.SEGMENTATION, num_classes=150
+    )
+    # 12 B × 150 classes × 512² pixels = 471,859,200 B an image (0.44 GiB)
+    assert segmentation_loss_bytes_per_sample(seg) == 12 * 150 * 512**2 == 471_859_200
+    plain = dataclasses.replace(seg, num_classes=None)
+    assert activation_bytes_per_sample(seg, CAL) == pytest.approx(
+        activation_bytes_per_sample(plain, CAL) + 471_859_200
+    )
+    # a classifier or a detector has none; a segmentation net without classes is told so
+    assert (
+        segmentation_loss_bytes_per_sample(
+            dataclasses.replace(seg, vision_task=VisionTask.DETECTION)
+        )
+        == 0
+    )
+    assert any("num_classes" in n for n in memory_notes(plain, CAL))
+    assert not any("num_classes" in n for n in memory_notes(seg, CAL))

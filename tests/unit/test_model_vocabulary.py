@@ -90,6 +90,7 @@ def test_families_and_architecture_rules() -> None:
         "transformer_encoder": "transformer",
         "transformer_decoder": "transformer",
         "diffusion_unet": "cnn",
+        "diffusion_transformer": "transformer",
         "rnn_seq2seq": "other",
         "tts": "other",
         "vocoder": "other",
@@ -105,8 +106,16 @@ def test_families_and_architecture_rules() -> None:
         Architecture.TRANSFORMER_DECODER,
         Architecture.VIT,
         Architecture.DIFFUSION_UNET,
+        Architecture.DIFFUSION_TRANSFORMER,
     }
     assert Architecture.VIT.shape_fields == ("layers", "hidden_size")
+    assert Architecture.DIFFUSION_TRANSFORMER.shape_fields == (
+        "layers",
+        "hidden_size",
+        "image_size",
+    )
+    assert Architecture.DIFFUSION_TRANSFORMER.takes_images
+    assert not Architecture.DIFFUSION_TRANSFORMER.counts_tokens
     assert Architecture.TRANSFORMER_DECODER.shape_fields == ("layers", "hidden_size", "seq_len")
     assert Architecture.CNN.shape_fields == ()
 

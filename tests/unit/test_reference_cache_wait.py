@@ -56,10 +56,14 @@ def test_a_slow_load_serves_the_version_held_unless_this_process_wrote() -> None
         version[0], _ = 4, loading.clear()
         served.append(await held())  # 3 held: a check of 4 in flight
         await asyncio.to_thread(loading.wait)
-        version[0] = 5  # this process wrote while that load ran: invalidate waits for it,
-        cache.invalidate()  # on the loop here, so the loop has not yet seen that check end
+        version[0] = 5  # this process wrote while that load (of 4) ran: invalidate returns
+        began = time.monotonic()  # at once, and the next answer waits past that load for a
+        cache.invalidate()  # check begun after the write
+        invalidate_s.append(time.monotonic() - began)
         served.append(await held())
         return served
 
+    invalidate_s: list[float] = []
     assert asyncio.run(scenario()) == [1, 1, 3, 3, 5]
-    assert cache._written is False  # the check finished: later callers wait wait_s again
+    assert invalidate_s[0] < LOAD_S / 3  # the event loop is not held for the load in flight
+    assert cache.pending_write is False  # the check finished: later callers wait wait_s again

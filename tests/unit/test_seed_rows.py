@@ -112,6 +112,13 @@ def test_a_row_without_source_is_refused(tmp_path: Path) -> None:
         read_rows(path, GpuRow)
 
 
+def test_a_row_with_cells_past_the_header_is_refused(tmp_path: Path) -> None:
+    # an unquoted comma in a text cell shifts every later cell; the row must not load silently
+    path = _write(tmp_path, "gpus.csv", f"{GPU_HEADER}\n{A5000}\n{A5000},stray\n")
+    with pytest.raises(SeedError, match=r"^gpus\.csv:3: 1 cell\(s\) past the header's last"):
+        read_rows(path, GpuRow)
+
+
 def test_a_header_missing_a_column_is_refused(tmp_path: Path) -> None:
     header = GPU_HEADER.replace("memory_bandwidth_gbs", "bandwidth")
     path = _write(tmp_path, "gpus.csv", f"{header}\n{A5000}\n")

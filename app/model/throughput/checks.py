@@ -34,12 +34,17 @@ class PhysicalChecks(FlopsModel):
     ) -> Stack | None:
         """The stack of the rows the pooled estimate stands on (the level's source,
         :data:`app.model.stacks.SOURCE_STACK`); ``None`` without a measured group that
-        stands for ``precision``."""
-        if not self.groups or (precision is not None and not self._usable(precision, software)):
-            return None
-        group = self._group_at(software)
-        level = self.data.level_of(group, software, precision == Precision.FP8)
-        return SOURCE_STACK.get(level.source) if level is not None else None
+        stands for ``precision`` (memoised: asked once per estimate)."""
+        key = (software, precision)
+        if key in self._stacks:
+            return self._stacks[key]
+        found = None
+        if self.groups and (precision is None or self._usable(precision, software)):
+            group = self._group_at(software)
+            level = self.data.level_of(group, software, precision == Precision.FP8)
+            found = SOURCE_STACK.get(level.source) if level is not None else None
+        self._stacks[key] = found
+        return found
 
     def stack(self, software: str | None = None, precision: Precision | None = None) -> Stack:
         """The stack the answer assumes: the workload's, else the stack of the preset's own

@@ -21,6 +21,7 @@ from app.model.pooled import (
     rate_class,
     suite_of,
 )
+from app.model.stacks import Stack
 from app.model.throughput.common import (
     FlopsTable,
     SingleGpu,
@@ -77,10 +78,15 @@ class PooledSituations:
         self.groups = data.groups(base.benchmark_workloads, _method_of(base))
         self._single: dict[tuple[str, Precision, str | None], SingleGpu] = {}
         self._by_gpu: dict[str, list[BenchmarkPoint]] | None = None
-        self._twins: dict[str, GpuSpec] | None = None
         self._eta: dict[
             tuple[str, int, Interconnect | None, Precision, Fabric], tuple[float, bool]
         ] = {}
+        #: memoised per instance (``w``, ``reference`` and the data never change on it)
+        self._bases: dict[Precision, Workload] = {}
+        self._groups_at: dict[str | None, tuple[str, str]] = {}
+        self._ws: dict[Precision, Workload] = {}
+        self._twins: dict[str, GpuSpec] | None = None
+        self._stacks: dict[tuple[str | None, Precision | None], Stack | None] = {}
 
     def _usable(self, precision: Precision, software: str | None = None) -> bool:
         """The measured group stands for ``precision``: fp32/tf32 and 16-bit rates follow
@@ -126,6 +132,13 @@ class PooledSituations:
         RTX 4090 it is a cut-down of (torchtune's single-device full fine-tune measured there,
         1,650 tok/s) for the ``llama31-8b-full-single-device`` preset (issue 8: "the same
         software level is used for every GPU in one ranking")."""
+        hit = self._groups_at.get(software)
+        if hit is None:
+            hit = self._groups_at[software] = self._find_group(software)
+        return hit
+
+    def _find_group(self, software: str | None) -> tuple[str, str]:
+        """:meth:`_group_at`, not memoised."""
         if software:
             source = software.split("@")[0]
             for same in (lambda p: suite_of(p) == software, lambda p: p.source == source):
@@ -138,14 +151,29 @@ class PooledSituations:
                 return g
         return self.groups[0]
 
+    def _w_at(self, precision: Precision) -> Workload:
+        """``w`` at ``precision`` (``w`` itself at its own; memoised)."""
+        if precision == self.w.precision:
+            return self.w
+        hit = self._ws.get(precision)
+        if hit is None:
+            hit = self._ws[precision] = replace(self.w, precision=precision)
+        return hit
+
     def _base(self, precision: Precision) -> Workload:
         """The workload whose measurements are used, at the precision asked (and the
-        workload's own micro-batch; :meth:`_batch` is where it is read on the curve)."""
-        if self.reference is None:
-            return replace(self.w, precision=precision)
-        return replace(
-            self.reference, precision=precision, micro_batch_size=self.w.micro_batch_size
-        )
+        workload's own micro-batch; :meth:`_batch` is where it is read on the curve; memoised
+        per precision: a ranking asks for it thousands of times)."""
+        hit = self._bases.get(precision)
+        if hit is None:
+            hit = self._bases[precision] = (
+                replace(self.w, precision=precision)
+                if self.reference is None
+                else replace(
+                    self.reference, precision=precision, micro_batch_size=self.w.micro_batch_size
+                )
+            )
+        return hit
 
     def _batch(self) -> float:
         """The micro-batch at which the measured group's batch curve is read: the workload's

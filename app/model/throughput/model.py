@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
 from app.model.calibration import Calibration
 from app.model.comm import NO_FABRIC, Fabric
@@ -83,7 +82,7 @@ class ThroughputModel(MultiGpu):
         hit = self._single.get(key)
         if hit is not None:
             return hit
-        w = self.w if prec == self.w.precision else replace(self.w, precision=prec)
+        w = self._w_at(prec)
         result = self.situation(w, gpu, prec, software)
         # the credible bound is the tuned suites' (every row is one); the stack moves below it
         result = self._with_stack(self._credible(w, gpu, prec, result), software, prec)
@@ -128,7 +127,7 @@ class ThroughputModel(MultiGpu):
         notes = (*notes, *scaled.notes)
         # 4. the range
         low, high = throughput_range(self.w, gpu, n, prec, total, situation, scaled.model, self.cal)
-        used = implied_utilisation(replace(self.w, precision=prec), gpu, prec, total / n)
+        used = implied_utilisation(self._w_at(prec), gpu, prec, total / n)
         mfu, hfu = used if used else (None, None)
         if used:
             notes = (*notes, utilisation_note(used, flops_peak_tflops(gpu, prec), prec))

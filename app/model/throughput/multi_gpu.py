@@ -5,7 +5,7 @@ the link model of :mod:`app.model.multigpu`; a slower link or board never faster
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from app.model.comm import (
     NO_FABRIC,
@@ -149,9 +149,7 @@ class MultiGpu(PhysicalChecks):
             if measured is not None:
                 hit = (measured, True)
             else:
-                w = self.w
-                if precision != w.precision:
-                    w = replace(w, precision=precision)
+                w = self._w_at(precision)
                 eta = multi_gpu_efficiency(
                     w,
                     gpu,
@@ -238,7 +236,7 @@ class MultiGpu(PhysicalChecks):
                 best_basis = "measured" if measured else "model"
         total = best_total
         eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
-        w_prec = self.w if prec == self.w.precision else replace(self.w, precision=prec)
+        w_prec = self._w_at(prec)
         summary = multi_gpu_summary(
             w_prec,
             gpu,

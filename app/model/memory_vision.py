@@ -1,0 +1,93 @@
+"""Vision memory terms that do not follow the per-GFLOP activation rule of
+:mod:`app.model.memory`: a detector's label-assignment tensors and a segmentation net's
+full-resolution loss.
+
+Pure: standard library only (the workload's fields in, bytes out).
+"""
+
+from __future__ import annotations
+
+from app.model.types import Architecture, VisionTask, Workload
+
+#: Output strides of a YOLOv8/YOLO11 ``Detect`` head (P3, P4, P5): one anchor point per
+#: output pixel at each (ultralytics/nn/modules/head.py ``Detect.stride``; 8,400 anchors at
+#: 640 px, 4,725 at 480 px).
+DETECT_STRIDES = (8, 16, 32)
+#: Bytes alive per (image, ground-truth box, anchor) triple while a task-aligned assigner
+#: selects candidates: ultralytics ``TaskAlignedAssigner.select_candidates_in_gts``
+#: (ultralytics/utils/tal.py) builds the fp32 differences ``xy_centers - lt`` and
+#: ``rb - xy_centers`` (2 values each, 8 + 8 B) and their fp32 concatenation (4 values,
+#: 16 B) over ``(batch · n_max_boxes, anchors)`` before reducing them. The 3.22 GiB
+#: allocation of ultralytics issue #4679 (YOLOv8s, 640 px, batch 39 on VisDrone) is that
+#: concatenation at 16 B × 39 × 8,400 anchors × about 660 boxes.
+ASSIGNER_BYTES_PER_PAIR = 32.0
+#: Bytes per (class, pixel) element alive in a segmentation loss's backward: mmsegmentation's
+#: decode head resizes its logits to the label size (``BaseDecodeHead.loss_by_feat``:
+#: ``resize(seg_logits, size=seg_label.shape[2:], mode='bilinear')``) and scores them with
+#: ``F.cross_entropy``, which keeps its fp32 log-softmax output (4 B, fp32 under autocast
+#: too: PyTorch's autocast runs ``log_softmax``/``cross_entropy`` in fp32); its backward
+#: adds the gradient of that output (4 B) and of its input (4 B).
+SEGMENTATION_LOSS_BYTES_PER_ELEMENT = 12.0
+
+
+def detect_anchors(image_size: int) -> int:
+    """Anchor points of a stride-8/16/32 detection head on a square ``image_size`` input:
+    ``Σ (image_size / s)²`` (8,400 at 640 px)."""
+    return sum((image_size // s) ** 2 for s in DETECT_STRIDES)
+
+
+def assigner_bytes_per_sample(w: Workload) -> float:
+    """Label-assignment bytes per image of a detector with ``max_boxes_per_image`` given.
+
+    ``ASSIGNER_BYTES_PER_PAIR × max_boxes_per_image × anchors``: a task-aligned assigner
+    (YOLOv8/YOLO11, PP-YOLOE, TOOD) computes box × anchor tensors over the batch padded to
+    its most-boxes image (``n_max_boxes``), while the forward activations are still held for
+    backward. It grows with the dataset's object density, not with the network: dense
+    datasets (VisDrone, crowds) OOM at batches the activation profile says fit. 0 for
+    non-detectors or without ``max_boxes_per_image`` and ``image_size``.
+    """
+    if (
+        w.architecture != Architecture.CNN
+        or w.vision_task != VisionTask.DETECTION
+        or not w.max_boxes_per_image
+        or not w.image_size
+    ):
+        return 0.0
+    return ASSIGNER_BYTES_PER_PAIR * w.max_boxes_per_image * detect_anchors(w.image_size)
+
+
+def segmentation_loss_bytes_per_sample(w: Workload) -> float:
+    """Loss-side bytes per image of a semantic-segmentation net with ``num_classes`` given:
+    ``SEGMENTATION_LOSS_BYTES_PER_ELEMENT × num_classes × image_size²`` (the logits at the
+    input resolution, scored per pixel; 0.44 GiB for ADE20K's 150 classes at 512²). A
+    decode head's FLOPs are in ``forward_gflops_per_sample``, its upsampled logits and their
+    cross-entropy are not (upsampling and the loss cost no multiply-adds). An auxiliary head
+    (UPerNet's FCN) scores a second set: give its classes twice. 0 otherwise.
+    """
+    if (
+        w.architecture != Architecture.CNN
+        or w.vision_task != VisionTask.SEGMENTATION
+        or not w.num_classes
+        or not w.image_size
+    ):
+        return 0.0
+    return SEGMENTATION_LOSS_BYTES_PER_ELEMENT * w.num_classes * w.image_size**2
+
+
+def task_notes(w: Workload) -> list[str]:
+    """What a detector's or segmentation net's head memory leaves out for ``w``: the
+    assigner without ``max_boxes_per_image``, the full-resolution loss without
+    ``num_classes``."""
+    if w.architecture != Architecture.CNN:
+        return []
+    if w.vision_task == VisionTask.DETECTION and not w.max_boxes_per_image:
+        return [
+            "memory: a detector's label assignment (YOLOv8-style box × anchor tensors) is not "
+            "counted: give max_boxes_per_image for dense datasets"
+        ]
+    if w.vision_task == VisionTask.SEGMENTATION and not w.num_classes:
+        return [
+            "memory: a segmentation net's full-resolution logits and cross-entropy are not "
+            "counted: give num_classes"
+        ]
+    return []
