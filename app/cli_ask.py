@@ -372,7 +372,8 @@ def estimate(**options: Any) -> None:
 
     Throughput, epoch time (with ranges), peak memory per GPU and the OOM risk; with
     --price-per-hour the cost per epoch too. Hardware fields beyond the options go in --set
-    (vcpus=32, ram_gib=256, disk_gb=500, max_cuda=12.4, vram_gib=...).
+    (vcpus=32, ram_gib=256, disk_gb=500, max_cuda=12.4, vram_gib=..., gpus_per_node=8,
+    network_gbps=400).
     """
     from app.interface.schemas import EstimateRequest, HardwareIn, WorkloadIn
     from app.operations import ESTIMATE

@@ -382,6 +382,25 @@ class HardwareIn(BaseModel):
         default=None,
         description="disk kind; a dataset streamed from hdd may bound throughput",
     )
+    gpus_per_node: int | None = Field(
+        default=None,
+        ge=1,
+        le=1024,
+        description="GPUs one machine holds; more GPUs than that span several machines "
+        "joined by the network (null: 8, or the board's NVLink domain: 16 for V100 SXM3, "
+        "72 for GB200/GB300)",
+        examples=[8],
+    )
+    network_gbps: float | None = Field(
+        default=None,
+        ge=1,
+        le=10**5,
+        allow_inf_nan=False,
+        description="network between machines, Gbit/s per machine (InfiniBand, RoCE or "
+        "Ethernet, all NICs together: 8× 400 Gbit/s NDR = 3200); used when the GPUs span "
+        "several machines (null: a documented default, said in the multi_node warning)",
+        examples=[3200],
+    )
 
     _gpu_count = field_serializer("gpu_count")(lambda self, v: gpu_count_out(v))
     _gpu_count_whole = field_validator("gpu_count")(lambda v: whole_gpu_count(v))

@@ -34,7 +34,15 @@ from pathlib import Path
 
 from app.model.calibration import Calibration, load_calibration
 from app.model.memory import lora_trainable_params
-from app.model.types import GpuSpec, Interconnect, Method, Precision, Sharding, Workload
+from app.model.types import (
+    GpuSpec,
+    Hardware,
+    Interconnect,
+    Method,
+    Precision,
+    Sharding,
+    Workload,
+)
 from app.resources import seed_dir
 
 
@@ -106,6 +114,14 @@ def link_table(path: Path | None = None) -> dict[tuple[str, str], float]:
         return {(r["link_class"], r["quantity"]): float(r["value"]) for r in csv.DictReader(fh)}
 
 
+def host_bridge_busbw_gbs() -> float:
+    """All-reduce bus bandwidth (GB/s per GPU) of GPUs joined through the PCIe host bridge
+    without peer-to-peer: ``pcie_host_bridge`` ``busbw_gbs`` of ``seed_data/link_bandwidth.csv``
+    (NCCL's maintainer: 6-9 GB/s through the CPU; 3.32-5.55 GB/s measured between two RTX
+    3070 Ti behind a PHB bridge). The one figure both the estimate and its warning use."""
+    return link_table()[("pcie_host_bridge", "busbw_gbs")]
+
+
 def _is_board(gpu: GpuSpec) -> bool:
     """SXM/OAM modules and superchips: they sit on NVSwitch/Infinity Fabric baseboards."""
     form = (gpu.form_factor or "").upper()
@@ -135,24 +151,62 @@ def default_network_gbps(gpu: GpuSpec, node_gpus: int) -> float:
     return table[("network", key)] * node_gpus / 8
 
 
-def board_twin(gpu: GpuSpec, catalog: Mapping[str, GpuSpec]) -> GpuSpec | None:
+def _chip_key(gpu: GpuSpec) -> tuple[str, str, str, float]:
+    """What a board and its PCIe card share: vendor, architecture, memory size and chip (the
+    name's first word: ``A100`` of ``A100 PCIe 80GB`` and ``A100 SXM4 80GB``)."""
+    return (gpu.vendor, gpu.architecture, gpu.name.split()[0], gpu.vram_gib)
+
+
+def twin_index(catalog: Mapping[str, GpuSpec]) -> dict[str, GpuSpec]:
+    """Name → the other form of the same chip and memory (:func:`_chip_key`): every PCIe
+    card → its SXM/OAM board and each board → its first PCIe card (catalog order), where the
+    catalog holds both. One pass over the catalog; callers keep the index
+    (:func:`board_twin` looks it up)."""
+    boards: dict[tuple[str, str, str, float], GpuSpec] = {}
+    cards = [gpu for gpu in catalog.values() if gpu.name and not _is_board(gpu)]
+    for gpu in catalog.values():
+        if gpu.name and _is_board(gpu):
+            boards.setdefault(_chip_key(gpu), gpu)
+    index: dict[str, GpuSpec] = {}
+    for card in cards:
+        board = boards.get(_chip_key(card))
+        if board is not None:
+            index[card.name] = board
+            index.setdefault(board.name, card)
+    return index
+
+
+def board_twin(gpu: GpuSpec, index: Mapping[str, GpuSpec]) -> GpuSpec | None:
     """The SXM/OAM module of ``gpu``'s chip and memory (``A100 PCIe 80GB`` → ``A100 SXM4
-    80GB``): same vendor, architecture, memory size and chip (the name's first word), on a
-    board; ``None`` for a board itself or when the catalog has none. A PCIe card never scales
-    better than its board twin: same chip, a slower link."""
-    if _is_board(gpu) or not gpu.name:
-        return None
-    chip = gpu.name.split()[0]
-    for other in catalog.values():
-        if (
-            _is_board(other)
-            and other.name.split()[:1] == [chip]
-            and other.vendor == gpu.vendor
-            and other.architecture == gpu.architecture
-            and other.vram_gib == gpu.vram_gib
-        ):
-            return other
-    return None
+    80GB``) in a :func:`twin_index`; ``None`` for a board itself or when the catalog has none.
+    A PCIe card never scales better than its board twin: same chip, a slower link."""
+    twin = index.get(gpu.name)
+    if twin is None or _is_board(gpu) or _chip_key(twin) != _chip_key(gpu):
+        return None  # (a spec of the same name with other memory is not the catalog's card)
+    return twin
+
+
+@dataclass(frozen=True, slots=True)
+class Fabric:
+    """What an offer or a request states about the machines its GPUs sit in: ``node_gpus``
+    GPUs per machine and ``network_gbps`` Gbit/s of network per machine; ``None`` where not
+    stated (:func:`topology` then takes :func:`gpus_per_node` and
+    :func:`default_network_gbps`, and the answer says the network was assumed)."""
+
+    node_gpus: int | None = None
+    network_gbps: float | None = None
+
+
+#: nothing stated
+NO_FABRIC = Fabric()
+
+
+def fabric_of(hw: Hardware) -> Fabric:
+    """The :class:`Fabric` a machine description states (its ``gpus_per_node`` and
+    ``network_gbps``)."""
+    if hw.gpus_per_node is None and hw.network_gbps is None:
+        return NO_FABRIC
+    return Fabric(hw.gpus_per_node, hw.network_gbps)
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,7 +301,7 @@ def _intra_busbw_gbs(gpu: GpuSpec, intra: LinkClass, ring: int) -> float:
     table = link_table()
     nvlink_uni = (gpu.nvlink_bandwidth_gbs or 0.0) / 2
     pcie = table[("pcie_p2p", "busbw_fraction")] * PCIE_GBS[pcie_generation(gpu)]
-    host = table[("pcie_host_bridge", "busbw_gbs")]
+    host = host_bridge_busbw_gbs()
     if intra == LinkClass.NVSWITCH and nvlink_uni:
         return table[("nvswitch", "busbw_fraction")] * nvlink_uni
     if intra == LinkClass.INFINITY_FABRIC:

@@ -16,7 +16,6 @@ import numpy as np
 from app.model.epoch_cost import RunCosts, ServedRates, run_costs, served_rates
 from app.model.epoch_cost import epoch_hours as epoch_hours  # re-exported
 from app.model.host import HDD_MAX_RANDOM_READS_PER_S as HDD_MAX_RANDOM_READS_PER_S
-from app.model.host import HOST_BRIDGE_GBS as HOST_BRIDGE_GBS
 from app.model.host import HOST_BRIDGE_MEASURED_SPEEDUPS as HOST_BRIDGE_MEASURED_SPEEDUPS
 from app.model.host import checkpoint_gb as checkpoint_gb
 from app.model.host import data_loader_rate as data_loader_rate

@@ -6,6 +6,7 @@ Pure functions of the workload and hardware (:mod:`app.model.cost` re-exports th
 
 from __future__ import annotations
 
+from app.model.comm import host_bridge_busbw_gbs
 from app.model.memory import lora_trainable_params, optimizer_state_bytes
 from app.model.multigpu import gradient_bytes
 from app.model.types import Hardware, Method, Precision, Sharding, Workload
@@ -47,13 +48,6 @@ def disk_read_rate(w: Workload, hw: Hardware) -> float | None:
     return HDD_MAX_RANDOM_READS_PER_S
 
 
-#: Measured GPU-to-GPU bandwidth through a PCIe host bridge (no peer-to-peer), GB/s per
-#: direction: 3.32 GB/s (5.55 GB/s after switching the CPU to NUMA mode) between two RTX
-#: 3070 Ti on a Threadripper 2950X, ``nvidia-smi topo -m`` = PHB, CUDA p2pBandwidthLatencyTest
-#: (https://forum.level1techs.com/t/gpu-gpu-expected-bandwidth/185531, seen 2026-12-01). The
-#: better of the two is used, so the warning is conservative.
-HOST_BRIDGE_GBS = 5.55
-
 #: Measured 2-GPU DDP speedups over a PCIe host bridge without P2P (the numbers a
 #: ``pcie_host_bridge`` warning quotes): 2× RTX 4070 Ti SUPER, ResNet-50 1.18×, ResNet-152
 #: 1.60×, ViT-L 1.71× (ahjavid technical-notes blog, "multi-GPU training analysis";
@@ -68,7 +62,8 @@ HOST_BRIDGE_MEASURED_SPEEDUPS = {
 
 
 def host_bridge_efficiency(w: Workload, gpu_count: float, per_gpu_samples_per_s: float) -> float:
-    """DDP efficiency if every all-reduce crosses a PCIe host bridge at :data:`HOST_BRIDGE_GBS`.
+    """DDP efficiency if every all-reduce crosses a PCIe host bridge at the link model's bus
+    bandwidth (:func:`app.model.comm.host_bridge_busbw_gbs`, the one figure the estimate uses).
 
     Ring all-reduce volume ``2(n-1)/n × gradient bytes`` per optimizer step against the step's
     compute time ``micro_batch × grad_accum / per-GPU samples/s``, with no overlap (the
@@ -79,7 +74,7 @@ def host_bridge_efficiency(w: Workload, gpu_count: float, per_gpu_samples_per_s:
     volume = gradient_bytes(w)
     if n <= 1 or volume <= 0 or per_gpu_samples_per_s <= 0:
         return 1.0
-    t_comm = 2 * (n - 1) / n * volume / (HOST_BRIDGE_GBS * 1e9)
+    t_comm = 2 * (n - 1) / n * volume / (host_bridge_busbw_gbs() * 1e9)
     t_step = w.micro_batch_size * w.grad_accum_steps / per_gpu_samples_per_s
     return t_step / (t_step + t_comm)
 

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from app.model.calibration import Calibration, load_calibration
+from app.model.comm import fabric_of
 from app.model.cost import combine
 from app.model.memory import estimate_memory, vram_per_gpu_gib
 from app.model.pooled import PooledData
@@ -100,6 +101,7 @@ class Model:
             machine.interconnect,
             precision=precision,
             software=software,
+            fabric=fabric_of(machine),
         )
 
     def memory(
@@ -158,7 +160,9 @@ class Model:
         price_per_hour: float | None,
         currency: str,
     ) -> Estimate:
-        tp = model.estimate(machine.gpu, machine.gpu_count, machine.interconnect)
+        tp = model.estimate(
+            machine.gpu, machine.gpu_count, machine.interconnect, fabric=fabric_of(machine)
+        )
         return combine(
             job,
             machine,

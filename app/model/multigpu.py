@@ -67,15 +67,27 @@ def multi_gpu_efficiency(
     per_gpu_samples_per_s: float,
     *,
     micro_batch: float | None = None,
+    node_gpus: int | None = None,
+    network_gbps: float | None = None,
     cal: Calibration | None = None,
 ) -> float:
     """Data-parallel scaling efficiency η in (0, 1] (1 for one GPU): :func:`multi_gpu_comm`
     with ``cal``'s constants (default: the served calibration).
 
-    ``micro_batch`` overrides the workload's micro-batch (the harness uses a benchmark's).
+    ``micro_batch`` overrides the workload's micro-batch (the harness uses a benchmark's);
+    ``node_gpus`` (GPUs per machine) and ``network_gbps`` (Gbit/s per machine) where the
+    offer or the request states them (else :func:`app.model.comm.topology`'s defaults).
     """
     return multi_gpu_comm(
-        w, gpu, gpu_count, interconnect, per_gpu_samples_per_s, micro_batch=micro_batch, cal=cal
+        w,
+        gpu,
+        gpu_count,
+        interconnect,
+        per_gpu_samples_per_s,
+        micro_batch=micro_batch,
+        node_gpus=node_gpus,
+        network_gbps=network_gbps,
+        cal=cal,
     ).efficiency
 
 
@@ -88,6 +100,9 @@ def multi_gpu_summary(
     efficiency: float,
     cal: Calibration | None = None,
     comm: CommEstimate | None = None,
+    *,
+    node_gpus: int | None = None,
+    network_gbps: float | None = None,
 ) -> MultiGpuSummary:
     """What a multi-GPU answer says about its link (:class:`MultiGpuSummary`).
 
@@ -95,11 +110,21 @@ def multi_gpu_summary(
 
     ``efficiency`` is the one the answer uses: where it was measured, the communication share
     is what the measurement leaves after the per-doubling loss, ``1 − η / (1 − κ)^log2(n)``
-    (else the model's exposed share); κ and the overlap are ``cal``'s.
+    (else the model's exposed share); κ and the overlap are ``cal``'s. ``node_gpus`` and
+    ``network_gbps`` as :func:`multi_gpu_efficiency`.
     """
     cal = cal or load_calibration()
     if comm is None:
-        comm = multi_gpu_comm(w, gpu, gpu_count, interconnect, per_gpu_samples_per_s, cal=cal)
+        comm = multi_gpu_comm(
+            w,
+            gpu,
+            gpu_count,
+            interconnect,
+            per_gpu_samples_per_s,
+            node_gpus=node_gpus,
+            network_gbps=network_gbps,
+            cal=cal,
+        )
     topo = comm.topology
     loss = (1.0 - cal.scaling_loss_per_doubling) ** math.log2(max(topo.gpus, 1))
     share = comm.comm_time_share

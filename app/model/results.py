@@ -52,7 +52,9 @@ class Hardware:
     """A machine to run on: GPU model × count plus host resources.
 
     ``vram_gib_per_gpu`` overrides the catalog VRAM (memory-modded cards, MIG slices);
-    ``disk_gb`` is system + data disk; ``max_cuda`` the driver's highest CUDA version.
+    ``disk_gb`` is system + data disk; ``max_cuda`` the driver's highest CUDA version;
+    ``gpus_per_node`` the GPUs one machine holds and ``network_gbps`` the network between
+    machines (Gbit/s per machine) where stated (else :mod:`app.model.comm`'s defaults).
     """
 
     gpu: GpuSpec
@@ -65,6 +67,8 @@ class Hardware:
     vram_gib_per_gpu: float | None = None
     #: ``hdd``, ``ssd`` or ``nvme`` where the offer says it
     disk_type: str | None = None
+    gpus_per_node: int | None = None
+    network_gbps: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from app.model.comm import LinkClass, Topology, topology
+from app.model.comm import LinkClass, Topology, host_bridge_busbw_gbs, topology
 from app.model.compat import (
     compatibility_warnings,
     driver_warnings,
@@ -17,7 +17,6 @@ from app.model.compat import (
     interconnect_warning,
 )
 from app.model.host import (
-    HOST_BRIDGE_GBS,
     HOST_BRIDGE_MEASURED_SPEEDUPS,
     checkpoint_gb,
     disk_needed_gb,
@@ -297,7 +296,13 @@ def _link_warnings(w: Workload, hw: Hardware, tp: ThroughputEstimate) -> list[Ru
     # are NVLink: effective_interconnect), so warning and estimate never disagree
     if hw.gpu_count <= 1:
         return []
-    topo = topology(hw.gpu, hw.gpu_count, effective_interconnect(hw.gpu, hw.interconnect))
+    topo = topology(
+        hw.gpu,
+        hw.gpu_count,
+        effective_interconnect(hw.gpu, hw.interconnect),
+        node_gpus=hw.gpus_per_node,
+        network_gbps=hw.network_gbps,
+    )
     out = _topology_warnings(topo, tp)
     return out + _intra_link_warnings(w, hw, tp, topo.intra)
 
@@ -306,7 +311,11 @@ def _topology_warnings(topo: Topology, tp: ThroughputEstimate) -> list[RunWarnin
     """Several machines (the network rate assumed where the offer states none)."""
     if topo.nodes <= 1:
         return []
-    stated = "as stated" if topo.network_stated else "assumed: the offer states no network"
+    stated = (
+        "as stated"
+        if topo.network_stated
+        else "assumed: no network stated, give hardware.network_gbps to use yours"
+    )
     return [
         warn(
             WarningCode.MULTI_NODE,
@@ -364,7 +373,7 @@ def _intra_link_warnings(
                     predicted_efficiency=round(eff, 3),
                     predicted_from="measured" if measured else "model",
                     host_bridge_efficiency=round(bridge, 3),
-                    host_bridge_gbs=HOST_BRIDGE_GBS,
+                    host_bridge_gbs=host_bridge_busbw_gbs(),
                     measured_speedups=HOST_BRIDGE_MEASURED_SPEEDUPS,
                 )
             ]

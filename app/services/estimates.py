@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from app.gpu_names import LabelError, form_hint
 from app.model.anchor import Anchor, anchored
 from app.model.calibration import load_calibration
+from app.model.comm import NO_FABRIC, Fabric, fabric_of
 from app.model.compat import effective_precision
 from app.model.cost import (
     SpotAssumptions,
@@ -110,6 +111,8 @@ def hardware_from_input(h: dict[str, Any], ref: ReferenceData) -> Hardware:
         max_cuda=h.get("max_cuda"),
         vram_gib_per_gpu=vram,
         disk_type=h.get("disk_type"),
+        gpus_per_node=h.get("gpus_per_node"),
+        network_gbps=h.get("network_gbps"),
     )
 
 
@@ -248,7 +251,7 @@ class ConfigEstimates:
         self.w = w
         self.ref = ref
         self.models = _Models(w, reference, ref)
-        self._tp: dict[tuple[str, float, Interconnect | None], ThroughputEstimate] = {}
+        self._tp: dict[tuple[str, float, Interconnect | None, Fabric], ThroughputEstimate] = {}
         self._mem: dict[tuple[float, int, bool, str | None], MemoryEstimate] = {}
         #: the workload's memory breakdowns by (whole GPUs, micro-batch), shared by every
         #: VRAM size (:func:`app.model.memory.estimate_memory`'s ``peaks``)
@@ -256,17 +259,23 @@ class ConfigEstimates:
         self._model_of: dict[str, ThroughputModel] = {}
 
     def throughput(
-        self, gpu: GpuSpec, gpu_count: float, interconnect: Interconnect | None
+        self,
+        gpu: GpuSpec,
+        gpu_count: float,
+        interconnect: Interconnect | None,
+        fabric: Fabric = NO_FABRIC,
     ) -> ThroughputEstimate:
         """Samples/s of ``gpu_count`` × ``gpu`` as served: :meth:`published`, moved by the
         accepted submitted runs of this configuration, if any
-        (:func:`app.services.submitted.combine`)."""
-        tp = self.published(gpu, gpu_count, interconnect)
+        (:func:`app.services.submitted.combine`); ``fabric``: the GPUs and network per
+        machine where stated."""
+        tp = self.published(gpu, gpu_count, interconnect, fabric)
         runs = self.submitted_runs(gpu, gpu_count, tp.precision)
         if not runs:
             return tp
         combined = combine_runs(
-            runs, lambda batch: self.published_at(batch, gpu, gpu_count, interconnect, tp)
+            runs,
+            lambda batch: self.published_at(batch, gpu, gpu_count, interconnect, tp, fabric),
         )
         if combined is None:
             return tp
@@ -286,6 +295,7 @@ class ConfigEstimates:
         gpu_count: float,
         interconnect: Interconnect | None,
         here: ThroughputEstimate,
+        fabric: Fabric = NO_FABRIC,
     ) -> float:
         """The published answer at micro-batch ``batch``, in the preset's published units per
         second (``here``: the published answer at this workload's own micro-batch)."""
@@ -293,16 +303,20 @@ class ConfigEstimates:
         if batch == self.w.micro_batch_size:
             return here.samples_per_s * units
         other = config_estimates(replace(self.w, micro_batch_size=batch), None, self.ref)
-        return other.published(gpu, gpu_count, interconnect).samples_per_s * units
+        return other.published(gpu, gpu_count, interconnect, fabric).samples_per_s * units
 
     def published(
-        self, gpu: GpuSpec, gpu_count: float, interconnect: Interconnect | None
+        self,
+        gpu: GpuSpec,
+        gpu_count: float,
+        interconnect: Interconnect | None,
+        fabric: Fabric = NO_FABRIC,
     ) -> ThroughputEstimate:
         """Samples/s of ``gpu_count`` × ``gpu`` at the precision the GPU runs the workload
         at, from the published measurements alone, slowed by the PCIe traffic of CPU
         offloading (:func:`app.model.offload.offload_slowed`); memoised for catalog GPUs
         (a GPU spec not from the catalog is estimated afresh)."""
-        key = (gpu.name, gpu_count, interconnect)
+        key = (gpu.name, gpu_count, interconnect, fabric)
         tp = self._tp.get(key)
         if tp is None:
             catalog = self.ref.gpus.get(gpu.name) is gpu
@@ -312,7 +326,10 @@ class ConfigEstimates:
                 if catalog:
                     self._model_of[gpu.name] = model
             tp = offload_slowed(
-                self.w, gpu, gpu_count, model.estimate(gpu, gpu_count, interconnect)
+                self.w,
+                gpu,
+                gpu_count,
+                model.estimate(gpu, gpu_count, interconnect, fabric=fabric),
             )
             if catalog and len(self._tp) < self.max_entries:
                 self._tp[key] = tp
@@ -372,7 +389,7 @@ def estimate_what_if(
     configs = config_estimates(w, reference, ref)
     memory = configs.memory(vram, hw.gpu_count, with_fixes=True, gpu=hw.gpu.name)
     check_estimable(w, configs.models.requested())
-    tp = configs.throughput(hw.gpu, hw.gpu_count, hw.interconnect)
+    tp = configs.throughput(hw.gpu, hw.gpu_count, hw.interconnect, fabric_of(hw))
     if anchor is not None:
         at = configs.throughput(anchor.gpu, anchor.gpu_count, anchor.interconnect)
         tp = anchored(tp, at, anchor, hw.gpu, model_of(ref).calibration)

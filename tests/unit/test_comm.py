@@ -11,11 +11,13 @@ from app.model.calibration import load_calibration
 from app.model.comm import (
     LinkClass,
     Topology,
+    board_twin,
     bus_bandwidth,
     comm_estimate,
     link_table,
     step_traffic,
     topology,
+    twin_index,
 )
 from app.model.multigpu import multi_gpu_efficiency
 from app.model.types import GpuSpec, Interconnect, Method, Precision, Sharding
@@ -147,3 +149,33 @@ def test_sxm_never_slower_than_pcie_of_the_same_chip() -> None:
         sxm = multi_gpu_efficiency(BIG, A100_80_SXM, n, None, 2.0)
         pcie = multi_gpu_efficiency(BIG, A100_PCIE, n, Interconnect.PCIE, 2.0)
         assert sxm >= pcie, n
+
+
+def _twin_gpu(name: str, vram: float, form: str | None, arch: str = "Ampere") -> GpuSpec:
+    return GpuSpec(name=name, architecture=arch, vram_gib=vram, form_factor=form)
+
+
+SXM40 = _twin_gpu("A100 SXM4 40GB", 40, "SXM")
+SXM80 = _twin_gpu("A100 SXM4 80GB", 80, "SXM")
+PCIE40 = _twin_gpu("A100 PCIe 40GB", 40, "PCIe")
+PCIE80 = _twin_gpu("A100 PCIe 80GB", 80, "PCIe")
+H100_NVL = _twin_gpu("H100 NVL 94GB", 94, "PCIe", "Hopper")
+H100_SXM = _twin_gpu("H100 SXM 80GB", 80, "SXM", "Hopper")
+CATALOG = {g.name: g for g in (SXM40, SXM80, PCIE40, PCIE80, H100_NVL, H100_SXM)}
+
+
+def test_twins_pair_the_same_chip_and_memory() -> None:
+    index = twin_index(CATALOG)
+    assert board_twin(PCIE80, index) is SXM80
+    assert board_twin(PCIE40, index) is SXM40
+    assert index[SXM40.name] is PCIE40 and index[SXM80.name] is PCIE80
+    # a board has no board twin
+    assert board_twin(SXM80, index) is None
+
+
+def test_no_twin_across_memory_sizes() -> None:
+    index = twin_index(CATALOG)
+    # the only H100 card is 94 GB, the only board 80 GB: not the same memory
+    assert H100_SXM.name not in index
+    assert board_twin(H100_NVL, index) is None
+    assert len(index) == 4

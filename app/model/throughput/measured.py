@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.model.calibration import Calibration, load_calibration
-from app.model.comm import CommEstimate
+from app.model.comm import CommEstimate, Fabric
 from app.model.pooled import (
     Level,
     PooledData,
@@ -80,12 +80,14 @@ class PooledSituations:
         self.groups = data.groups(base.benchmark_workloads, _method_of(base))
         self._single: dict[tuple[str, Precision, str | None], SingleGpu] = {}
         self._by_gpu: dict[str, list[BenchmarkPoint]] | None = None
-        self._eta: dict[tuple[str, int, Interconnect | None, Precision], tuple[float, bool]] = {}
+        self._eta: dict[
+            tuple[str, int, Interconnect | None, Precision, Fabric], tuple[float, bool]
+        ] = {}
         #: memoised per instance (``w``, ``reference`` and the data never change on it)
         self._bases: dict[Precision, Workload] = {}
         self._groups_at: dict[str | None, tuple[str, str]] = {}
         self._ws: dict[Precision, Workload] = {}
-        self._twins: dict[str, tuple[GpuSpec, GpuSpec | None]] = {}
+        self._twins: dict[str, GpuSpec] | None = None
         self._stacks: dict[tuple[str | None, Precision | None], Stack | None] = {}
         self._comms: dict[tuple[Any, ...], tuple[GpuSpec, CommEstimate]] = {}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from app.model.calibration import Calibration
+from app.model.comm import NO_FABRIC, Fabric
 from app.model.flops import (
     flops_peak_tflops,
     training_flops_per_sample,
@@ -96,10 +97,12 @@ class ThroughputModel(MultiGpu):
         *,
         precision: Precision | None = None,
         software: str | None = None,
+        fabric: Fabric = NO_FABRIC,
     ) -> ThroughputEstimate:
         """Samples/s of ``gpu_count`` × ``gpu`` (fractional counts below one scale linearly).
 
-        ``interconnect`` ``None`` means PCIe, or NVLink for SXM boards; ``precision`` is the
+        ``interconnect`` ``None`` means PCIe, or NVLink for SXM boards; ``fabric`` the GPUs
+        and network per machine where stated (:class:`app.model.comm.Fabric`); ``precision`` is the
         precision the GPU runs at (default the workload's; see
         :func:`app.model.compat.effective_precision`);
         ``software`` the suite to predict at (the harness passes a held-out row's). The
@@ -112,11 +115,14 @@ class ThroughputModel(MultiGpu):
             interconnect = Interconnect.NVLINK
         # 2. one situation, its own bound, the physical check and the stack (single_gpu)
         per_gpu, situation, evidence, notes = self.single_gpu(gpu, prec, software)
+        per_gpu, capped = self.board_cap(gpu, prec, software, per_gpu)
+        if capped:
+            notes = (*notes, capped)
         if prec != asked:
             notes = (*notes, stand_in_note(asked, prec))
         # 3. multi-GPU
         n = gpu_count
-        scaled = self.scaled(gpu, n, interconnect, prec, per_gpu)
+        scaled = self.scaled(gpu, n, interconnect, prec, per_gpu, fabric)
         total, eta = scaled.total, scaled.eta
         notes = (*notes, *scaled.notes)
         # 4. the range
