@@ -48,15 +48,23 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-
-import numpy as np
+from dataclasses import replace
 
 from app.model.calibration import Calibration, load_calibration
-from app.model.flops import matmul_width, peak_tflops
-from app.model.memory import transformer_tokens
 from app.model.mfu import implausible_mfu_reason, row_utilisation
 from app.model.multigpu import effective_interconnect, multi_gpu_efficiency
+from app.model.pooled_fit import RIDGE as RIDGE
+from app.model.pooled_fit import _fit_family, _linear, _overhead_batches
+from app.model.pooled_rows import FamilyFit as FamilyFit
+from app.model.pooled_rows import Group as Group
+from app.model.pooled_rows import Level as Level
+from app.model.pooled_rows import Obs as Obs
+from app.model.pooled_rows import matmul_rows_per_sample as matmul_rows_per_sample
+from app.model.pooled_rows import place_unstated_variants as place_unstated_variants
+from app.model.pooled_rows import rate_class as rate_class
+from app.model.pooled_rows import spec_features as spec_features
+from app.model.pooled_rows import suite_of as suite_of
+from app.model.pooled_rows import unstated_variant as unstated_variant
 from app.model.types import (
     BenchmarkPoint,
     GpuSpec,
@@ -66,22 +74,11 @@ from app.model.types import (
 )
 from app.model.vocabulary import (
     Family,
-    PrecisionClass,
     family,
     minor_version_number,
     precision_class,
 )
 
-#: Ridge strengths (penalty per unit² of log throughput; residual scale ≈ 0.1). Chosen as
-#: weak priors: a deviation pinned by ten rows is barely shrunk, one pinned by one row is.
-RIDGE = {
-    "version": 2.0,
-    "pc32_group": 0.5,
-    "slope_group": 4.0,
-    "arch": 1.0,
-    "arch_group": 2.0,
-    "free": 1e-6,
-}
 #: Shrinkage of a GPU's own mean residual: n / (n + OWN_SHRINK) of it is applied.
 OWN_SHRINK = 0.05
 #: b0 of the micro-batch law when no cell of the family measured several batches (samples,
@@ -94,165 +91,6 @@ DEFAULT_B0_WORK: dict[str, float] = {
     Family.CNN: 4.0,
     Family.OTHER: 4.0,
 }
-
-
-def matmul_rows_per_sample(w: Workload) -> float:
-    """Matmul work per sample that fills a GPU, for carrying a micro-batch from one network
-    to another: tokens × matmul width (:func:`app.model.flops.matmul_width`) for a
-    transformer, 1 (samples) otherwise.
-
-    A transformer's matmuls are (tokens × h) by (h × k); a GPU fills its output tiles by the
-    product of the first two, so twice the width saturates it at half the tokens. A derived
-    workload's micro-batch ``b`` is read as the reference's ``b × this / reference's this``
-    on the reference's measured batch curve: Transformer-XL large (384 tokens, width 1,115)
-    at micro-batch 4 as base (192 tokens, width 582) at 15.3."""
-    if not w.architecture.is_transformer:
-        return 1.0
-    tokens = float(max(transformer_tokens(w), 1))
-    width = matmul_width(w)
-    return tokens * width if width else tokens
-
-
-Group = tuple[str, str]
-
-
-def unstated_variant(
-    label: str, catalog: Mapping[str, GpuSpec], peak_gib: float | None
-) -> GpuSpec | None:
-    """The GPU a source that does not state the board variant measured, when every variant
-    it can be computes alike.
-
-    ``label`` ``"A100 (variant not stated)"``: the catalog models named ``A100 …`` with at
-    least the row's peak memory (60 GiB: the two 80GB boards). When they share the
-    architecture and every tensor and vector peak (A100 SXM4 and PCIe 80GB: 312 bf16, 156
-    TF32, 19.5 FP32 TFLOPS) the row measured that compute whatever the board; the spec is
-    theirs with the geometric-mean memory bandwidth (1935 and 2039 GB/s) and the label as its
-    name, so a measured row is never credited to one board it may not have run on. ``None``
-    when the label names no such set (``V100 32GB``: no model is named ``V100 32GB …``) or
-    the variants differ in compute.
-    """
-    if "variant not stated" not in label:
-        return None
-    stem = label.split("(")[0].strip()
-    if not stem:
-        return None
-    found = [
-        g
-        for name, g in sorted(catalog.items())
-        if name.startswith(stem + " ") and (peak_gib is None or g.vram_gib >= peak_gib)
-    ]
-    if not found:
-        return None
-    first = found[0]
-    same = ("architecture", "fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops",
-            "fp8_tflops", "fp16_fp32acc_tflops", "fp8_fp32acc_tflops")  # fmt: skip
-    if any(getattr(g, f) != getattr(first, f) for g in found for f in same):
-        return None
-    bws = [g.memory_bandwidth_gbs for g in found if g.memory_bandwidth_gbs]
-    bw = math.exp(statistics.fmean(math.log(b) for b in bws)) if bws else None
-    return replace(
-        first,
-        name=label,
-        memory_bandwidth_gbs=bw,
-        vram_gib=min(g.vram_gib for g in found),
-    )
-
-
-def place_unstated_variants(
-    points: Sequence[BenchmarkPoint], catalog: Mapping[str, GpuSpec]
-) -> tuple[list[BenchmarkPoint], dict[str, GpuSpec]]:
-    """``points`` with rows of an unstated board variant (blank ``gpu``) placed on the
-    :func:`unstated_variant` spec where there is one, and those specs by name.
-
-    One table of one source ran on one board: the largest peak memory of the label's rows
-    in that table (same ``source_ref``) bounds the board's memory for all of them (torchtune's
-    Llama 3.2 3B table peaks at 60.0 GiB in one row, so every row ran on an 80GB A100)."""
-    peak: dict[tuple[str, str, str], float] = {}
-    for p in points:
-        if not p.gpu and p.gpu_label and p.peak_memory_gib:
-            key = (p.gpu_label, p.source, p.source_ref)
-            peak[key] = max(peak.get(key, 0.0), p.peak_memory_gib)
-    out: list[BenchmarkPoint] = []
-    specs: dict[str, GpuSpec] = {}
-    for p in points:
-        if not p.gpu and p.gpu_label:
-            spec = unstated_variant(
-                p.gpu_label, catalog, peak.get((p.gpu_label, p.source, p.source_ref))
-            )
-            if spec is not None:
-                name = f"{spec.name} ≥ {spec.vram_gib:g} GB"
-                specs[name] = replace(spec, name=name)
-                p = replace(p, gpu=name)
-        out.append(p)
-    return out, specs
-
-
-def rate_class(gpu: GpuSpec, p: Precision) -> PrecisionClass:
-    """The precision class ``gpu`` really runs ``p`` at: ``16`` only where its 16-bit math is
-    faster than its FP32 vector rate. A GPU without 16-bit tensor cores or fast fp16 units
-    (GeForce Pascal runs fp16 arithmetic at 1/64 of the fp32 rate, TechPowerUp; the catalog
-    lists no 16-bit figure for it) runs mixed precision's matmuls in fp32, so its 16-bit
-    rows enter the model as 32-bit rows. fp8 on a GPU with FP8 tensor cores is class ``8``
-    (its own free term in the fit, and its residuals never move a 16-bit answer)."""
-    if p.is_fp32 or peak_tflops(gpu, p) <= (gpu.fp32_tflops or 1.0) * 1.01:
-        return PrecisionClass.FP32
-    if p == Precision.FP8 and peak_tflops(gpu, p) > peak_tflops(gpu, Precision.BF16_AMP) * 1.01:
-        # FP8 tensor cores: its own class, so fp8 rows never correct a 16-bit answer
-        return PrecisionClass.FP8
-    return PrecisionClass.HALF
-
-
-def suite_of(p: BenchmarkPoint) -> str:
-    """Software level of a measurement: ``source@framework version``."""
-    return f"{p.source}@{p.framework_version or ''}"
-
-
-def spec_features(gpu: GpuSpec, precision: Precision) -> tuple[float, float, float, float]:
-    """(log 16-bit peak, log FP32, log TF32, log bandwidth) as they enter for ``precision``."""
-    fp32 = gpu.fp32_tflops or 1.0
-    lbw = math.log(gpu.memory_bandwidth_gbs or 100.0)
-    if rate_class(gpu, precision) == "32":
-        return 0.0, math.log(fp32), math.log(gpu.tf32_tflops or fp32), lbw
-    return math.log(peak_tflops(gpu, precision)), 0.0, 0.0, lbw
-
-
-@dataclass(frozen=True, slots=True)
-class Obs:
-    """One single-GPU measurement as the regression sees it (``y``: log units/s per GPU)."""
-
-    group: Group
-    gpu: str
-    arch: str
-    source: str
-    suite: str
-    precision: Precision
-    batch: float | None
-    y: float
-    point: BenchmarkPoint
-
-
-@dataclass(frozen=True, slots=True)
-class Level:
-    """A software level to predict at: suite (``source@version``) and its source."""
-
-    source: str
-    suite: str
-
-
-@dataclass
-class FamilyFit:
-    """Fitted coefficients of one family (see module docstring)."""
-
-    index: dict[tuple[str, ...], int]
-    coef: np.ndarray
-    centre: np.ndarray
-    obs: list[Obs]
-    #: (group, GPU) → [(precision class, suite, log residual)] of the GPU's own rows
-    residual: dict[tuple[Group, str], list[tuple[str, str, float]]]
-
-    def term(self, *key: str) -> float:
-        i = self.index.get(key)
-        return float(self.coef[i]) if i is not None else 0.0
 
 
 def _memoise(method):  # type: ignore[no-untyped-def]
@@ -553,150 +391,3 @@ class PooledData:
             and p.batch_size_per_gpu is not None
             and float(p.batch_size_per_gpu) == batch
         ]
-
-
-def _overhead_batches(
-    points: Sequence[BenchmarkPoint], data: PooledData, *, work: bool = False
-) -> dict[str, float]:
-    """Median b0 per family from cells measured at several micro-batches (see module): in
-    tokens for transformers, or with ``work`` in :func:`matmul_rows_per_sample` units
-    (tokens × hidden) of each cell's preset (a cell without a preset workload is left out)."""
-    cells: dict[tuple[str, ...], dict[float, list[float]]] = {}
-    groups: dict[tuple[str, ...], Group] = {}
-    key: tuple[str, ...]
-    for p in points:
-        if p.gpu_count == 1 and p.batch_size_per_gpu and p.throughput_total > 0:
-            key = (p.workload, p.method, p.gpu, suite_of(p), p.precision.value)
-            groups[key] = (p.workload, p.method)
-            cells.setdefault(key, {}).setdefault(float(p.batch_size_per_gpu), []).append(
-                p.throughput_total
-            )
-    found: dict[str, list[float]] = {}
-    for key, by_batch in cells.items():
-        if len(by_batch) < 2:
-            continue
-        fam = data.family_of(groups[key])
-        if fam is None:
-            continue
-        lo, hi = min(by_batch), max(by_batch)
-        r1, r2 = statistics.fmean(by_batch[lo]), statistics.fmean(by_batch[hi])
-        den = r1 / lo - r2 / hi
-        if den <= 0 or r2 <= r1:
-            continue
-        per_sample = data.tokens_per_sample(groups[key])
-        if work:
-            g = groups[key]
-            w = data.workloads.get(g) or data.workloads.get((g[0], "full"))
-            if w is None:
-                continue
-            per_sample = matmul_rows_per_sample(w)
-        found.setdefault(fam, []).append((r2 - r1) / den * per_sample)
-    out = {fam: statistics.median(v) for fam, v in found.items()}
-    # CNNs and other workloads share what either measured (both in samples)
-    samples = [x for fam in (Family.CNN, Family.OTHER) for x in found.get(fam, [])]
-    for fam in (Family.CNN, Family.OTHER):
-        if fam not in out and samples:
-            out[fam] = statistics.median(samples)
-    return out
-
-
-def _columns(
-    o_group: Group, arch: str, source: str, suite: str, pc32: bool, pc8: bool = False
-) -> list[tuple[str, ...]]:
-    g = "|".join(o_group)
-    cols: list[tuple[str, ...]] = [("src", g, source), ("ver", g, suite)]
-    if pc8:
-        # fp8 rows: their own intercept and architecture terms, so what fp8 kernels reach on
-        # an architecture (Blackwell's rows are fp8 only) never moves a 16-bit answer there
-        return [*cols, ("pc8",), ("pc8g", g), ("arch8", arch), ("garch8", g, arch)]
-    cols += [("arch", arch), ("garch", g, arch)]
-    if pc32:
-        cols += [("pc32",), ("pc32g", g)]
-    return cols
-
-
-def _slope_keys(g: str, j: int, pc8: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The family's and the group's slope columns of spec feature ``j`` (fp8 rows: their
-    own, as :func:`_columns`)."""
-    if pc8:
-        return ("s8", str(j)), ("sg8", g, str(j))
-    return ("s", str(j)), ("sg", g, str(j))
-
-
-def _linear(
-    fit: FamilyFit, group: Group, gpu: GpuSpec, precision: Precision, level: Level
-) -> float:
-    g = "|".join(group)
-    cls = rate_class(gpu, precision)
-    pc32 = cls == "32"
-    y = 0.0
-    for key in _columns(group, gpu.architecture, level.source, level.suite, pc32, cls == "8"):
-        y += fit.term(*key)
-    x = np.asarray(spec_features(gpu, precision)) - fit.centre * _mask(pc32)
-    for j in range(4):
-        family_key, group_key = _slope_keys(g, j, cls == "8")
-        y += x[j] * (fit.term(*family_key) + fit.term(*group_key))
-    return y
-
-
-def _mask(pc32: bool) -> np.ndarray:
-    return np.array([0.0, 1.0, 1.0, 1.0]) if pc32 else np.array([1.0, 0.0, 0.0, 1.0])
-
-
-def _fit_family(obs: list[Obs], catalog: Mapping[str, GpuSpec], data: PooledData) -> FamilyFit:
-    feats = np.array([spec_features(catalog[o.gpu], o.precision) for o in obs])
-    centre = np.zeros(4)
-    for j in range(4):
-        vals = feats[feats[:, j] != 0.0, j]
-        centre[j] = float(vals.mean()) if len(vals) else 0.0
-    index: dict[tuple[str, ...], int] = {}
-    penalty: list[float] = []
-
-    def col(key: tuple[str, ...], lam: float) -> int:
-        if key not in index:
-            index[key] = len(index)
-            penalty.append(lam)
-        return index[key]
-
-    lam_of = {
-        "src": RIDGE["free"],
-        "ver": RIDGE["version"],
-        "arch": RIDGE["arch"],
-        "garch": RIDGE["arch_group"],
-        "pc32": RIDGE["free"],
-        "pc32g": RIDGE["pc32_group"],
-        "pc8": RIDGE["free"],
-        "pc8g": RIDGE["pc32_group"],
-        "arch8": RIDGE["arch"],
-        "garch8": RIDGE["arch_group"],
-    }
-    entries: list[list[tuple[int, float]]] = []
-    for o, f in zip(obs, feats, strict=True):
-        cls = rate_class(catalog[o.gpu], o.precision)
-        pc32 = cls == "32"
-        cols = _columns(o.group, o.arch, o.source, o.suite, pc32, cls == "8")
-        row = [(col(k, lam_of[k[0]]), 1.0) for k in cols]
-        x = f - centre * _mask(pc32)
-        g = "|".join(o.group)
-        for j in range(4):
-            if x[j] != 0.0:
-                family_key, group_key = _slope_keys(g, j, cls == "8")
-                row.append((col(family_key, RIDGE["free"]), x[j]))
-                row.append((col(group_key, RIDGE["slope_group"]), x[j]))
-        entries.append(row)
-    n, k = len(obs), len(index)
-    a = np.zeros((n, k))
-    b = np.zeros(n)
-    for i, (o, row) in enumerate(zip(obs, entries, strict=True)):
-        for j, v in row:
-            a[i, j] += v
-        b[i] = o.y - data.batch_term(o.group, o.batch)
-    # ridge normal equations: (AᵀA + diag(λ)) θ = Aᵀb
-    coef = np.linalg.solve(a.T @ a + np.diag(np.asarray(penalty)), a.T @ b)
-    fitted_y = a @ coef
-    residual: dict[tuple[Group, str], list[tuple[str, str, float]]] = {}
-    for o, yhat, target in zip(obs, fitted_y, b, strict=True):
-        residual.setdefault((o.group, o.gpu), []).append(
-            (rate_class(catalog[o.gpu], o.precision), o.suite, float(target - yhat))
-        )
-    return FamilyFit(index, coef, centre, obs, residual)

@@ -44,7 +44,7 @@ FORMS = ("pooled", "sibling", "ratio:0", "ratio:0.25", "ratio:0.5", "ratio:0.75"
 
 def arch_terms(fit: FamilyFit, group: Group, arch: str, cls: str) -> float:
     """The architecture terms the pooled model adds for ``arch`` in ``group`` at rate class
-    ``cls`` (fp8 rows have their own: :func:`app.model.pooled._columns`)."""
+    ``cls`` (fp8 rows have their own: :func:`app.model.pooled_fit._columns`)."""
     g = "|".join(group)
     if cls == "8":
         return fit.term("arch8", arch) + fit.term("garch8", g, arch)
