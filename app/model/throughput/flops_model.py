@@ -159,6 +159,26 @@ def _donor_mean(
 class FlopsModel(PooledSituations):
     """The pooled situations plus the FLOPs model for workloads never measured."""
 
+    def _donor_rates(
+        self, own: _Own, gpu: GpuSpec, precision: Precision
+    ) -> tuple[list[float], list[float], list[str], bool]:
+        """Each usable donor's log FLOP rate on ``gpu`` (:meth:`_donor_log_rate`), its weight
+        and label, in :meth:`donors` order; and whether any was moved by forward intensity."""
+        logs: list[float] = []
+        weights: list[float] = []
+        labels: list[str] = []
+        by_intensity = False
+        for (label, method), entry in self.donors(own.w, own.fam, own.own_i):
+            found = self._donor_log_rate(own, label, method, entry, gpu, precision)
+            if found is None:
+                continue
+            y, weight, moved = found
+            by_intensity = by_intensity or moved
+            logs.append(y)
+            weights.append(weight)
+            labels.append(label)
+        return logs, weights, labels, by_intensity
+
     def flops_rate(self, w: Workload, gpu: GpuSpec, precision: Precision) -> SingleGpu:
         """Per-GPU samples/s from FLOPs per sample (``flops_model`` situation).
 
@@ -184,23 +204,13 @@ class FlopsModel(PooledSituations):
         fam = family(w.architecture)
         if not flops:
             return 0.0, Situation.FLOPS_MODEL, (), ("no FLOPs per sample for this workload",)
-        logs, weights, labels = [], [], []
         own_i = forward_intensity(w) if fam != Family.TRANSFORMER else None
         own_weighted = (
             width_weighted_flops(w, self.cal) if fam == Family.TRANSFORMER else None
         ) or flops
-        by_intensity = False
         slope = self.cal.intensity_slope.get(fam, 0.0)
         own = _Own(w, fam, flops, own_i, own_weighted, slope)
-        for (label, method), entry in self.donors(w, fam, own_i):
-            found = self._donor_log_rate(own, label, method, entry, gpu, precision)
-            if found is None:
-                continue
-            y, weight, moved = found
-            by_intensity = by_intensity or moved
-            logs.append(y)
-            weights.append(weight)
-            labels.append(label)
+        logs, weights, labels, by_intensity = self._donor_rates(own, gpu, precision)
         if not logs and precision == Precision.FP8:
             # no donor measured at fp8: its gain is unmeasured for this family, so the fp8
             # job stands at the 16-bit donors' rate (as a measured workload does:

@@ -201,6 +201,7 @@ class PooledSituations:
         if level is None:
             return None
         mb = self._batch()
+        moved: str | None = None
         y, n_own = self.data.predict(group, gpu, precision, mb, level)
         rate = math.exp(y) / (base.units_per_sample or 1.0)
         units = base.units_per_sample
@@ -229,6 +230,23 @@ class PooledSituations:
                 self.data, group, gpu, precision, mb, level, forms, rate, units
             )
         used = sorted(used, key=lambda p: (p.gpu_count, p.id))[:20]
+        notes = self._pooled_notes(group, gpu, precision, level, situation, moved, mb)
+        return rate, situation, tuple(_evidence(p, units) for p in used), tuple(notes)
+
+    def _pooled_notes(
+        self,
+        group: tuple[str, str],
+        gpu: GpuSpec,
+        precision: Precision,
+        level: Level,
+        situation: Situation,
+        moved: str | None,
+        mb: float,
+    ) -> list[str]:
+        """What a pooled answer says: its situation and the model's reach, how its rate was
+        moved (own measurements, a new architecture), a GPU without fast 16-bit math, and a
+        micro-batch outside the measured range."""
+        rows = self.data.rows(group)
         notes = [
             f"{SITUATION_TEXT[situation]}; pooled model of {group[0]} over "
             f"{len({p.source for p in rows})} suite(s) and {len({p.gpu for p in rows})} GPU "
@@ -257,7 +275,7 @@ class PooledSituations:
             notes.append(
                 f"{said} is above the largest measured ({rng[1]:.0f}): no gain assumed beyond it"
             )
-        return rate, situation, tuple(_evidence(p, units) for p in used), tuple(notes)
+        return notes
 
     def _own_measurement(
         self, group: tuple[str, str], gpu: GpuSpec, precision: Precision, level: Level, rate: float
