@@ -473,6 +473,7 @@ class GpuNameNormaliser:
                 pool = [c for c in pool if abs(self._gpus[c].vram_gib - vram) == best]
         if len(pool) > 1 and any(c in alias for c in pool):
             pool = [c for c in pool if c in alias]  # the label's own alias entries first
+            how.append("the alias table (seed_data/gpu_aliases.csv: what providers list it as)")
         candidates = sorted(dict.fromkeys(alias + family), key=lambda c: self._order[c])
         # what the label itself leaves open ("H100-SXM" never was an H100 PCIe): the note's
         # "could also be" list

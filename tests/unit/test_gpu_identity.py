@@ -186,3 +186,13 @@ def test_vultrs_nvidia_a100_is_its_own_spelling_not_every_bare_a100() -> None:
     # the bare label keeps the catalog's own convention (SkyPilot's "A100" = 40 GB)
     skypilot = n.identify("A100", vram_gib=40)
     assert skypilot.match is not None and skypilot.match.canonical_name == "A100 SXM4 40GB"
+
+
+def test_a_label_decided_by_the_alias_table_says_so() -> None:
+    # "A100 80GB" leaves SXM4 and PCIe open; providers list "A100-80GB" for SXM4 boards
+    # (seed_data/gpu_aliases.csv), which decides it at ingest: the note names that, not the
+    # VRAM both cards share
+    a100 = _catalog().identify("A100 80GB")
+    assert a100.status == "match" and a100.match.canonical_name == "A100 SXM4 80GB"  # type: ignore[union-attr]
+    assert "could also be A100 PCIe 80GB" in (a100.note or "")
+    assert "the alias table" in (a100.note or "")
