@@ -236,7 +236,8 @@ def test_a_notified_version_is_loaded_before_any_request(url: str, factory: Any)
             time.sleep(0.02)
         items = client.get("/v1/offers", params={"limit": 5}).json()["items"]
         assert {o["price_per_hour"] for o in items} == {7.25}
-        assert client.get("/healthz").json()["worker"]["listening"] is True
+        worker = client.get("/healthz").json()["worker"]
+        assert worker["listening"] is True and worker["catalog_updates"] == "notified"
 
 
 def test_without_notifications_the_worker_polls_in_the_background() -> None:
@@ -256,11 +257,13 @@ def test_without_notifications_the_worker_polls_in_the_background() -> None:
         def poke(self) -> None:
             Counting.pokes += 1
 
-    async def run() -> None:
+    async def run() -> str:
         cache = Counting(None, SEED_DIR)  # type: ignore[arg-type]
+        assert cache.updates == "off"
         task = asyncio.create_task(cache.watch("sqlite:///gpucost.db", fallback_s=0.05))
         await asyncio.sleep(0.4)
         task.cancel()
+        return cache.updates
 
-    asyncio.run(run())
+    assert asyncio.run(run()) == "polled"  # what /healthz says (worker.catalog_updates)
     assert 3 <= Counting.pokes <= 9

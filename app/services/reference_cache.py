@@ -114,6 +114,10 @@ class ReferenceCache:
         self.loads = 0
         #: a ``LISTEN`` connection is open (:meth:`watch`)
         self.listening = False
+        #: how new catalog versions reach this worker besides the requests' own checks:
+        #: ``notified`` (PostgreSQL LISTEN open), ``polled`` (SQLite, or LISTEN down: a check
+        #: every ``fallback_s``), ``connecting``, or ``off`` (:meth:`watch` not running)
+        self.updates = "off"
         #: a :meth:`poke` came while a check was in flight: check again after it
         self._again = False
 
@@ -261,6 +265,7 @@ class ReferenceCache:
         """
         conninfo = listen_conninfo(url)
         delay = 1.0
+        self.updates = "polled" if conninfo is None else "connecting"
         while True:
             if conninfo is None:
                 await asyncio.sleep(fallback_s)
@@ -271,6 +276,7 @@ class ReferenceCache:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # down or restarted: poll until it answers again
+                self.updates = "polled"
                 log.warning("catalog LISTEN failed (%s); retrying in %.0f s", exc, delay)
             end = time.monotonic() + delay
             while time.monotonic() < end:
@@ -287,6 +293,7 @@ class ReferenceCache:
         ) as conn:
             await conn.execute(f"LISTEN {CHANNEL}")
             self.listening = True
+            self.updates = "notified"
             try:
                 self.poke()
                 async for _ in conn.notifies():
@@ -314,4 +321,5 @@ class ReferenceCache:
             "cached_answers": snap.cached_answers() if snap is not None else {},
             "versions_loaded": self.loads,
             "listening": self.listening,
+            "catalog_updates": self.updates,
         }
