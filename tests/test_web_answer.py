@@ -324,3 +324,17 @@ def test_a_form_sent_without_javascript_keeps_only_what_was_changed(client: Any)
     switched = page(client, "/", {**sent, "preset": "bert-base-squad"})
     href = switched.find("a", cls="json-twin").attrs["href"]
     assert dict(parse_qsl(urlsplit(href).query)) == {"preset": "bert-base-squad", "epochs": "3"}
+
+
+def test_format_json_on_the_rank_page_goes_to_its_twin(client: Any) -> None:
+    # as /gpus?format=json is the catalog's twin, /?format=json is the rank page's: /v1/rank
+    # with the same parameters (newcomer: it was a 400 "format format: unknown parameter")
+    r = client.get(
+        "/",
+        params={"preset": "resnet50-imagenet", "limit": "3", "format": "json", "lang": "en"},
+        follow_redirects=False,
+    )
+    assert r.status_code == 303
+    assert r.headers["location"] == "/v1/rank?preset=resnet50-imagenet&limit=3"
+    twin = client.get(r.headers["location"]).json()
+    assert len(twin["results"]) == 3

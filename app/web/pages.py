@@ -306,8 +306,13 @@ class PageController(Controller):
         session: NamedDependency[Session],
         ref: NamedDependency[ReferenceData],
         settings: NamedDependency[Settings],
-    ) -> Template:
-        """Workload form, filters; after ranking: the answer, the table, the chart."""
+    ) -> Template | Redirect:
+        """Workload form, filters; after ranking: the answer, the table, the chart.
+        ``format=json`` (how the listings' twins are asked for) is sent to the JSON twin,
+        ``GET /v1/rank`` with the same parameters (303)."""
+        if request.query_params.get("format") == "json":
+            rest = {k: v for k, v in _raw(request).items() if k not in ("format", *PAGE_PARAMS)}
+            return Redirect(link("/v1/rank", rest), status_code=HTTP_303_SEE_OTHER)
         language = page_language(request)
         _ = translations(language.lang).gettext
         given = {k: v for k, v in _raw(request).items() if k not in PAGE_PARAMS}
