@@ -126,3 +126,14 @@ def test_web_listing_pages_follow_the_same_rule(client: Any) -> None:
 )
 def test_query_text_rule(text: str, kind: type, ok: bool) -> None:
     assert (query_text_error(text, kind) is None) == ok
+
+
+def test_the_price_history_takes_no_parameters(client: Any) -> None:
+    # it answered 200 to ?bogus=1 and ?limit=-5 (newcomer), where every other endpoint
+    # names an unknown parameter
+    assert client.get("/v1/offers/1/prices").status_code == 200
+    for query in ("bogus=1", "limit=-5"):
+        r = client.get(f"/v1/offers/1/prices?{query}")
+        assert r.status_code == 400, r.text
+        assert r.json()["extra"][0]["key"] == query.split("=")[0]
+        assert "unknown parameter" in r.json()["extra"][0]["message"]

@@ -203,14 +203,17 @@ class OffersController(ResourceController):
     )
     def offer_prices(
         self,
+        request: Request[Any, Any, Any],
         offer_id: OfferId,
         session: NamedDependency[Session],
     ) -> PriceHistoryOut:
-        """Price history of one offer (every observation, oldest first); 404 if no such offer.
+        """Price history of one offer (every observation, oldest first); 404 if no such offer;
+        400 naming any query parameter given (it takes none).
 
         An observation is recorded when the price changed and at least daily while an offer is
         seen; unknown prices are not observed.
         """
+        reject_unknown_query(request)
         history = price_history(session, offer_id)
         if history is None:
             raise NotFoundException(f"no offer with id {offer_id}")
