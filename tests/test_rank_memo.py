@@ -171,9 +171,9 @@ def test_new_estimates_are_frozen_and_everything_collected_every_so_often(
     calls: list[str] = []
     monkeypatch.setattr(estimates, "COLLECT_EVERY", 3)
     monkeypatch.setattr(estimates, "_freezes", itertools.count(1))
-    monkeypatch.setattr(estimates.gc, "collect", lambda: calls.append("collect") or 0)
-    monkeypatch.setattr(estimates.gc, "unfreeze", lambda: calls.append("unfreeze"))
-    monkeypatch.setattr(estimates.gc, "freeze", lambda: calls.append("freeze"))
+    monkeypatch.setattr(gc, "collect", lambda: calls.append("collect") or 0)
+    monkeypatch.setattr(gc, "unfreeze", lambda: calls.append("unfreeze"))
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
     for _ in range(7):
         estimates._freeze_estimates()
     assert calls.count("freeze") == 7

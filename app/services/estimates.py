@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import gc
 import itertools
 import math
 from dataclasses import dataclass, field, replace
@@ -46,6 +45,7 @@ from app.model.types import (
     Workload,
     interconnect_class,
 )
+from app.services.heap import freeze_long_lived
 from app.services.offers import (
     FilterError,
     OfferRow,
@@ -670,10 +670,7 @@ def _freeze_estimates() -> None:
     event loop (``/healthz``) included. Freezing also keeps whatever cyclic garbage is alive
     at that moment (20 new-workload ranks with 20 failing requests between: 142 objects), so
     every :data:`COLLECT_EVERY`-th time everything is unfrozen and collected first."""
-    if next(_freezes) % COLLECT_EVERY == 0:
-        gc.unfreeze()
-        gc.collect()
-    gc.freeze()
+    freeze_long_lived(collect_first=next(_freezes) % COLLECT_EVERY == 0)
 
 
 def _codes(values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:

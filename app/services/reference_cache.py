@@ -13,9 +13,6 @@ offers, and the read is repeated when a write committed in between.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import ctypes
-import gc
 import itertools
 import logging
 import threading
@@ -29,6 +26,7 @@ from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.services.heap import freeze_long_lived, return_free_memory
 from app.services.reference import ReferenceData, load_reference
 from app.services.snapshot import read_version
 from app.services.snapshot_build import build_snapshot, update_snapshot
@@ -57,14 +55,6 @@ def listen_conninfo(url: str | None) -> str | None:
 def _log_failure(future: asyncio.Future[ReferenceData]) -> None:
     if not future.cancelled() and future.exception() is not None:
         log.warning("catalog check or load failed: %s", future.exception())
-
-
-def _return_free_memory() -> None:
-    """Hand the heap freed by a load (the rows read, the previous version) back to the OS:
-    glibc keeps it otherwise (``malloc_trim``; 100,000 offers: resident 250 -> 165 MiB).
-    Nothing where there is no glibc."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 class CatalogMoved(RuntimeError):
@@ -112,14 +102,17 @@ class ReferenceCache:
         self._check: asyncio.Future[ReferenceData] | None = None
         #: versions loaded by this process (statistics)
         self.loads = 0
-        #: a ``LISTEN`` connection is open (:meth:`watch`)
-        self.listening = False
         #: how new catalog versions reach this worker besides the requests' own checks:
         #: ``notified`` (PostgreSQL LISTEN open), ``polled`` (SQLite, or LISTEN down: a check
         #: every ``fallback_s``), ``connecting``, or ``off`` (:meth:`watch` not running)
         self.updates = "off"
         #: a :meth:`poke` came while a check was in flight: check again after it
         self._again = False
+
+    @property
+    def listening(self) -> bool:
+        """A ``LISTEN`` connection is open (:meth:`watch`)."""
+        return self.updates == "notified"
 
     @property
     def current(self) -> ReferenceData | None:
@@ -166,11 +159,9 @@ class ReferenceCache:
                         # GC from rescanning them on every request (unfrozen first, so the
                         # previous data's cycles can go). An offers-only version adds few
                         # tracked objects (numpy columns, strings): no full collection then.
-                        gc.unfreeze()
-                        gc.collect()
-                        gc.freeze()
+                        freeze_long_lived(collect_first=True)
                     if self._data.offers is None or self._data.offers.built == "full":
-                        _return_free_memory()  # a merge frees little
+                        return_free_memory()  # a merge frees little
                 self._checked = time.monotonic()
                 self._seen_gen = max(self._seen_gen, gen)
             return self._data  # type: ignore[return-value]
@@ -292,14 +283,13 @@ class ReferenceCache:
             conninfo, autocommit=True, connect_timeout=5
         ) as conn:
             await conn.execute(f"LISTEN {CHANNEL}")
-            self.listening = True
             self.updates = "notified"
             try:
                 self.poke()
                 async for _ in conn.notifies():
                     self.poke()
             finally:
-                self.listening = False
+                self.updates = "polled"
 
     def invalidate(self) -> None:
         """Check the version on next use (a write this process just committed): the next
