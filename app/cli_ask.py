@@ -56,16 +56,17 @@ def out_console() -> Console:
 
 def typed_value(annotation: Any, name: str, text: str) -> Any:
     """``text`` as the JSON value a body carries for a field of ``annotation``: a whole number
-    (counts as people write them: ``7B``), a number, ``true``/``false`` or a comma-separated
-    list where the field is one; the text itself otherwise (the model's validation then names
-    the field and the reason, as the API does)."""
+    (counts as people write them: ``7B``; a length in tokens ``4k`` = 4096), a number,
+    ``true``/``false`` or a comma-separated list where the field is one; the text itself
+    otherwise (the model's validation then names the field and the reason, as the API does)."""
     import typing
 
-    from app.interface.counts import parse_count
-    from app.interface.query import COUNT_PARAMS, query_text_error, scalar_kind
+    from app.interface.counts import GRAMMARS, parse_count
+    from app.interface.query import query_text_error, scalar_kind
     from app.model.types import unwrap_optional
 
-    if name in COUNT_PARAMS and (count := parse_count(text)) is not None and count.isdigit():
+    grammar = GRAMMARS.get(name)
+    if grammar and (count := parse_count(text, grammar)) is not None and count.isdigit():
         return int(count)
     kind = scalar_kind(annotation)
     if kind is not None and query_text_error(text, kind) is None:
@@ -211,7 +212,7 @@ _workload_options = [
         "sets",
         multiple=True,
         metavar="NAME=VALUE",
-        help="Any request field by its API name (repeatable): seq_len=2048, params=7B, "
+        help="Any request field by its API name (repeatable): seq_len=4k (4096), params=7B, "
         "micro_batch_size=8, precision=bf16_amp, method=lora, epochs=3 ...",
     ),
     click.option(

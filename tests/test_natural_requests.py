@@ -172,6 +172,46 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]] = [
         H100,
         {"samples": 1_281_167},
     ),
+    # sequence lengths as people write them: k is 1024 there (4k = 4096), so 50,000 samples
+    # padded to "4k" are 50,000 × 4,096 = 204,800,000 tokens (not 50,000 × 4,000)
+    (
+        "qlora seq_len '4k'",
+        {**QLORA_50K, "seq_len": "4k"},
+        {"gpu": "RTX 4090"},
+        {"tokens": 204_800_000, "samples": 50_000},
+    ),
+    (
+        "seq_len '32k' is 32768",
+        {**QLORA_50K, "seq_len": "32k"},
+        H100,
+        {"same_as": {**QLORA_50K, "seq_len": 32768}},
+    ),
+    # 50,000 × 8,192 = 409,600,000
+    ("qlora seq_len '8K'", {**QLORA_50K, "seq_len": "8K"}, H100, {"tokens": 409_600_000}),
+    # 50,000 × 2,048 = 102,400,000: the digits as text
+    ("qlora seq_len '2048'", {**QLORA_50K, "seq_len": "2048"}, H100, {"tokens": 102_400_000}),
+    # 50,000 × 1,536 = 76,800,000
+    ("qlora seq_len '1.5k'", {**QLORA_50K, "seq_len": "1.5k"}, H100, {"tokens": 76_800_000}),
+    (
+        "seq_len in words",
+        {**QLORA_50K, "seq_len": "four k"},
+        H100,
+        {"status": 400, "key": "workload.seq_len", "says": "a length in tokens: 2048, 4k"},
+    ),
+    # 4.1 × 1024 = 4198.4 tokens
+    (
+        "seq_len '4.1k' is not whole",
+        {**QLORA_50K, "seq_len": "4.1k"},
+        H100,
+        {"status": 400, "key": "workload.seq_len", "says": "whole number of tokens"},
+    ),
+    # a count's B is no sequence length
+    (
+        "seq_len '1B'",
+        {**QLORA_50K, "seq_len": "1B"},
+        H100,
+        {"status": 400, "key": "workload.seq_len", "says": "a length in tokens"},
+    ),
     (
         "params 7.5 is no count",
         {**CUSTOM, "params": 7.5},

@@ -170,19 +170,21 @@ def test_flat_parameters_say_an_empty_value_is_allowed(openapi: dict[str, Any]) 
 def test_count_parameters_state_the_pattern_and_bounds_the_validation_applies(
     openapi: dict[str, Any],
 ) -> None:
-    from app.interface.counts import COUNT_PATTERN
+    from app.interface.counts import COUNT_PATTERN, TOKENS_PATTERN
     from app.interface.query import COUNT_PARAMS
 
     own = schemas.WorkloadIn.model_json_schema()["properties"]
-    assert {"params", "text_encoder_params", "vae_params"} <= set(COUNT_PARAMS)
+    assert {"params", "text_encoder_params", "vae_params", "seq_len"} <= set(COUNT_PARAMS)
     for path in ("/v1/rank", "/v1/offers/{offer_id}"):
         flat = {p["name"]: p for p in openapi["paths"][path]["get"]["parameters"]}
         for name in COUNT_PARAMS:
             schema = flat[name]["schema"]
             integer, text = schema["anyOf"]
+            # a sequence length's own grammar (4k = 4096), every other count's 7B
+            pattern = TOKENS_PATTERN if name == "seq_len" else COUNT_PATTERN
             assert integer["type"] == "integer" and text == {
                 "type": "string",
-                "pattern": COUNT_PATTERN,
+                "pattern": pattern,
             }, f"{path} {name}"
             # the body's integer form has the same bounds (its text form the same pattern)
             own_integer, own_text, _ = own[name]["anyOf"]
@@ -192,6 +194,12 @@ def test_count_parameters_state_the_pattern_and_bounds_the_validation_applies(
     params = {p["name"]: p for p in openapi["paths"]["/v1/rank"]["get"]["parameters"]}["params"]
     assert bounds(params["schema"]["anyOf"][0]) == {"exclusiveMinimum": 0.0, "maximum": 1e14}
     assert params["description"].endswith("(more than 0, at most 1e+14)")
+    seq_len = {p["name"]: p for p in openapi["paths"]["/v1/rank"]["get"]["parameters"]}["seq_len"]
+    assert "4k = 4096" in seq_len["description"]
+    assert seq_len["description"].endswith(
+        "a length in tokens: 2048, 4k (= 4096), 32K (= 32768); k is 1024 here "
+        "(more than 0, at most 1e+08)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -248,3 +256,42 @@ def test_a_count_in_the_pattern_beyond_the_documented_bound_is_a_400(client: Any
     ):
         r = client.get(f"/v1/offers/{offer}", params={"preset": "resnet50-imagenet", name: text})
         assert r.status_code == status, (name, text, r.text)
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("4k", 4096),
+        ("8K", 8192),
+        ("2048", 2048),
+        ("32k", 32768),
+        ("1.5k", 1536),
+        ("4 k", 4096),
+        ("131,072", 131072),
+        ("4.1k", None),  # 4198.4 tokens: matches the pattern, refused as not whole
+        ("4kk", None),
+        ("7B", None),
+        ("4e3", None),
+        ("-4k", None),
+        ("four", None),
+    ],
+)
+def test_a_sequence_length_is_read_with_k_as_1024(
+    client: Any, openapi: dict[str, Any], text: str, tokens: int | None
+) -> None:
+    import re
+
+    pattern = next(
+        p["schema"]["anyOf"][1]["pattern"]
+        for p in openapi["paths"]["/v1/rank"]["get"]["parameters"]
+        if p["name"] == "seq_len"
+    )
+    assert bool(re.fullmatch(pattern, text)) is (tokens is not None or text == "4.1k")
+    offer = client.get("/v1/offers", params={"limit": 1}).json()["items"][0]["id"]
+    r = client.get(f"/v1/offers/{offer}", params={"preset": "llama3-8b-lora", "seq_len": text})
+    if tokens is None:
+        assert r.status_code == 400, r.text
+        assert any(e["key"] == "seq_len" for e in r.json()["extra"]), r.text
+    else:
+        assert r.status_code == 200, r.text
+        assert r.json()["workload"]["seq_len"] == tokens

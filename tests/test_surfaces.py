@@ -247,6 +247,14 @@ ESTIMATE_CASES = [
             "price_per_hour": 0.4,
         },
     ),
+    (  # a sequence length as people write it: 4k is 4096 tokens (k = 1024 there)
+        ["llama3-8b-qlora", "--gpu", "H100 SXM", "--set", "seq_len=4k", "--price-per-hour", "2"],
+        {
+            "workload": {"preset": "llama3-8b-qlora", "seq_len": 4096},
+            "hardware": {"gpu": "H100 SXM"},
+            "price_per_hour": 2.0,
+        },
+    ),
 ]
 
 

@@ -126,6 +126,22 @@ def test_index_with_preset_shows_the_ranking_of_its_json_twin(client: Any) -> No
     assert re.fullmatch(r"/offers/\d+\?preset=resnet50-imagenet", link.attrs["href"])
 
 
+def test_sequence_length_box_takes_4k_as_4096(client: Any) -> None:
+    # the preset's 2048 shows as typed (no 2.05K), in a text box a phone can type "k" in
+    doc = page(client, "/", {"preset": "llama3-8b-lora"})
+    box = doc.find("input", id="f-seq_len")
+    assert box.attrs["value"] == box.attrs["data-default"] == "2048"
+    assert box.attrs["inputmode"] == "text" and box.attrs["placeholder"] == "e.g. 4k, 2048"
+    doc = page(client, "/", {"preset": "llama3-8b-lora", "seq_len": "4k"})
+    assert doc.find("input", id="f-seq_len").attrs["value"] == "4k"
+    r = twin(client, doc)
+    assert r.status_code == 200, r.text
+    # k is 1024 in a sequence length: the job is 4096 tokens, as if written 4096
+    assert r.json()["workload"]["seq_len"] == 4096
+    spelled = client.get("/v1/rank", params={"preset": "llama3-8b-lora", "seq_len": "4096"})
+    assert row_ids(doc) == [x["offer"]["id"] for x in spelled.json()["results"]]
+
+
 def test_frontier_offers_below_the_table_are_plotted(client: Any) -> None:
     doc = page(client, "/", {"preset": "resnet50-imagenet", "limit": "3"})
     data = twin(client, doc).json()
@@ -212,6 +228,8 @@ def test_column_headers_sort_server_side(client: Any) -> None:
         ({"preset": "resnet50-imagenet", "micro_batch_size": "-4"}, "micro_batch_size"),
         ({"preset": "resnet50-imagenet", "micro_batch_size": "lots"}, "micro_batch_size"),
         ({"preset": "resnet50-imagenet", "params": "big"}, "params"),
+        ({"preset": "llama3-8b-lora", "seq_len": "long"}, "seq_len"),
+        ({"preset": "llama3-8b-lora", "seq_len": "4.1k"}, "seq_len"),
         ({"preset": "nope"}, "preset"),
         ({"preset": "resnet50-imagenet", "gpu": "Z9000"}, "gpu"),
         ({"preset": "resnet50-imagenet", "currency": "JPY"}, "currency"),

@@ -25,7 +25,7 @@ from litestar.params import QueryParameter
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
-from app.interface.counts import COUNT_HELP, COUNT_PATTERN
+from app.interface.counts import GRAMMARS, Grammar
 from app.interface.deps import DEPENDENCIES
 from app.interface.field_names import unknown_field
 from app.interface.query import (
@@ -164,22 +164,23 @@ _SCHEMA_KEYS = {
 
 
 def _flat_schema(
-    prop: dict[str, Any], defs: dict[str, Any], *, text: bool, count: bool = False
+    prop: dict[str, Any], defs: dict[str, Any], *, text: bool, count: Grammar | None = None
 ) -> Schema:
     """A query parameter's schema from a field's JSON schema (pydantic's): its type, enum,
     bounds, pattern and default; ``null`` dropped (an absent parameter is the null). A count
-    (``count``) is ``anyOf`` the field's integer with its bounds and a string of
-    :data:`~app.interface.counts.COUNT_PATTERN` (``7B``), whose value the same bounds limit."""
+    (``count``: its grammar) is ``anyOf`` the field's integer with its bounds and a string of
+    the grammar's pattern (:data:`~app.interface.counts.COUNT_PATTERN`, ``7B``;
+    :data:`~app.interface.counts.TOKENS_PATTERN`, ``4k``), whose value the same bounds limit."""
     options = prop.get("anyOf", [prop])
     typed: dict[str, Any] = next((o for o in options if o.get("type") != "null"), {})
     if "$ref" in typed:
         typed = defs[typed["$ref"].rsplit("/", 1)[-1]]
     kwargs: dict[str, Any] = {}
     bounds = {ours: typed[key] for key, ours in _SCHEMA_KEYS.items() if key in typed}
-    if count:
+    if count is not None:
         kwargs["any_of"] = [
             Schema(type=OpenAPIType(typed["type"]), **bounds),
-            Schema(type=OpenAPIType.STRING, pattern=COUNT_PATTERN),
+            Schema(type=OpenAPIType.STRING, pattern=count.pattern),
         ]
     elif text:
         kwargs["type"] = OpenAPIType.STRING
@@ -193,9 +194,9 @@ def _flat_schema(
     return Schema(**kwargs)
 
 
-def _count_help(prop: dict[str, Any]) -> str:
-    """How a count parameter is written, with the field's bounds in words (``7B``; more than
-    0, at most 1e+14)."""
+def _count_help(prop: dict[str, Any], grammar: Grammar) -> str:
+    """How a count parameter is written in ``grammar``, with the field's bounds in words
+    (``7B``; more than 0, at most 1e+14)."""
     typed = next(o for o in prop.get("anyOf", [prop]) if o.get("type") != "null")
     limits = [
         f"{word} {typed[key]:g}"
@@ -207,7 +208,7 @@ def _count_help(prop: dict[str, Any]) -> str:
         )
         if key in typed
     ]
-    return COUNT_HELP + (f" ({', '.join(limits)})" if limits else "")
+    return grammar.help + (f" ({', '.join(limits)})" if limits else "")
 
 
 #: The models whose fields are the flat parameters, and every one's JSON schema.
@@ -228,10 +229,12 @@ def _flat_parameter(name: str, props: dict[str, Any], defs: dict[str, Any]) -> P
         text = next((f.description for f in fields), None) or ""
         if name in _TEXT_PARAMS:
             text = f"{text}; " + (
-                "comma-separated" if name == "cuda_only_libraries" else _count_help(props[name])
+                "comma-separated"
+                if name == "cuda_only_libraries"
+                else _count_help(props[name], GRAMMARS[name])
             )
         schema = _flat_schema(
-            props[name], defs, text=name in _TEXT_PARAMS, count=name in COUNT_PARAMS
+            props[name], defs, text=name in _TEXT_PARAMS, count=GRAMMARS.get(name)
         )
     return Parameter(
         name=name,

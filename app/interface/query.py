@@ -20,10 +20,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from app.interface.counts import COUNT_HELP, parse_count
+from app.interface.counts import GRAMMARS, parse_count
 from app.interface.field_names import unknown_field
 from app.interface.schemas import OfferFilters, RankedOfferOut, RankRequest, WorkloadIn
-from app.model.types import WORKLOAD_INPUTS, Interconnect, unwrap_optional
+from app.model.types import Interconnect, unwrap_optional
 from app.model.vocabulary import parse_version
 from app.services.estimates import offer_interconnect
 
@@ -49,8 +49,9 @@ RANK_PARAMS: tuple[str, ...] = (*WORKLOAD_PARAMS, *FILTER_PARAMS, *RANK_OPTION_P
 OFFER_PARAMS: tuple[str, ...] = (*WORKLOAD_PARAMS, "currency")
 
 #: Workload fields that accept human counts: ``7B``, ``25.6M``, ``8e9``, ``1,281,167`` (those
-#: whose :class:`~app.model.types.InputSpec` says ``count``; the form's count boxes).
-COUNT_PARAMS: tuple[str, ...] = tuple(n for n, given in WORKLOAD_INPUTS.items() if given.spec.count)
+#: whose :class:`~app.model.types.InputSpec` says ``count``; the form's count boxes), and
+#: lengths in tokens, ``4k`` = 4096 (``tokens``): :data:`app.interface.counts.GRAMMARS`.
+COUNT_PARAMS: tuple[str, ...] = tuple(GRAMMARS)
 
 
 #: How a number or a boolean is written in a query string: one rule for every GET endpoint
@@ -198,9 +199,9 @@ def _workload_values(params: dict[str, str], errors: list[tuple[str, str]]) -> d
     values: dict[str, Any] = {k: params[k] for k in WORKLOAD_PARAMS if k in params}
     for key in COUNT_PARAMS:
         if key in values:
-            count = parse_count(values.pop(key))
+            count = parse_count(values.pop(key), GRAMMARS[key])
             if count is None:
-                errors.append((key, f"must be {COUNT_HELP}"))
+                errors.append((key, f"must be {GRAMMARS[key].help}"))
             else:
                 values[key] = count
     if "cuda_only_libraries" in values:  # flat: comma-separated

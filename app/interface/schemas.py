@@ -13,13 +13,14 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    ValidationInfo,
     computed_field,
     field_serializer,
     field_validator,
     model_validator,
 )
 
-from app.interface.counts import COUNT_PATTERN, count_value
+from app.interface.counts import COUNT, GRAMMARS, Grammar, count_value
 from app.model.shape import SHAPE_PARAM_FIELDS
 from app.model.types import (
     VERSION_PATTERN,
@@ -197,41 +198,44 @@ def request_field(name: str) -> Any:
         kwargs["max_length"] = spec.max_items
     if spec.examples:
         kwargs["examples"] = list(spec.examples)
-    if spec.count:
-        kwargs["json_schema_extra"] = count_schema(kwargs)
+    if name in GRAMMARS:
+        kwargs["json_schema_extra"] = count_schema(kwargs, GRAMMARS[name])
     return Field(default=None, description=spec.description, **kwargs)
 
 
-def count_schema(constraints: dict[str, Any]) -> dict[str, Any]:
+def count_schema(constraints: dict[str, Any], grammar: Grammar = COUNT) -> dict[str, Any]:
     """The JSON forms of a count field in a body, as schema keywords: an integer within
-    ``constraints``' bounds (``7e9`` is one), text such as ``"7B"``
-    (:data:`~app.interface.counts.COUNT_PATTERN`, whose value the same bounds limit), or null (not
-    given). The forms exclude each other, so ``anyOf`` and ``oneOf`` say the same: pydantic's
+    ``constraints``' bounds (``7e9`` is one), text such as ``"7B"`` (``grammar``'s pattern,
+    :data:`~app.interface.counts.COUNT_PATTERN`, or ``"4k"`` for a length in tokens,
+    :data:`~app.interface.counts.TOKENS_PATTERN`; the same bounds limit its value), or null
+    (not given). The forms exclude each other, so ``anyOf`` and ``oneOf`` say the same: pydantic's
     own schema takes ``anyOf`` in place of its integer-or-null, Litestar's document ``oneOf``.
     """
     integer = {"type": "integer"} | {
         key: constraints[name] for name, key in BOUND_KEYWORDS.items() if name in constraints
     }
-    forms = [integer, {"type": "string", "pattern": COUNT_PATTERN}, {"type": "null"}]
+    forms = [integer, {"type": "string", "pattern": grammar.pattern}, {"type": "null"}]
     return {"anyOf": forms, "oneOf": forms}
 
 
-#: The workload's count fields (their :class:`~app.model.types.InputSpec` says ``count``).
-COUNT_FIELDS: tuple[str, ...] = tuple(n for n, given in WORKLOAD_INPUTS.items() if given.spec.count)
+#: The workload's count fields (their :class:`~app.model.types.InputSpec` says ``count``, or
+#: ``tokens`` for a length in tokens): :data:`app.interface.counts.GRAMMARS`.
+COUNT_FIELDS: tuple[str, ...] = tuple(GRAMMARS)
 
 
 class CountsIn(BaseModel):
     """A request model whose :data:`COUNT_FIELDS` take counts as people write them: an
     integral JSON number (``7e9``) or text (``"7B"``, ``"50k"``, ``"1.5M"``), read by
-    :func:`app.interface.counts.count_value` (the query strings' parser); a value that is not
-    whole is a 400 naming the field."""
+    :func:`app.interface.counts.count_value` (the query strings' parser) in the field's
+    grammar (``seq_len``: ``"4k"`` is 4096); a value that is not whole is a 400 naming the
+    field."""
 
     model_config = REQUEST_CONFIG
 
     @field_validator(*COUNT_FIELDS, mode="before", check_fields=False)
     @classmethod
-    def _count(cls, value: object) -> object:
-        return count_value(value)
+    def _count(cls, value: object, info: ValidationInfo) -> object:
+        return count_value(value, GRAMMARS[info.field_name or ""])
 
 
 # --- WorkloadIn: written by tools/gen_workload_in.py from WORKLOAD_INPUTS; do not edit ---

@@ -37,7 +37,9 @@ class InputSpec:
     ``description`` says what the value is, with its unit (the API documents it as is);
     ``gt``/``ge``/``le`` bound a number (exclusive / inclusive); ``pattern`` (a regex) a text;
     ``max_items`` the longest list; ``count``: a count people write as ``7B`` or ``25.6M`` in a
-    form or a query string; ``examples`` values for the API document.
+    form or a query string; ``tokens``: a length in tokens people write as ``4k`` (k = 1024
+    here: 4k = 4096, as sequence lengths are powers of two) or ``2048``; ``examples`` values
+    for the API document.
 
     ``group`` is the part of the job the field describes (:class:`FieldGroup`);
     ``throughput``: a change of it means the preset's measurements no longer describe the
@@ -48,6 +50,7 @@ class InputSpec:
     group: FieldGroup
     description: str
     count: bool = False
+    tokens: bool = False
     gt: float | None = None
     ge: float | None = None
     le: float | None = None
@@ -144,7 +147,9 @@ INPUTS: dict[str, dict[str, InputSpec]] = {
     ),
     "seq_len": _given(
         FieldGroup.SHAPE,
-        "tokens per sample (sequence length)",
+        "tokens per sample (sequence length); as people write it: 2048, 4k, 8K, 32k, where "
+        "k is 1024 (4k = 4096, 32k = 32768), as context lengths are powers of two",
+        tokens=True,
         gt=0,
         le=10**8,
         examples=(2048,),

@@ -18,8 +18,9 @@ from app.web.i18n import N_
 
 @dataclass(frozen=True, slots=True)
 class FormField:
-    """One input: ``kind`` is ``number``, ``count`` (accepts 7B, 25.6M), ``text`` or
-    ``select``; ``choices`` are (value, label) pairs; an empty value means "not given"."""
+    """One input: ``kind`` is ``number``, ``count`` (accepts 7B, 25.6M), ``tokens`` (a
+    length in tokens: accepts 4k = 4096), ``text`` or ``select``; ``choices`` are (value,
+    label) pairs; an empty value means "not given"."""
 
     name: str
     label: str
@@ -91,7 +92,8 @@ def _workload(
 ) -> FormField:
     """The form field of a workload input (:data:`app.model.types.WORKLOAD_INPUTS`), its
     kind from the field's type: an enum is a select of its values (shown by ``labels``), a
-    boolean an on/off select, a count (``7B``) a count box, a whole number a number box of
+    boolean an on/off select, a count (``7B``) a count box, a length in tokens (``4k``) a
+    tokens box (text, shown as the preset's whole number), a whole number a number box of
     step 1, any other number one of any step, text (a version, a list) a text box."""
     given = WORKLOAD_INPUTS[name]
     kind = given.kind
@@ -103,6 +105,8 @@ def _workload(
         return FormField(name, label, "select", BOOL_CHOICES, hint, unit=unit)
     if given.spec.count:
         return FormField(name, label, "count", hint=hint, unit=unit)
+    if given.spec.tokens:
+        return FormField(name, label, "tokens", hint=hint, unit=unit)
     if kind is int:
         return FormField(name, label, hint=hint, step="1", unit=unit)
     if kind is float:
@@ -115,7 +119,7 @@ def _workload(
 WORKLOAD_MAIN = (
     _workload("params", N_("Parameters"), hint=N_("e.g. 7B, 125M, 25557032")),
     _workload("micro_batch_size", N_("Micro-batch per GPU")),
-    _workload("seq_len", N_("Sequence length"), unit=N_("tokens")),
+    _workload("seq_len", N_("Sequence length"), hint=N_("e.g. 4k, 2048"), unit=N_("tokens")),
     _workload("image_size", N_("Image size"), unit=N_("px per side")),
     _workload("precision", N_("Precision"), labels=PRECISION_LABELS),
     _workload("method", N_("Method"), labels=METHOD_LABELS),

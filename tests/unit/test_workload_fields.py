@@ -48,7 +48,9 @@ def test_each_input_table_entry_is_its_own_fields_metadata() -> None:
     given = {f.name: f.metadata[INPUT_KEY] for f in dataclasses.fields(Workload) if f.metadata}
     assert list(given) == list(INPUTS)
     assert all(given[name] is INPUTS[name][INPUT_KEY] for name in INPUTS)
-    assert WORKLOAD_INPUTS["seq_len"].spec.description == "tokens per sample (sequence length)"
+    seq_len = WORKLOAD_INPUTS["seq_len"].spec
+    assert seq_len.description.startswith("tokens per sample (sequence length); ")
+    assert "4k = 4096" in seq_len.description and seq_len.tokens and not seq_len.count
 
 
 def test_request_model_has_every_input_in_order() -> None:
@@ -169,7 +171,9 @@ def test_a_seed_row_reads_into_a_workload() -> None:
 def test_every_count_box_of_the_form_takes_a_human_count() -> None:
     # the form's count boxes hint "e.g. 84M": the flat parser reads them all as counts
     form = {f.name for f in (*WORKLOAD_MAIN, *WORKLOAD_ADVANCED) if f.kind == "count"}
-    assert form == set(COUNT_PARAMS)
+    tokens = {f.name for f in (*WORKLOAD_MAIN, *WORKLOAD_ADVANCED) if f.kind == "tokens"}
+    assert tokens == {"seq_len"}
+    assert form | tokens == set(COUNT_PARAMS)
     query = parse_rank_query(
         {"preset": "sd15-unet-finetune", "vae_params": "84M", "text_encoder_params": "123.06M"}
     )
