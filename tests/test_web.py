@@ -60,7 +60,16 @@ def test_index_without_parameters_shows_the_form(client: Any) -> None:
     assert qlora.find("span", cls="pick-name").text == "Llama 3.1 8B QLoRA fine-tune"
     assert "torchtune" in qlora.find("span", cls="pick-sub").text
     assert not doc.find_all("table", id="results-table")
-    assert doc.find("a", cls="json-twin").attrs["href"] == "/v1/rank"
+    # no job yet: the JSON button gives what the page offers, the presets of its picker (a
+    # 200, not /v1/rank's 400 for a missing workload)
+    assert doc.find("a", cls="json-twin").attrs["href"] == "/v1/workloads"
+    r = twin(client, doc)
+    assert r.status_code == 200
+    assert {p["preset"] for p in r.json()} == set(presets) - {""}  # "": describe the model
+    # the same in Chinese, and for a form sent with every box left empty
+    for params in ({"lang": "zh-CN"}, {"preset": "", "params": "", "gpu": ""}):
+        doc = page(client, "/", params)
+        assert doc.find("a", cls="json-twin").attrs["href"] == "/v1/workloads"
     # advanced fields are folded away, filters are there
     assert doc.find("input", id="f-layers")
     assert "open" not in doc.find("details", cls="advanced").attrs

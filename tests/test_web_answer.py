@@ -338,3 +338,13 @@ def test_format_json_on_the_rank_page_goes_to_its_twin(client: Any) -> None:
     assert r.headers["location"] == "/v1/rank?preset=resnet50-imagenet&limit=3"
     twin = client.get(r.headers["location"]).json()
     assert len(twin["results"]) == 3
+    # no job: the empty page's twin, the presets (GET /v1/rank would be a 400 for no workload)
+    for params in ({"format": "json"}, {"format": "json", "lang": "zh-CN", "preset": ""}):
+        r = client.get("/", params=params, follow_redirects=False)
+        assert r.status_code == 303 and r.headers["location"] == "/v1/workloads"
+        assert "resnet50-imagenet" in {p["preset"] for p in client.get("/v1/workloads").json()}
+    # a filter alone is a request without a workload: the same 400 as the page's
+    r = client.get("/", params={"format": "json", "gpu": "A100"}, follow_redirects=False)
+    assert r.headers["location"] == "/v1/rank?gpu=A100"
+    assert client.get(r.headers["location"]).status_code == 400
+    assert client.get("/", params={"gpu": "A100"}).status_code == 400

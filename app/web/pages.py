@@ -159,6 +159,10 @@ MEMORY_PARTS = (
 #: Parameters of the pages themselves (not of the API): the language, the ranking page's
 #: pinned rows and the preset whose values its form showed.
 PAGE_PARAMS = ("lang", "pin", "base")
+#: The JSON twin of the ranking page before a job is entered: what that page offers, the
+#: presets its picker lists (``GET /v1/workloads``), each with the fields it supplies. Linking
+#: ``/v1/rank`` there answered a 400 (no workload) to a page that answered 200.
+EMPTY_RANK_TWIN = "/v1/workloads"
 
 
 def banner(entries: list[ProviderFreshness], stale_after_hours: float) -> dict[str, Any]:
@@ -309,10 +313,12 @@ class PageController(Controller):
     ) -> Template | Redirect:
         """Workload form, filters; after ranking: the answer, the table, the chart.
         ``format=json`` (how the listings' twins are asked for) is sent to the JSON twin,
-        ``GET /v1/rank`` with the same parameters (303)."""
+        ``GET /v1/rank`` with the same parameters (303); with no job parameters, the empty
+        page's twin :data:`EMPTY_RANK_TWIN` (the presets)."""
         if request.query_params.get("format") == "json":
             rest = {k: v for k, v in _raw(request).items() if k not in ("format", *PAGE_PARAMS)}
-            return Redirect(link("/v1/rank", rest), status_code=HTTP_303_SEE_OTHER)
+            twin = link("/v1/rank", rest) if any(rest.values()) else EMPTY_RANK_TWIN
+            return Redirect(twin, status_code=HTTP_303_SEE_OTHER)
         language = page_language(request)
         _ = translations(language.lang).gettext
         given = {k: v for k, v in _raw(request).items() if k not in PAGE_PARAMS}
@@ -366,7 +372,11 @@ class PageController(Controller):
             "sort": sort,
             "order": order,
             "no_workload": no_workload,
-            "json_url": url("/v1/rank", form, _with_unknown(RANK_PARAMS, form)),
+            "json_url": (
+                url("/v1/rank", form, _with_unknown(RANK_PARAMS, form))
+                if form or errors
+                else EMPTY_RANK_TWIN
+            ),
             "page_link": lambda **changes: url("/", page_params, RANK_PAGE_PARAMS, **changes),
             "offer_url": lambda offer_id: url(f"/offers/{offer_id}", params, OFFER_PARAMS),
             "launch_links": launch_links(params, OFFER_PARAMS, settings.seed_dir),
