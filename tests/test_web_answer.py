@@ -348,3 +348,37 @@ def test_format_json_on_the_rank_page_goes_to_its_twin(client: Any) -> None:
     assert r.headers["location"] == "/v1/rank?gpu=A100"
     assert client.get(r.headers["location"]).status_code == 400
     assert client.get("/", params={"gpu": "A100"}).status_code == 400
+
+
+def test_an_offer_that_cannot_run_the_job_is_no_pick_and_ranks_last(client: Any) -> None:
+    # QLoRA quantises the base with bitsandbytes, which has no build for the AMD MI300X
+    # (ROCm): its offers are faster than any RTX 4090 here (8 x MI300X) and were the
+    # fastest and best-value picks; they must rank after every runnable offer, off the
+    # frontier, and be no pick, on the page as in its JSON twin
+    params = {"preset": "llama3-8b-qlora", "gpu": "MI300X,RTX 4090", "sort": "epoch_hours"}
+    doc = page(client, "/", params)
+    data = twin(client, doc)
+    rows = data["results"]
+    amd = [r for r in rows if r["offer"]["gpu"] == "Instinct MI300X"]
+    runnable = [r for r in rows if r["offer"]["gpu"] == "GeForce RTX 4090"]
+    assert amd and runnable and len(amd) + len(runnable) == len(rows)
+    for r in amd:
+        codes = {w["code"] for w in r["estimate"]["warnings"]}
+        assert "cuda_only_library" in codes and not r["pareto_optimal"]
+    assert min(r["estimate"]["epoch_hours"] for r in amd) < min(
+        r["estimate"]["epoch_hours"] for r in runnable
+    )
+    assert max(r["rank"] for r in runnable) < min(r["rank"] for r in amd)
+    fastest = min(runnable, key=lambda r: (r["estimate"]["epoch_hours"], r["rank"]))
+    answer = data["answer"]
+    assert answer["fastest_offer_id"] == fastest["offer"]["id"]
+    assert fastest["offer"]["gpu_count"] == 8
+    picked = {answer[k] for k in ("cheapest_offer_id", "fastest_offer_id", "best_value_offer_id")}
+    assert picked.isdisjoint(r["offer"]["id"] for r in amd)
+    cards = doc.find("div", id="answer").find_all("article", cls="pick-card")
+    assert {int(c.attrs["data-offer-id"]) for c in cards} == picked
+    # the same offers under LoRA (no bitsandbytes) can run: an MI300X is the fastest there
+    lora = client.get("/v1/rank", params={**params, "preset": "llama3-8b-lora"}).json()
+    top = lora["results"][0]
+    assert top["offer"]["gpu"] == "Instinct MI300X"
+    assert lora["answer"]["fastest_offer_id"] == top["offer"]["id"]

@@ -1082,9 +1082,11 @@ class UnestimableOfferOut(BaseModel):
 
 class RankAnswerOut(BaseModel):
     """The short answer: three of the answer's offers (``results`` or ``frontier`` holds each,
-    by offer id) that fit (OOM risk not high) and have a price; with ``bookable_fresh_first``
-    (the default), only offers that can be rented as listed when any can. Null when none
-    qualifies (every offer predicted out of memory, or none priced)."""
+    by offer id) that can run the job as asked (OOM risk not high, and no warning saying it
+    cannot run there: software with no build for the GPU, a disk too small …) and have a
+    price; with ``bookable_fresh_first`` (the default), only offers that can be rented as
+    listed when any can. Null when none qualifies (every offer predicted out of memory or
+    unable to run the job, or none priced)."""
 
     cheapest_offer_id: int | None = Field(
         default=None, description="the lowest cost per epoch of the offers that fit"

@@ -46,6 +46,11 @@ class CandidateColumns:
     Costs are in the requested currency per epoch / per run, prices per hour, epoch time in
     hours, throughput in samples/s; ``offer_id`` breaks ties (int64), ``oom_high`` is bool.
 
+    ``cannot_run`` (bool, optional: ``None``, every offer can): the GPU cannot run the job's
+    software as asked (:func:`app.model.run_warnings.software_blocked`: a QLoRA job's
+    bitsandbytes on ROCm); such an offer ranks after every runnable one (before those
+    predicted out of memory) and is never on the Pareto frontier.
+
     The price's trust, all optional (``None``: every offer alike): ``unbookable`` (bool: the
     offer cannot be rented as listed, ranked after every bookable one), ``demoted`` (bool: an
     old or undated price, ranked after every ``fresh`` one of its ``group``: int ids of the
@@ -59,6 +64,7 @@ class CandidateColumns:
     price_per_hour: np.ndarray
     samples_per_s: np.ndarray
     oom_high: np.ndarray
+    cannot_run: np.ndarray | None = None
     unbookable: np.ndarray | None = None
     demoted: np.ndarray | None = None
     fresh: np.ndarray | None = None
@@ -197,7 +203,9 @@ def rank_candidates(
     """Order candidates by ``sort`` (ascending; ``samples_per_s`` descending).
 
     Offers predicted to run out of memory come after all others, or are dropped with
-    ``drop_oom``. Ties break on price per hour, then offer id. With the price-trust columns of
+    ``drop_oom``; with the ``cannot_run`` column of :class:`CandidateColumns`, offers whose GPU
+    cannot run the job's software come after every runnable one. Ties break on price per
+    hour, then offer id. With the price-trust columns of
     :class:`CandidateColumns`, offers that cannot be rented as listed come after the bookable
     ones, and an old or undated price after every fresh one of its GPU model and count. The
     Pareto frontier is computed over all offers that fit and have a price; with ``limit`` only
@@ -259,12 +267,14 @@ def rank_columns(
     if sort not in SORT_KEYS:
         raise ValueError(f"sort must be one of {', '.join(SORT_KEYS)}")
     value = -cols.samples_per_s if sort == "samples_per_s" else getattr(cols, sort)
-    fits = np.flatnonzero(~cols.oom_high)
-    oom = np.array([], dtype=np.int64) if drop_oom else np.flatnonzero(cols.oom_high)
+    oom_high = cols.oom_high.astype(bool)
+    blocked = _flag(cols.cannot_run, np.arange(len(oom_high))) & ~oom_high
+    fits = np.flatnonzero(~oom_high & ~blocked)
+    oom = np.array([], dtype=np.int64) if drop_oom else np.flatnonzero(oom_high)
     pareto = np.zeros(len(cols.offer_id), dtype=bool)
     pareto[fits] = _pareto_flags(cols.cost_per_epoch[fits], cols.epoch_hours[fits])
     fit_blocks = _blocks(cols, value, fits)
-    blocks = fit_blocks + _blocks(cols, value, oom)
+    blocks = fit_blocks + _blocks(cols, value, np.flatnonzero(blocked)) + _blocks(cols, value, oom)
     total = sum(len(b.idx) for b in blocks)
     shown = total if limit is None else min(limit, total)
     top_rows: list[int] = []
@@ -273,7 +283,8 @@ def rank_columns(
             break
         top_rows.extend(b.first(shown - len(top_rows)).tolist())
     top = [(i, pos + 1, bool(pareto[i])) for pos, i in enumerate(top_rows)]
-    # Pareto offers always fit, so they rank among ``fits`` (OOM offers come after all)
+    # Pareto offers always fit and can run, so they rank among ``fits`` (offers that cannot
+    # run come after all of those, OOM offers after all)
     extra: list[tuple[int, int, bool]] = []
     before = 0
     for b in fit_blocks:

@@ -8,6 +8,7 @@ Pure; :func:`app.model.cost.combine` adds them to the answer.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 from app.model.comm import LinkClass, Topology, host_bridge_busbw_gbs, topology
 from app.model.compat import (
@@ -27,6 +28,7 @@ from app.model.host import (
 from app.model.memory import host_offload_bytes, vram_per_gpu_gib
 from app.model.multigpu import effective_interconnect, gradient_bytes
 from app.model.types import (
+    GpuSpec,
     Hardware,
     MemoryEstimate,
     Precision,
@@ -36,6 +38,42 @@ from app.model.types import (
     Workload,
 )
 from app.model.vocabulary import parse_version
+
+#: Warning codes that say the job cannot run on the offer as asked: out of GPU memory, a disk
+#: too small for the data, host RAM short of what loading needs, a driver or a build that
+#: does not know the GPU, software with no build for it (``bitsandbytes``, which QLoRA and
+#: 8-bit optimizers need, on ROCm) or a compute capability below what it needs. Such an offer
+#: is never an answer's pick and, where the ranking can tell (the GPU against the job's
+#: software, :func:`software_blocked`; the memory verdict), ranks after every runnable offer.
+#: The pages draw these codes in red.
+CANNOT_RUN: frozenset[WarningCode] = frozenset(
+    {
+        WarningCode.OOM,
+        WarningCode.DISK_TOO_SMALL,
+        WarningCode.RAM_SHORT,
+        WarningCode.CUDA_TOO_OLD,
+        WarningCode.DRIVER_TOO_OLD_FOR_GPU,
+        WarningCode.CUDA_BUILD_TOO_OLD_FOR_GPU,
+        WarningCode.CUDA_BUILD_TOO_NEW_FOR_GPU,
+        WarningCode.CUDA_ONLY_LIBRARY,
+        WarningCode.COMPUTE_CAPABILITY_TOO_LOW,
+    }
+)
+
+
+def cannot_run(codes: Iterable[str]) -> bool:
+    """Whether warning ``codes`` (values of :class:`~app.model.types.WarningCode`) include one
+    of :data:`CANNOT_RUN`: the job cannot run on the offer as asked."""
+    return any(code in CANNOT_RUN for code in codes)
+
+
+def software_blocked(w: Workload, gpu: GpuSpec) -> bool:
+    """Whether ``gpu`` cannot run ``w``'s software as asked, whatever the offer around it
+    (:func:`app.model.compat.compatibility_warnings` has a :data:`CANNOT_RUN` code): e.g. a
+    QLoRA job (bitsandbytes NF4) on an AMD Instinct MI300X (ROCm). One answer per GPU model,
+    so the ranking asks it once per hardware configuration."""
+    return cannot_run(x.code for x in compatibility_warnings(w, gpu))
+
 
 #: A data-parallel job is called communication-heavy when its predicted PCIe scaling
 #: efficiency falls below this (benchmarks.md §4: GNMT/BERT-large lose 10-50 % per GPU).

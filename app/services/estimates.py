@@ -31,6 +31,7 @@ from app.model.memory import vram_per_gpu_gib
 from app.model.model import Measurements, Model
 from app.model.offload import offload_slowed
 from app.model.rank import Candidate, CandidateColumns, Ranked, rank_columns
+from app.model.run_warnings import software_blocked
 from app.model.throughput import ThroughputModel
 from app.model.types import (
     Estimate,
@@ -591,6 +592,15 @@ def rank_offers(
     cfg_oom = np.array(
         [c is not None and c[1].oom_risk == OomRisk.HIGH for c in config_est], dtype=bool
     )
+    # the GPU cannot run the job's software as asked (QLoRA's bitsandbytes on ROCm): ranked
+    # after every runnable offer, never on the frontier (one answer per GPU model)
+    cfg_blocked = np.array(
+        [
+            gpu_id is not None and software_blocked(w, ref.gpus[ref.gpu_names_by_id[gpu_id]])
+            for gpu_id, *_ in (snap.configs[i] for i in used.tolist())
+        ],
+        dtype=bool,
+    )
     cols = CandidateColumns(
         offer_id=offer_ids[keep],
         cost_per_epoch=run.cost_per_epoch[keep],
@@ -599,6 +609,7 @@ def rank_offers(
         price_per_hour=price_all[keep],
         samples_per_s=rates.samples_per_s[keep],
         oom_high=cfg_oom[cfg] if len(cfg) else np.zeros(0, dtype=bool),
+        cannot_run=cfg_blocked[cfg] if len(cfg) else np.zeros(0, dtype=bool),
         **(
             snap.price_trust(rows[estimable[keep]], now or dt.datetime.now(dt.UTC))
             if bookable_fresh_first

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from app.interface.schemas import MemoryFixOut, RankedOfferOut, RankResponse, WarningOut
+from app.model.run_warnings import CANNOT_RUN, cannot_run
 from app.web import charts
 from app.web.format import hours, money, money_short, num
 from app.web.i18n import N_, translations
@@ -21,20 +22,9 @@ from app.web.i18n import N_, translations
 MAX_PINS = 4
 
 #: Warning codes drawn in red: the run fails on this offer as asked (out of memory, a disk
-#: too small for the data, RAM short of what loading needs, software that cannot run).
-BLOCKERS = frozenset(
-    {
-        "oom",
-        "disk_too_small",
-        "ram_short",
-        "cuda_too_old",
-        "driver_too_old_for_gpu",
-        "cuda_build_too_old_for_gpu",
-        "cuda_build_too_new_for_gpu",
-        "cuda_only_library",
-        "compute_capability_too_low",
-    }
-)
+#: too small for the data, RAM short of what loading needs, software that cannot run): the
+#: model's one list, :data:`app.model.run_warnings.CANNOT_RUN`.
+BLOCKERS = frozenset(code.value for code in CANNOT_RUN)
 #: Warning codes that say a listing leaves a fact out (a neutral mark, not a fault).
 DATA_GAPS = frozenset({"vcpus_unlisted"})
 
@@ -156,7 +146,8 @@ def _cost(r: RankedOfferOut) -> float:
 @dataclass(frozen=True, slots=True)
 class GpuGroup:
     """The shown offers of one GPU model × count: how many, the cheapest and the fastest
-    that fit (``None`` when none fits), and the lowest predicted peak memory per GPU."""
+    that fit and can run the job (``None`` when none does), and the lowest predicted peak
+    memory per GPU."""
 
     gpu: str
     count: float
@@ -176,7 +167,11 @@ def gpu_groups(rows: Sequence[RankedOfferOut]) -> list[GpuGroup]:
         groups.setdefault(key, []).append(r)
     out = []
     for (gpu, count), members in groups.items():
-        fits = [r for r in members if r.estimate.oom_risk != "high"]
+        fits = [
+            r
+            for r in members
+            if r.estimate.oom_risk != "high" and not cannot_run(w.code for w in r.estimate.warnings)
+        ]
         least = min(members, key=lambda r: r.estimate.peak_memory_gib)
         out.append(
             GpuGroup(

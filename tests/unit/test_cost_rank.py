@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from app.model.cost import (
@@ -14,7 +16,14 @@ from app.model.cost import (
     epoch_hours,
 )
 from app.model.memory import estimate_memory
-from app.model.rank import Candidate, pareto_front, rank_candidates, rank_with_frontier
+from app.model.rank import (
+    Candidate,
+    CandidateColumns,
+    pareto_front,
+    rank_candidates,
+    rank_columns,
+    rank_with_frontier,
+)
 from app.model.throughput import estimate_throughput
 from app.model.types import Hardware
 from tests.unit.helpers import RTX_4090, resnet50
@@ -283,3 +292,32 @@ def test_pruned_pareto_flags_are_the_flags_of_every_point() -> None:
     time[np.isnan(time)] = 3.0
     assert _not_surely_dominated(cost, time) is not None
     assert (_pareto_flags(cost, time) == _front_sorted(cost, time)).all()
+
+
+def test_offers_that_cannot_run_rank_after_every_runnable_one() -> None:
+    # 2 is the cheapest and fastest but its GPU cannot run the job's software (QLoRA's
+    # bitsandbytes on ROCm): after 1, 3 and 4 (4 has no price), before the OOM offer 5, and
+    # never on the frontier, which is then 1 (cheapest) and 3 (fastest of the rest)
+    cs = [
+        cand(1, 1.0, 10.0),
+        cand(2, 0.5, 0.5),
+        cand(3, 3.0, 2.0),
+        cand(4, None, 1.0),
+        cand(5, 0.2, 0.2, oom=True),
+    ]
+    cols = CandidateColumns.from_candidates(cs)
+    blocked = replace(cols, cannot_run=np.array([False, True, False, False, False]))
+    for sort, order in (("cost_per_epoch", [1, 3, 4, 2, 5]), ("epoch_hours", [4, 3, 1, 2, 5])):
+        top, extra = rank_columns(blocked, sort=sort)
+        assert [cs[i].offer_id for i, _, _ in top] == order, sort
+        assert {cs[i].offer_id for i, _, pareto in top if pareto} == {1, 3}
+        assert extra == []
+    # drop_oom drops only the OOM offer; a limit keeps the frontier's offers below it
+    top, _ = rank_columns(blocked, drop_oom=True)
+    assert [cs[i].offer_id for i, _, _ in top] == [1, 3, 4, 2]
+    top, extra = rank_columns(blocked, sort="epoch_hours", limit=1)
+    assert [cs[i].offer_id for i, _, _ in top] == [4]
+    assert [(cs[i].offer_id, rank) for i, rank, _ in extra] == [(3, 2), (1, 3)]
+    # without the column, 2 leads both orders and is the whole frontier's cheap end
+    top, _ = rank_columns(cols)
+    assert [cs[i].offer_id for i, _, _ in top][:2] == [2, 1]

@@ -86,6 +86,7 @@ def _row(
     pareto: bool,
     oom: str = "low",
     bookable: bool = True,
+    codes: tuple[str, ...] = (),
 ) -> RankedOfferOut:
     return RankedOfferOut.model_construct(
         rank=offer_id,
@@ -113,6 +114,7 @@ def _row(
                 "oom_risk": oom,
                 "peak_memory_gib": 10.0,
                 "memory": type("M", (), {"usable_vram_gib": 20.0})(),
+                "warnings": [type("W", (), {"code": c})() for c in codes],
             },
         )(),
     )
@@ -137,12 +139,30 @@ def test_answer_picks_cheapest_fastest_and_best_value_that_fit() -> None:
     # without the preference for rentable offers the quoted example is the best value
     assert answer_picks(rows, prefer_bookable=False).best_value_offer_id == 6
     assert answer_picks([rows[3], rows[6]]).cheapest_offer_id is None
+    # an offer that cannot run the job as asked (QLoRA's bitsandbytes on an MI300X, a disk
+    # too small) is no pick, however cheap and fast: the picks stay 1, 3 and 2
+    for code in ("cuda_only_library", "disk_too_small", "compute_capability_too_low"):
+        blocked = _row(8, 1.0, 1.0, True, codes=(code, "spot_interruptible"))
+        picks = answer_picks([*rows, blocked])
+        assert (picks.cheapest_offer_id, picks.fastest_offer_id, picks.best_value_offer_id) == (
+            1,
+            3,
+            2,
+        ), code
+    # a caution is no blocker: the same offer with only a spot warning is every pick
+    free = answer_picks([*rows, _row(8, 1.0, 1.0, True, codes=("spot_interruptible",))])
+    assert free.cheapest_offer_id == free.fastest_offer_id == free.best_value_offer_id == 8
 
 
 def test_gpu_groups_compare_models_by_count() -> None:
     rows = [_row(1, 10.0, 10.0, True), _row(2, 8.0, 12.0, True), _row(3, 1.0, 1.0, False, "high")]
     (group,) = gpu_groups(rows)
     assert group.offers == 3 and group.cheapest is not None and group.fastest is not None
+    assert group.cheapest.offer.id == 2 and group.fastest.offer.id == 1
+    # an offer whose GPU cannot run the job's software is neither the group's cheapest nor
+    # its fastest
+    (group,) = gpu_groups([*rows, _row(4, 0.5, 0.5, False, codes=("cuda_only_library",))])
+    assert group.offers == 4 and group.cheapest is not None and group.fastest is not None
     assert group.cheapest.offer.id == 2 and group.fastest.offer.id == 1
 
 
