@@ -26,6 +26,7 @@ from app.model.cost import combine
 from app.model.memory import estimate_memory, vram_per_gpu_gib
 from app.model.pooled import PooledData
 from app.model.rank import Candidate, Ranked, rank_candidates
+from app.model.run_warnings import cannot_run
 from app.model.throughput import FlopsTable, ThroughputModel
 from app.model.types import (
     BenchmarkPoint,
@@ -185,7 +186,8 @@ class Model:
     ) -> list[Ranked]:
         """``offers`` as (offer id, machine, price per hour in ``currency`` or ``None``),
         estimated and ordered by ``sort`` (:func:`app.model.rank.rank_candidates`: offers
-        predicted to run out of memory last, or dropped with ``drop_oom``).
+        predicted to run out of memory last, or dropped with ``drop_oom``; before them those
+        with a warning saying the job cannot run there, :func:`~app.model.run_warnings.cannot_run`).
 
         Raises:
             ValueError: unknown ``sort`` key.
@@ -203,6 +205,7 @@ class Model:
                     price_per_hour=price,
                     samples_per_s=e.samples_per_s,
                     oom_high=e.memory.oom_risk == OomRisk.HIGH,
+                    cannot_run=cannot_run(w.code for w in e.warnings),
                 )
             )
         return rank_candidates(candidates, sort=sort, drop_oom=drop_oom, limit=limit)

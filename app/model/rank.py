@@ -27,6 +27,8 @@ class Candidate(NamedTuple):
     price_per_hour: float | None
     samples_per_s: float
     oom_high: bool
+    #: the job cannot run on the offer as asked (:data:`app.model.run_warnings.CANNOT_RUN`)
+    cannot_run: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +89,7 @@ class CandidateColumns:
             price_per_hour=col([c.price_per_hour for c in candidates]),
             samples_per_s=col([c.samples_per_s for c in candidates]),
             oom_high=np.array([c.oom_high for c in candidates], dtype=bool),
+            cannot_run=np.array([c.cannot_run for c in candidates], dtype=bool),
         )
 
 

@@ -418,6 +418,7 @@ def _candidate(cols: CandidateColumns, i: int) -> Candidate:
         price_per_hour=opt(cols.price_per_hour),
         samples_per_s=float(cols.samples_per_s[i]),
         oom_high=bool(cols.oom_high[i]),
+        cannot_run=cols.cannot_run is not None and bool(cols.cannot_run[i]),
     )
 
 

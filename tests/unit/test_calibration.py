@@ -17,7 +17,7 @@ from app.model.types import (
     Hardware,
     Situation,
 )
-from tests.unit.helpers import A100_80_SXM, BERT, RTX_4090, bench_point
+from tests.unit.helpers import A100_80_SXM, BERT, MI300X, RTX_4090, bench_point
 
 
 def test_the_served_file_reads_into_a_frozen_value_with_tuples() -> None:
@@ -121,3 +121,18 @@ def test_the_model_answers_with_the_calibration_it_holds() -> None:
     e = model.estimate(BERT, machine, price_per_hour=1.0)
     assert e.cost_per_epoch == pytest.approx(e.epoch_hours * 1.0)
     assert ranked[0].candidate.cost_per_epoch == pytest.approx(e.cost_per_epoch)
+    # a job that needs bitsandbytes cannot run on an MI300X (ROCm): however cheap its epoch,
+    # it ranks after the runnable A100 and off the frontier, before the 4090 (predicted out
+    # of memory, last)
+    needs_bnb = dataclasses.replace(BERT, cuda_only_libraries=("bitsandbytes",))
+    amd = Model(Measurements(points=rows, catalog={**catalog, MI300X.name: MI300X}))
+    offers = [(7, Hardware(gpu=RTX_4090), 10.0), (3, machine, 1.0), (9, Hardware(gpu=MI300X), 0.01)]
+    ranked = amd.rank(needs_bnb, offers)
+    assert [r.candidate.offer_id for r in ranked] == [3, 9, 7]
+    assert [(r.candidate.cannot_run, r.candidate.oom_high) for r in ranked] == [
+        (False, False),
+        (True, False),
+        (True, True),
+    ]
+    assert [r.pareto_optimal for r in ranked] == [True, False, False]
+    assert amd.rank(BERT, offers)[0].candidate.offer_id == 9
