@@ -25,6 +25,10 @@ PR #164), else from its ``GPU Memory`` against the card's nominal VRAM
 ``vram_gib_per_gpu`` stays the whole card's, as for every fractional offer. A slice whose share
 the row does not tell is reported and not stored (a whole L4 would be wrong). Every other
 family sells whole GPUs.
+
+The network between machines: the ``Network Performance`` column (``3200 Gigabit`` on
+p5.48xlarge, ``400 Gigabit`` on p4d.24xlarge), read by :func:`scrapers.records.network_gbps`
+into ``network_gbps``; an ``Up to …`` ceiling or a word is no stated rate (``None``).
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from pydantic import BaseModel, ConfigDict
 
 from scrapers.base import Scraper, ScrapeResult, gather_parts
 from scrapers.http import Http, ScraperError
-from scrapers.records import card_share, positive, to_price
+from scrapers.records import card_share, network_gbps, positive, to_price
 from scrapers.settings import ScraperSettings
 from scrapers.validate import build_offer, validate_payload, validate_rows
 
@@ -112,6 +116,8 @@ class OnDemandRow:
     gpu_count: float | None
     #: the ``GPU Memory`` column in GiB (``None`` when ``NA``)
     gpu_memory_gib: float | None = None
+    #: the ``Network Performance`` column as written (``3200 Gigabit``, ``Up to 25 Gigabit``)
+    network: str | None = None
 
 
 def _number(text: str | None, pattern: re.Pattern[str] | None = None) -> float | None:
@@ -194,6 +200,7 @@ def parse_price_list(lines: Iterable[str], result: ScrapeResult | None = None) -
                 disk_gb=_disk_gb(col("Storage")),
                 gpu_count=_number(col("GPU")),
                 gpu_memory_gib=_number(col("GPU Memory"), _MEMORY),
+                network=col("Network Performance") or None,
             )
         )
     if header is None:
@@ -319,6 +326,7 @@ def build_offers(
             "ram_gib": positive(row.ram_gib),
             "disk_gb": row.disk_gb,
             "interconnect": family.interconnect if count > 1 else None,
+            "network_gbps": network_gbps(row.network),
             "currency": "USD",
         }
         build_offer(

@@ -7,13 +7,16 @@ reading of a card's full memory as its catalog size.
 
 Units (all fields): prices are per **instance** and per **hour** in ``currency`` (cents are
 converted, per-GPU prices are multiplied by the GPU count before a record is built); memory in
-GiB; disk in GB as listed; network in Mbit/s. An unknown price is ``None``, never 0.
+GiB; disk in GB as listed; internet up/down in Mbit/s; the network between machines
+(``network_gbps``) in Gbit/s per machine, read by :func:`network_gbps` (one rule). An unknown
+price is ``None``, never 0.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Literal
 
@@ -58,6 +61,9 @@ class ScrapedOffer(BaseModel):
     interconnect: Interconnect | None = None
     network_up_mbps: float | None = Field(default=None, ge=0)
     network_down_mbps: float | None = Field(default=None, ge=0)
+    #: The network between machines, Gbit/s per machine, as the provider states it
+    #: (InfiniBand, RoCE, EFA or Ethernet: :func:`network_gbps`); ``None`` where not stated.
+    network_gbps: float | None = Field(default=None, gt=0)
     price_per_hour: Decimal | None = Field(default=None, gt=0, max_digits=14, decimal_places=6)
     currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$")
     price_is_estimate: bool = False
@@ -74,6 +80,31 @@ class ScrapedOffer(BaseModel):
     def key(self) -> tuple[str, str, str]:
         """Natural key inside the provider: (offer key, region, billing)."""
         return (self.offer_key, self.region, self.billing)
+
+
+#: A sustained network rate as providers write it: ``3200 Gigabit`` (AWS price list "Network
+#: Performance"), ``400 Gbps``, ``100 Gb/s``, ``3.2 Tbps``; :func:`network_gbps` reads it.
+_NETWORK = re.compile(
+    r"^\s*(\d+(?:\.\d+)?)\s*(gigabit|gbit/s|gbps|gb/s|terabit|tbit/s|tbps|tb/s)\s*$", re.IGNORECASE
+)
+
+
+def network_gbps(text: str | None) -> float | None:
+    """The network between machines a provider states, in Gbit/s per machine: ``"3200
+    Gigabit"`` → 3200.0, ``"400 Gbps"`` → 400.0, ``"3.2 Tbps"`` → 3200.0. The one rule every
+    scraper uses for :attr:`ScrapedOffer.network_gbps`.
+
+    ``None`` when the text states no sustained rate: empty, a word (``"High"``, ``"Moderate"``:
+    older AWS types) or a ceiling (``"Up to 25 Gigabit"``: AWS, "Amazon EC2 instance network
+    bandwidth", https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-network-bandwidth
+    (seen 2026-12-04): an "up to" figure is a burst ceiling above the instance's baseline, which
+    the listing does not give). A training job's all-reduce is sustained traffic, so only a
+    plain figure is taken; the model then uses its stated default and says so."""
+    match = _NETWORK.match(text or "")
+    if not match:
+        return None
+    value = float(match.group(1)) * (1000 if match.group(2).lower().startswith("t") else 1)
+    return value if value > 0 else None
 
 
 def to_price(value: object, *, multiplier: float = 1, cents: bool = False) -> Decimal | None:

@@ -71,6 +71,7 @@ def offers(url: str, slug: str) -> dict[tuple[str, str, str], dict[str, Any]]:
                     "vram": o.vram_gib_per_gpu,
                     "source": o.source,
                     "raw": o.gpu_name_raw,
+                    "network_gbps": o.network_gbps,
                 }
                 for o in rows
             }

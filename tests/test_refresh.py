@@ -128,6 +128,10 @@ def test_seed_offers_of_refreshed_providers_become_unavailable_others_untouched(
     # an AWS seed row with the same natural key was updated in place (history continues)
     p4d = offers(db, "aws")[("p4d.24xlarge", "us-east-1", "on_demand")]
     assert p4d["source"].startswith("live: ") and p4d["price"] == Decimal("30.1234")
+    # the network between machines the price list states ("400 Gigabit"), stored in Gbit/s;
+    # "Up to 10 Gigabit" (g5.xlarge) is no stated rate
+    assert p4d["network_gbps"] == 400.0
+    assert offers(db, "aws")[("g5.xlarge", "us-east-1", "on_demand")]["network_gbps"] is None
     prices = [p for _, p in observations(db, p4d["id"])]
     assert prices[-1] == 30.1234 and len(prices) >= 2
 

@@ -208,6 +208,7 @@ def apply_offers(
             "interconnect": interconnect_label(o.interconnect),
             "network_up_mbps": o.network_up_mbps,
             "network_down_mbps": o.network_down_mbps,
+            "network_gbps": o.network_gbps,
             "price_per_hour": o.price_per_hour,
             "currency": o.currency,
             "price_is_estimate": o.price_is_estimate,

@@ -126,7 +126,7 @@ class InstanceOffer(Base):
 
     ``price_per_hour`` is for the whole instance (all its GPUs), in ``currency``; ``NULL`` when
     unknown (never 0). ``gpu_count`` may be fractional (a third of an A10). Disk sizes in GB as
-    listed, RAM in GiB, network in Mbit/s.
+    listed, RAM in GiB, internet up/down in Mbit/s, the network between machines in Gbit/s.
     """
 
     __tablename__ = "instance_offer"
@@ -156,6 +156,10 @@ class InstanceOffer(Base):
     interconnect: Mapped[str | None] = mapped_column(String(16))
     network_up_mbps: Mapped[float | None] = mapped_column(Float)
     network_down_mbps: Mapped[float | None] = mapped_column(Float)
+    #: The network between machines, Gbit/s per machine, as the provider states it
+    #: (``scrapers.records.network_gbps``); ``NULL`` where not stated (the multi-node model
+    #: then takes its default and says so).
+    network_gbps: Mapped[float | None] = mapped_column(Float)
     billing: Mapped[str] = mapped_column(String(32))
     price_per_hour: Mapped[Decimal | None] = mapped_column(Numeric(14, 6))
     currency: Mapped[str] = mapped_column(String(3))

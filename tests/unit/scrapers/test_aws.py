@@ -139,3 +139,41 @@ def test_a_slice_whose_share_is_not_listed_is_reported_not_stored() -> None:
     row = aws.OnDemandRow("gr6f.4xlarge", "us-east-1", "0.5", 16, 128, None, 0.5, None)
     (offer,) = aws.build_offers([row], {}, price_list_base="https://p", spot_source="s").offers
     assert offer.gpu_count == 0.5 and offer.vram_gib_per_gpu == 24
+
+
+def test_the_network_between_machines_is_the_stated_network_performance() -> None:
+    # the price list's "Network Performance": 3200 Gigabit (EFA) on p5/p6-b200, 400 on p4d,
+    # 100 on g5.48xlarge; "Up to 10 Gigabit" (g5.xlarge) is a burst ceiling, no stated rate
+    offers = aws.build_offers(
+        aws.parse_price_list(lines()),
+        {},
+        price_list_base="https://pricing.us-east-1.amazonaws.com",
+        spot_source="https://example/spot.json",
+    ).offers
+    got = {o.offer_key: o.network_gbps for o in offers}
+    assert got["p5.48xlarge"] == got["p6-b200.48xlarge"] == 3200.0
+    assert got["p4d.24xlarge"] == 400.0 and got["g5.48xlarge"] == 100.0
+    assert got["g5.xlarge"] is None and got["g6e.xlarge"] is None
+
+
+@pytest.mark.parametrize(
+    ("text", "gbps"),
+    [
+        ("3200 Gigabit", 3200.0),
+        ("400 Gigabit", 400.0),
+        ("400 Gbps", 400.0),
+        ("100 Gb/s", 100.0),
+        ("3.2 Tbps", 3200.0),
+        ("25 gigabit", 25.0),
+        ("Up to 25 Gigabit", None),
+        ("High", None),
+        ("Moderate", None),
+        ("0 Gigabit", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_one_rule_reads_a_stated_network(text: str | None, gbps: float | None) -> None:
+    from scrapers.records import network_gbps
+
+    assert network_gbps(text) == gbps
