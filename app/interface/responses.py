@@ -229,6 +229,7 @@ def offer_out(
         max_cuda=row.max_cuda,
         driver_version=row.driver_version,
         interconnect=interconnect_label(row.interconnect),
+        network_gbps=row.network_gbps,
         billing=row.billing,
         price_per_hour=row.price_per_hour,
         currency=row.currency,

@@ -966,6 +966,13 @@ class OfferOut(BaseModel):
         description="GPU-to-GPU link, the words HardwareIn takes: nvlink, nvswitch (NVLink "
         "through NVSwitch) or pcie; null when the listing does not say"
     )
+    network_gbps: float | None = Field(
+        default=None,
+        description="network between machines, Gbit/s per machine, as the provider states it "
+        "(InfiniBand, RoCE, EFA or Ethernet: AWS's price list 'Network Performance'); used when "
+        "the GPUs span several machines; null: not stated (a documented default is used then, "
+        "said in the multi_node warning)",
+    )
     billing: str = Field(description="on_demand, spot, reserved_1y or reserved_3y")
     price_per_hour: float | None = Field(
         description="price of the whole instance per hour, in currency; null: no price listed"

@@ -173,6 +173,7 @@ def offer_hardware(offer: OfferRow, ref: ReferenceData) -> Hardware:
         disk_gb=offer.disk_gb,
         max_cuda=offer.max_cuda,
         vram_gib_per_gpu=offer.vram_gib_per_gpu,
+        network_gbps=offer.network_gbps,
     )
 
 
@@ -697,17 +698,19 @@ def _codes(values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
 def _config_estimate(
     est: ConfigEstimates,
     ref: ReferenceData,
-    config: tuple[int | None, float, str | None, float | None],
+    config: tuple[int | None, float, str | None, float | None, float | None],
 ) -> tuple[ThroughputEstimate, MemoryEstimate, tuple[float, float, str | None]] | None:
     """The throughput, the memory verdict (no fixes: those are searched only for the offers
     shown) and the (VRAM per GPU, GPU count, card name) of one hardware configuration (GPU model id,
-    count, interconnect label, listed VRAM); ``None`` when the GPU is not in the catalog (no
-    estimate: the offer is listed with a reason)."""
-    gpu_id, count, interconnect, listed_vram = config
+    count, interconnect label, listed VRAM, the stated network between machines in Gbit/s, used
+    when the GPUs span several machines: :class:`app.model.comm.Fabric`); ``None`` when the GPU
+    is not in the catalog (no estimate: the offer is listed with a reason)."""
+    gpu_id, count, interconnect, listed_vram, network_gbps = config
     if gpu_id is None:
         return None
     gpu = ref.gpus[ref.gpu_names_by_id[gpu_id]]
-    tp = est.throughput(gpu, count, offer_interconnect(interconnect))
+    fabric = NO_FABRIC if network_gbps is None else Fabric(None, network_gbps)
+    tp = est.throughput(gpu, count, offer_interconnect(interconnect), fabric)
     vram = vram_per_gpu_gib(gpu.vram_gib, listed_vram, count)
     return tp, est.memory(vram, count, with_fixes=False, gpu=gpu.name), (vram, count, gpu.name)
 

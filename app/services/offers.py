@@ -89,6 +89,9 @@ class OfferRow:
     #: what the price is (:mod:`app.price_age`): scraped, catalog, hand_kept, price_index,
     #: quoted_example
     price_kind: str = "hand_kept"
+    #: the network between machines the provider states, Gbit/s per machine (``None``: not
+    #: stated; a multi-node estimate then takes the model's default and says so)
+    network_gbps: float | None = None
 
     def price_age(self, now: dt.datetime) -> PriceAge:
         """The price's age, tier and bookability at ``now`` (:func:`app.price_age.price_age`)."""
@@ -134,6 +137,7 @@ _COLUMNS = (
     InstanceOffer.offer_url,
     Provider.homepage_url,
     InstanceOffer.price_kind,
+    InstanceOffer.network_gbps,
 )
 
 

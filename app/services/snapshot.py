@@ -52,6 +52,7 @@ _FLOATS = frozenset(
         "system_disk_gb",
         "data_disk_gb",
         "price_per_hour",
+        "network_gbps",
     }
 )
 _INTS = frozenset({"id", "provider_id"})
@@ -93,12 +94,13 @@ class OfferSnapshot:
     ``shadowed`` (a catalog price hidden by an available first-hand twin:
     :func:`app.services.offers.shadowed_by_first_hand`), ``vram_gib`` (the VRAM a job gets:
     :func:`app.services.offers.vram_gib`, NaN when unknown), ``config`` (index into
-    ``configs``: distinct (gpu_model_id, gpu_count, interconnect, listed VRAM), what an
-    estimate depends on), ``group`` (distinct (gpu_model_id, gpu_count)), ``seen_s`` (the
-    price's date, POSIX seconds, NaN undated), ``fresh_days``/``aging_days`` (the age bounds
-    of its kind, :data:`app.price_age.AGE_TIERS_DAYS`), ``bookable``. ``ambiguous``: row →
-    the catalog models an offer stored without a GPU could be. ``last_ok``/``ran``: the
-    providers' refresh history (:func:`app.services.offers.stale_provider_ids`).
+    ``configs``: distinct (gpu_model_id, gpu_count, interconnect, listed VRAM, stated network
+    between machines), what an estimate depends on), ``group`` (distinct (gpu_model_id,
+    gpu_count)), ``seen_s`` (the price's date, POSIX seconds, NaN undated),
+    ``fresh_days``/``aging_days`` (the age bounds of its kind,
+    :data:`app.price_age.AGE_TIERS_DAYS`), ``bookable``. ``ambiguous``: row → the catalog
+    models an offer stored without a GPU could be. ``last_ok``/``ran``: the providers'
+    refresh history (:func:`app.services.offers.stale_provider_ids`).
     """
 
     version: int
@@ -106,7 +108,7 @@ class OfferSnapshot:
     shadowed: np.ndarray
     vram_gib: np.ndarray
     config: np.ndarray
-    configs: tuple[tuple[int | None, float, str | None, float | None], ...]
+    configs: tuple[tuple[int | None, float, str | None, float | None, float | None], ...]
     group: np.ndarray
     seen_s: np.ndarray
     fresh_days: np.ndarray

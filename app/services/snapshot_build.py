@@ -37,8 +37,9 @@ from app.services.snapshot import _BOOLS, _FIELDS, _FLOATS, _INTS, OfferSnapshot
 #: those of every offer (~2 kB per offer: ~200 MB for 100,000), and the driver holds the GIL
 #: for one chunk at a time (a worker's event loop, ``/healthz``, waits at most that long)
 CHUNK_ROWS = 2_000
-#: the parts of a row an estimate depends on: GPU model, count, interconnect, listed VRAM
-CONFIG_FIELDS = ("gpu_model_id", "gpu_count", "interconnect", "vram_gib_per_gpu")
+#: the parts of a row an estimate depends on: GPU model, count, interconnect, listed VRAM, the
+#: network between machines (GPUs spanning several machines)
+CONFIG_FIELDS = ("gpu_model_id", "gpu_count", "interconnect", "vram_gib_per_gpu", "network_gbps")
 #: versions made by merging before the next is read in full (the distinct-value pools of
 #: merged rows are not shared with the held ones, so memory drifts up until a full read)
 MAX_INCREMENTS = 200
@@ -49,7 +50,7 @@ MAX_CHANGED_SHARE = 0.5
 #: per-row arrays besides the columns, merged like them
 _PER_ROW = ("config", "seen_s", "fresh_days", "aging_days", "bookable")
 
-ConfigKey = tuple[int | None, float, str | None, float | None]
+ConfigKey = tuple[int | None, float, str | None, float | None, float | None]
 
 
 def _interned(
@@ -116,7 +117,7 @@ def _ambiguous(c: dict[str, np.ndarray], ref: ReferenceData) -> dict[int, frozen
 
 
 def _job_vram(key: ConfigKey, ref: ReferenceData) -> float:
-    gpu_id, count, _, listed = key
+    gpu_id, count, _, listed, _ = key
     if gpu_id is None:
         return math.nan if listed is None else listed
     catalog = ref.gpus[ref.gpu_names_by_id[gpu_id]].vram_gib
