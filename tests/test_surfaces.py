@@ -404,3 +404,21 @@ def test_estimate_backends_agree(client: Any, local: LocalBackend) -> None:
         assert served.call(RANK, {"workload": {}}).body == local.call(RANK, {"workload": {}}).body
     finally:
         served.close()
+
+
+def test_a_sequence_length_written_4k_is_4096_on_every_surface(
+    client: Any, local: LocalBackend
+) -> None:
+    # the API body, the MCP tool and the flat query take "4k" as 4096 tokens (k = 1024 in a
+    # sequence length), the same answer byte for byte as the number itself
+    hardware = {"gpu": "H100 SXM"}
+    exact = {"workload": {"preset": "llama3-8b-qlora", "seq_len": 4096}, "hardware": hardware}
+    written = {"workload": {"preset": "llama3-8b-qlora", "seq_len": "4k"}, "hardware": hardware}
+    api = client.post("/v1/estimate", json=exact)
+    assert api.status_code == 200, api.text
+    assert api.json()["workload"]["seq_len"] == 4096
+    assert client.post("/v1/estimate", json=written).content == api.content
+    error, text = mcp_call(local, "estimate", written)
+    assert not error and text == api.content
+    error, text = mcp_call(local, "estimate", {**written, "workload": {"seq_len": "lots"}})
+    assert error and b"seq_len" in text
