@@ -596,13 +596,13 @@ def rank_offers(
     )
     # the GPU cannot run the job's software as asked (QLoRA's bitsandbytes on ROCm): ranked
     # after every runnable offer, never on the frontier (one answer per GPU model)
-    cfg_blocked = np.array(
-        [
-            gpu_id is not None and software_blocked(w, ref.gpus[ref.gpu_names_by_id[gpu_id]])
-            for gpu_id, *_ in (snap.configs[i] for i in used.tolist())
-        ],
-        dtype=bool,
-    )
+    config_gpus = [snap.configs[i][0] for i in used.tolist()]
+    gpu_blocked = {
+        gpu_id: software_blocked(w, ref.gpus[ref.gpu_names_by_id[gpu_id]])
+        for gpu_id in set(config_gpus)
+        if gpu_id is not None
+    }
+    cfg_blocked = np.array([gpu_blocked.get(g, False) for g in config_gpus], dtype=bool)
     cols = CandidateColumns(
         offer_id=offer_ids[keep],
         cost_per_epoch=run.cost_per_epoch[keep],
