@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from app.model.calibration import load_calibration
 from app.model.memory import GIB
 
 pytestmark = pytest.mark.db
@@ -42,16 +43,42 @@ def test_a_junk_base_dtype_is_a_400_naming_the_field(client: Any) -> None:
 
 def test_torchtune_lora_presets_count_their_chunked_loss(client: Any) -> None:
     # llama3_1/8B_lora_single_device.yaml: LinearCrossEntropyLoss, so the loss keeps the
-    # logits of every chunk at 2 B (the fitted chunked_logit_bytes): 2 samples x 2,048 tokens
-    # x 128,256 entries x 2 B = 1,050,673,152 B, not the unfused 4 x 2 B
+    # logits of every chunk at the fitted chunked_logit_bytes per logit: 2 samples x 2,048
+    # tokens x 128,256 entries = 525,336,576 logits, not the unfused 4 x 2 B = 8 B each
+    logits = 2 * 2048 * 128256
+    chunked = load_calibration().memory.chunked_logit_bytes
+    unfused = load_calibration().memory.unfused_logit_bytes
+    assert chunked < unfused
     r = post(client, {"preset": "llama3-8b-lora"})
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["workload"]["fused_cross_entropy"] is True
-    assert body["estimate"]["memory"]["logits_gib"] == pytest.approx(1_050_673_152 / GIB)
+    assert body["estimate"]["memory"]["logits_gib"] == pytest.approx(chunked * logits / GIB)
     # a request may still say its loss is unfused
     plain = post(client, {"preset": "llama3-8b-lora", "fused_cross_entropy": False}).json()
-    assert plain["estimate"]["memory"]["logits_gib"] == pytest.approx(4 * 1_050_673_152 / GIB)
+    assert plain["estimate"]["memory"]["logits_gib"] == pytest.approx(unfused * logits / GIB)
+
+
+def test_gradients_kept_between_steps_are_counted_at_the_peak(client: Any) -> None:
+    # Llama 3.2 3B full fine-tune, pure bf16, AdamW, one GPU, no accumulation: zero_grad
+    # sets the gradients to None (PyTorch 2.0's default), so the 2 B bf16 gradients of the
+    # 3,212,749,824 parameters are not alive when the activations peak; zeroed in place they
+    # are (6,425,499,648 B more)
+    job = {
+        "preset": "llama32-3b-full",
+        "optimizer": "adamw",
+        "optimizer_in_backward": False,
+        "gradient_checkpointing": False,
+    }
+    freed = post(client, job, gpu="H100 SXM 80GB").json()["estimate"]["memory"]
+    kept = post(client, {**job, "set_grads_to_none": False}, gpu="H100 SXM 80GB").json()
+    kept_mem = kept["estimate"]["memory"]
+    assert freed["gradients_gib"] == 0
+    assert kept_mem["gradients_gib"] == pytest.approx(2 * 3_212_749_824 / GIB)
+    assert kept_mem["allocated_gib"] - freed["allocated_gib"] == pytest.approx(
+        2 * 3_212_749_824 / GIB
+    )
+    assert post(client, {**job, "set_grads_to_none": "maybe"}).status_code == 400
 
 
 def test_a_verdict_a_measured_run_contradicts_says_so(client: Any) -> None:

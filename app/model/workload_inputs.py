@@ -251,6 +251,12 @@ INPUTS: dict[str, dict[str, InputSpec]] = {
         "transformers: dropout with p > 0 in training (default true: its masks are kept); "
         "false for p = 0 or no dropout layers",
     ),
+    "set_grads_to_none": _given(
+        FieldGroup.TRAINING,
+        "optimizer.zero_grad releases the gradients between steps (default true: PyTorch 2.0's "
+        "set_to_none default); false for PyTorch 1.x or a script that zeroes them in place "
+        "(diffusers examples without --set_grads_to_none)",
+    ),
     "vision_task": _given(
         FieldGroup.SHAPE,
         "conv nets: classification (default), detection (FPN/SSD/YOLO heads) or "

@@ -84,3 +84,23 @@ def test_apex_o2_keeps_the_encoder_stream_16_bit() -> None:
     # a stack named in the request wins over the recipe's
     asked = dataclasses.replace(recipe, stack=Stack.HF_TRAINER)
     assert activation_bytes_per_sample(asked) == pytest.approx(12 * 23_592_960)
+
+
+@pytest.mark.parametrize("precision", [Precision.FP32, Precision.BF16_AMP, Precision.BF16])
+@pytest.mark.parametrize("micro_batch_size", [1, 2, 8])
+@pytest.mark.parametrize("gpu_count", [1, 2])
+def test_gradients_released_between_steps_never_raise_the_peak(
+    precision: Precision, micro_batch_size: int, gpu_count: int
+) -> None:
+    from app.model.memory import peak_memory_bytes
+
+    w = Workload(**{**LLAMA3_8B, "micro_batch_size": micro_batch_size}, precision=precision)
+    freed = peak_memory_bytes(w, gpu_count, micro_batch_size)
+    kept = peak_memory_bytes(
+        dataclasses.replace(w, set_grads_to_none=False), gpu_count, micro_batch_size
+    )
+    assert freed.total_gib <= kept.total_gib
+    # what leaves the peak is at most the gradients, and nothing on more than one GPU (DDP)
+    assert kept.total_gib - freed.total_gib <= kept.gradients_gib * 1.10 + 1e-9
+    if gpu_count > 1:
+        assert freed.total_gib == kept.total_gib
