@@ -31,6 +31,7 @@ from app.model.memory_activations import (
     activation_bytes_per_sample,
     fused_copies_per_layer,
     implementation,
+    last_layer_bytes_per_sample,
     logit_bytes_per_element,
     logits_bytes_per_sample,
     offloaded_activation_bytes,
@@ -117,7 +118,7 @@ def host_offload_bytes(w: Workload, gpu_count: int) -> float:
 
 
 def gradients_not_alive_at_peak(
-    w: Workload, gpu_count: int, states: StateBytes, activations: float
+    w: Workload, gpu_count: int, states: StateBytes, activations: float, tail: float = 0.0
 ) -> float:
     """Gradient bytes of a full fine-tune that are never alive next to the saved activations.
 
@@ -128,8 +129,11 @@ def gradients_not_alive_at_peak(
     backward: the autocast cast cache lives until the forward's autocast region exits, the
     saved copies until each layer's backward). Backward frees activations and copies layer by
     layer while it writes the gradients, and the optimizer step runs with gradients and states
-    but no activation. The step's peak is therefore weights + states + max(copy + activations,
-    gradients), not their sum: ``min(gradients, copy + activations)`` less than the sum.
+    but no activation, after the first block's backward ran with nearly every gradient
+    written and that block's activations (``tail``: saved, or recomputed under checkpointing,
+    :func:`app.model.memory_activations.last_layer_bytes_per_sample`) alive. The step's peak
+    is therefore weights + states + max(copy + activations, gradients + tail), not the sum of
+    all: ``copy + activations + gradients - max(copy + activations, gradients + tail)`` less.
     Not when the gradients are zeroed in place (``set_grads_to_none`` false: PyTorch 1.x's
     default, diffusers examples without ``--set_grads_to_none``), on more than one GPU (DDP
     keeps gradient buckets of the gradients' size for the whole run), under ZeRO/FSDP
@@ -149,7 +153,8 @@ def gradients_not_alive_at_peak(
     # the 16-bit copy of unsharded mixed precision (6 B weights, model_state_bytes)
     mixed = w.precision not in (Precision.FP32, Precision.TF32, Precision.BF16)
     copy = 2.0 * float(w.params or 0) if mixed else 0.0
-    return min(states.gradients, copy + activations)
+    alive = copy + activations
+    return alive + states.gradients - max(alive, states.gradients + min(tail, activations))
 
 
 def peak_memory_bytes(
@@ -165,7 +170,8 @@ def peak_memory_bytes(
     states = state_bytes(w, gpu_count, cal)
     act = activation_bytes_per_sample(w, cal) * micro_batch_size
     overhead = CUDA_CONTEXT_GIB * GIB + (NCCL_GIB * GIB if gpu_count > 1 else 0.0)
-    gradients = states.gradients - gradients_not_alive_at_peak(w, gpu_count, states, act)
+    tail = last_layer_bytes_per_sample(w, cal) * micro_batch_size
+    gradients = states.gradients - gradients_not_alive_at_peak(w, gpu_count, states, act, tail)
     step = states.weights + gradients + states.optimizer + states.buffers + act
     allocated = step + states.init_peak
     total = allocated * SLACK + overhead

@@ -258,6 +258,23 @@ def _transformer_activation_bytes(w: Workload, cal: Calibration) -> float:
     return stored + max(per_layer + scores, logits)
 
 
+def last_layer_bytes_per_sample(w: Workload, cal: Calibration | None = None) -> float:
+    """Activation bytes of one sample still alive while backward writes the last gradients:
+    the first block's saved (or, with checkpointing, recomputed) activations, ``c · bytes ·
+    s · h`` plus its eager scores, for a transformer with its shape; 0 for other nets (no
+    per-layer split is known)."""
+    cal = cal or load_calibration()
+    if not (w.architecture in _BLOCK_ARCHITECTURES and w.hidden_size and w.layers):
+        return 0.0
+    nbytes = activation_bytes(w.precision)
+    s = transformer_tokens(w)
+    fp32_stream = _fp32_stream(w)
+    c = _copies_per_layer(w, fp32_stream)
+    if w.method in (Method.LORA, Method.QLORA):
+        c *= cal.memory.lora_activation_factor
+    return c * nbytes * s * w.hidden_size + _eager_score_bytes(w, s, nbytes, fp32_stream)
+
+
 def _eager_score_bytes(w: Workload, s: int, nbytes: int, fp32_stream: bool) -> float:
     """Attention-score bytes one layer keeps for ``s`` tokens under eager attention (0 with a
     fused kernel or without ``heads``): ``heads · s²`` × bytes per score
