@@ -45,19 +45,21 @@ def test_llmc_350m_on_8_a100_80gb_is_not_high(client: Any) -> None:
     # COPIES_GPT (17) copies of b*s*h at 2 B per layer (no recompute, -r 0) + fused-loss logits
     logits = load_calibration().memory.chunked_logit_bytes * batch * s * vocab
     acts = layers * COPIES_GPT * 2 * batch * s * h + logits
-    assert b["logits_gib"] == pytest.approx(logits / GIB, rel=1e-9)  # 6.14 at 2 B/logit
-    assert b["activations_gib"] == pytest.approx(acts / GIB, rel=1e-9)  # 57.14
+    assert b["logits_gib"] == pytest.approx(logits / GIB, rel=1e-9)  # 12.28 at 4 B/logit
+    assert b["activations_gib"] == pytest.approx(acts / GIB, rel=1e-9)  # 63.28
     bucket = ZERO_BUCKET_ELEMENTS * 2  # DeepSpeed ZeRO-1 reduce bucket, 0.93 GiB
     allocated = 4 * p + 12 * p / n + acts + bucket
     assert b["buffers_gib"] == pytest.approx(bucket / GIB, rel=1e-9)
-    assert b["allocated_gib"] == pytest.approx(allocated / GIB, rel=1e-9)  # 59.89
-    peak = allocated * SLACK / GIB + CUDA_CONTEXT_GIB + NCCL_GIB  # 67.88 GiB
+    assert b["allocated_gib"] == pytest.approx(allocated / GIB, rel=1e-9)  # 66.03
+    peak = allocated * SLACK / GIB + CUDA_CONTEXT_GIB + NCCL_GIB  # 74.63 GiB
     assert e["peak_memory_gib"] == pytest.approx(peak, rel=1e-9)
     # the same figures as literals, worked by hand: a changed constant must be reviewed here
-    assert b["allocated_gib"] == pytest.approx(59.89, abs=0.01)
-    assert e["peak_memory_gib"] == pytest.approx(67.88, abs=0.01)
+    # (chunked_logit_bytes refitted 2 -> 4 when the gradients left the forward peak, issue 24:
+    # llm.c's fused classifier keeps 2, which the answer's note says; 59.89 / 67.88 at 2)
+    assert b["allocated_gib"] == pytest.approx(66.03, abs=0.01)
+    assert e["peak_memory_gib"] == pytest.approx(74.63, abs=0.01)
     usable = 79.14  # what CUDA reports on an A100 SXM4 80GB (app/model/vram.py)
-    assert e["memory_utilization"] == pytest.approx(peak / usable, rel=1e-9)  # 0.858
+    assert e["memory_utilization"] == pytest.approx(peak / usable, rel=1e-9)  # 0.943
     assert e["oom_risk"] != "high"
     # what the model cannot express for llm.c is said, not fudged
     assert any("reduce-scatters the gradients in place" in n for n in e["notes"])
@@ -65,8 +67,8 @@ def test_llmc_350m_on_8_a100_80gb_is_not_high(client: Any) -> None:
 
 
 def test_unfused_loss_is_what_made_the_350m_preset_high(client: Any) -> None:
-    # the same run with a plain PyTorch loss (6 B per logit: bf16 logits, fp32 upcast,
-    # log-softmax and its gradient) is 18.42 GiB of logits instead of 12.28
+    # the same run with a plain PyTorch loss (8 B per logit: logits, log-softmax output, its
+    # gradient and the logits' gradient at 16-bit) is 24.56 GiB of logits instead of 12.28
     e = estimate(client, {"preset": "gpt2-350m-pretrain-llmc", "fused_cross_entropy": False})
     logits = load_calibration().memory.unfused_logit_bytes * 64 * 1024 * 50304
     assert e["memory"]["logits_gib"] == pytest.approx(logits / GIB, rel=1e-9)

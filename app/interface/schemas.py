@@ -283,6 +283,7 @@ class WorkloadIn(CountsIn):
     double_quant: bool | None = request_field("double_quant")
     full_model_init: bool | None = request_field("full_model_init")
     dropout: bool | None = request_field("dropout")
+    set_grads_to_none: bool | None = request_field("set_grads_to_none")
     vision_task: VisionTask | None = request_field("vision_task")
     backbone_gflops_224: float | None = request_field("backbone_gflops_224")
     max_boxes_per_image: int | None = request_field("max_boxes_per_image")

@@ -33,11 +33,13 @@ from app.model.types import (
     Estimate,
     Hardware,
     MemoryEstimate,
+    OomRisk,
     RunWarning,
     ThroughputEstimate,
     WarningCode,
     Workload,
 )
+from app.model.vocabulary import Situation
 
 
 class UnknownCurrencyError(ValueError):
@@ -349,13 +351,32 @@ def combine(
         data_loader_samples_per_s=loader,
         warnings=tuple(warnings + spot_warnings),
         evidence=tp.evidence,
-        notes=w.input_notes + tp.notes + memory.notes,
+        notes=w.input_notes + tp.notes + memory.notes + measured_run_note(w, tp, memory),
         epoch_definition=plan.definition,
         epoch_samples=plan.samples,
         epoch_tokens=plan.tokens,
         interruptible=billing == "spot",
         expected_total_hours=expected_hours,
         expected_total_cost=expected_cost,
+    )
+
+
+def measured_run_note(
+    w: Workload, tp: ThroughputEstimate, memory: MemoryEstimate
+) -> tuple[str, ...]:
+    """A note when the memory verdict contradicts a measured run: the throughput answer is
+    ``measured`` (1-GPU benchmark rows of this job on this GPU model at its precision,
+    software level and micro-batch, :meth:`app.model.throughput.measured` ``_own_measurement``)
+    so the configuration ran on the card, yet the memory model calls the risk ``high``. The
+    verdict stays the model's; the note says the measurement disagrees and which way to read
+    it (the measured run proves it fits as it was run)."""
+    if tp.situation != Situation.MEASURED or memory.oom_risk != OomRisk.HIGH:
+        return ()
+    return (
+        f"memory: runs of this configuration at micro-batch {w.micro_batch_size} were "
+        f"measured on this GPU model (the rate above), so it fit there as it was run; the "
+        f"predicted {memory.peak_memory_gib:.1f} GiB of {memory.usable_vram_gib:.1f} "
+        "usable contradicts that measurement",
     )
 
 

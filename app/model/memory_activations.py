@@ -17,7 +17,7 @@ from app.model.memory_dtypes import (
     quantised_base,
 )
 from app.model.memory_vision import assigner_bytes_per_sample, segmentation_loss_bytes_per_sample
-from app.model.stacks import FUSED_KERNEL_STACKS
+from app.model.stacks import FUSED_KERNEL_STACKS, Stack
 from app.model.types import (
     Architecture,
     Attention,
@@ -51,6 +51,16 @@ COPIES_SWIGLU = 28.0
 #: 16 bits, so the stream is 16-bit there. Stas's measured SwiGLU constant is left as measured.
 AMP_FP32_STREAM_EXTRA_COPIES = 2.0
 AMP_EAGER_SCORE_BYTES = 7
+#: Stacks whose ``fp16_amp`` is apex amp O2, which casts the whole model to fp16 (LayerNorm
+#: included) and keeps the fp32 master weights in the optimizer only, so the residual stream,
+#: LayerNorm inputs and attention scores are 16-bit: NVIDIA DeepLearningExamples' BERT
+#: (NVIDIA/DeepLearningExamples@0663b67c and @f8b3a63f
+#: ``PyTorch/LanguageModeling/BERT/run_squad.py``: ``amp.initialize(model, optimizer,
+#: opt_level="O2", keep_batchnorm_fp32=False, ...)``; the Lambda v0 log
+#: lambdal/deeplearning-benchmark@e167f02c ``pytorch/results/3090/PyTorch_bert_base_squad_FP16/
+#: 31-10-2020_15-59-55.txt`` prints "cast_model_type: torch.float16 ... keep_batchnorm_fp32:
+#: False"). Lambda's v1 runs use Lambda's fork of the same examples (its README, Step 3).
+APEX_O2_STACKS = frozenset({Stack.NVIDIA_DLE})
 #: Korthikanti's per-layer count keeps two 1-byte dropout masks of s·b·h (attention output and
 #: MLP output) and one of a·s²·b per eager score; a layer without dropout (``dropout`` false:
 #: PyTorch's dropout returns its input at p = 0, ATen Dropout.cpp, and stores no mask) keeps
@@ -248,6 +258,23 @@ def _transformer_activation_bytes(w: Workload, cal: Calibration) -> float:
     return stored + max(per_layer + scores, logits)
 
 
+def last_layer_bytes_per_sample(w: Workload, cal: Calibration | None = None) -> float:
+    """Activation bytes of one sample still alive while backward writes the last gradients:
+    the first block's saved (or, with checkpointing, recomputed) activations, ``c · bytes ·
+    s · h`` plus its eager scores, for a transformer with its shape; 0 for other nets (no
+    per-layer split is known)."""
+    cal = cal or load_calibration()
+    if not (w.architecture in _BLOCK_ARCHITECTURES and w.hidden_size and w.layers):
+        return 0.0
+    nbytes = activation_bytes(w.precision)
+    s = transformer_tokens(w)
+    fp32_stream = _fp32_stream(w)
+    c = _copies_per_layer(w, fp32_stream)
+    if w.method in (Method.LORA, Method.QLORA):
+        c *= cal.memory.lora_activation_factor
+    return c * nbytes * s * w.hidden_size + _eager_score_bytes(w, s, nbytes, fp32_stream)
+
+
 def _eager_score_bytes(w: Workload, s: int, nbytes: int, fp32_stream: bool) -> float:
     """Attention-score bytes one layer keeps for ``s`` tokens under eager attention (0 with a
     fused kernel or without ``heads``): ``heads · s²`` × bytes per score
@@ -375,11 +402,13 @@ def _plain_mlp(w: Workload) -> bool:
 
 def _fp32_stream(w: Workload) -> bool:
     """Whether the residual stream (and checkpointed layer inputs) is fp32: autocast over fp32
-    weights without ZeRO/FSDP (see ``AMP_FP32_STREAM_EXTRA_COPIES``). A LoRA run on a 16-bit
-    base has 16-bit embeddings, so its stream stays 16-bit; a quantised base has an fp32
-    stream where its embeddings are fp32 (:func:`kbit_upcast`), with or without autocast:
-    the fp32 embedding output promotes every 16-bit block output added to it."""
-    if w.sharding != Sharding.NONE:
+    weights without ZeRO/FSDP (see ``AMP_FP32_STREAM_EXTRA_COPIES``), except on a stack whose
+    mixed precision is apex amp O2 (:data:`APEX_O2_STACKS`: the model itself is fp16). A
+    LoRA run on a 16-bit base has 16-bit embeddings, so its stream stays 16-bit; a quantised
+    base has an fp32 stream where its embeddings are fp32 (:func:`kbit_upcast`), with or
+    without autocast: the fp32 embedding output promotes every 16-bit block output added to
+    it."""
+    if w.sharding != Sharding.NONE or (w.stack or w.recipe_stack) in APEX_O2_STACKS:
         return False
     if w.method != Method.FULL and quantised_base(w):
         return kbit_upcast(w) and activation_bytes(w.precision) == 2

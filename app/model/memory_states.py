@@ -31,6 +31,14 @@ from app.model.types import (
 
 #: bitsandbytes quantisation overhead, fraction of the quantised base (gpu_poor App.js, §5.1.4).
 BNB_OVERHEAD = 0.06
+#: LLM.int8 (``load_in_8bit``) row scales: bitsandbytes ``Int8Params._quantize``
+#: (bitsandbytes-foundation/bitsandbytes ``bitsandbytes/nn/modules.py``: ``CB, SCB, _ =
+#: bnb.functional.int8_vectorwise_quant(B)``; ``self.data = CB``, ``self.SCB = SCB``) keeps
+#: the int8 weight (1 B a parameter) and one fp32 absmax per output row, 4 B per row of
+#: ``in_features`` parameters; the outlier columns are taken out of the input and multiplied
+#: with dequantised weight columns at matmul time (Dettmers et al. arXiv:2208.07339 §3.2),
+#: a transient the dequantisation buffer of :func:`_adapter_state_bytes` covers.
+INT8_ROW_SCALE_BYTES = 4.0
 
 
 #: DeepSpeed all-gather bucket, 5e8 elements (EleutherAI cookbook calc_transformer_mem.py).
@@ -188,8 +196,10 @@ def frozen_base_bytes(w: Workload, cal: Calibration | None = None) -> float:
     """Bytes of the whole frozen base (unsharded), by :func:`base_dtype`.
 
     Quantised bases (bitsandbytes/torchao) keep the token embeddings and LM head in 16-bit
-    (:func:`embedding_params`) and add ``qlora_overhead`` of the quantised bytes (quantisation
-    state, absmax blocks); NF4 without double quantisation takes ``NF4_NO_DQ_BYTES_PER_PARAM``.
+    (:func:`embedding_params`); NF4 adds ``qlora_overhead`` of the quantised bytes
+    (quantisation state, absmax blocks; fitted on the NF4 runs), without double quantisation
+    at ``NF4_NO_DQ_BYTES_PER_PARAM``; LLM.int8 adds its fp32 row scales,
+    ``INT8_ROW_SCALE_BYTES / hidden_size`` a parameter (:data:`INT8_ROW_SCALE_BYTES`).
     """
     cal = cal or load_calibration()
     p = float(w.params or 0)
@@ -197,10 +207,13 @@ def frozen_base_bytes(w: Workload, cal: Calibration | None = None) -> float:
     if dtype not in (BaseDtype.INT8, BaseDtype.NF4):
         return p * BASE_DTYPE_BYTES[dtype]
     per = BASE_DTYPE_BYTES[dtype]
-    if dtype == BaseDtype.NF4 and not w.double_quant:
-        per = NF4_NO_DQ_BYTES_PER_PARAM
     emb = float(embedding_params(w))
     emb_bytes = 4.0 if kbit_upcast(w) else 2.0
+    if dtype == BaseDtype.INT8:
+        scales = INT8_ROW_SCALE_BYTES / w.hidden_size if w.hidden_size else 0.0
+        return (p - emb) * (per + scales) + emb * emb_bytes
+    if not w.double_quant:
+        per = NF4_NO_DQ_BYTES_PER_PARAM
     overhead = (
         cal.memory.qlora_overhead_torchao
         if w.quant_backend == QuantBackend.TORCHAO

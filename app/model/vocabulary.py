@@ -44,6 +44,25 @@ ALIASES: dict[str, dict[str, str]] = {
         "bfloat16": "bf16",  # torch_dtype=torch.bfloat16: weights and states in bf16
         "float32": "fp32",
     },
+    "BaseDtype": {
+        # transformers/PEFT: from_pretrained(load_in_8bit=True) or
+        # BitsAndBytesConfig(load_in_8bit=True), bitsandbytes LLM.int8 (alpaca-lora's
+        # finetune.py); load_in_4bit with bnb_4bit_quant_type="nf4" for QLoRA
+        "8bit": "int8",
+        "8_bit": "int8",  # "8-bit", "8 bit"
+        "load_in_8bit": "int8",
+        "llm.int8": "int8",
+        "llm_int8": "int8",
+        "bnb_int8": "int8",
+        "4bit": "nf4",
+        "4_bit": "nf4",
+        "load_in_4bit": "nf4",
+        "bnb_nf4": "nf4",
+        "bfloat16": "bf16",
+        "float16": "fp16",
+        "half": "fp16",
+        "float32": "fp32",
+    },
 }
 
 

@@ -130,6 +130,10 @@ class Workload:
     #: the transformer trains with dropout p > 0 (Korthikanti's 1-byte masks are kept); false:
     #: p = 0 or no dropout layers (PyTorch's dropout at p = 0 returns its input, no mask)
     dropout: bool = field(default=True, metadata=INPUTS["dropout"])
+    #: ``zero_grad`` releases the gradients between steps (``set_to_none=True``, PyTorch 2.0's
+    #: default); false: they are zeroed in place and stay allocated through the next forward
+    #: (PyTorch 1.x's default, diffusers examples without ``--set_grads_to_none``)
+    set_grads_to_none: bool = field(default=True, metadata=INPUTS["set_grads_to_none"])
     # -- vision and diffusion memory (issue 9): optional --
     #: conv nets: classification or detection (a detector's activations per backbone GFLOP
     #: are fitted apart from a classifier's)

@@ -230,7 +230,8 @@ INPUTS: dict[str, dict[str, InputSpec]] = {
     "base_dtype": _given(
         FieldGroup.TRAINING,
         "LoRA/QLoRA: dtype the frozen base weights are loaded in (fp32, bf16, fp16, int8, "
-        "nf4); default nf4 for qlora, fp32 for an fp32/tf32 lora run, else 16-bit",
+        "nf4; int8 is bitsandbytes LLM.int8, also written 8bit or load_in_8bit); default nf4 "
+        "for qlora, fp32 for an fp32/tf32 lora run, else 16-bit",
     ),
     "implementation": _given(
         FieldGroup.TRAINING,
@@ -254,6 +255,12 @@ INPUTS: dict[str, dict[str, InputSpec]] = {
         FieldGroup.TRAINING,
         "transformers: dropout with p > 0 in training (default true: its masks are kept); "
         "false for p = 0 or no dropout layers",
+    ),
+    "set_grads_to_none": _given(
+        FieldGroup.TRAINING,
+        "optimizer.zero_grad releases the gradients between steps (default true: PyTorch 2.0's "
+        "set_to_none default); false for PyTorch 1.x or a script that zeroes them in place "
+        "(diffusers examples without --set_grads_to_none)",
     ),
     "vision_task": _given(
         FieldGroup.SHAPE,

@@ -154,6 +154,7 @@ WORKLOAD_ADVANCED = (
     _workload("double_quant", N_("QLoRA double quantisation")),
     _workload("full_model_init", N_("Full model loaded per GPU before FSDP")),
     _workload("dropout", N_("Dropout (p > 0)")),
+    _workload("set_grads_to_none", N_("Gradients released between steps")),
     _workload("vision_task", N_("Vision task")),
     _workload("backbone_gflops_224", N_("Detector backbone GFLOPs"), unit=N_("per 224px image")),
     _workload("max_boxes_per_image", N_("Detector: most boxes in one image"), unit=N_("boxes")),

@@ -224,10 +224,23 @@ def test_dropout_leaves_the_measured_swiglu_constant_alone() -> None:
 
 def test_peak_is_states_plus_activations_with_slack_and_context() -> None:
     est = estimate_memory(GPT2, vram_gib=24)
-    states = 18 * 124_373_760
+    # fp32 weights + their 16-bit copy (6 B) and AdamW's two moments (8 B): the fp32
+    # gradients (4 B) do not exist yet when the forward ends (zero_grad sets them to None,
+    # PyTorch 2.0's default, and nothing is accumulated), and they outweigh nothing here:
+    # the activations are larger than them
     act = activation_bytes_per_sample(GPT2)
+    assert act > 4 * 124_373_760
+    states = 14 * 124_373_760
     assert est.peak_memory_gib == pytest.approx((states + act) * SLACK / GIB + CUDA_CONTEXT_GIB)
+    assert est.breakdown.gradients_gib == 0
     assert est.usable_vram_gib == pytest.approx(24 * 0.985)
+    # gradients kept between steps (zeroed in place, or accumulated): all 18 B at the peak
+    for kept in (
+        dataclasses.replace(GPT2, set_grads_to_none=False),
+        dataclasses.replace(GPT2, grad_accum_steps=2),
+    ):
+        peak = estimate_memory(kept, vram_gib=24).peak_memory_gib
+        assert peak == pytest.approx((18 * 124_373_760 + act) * SLACK / GIB + CUDA_CONTEXT_GIB)
 
 
 def test_max_micro_batch_size_is_the_largest_whose_risk_is_low() -> None:

@@ -97,9 +97,11 @@ def test_a_published_activation_count_sizes_cnn_activations() -> None:
     assert activation_bytes_per_sample(cnn, per_element) == pytest.approx(4.444e7)
     fp32 = dataclasses.replace(cnn, precision=Precision.FP32)
     assert activation_bytes_per_sample(fp32, per_element) == pytest.approx(8.888e7)
-    # micro-batch 64: 64 × the per-sample bytes enter the peak
-    one = peak_memory_bytes(cnn, 1, 1, per_element)
-    many = peak_memory_bytes(cnn, 1, 64, per_element)
+    # micro-batch 64: 64 × the per-sample bytes enter the peak (gradients kept between steps,
+    # so the states are the same at both micro-batches)
+    kept = dataclasses.replace(cnn, set_grads_to_none=False)
+    one = peak_memory_bytes(kept, 1, 1, per_element)
+    many = peak_memory_bytes(kept, 1, 64, per_element)
     assert (many.allocated_gib - one.allocated_gib) * GIB == pytest.approx(63 * 4.444e7)
     # without the count the per-GFLOP rule stays: 1e6 B/GFLOP × 8.178
     no_count = dataclasses.replace(cnn, forward_activations_per_sample=None)
@@ -135,9 +137,15 @@ def test_breakdown_shows_each_diffusion_component() -> None:
     # AMP UNet: 6 B weights (fp32 + 16-bit copy) + the frozen components, inside weights_gib
     unet_weights = 859_520_964 * 6.0
     assert b.weights_gib * GIB == pytest.approx(unet_weights + (123_060_480 + 83_653_863) * 2)
-    assert b.gradients_gib * GIB == pytest.approx(859_520_964 * 4.0)
     # SDPA: activations are only the per-GFLOP term, 3e6 × 800
     assert b.activations_gib * GIB == pytest.approx(2.4e9)
+    # fp32 gradients (4 B) do not exist when the forward ends (zero_grad sets them to None),
+    # and they (3.44 GB) are smaller than the 16-bit copies (1.72 GB) + activations (2.4 GB)
+    # that backward frees as it writes them: none at the peak; kept between steps, all
+    assert b.gradients_gib == 0
+    kept = dataclasses.replace(UNET, set_grads_to_none=False)
+    b_kept = peak_memory_bytes(kept, gpu_count=1, micro_batch_size=1, cal=CAL)
+    assert b_kept.gradients_gib * GIB == pytest.approx(859_520_964 * 4.0)
     s = state_bytes(UNET, gpu_count=1, cal=CAL)
     assert s.text_encoder == 123_060_480 * 2.0 and s.vae == 83_653_863 * 2.0
 
@@ -195,6 +203,7 @@ def test_eager_unet_that_does_not_fit_is_offered_memory_efficient_attention() ->
         attention=Attention.EAGER,
         gradient_checkpointing=True,
         micro_batch_size=2,
+        set_grads_to_none=False,  # train_dreambooth.py without --set_grads_to_none
     )
     est = estimate_memory(w, vram_gib=12, cal=cal)
     assert est.oom_risk.value == "high"
