@@ -12,6 +12,7 @@ from litestar.params import PathParameter
 from litestar.response import Redirect, Template
 from litestar.status_codes import HTTP_303_SEE_OTHER, HTTP_404_NOT_FOUND
 
+from app.interface.deps import error_answer
 from app.interface.query import ParamError
 from app.interface.responses import offer_out
 from app.interface.schemas import MAX_TEXT
@@ -104,10 +105,7 @@ class GpusPageController(PageController):
         if gpu is None:
             missing = f"No GPU {key!r} in the catalog (see /gpus)"
             if query.wants_json:
-                return Response(
-                    {"status_code": HTTP_404_NOT_FOUND, "detail": missing},
-                    status_code=HTTP_404_NOT_FOUND,
-                )
+                return error_answer(HTTP_404_NOT_FOUND, missing)
             raise NotFoundException(detail=missing)
         name = gpu["canonical_name"]
         stale = stale_providers(session, ref, env.settings.stale_after_hours)

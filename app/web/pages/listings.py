@@ -13,6 +13,7 @@ from litestar.response import Template
 from litestar.status_codes import HTTP_400_BAD_REQUEST
 from sqlalchemy.orm import Session
 
+from app.interface.deps import error_answer
 from app.interface.query import ParamError
 from app.services.catalog import BenchmarkFilters, GpuFilters, Listing, Paging
 from app.services.offers import FilterError
@@ -120,12 +121,7 @@ def listing_json(listing: Listing) -> dict[str, Any]:
 def json_listing(listing: Listing | None, errors: list[tuple[str, str]]) -> Response[Any]:
     """A listing's JSON twin: the page's rows, counts and order; or the API's 400 shape."""
     if errors or listing is None:
-        return Response(
-            {
-                "status_code": HTTP_400_BAD_REQUEST,
-                "detail": "Invalid query parameters",
-                "extra": ParamError(errors).as_extra(),
-            },
-            status_code=HTTP_400_BAD_REQUEST,
+        return error_answer(
+            HTTP_400_BAD_REQUEST, "Invalid query parameters", ParamError(errors).as_extra()
         )
     return Response(listing_json(listing))
