@@ -8,27 +8,10 @@ from typing import Any
 from litestar import Request, Response, get
 from litestar.di import NamedDependency
 
-from app.services.catalog import (
-    BENCHMARK_SORTS,
-    BenchmarkFilters,
-    benchmark_choices,
-    benchmark_listing,
-    catalog_choices,
-)
+from app.services.catalog import benchmark_choices, catalog_choices
 from app.web.i18n import N_
-from app.web.listing import BENCHMARK_COLUMNS, BENCHMARK_PARAMS
 from app.web.pages.common import PageController, PageEnv
-from app.web.pages.listings import ListingKind, listing_page, options
-
-BENCHMARKS = ListingKind(
-    "/benchmarks",
-    "benchmarks.html",
-    BENCHMARK_PARAMS,
-    BENCHMARK_SORTS,
-    BENCHMARK_COLUMNS,
-    BenchmarkFilters,
-    benchmark_listing,
-)
+from app.web.pages.listings import BENCHMARKS, listing_page, options
 
 
 class BenchmarksPageController(PageController):

@@ -15,24 +15,20 @@ from litestar.status_codes import HTTP_303_SEE_OTHER, HTTP_404_NOT_FOUND
 from app.interface.deps import error_answer
 from app.interface.query import ParamError
 from app.interface.responses import offer_out
-from app.interface.schemas import MAX_TEXT
+from app.interface.schemas import MAX_TEXT, OfferOut
 from app.services.catalog import (
-    GPU_SORTS,
     BenchmarkFilters,
-    GpuFilters,
+    Listing,
     Paging,
     benchmark_listing,
     catalog_choices,
     find_gpu,
-    gpu_catalog,
     gpu_offers,
 )
 from app.services.snapshot import stale_providers
 from app.web.forms import BILLING_LABELS
 from app.web.i18n import N_
 from app.web.listing import (
-    CATALOG_PARAMS,
-    GPU_COLUMNS,
     GPU_PAGE_MEASUREMENTS,
     SPEC_ROWS,
     link,
@@ -47,11 +43,21 @@ from app.web.pages.common import (
     page_language,
     raw_query,
 )
-from app.web.pages.listings import ListingKind, json_listing, listing_json, listing_page, options
+from app.web.pages.listings import CATALOG, json_listing, listing_json, listing_page, options
 
-CATALOG = ListingKind(
-    "/gpus", "gpus.html", CATALOG_PARAMS, GPU_SORTS, GPU_COLUMNS, GpuFilters, gpu_catalog
-)
+
+def gpu_json(
+    gpu: dict[str, Any], offers: list[tuple[OfferOut, float | None]], measurements: Listing
+) -> dict[str, Any]:
+    """The JSON twin of one GPU's page: the catalog row, its offers (each with its price per
+    GPU-hour in USD) and its measurements as the ``/benchmarks`` twin lists them."""
+    return {
+        "gpu": gpu,
+        "offers": [
+            {**o.model_dump(mode="json"), "price_per_gpu_hour_usd": usd} for o, usd in offers
+        ],
+        "benchmarks": listing_json(measurements),
+    }
 
 
 class GpusPageController(PageController):
@@ -117,16 +123,7 @@ class GpusPageController(PageController):
             Paging(sort="workload", limit=GPU_PAGE_MEASUREMENTS),
         )
         if query.wants_json:
-            return Response(
-                {
-                    "gpu": gpu,
-                    "offers": [
-                        {**o.model_dump(mode="json"), "price_per_gpu_hour_usd": usd}
-                        for o, usd in offers
-                    ],
-                    "benchmarks": listing_json(measurements),
-                }
-            )
+            return Response(gpu_json(gpu, offers, measurements))
         siblings = [n for n in ref.resolve_gpu_filter(gpu["family"]) if n != name]
         return Template(
             "gpu.html",

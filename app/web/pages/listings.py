@@ -15,11 +15,32 @@ from sqlalchemy.orm import Session
 
 from app.interface.deps import error_answer
 from app.interface.query import ParamError
-from app.services.catalog import BenchmarkFilters, GpuFilters, Listing, Paging
+from app.services.catalog import (
+    BENCHMARK_SORTS,
+    GPU_SORTS,
+    BenchmarkFilters,
+    GpuFilters,
+    Listing,
+    Paging,
+    benchmark_listing,
+    gpu_catalog,
+)
 from app.services.offers import FilterError
 from app.services.reference import ReferenceData
 from app.web.i18n import translations
-from app.web.listing import Column, Param, headers, link, pager, paging_params, parse_listing
+from app.web.listing import (
+    BENCHMARK_COLUMNS,
+    BENCHMARK_PARAMS,
+    CATALOG_PARAMS,
+    GPU_COLUMNS,
+    Column,
+    Param,
+    headers,
+    link,
+    pager,
+    paging_params,
+    parse_listing,
+)
 from app.web.pages.common import (
     FIELD_LABELS,
     PageEnv,
@@ -44,6 +65,22 @@ class ListingKind:
     columns: tuple[Column, ...]
     filters: type[GpuFilters] | type[BenchmarkFilters]
     fetch: Callable[[Session, ReferenceData, Any, Paging], Listing]
+
+
+#: The GPU catalog's listing (``/gpus``)
+CATALOG = ListingKind(
+    "/gpus", "gpus.html", CATALOG_PARAMS, GPU_SORTS, GPU_COLUMNS, GpuFilters, gpu_catalog
+)
+#: The measurements' listing (``/benchmarks``)
+BENCHMARKS = ListingKind(
+    "/benchmarks",
+    "benchmarks.html",
+    BENCHMARK_PARAMS,
+    BENCHMARK_SORTS,
+    BENCHMARK_COLUMNS,
+    BenchmarkFilters,
+    benchmark_listing,
+)
 
 
 def listing_page(
