@@ -125,6 +125,7 @@ def listing_page(
         "pager": pager(kind.path, params, listing) if listing else None,
         "gpu_url": gpu_url,
         "json_url": link(kind.path, {**params, "format": "json"}),
+        "listing_path": kind.path,
         "banner": env.banner(),
         **language.context(request),
     }
