@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from app.data.load import SeedPreset, benchmark_point, load_extra_aliases, stored_gpu_spec
 from app.db.models import CurrencyRate, GpuModel, ThroughputBenchmark, WorkloadPreset
 from app.db.seed import build_normaliser
+from app.fields import same_named
 from app.gpu_names import GpuIdentity, GpuMatch, GpuNameNormaliser, LabelError
 from app.model.evidence import flops_table, throughput_data
 from app.model.pooled import PooledData
@@ -213,17 +214,11 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
     for run in submitted_runs(session, names):
         runs.setdefault(run.key, []).append(run)
     presets = {
-        p.slug: Preset(
-            slug=p.slug,
-            name=p.name,
+        p.slug: same_named(
+            Preset,
+            p,
             fields=dict(p.fields),
             benchmark_workloads=tuple(p.benchmark_workloads or ()),
-            benchmark_method=p.benchmark_method,
-            units_per_sample=p.units_per_sample,
-            throughput_unit=p.throughput_unit,
-            source=p.source,
-            seen_on=p.seen_on,
-            notes=p.notes,
         )
         for p in session.scalars(select(WorkloadPreset).order_by(WorkloadPreset.slug))
     }

@@ -11,6 +11,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from app.db.models import InstanceOffer, PriceObservation, Provider, RefreshRun, as_utc
+from app.fields import same_named
 from app.services.offers import last_successful_refresh, stale_provider_ids
 from app.services.refresh import reap_interrupted
 from scrapers.redact import redact
@@ -145,16 +146,11 @@ def price_history(session: Session, offer_id: int) -> PriceHistory | None:
             .order_by(PriceObservation.observed_at, PriceObservation.id)
         )
     ]
-    return PriceHistory(
+    return same_named(
+        PriceHistory,
+        offer,
         offer_id=offer.id,
         provider=slug,
-        offer_key=offer.offer_key,
-        instance_type=offer.instance_type,
-        region=offer.region,
-        billing=offer.billing,
-        gpu_name_raw=offer.gpu_name_raw,
-        available=offer.available,
         price_per_hour=float(offer.price_per_hour) if offer.price_per_hour is not None else None,
-        currency=offer.currency,
         observations=points,
     )
