@@ -132,14 +132,11 @@ def watch_out(session: Session, watch: Watch) -> WatchOut:
         .limit(MAX_EVENTS)
     )
     url = urlsplit(watch.webhook_url) if watch.webhook_url else None
-    return WatchOut(
-        id=watch.id,
-        name=watch.name,
-        owner=watch.owner,
-        request=watch.request,
+    return same_named(
+        WatchOut,
+        watch,
         currency=str(watch.request.get("currency", "USD")).upper(),
         webhook=f"{url.scheme}://{url.hostname}" if url else None,
-        price_move_fraction=watch.price_move_fraction,
         created_at=_iso(watch.created_at) or "",
         last_checked_at=_iso(watch.last_checked_at),
         matches=[

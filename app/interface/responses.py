@@ -224,12 +224,8 @@ def _rank_response(
         sort=data.sort,
         limit=data.limit,
         drop_oom=data.drop_oom,
-        budget=Budget(
-            max_total_cost=data.max_total_cost,
-            max_total_hours=data.max_total_hours,
-            exclude_spot=data.exclude_spot,
-            at_high_end=data.budget_at_high_end,
-            spot=spot_assumptions(data),
+        budget=same_named(
+            Budget, data, at_high_end=data.budget_at_high_end, spot=spot_assumptions(data)
         ),
         bookable_fresh_first=data.bookable_fresh_first,
     )

@@ -74,25 +74,20 @@ def latest_runs(session: Session, stale_after_hours: float) -> list[RunStatus]:
             session.expire_all()
             rows = session.execute(query).all()
     return [
-        RunStatus(
+        same_named(
+            RunStatus,
+            run,
             provider=slug,
             provider_name=name,
             run_id=run.id,
-            status=run.status,
             started_at=as_utc(run.started_at),
             finished_at=as_utc(run.finished_at),
-            offers_seen=run.offers_seen,
-            offers_new=run.offers_new,
-            offers_changed=run.offers_changed,
-            offers_gone=run.offers_gone,
             error=redact(run.error),
             unknown_gpu_names=list(run.unknown_gpu_names or []),
             warnings=[redact(w) or "" for w in run.warnings or []],
             last_success_at=as_utc(last_ok.get(run.provider_id)),
             stale=run.provider_id in stale,
-            baseline_offers=run.baseline_offers,
             offers_suspect=run.offers_suspect or 0,
-            source_kind=run.source_kind,
         )
         for run, slug, name in rows
     ]
