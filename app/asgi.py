@@ -11,7 +11,7 @@ from functools import partial
 from importlib.resources import files
 from typing import Any, cast
 
-from litestar import Litestar, MediaType, Request, Response
+from litestar import Litestar, Request, Response
 from litestar._signature.types import ExtendedMsgSpecValidationError  # Litestar's 400 error
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
@@ -49,6 +49,7 @@ from app.api.submissions import SubmissionsController
 from app.api.watches import WatchController
 from app.api.workloads import WorkloadsController
 from app.db.session import DATABASE_UNAVAILABLE, create_engine_from_url, create_session_factory
+from app.interface.deps import error_answer
 from app.interface.field_names import detail_keys, name_unknown_fields
 from app.operations import OperationError, field_error, validate_body
 from app.services.estimates import HardwareError
@@ -71,7 +72,7 @@ def _field_error(request: Request, exc: Exception) -> Response[dict[str, Any]]:
     """A service's field error or an operation's error answer (:mod:`app.operations`: the
     same answer the CLI and the MCP tools give)."""
     err = exc if isinstance(exc, OperationError) else field_error(exc)
-    return Response(err.body(), status_code=err.status_code, media_type=MediaType.JSON)
+    return error_answer(err.status_code, err.detail, err.extra)
 
 
 #: API paths with an offer id; a segment there that is no integer matches no route (Litestar's
@@ -98,18 +99,10 @@ def _internal_error(request: Request, exc: Exception) -> Response[dict[str, Any]
         bad_id = _bad_offer_id(request, exc)
         if bad_id is not None:
             return bad_id
-        body: dict[str, Any] = {"status_code": exc.status_code, "detail": exc.detail}
-        if exc.extra:
-            body["extra"] = exc.extra
-        return Response(
-            body, status_code=exc.status_code, media_type=MediaType.JSON, headers=exc.headers
-        )
+        extra = exc.extra if exc.extra else None
+        return error_answer(exc.status_code, exc.detail, extra, exc.headers)
     log.exception("unhandled error on %s %s", request.method, request.url.path)
-    return Response(
-        {"status_code": HTTP_500_INTERNAL_SERVER_ERROR, "detail": "Internal Server Error"},
-        status_code=HTTP_500_INTERNAL_SERVER_ERROR,
-        media_type=MediaType.JSON,
-    )
+    return error_answer(HTTP_500_INTERNAL_SERVER_ERROR, "Internal Server Error")
 
 
 #: what Litestar puts in ``extra`` when a handler's ``data`` is missing: the request had no body
@@ -120,34 +113,22 @@ def _validation_error(request: Request, exc: ValidationException) -> Response[di
     extra = exc.extra if isinstance(exc.extra, list) else []
     if extra == _NO_BODY:
         message = "request body is required: a JSON object"
-        return Response(
-            {
-                "status_code": HTTP_400_BAD_REQUEST,
-                "detail": f"Invalid body: {message}",
-                "extra": [{"key": "body", "message": message}],
-            },
-            status_code=HTTP_400_BAD_REQUEST,
-            media_type=MediaType.JSON,
+        return error_answer(
+            HTTP_400_BAD_REQUEST,
+            f"Invalid body: {message}",
+            [{"key": "body", "message": message}],
         )
     keys = detail_keys(extra)
     detail = exc.detail if not keys else f"{exc.detail} ({keys})"
-    return Response(
-        {"status_code": HTTP_400_BAD_REQUEST, "detail": detail, "extra": extra},
-        status_code=HTTP_400_BAD_REQUEST,
-        media_type=MediaType.JSON,
-    )
+    return error_answer(HTTP_400_BAD_REQUEST, detail, extra)
 
 
 def _unavailable(request: Request, exc: Exception) -> Response[dict[str, Any]]:
     """The database is down, slow or out of connections: 503 with ``Retry-After``."""
     log.warning("database unavailable on %s %s: %s", request.method, request.url.path, exc)
-    return Response(
-        {
-            "status_code": HTTP_503_SERVICE_UNAVAILABLE,
-            "detail": "The database is unavailable or busy; try again shortly.",
-        },
-        status_code=HTTP_503_SERVICE_UNAVAILABLE,
-        media_type=MediaType.JSON,
+    return error_answer(
+        HTTP_503_SERVICE_UNAVAILABLE,
+        "The database is unavailable or busy; try again shortly.",
         headers={"Retry-After": str(request.app.state.settings.retry_after_s)},
     )
 
@@ -159,14 +140,8 @@ def _bad_input(request: Request, exc: Exception) -> Response[dict[str, Any]]:
         if isinstance(exc, DataError)
         else "the request body is nested too deeply"
     )
-    return Response(
-        {
-            "status_code": HTTP_400_BAD_REQUEST,
-            "detail": f"Invalid input: {reason}",
-            "extra": [{"key": "request", "message": reason}],
-        },
-        status_code=HTTP_400_BAD_REQUEST,
-        media_type=MediaType.JSON,
+    return error_answer(
+        HTTP_400_BAD_REQUEST, f"Invalid input: {reason}", [{"key": "request", "message": reason}]
     )
 
 

@@ -218,7 +218,12 @@ def refresh(providers: tuple[str, ...], dry_run: bool, accept_shrink: tuple[str,
     from sqlalchemy.exc import OperationalError
 
     from app.db.migrate import revisions
-    from app.services.refresh import RefreshLockedError, RefreshSetupError, run_refresh
+    from app.services.refresh import (
+        RefreshLockedError,
+        RefreshOptions,
+        RefreshSetupError,
+        run_refresh,
+    )
     from app.watches import after_refresh
     from scrapers.settings import load_scraper_settings
 
@@ -233,15 +238,18 @@ def refresh(providers: tuple[str, ...], dry_run: bool, accept_shrink: tuple[str,
             )
             sys.exit(EXIT_SETUP)
         with _RefreshProgress(dry_run) as progress:
-            report = run_refresh(
-                engine,
-                create_session_factory(engine),
-                load_scraper_settings(),
+            options = RefreshOptions(
                 seed_dir=settings.seed_dir,
                 providers=providers,
                 dry_run=dry_run,
                 progress=progress.update,
                 accept_shrink=accept_shrink,
+            )
+            report = run_refresh(
+                engine,
+                create_session_factory(engine),
+                load_scraper_settings(),
+                options,
                 after_refresh=after_refresh,
             )
     except RefreshSetupError as exc:

@@ -9,7 +9,7 @@ from sqlalchemy import select
 
 from app.db.models import InstanceOffer, PriceObservation, Provider, RefreshRun
 from app.db.session import create_engine_from_url, create_session_factory
-from app.services.refresh import RefreshReport, run_refresh
+from app.services.refresh import RefreshOptions, RefreshReport, run_refresh
 from app.watches import after_refresh
 from scrapers.settings import ScraperSettings
 from tests.conftest import SEED_DIR
@@ -40,16 +40,17 @@ def refresh(
     watches are checked afterwards, as ``gpucost refresh`` does.
     """
     engine = create_engine_from_url(url)
-    kwargs.setdefault("after_refresh", after_refresh)
+    after = kwargs.pop("after_refresh", after_refresh)
+    options = RefreshOptions(
+        seed_dir=SEED_DIR, observed_at=at, transport=fake.transport(), **kwargs
+    )
     try:
         return run_refresh(
             engine,
             create_session_factory(engine),
             fake_settings(**(settings or {})),
-            seed_dir=SEED_DIR,
-            observed_at=at,
-            transport=fake.transport(),
-            **kwargs,
+            options,
+            after_refresh=after,
         )
     finally:
         engine.dispose()

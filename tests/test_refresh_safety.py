@@ -21,7 +21,7 @@ from app.asgi import create_app
 from app.cli import EXIT_OK, EXIT_PROVIDER_FAILED, EXIT_SUSPECT, main
 from app.db.models import Provider, RefreshRun
 from app.db.session import create_engine_from_url, create_session_factory
-from app.services.refresh import ADVISORY_LOCK_KEY
+from app.services.refresh import ADVISORY_LOCK_KEY, open_run
 from app.settings import Settings
 from tests.conftest import seeded_database
 from tests.fake_providers import FakeProviders, scraper_env
@@ -253,18 +253,8 @@ def _running_row(url: str, slug: str) -> int:
     try:
         with create_session_factory(engine)() as s, s.begin():
             pid = s.scalar(select(Provider.id).where(Provider.slug == slug))
-            run = RefreshRun(
-                provider_id=pid,
-                started_at=Clock.next(),
-                status="running",
-                offers_seen=0,
-                offers_new=0,
-                offers_changed=0,
-                offers_gone=0,
-            )
-            s.add(run)
-            s.flush()
-            return run.id
+            assert pid is not None
+            return open_run(s, pid, Clock.next()).id
     finally:
         engine.dispose()
 

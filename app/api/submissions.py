@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from sqlalchemy.orm import Session
 
 from app.api.params import ResourceController, reject_unknown_query
-from app.interface.deps import error_responses
+from app.interface.deps import error_answer, error_responses
 from app.model.types import Precision
 from app.services.reference import ReferenceData
 from app.services.submissions import (
@@ -111,9 +111,9 @@ def handle_submission(
         )
     wait = _limiter(request, settings).acquire(submitter)
     if wait is not None:
-        return Response(
-            {"status_code": 429, "detail": "too many submissions; retry later"},
-            status_code=HTTP_429_TOO_MANY_REQUESTS,
+        return error_answer(
+            HTTP_429_TOO_MANY_REQUESTS,
+            "too many submissions; retry later",
             headers={"Retry-After": str(max(1, int(wait + 0.999)))},
         )
     try:
@@ -137,14 +137,7 @@ def handle_submission(
                 detail="Invalid benchmark submission",
                 extra=[{"key": exc.field, "message": exc.reason}],
             ) from exc
-        return Response(
-            {
-                "status_code": exc.status,
-                "detail": str(exc),
-                "extra": [{"key": exc.field, "message": exc.reason}],
-            },
-            status_code=exc.status,
-        )
+        return error_answer(exc.status, str(exc), [{"key": exc.field, "message": exc.reason}])
     if created:
         request.app.state.reference.invalidate()
     return Response(row, status_code=HTTP_201_CREATED if created else HTTP_200_OK)

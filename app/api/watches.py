@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from app.api.params import ResourceController
 from app.db.models import Watch, WatchEvent, WatchMatch, as_utc
+from app.fields import same_named
 from app.interface.deps import MAX_ID, error_responses
 from app.interface.schemas import MAX_TEXT, REQUEST_CONFIG, RankRequest
 from app.operations import Deps, validate_body, validation_error
@@ -131,39 +132,28 @@ def watch_out(session: Session, watch: Watch) -> WatchOut:
         .limit(MAX_EVENTS)
     )
     url = urlsplit(watch.webhook_url) if watch.webhook_url else None
-    return WatchOut(
-        id=watch.id,
-        name=watch.name,
-        owner=watch.owner,
-        request=watch.request,
+    return same_named(
+        WatchOut,
+        watch,
         currency=str(watch.request.get("currency", "USD")).upper(),
         webhook=f"{url.scheme}://{url.hostname}" if url else None,
-        price_move_fraction=watch.price_move_fraction,
         created_at=_iso(watch.created_at) or "",
         last_checked_at=_iso(watch.last_checked_at),
         matches=[
-            WatchMatchOut(
-                offer_id=m.offer_id,
-                price_per_hour=m.price_per_hour,
-                total_cost=m.total_cost,
-                total_hours=m.total_hours,
-                active=m.active,
+            same_named(
+                WatchMatchOut,
+                m,
                 first_seen_at=_iso(m.first_seen_at) or "",
                 last_seen_at=_iso(m.last_seen_at) or "",
             )
             for m in matches
         ],
         events=[
-            WatchEventOut(
-                id=e.id,
-                kind=e.kind,
-                offer_id=e.offer_id,
-                message=e.message,
-                old_price_per_hour=e.old_price_per_hour,
-                new_price_per_hour=e.new_price_per_hour,
+            same_named(
+                WatchEventOut,
+                e,
                 created_at=_iso(e.created_at) or "",
                 delivered_at=_iso(e.delivered_at),
-                delivery_error=e.delivery_error,
             )
             for e in events
         ],

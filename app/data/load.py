@@ -30,6 +30,7 @@ from app.data.rows import (
     SeedError,
     read_rows,
 )
+from app.fields import same_named
 from app.model.types import BenchmarkPoint, GpuSpec, Precision
 
 
@@ -195,18 +196,7 @@ def _seed_preset(
         fields = {k: merged[k] for k in PRESET_FIELDS if k in merged}
         source = f"{row.source} ; {extra.source}"
     fields.update(facts)
-    return SeedPreset(
-        slug=row.preset,
-        name=row.name,
-        fields=fields,
-        benchmark_workloads=row.benchmark_workloads,
-        benchmark_method=row.benchmark_method,
-        units_per_sample=row.units_per_sample,
-        throughput_unit=row.throughput_unit,
-        source=source,
-        seen_on=row.seen_on,
-        notes=row.notes,
-    )
+    return same_named(SeedPreset, row, slug=row.preset, fields=fields, source=source)
 
 
 def load_presets(seed_dir: Path) -> list[SeedPreset]:

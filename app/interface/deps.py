@@ -4,10 +4,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Mapping
+from typing import Any
 
 import anyio.to_thread
-from litestar import Request
+from litestar import MediaType, Request, Response
 from litestar.di import Provide
 from litestar.openapi.datastructures import ResponseSpec
 from sqlalchemy.orm import Session
@@ -43,6 +44,22 @@ def error_responses(*codes: int) -> dict[int, ResponseSpec]:
         c: ResponseSpec(data_container=ErrorOut, description=text[c], generate_examples=False)
         for c in codes
     }
+
+
+def error_answer(
+    status: int,
+    detail: str,
+    extra: list[Any] | dict[str, Any] | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Response[dict[str, Any]]:
+    """An error answer in the API's one shape (:class:`app.interface.schemas.ErrorOut`):
+    ``status_code``, ``detail`` (a sentence naming the fields) and, when given, ``extra`` (for a
+    400, one ``{key, message}`` entry per bad field); JSON, with ``headers`` (``Retry-After``,
+    ``WWW-Authenticate``)."""
+    body: dict[str, Any] = {"status_code": status, "detail": detail}
+    if extra is not None:
+        body["extra"] = extra
+    return Response(body, status_code=status, media_type=MediaType.JSON, headers=headers)
 
 
 async def provide_session(request: Request) -> AsyncGenerator[Session, None]:

@@ -17,6 +17,7 @@ from litestar.serialization import encode_json
 from sqlalchemy.orm import Session
 
 from app.db.models import as_utc
+from app.fields import same_named
 from app.interface.query import (
     OfferQuery,
     order_rows,
@@ -42,7 +43,6 @@ from app.interface.schemas import (
 )
 from app.model.cost import SpotAssumptions, price_per_gpu_hour
 from app.model.rank import pareto_front
-from app.model.run_warnings import cannot_run
 from app.model.types import Estimate, interconnect_label
 from app.services.estimates import (
     Budget,
@@ -75,53 +75,15 @@ RANK_MAX_EVIDENCE = 5
 
 
 def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
-    """Core estimate → response model (``max_evidence`` caps the evidence list)."""
+    """Core estimate → response model (``max_evidence`` caps the evidence list): the
+    estimate's own figures, its memory's (peak, utilisation, OOM risk and probability, largest
+    micro-batch) and the breakdown's parts, each under the same name."""
     m = e.memory
-    b = m.breakdown
-    return EstimateOut(
-        samples_per_s=e.samples_per_s,
-        samples_per_s_low=e.samples_per_s_low,
-        samples_per_s_high=e.samples_per_s_high,
-        tokens_per_s=e.tokens_per_s,
-        basis=e.basis,
-        situation=e.situation,
-        precision=e.precision,
-        epochs=e.epochs,
-        epoch_hours=e.epoch_hours,
-        epoch_hours_low=e.epoch_hours_low,
-        epoch_hours_high=e.epoch_hours_high,
-        total_hours=e.total_hours,
-        total_hours_low=e.total_hours_low,
-        total_hours_high=e.total_hours_high,
-        cost_per_epoch=e.cost_per_epoch,
-        cost_per_epoch_low=e.cost_per_epoch_low,
-        cost_per_epoch_high=e.cost_per_epoch_high,
-        total_cost=e.total_cost,
-        total_cost_low=e.total_cost_low,
-        total_cost_high=e.total_cost_high,
-        currency=e.currency,
-        peak_memory_gib=m.peak_memory_gib,
-        memory_utilization=m.memory_utilization,
-        oom_risk=m.oom_risk,
-        max_micro_batch_size=m.max_micro_batch_size,
-        memory=MemoryOut(
-            weights_gib=b.weights_gib,
-            gradients_gib=b.gradients_gib,
-            optimizer_gib=b.optimizer_gib,
-            activations_gib=b.activations_gib,
-            overhead_gib=b.overhead_gib,
-            usable_vram_gib=m.usable_vram_gib,
-            allocated_gib=b.allocated_gib,
-            logits_gib=b.logits_gib,
-            buffers_gib=b.buffers_gib,
-            init_extra_gib=b.init_extra_gib,
-            context_gib=b.context_gib,
-            allocator_slack_gib=b.allocator_slack_gib,
-            text_encoder_gib=b.text_encoder_gib,
-            vae_gib=b.vae_gib,
-            ema_gib=b.ema_gib,
-        ),
-        oom_probability=m.oom_probability,
+    return same_named(
+        EstimateOut,
+        e,
+        m,
+        memory=same_named(MemoryOut, m.breakdown, m),
         memory_fixes=[
             MemoryFixOut(
                 label=f.label,
@@ -132,26 +94,14 @@ def estimate_out(e: Estimate, max_evidence: int | None = None) -> EstimateOut:
             )
             for f in m.fixes
         ],
-        multi_gpu_efficiency=e.multi_gpu_efficiency,
-        multi_gpu_basis=e.multi_gpu_basis,
         multi_gpu=MultiGpuOut.model_validate(e.multi_gpu, from_attributes=True)
         if e.multi_gpu
         else None,
-        mfu=e.mfu,
-        hfu=e.hfu,
-        stack=e.stack,
-        data_loader_samples_per_s=e.data_loader_samples_per_s,
         warnings=[
             WarningOut(code=w.code.value, message=w.message, values=dict(w.values))
             for w in e.warnings
         ],
         notes=list(e.notes),
-        epoch_definition=e.epoch_definition,
-        epoch_samples=e.epoch_samples,
-        epoch_tokens=e.epoch_tokens,
-        interruptible=e.interruptible,
-        expected_total_hours=e.expected_total_hours,
-        expected_total_cost=e.expected_total_cost,
         evidence=[
             EvidenceOut.model_validate(ev, from_attributes=True) for ev in e.evidence[:max_evidence]
         ],
@@ -212,42 +162,21 @@ def offer_out(
     per_gpu = price_per_gpu_hour(row.price_per_hour, row.gpu_count)
     refresh_stale = row.provider_id in stale
     seen = last_seen.isoformat() if last_seen is not None else None
-    return OfferOut(
-        id=row.id,
-        provider=row.provider,
-        provider_name=row.provider_name,
-        offer_key=row.offer_key,
-        instance_type=row.instance_type,
-        region=row.region,
+    return same_named(
+        OfferOut,
+        row,
         gpu=gpu,
-        gpu_name_raw=row.gpu_name_raw,
-        gpu_count=row.gpu_count,
         vram_gib_per_gpu=vram,
-        vcpus=row.vcpus,
-        ram_gib=row.ram_gib,
-        disk_gb=row.disk_gb,
-        max_cuda=row.max_cuda,
-        driver_version=row.driver_version,
         interconnect=interconnect_label(row.interconnect),
-        network_gbps=row.network_gbps,
-        billing=row.billing,
-        price_per_hour=row.price_per_hour,
-        currency=row.currency,
-        price_is_estimate=row.price_is_estimate,
-        available=row.available,
         stale=age.demoted or refresh_stale,
         last_seen_at=seen,
-        source=row.source,
         age_days=round(age.age_days, 2) if age.age_days is not None else None,
         price_seen_at=seen,
         price_age=age.tier,
-        price_kind=age.kind,  # type: ignore[arg-type]
+        price_kind=age.kind,
         bookable=age.bookable,
         provider_refresh_stale=refresh_stale,
         price_per_gpu_hour=per_gpu,
-        suspect=row.suspect,
-        suspect_reason=row.suspect_reason,
-        gpu_note=row.gpu_note,
         offer_url=row.offer_url or row.provider_url,
     )
 
@@ -295,12 +224,8 @@ def _rank_response(
         sort=data.sort,
         limit=data.limit,
         drop_oom=data.drop_oom,
-        budget=Budget(
-            max_total_cost=data.max_total_cost,
-            max_total_hours=data.max_total_hours,
-            exclude_spot=data.exclude_spot,
-            at_high_end=data.budget_at_high_end,
-            spot=spot_assumptions(data),
+        budget=same_named(
+            Budget, data, at_high_end=data.budget_at_high_end, spot=spot_assumptions(data)
         ),
         bookable_fresh_first=data.bookable_fresh_first,
     )
@@ -368,19 +293,13 @@ def rank_json(
 
 def answer_picks(rows: Sequence[RankedOfferOut], *, prefer_bookable: bool = True) -> RankAnswerOut:
     """The cheapest, the fastest and the best-value offer among ``rows`` (the answer's
-    results and frontier) that can run the job as asked (OOM risk not high, no warning of
-    :data:`app.model.run_warnings.CANNOT_RUN`: a QLoRA job on an MI300X, a disk too small)
-    and have a price; with
+    results and frontier) that fit (OOM risk not high) and have a price; with
     ``prefer_bookable`` (the ranking's ``bookable_fresh_first``), only those that can be rented
     as listed when any can. Cheapest: lowest cost per epoch; fastest: shortest epoch; best
     value: on their cost/time Pareto front, the lowest cost per epoch × epoch hours. Ties go
     to the better rank."""
     fits = [
-        r
-        for r in rows
-        if r.estimate.oom_risk != "high"
-        and r.estimate.cost_per_epoch is not None
-        and not cannot_run(w.code for w in r.estimate.warnings)
+        r for r in rows if r.estimate.oom_risk != "high" and r.estimate.cost_per_epoch is not None
     ]
     if prefer_bookable and any(r.offer.bookable for r in fits):
         fits = [r for r in fits if r.offer.bookable]
@@ -427,16 +346,11 @@ def offer_detail(
     stale = stale_providers(session, ref, settings.stale_after_hours)
     return OfferDetailResponse(
         offer=offer_out(found.offer, ref, stale),
-        details=OfferDetailsOut(
-            cpu_model=extras.cpu_model,
-            system_disk_gb=extras.system_disk_gb,
-            data_disk_gb=extras.data_disk_gb,
-            disk_type=extras.disk_type,
-            network_up_mbps=extras.network_up_mbps,
-            network_down_mbps=extras.network_down_mbps,
+        details=same_named(
+            OfferDetailsOut,
+            extras,
             first_seen_at=extras.first_seen_at.isoformat(),
             seen_on=extras.seen_on.isoformat() if extras.seen_on else None,
-            notes=extras.notes,
         ),
         currency=query.currency,
         price_per_hour=found.price_per_hour,

@@ -22,6 +22,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.db.models import InstanceOffer, Provider, as_utc, utcnow
+from app.fields import same_named
 from app.price_age import age_days, best_tier, source_kind
 from app.services.offers import count_price_tiers, counted_offers
 from app.services.refresh_runs import latest_runs
@@ -134,12 +135,9 @@ def provider_coverage(
         ages = tiers.get(provider.id, empty)
         age = age_days(seen, now)
         out.append(
-            ProviderCoverage(
-                slug=provider.slug,
-                name=provider.name,
-                homepage_url=provider.homepage_url,
-                kind=provider.kind,
-                source=provider.source,
+            same_named(
+                ProviderCoverage,
+                provider,
                 fetcher=fetcher_of(scraper),
                 needs_api_key=bool(_credentials(scraper)),
                 api_key_settings=_credentials(scraper),

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from app.data.load import SeedPreset, benchmark_point, load_extra_aliases, stored_gpu_spec
 from app.db.models import CurrencyRate, GpuModel, ThroughputBenchmark, WorkloadPreset
 from app.db.seed import build_normaliser
+from app.fields import same_named
 from app.gpu_names import GpuIdentity, GpuMatch, GpuNameNormaliser, LabelError
 from app.model.evidence import flops_table, throughput_data
 from app.model.pooled import PooledData
@@ -163,23 +164,25 @@ class ReferenceData:
         return identity.match.canonical_name if identity.match else None
 
 
+def submitted_run(row: ThroughputBenchmark, gpu: str) -> SubmittedRun:
+    """A submitted row as :class:`app.services.submitted.SubmittedRun` on the catalog GPU
+    ``gpu`` (a row not yet flushed has id 0; an unknown micro-batch is 0)."""
+    return same_named(
+        SubmittedRun,
+        row,
+        id=row.id or 0,
+        submitter=row.submitted_by or "",
+        gpu=gpu,
+        precision=Precision(row.precision),
+        batch_size_per_gpu=row.batch_size_per_gpu or 0,
+    )
+
+
 def submitted_runs(session: Session, names: dict[int, str]) -> list[SubmittedRun]:
     """The accepted submitted rows (GPU in the catalog, micro-batch known) as
     :class:`app.services.submitted.SubmittedRun`."""
     return [
-        SubmittedRun(
-            id=b.id,
-            submitter=b.submitted_by or "",
-            workload=b.workload,
-            method=b.method,
-            gpu=names[b.gpu_model_id],
-            gpu_count=b.gpu_count,
-            precision=Precision(b.precision),
-            batch_size_per_gpu=b.batch_size_per_gpu,
-            throughput_total=b.throughput_total,
-            corroborated_by=b.corroborated_by,
-            source_ref=b.source_ref,
-        )
+        submitted_run(b, names[b.gpu_model_id])
         for b in session.scalars(
             select(ThroughputBenchmark)
             .where(
@@ -213,17 +216,11 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
     for run in submitted_runs(session, names):
         runs.setdefault(run.key, []).append(run)
     presets = {
-        p.slug: Preset(
-            slug=p.slug,
-            name=p.name,
+        p.slug: same_named(
+            Preset,
+            p,
             fields=dict(p.fields),
             benchmark_workloads=tuple(p.benchmark_workloads or ()),
-            benchmark_method=p.benchmark_method,
-            units_per_sample=p.units_per_sample,
-            throughput_unit=p.throughput_unit,
-            source=p.source,
-            seen_on=p.seen_on,
-            notes=p.notes,
         )
         for p in session.scalars(select(WorkloadPreset).order_by(WorkloadPreset.slug))
     }

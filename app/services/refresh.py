@@ -261,6 +261,26 @@ INTERRUPTED_TEXT = (
 )
 
 
+def open_run(
+    session: Session, provider_id: int, started_at: dt.datetime, source_kind: str = "api"
+) -> RefreshRun:
+    """Add a ``running`` refresh-run row for the provider, its counts zero, and flush it (its
+    ``id`` is then set)."""
+    run = RefreshRun(
+        provider_id=provider_id,
+        source_kind=source_kind,
+        started_at=started_at,
+        status="running",
+        offers_seen=0,
+        offers_new=0,
+        offers_changed=0,
+        offers_gone=0,
+    )
+    session.add(run)
+    session.flush()
+    return run
+
+
 def mark_interrupted(session: Session | Connection, now: dt.datetime | None = None) -> int:
     """Mark every ``running`` refresh-run row ``interrupted`` (call only holding the lock)."""
     # an UPDATE's result is a CursorResult (it has rowcount)
@@ -355,18 +375,7 @@ class _Run:
             ids: dict[str, tuple[int, int]] = {}
             for scraper in scrapers:
                 provider = _ensure_provider(session, scraper)
-                run = RefreshRun(
-                    provider_id=provider.id,
-                    source_kind=scraper.source_kind,
-                    started_at=now,
-                    status="running",
-                    offers_seen=0,
-                    offers_new=0,
-                    offers_changed=0,
-                    offers_gone=0,
-                )
-                session.add(run)
-                session.flush()
+                run = open_run(session, provider.id, now, scraper.source_kind)
                 ids[scraper.slug] = (provider.id, run.id)
         return ids
 
@@ -530,24 +539,11 @@ async def _fetch_by_deadline(
         ) from None
 
 
-async def refresh_async(
-    engine: Engine,
-    session_factory: sessionmaker[Session],
-    settings: ScraperSettings,
-    *,
-    seed_dir: Path,
-    providers: Sequence[str] = (),
-    dry_run: bool = False,
-    observed_at: dt.datetime | None = None,
-    transport: httpx.AsyncBaseTransport | None = None,
-    progress: Progress | None = None,
-    accept_shrink: Sequence[str] = (),
-) -> RefreshReport:
-    """Run the refresh (the caller holds the lock unless ``dry_run``); see the module docstring.
+@dataclass(frozen=True, slots=True)
+class RefreshOptions:
+    """What one refresh is asked to do.
 
-    Args:
-        engine, session_factory: the database.
-        settings: scraper settings (URLs, keys, timeouts, retries).
+    Attributes:
         seed_dir: for ``gpu_aliases.csv`` (the GPU-name normaliser).
         providers: restrict to these slugs (default: all enabled).
         dry_run: fetch and compute the counts, write nothing.
@@ -555,19 +551,45 @@ async def refresh_async(
         transport: replaces the network (tests).
         progress: called on every phase change.
         accept_shrink: provider slugs whose shrunken answer is applied anyway.
+    """
+
+    seed_dir: Path
+    providers: Sequence[str] = ()
+    dry_run: bool = False
+    observed_at: dt.datetime | None = None
+    transport: httpx.AsyncBaseTransport | None = None
+    progress: Progress | None = None
+    accept_shrink: Sequence[str] = ()
+
+
+async def refresh_async(
+    engine: Engine,
+    session_factory: sessionmaker[Session],
+    settings: ScraperSettings,
+    options: RefreshOptions,
+) -> RefreshReport:
+    """Run the refresh (the caller holds the lock unless ``options.dry_run``); see the module
+    docstring.
+
+    Args:
+        engine, session_factory: the database.
+        settings: scraper settings (URLs, keys, timeouts, retries).
+        options: the seed directory, the providers, dry run, timestamp, transport, progress
+            callback and accepted shrinks (:class:`RefreshOptions`).
 
     Raises:
         RefreshSetupError: see :func:`plan_providers`, or an unknown ``accept_shrink`` slug.
     """
-    observed_at = observed_at or utcnow()
-    enabled, skipped = plan_providers(settings, providers)
-    accept = _check_accept_shrink(accept_shrink)
+    observed_at = options.observed_at or utcnow()
+    enabled, skipped = plan_providers(settings, options.providers)
+    accept = _check_accept_shrink(options.accept_shrink)
     install_log_redaction(settings.secret_values())
-    report_progress = progress or (lambda slug, phase, detail: None)
+    report_progress = options.progress or (lambda slug, phase, detail: None)
     with session_factory() as session:
-        catalog = load_catalog(session, seed_dir)
+        catalog = load_catalog(session, options.seed_dir)
     if catalog.empty:
         log.warning("the GPU catalog is empty (run `gpucost seed`): every GPU name is unknown")
+    dry_run = options.dry_run
     run = _Run(session_factory, catalog, observed_at, dry_run, report_progress, settings, accept)
     ids = {} if dry_run else await asyncio.to_thread(run.start, enabled)
     outcomes: list[ProviderOutcome] = []
@@ -577,7 +599,7 @@ async def refresh_async(
     for scraper in enabled:
         report_progress(scraper.slug, "queued", "")
 
-    async with make_client(settings, transport) as client:
+    async with make_client(settings, options.transport) as client:
         http = make_http(settings, client)
 
         async def fetch(scraper: Scraper) -> ScrapeResult:
@@ -598,49 +620,30 @@ def run_refresh(
     engine: Engine,
     session_factory: sessionmaker[Session],
     settings: ScraperSettings,
+    options: RefreshOptions,
     *,
-    seed_dir: Path,
-    providers: Sequence[str] = (),
-    dry_run: bool = False,
-    observed_at: dt.datetime | None = None,
-    transport: httpx.AsyncBaseTransport | None = None,
-    progress: Progress | None = None,
-    accept_shrink: Sequence[str] = (),
     after_refresh: AfterRefresh | None = None,
 ) -> RefreshReport:
-    """Take the lock (unless ``dry_run``) and run :func:`refresh_async` to completion; then,
-    when a provider committed, call ``after_refresh(session_factory, seed_dir)`` (the surfaces
-    pass :func:`app.watches.after_refresh`: services do not import what sits above them) and
-    keep what it returns in ``report.webhooks``.
+    """Take the lock (unless ``options.dry_run``) and run :func:`refresh_async` to completion;
+    then, when a provider committed, call ``after_refresh(session_factory, seed_dir)`` (the
+    surfaces pass :func:`app.watches.after_refresh`: services do not import what sits above
+    them) and keep what it returns in ``report.webhooks``.
 
     Raises:
         RefreshLockedError: another refresh is running.
         RefreshSetupError: see :func:`plan_providers`.
     """
-    plan_providers(settings, providers)  # fail on bad names before taking the lock
-    _check_accept_shrink(accept_shrink)
+    plan_providers(settings, options.providers)  # fail on bad names before taking the lock
+    _check_accept_shrink(options.accept_shrink)
 
     def go() -> RefreshReport:
-        return asyncio.run(
-            refresh_async(
-                engine,
-                session_factory,
-                settings,
-                seed_dir=seed_dir,
-                providers=providers,
-                dry_run=dry_run,
-                observed_at=observed_at,
-                transport=transport,
-                progress=progress,
-                accept_shrink=accept_shrink,
-            )
-        )
+        return asyncio.run(refresh_async(engine, session_factory, settings, options))
 
-    if dry_run:
+    if options.dry_run:
         return go()
     with refresh_lock(engine):
         report = go()
     if after_refresh is not None and any(o.status == "ok" for o in report.outcomes):
         # after the providers' commits; the posts run on their own thread (never waited on)
-        report.webhooks = after_refresh(session_factory, seed_dir)
+        report.webhooks = after_refresh(session_factory, options.seed_dir)
     return report

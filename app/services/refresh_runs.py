@@ -11,6 +11,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from app.db.models import InstanceOffer, PriceObservation, Provider, RefreshRun, as_utc
+from app.fields import same_named
 from app.services.offers import last_successful_refresh, stale_provider_ids
 from app.services.refresh import reap_interrupted
 from scrapers.redact import redact
@@ -73,25 +74,20 @@ def latest_runs(session: Session, stale_after_hours: float) -> list[RunStatus]:
             session.expire_all()
             rows = session.execute(query).all()
     return [
-        RunStatus(
+        same_named(
+            RunStatus,
+            run,
             provider=slug,
             provider_name=name,
             run_id=run.id,
-            status=run.status,
             started_at=as_utc(run.started_at),
             finished_at=as_utc(run.finished_at),
-            offers_seen=run.offers_seen,
-            offers_new=run.offers_new,
-            offers_changed=run.offers_changed,
-            offers_gone=run.offers_gone,
             error=redact(run.error),
             unknown_gpu_names=list(run.unknown_gpu_names or []),
             warnings=[redact(w) or "" for w in run.warnings or []],
             last_success_at=as_utc(last_ok.get(run.provider_id)),
             stale=run.provider_id in stale,
-            baseline_offers=run.baseline_offers,
             offers_suspect=run.offers_suspect or 0,
-            source_kind=run.source_kind,
         )
         for run, slug, name in rows
     ]
@@ -145,16 +141,11 @@ def price_history(session: Session, offer_id: int) -> PriceHistory | None:
             .order_by(PriceObservation.observed_at, PriceObservation.id)
         )
     ]
-    return PriceHistory(
+    return same_named(
+        PriceHistory,
+        offer,
         offer_id=offer.id,
         provider=slug,
-        offer_key=offer.offer_key,
-        instance_type=offer.instance_type,
-        region=offer.region,
-        billing=offer.billing,
-        gpu_name_raw=offer.gpu_name_raw,
-        available=offer.available,
         price_per_hour=float(offer.price_per_hour) if offer.price_per_hour is not None else None,
-        currency=offer.currency,
         observations=points,
     )

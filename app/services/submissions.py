@@ -44,7 +44,7 @@ from app.services.estimates import (
     config_estimates,
     hardware_from_input,
 )
-from app.services.reference import Preset, ReferenceData
+from app.services.reference import Preset, ReferenceData, submitted_run
 from app.services.submitted import (
     HOLD_RATIO,
     MAINTAINER,
@@ -217,22 +217,6 @@ def resolve_config(
     return Config(config_estimates(w, reference, ref), hw, preset, micro_batch_size)
 
 
-def _run_of(row: ThroughputBenchmark, canonical: str) -> SubmittedRun:
-    return SubmittedRun(
-        id=row.id or 0,
-        submitter=row.submitted_by or "",
-        workload=row.workload,
-        method=row.method,
-        gpu=canonical,
-        gpu_count=row.gpu_count,
-        precision=Precision(row.precision),
-        batch_size_per_gpu=row.batch_size_per_gpu or 0,
-        throughput_total=row.throughput_total,
-        corroborated_by=row.corroborated_by,
-        source_ref=row.source_ref,
-    )
-
-
 def hold_check(
     ref: ReferenceData,
     preset: str,
@@ -309,7 +293,7 @@ def hold_check(
         and 1 / HOLD_RATIO <= (theirs := cfg.ratio(r)) <= HOLD_RATIO
         and agree(theirs, ratio)
     ]
-    runs = [*accepted, mine, *(_run_of(r, canonical) for r in agreeing)]
+    runs = [*accepted, mine, *(submitted_run(r, canonical) for r in agreeing)]
     combined = cfg.combined(runs)
     after = expected * (combined.factor if combined else 1.0)
     alone = (combined.unclamped if combined else 1.0) - 1.0
@@ -611,7 +595,7 @@ def approve(
         accepted = cfg.accepted_runs()
         before = cfg.served(accepted)
         canonical = ref.gpu_names_by_id[row.gpu_model_id]  # type: ignore[index]
-        approved = replace(_run_of(row, canonical), corroborated_by=actor)
+        approved = replace(submitted_run(row, canonical), corroborated_by=actor)
         after = cfg.served([*accepted, approved])
     row.status, row.hold_reason = "accepted", None
     row.corroborated_by, row.corroborated_at = actor, now

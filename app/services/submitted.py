@@ -27,6 +27,7 @@ import statistics
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from app.fields import same_named
 from app.model.types import (
     Evidence,
     Precision,
@@ -180,16 +181,13 @@ def moved(
     units = units_per_sample or 1.0
     runs = list(runs)
     evidence = tuple(
-        Evidence(
+        same_named(
+            Evidence,
+            r,
             benchmark_id=r.id,
-            gpu=r.gpu,
-            gpu_count=r.gpu_count,
-            workload=r.workload,
             precision=r.precision.value,
-            batch_size_per_gpu=r.batch_size_per_gpu,
             samples_per_s=r.throughput_total / units,
             source="submitted",
-            source_ref=r.source_ref,
         )
         for r in runs
     )

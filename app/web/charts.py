@@ -125,6 +125,13 @@ class ChartLayout:
     rules: list[Rule] = field(default_factory=list)
 
 
+def _frame(width: int, height: int, below: int) -> tuple[int, int, int, int, int, int]:
+    """A chart's size and its plot area, the first six fields of :class:`ChartLayout`:
+    (width, height, left, top, right, bottom) in px; 78 px left of the plot for the y axis'
+    ticks and label, 16 px above and to its right, ``below`` px under it for the x axis'."""
+    return width, height, 78, 16, width - 16, height - below
+
+
 def _nice(value: float) -> float:
     """1, 2 or 5 × 10^k at or above ``value``."""
     if value <= 0:
@@ -227,25 +234,11 @@ def scatter(
     ``x_rule``/``y_rule`` (value, label) draw a vertical / horizontal reference line; the
     axes reach them.
     """
-    left, top, right, bottom = 78, 16, width - 16, height - 50
+    frame = _frame(width, height, 50)
+    _, _, left, top, right, bottom = frame
     usable = [d for d in data if math.isfinite(d.x) and math.isfinite(d.y) and d.x > 0 and d.y > 0]
     if not usable:
-        return ChartLayout(
-            width,
-            height,
-            left,
-            top,
-            right,
-            bottom,
-            [],
-            [],
-            [],
-            x_label,
-            y_label,
-            False,
-            False,
-            skipped=len(data),
-        )
+        return ChartLayout(*frame, [], [], [], x_label, y_label, False, False, skipped=len(data))
     xs = [d.x for d in usable] + ([x_rule[0]] if x_rule and x_rule[0] > 0 else [])
     ys = [d.y for d in usable] + ([y_rule[0]] if y_rule and y_rule[0] > 0 else [])
     sx, x_ticks = axis(xs, left, right, x_format, log_marks=x_marks)
@@ -289,12 +282,7 @@ def scatter(
     # frontier points on top of the others, so hovering them always works
     placed.sort(key=lambda p: "frontier" in p.classes)
     return ChartLayout(
-        width,
-        height,
-        left,
-        top,
-        right,
-        bottom,
+        *frame,
         placed,
         x_ticks,
         y_ticks,
@@ -334,11 +322,10 @@ def timeline(
 
     ``observations`` must be in time order; the y axis starts at zero.
     """
-    left, top, right, bottom = 78, 16, width - 16, height - 44
+    frame = _frame(width, height, 44)
+    _, _, left, top, right, bottom = frame
     if not observations:
-        return ChartLayout(
-            width, height, left, top, right, bottom, [], [], [], "", y_label, False, False
-        )
+        return ChartLayout(*frame, [], [], [], "", y_label, False, False)
     times = [t.timestamp() for t, _ in observations]
     start, end = times[0], max(times[-1], now.timestamp())
     if end - start < 86400:
@@ -357,20 +344,7 @@ def timeline(
     path.append(f"{sx(end)},{placed[-1].cy}")
     x_ticks = fit_x_ticks([Tick(sx(t), d.isoformat()) for t, d in _day_ticks(start, end)], width)
     return ChartLayout(
-        width,
-        height,
-        left,
-        top,
-        right,
-        bottom,
-        placed,
-        x_ticks,
-        y_ticks,
-        "",
-        y_label,
-        False,
-        sy.log,
-        line=" ".join(path),
+        *frame, placed, x_ticks, y_ticks, "", y_label, False, sy.log, line=" ".join(path)
     )
 
 

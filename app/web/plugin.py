@@ -15,7 +15,7 @@ from litestar.template.config import TemplateConfig
 
 from app.web import i18n
 from app.web.format import FILTERS
-from app.web.pages import PageController
+from app.web.pages import PAGE_CONTROLLERS
 
 HERE = Path(__file__).resolve().parent
 TEMPLATE_DIR = HERE / "templates"
@@ -45,13 +45,13 @@ def template_environment() -> Environment:
 
 
 class WebPlugin(InitPluginProtocol):
-    """Adds the page controller, ``/static`` and the Jinja template config."""
+    """Adds the page controllers, ``/static`` and the Jinja template config."""
 
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
         """Litestar hook: extend the app's configuration."""
         app_config.route_handlers.extend(
             [
-                PageController,
+                *PAGE_CONTROLLERS,
                 create_static_files_router(
                     path="/static",
                     directories=[STATIC_DIR],

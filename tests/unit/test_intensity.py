@@ -9,7 +9,6 @@ import pytest
 
 from app.calibrate.validate import shrunk_slope
 from app.model.calibration import Calibration, load_calibration
-from app.model.stacks import Stack
 from app.model.throughput import (
     ThroughputModel,
     donor_weight,
@@ -17,7 +16,7 @@ from app.model.throughput import (
     training_flops_per_sample,
 )
 from app.model.types import BenchmarkPoint, Situation
-from tests.unit.helpers import A100_80_SXM, RTX_4090, bench_point, resnet50
+from tests.unit.helpers import A100_80_SXM, DLE_MEASURED, RTX_4090, bench_point, resnet50
 
 #: ResNet-50 at 224 px: 8.178 forward GFLOPs (torchvision), 11.11 M activations (timm)
 RESNET = resnet50(
@@ -25,11 +24,7 @@ RESNET = resnet50(
     samples_per_epoch=1,
     forward_activations_per_sample=11.11,
     benchmark_workloads=("ResNet-50 v1.5",),
-    benchmark_method="full",
-    units_per_sample=1,
-    matches_preset=True,
-    # a tuned suite: the FLOPs model's laws at the measured rows' rate (issue 23 stacks)
-    stack=Stack.NVIDIA_DLE,
+    **DLE_MEASURED,
 )
 
 

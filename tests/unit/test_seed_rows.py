@@ -102,28 +102,39 @@ def _refused(tmp_path: Path, schema: type[SeedRow], text: str, message: str) -> 
         read_rows(path, schema)
 
 
-def test_a_bad_cell_names_file_line_and_column(tmp_path: Path) -> None:
-    bad = A5000.replace(",24,GDDR6,", ",twenty-four,GDDR6,")
-    text = f"{GPU_HEADER}\n{A5000}\n{bad}\n"
-    _refused(tmp_path, GpuRow, text, "gpus.csv:3: column vram_gib: could not convert")
-
-
-def test_a_row_without_source_is_refused(tmp_path: Path) -> None:
-    no_source = A5000.replace("https://www.techpowerup.com/gpu-specs/rtx-a5000.c3748", " ")
-    text = f"{GPU_HEADER}\n{no_source}\n"
-    _refused(tmp_path, GpuRow, text, "gpus.csv:2: column source: row has no source")
-
-
-def test_a_row_with_cells_past_the_header_is_refused(tmp_path: Path) -> None:
+#: (gpus.csv text, the message its SeedError starts with): file, line, column, reason
+BAD_GPU_FILES = [
+    pytest.param(
+        f"{GPU_HEADER}\n{A5000}\n{A5000.replace(',24,GDDR6,', ',twenty-four,GDDR6,')}\n",
+        "gpus.csv:3: column vram_gib: could not convert",
+        id="bad cell",
+    ),
+    pytest.param(
+        f"{GPU_HEADER}\n"
+        + A5000.replace("https://www.techpowerup.com/gpu-specs/rtx-a5000.c3748", " ")
+        + "\n",
+        "gpus.csv:2: column source: row has no source",
+        id="no source",
+    ),
     # an unquoted comma in a text cell shifts every later cell; the row must not load silently
-    text = f"{GPU_HEADER}\n{A5000}\n{A5000},stray\n"
-    _refused(tmp_path, GpuRow, text, "gpus.csv:3: 1 cell(s) past the header's last")
+    pytest.param(
+        f"{GPU_HEADER}\n{A5000}\n{A5000},stray\n",
+        "gpus.csv:3: 1 cell(s) past the header's last",
+        id="cells past the header",
+    ),
+    pytest.param(
+        f"{GPU_HEADER.replace('memory_bandwidth_gbs', 'bandwidth')}\n{A5000}\n",
+        "gpus.csv:1: column memory_bandwidth_gbs: missing",
+        id="header missing a column",
+    ),
+]
 
 
-def test_a_header_missing_a_column_is_refused(tmp_path: Path) -> None:
-    header = GPU_HEADER.replace("memory_bandwidth_gbs", "bandwidth")
-    text = f"{header}\n{A5000}\n"
-    _refused(tmp_path, GpuRow, text, "gpus.csv:1: column memory_bandwidth_gbs: missing")
+@pytest.mark.parametrize(("text", "message"), BAD_GPU_FILES)
+def test_a_bad_gpu_file_is_refused_naming_file_line_and_column(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    _refused(tmp_path, GpuRow, text, message)
 
 
 def test_a_fact_of_an_unknown_field_or_bad_value_is_refused(tmp_path: Path) -> None:

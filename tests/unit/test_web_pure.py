@@ -22,7 +22,7 @@ from app.web.format import (
     num,
 )
 from app.web.forms import human_count
-from app.web.pages import url
+from app.web.rank_context import url
 
 
 def d(key: int, x: float, y: float, frontier: bool = False) -> charts.Datum:
