@@ -43,6 +43,7 @@ from app.interface.schemas import (
 )
 from app.model.cost import SpotAssumptions, price_per_gpu_hour
 from app.model.rank import pareto_front
+from app.model.run_warnings import cannot_run
 from app.model.types import Estimate, interconnect_label
 from app.services.estimates import (
     Budget,
@@ -293,13 +294,19 @@ def rank_json(
 
 def answer_picks(rows: Sequence[RankedOfferOut], *, prefer_bookable: bool = True) -> RankAnswerOut:
     """The cheapest, the fastest and the best-value offer among ``rows`` (the answer's
-    results and frontier) that fit (OOM risk not high) and have a price; with
+    results and frontier) that can run the job as asked (OOM risk not high, no warning of
+    :data:`app.model.run_warnings.CANNOT_RUN`: a QLoRA job on an MI300X, a disk too small)
+    and have a price; with
     ``prefer_bookable`` (the ranking's ``bookable_fresh_first``), only those that can be rented
     as listed when any can. Cheapest: lowest cost per epoch; fastest: shortest epoch; best
     value: on their cost/time Pareto front, the lowest cost per epoch × epoch hours. Ties go
     to the better rank."""
     fits = [
-        r for r in rows if r.estimate.oom_risk != "high" and r.estimate.cost_per_epoch is not None
+        r
+        for r in rows
+        if r.estimate.oom_risk != "high"
+        and r.estimate.cost_per_epoch is not None
+        and not cannot_run(w.code for w in r.estimate.warnings)
     ]
     if prefer_bookable and any(r.offer.bookable for r in fits):
         fits = [r for r in fits if r.offer.bookable]
