@@ -257,3 +257,20 @@ def test_fp32_without_tf32_runs_its_matmuls_at_the_fp32_rate() -> None:
     # a stack that enables TF32 (NVIDIA's containers) runs fp32 at the TF32 rate
     dle = _model(replace(w, precision=Precision.FP32, stack=Stack.NVIDIA_DLE)).estimate(gpu, 1)
     assert dle.samples_per_s / tf32.samples_per_s == pytest.approx(1 / 0.786, rel=0.01)
+
+
+def test_batch_law_works_in_flops_per_step() -> None:
+    # issue 23: SD 1.5 (808.8 forward GFLOPs a sample, 2.4 TFLOPs trained) at micro-batch 1
+    # came out at MFU 0.012 by ResNet-50's per-sample batch law (b0 ~5 samples); in FLOPs per
+    # step its b0 is ~5 × 27 GFLOPs (the CNN donors' geometric mean, 3 × forward) / 2,426
+    # GFLOPs, a twentieth of a sample: micro-batch 1 already fills the GPU
+    ds = _ds()
+    gpu = ds.catalog["A100 SXM4 80GB"]
+    preset = ds.presets["sd15-unet-finetune"].workload()
+    rates = {
+        mb: _model(replace(preset, micro_batch_size=mb, matches_preset=False)).estimate(gpu, 1)
+        for mb in (1, 16)
+    }
+    assert rates[1].situation == Situation.FLOPS_MODEL
+    assert rates[1].samples_per_s >= 0.9 * rates[16].samples_per_s
+    assert rates[1].samples_per_s <= rates[16].samples_per_s
