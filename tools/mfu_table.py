@@ -17,6 +17,7 @@ from written_file import write_or_check
 
 from app.calibrate.dataset import load_dataset
 from app.calibrate.mfu_fit import MfuRow, fit_fp8_gain, fit_mfu_range, fp8_pairs, mfu_rows
+from app.model.mfu import ADAPTER_METHODS, MIN_ADAPTER_ROWS
 from app.settings import PROJECT_ROOT
 
 TARGET = PROJECT_ROOT / "docs" / "mfu_table.md"
@@ -52,6 +53,9 @@ def render(seed_dir: Path) -> str:
         "held out of the data, listed at the end with the reason.",
         "",
         "Cells: family · size (parameters) · precision class (32: fp32/tf32, 16, 8: fp8).",
+        "A transformer cell's LoRA/QLoRA rows also form its `adapter` cell; with at least",
+        f"{MIN_ADAPTER_ROWS} rows it holds LoRA/QLoRA answers too (their MFU counts 4N per token",
+        "and the adapters' own matmuls and the base's casts take time it does not count).",
         "",
         "| cell | p10 MFU | median | highest MFU | highest HFU | rows |",
         "|---|---|---|---|---|---|",
@@ -62,6 +66,8 @@ def render(seed_dir: Path) -> str:
     held = []
     for r in rows:
         (by[r.key] if r.held is None else held).append(r)
+        if r.held is None and r.point.method in ADAPTER_METHODS:
+            by[r.key + "|adapter"].append(r)
     for key in table:
         lines += [
             "",

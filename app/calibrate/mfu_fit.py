@@ -17,9 +17,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from app.calibrate.dataset import Dataset, row_workload
-from app.model.mfu import implausible_mfu_reason, mfu_class, range_key, row_utilisation
+from app.model.mfu import (
+    ADAPTER_METHODS,
+    implausible_mfu_reason,
+    mfu_class,
+    range_key,
+    row_utilisation,
+)
 from app.model.pooled import family, place_unstated_variants, rate_class
 from app.model.types import BenchmarkPoint, Precision
+from app.model.vocabulary import Family
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +67,17 @@ def fit_mfu_range(
     ds: Dataset, exclude: frozenset[str] = frozenset()
 ) -> dict[str, tuple[float, float, float, float, int]]:
     """``family|size|class`` → (10th percentile, median, highest MFU, highest HFU, rows)
-    over the rows that count (:func:`mfu_rows`)."""
+    over the rows that count (:func:`mfu_rows`); a transformer cell's LoRA/QLoRA rows also
+    form ``family|size|class|adapter`` (:func:`app.model.mfu.credible_max`)."""
     by: dict[str, list[MfuRow]] = {}
     for r in mfu_rows(ds, exclude):
         if r.held is None:
             by.setdefault(r.key, []).append(r)
+    for key, rows in list(by.items()):
+        # the adapter rows of a transformer cell also form its adapter cell
+        adapters = [r for r in rows if r.point.method in ADAPTER_METHODS]
+        if adapters and key.startswith(Family.TRANSFORMER + "|"):
+            by[key + "|adapter"] = adapters
     out = {}
     for key, rows in sorted(by.items()):
         mfus = sorted(r.mfu for r in rows)

@@ -16,7 +16,7 @@ from app.model.flops import (
     training_flops_per_sample,
     transformer_flops,
 )
-from app.model.mfu import credible_max, model_workload, range_key
+from app.model.mfu import ADAPTER_METHODS, credible_max, model_workload, range_key
 from app.model.pooled import rate_class
 from app.model.types import GpuSpec, Precision, Workload
 from app.model.vocabulary import PrecisionClass, family, precision_class
@@ -95,8 +95,12 @@ def credible_rate(
     fam = family(w.architecture)
     # the class the GPU runs it at (mixed precision on a GPU without 16-bit units is fp32)
     runs = Precision.FP32 if rate_class(gpu, precision) == PrecisionClass.FP32 else precision
-    mfu_max, hfu_max = credible_max(fam, w.params, runs, cal)
+    mfu_max, hfu_max = credible_max(fam, w.params, runs, cal, w.method.value)
     cell = range_key(fam, w.params, runs)
+    if w.method.value in ADAPTER_METHODS and (
+        (mfu_max, hfu_max) != credible_max(fam, w.params, runs, cal)
+    ):
+        cell += "|adapter"
     rate = min(mfu_max / per_sample[0], hfu_max / per_sample[1])
     text = (
         f"held to the highest utilisation measured runs of its kind reach ({cell}: MFU "
