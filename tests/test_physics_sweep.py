@@ -292,3 +292,17 @@ def test_lora_answers_held_to_the_adapter_cell() -> None:
     e = _model(ds.presets["llama32-3b-lora"].workload()).estimate(ds.catalog["GeForce RTX 3090"], 1)
     assert e.mfu is not None and e.hfu is not None
     assert e.mfu <= cell[2] + 1e-9 and e.hfu <= cell[3] + 1e-9
+
+
+def test_derived_cnn_reads_the_batch_curve_at_the_same_flops_per_step() -> None:
+    # a custom CNN of twice ResNet-50's forward GFLOPs (8.178 → 16.356) at micro-batch 64,
+    # derived from resnet50-imagenet-tf, does the work of 128 ResNet-50 samples a step
+    ds = _ds()
+    preset = ds.presets["resnet50-imagenet-tf"].workload()
+    custom = replace(
+        preset, forward_gflops_per_sample=16.356, micro_batch_size=64, matches_preset=False
+    )
+    model = ThroughputModel(
+        custom, catalog=ds.catalog, flops_table=ds.flops_table, data=_data(), reference=preset
+    )
+    assert model._batch() == pytest.approx(128.0, rel=1e-9)
