@@ -16,7 +16,8 @@ from pathlib import Path
 from written_file import write_or_check
 
 from app.calibrate.dataset import load_dataset
-from app.calibrate.mfu_fit import MfuRow, fit_mfu_range, mfu_rows
+from app.calibrate.mfu_fit import MfuRow, fit_fp8_gain, fit_mfu_range, fp8_pairs, mfu_rows
+from app.model.mfu import ADAPTER_METHODS, MIN_ADAPTER_ROWS
 from app.settings import PROJECT_ROOT
 
 TARGET = PROJECT_ROOT / "docs" / "mfu_table.md"
@@ -52,6 +53,9 @@ def render(seed_dir: Path) -> str:
         "held out of the data, listed at the end with the reason.",
         "",
         "Cells: family · size (parameters) · precision class (32: fp32/tf32, 16, 8: fp8).",
+        "A transformer cell's LoRA/QLoRA rows also form its `adapter` cell; with at least",
+        f"{MIN_ADAPTER_ROWS} rows it holds LoRA/QLoRA answers too (their MFU counts 4N per token",
+        "and the adapters' own matmuls and the base's casts take time it does not count).",
         "",
         "| cell | p10 MFU | median | highest MFU | highest HFU | rows |",
         "|---|---|---|---|---|---|",
@@ -62,6 +66,8 @@ def render(seed_dir: Path) -> str:
     held = []
     for r in rows:
         (by[r.key] if r.held is None else held).append(r)
+        if r.held is None and r.point.method in ADAPTER_METHODS:
+            by[r.key + "|adapter"].append(r)
     for key in table:
         lines += [
             "",
@@ -79,6 +85,27 @@ def render(seed_dir: Path) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     lines += [_row(r) for r in sorted(held, key=lambda r: -r.mfu)]
+    median, top, n = fit_fp8_gain(ds)
+    lines += [
+        "",
+        "## fp8 over 16-bit: measured pairs of one job",
+        "",
+        "The same source, GPU, GPU count, network, method, sequence length and micro-batch",
+        "measured at fp8 and at 16 bits (the best row of each side where a configuration",
+        f"sweep gives several). Gain: median ×{median:.2f}, highest ×{top:.2f} over {n} pairs",
+        "(`fp8_gain` of the calibration): an fp8 answer that stands on no fp8 measurement of",
+        "its GPU is held to the highest × the 16-bit answer and warned `fp8_gain_extrapolated`.",
+        "",
+        "| fp8 id | 16-bit id | source | workload | GPU × count | seq | micro-batch | gain |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for x in fp8_pairs(ds):
+        p = x.fp8
+        lines.append(
+            f"| {p.id} | {x.sixteen.id} | {p.source} | {p.workload} ({p.method}) | "
+            f"{p.gpu} × {p.gpu_count} | {p.seq_len or ''} | {p.batch_size_per_gpu or ''} | "
+            f"{x.ratio:.3f} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.calibrate.dataset import Dataset
-from app.calibrate.mfu_fit import fit_mfu_range
+from app.calibrate.mfu_fit import fit_fp8_gain, fit_mfu_range
 from app.calibrate.validate import (
     MultiPair,
     Residual,
@@ -261,6 +261,7 @@ def fit_all(ds: Dataset, base: Calibration | None = None) -> dict[str, Any]:
     constants["qlora_slowdown"] = fit_qlora_slowdown(ds)
     constants["mfu_prior"] = fit_mfu_prior(ds)
     constants["mfu_range"] = fit_mfu_range(ds)
+    constants["fp8_gain"] = fit_fp8_gain(ds)
     constants["flops_rate_model"] = fit_flops_rate_model(ds)
     constants["intensity_slope"] = fit_intensity_slope(ds)
     constants.update(fit_multigpu(ds, cal=replace(base, **constants)))

@@ -17,9 +17,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from app.calibrate.dataset import Dataset, row_workload
-from app.model.mfu import implausible_mfu_reason, mfu_class, range_key, row_utilisation
+from app.model.mfu import (
+    ADAPTER_METHODS,
+    implausible_mfu_reason,
+    mfu_class,
+    range_key,
+    row_utilisation,
+)
 from app.model.pooled import family, place_unstated_variants, rate_class
-from app.model.types import BenchmarkPoint
+from app.model.types import BenchmarkPoint, Precision
+from app.model.vocabulary import Family
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +67,17 @@ def fit_mfu_range(
     ds: Dataset, exclude: frozenset[str] = frozenset()
 ) -> dict[str, tuple[float, float, float, float, int]]:
     """``family|size|class`` → (10th percentile, median, highest MFU, highest HFU, rows)
-    over the rows that count (:func:`mfu_rows`)."""
+    over the rows that count (:func:`mfu_rows`); a transformer cell's LoRA/QLoRA rows also
+    form ``family|size|class|adapter`` (:func:`app.model.mfu.credible_max`)."""
     by: dict[str, list[MfuRow]] = {}
     for r in mfu_rows(ds, exclude):
         if r.held is None:
             by.setdefault(r.key, []).append(r)
+    for key, rows in list(by.items()):
+        # the adapter rows of a transformer cell also form its adapter cell
+        adapters = [r for r in rows if r.point.method in ADAPTER_METHODS]
+        if adapters and key.startswith(Family.TRANSFORMER + "|"):
+            by[key + "|adapter"] = adapters
     out = {}
     for key, rows in sorted(by.items()):
         mfus = sorted(r.mfu for r in rows)
@@ -77,3 +90,49 @@ def fit_mfu_range(
             len(rows),
         )
     return out
+
+
+#: 16-bit precisions an fp8 row is paired with (:func:`fp8_pairs`).
+_SIXTEEN = frozenset({Precision.BF16_AMP, Precision.FP16_AMP, Precision.BF16})
+
+
+@dataclass(frozen=True, slots=True)
+class Fp8Pair:
+    """An fp8 and a 16-bit measurement of the same job: one source, GPU, GPU count, network,
+    method, sequence length and micro-batch; ``ratio`` = the best fp8 rate ÷ the best 16-bit
+    rate of that job (the rows of a configuration sweep, such as torchtitan's async-TP and
+    rowwise/tensorwise float8 variants, compared at their best)."""
+
+    ratio: float
+    fp8: BenchmarkPoint
+    sixteen: BenchmarkPoint
+
+
+def fp8_pairs(ds: Dataset) -> list[Fp8Pair]:
+    """Every measured fp8/16-bit pair of the seed data (suspect rows left out), by ratio."""
+    best: dict[tuple[object, ...], dict[bool, BenchmarkPoint]] = {}
+    for p in ds.points:
+        if p.suspect or not p.gpu or (p.precision != Precision.FP8 and p.precision not in _SIXTEEN):
+            continue
+        key = (p.source, p.gpu, p.gpu_count, p.workload, p.method, p.seq_len, p.batch_size_per_gpu)
+        side = best.setdefault(key, {})
+        fp8 = p.precision == Precision.FP8
+        if fp8 not in side or p.throughput_total > side[fp8].throughput_total:
+            side[fp8] = p
+    pairs = [
+        Fp8Pair(side[True].throughput_total / side[False].throughput_total, side[True], side[False])
+        for side in best.values()
+        if True in side and False in side
+    ]
+    return sorted(pairs, key=lambda x: -x.ratio)
+
+
+def fit_fp8_gain(ds: Dataset) -> tuple[float, float, int]:
+    """(median, highest, pairs) of the fp8 ÷ 16-bit rate over :func:`fp8_pairs`: the highest
+    bounds every fp8 answer that stands on no fp8 measurement of its GPU
+    (:meth:`app.model.throughput.checks.PhysicalChecks._fp8_bounded`). ``(1, 1, 0)`` without a
+    pair (fp8 then gains nothing over 16-bit)."""
+    ratios = [x.ratio for x in fp8_pairs(ds)]
+    if not ratios:
+        return (1.0, 1.0, 0)
+    return (round(statistics.median(ratios), 4), round(max(ratios), 4), len(ratios))

@@ -893,7 +893,8 @@ class EstimateOut(BaseModel):
         default=None,
         description="implied model-FLOPs utilisation per GPU: model FLOPs per sample (6N per "
         "token for full training, 4N for LoRA, plus attention; no recompute) × samples/s ÷ "
-        "GPUs ÷ the dense datasheet peak at the precision estimated; null without a FLOPs count",
+        "GPUs ÷ the dense datasheet peak at the precision estimated (an fp32 transformer whose "
+        "stack leaves TF32 off: the FP32 vector peak); null without a FLOPs count",
     )
     stack: str | None = Field(
         default=None,

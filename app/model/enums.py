@@ -186,6 +186,7 @@ class WarningCode(StrEnum):
     NVLINK_UNAVAILABLE = "nvlink_unavailable"
     FP8_TRANSFORMER_ONLY = "fp8_transformer_only"
     FP8_GAIN_UNMEASURED = "fp8_gain_unmeasured"
+    FP8_GAIN_EXTRAPOLATED = "fp8_gain_extrapolated"
     PCIE_HOST_BRIDGE = "pcie_host_bridge"
     MULTI_NODE = "multi_node"
     DATA_LOADER_BOUND = "data_loader_bound"

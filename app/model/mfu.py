@@ -38,6 +38,13 @@ from app.model.vocabulary import Family, mfu_class
 #: Winograd convolutions, or mislabels its precision).
 IMPLAUSIBLE_MFU: dict[str, float] = {Family.TRANSFORMER: 0.75, Family.CNN: 1.0, Family.OTHER: 1.0}
 
+#: Methods that train adapters on a frozen base: their rows also form an ``adapter`` cell.
+ADAPTER_METHODS = frozenset({"lora", "qlora"})
+
+#: Fewest measured adapter rows an ``adapter`` cell needs to bound an answer
+#: (:func:`credible_max`); with fewer the size cell alone bounds it.
+MIN_ADAPTER_ROWS = 3
+
 #: Transformer size buckets (total parameters), upper bounds exclusive.
 SIZE_BUCKETS = ((1e9, "<1B"), (2e10, "1B-20B"), (float("inf"), ">=20B"))
 
@@ -53,6 +60,14 @@ def size_bucket(fam: str, params: int | None) -> str:
 def range_key(fam: str, params: int | None, precision: Precision) -> str:
     """``family|size|class``: the key of :attr:`Calibration.mfu_range`."""
     return f"{fam}|{size_bucket(fam, params)}|{mfu_class(precision)}"
+
+
+def adapter_key(fam: str, params: int | None, precision: Precision) -> str | None:
+    """``family|size|class|adapter``: the cell of LoRA/QLoRA rows inside the size cell, for
+    transformers; ``None`` for other families."""
+    if fam != Family.TRANSFORMER:
+        return None
+    return range_key(fam, params, precision) + "|adapter"
 
 
 def model_workload(w: Workload) -> Workload:
@@ -71,21 +86,34 @@ def credible_range(
     if own is not None:
         return own
     cls = mfu_class(precision)
-    same = [v for k, v in table.items() if k.split("|")[0] == fam and k.endswith("|" + cls)]
-    same = same or [v for k, v in table.items() if k.split("|")[0] == fam]
+    cells = {k: v for k, v in table.items() if not k.endswith("|adapter")}
+    same = [v for k, v in cells.items() if k.split("|")[0] == fam and k.endswith("|" + cls)]
+    same = same or [v for k, v in cells.items() if k.split("|")[0] == fam]
     if not same:
         return (0.0, 0.0, 1.0, 1.0, 0)
     return max(same, key=lambda v: v[2])
 
 
 def credible_max(
-    fam: str, params: int | None, precision: Precision, cal: Calibration | None = None
+    fam: str,
+    params: int | None,
+    precision: Precision,
+    cal: Calibration | None = None,
+    method: str | None = None,
 ) -> tuple[float, float]:
     """Highest credible (MFU, HFU) for the cell (:func:`credible_range` of ``cal``), never
-    above the family's :data:`IMPLAUSIBLE_MFU`."""
+    above the family's :data:`IMPLAUSIBLE_MFU`. A LoRA/QLoRA ``method`` is also held to its
+    size cell's ``adapter`` cell (:func:`adapter_key`) where that has at least
+    :data:`MIN_ADAPTER_ROWS` rows: the measured adapter runs reach less MFU than full
+    training (their 4N count leaves out the adapters' matmuls and the base's casts)."""
     cell = credible_range(fam, params, precision, cal)
     limit = IMPLAUSIBLE_MFU.get(fam, 1.0)
-    return min(float(cell[2]), limit), min(max(float(cell[3]), float(cell[2])), 1.0)
+    mfu, hfu = min(float(cell[2]), limit), min(max(float(cell[3]), float(cell[2])), 1.0)
+    key = adapter_key(fam, params, precision) if method in ADAPTER_METHODS else None
+    own = (cal or load_calibration()).mfu_range.get(key) if key else None
+    if own is not None and int(own[4]) >= MIN_ADAPTER_ROWS:
+        mfu, hfu = min(mfu, float(own[2])), min(hfu, max(float(own[3]), float(own[2])))
+    return mfu, hfu
 
 
 def implausible_mfu_reason(fam: str, mfu: float) -> str | None:

@@ -219,6 +219,9 @@ class ThroughputEstimate:
     hfu: float | None = None
     #: the training stack the estimate assumes (asked, or the default)
     stack: str | None = None
+    #: fp8 ÷ bf16_amp answer of the same job and GPU where the fp8 answer stands on no fp8
+    #: measurement of this GPU (its gain extrapolated); ``None`` otherwise
+    fp8_gain: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -104,7 +104,9 @@ def hardware_warnings(
     ``no_nvlink``, ``nvlink_unavailable`` (:func:`app.model.compat.interconnect_warning`),
     ``pcie_host_bridge``, ``data_loader_bound``, ``fp8_gain_unmeasured`` (fp8 asked for a
     workload measured at 16-bit only: ``tp`` stands at that rate,
-    :meth:`app.model.throughput.ThroughputModel.stand_in_precision`), plus the software
+    :meth:`app.model.throughput.ThroughputModel.stand_in_precision`),
+    ``fp8_gain_extrapolated`` (an fp8 answer standing on no fp8 measurement of the GPU:
+    ``tp.fp8_gain``), plus the software
     rules of
     :func:`app.model.compat.compatibility_warnings` and the precision rule of
     :func:`app.model.compat.effective_precision`.
@@ -137,6 +139,18 @@ def _gpu_warnings(w: Workload, hw: Hardware, tp: ThroughputEstimate) -> list[Run
                 gpu=hw.gpu.name,
                 requested_precision=w.precision.value,
                 estimated_at_precision=tp.precision.value,
+            )
+        )
+    if run == Precision.FP8 and tp.precision == Precision.FP8 and tp.fp8_gain is not None:
+        out.append(
+            warn(
+                WarningCode.FP8_GAIN_EXTRAPOLATED,
+                f"this workload was never measured at fp8 on {hw.gpu.name}: its fp8 gain "
+                f"over bf16_amp (×{tp.fp8_gain:.2f} here) is extrapolated from other GPUs or "
+                "workloads and held to the highest gain measured on one job "
+                "(docs/mfu_table.md)",
+                gpu=hw.gpu.name,
+                fp8_gain=round(tp.fp8_gain, 3),
             )
         )
     link_warning = interconnect_warning(hw.gpu, hw.interconnect, hw.gpu_count)

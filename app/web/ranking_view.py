@@ -80,6 +80,7 @@ def warning_label(w: WarningOut, lang: str) -> str:
         "nvlink_unavailable": lambda: _("no NVLink on this GPU"),
         "fp8_transformer_only": lambda: _("FP8 in transformer layers only"),
         "fp8_gain_unmeasured": lambda: _("FP8 gain not measured"),
+        "fp8_gain_extrapolated": lambda: _("FP8 gain extrapolated"),
         "pcie_host_bridge": lambda: _("PCIe host bridge: {eff} % scaling").format(
             eff=num((_value(v, "predicted_efficiency") or 0) * 100, 2, lang)
         ),

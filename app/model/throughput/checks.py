@@ -4,10 +4,14 @@ bound an answer is held to.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from app.model.flops import (
     flops_peak_tflops,
+    peak_tflops,
     training_flops_per_sample,
 )
+from app.model.pooled import rate_class
 from app.model.stacks import (
     DEFAULT_STACK,
     SOURCE_STACK,
@@ -17,12 +21,25 @@ from app.model.stacks import (
 )
 from app.model.throughput.common import _OWN, CREDIBLE_SHARPNESS, SingleGpu
 from app.model.throughput.flops_model import FlopsModel
-from app.model.throughput.rates import credible_rate
+from app.model.throughput.rates import credible_rate, width_efficiency
 from app.model.types import (
     GpuSpec,
     Precision,
     Situation,
     Workload,
+)
+from app.model.vocabulary import Family, PrecisionClass, family
+
+#: Stacks whose fp32 runs multiply on TF32 tensor cores by default: NVIDIA's containers
+#: (DeepLearningExamples and the Lambda runs of them, Megatron/NeMo; the seed's fp32 rows of
+#: these sources reach up to 2.6× an A100's FP32 vector peak), TensorFlow ≥ 2.4
+#: (``tf.config.experimental.enable_tensor_float_32_execution``, on by default,
+#: https://www.tensorflow.org/api_docs/python/tf/config/experimental/enable_tensor_float_32_execution),
+#: llm.c (``override_enable_tf32 = 1`` in train_gpt2.cu) and nanoGPT's compiled loop
+#: (``torch.backends.cuda.matmul.allow_tf32 = True`` in train.py). Every other stack keeps
+#: PyTorch's default (:meth:`PhysicalChecks.runs_tf32`).
+TF32_STACKS = frozenset(
+    {Stack.NVIDIA_DLE, Stack.MEGATRON, Stack.TENSORFLOW, Stack.LLM_C, Stack.PYTORCH_COMPILE}
 )
 
 
@@ -118,3 +135,129 @@ class PhysicalChecks(FlopsModel):
             f"(the {situation.value} rate would imply MFU {rate * flops / peak:.2f})"
         )
         return peak / flops, situation, evidence, (*notes, note)
+
+    def fp8_measured_here(self, gpu: GpuSpec, software: str | None = None) -> bool:
+        """Whether the measured group the estimate stands on has an fp8 row of ``gpu``: an
+        fp8 answer then stands on its own GPU's fp8 rate, otherwise fp8's gain on ``gpu`` is
+        extrapolated (from other GPUs, or from other workloads by the FLOPs model)."""
+        if not self.groups or not self._usable(Precision.FP8, software):
+            return False
+        rows = self.data.rows(self._group_at(software))
+        return any(p.precision == Precision.FP8 and p.gpu == gpu.name for p in rows)
+
+    def _fp8_bounded(
+        self,
+        gpu: GpuSpec,
+        precision: Precision,
+        software: str | None,
+        est: SingleGpu,
+        at: Callable[[Precision], float],
+    ) -> SingleGpu:
+        """An fp8 answer ``est`` that stands on no fp8 measurement of ``gpu``
+        (:meth:`fp8_measured_here`) held to the 16-bit answer of the same job and GPU ×
+        the highest fp8 ÷ 16-bit rate measured on one job (``cal.fp8_gain``, fitted by
+        :func:`app.calibrate.mfu_fit.fit_fp8_gain` over the seed's fp8/bf16 pairs: the same
+        source, GPU, GPU count, network, method, sequence and micro-batch; 1.70 at most, the
+        torchtitan Llama 3.1 405B pair on 128 H100s; median 1.28). fp8 speeds up the linear
+        layers' matmuls only (Transformer Engine, torchao float8), so its gain is below the
+        2× of the datasheet peaks; specs and spec slopes carried it to 3.4× on GPUs the
+        workload was never measured on at fp8. Always with the sentence saying the fp8 gain
+        is extrapolated, and its size. ``at(precision)``: the per-GPU answer of the same job
+        and GPU at another precision."""
+        rate, situation, evidence, notes = est
+        if precision != Precision.FP8 or rate <= 0 or self.fp8_measured_here(gpu, software):
+            return est
+        sixteen = at(Precision.BF16_AMP)
+        if sixteen <= 0:
+            return est
+        median, top, pairs = self.cal.fp8_gain
+        gain = rate / sixteen
+        text = (
+            f"fp8 was never measured for this workload on {gpu.name}: its gain over bf16_amp "
+            f"(×{min(gain, top):.2f} here) is extrapolated; measured fp8/16-bit pairs of one "
+            f"job gain ×{median:.2f} (median of {pairs}), ×{top:.2f} at most"
+        )
+        if gain > top:
+            text += f"; held to ×{top:.2f} the bf16_amp answer (was ×{gain:.2f})"
+            rate = sixteen * top
+        return rate, situation, evidence, (*notes, text)
+
+    def runs_tf32(self, gpu: GpuSpec, precision: Precision, software: str | None = None) -> bool:
+        """Whether a ``precision`` job's matmuls run on ``gpu``'s TF32 tensor cores: ``tf32``
+        asked, or ``fp32`` by a stack that turns TF32 on (:data:`TF32_STACKS`), or ``fp32``
+        of a network other than a transformer (convolutions and RNNs run in cuDNN, whose
+        ``allow_tf32`` defaults to True). PyTorch ≥ 1.12 multiplies fp32 matrices in full
+        fp32 by default (``torch.backends.cuda.matmul.allow_tf32 = False``,
+        https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices),
+        so an fp32 transformer under HF Trainer (``--tf32`` unset), Lightning, torchtune or
+        a plain loop runs its matmuls at the FP32 vector rate."""
+        if precision == Precision.TF32:
+            return True
+        if precision != Precision.FP32 or family(self.w.architecture) != Family.TRANSFORMER:
+            return precision == Precision.FP32
+        return self.stack(software, precision) in TF32_STACKS
+
+    def run_peak(self, gpu: GpuSpec, precision: Precision, software: str | None = None) -> float:
+        """Dense TFLOPS ``gpu`` runs ``precision``'s matmuls at: :func:`flops_peak_tflops`,
+        except fp32 without TF32 (:meth:`runs_tf32`), the FP32 vector rate."""
+        if precision == Precision.FP32 and not self.runs_tf32(gpu, precision, software):
+            return peak_tflops(gpu, Precision.FP32)
+        return flops_peak_tflops(gpu, precision)
+
+    def _fp32_bounded(
+        self,
+        w: Workload,
+        gpu: GpuSpec,
+        precision: Precision,
+        software: str | None,
+        est: SingleGpu,
+        at: Callable[[Precision], float],
+    ) -> SingleGpu:
+        """An fp32 transformer answer ``est`` (every fp32 row of the seed ran TF32 matmuls:
+        Lambda's NGC-container runs reach up to 2.6× the FP32 vector peak of an A100, which
+        only TF32 tensor cores allow) moved to what the job runs:
+
+        * without TF32 (:meth:`runs_tf32`) the matmul share of the step time, ``e`` =
+          :func:`app.model.throughput.rates.width_efficiency` (the width law's share of a
+          transformer step spent in matmuls), takes ``R`` = TF32 ÷ FP32 vector peak times
+          longer (Amdahl): rate × 1 / (e·R + 1 − e); then held to the credible MFU at the
+          FP32 vector peak (:func:`credible_rate`);
+        * never faster than the 16-bit answer of the same job on a GPU with 16-bit tensor
+          cores: 16-bit matmuls run at 2× TF32 and ≥ 8× FP32 there, and of the seed's
+          fp32/16-bit pairs of one transformer job only one (Transformer-XL large on a
+          Quadro RTX 5000, ×1.06) has fp32 ahead.
+
+        ``at(precision)``: the per-GPU answer of the same job and GPU at another precision.
+        """
+        rate, situation, evidence, notes = est
+        if precision != Precision.FP32 or family(w.architecture) != Family.TRANSFORMER:
+            return est
+        if rate <= 0:
+            return est
+        added: list[str] = []
+        ratio = flops_peak_tflops(gpu, precision) / peak_tflops(gpu, Precision.FP32)
+        if not self.runs_tf32(gpu, precision, software) and ratio > 1.01:
+            share = width_efficiency(w, self.cal)
+            factor = 1.0 / (share * ratio + 1.0 - share)
+            rate *= factor
+            added.append(
+                f"fp32 without TF32 (stack {self.stack(software, precision).value}; PyTorch ≥ "
+                "1.12 defaults torch.backends.cuda.matmul.allow_tf32 to False): the matmuls "
+                f"({share:.0%} of the step) run at the {peak_tflops(gpu, Precision.FP32):.1f} "
+                f"TFLOP/s FP32 rate, not TF32's ({ratio:.1f}× faster): ×{factor:.2f}; "
+                "tf32 (or a stack that enables it) runs them on tensor cores"
+            )
+            bound = credible_rate(w, gpu, precision, self.cal, peak_tflops(gpu, Precision.FP32))
+            if bound is not None and rate > bound[0]:
+                rate = bound[0]
+                added.append(f"{bound[1]}, at the FP32 vector peak")
+        half = Precision.BF16_AMP if gpu.bf16_tflops else Precision.FP16_AMP
+        if rate_class(gpu, half) == PrecisionClass.HALF:
+            sixteen = at(half)
+            if 0 < sixteen < rate:
+                added.append(
+                    f"held to the {half.value} answer ({sixteen:.4g} samples/s per GPU): "
+                    "fp32 is never faster than 16-bit on tensor cores"
+                )
+                rate = sixteen
+        return rate, situation, evidence, (*notes, *added)

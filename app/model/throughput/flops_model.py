@@ -331,6 +331,23 @@ class FlopsModel(PooledSituations):
                 weighting = donor_weighted / donor_flops
         return y + math.log(entry[1] * weighting), weight, moved
 
+    def _work_per_sample(self, w: Workload) -> float:
+        """Work one sample puts on the GPU in the FLOPs model's batch law: matmul rows
+        (:func:`app.model.pooled.matmul_rows_per_sample`) for a transformer; for other
+        families training FLOPs per sample ÷ the geometric mean of the family's measured
+        workloads' (the FLOPs table), so the law works in FLOPs per step: a UNet sample of
+        2.4 TFLOPs fills the GPU at a micro-batch where ResNet-50's 25 GFLOPs do not (SD 1.5 at
+        micro-batch 1 had come out at MFU 0.012 by ResNet-50's per-sample law). 1 for a
+        workload without a FLOPs count or a family without measured FLOPs."""
+        if w.architecture.is_transformer:
+            return matmul_rows_per_sample(w)
+        flops = training_flops_per_sample(w)
+        fam = family(w.architecture)
+        own = [math.log(e[2]) for e in self.flops_table.values() if e[0] == fam and e[2] > 0]
+        if not flops or not own:
+            return 1.0
+        return flops / math.exp(sum(own) / len(own))
+
     def _work_batch_term(self, group: tuple[str, str], donor: Workload | None) -> float:
         """log(b / (b + b0)) of ``group``'s typical measured batch (the geometric mean of its
         range, as :meth:`app.model.pooled.PooledData.batch_term`) under the FLOPs model's
@@ -340,13 +357,13 @@ class FlopsModel(PooledSituations):
         if donor is None or not rng:
             return self.data.batch_term(group, None)
         fam = family(donor.architecture)
-        b0 = self.data.b0_work.get(fam, DEFAULT_B0_WORK[fam]) / matmul_rows_per_sample(donor)
+        b0 = self.data.b0_work.get(fam, DEFAULT_B0_WORK[fam]) / self._work_per_sample(donor)
         typical = math.sqrt(rng[0] * rng[1])
         return math.log(typical / (typical + b0))
 
     def _batch_factor(self, w: Workload) -> float:
         """b / (b + b0) of the micro-batch law (:mod:`app.model.pooled`) for ``w``."""
         fam = family(w.architecture)
-        b0 = self.data.b0_work.get(fam, DEFAULT_B0_WORK[fam]) / matmul_rows_per_sample(w)
+        b0 = self.data.b0_work.get(fam, DEFAULT_B0_WORK[fam]) / self._work_per_sample(w)
         b = max(w.micro_batch_size, 1)
         return b / (b + b0)

@@ -6,10 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from app.model.calibration import Calibration
 from app.model.comm import NO_FABRIC, Fabric
-from app.model.flops import (
-    flops_peak_tflops,
-    training_flops_per_sample,
-)
+from app.model.flops import training_flops_per_sample
 from app.model.pooled import (
     PooledData,
 )
@@ -86,6 +83,14 @@ class ThroughputModel(MultiGpu):
         result = self.situation(w, gpu, prec, software)
         # the credible bound is the tuned suites' (every row is one); the stack moves below it
         result = self._with_stack(self._credible(w, gpu, prec, result), software, prec)
+
+        def at(other: Precision) -> float:
+            return self.single_gpu(gpu, other, software)[0]
+
+        # fp8 no faster than the measured fp8 gains allow over the same job at 16 bits
+        result = self._fp8_bounded(gpu, prec, software, result, at)
+        # fp32 at the rate its matmuls run (TF32 or not), never above 16-bit on tensor cores
+        result = self._fp32_bounded(w, gpu, prec, software, result, at)
         self._single[key] = result
         return result
 
@@ -115,6 +120,10 @@ class ThroughputModel(MultiGpu):
             interconnect = Interconnect.NVLINK
         # 2. one situation, its own bound, the physical check and the stack (single_gpu)
         per_gpu, situation, evidence, notes = self.single_gpu(gpu, prec, software)
+        fp8_gain = None
+        if prec == Precision.FP8 and not self.fp8_measured_here(gpu, software):
+            sixteen = self.single_gpu(gpu, Precision.BF16_AMP, software)[0]
+            fp8_gain = per_gpu / sixteen if sixteen > 0 else None
         per_gpu, capped = self.board_cap(gpu, prec, software, per_gpu)
         if capped:
             notes = (*notes, capped)
@@ -127,10 +136,11 @@ class ThroughputModel(MultiGpu):
         notes = (*notes, *scaled.notes)
         # 4. the range
         low, high = throughput_range(self.w, gpu, n, prec, total, situation, scaled.model, self.cal)
-        used = implied_utilisation(self._w_at(prec), gpu, prec, total / n)
+        peak = self.run_peak(gpu, prec, software)
+        used = implied_utilisation(self._w_at(prec), gpu, prec, total / n, peak)
         mfu, hfu = used if used else (None, None)
         if used:
-            notes = (*notes, utilisation_note(used, flops_peak_tflops(gpu, prec), prec))
+            notes = (*notes, utilisation_note(used, peak, prec))
         return ThroughputEstimate(
             samples_per_s=total,
             samples_per_s_low=low,
@@ -146,6 +156,7 @@ class ThroughputModel(MultiGpu):
             mfu=mfu,
             hfu=hfu,
             stack=self.stack(software, prec).value,
+            fp8_gain=fp8_gain,
         )
 
 

@@ -16,7 +16,7 @@ from app.model.flops import (
     training_flops_per_sample,
     transformer_flops,
 )
-from app.model.mfu import credible_max, model_workload, range_key
+from app.model.mfu import ADAPTER_METHODS, credible_max, model_workload, range_key
 from app.model.pooled import rate_class
 from app.model.types import GpuSpec, Precision, Workload
 from app.model.vocabulary import PrecisionClass, family, precision_class
@@ -53,19 +53,24 @@ def achieved_flops_prior(gpu: GpuSpec, fam: str, precision: Precision, cal: Cali
 
 
 def implied_utilisation(
-    w: Workload, gpu: GpuSpec, precision: Precision, samples_per_s_per_gpu: float
+    w: Workload,
+    gpu: GpuSpec,
+    precision: Precision,
+    samples_per_s_per_gpu: float,
+    peak: float | None = None,
 ) -> tuple[float, float] | None:
     """(MFU, HFU) of ``samples_per_s_per_gpu`` of ``w`` on ``gpu`` at ``precision``
     (:mod:`app.model.mfu`): model FLOPs per sample (no recompute) and hardware FLOPs per
-    sample (with it) × the rate ÷ :func:`flops_peak_tflops`; ``None`` without a FLOPs
-    estimate. Llama 2 7B at 1,000 tokens/s on an A100 (312 TFLOPS bf16): 6 × 6.74e9 × 1e3 +
+    sample (with it) × the rate ÷ :func:`flops_peak_tflops` (or ``peak`` TFLOPS, the peak
+    the job really runs at where it differs: fp32 matmuls without TF32); ``None`` without a
+    FLOPs estimate. Llama 2 7B at 1,000 tokens/s on an A100 (312 TFLOPS bf16): 6 × 6.74e9 × 1e3 +
     attention ≈ 4.2e13 FLOP/s, MFU 0.13."""
     hardware = training_flops_per_sample(w)
     model = training_flops_per_sample(model_workload(w))
     if not hardware or not model:
         return None
-    peak = flops_peak_tflops(gpu, precision) * 1e12
-    return samples_per_s_per_gpu * model / peak, samples_per_s_per_gpu * hardware / peak
+    flops = (peak or flops_peak_tflops(gpu, precision)) * 1e12
+    return samples_per_s_per_gpu * model / flops, samples_per_s_per_gpu * hardware / flops
 
 
 def utilisation_note(used: tuple[float, float], peak_tflops: float, precision: Precision) -> str:
@@ -78,19 +83,24 @@ def utilisation_note(used: tuple[float, float], peak_tflops: float, precision: P
 
 
 def credible_rate(
-    w: Workload, gpu: GpuSpec, precision: Precision, cal: Calibration
+    w: Workload, gpu: GpuSpec, precision: Precision, cal: Calibration, peak: float | None = None
 ) -> tuple[float, str] | None:
     """Highest per-GPU samples/s of ``w`` on ``gpu`` the credible-MFU table of ``cal`` allows
     (the lower of its cell's highest measured MFU and HFU, :func:`app.model.mfu.credible_max`),
-    with the sentence that says so; ``None`` without a FLOPs estimate."""
-    per_sample = implied_utilisation(w, gpu, precision, 1.0)
+    with the sentence that says so; ``None`` without a FLOPs estimate. ``peak``: the TFLOPS
+    the job really runs at where it is not :func:`flops_peak_tflops` (fp32 without TF32)."""
+    per_sample = implied_utilisation(w, gpu, precision, 1.0, peak)
     if per_sample is None:
         return None
     fam = family(w.architecture)
     # the class the GPU runs it at (mixed precision on a GPU without 16-bit units is fp32)
     runs = Precision.FP32 if rate_class(gpu, precision) == PrecisionClass.FP32 else precision
-    mfu_max, hfu_max = credible_max(fam, w.params, runs, cal)
+    mfu_max, hfu_max = credible_max(fam, w.params, runs, cal, w.method.value)
     cell = range_key(fam, w.params, runs)
+    if w.method.value in ADAPTER_METHODS and (
+        (mfu_max, hfu_max) != credible_max(fam, w.params, runs, cal)
+    ):
+        cell += "|adapter"
     rate = min(mfu_max / per_sample[0], hfu_max / per_sample[1])
     text = (
         f"held to the highest utilisation measured runs of its kind reach ({cell}: MFU "
