@@ -303,16 +303,7 @@ def estimate_memory(
     figures as without it.
     """
     cal = cal or load_calibration()
-    count = max(math.floor(gpu_count), 1)
-
-    def peak_at(b: int) -> MemoryBreakdown:
-        if peaks is None:
-            return peak_memory_bytes(w, count, b, cal)
-        hit = peaks.get((count, b))
-        if hit is None:
-            hit = peaks[(count, b)] = peak_memory_bytes(w, count, b, cal)
-        return hit
-
+    peak_at = _peaks_of(w, gpu_count, cal, peaks)
     breakdown = peak_at(w.micro_batch_size)
     usable = usable_vram_gib(vram_gib, gpu)
 
@@ -323,7 +314,7 @@ def estimate_memory(
         return oom_risk(peak / usable, cal) == OomRisk.LOW
 
     max_b = _largest_fitting(fits)
-    utilization = breakdown.total_gib / usable if usable > 0 else math.inf
+    utilization = _utilization(breakdown, usable)
     risk = oom_risk(utilization, cal)
     fixes: tuple[MemoryFix, ...] = ()
     if with_fixes and risk == OomRisk.HIGH:
@@ -339,6 +330,50 @@ def estimate_memory(
         fixes=fixes,
         notes=memory_notes(w, cal),
     )
+
+
+def memory_risk(
+    w: Workload,
+    *,
+    vram_gib: float,
+    gpu_count: float = 1,
+    cal: Calibration | None = None,
+    gpu: str | None = None,
+    peaks: dict[tuple[int, int], MemoryBreakdown] | None = None,
+) -> OomRisk:
+    """The ``oom_risk`` of :func:`estimate_memory` with the same arguments, alone: one
+    breakdown and one utilisation, without the micro-batch search and the notes (what a
+    ranking needs of every hardware configuration; the full estimate is made only for the
+    offers shown). Same arithmetic, so the same band."""
+    cal = cal or load_calibration()
+    breakdown = _peaks_of(w, gpu_count, cal, peaks)(w.micro_batch_size)
+    return oom_risk(_utilization(breakdown, usable_vram_gib(vram_gib, gpu)), cal)
+
+
+def _peaks_of(
+    w: Workload,
+    gpu_count: float,
+    cal: Calibration,
+    peaks: dict[tuple[int, int], MemoryBreakdown] | None,
+) -> Callable[[int], MemoryBreakdown]:
+    """micro-batch → :func:`peak_memory_bytes` of ``w`` on ``gpu_count`` GPUs (whole GPUs, at
+    least one), read from and kept in ``peaks`` when given (:func:`estimate_memory`)."""
+    count = max(math.floor(gpu_count), 1)
+
+    def peak_at(b: int) -> MemoryBreakdown:
+        if peaks is None:
+            return peak_memory_bytes(w, count, b, cal)
+        hit = peaks.get((count, b))
+        if hit is None:
+            hit = peaks[(count, b)] = peak_memory_bytes(w, count, b, cal)
+        return hit
+
+    return peak_at
+
+
+def _utilization(breakdown: MemoryBreakdown, usable_gib: float) -> float:
+    """Predicted peak ÷ usable VRAM (infinite without usable VRAM)."""
+    return breakdown.total_gib / usable_gib if usable_gib > 0 else math.inf
 
 
 def _largest_fitting(fits: Callable[[int], bool]) -> int:
@@ -385,6 +420,7 @@ __all__ = [
     "lora_trainable_params",
     "max_fitting_utilization",
     "memory_notes",
+    "memory_risk",
     "model_state_bytes",
     "offloaded_activation_bytes",
     "oom_probability",

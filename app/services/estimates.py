@@ -253,6 +253,7 @@ class ConfigEstimates:
         self.models = _Models(w, reference, ref)
         self._tp: dict[tuple[str, float, Interconnect | None, Fabric], ThroughputEstimate] = {}
         self._mem: dict[tuple[float, int, bool, str | None], MemoryEstimate] = {}
+        self._risk: dict[tuple[float, int, str | None], OomRisk] = {}
         #: the workload's memory breakdowns by (whole GPUs, micro-batch), shared by every
         #: VRAM size (:func:`app.model.memory.estimate_memory`'s ``peaks``)
         self._peaks: dict[tuple[int, int], MemoryBreakdown] = {}
@@ -334,6 +335,23 @@ class ConfigEstimates:
             if catalog and len(self._tp) < self.max_entries:
                 self._tp[key] = tp
         return tp
+
+    def memory_risk(self, vram_gib: float, gpu_count: float, gpu: str | None = None) -> OomRisk:
+        """The ``oom_risk`` of :meth:`memory` with the same arguments, without its micro-batch
+        search (what ranking needs of every configuration); memoised likewise."""
+        key = (vram_gib, max(math.floor(gpu_count), 1), gpu)
+        risk = self._risk.get(key)
+        if risk is None:
+            risk = model_of(self.ref).memory_risk_at(
+                self.w,
+                vram_gib,
+                gpu_count,
+                gpu=gpu,
+                peaks=self._peaks if len(self._peaks) < self.max_entries * 16 else None,
+            )
+            if len(self._risk) < self.max_entries:
+                self._risk[key] = risk
+        return risk
 
     def memory(
         self, vram_gib: float, gpu_count: float, *, with_fixes: bool, gpu: str | None = None
@@ -511,7 +529,7 @@ def rank_offers(
     # offers); per offer only array operations: the price, the data-loader cap and the epoch
     # time, then the ranking on columns.
     used, config_of_row = _codes(snap.config[rows], len(snap.configs))
-    # per configuration of this snapshot: (throughput, memory verdict, (VRAM, count, card)), kept
+    # per configuration of this snapshot: (throughput, OOM risk, (VRAM, count, card)), kept
     # for later requests of the workload on the same catalog version
     table = snap.cached("configs", (w, reference), dict)
     made = [i for i in used.tolist() if i not in table]
@@ -588,9 +606,7 @@ def rank_offers(
         ).reshape(-1)
     over_budget = len(estimable) - len(keep)
     cfg = config_of[keep]
-    cfg_oom = np.array(
-        [c is not None and c[1].oom_risk == OomRisk.HIGH for c in config_est], dtype=bool
-    )
+    cfg_oom = np.array([c is not None and c[1] == OomRisk.HIGH for c in config_est], dtype=bool)
     cols = CandidateColumns(
         offer_id=offer_ids[keep],
         cost_per_epoch=run.cost_per_epoch[keep],
@@ -609,10 +625,10 @@ def rank_offers(
     prepared = {}
     for i, _, _ in (*top, *below):
         j = int(keep[i])
-        tp, mem = cast(tuple[ThroughputEstimate, MemoryEstimate], config_est[config_of[j]])
-        if mem.oom_risk == OomRisk.HIGH:
-            vram, count, card = config_mem_key[config_of[j]]
-            mem = est.memory(vram, count, with_fixes=True, gpu=card)
+        tp, risk = cast(tuple[ThroughputEstimate, OomRisk], config_est[config_of[j]])
+        vram, count, card = config_mem_key[config_of[j]]
+        # the full memory estimate (its largest micro-batch; the fixes where the risk is high)
+        mem = est.memory(vram, count, with_fixes=risk == OomRisk.HIGH, gpu=card)
         price = None if math.isnan(prices[j]) else float(prices[j])
         prepared[int(offer_ids[j])] = (tp, mem, price)
     ranked = [Ranked(_candidate(cols, i), pareto, rank) for i, rank, pareto in top]
@@ -686,10 +702,11 @@ def _config_estimate(
     est: ConfigEstimates,
     ref: ReferenceData,
     config: tuple[int | None, float, str | None, float | None],
-) -> tuple[ThroughputEstimate, MemoryEstimate, tuple[float, float, str | None]] | None:
-    """The throughput, the memory verdict (no fixes: those are searched only for the offers
-    shown) and the (VRAM per GPU, GPU count, card name) of one hardware configuration (GPU model id,
-    count, interconnect label, listed VRAM); ``None`` when the GPU is not in the catalog (no
+) -> tuple[ThroughputEstimate, OomRisk, tuple[float, float, str | None]] | None:
+    """The throughput, the OOM risk band (:meth:`ConfigEstimates.memory_risk`: the full memory
+    estimate, its micro-batch search and fixes are made only for the offers shown) and the
+    (VRAM per GPU, GPU count, card name) of one hardware configuration (GPU model id, count,
+    interconnect label, listed VRAM); ``None`` when the GPU is not in the catalog (no
     estimate: the offer is listed with a reason)."""
     gpu_id, count, interconnect, listed_vram = config
     if gpu_id is None:
@@ -697,7 +714,7 @@ def _config_estimate(
     gpu = ref.gpus[ref.gpu_names_by_id[gpu_id]]
     tp = est.throughput(gpu, count, offer_interconnect(interconnect))
     vram = vram_per_gpu_gib(gpu.vram_gib, listed_vram, count)
-    return tp, est.memory(vram, count, with_fixes=False, gpu=gpu.name), (vram, count, gpu.name)
+    return tp, est.memory_risk(vram, count, gpu=gpu.name), (vram, count, gpu.name)
 
 
 def _within_budget(total_hours: float, price: float | None, spot: bool, budget: Budget) -> bool:
