@@ -430,14 +430,37 @@ def comm_estimate(
     ``micro_batch`` overrides the workload's micro-batch (the harness uses a benchmark's).
     """
     cal = cal or load_calibration()
+    if topo.gpus <= 1 or per_gpu_samples_per_s <= 0:
+        return CommEstimate(1.0, topo, 0.0, 0.0, 0.0, 0.0)
+    batch = micro_batch if micro_batch is not None else w.micro_batch_size
+    return comm_over(
+        topo,
+        step_traffic(w, topo.gpus),
+        bus_bandwidth(gpu, topo),
+        batch * max(w.grad_accum_steps, 1),
+        per_gpu_samples_per_s,
+        cal,
+    )
+
+
+def comm_over(
+    topo: Topology,
+    traffic: StepTraffic,
+    link: tuple[float, float],
+    samples_per_step: float,
+    per_gpu_samples_per_s: float,
+    cal: Calibration,
+) -> CommEstimate:
+    """:func:`comm_estimate` from its parts: ``traffic`` (:func:`step_traffic` of the workload
+    over ``topo.gpus``), ``link`` (:func:`bus_bandwidth` of ``topo``: bytes/s per GPU, s per
+    call) and ``samples_per_step`` (micro-batch × gradient accumulation steps), so a caller
+    that holds the parts for many per-GPU rates computes only the step's arithmetic."""
     n = topo.gpus
     if n <= 1 or per_gpu_samples_per_s <= 0:
         return CommEstimate(1.0, topo, 0.0, 0.0, 0.0, 0.0)
     loss = (1.0 - cal.scaling_loss_per_doubling) ** math.log2(n)
-    traffic = step_traffic(w, n)
-    busbw, latency = bus_bandwidth(gpu, topo)
-    batch = micro_batch if micro_batch is not None else w.micro_batch_size
-    t_step = batch * max(w.grad_accum_steps, 1) / per_gpu_samples_per_s
+    busbw, latency = link
+    t_step = samples_per_step / per_gpu_samples_per_s
     t_comm = traffic.bus_bytes / busbw + traffic.calls * latency if traffic.bus_bytes else 0.0
     exposed = max(0.0, t_comm - cal.comm_overlap * traffic.hideable * t_step)
     return CommEstimate(

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.model.calibration import Calibration, load_calibration
-from app.model.comm import CommEstimate, Fabric
+from app.model.comm import CommEstimate, Fabric, StepTraffic
 from app.model.pooled import (
     Level,
     PooledData,
@@ -90,6 +90,12 @@ class PooledSituations:
         self._twins: dict[str, GpuSpec] | None = None
         self._stacks: dict[tuple[str | None, Precision | None], Stack | None] = {}
         self._comms: dict[tuple[Any, ...], tuple[GpuSpec, CommEstimate]] = {}
+        #: bytes per step of the workload at a precision over a GPU count (app.model.comm)
+        self._traffic: dict[tuple[Precision, int], StepTraffic] = {}
+        #: multi-GPU efficiencies as :meth:`MultiGpu._eta_at` returns them, with the GPU spec
+        self._etas_at: dict[tuple[Any, ...], tuple[GpuSpec, tuple[float, bool]]] = {}
+        #: each GPU's 1-GPU rows of the ranking group by (suite, precision)
+        self._singles_of: dict[str, dict[tuple[str, Precision], list[BenchmarkPoint]]] = {}
 
     def _usable(self, precision: Precision, software: str | None = None) -> bool:
         """The measured group stands for ``precision``: fp32/tf32 and 16-bit rates follow

@@ -12,12 +12,14 @@ from app.model.comm import (
     CommEstimate,
     Fabric,
     board_twin,
+    comm_over,
     gpus_per_node,
     link_grows_with_count,
+    step_traffic,
     twin_index,
 )
 from app.model.mfu import mfu_class
-from app.model.multigpu import multi_gpu_comm, multi_gpu_summary
+from app.model.multigpu import link_cost, multi_gpu_summary
 from app.model.pooled import (
     suite_of,
 )
@@ -107,10 +109,12 @@ class MultiGpu(PhysicalChecks):
         if not self.groups or self.reference is not None:
             return None
         rows = self._gpu_rows(gpu.name)
-        singles: dict[tuple[str, Precision], list[BenchmarkPoint]] = {}
-        for p in rows:
-            if p.gpu_count == 1:
-                singles.setdefault((suite_of(p), p.precision), []).append(p)
+        singles = self._singles_of.get(gpu.name)
+        if singles is None:  # the 1-GPU rows by (suite, precision), once per GPU
+            singles = self._singles_of[gpu.name] = {}
+            for p in rows:
+                if p.gpu_count == 1:
+                    singles.setdefault((suite_of(p), p.precision), []).append(p)
         ratios = []
         for p in rows:
             if p.gpu_count != n:
@@ -142,15 +146,22 @@ class MultiGpu(PhysicalChecks):
         key = (gpu.name, n, link, prec, per_gpu, fabric)
         hit = self._comms.get(key)
         if hit is None or hit[0] is not gpu:
-            comm = multi_gpu_comm(
-                self._w_at(prec),
-                gpu,
-                n,
-                link,
+            w = self._w_at(prec)
+            topo, cost = link_cost(
+                gpu, n, link, node_gpus=fabric.node_gpus, network_gbps=fabric.network_gbps
+            )
+            traffic = self._traffic.get((prec, topo.gpus))
+            if traffic is None:
+                traffic = self._traffic[(prec, topo.gpus)] = step_traffic(w, topo.gpus)
+            # multi_gpu_comm's arithmetic (app.model.comm.comm_estimate) on parts that depend on
+            # the GPU, count and link alone (link_cost) or on the workload and count alone
+            comm = comm_over(
+                topo,
+                traffic,
+                cost,
+                w.micro_batch_size * max(w.grad_accum_steps, 1),
                 per_gpu,
-                node_gpus=fabric.node_gpus,
-                network_gbps=fabric.network_gbps,
-                cal=self.cal,
+                self.cal,
             )
             hit = self._comms[key] = (gpu, comm)
         return hit[1]
@@ -196,7 +207,12 @@ class MultiGpu(PhysicalChecks):
         GPU has NVLink (the PCIe model gave 8 × A100 SXM4 0.956 on ResNet-50 against the
         measured NVLink 0.904), and a PCIe card at its SXM twin's
         (:func:`app.model.comm.board_twin`: 8 × A100 PCIe 80GB came out faster than the
-        measured 8 × A100 SXM4 80GB). Returns the efficiency and whether it was measured."""
+        measured 8 × A100 SXM4 80GB). Returns the efficiency and whether it was measured
+        (memoised: :meth:`scaled` asks for every count up to each configuration's)."""
+        key = (gpu.name, n, link, precision, per_gpu, fabric)
+        hit = self._etas_at.get(key)
+        if hit is not None and hit[0] is gpu:
+            return hit[1]
         e = self._link_eta(gpu, n, link, precision, per_gpu, fabric)
         if link != Interconnect.NVLINK and gpu.nvlink:
             fast = self._link_eta(gpu, n, Interconnect.NVLINK, precision, per_gpu, fabric)
@@ -208,6 +224,7 @@ class MultiGpu(PhysicalChecks):
             board = self._link_eta(twin, n, Interconnect.NVLINK, precision, per_gpu, fabric)
             if board[0] < e[0]:
                 e = board
+        self._etas_at[key] = (gpu, e)
         return e
 
     def scaled(
