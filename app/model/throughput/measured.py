@@ -36,6 +36,7 @@ from app.model.throughput.extrapolate import extrapolated_rate
 from app.model.types import (
     SITUATION_TEXT,
     BenchmarkPoint,
+    Evidence,
     GpuSpec,
     Interconnect,
     Precision,
@@ -94,6 +95,8 @@ class PooledSituations:
         self._traffic: dict[tuple[Precision, int], StepTraffic] = {}
         #: multi-GPU efficiencies as :meth:`MultiGpu._eta_at` returns them, with the GPU spec
         self._etas_at: dict[tuple[Any, ...], tuple[GpuSpec, tuple[float, bool]]] = {}
+        #: :meth:`MultiGpu.scaled`'s state after each count, per (GPU, link, precision, rate)
+        self._count_states: dict[tuple[Any, ...], tuple[GpuSpec, list[Any], bool]] = {}
         #: each GPU's 1-GPU rows of the ranking group by (suite, precision)
         self._singles_of: dict[str, dict[tuple[str, Precision], list[BenchmarkPoint]]] = {}
 
@@ -211,33 +214,26 @@ class PooledSituations:
         y, n_own = self.data.predict(group, gpu, precision, mb, level)
         rate = math.exp(y) / (base.units_per_sample or 1.0)
         units = base.units_per_sample
-        rows = self.data.rows(group)
         if precision_class(precision) not in self.data.measured_classes(group):
             situation = Situation.PRECISION_SWITCH
-            used = [p for p in rows if p.gpu == gpu.name] or [
-                p for p in rows if p.source == level.source
-            ]
         elif n_own:
-            used = [p for p in rows if p.gpu == gpu.name]
             rate, situation, moved = self._own_measurement(group, gpu, precision, level, rate)
         elif self.data.has_sibling(group, gpu):
             situation = Situation.SIBLING
-            used = [
-                p
-                for p in rows
-                if self.data.catalog.get(p.gpu, gpu).architecture == gpu.architecture
-            ]
         else:
             situation = Situation.EXTRAPOLATED
-            used = [p for p in rows if p.source == level.source]
             # issue 23 item 4: the form a new architecture is estimated by (extrapolate.py)
             forms = self.cal.extrapolation_form
             rate, moved = extrapolated_rate(
                 self.data, group, gpu, precision, mb, level, forms, rate, units
             )
-        used = sorted(used, key=lambda p: (p.gpu_count, p.id))[:20]
+        evidence = self.data.kept(  # the rows shown depend on the situation, not the batch
+            ("evidence", group, gpu.name, situation, level.source, units),
+            gpu,
+            lambda: _shown_evidence(self.data, group, gpu, situation, level, units),
+        )
         notes = self._pooled_notes(group, gpu, precision, level, situation, moved, mb)
-        return rate, situation, tuple(_evidence(p, units) for p in used), tuple(notes)
+        return rate, situation, evidence, tuple(notes)
 
     def _pooled_notes(
         self,
@@ -320,3 +316,29 @@ class PooledSituations:
             f"micro-batch {self._batch():g}, {precision.value}"
         )
         return rate, Situation.MEASURED_RESCALED, note
+
+
+def _shown_evidence(
+    data: PooledData,
+    group: tuple[str, str],
+    gpu: GpuSpec,
+    situation: Situation,
+    level: Level,
+    units: float | None,
+) -> tuple[Evidence, ...]:
+    """The evidence a pooled answer on ``gpu`` shows (at most 20 rows of its group, fewest
+    GPUs first): its own rows (a precision switch without them: the served suite's), the
+    rows of its architecture for a sibling, the served suite's for an extrapolation."""
+    rows = data.rows(group)
+    if situation == Situation.PRECISION_SWITCH:
+        used = [p for p in rows if p.gpu == gpu.name] or [
+            p for p in rows if p.source == level.source
+        ]
+    elif situation == Situation.SIBLING:
+        used = [p for p in rows if data.catalog.get(p.gpu, gpu).architecture == gpu.architecture]
+    elif situation == Situation.EXTRAPOLATED:
+        used = [p for p in rows if p.source == level.source]
+    else:
+        used = [p for p in rows if p.gpu == gpu.name]
+    used = sorted(used, key=lambda p: (p.gpu_count, p.id))[:20]
+    return tuple(_evidence(p, units) for p in used)

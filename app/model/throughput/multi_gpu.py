@@ -34,6 +34,10 @@ from app.model.types import (
     Precision,
 )
 
+#: :meth:`MultiGpu.scaled` part way: (lowest efficiency so far and whether it was measured,
+#: the best total, whether that total is modelled, its basis)
+_Best = tuple[tuple[float, bool], float, bool, MultiGpuBasis]
+
 
 @dataclass(frozen=True, slots=True)
 class Scaled:
@@ -227,6 +231,61 @@ class MultiGpu(PhysicalChecks):
         self._etas_at[key] = (gpu, e)
         return e
 
+    def _counts_upto(
+        self,
+        gpu: GpuSpec,
+        link: Interconnect | None,
+        prec: Precision,
+        per_gpu: float,
+        fabric: Fabric,
+        m: int,
+    ) -> tuple[_Best, bool]:
+        """:meth:`scaled`'s state after using 2..``m`` GPUs (``m`` < 2: the start) and whether
+        the link grows with the count; the states of every count are kept per (GPU, link,
+        precision, rate, fabric), so each configuration of a GPU adds only its own count."""
+        key = (gpu.name, link, prec, per_gpu, fabric)
+        hit = self._count_states.get(key)
+        if hit is None or hit[0] is not gpu:
+            # no count beats one GPU: the link model said so (measured rows never scale below 1)
+            start: _Best = ((1.0, False), per_gpu, False, "model")
+            hit = self._count_states[key] = (gpu, [start], link_grows_with_count(gpu, link))
+        _, states, grows = hit
+        while len(states) < m:
+            k = len(states) + 1
+            states.append(
+                self._with_count(states[-1], gpu, k, k, link, prec, per_gpu, fabric, grows)
+            )
+        return states[max(m, 1) - 1], grows
+
+    def _with_count(
+        self,
+        state: _Best,
+        gpu: GpuSpec,
+        k: int,
+        scale: float,
+        link: Interconnect | None,
+        prec: Precision,
+        per_gpu: float,
+        fabric: Fabric,
+        grows: bool,
+    ) -> _Best:
+        """``state`` (the lowest efficiency so far, the best total, whether it is modelled, its
+        basis) after also trying ``k`` GPUs counted as ``scale``.
+
+        Per-GPU speed never rises with the count: the lowest efficiency of any count from 2
+        to n on the link (8 × A100 NVLink measured 0.904, 16 × 0.941), of the measured counts
+        only where the link grows with the count (an Infinity Fabric mesh adds a link per
+        peer); the total never falls: the best of using 2..n (a tie goes to the larger)."""
+        lowest, best_total, best_model, best_basis = state
+        here = self._eta_at(gpu, k, link, prec, per_gpu, fabric)
+        if (here[1] or not grows) and here[0] < lowest[0]:
+            lowest = here
+        e, measured = (lowest if lowest[0] < here[0] else here) if grows else lowest
+        total_k = per_gpu * scale * e
+        if total_k >= best_total:
+            return lowest, total_k, not measured, "measured" if measured else "model"
+        return lowest, best_total, best_model, best_basis
+
     def scaled(
         self,
         gpu: GpuSpec,
@@ -250,25 +309,12 @@ class MultiGpu(PhysicalChecks):
                 *notes,
                 f"{gpu.name} has no NVLink: the GPUs are estimated as linked over PCIe",
             )
-        best_total, best_model = per_gpu, False
-        # no count beats one GPU: the link model said so (measured rows never scale below 1)
-        best_basis: MultiGpuBasis = "model"
-        # per-GPU speed never rises with the count: the lowest efficiency of any count
-        # from 2 to n on the link (8 × A100 NVLink measured 0.904, 16 × 0.941), of the
-        # measured counts only where the link grows with the count (an Infinity Fabric
-        # mesh adds a link per peer); the total never falls: the best of using 2..n
-        grows = link_grows_with_count(gpu, link)
-        lowest: tuple[float, bool] = (1.0, False)
-        for k in range(2, int(n) + 1):
-            here = self._eta_at(gpu, k, link, prec, per_gpu, fabric)
-            if here[1] or not grows:
-                lowest = min(lowest, here, key=lambda x: x[0])
-            e, measured = min(here, lowest, key=lambda x: x[0]) if grows else lowest
-            scale = n if k == int(n) else k
-            total_k = per_gpu * scale * e
-            if total_k >= best_total:
-                best_total, best_model = total_k, not measured
-                best_basis = "measured" if measured else "model"
+        # the best of using 2..n-1 GPUs (kept per GPU, link, precision and rate), then n
+        m = int(n)
+        best, grows = self._counts_upto(gpu, link, prec, per_gpu, fabric, m - 1)
+        if m >= 2:
+            best = self._with_count(best, gpu, m, n, link, prec, per_gpu, fabric, grows)
+        _, best_total, best_model, best_basis = best
         total = best_total
         eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
         w_prec = self._w_at(prec)
