@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.model.calibration import Calibration, load_calibration
-from app.model.comm import CommEstimate, Fabric, StepTraffic
+from app.model.comm import CommEstimate, StepTraffic
 from app.model.pooled import (
     Level,
     PooledData,
@@ -38,7 +38,6 @@ from app.model.types import (
     BenchmarkPoint,
     Evidence,
     GpuSpec,
-    Interconnect,
     Precision,
     Situation,
     Workload,
@@ -81,9 +80,8 @@ class PooledSituations:
         self.groups = data.groups(base.benchmark_workloads, _method_of(base))
         self._single: dict[tuple[str, Precision, str | None], SingleGpu] = {}
         self._by_gpu: dict[str, list[BenchmarkPoint]] | None = None
-        self._eta: dict[
-            tuple[str, int, Interconnect | None, Precision, Fabric], tuple[float, bool]
-        ] = {}
+        #: by (GPU, count, link, precision, the fabric's GPUs per machine and network)
+        self._eta: dict[tuple[Any, ...], tuple[float, bool]] = {}
         #: memoised per instance (``w``, ``reference`` and the data never change on it)
         self._bases: dict[Precision, Workload] = {}
         self._groups_at: dict[str | None, tuple[str, str]] = {}
@@ -97,8 +95,10 @@ class PooledSituations:
         self._etas_at: dict[tuple[Any, ...], tuple[GpuSpec, tuple[float, bool]]] = {}
         #: :meth:`MultiGpu.scaled`'s state after each count, per (GPU, link, precision, rate)
         self._count_states: dict[tuple[Any, ...], tuple[GpuSpec, list[Any], bool]] = {}
-        #: each GPU's 1-GPU rows of the ranking group by (suite, precision)
-        self._singles_of: dict[str, dict[tuple[str, Precision], list[BenchmarkPoint]]] = {}
+        #: each GPU's measured counts and 1-GPU rows of the ranking group by (suite, precision)
+        self._singles_of: dict[
+            str, tuple[set[float], dict[tuple[str, Precision], list[BenchmarkPoint]]]
+        ] = {}
 
     def _usable(self, precision: Precision, software: str | None = None) -> bool:
         """The measured group stands for ``precision``: fp32/tf32 and 16-bit rates follow

@@ -113,12 +113,16 @@ class MultiGpu(PhysicalChecks):
         if not self.groups or self.reference is not None:
             return None
         rows = self._gpu_rows(gpu.name)
-        singles = self._singles_of.get(gpu.name)
-        if singles is None:  # the 1-GPU rows by (suite, precision), once per GPU
-            singles = self._singles_of[gpu.name] = {}
+        indexed = self._singles_of.get(gpu.name)
+        if indexed is None:  # the GPU counts measured, the 1-GPU rows by (suite, precision)
+            singles: dict[tuple[str, Precision], list[BenchmarkPoint]] = {}
             for p in rows:
                 if p.gpu_count == 1:
                     singles.setdefault((suite_of(p), p.precision), []).append(p)
+            indexed = self._singles_of[gpu.name] = ({p.gpu_count for p in rows}, singles)
+        counts, singles = indexed
+        if n not in counts:
+            return None  # no row of this count: no ratio
         ratios = []
         for p in rows:
             if p.gpu_count != n:
@@ -147,7 +151,7 @@ class MultiGpu(PhysicalChecks):
         """:func:`app.model.multigpu.multi_gpu_comm` of the workload at ``prec`` in machines as
         ``fabric`` states them (memoised: the efficiency of ``n`` GPUs and the answer's summary
         ask for the same one)."""
-        key = (gpu.name, n, link, prec, per_gpu, fabric)
+        key = (gpu.name, n, link, prec, per_gpu, fabric.node_gpus, fabric.network_gbps)
         hit = self._comms.get(key)
         if hit is None or hit[0] is not gpu:
             w = self._w_at(prec)
@@ -183,12 +187,16 @@ class MultiGpu(PhysicalChecks):
         (memoised): the measured median where this count was measured on this link (with a
         stated fabric only when the count fits one machine), else the model of
         :mod:`app.model.multigpu`; and whether it was measured."""
-        key = (gpu.name, n, link, precision, fabric)
+        key = (gpu.name, n, link, precision, fabric.node_gpus, fabric.network_gbps)
         hit = self._eta.get(key)
         if hit is None:
             measured = None
             # a measured count stands for a stated fabric only inside one machine
-            if fabric == NO_FABRIC or n <= (fabric.node_gpus or gpus_per_node(gpu)):
+            if (
+                fabric is NO_FABRIC
+                or fabric == NO_FABRIC
+                or n <= (fabric.node_gpus or gpus_per_node(gpu))
+            ):
                 measured = self._measured_eta(gpu, n, link, precision)
             if measured is not None:
                 hit = (measured, True)
@@ -213,7 +221,7 @@ class MultiGpu(PhysicalChecks):
         (:func:`app.model.comm.board_twin`: 8 × A100 PCIe 80GB came out faster than the
         measured 8 × A100 SXM4 80GB). Returns the efficiency and whether it was measured
         (memoised: :meth:`scaled` asks for every count up to each configuration's)."""
-        key = (gpu.name, n, link, precision, per_gpu, fabric)
+        key = (gpu.name, n, link, precision, per_gpu, fabric.node_gpus, fabric.network_gbps)
         hit = self._etas_at.get(key)
         if hit is not None and hit[0] is gpu:
             return hit[1]
@@ -243,7 +251,7 @@ class MultiGpu(PhysicalChecks):
         """:meth:`scaled`'s state after using 2..``m`` GPUs (``m`` < 2: the start) and whether
         the link grows with the count; the states of every count are kept per (GPU, link,
         precision, rate, fabric), so each configuration of a GPU adds only its own count."""
-        key = (gpu.name, link, prec, per_gpu, fabric)
+        key = (gpu.name, link, prec, per_gpu, fabric.node_gpus, fabric.network_gbps)
         hit = self._count_states.get(key)
         if hit is None or hit[0] is not gpu:
             # no count beats one GPU: the link model said so (measured rows never scale below 1)
