@@ -13,6 +13,7 @@ from app.model.comm import (
     Topology,
     board_twin,
     bus_bandwidth,
+    comm_efficiency,
     comm_estimate,
     comm_over,
     link_table,
@@ -99,7 +100,7 @@ def test_link_cost_is_topology_and_bus_bandwidth_kept_per_gpu_spec() -> None:
     assert link_cost(A100_80_SXM, 24, None, network_gbps=100)[1][0] == pytest.approx(10.75e9)
 
 
-def test_comm_over_its_parts_is_comm_estimate() -> None:
+def test_comm_over_its_parts_is_comm_estimate_and_its_efficiency_alone() -> None:
     cal = load_calibration()
     for w, gpu, n, link, rate in itertools.product(
         (BIG, GPT2, dataclasses.replace(BIG, sharding=Sharding.ZERO3, grad_accum_steps=4)),
@@ -118,6 +119,15 @@ def test_comm_over_its_parts_is_comm_estimate() -> None:
             cal,
         )
         assert parts == comm_estimate(w, gpu, topo, rate, cal=cal)
+        efficiency = comm_efficiency(
+            topo,
+            step_traffic(w, topo.gpus),
+            bus_bandwidth(gpu, topo),
+            w.micro_batch_size * max(w.grad_accum_steps, 1),
+            rate,
+            cal,
+        )
+        assert efficiency == parts.efficiency
 
 
 def test_bytes_per_step_by_strategy() -> None:

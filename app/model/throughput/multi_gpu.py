@@ -11,7 +11,10 @@ from app.model.comm import (
     NO_FABRIC,
     CommEstimate,
     Fabric,
+    StepTraffic,
+    Topology,
     board_twin,
+    comm_efficiency,
     comm_over,
     gpus_per_node,
     link_grows_with_count,
@@ -154,25 +157,31 @@ class MultiGpu(PhysicalChecks):
         key = (gpu.name, n, link, prec, per_gpu, fabric.node_gpus, fabric.network_gbps)
         hit = self._comms.get(key)
         if hit is None or hit[0] is not gpu:
-            w = self._w_at(prec)
-            topo, cost = link_cost(
-                gpu, n, link, node_gpus=fabric.node_gpus, network_gbps=fabric.network_gbps
-            )
-            traffic = self._traffic.get((prec, topo.gpus))
-            if traffic is None:
-                traffic = self._traffic[(prec, topo.gpus)] = step_traffic(w, topo.gpus)
-            # multi_gpu_comm's arithmetic (app.model.comm.comm_estimate) on parts that depend on
-            # the GPU, count and link alone (link_cost) or on the workload and count alone
-            comm = comm_over(
-                topo,
-                traffic,
-                cost,
-                w.micro_batch_size * max(w.grad_accum_steps, 1),
-                per_gpu,
-                self.cal,
-            )
+            comm = comm_over(*self._comm_parts(gpu, n, link, prec, per_gpu, fabric), self.cal)
             hit = self._comms[key] = (gpu, comm)
         return hit[1]
+
+    def _comm_parts(
+        self,
+        gpu: GpuSpec,
+        n: float,
+        link: Interconnect | None,
+        prec: Precision,
+        per_gpu: float,
+        fabric: Fabric,
+    ) -> tuple[Topology, StepTraffic, tuple[float, float], float, float]:
+        """:func:`app.model.comm.comm_over`'s arguments but the calibration (what
+        :func:`app.model.multigpu.multi_gpu_comm` computes from): the parts that depend on the
+        GPU, count and link alone (:func:`app.model.multigpu.link_cost`) or on the workload
+        and count alone (bytes per step, memoised per precision and count)."""
+        w = self._w_at(prec)
+        topo, cost = link_cost(
+            gpu, n, link, node_gpus=fabric.node_gpus, network_gbps=fabric.network_gbps
+        )
+        traffic = self._traffic.get((prec, topo.gpus))
+        if traffic is None:
+            traffic = self._traffic[(prec, topo.gpus)] = step_traffic(w, topo.gpus)
+        return topo, traffic, cost, w.micro_batch_size * max(w.grad_accum_steps, 1), per_gpu
 
     def _link_eta(
         self,
@@ -201,7 +210,8 @@ class MultiGpu(PhysicalChecks):
             if measured is not None:
                 hit = (measured, True)
             else:
-                hit = (self._comm(gpu, n, link, precision, per_gpu, fabric).efficiency, False)
+                parts = self._comm_parts(gpu, n, link, precision, per_gpu, fabric)
+                hit = (comm_efficiency(*parts, self.cal), False)
             self._eta[key] = hit
         return hit
 
