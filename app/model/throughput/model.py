@@ -89,6 +89,45 @@ class ThroughputModel(MultiGpu):
         self._single[key] = result
         return result
 
+    def _per_gpu(
+        self,
+        gpu: GpuSpec,
+        gpu_count: float,
+        interconnect: Interconnect | None,
+        asked: Precision,
+        software: str | None,
+    ) -> tuple[Precision, Interconnect | None, SingleGpu, tuple[float, str | None]]:
+        """:meth:`estimate`'s first steps: the precision estimated at, the link (NVLink for
+        several SXM modules listed without one), the single-GPU answer and its per-GPU rate
+        capped at the board's (:meth:`board_cap`)."""
+        prec = self.stand_in_precision(asked, software)
+        if interconnect is None and gpu_count > 1 and (gpu.form_factor or "").upper() == "SXM":
+            interconnect = Interconnect.NVLINK
+        single = self.single_gpu(gpu, prec, software)
+        return prec, interconnect, single, self.board_cap(gpu, prec, software, single[0])
+
+    def rates(
+        self,
+        gpu: GpuSpec,
+        gpu_count: float = 1,
+        interconnect: Interconnect | None = None,
+        *,
+        precision: Precision | None = None,
+        software: str | None = None,
+        fabric: Fabric = NO_FABRIC,
+    ) -> tuple[float, float, float, Precision]:
+        """(samples/s, low, high, precision estimated at) of :meth:`estimate` with the same
+        arguments, by the same steps, without what only an answer shows (notes, evidence, the
+        multi-GPU summary, utilisation): what ranking needs of every configuration."""
+        prec, interconnect, single, (per_gpu, _) = self._per_gpu(
+            gpu, gpu_count, interconnect, precision or self.w.precision, software
+        )
+        total, model = self.scaled_total(gpu, gpu_count, interconnect, prec, per_gpu, fabric)
+        low, high = throughput_range(
+            self.w, gpu, gpu_count, prec, total, single[1], model, self.cal
+        )
+        return total, low, high, prec
+
     def estimate(
         self,
         gpu: GpuSpec,
@@ -109,13 +148,12 @@ class ThroughputModel(MultiGpu):
         answer's ``precision`` is the one estimated at (:meth:`stand_in_precision`).
         """
         asked = precision or self.w.precision
-        # 1. the precision stand-in, once
-        prec = self.stand_in_precision(asked, software)
-        if interconnect is None and gpu_count > 1 and (gpu.form_factor or "").upper() == "SXM":
-            interconnect = Interconnect.NVLINK
-        # 2. one situation, its own bound, the physical check and the stack (single_gpu)
-        per_gpu, situation, evidence, notes = self.single_gpu(gpu, prec, software)
-        per_gpu, capped = self.board_cap(gpu, prec, software, per_gpu)
+        # 1. the precision stand-in; 2. one situation, its own bound, the physical check and
+        # the stack (single_gpu), the board cap
+        prec, interconnect, single, (per_gpu, capped) = self._per_gpu(
+            gpu, gpu_count, interconnect, asked, software
+        )
+        _, situation, evidence, notes = single
         if capped:
             notes = (*notes, capped)
         if prec != asked:

@@ -319,25 +319,57 @@ class MultiGpu(PhysicalChecks):
         fractional counts below one scale linearly."""
         if not n > 1:
             return Scaled(per_gpu * n)
-        notes: tuple[str, ...] = ()
-        link = interconnect
-        if link == Interconnect.NVLINK and not gpu.nvlink:
-            link = Interconnect.PCIE
-            notes = (
-                *notes,
-                f"{gpu.name} has no NVLink: the GPUs are estimated as linked over PCIe",
-            )
-        # the best of using 2..n-1 GPUs (kept per GPU, link, precision and rate), then n
-        m = int(n)
-        best, grows = self._counts_upto(gpu, link, prec, per_gpu, fabric, m - 1)
-        if m >= 2:
-            best = self._with_count(best, gpu, m, n, link, prec, per_gpu, fabric, grows)
-        _, best_total, best_model, best_basis = best
-        total = best_total
-        eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
+        link, notes = self._link_used(gpu, interconnect)
+        total, eta, best_model, best_basis = self._best_total(gpu, n, link, prec, per_gpu, fabric)
         w_prec = self._w_at(prec)
         comm = self._comm(gpu, n, link, prec, per_gpu, fabric)
         summary = multi_gpu_summary(
             w_prec, gpu, n, link, per_gpu, min(eta, 1.0), cal=self.cal, comm=comm
         )
         return Scaled(total, eta, best_model, best_basis, summary, notes)
+
+    def scaled_total(
+        self,
+        gpu: GpuSpec,
+        n: float,
+        interconnect: Interconnect | None,
+        prec: Precision,
+        per_gpu: float,
+        fabric: Fabric = NO_FABRIC,
+    ) -> tuple[float, bool]:
+        """:meth:`scaled`'s ``total`` and ``model`` alone (no summary, no notes): the same
+        steps, so the same figures."""
+        if not n > 1:
+            return per_gpu * n, False
+        link, _ = self._link_used(gpu, interconnect)
+        total, _, best_model, _ = self._best_total(gpu, n, link, prec, per_gpu, fabric)
+        return total, best_model
+
+    def _link_used(
+        self, gpu: GpuSpec, interconnect: Interconnect | None
+    ) -> tuple[Interconnect | None, tuple[str, ...]]:
+        """The link ``gpu``'s GPUs are estimated over (NVLink asked of a GPU without it:
+        PCIe) and the note that says so."""
+        if interconnect == Interconnect.NVLINK and not gpu.nvlink:
+            note = f"{gpu.name} has no NVLink: the GPUs are estimated as linked over PCIe"
+            return Interconnect.PCIE, (note,)
+        return interconnect, ()
+
+    def _best_total(
+        self,
+        gpu: GpuSpec,
+        n: float,
+        link: Interconnect | None,
+        prec: Precision,
+        per_gpu: float,
+        fabric: Fabric,
+    ) -> tuple[float, float, bool, MultiGpuBasis]:
+        """(total, efficiency, modelled, basis) of ``n`` > 1 GPUs over ``link``: the best of
+        using 2..n-1 GPUs (kept per GPU, link, precision and rate), then n."""
+        m = int(n)
+        best, grows = self._counts_upto(gpu, link, prec, per_gpu, fabric, m - 1)
+        if m >= 2:
+            best = self._with_count(best, gpu, m, n, link, prec, per_gpu, fabric, grows)
+        _, total, best_model, best_basis = best
+        eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
+        return total, eta, best_model, best_basis
