@@ -287,6 +287,8 @@ class ConfigEstimates:
         self, gpu: GpuSpec, gpu_count: float, precision: Precision | None
     ) -> tuple[SubmittedRun, ...]:
         """The accepted submitted runs whose configuration is this answer's."""
+        if not self.ref.submitted:
+            return ()
         key = workload_key(self.w, gpu.name, gpu_count, precision or self.w.precision)
         return self.ref.submitted.get(key, ()) if key is not None else ()
 

@@ -93,6 +93,8 @@ class PooledSituations:
         self._traffic: dict[tuple[Precision, int], StepTraffic] = {}
         #: multi-GPU efficiencies as :meth:`MultiGpu._eta_at` returns them, with the GPU spec
         self._etas_at: dict[tuple[Any, ...], tuple[GpuSpec, tuple[float, bool]]] = {}
+        #: ThroughputModel._per_gpu's (GPU spec, precision, single-GPU answer, board cap)
+        self._per_gpus: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         #: :meth:`MultiGpu.scaled`'s state after each count, per (GPU, link, precision, rate)
         self._count_states: dict[tuple[Any, ...], tuple[GpuSpec, list[Any], bool]] = {}
         #: each GPU's measured counts and 1-GPU rows of the ranking group by (suite, precision)

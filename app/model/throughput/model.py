@@ -99,12 +99,18 @@ class ThroughputModel(MultiGpu):
     ) -> tuple[Precision, Interconnect | None, SingleGpu, tuple[float, str | None]]:
         """:meth:`estimate`'s first steps: the precision estimated at, the link (NVLink for
         several SXM modules listed without one), the single-GPU answer and its per-GPU rate
-        capped at the board's (:meth:`board_cap`)."""
-        prec = self.stand_in_precision(asked, software)
+        capped at the board's (:meth:`board_cap`); all but the link memoised per GPU spec."""
         if interconnect is None and gpu_count > 1 and (gpu.form_factor or "").upper() == "SXM":
             interconnect = Interconnect.NVLINK
-        single = self.single_gpu(gpu, prec, software)
-        return prec, interconnect, single, self.board_cap(gpu, prec, software, single[0])
+        key = (gpu.name, asked, software)
+        hit = self._per_gpus.get(key)
+        if hit is None or hit[0] is not gpu:  # per GPU spec: every count and link asks again
+            prec = self.stand_in_precision(asked, software)
+            single = self.single_gpu(gpu, prec, software)
+            hit = (gpu, prec, single, self.board_cap(gpu, prec, software, single[0]))
+            self._per_gpus[key] = hit
+        _, prec, single, capped = hit
+        return prec, interconnect, single, capped
 
     def rates(
         self,
