@@ -308,6 +308,7 @@ class PooledData:
         return level
 
     @_memoise
+    @_memoise
     def batch_range(self, group: Group) -> tuple[float, float] | None:
         """Smallest and largest measured micro-batch per GPU of ``group``."""
         batches = [p.batch_size_per_gpu for p in self.rows(group) if p.batch_size_per_gpu]
@@ -386,6 +387,12 @@ class PooledData:
             n = len(pairs)
             return 0.5 * statistics.fmean(r for _, r in pairs) * n / (n + OWN_SHRINK), 0
         return None, 0
+
+    @_memoise
+    def reach(self, group: Group) -> tuple[int, int]:
+        """(suites, GPU models) ``group`` was measured on (every row)."""
+        rows = self.rows(group)
+        return len({p.source for p in rows}), len({p.gpu for p in rows})
 
     @_memoise
     def measured_classes(self, group: Group) -> frozenset[str]:

@@ -250,10 +250,10 @@ class PooledSituations:
         """What a pooled answer says: its situation and the model's reach, how its rate was
         moved (own measurements, a new architecture), a GPU without fast 16-bit math, and a
         micro-batch outside the measured range."""
-        rows = self.data.rows(group)
+        suites, gpus = self.data.reach(group)
         notes = [
             f"{SITUATION_TEXT[situation]}; pooled model of {group[0]} over "
-            f"{len({p.source for p in rows})} suite(s) and {len({p.gpu for p in rows})} GPU "
+            f"{suites} suite(s) and {gpus} GPU "
             f"model(s), at the software level of {level.suite.rstrip('@')}"
         ]
         if situation in (Situation.MEASURED_RESCALED, Situation.EXTRAPOLATED) and moved:
