@@ -126,8 +126,27 @@ def peak_memory_bytes(
     (+ NCCL with more than one GPU).
     """
     cal = cal or load_calibration()
-    states = state_bytes(w, gpu_count, cal)
-    act = activation_bytes_per_sample(w, cal) * micro_batch_size
+    return _breakdown(_per_sample_parts(w, gpu_count, cal), gpu_count, micro_batch_size)
+
+
+def _per_sample_parts(
+    w: Workload, gpu_count: int, cal: Calibration
+) -> tuple[StateBytes, float, float]:
+    """What :func:`peak_memory_bytes` reads of ``w`` whatever the micro-batch: the states per
+    GPU, activation and logits bytes per sample."""
+    return (
+        state_bytes(w, gpu_count, cal),
+        activation_bytes_per_sample(w, cal),
+        logits_bytes_per_sample(w, cal),
+    )
+
+
+def _breakdown(
+    parts: tuple[StateBytes, float, float], gpu_count: int, micro_batch_size: int
+) -> MemoryBreakdown:
+    """:func:`peak_memory_bytes` from :func:`_per_sample_parts` (one formula for both)."""
+    states, act_per_sample, logits_per_sample = parts
+    act = act_per_sample * micro_batch_size
     overhead = CUDA_CONTEXT_GIB * GIB + (NCCL_GIB * GIB if gpu_count > 1 else 0.0)
     step = states.weights + states.gradients + states.optimizer + states.buffers + act
     allocated = step + states.init_peak
@@ -142,7 +161,7 @@ def peak_memory_bytes(
         overhead_gib=(overhead + slack + states.buffers + init_extra) / GIB,
         total_gib=total / GIB,
         allocated_gib=allocated / GIB,
-        logits_gib=logits_bytes_per_sample(w, cal) * micro_batch_size / GIB,
+        logits_gib=logits_per_sample * micro_batch_size / GIB,
         buffers_gib=states.buffers / GIB,
         init_extra_gib=init_extra / GIB,
         context_gib=overhead / GIB,
@@ -359,13 +378,19 @@ def _peaks_of(
     """micro-batch → :func:`peak_memory_bytes` of ``w`` on ``gpu_count`` GPUs (whole GPUs, at
     least one), read from and kept in ``peaks`` when given (:func:`estimate_memory`)."""
     count = max(math.floor(gpu_count), 1)
+    parts: list[tuple[StateBytes, float, float]] = []  # read once, on the first breakdown
+
+    def breakdown(b: int) -> MemoryBreakdown:
+        if not parts:
+            parts.append(_per_sample_parts(w, count, cal))
+        return _breakdown(parts[0], count, b)
 
     def peak_at(b: int) -> MemoryBreakdown:
         if peaks is None:
-            return peak_memory_bytes(w, count, b, cal)
+            return breakdown(b)
         hit = peaks.get((count, b))
         if hit is None:
-            hit = peaks[(count, b)] = peak_memory_bytes(w, count, b, cal)
+            hit = peaks[(count, b)] = breakdown(b)
         return hit
 
     return peak_at
