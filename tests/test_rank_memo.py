@@ -3,6 +3,7 @@ is the ranking computed afresh, and the memo never outlives its reference data."
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +21,7 @@ from app.services.estimates import (
 from app.services.offers import select_offers, select_rank_columns
 from app.services.reference import Memo, ReferenceData
 from app.services.reference_cache import ReferenceCache
+from app.services.submitted import SubmittedRun, workload_key
 from app.services.workloads import resolve_workload
 from tests.conftest import SEED_DIR
 
@@ -180,3 +182,34 @@ def test_new_estimates_are_frozen_and_everything_collected_every_so_often(
     assert calls.count("collect") == calls.count("unfreeze") == 2
     assert calls[:4] == ["freeze", "freeze", "unfreeze", "collect"]
     assert gc.isenabled()
+
+
+def test_ranked_figures_of_a_configuration_moved_by_submitted_runs_are_the_moved_ones(
+    factory: Any,
+) -> None:
+    # ConfigEstimates.rates (what ranking reads of every configuration) takes the answer moved
+    # by accepted submitted runs, as the full estimate shown does: a run 1.5x the published
+    # ResNet-50 rate on 8 x A100 SXM4 80GB moves it up (uncorroborated: a bounded move)
+    ref = _fresh_reference(factory)
+    w, reference, _ = resolve_workload({"preset": "resnet50-imagenet"}, ref)
+    gpu = ref.gpus["A100 SXM4 80GB"]
+    published = ConfigEstimates(w, reference, ref).throughput(gpu, 8, None)
+    key = workload_key(w, gpu.name, 8, published.precision)
+    assert key is not None
+    units = w.units_per_sample or 1.0
+    run = SubmittedRun(
+        id=1,
+        submitter="alice",
+        workload=key[0],
+        method=key[1],
+        gpu=gpu.name,
+        gpu_count=8,
+        precision=published.precision,
+        batch_size_per_gpu=w.micro_batch_size,
+        throughput_total=published.samples_per_s * units * 1.5,
+    )
+    moved_ref = dataclasses.replace(ref, submitted={key: (run,)})
+    shown = ConfigEstimates(w, reference, moved_ref).throughput(gpu, 8, None)
+    assert published.samples_per_s < shown.samples_per_s < published.samples_per_s * 1.5
+    ranked = ConfigEstimates(w, reference, moved_ref).rates(gpu, 8, None)
+    assert ranked == (shown.samples_per_s, shown.samples_per_s_low, shown.samples_per_s_high)

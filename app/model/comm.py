@@ -403,9 +403,8 @@ def step_traffic(w: Workload, n: int) -> StepTraffic:
 
 @dataclass(frozen=True, slots=True)
 class CommEstimate:
-    """The multi-GPU communication of one run: ``efficiency`` η in (0, 1], the
-    :class:`Topology`, bus bytes per GPU per optimizer step, bus bandwidth (GB/s), the
-    communication time (s) and the share of the step spent waiting on it (exposed)."""
+    """One run's multi-GPU communication: η in (0, 1], the :class:`Topology`, bus bytes per GPU
+    per step, bus bandwidth (GB/s), communication time (s), exposed share of the step."""
 
     efficiency: float
     topology: Topology
@@ -430,21 +429,72 @@ def comm_estimate(
     ``micro_batch`` overrides the workload's micro-batch (the harness uses a benchmark's).
     """
     cal = cal or load_calibration()
+    if topo.gpus <= 1 or per_gpu_samples_per_s <= 0:
+        return CommEstimate(1.0, topo, 0.0, 0.0, 0.0, 0.0)
+    batch = micro_batch if micro_batch is not None else w.micro_batch_size
+    return comm_over(
+        topo,
+        step_traffic(w, topo.gpus),
+        bus_bandwidth(gpu, topo),
+        batch * max(w.grad_accum_steps, 1),
+        per_gpu_samples_per_s,
+        cal,
+    )
+
+
+def comm_over(
+    topo: Topology,
+    traffic: StepTraffic,
+    link: tuple[float, float],
+    samples_per_step: float,
+    per_gpu_samples_per_s: float,
+    cal: Calibration,
+) -> CommEstimate:
+    """:func:`comm_estimate` from its parts: ``traffic`` (:func:`step_traffic` over
+    ``topo.gpus``), ``link`` (:func:`bus_bandwidth` of ``topo``) and ``samples_per_step``
+    (micro-batch × gradient accumulation), so a caller holding them does the arithmetic only."""
     n = topo.gpus
     if n <= 1 or per_gpu_samples_per_s <= 0:
         return CommEstimate(1.0, topo, 0.0, 0.0, 0.0, 0.0)
-    loss = (1.0 - cal.scaling_loss_per_doubling) ** math.log2(n)
-    traffic = step_traffic(w, n)
-    busbw, latency = bus_bandwidth(gpu, topo)
-    batch = micro_batch if micro_batch is not None else w.micro_batch_size
-    t_step = batch * max(w.grad_accum_steps, 1) / per_gpu_samples_per_s
-    t_comm = traffic.bus_bytes / busbw + traffic.calls * latency if traffic.bus_bytes else 0.0
-    exposed = max(0.0, t_comm - cal.comm_overlap * traffic.hideable * t_step)
+    eta, t_step, t_comm, exposed = _step_times(
+        n, traffic, link, samples_per_step, per_gpu_samples_per_s, cal
+    )
     return CommEstimate(
-        efficiency=loss * t_step / (t_step + exposed),
+        efficiency=eta,
         topology=topo,
         bytes_per_step=traffic.bus_bytes,
-        busbw_gbs=busbw / 1e9,
+        busbw_gbs=link[0] / 1e9,
         comm_s=t_comm,
         comm_time_share=exposed / (t_step + exposed),
     )
+
+
+def comm_efficiency(
+    topo: Topology,
+    traffic: StepTraffic,
+    link: tuple[float, float],
+    samples_per_step: float,
+    per_gpu_samples_per_s: float,
+    cal: Calibration,
+) -> float:
+    """:func:`comm_over`'s ``efficiency`` alone (no :class:`CommEstimate` built)."""
+    if topo.gpus <= 1 or per_gpu_samples_per_s <= 0:
+        return 1.0
+    return _step_times(topo.gpus, traffic, link, samples_per_step, per_gpu_samples_per_s, cal)[0]
+
+
+def _step_times(
+    n: int,
+    traffic: StepTraffic,
+    link: tuple[float, float],
+    samples_per_step: float,
+    per_gpu_samples_per_s: float,
+    cal: Calibration,
+) -> tuple[float, float, float, float]:
+    """(η, t_compute, t_comm, exposed) of a step over ``n`` > 1 GPUs (module docstring)."""
+    loss = (1.0 - cal.scaling_loss_per_doubling) ** math.log2(n)
+    busbw, latency = link
+    t_step = samples_per_step / per_gpu_samples_per_s
+    t_comm = traffic.bus_bytes / busbw + traffic.calls * latency if traffic.bus_bytes else 0.0
+    exposed = max(0.0, t_comm - cal.comm_overlap * traffic.hideable * t_step)
+    return loss * t_step / (t_step + exposed), t_step, t_comm, exposed

@@ -48,6 +48,7 @@ from app.model.memory_states import (
     ema_bytes,
     frozen_base_bytes,
     frozen_component_bytes,
+    gradients_not_alive_at_peak,
     lora_trainable_params,
     model_state_bytes,
     optimizer_state_bytes,
@@ -117,46 +118,6 @@ def host_offload_bytes(w: Workload, gpu_count: int) -> float:
     return host
 
 
-def gradients_not_alive_at_peak(
-    w: Workload, gpu_count: int, states: StateBytes, activations: float, tail: float = 0.0
-) -> float:
-    """Gradient bytes of a full fine-tune that are never alive next to the saved activations.
-
-    ``optimizer.zero_grad()`` sets gradients to ``None`` (the default since PyTorch 2.0,
-    ``set_to_none=True``; HF Trainer's ``model.zero_grad()`` and torchtune's recipes alike),
-    so without gradient accumulation no gradient exists when the forward pass ends with every
-    activation saved (and, under autocast, the 16-bit weight copies autograd saved for
-    backward: the autocast cast cache lives until the forward's autocast region exits, the
-    saved copies until each layer's backward). Backward frees activations and copies layer by
-    layer while it writes the gradients, and the optimizer step runs with gradients and states
-    but no activation, after the first block's backward ran with nearly every gradient
-    written and that block's activations (``tail``: saved, or recomputed under checkpointing,
-    :func:`app.model.memory_activations.last_layer_bytes_per_sample`) alive. The step's peak
-    is therefore weights + states + max(copy + activations, gradients + tail), not the sum of
-    all: ``copy + activations + gradients - max(copy + activations, gradients + tail)`` less.
-    Not when the gradients are zeroed in place (``set_grads_to_none`` false: PyTorch 1.x's
-    default, diffusers examples without ``--set_grads_to_none``), on more than one GPU (DDP
-    keeps gradient buckets of the gradients' size for the whole run), under ZeRO/FSDP
-    (gradients reduce-scattered into persistent shards), with gradient accumulation
-    (gradients are kept across micro-batches), with ``optimizer_in_backward`` (no gradient
-    buffer to begin with) or for LoRA (adapter gradients are negligible).
-    """
-    if (
-        w.method != Method.FULL
-        or gpu_count > 1
-        or w.sharding != Sharding.NONE
-        or w.grad_accum_steps > 1
-        or w.optimizer_in_backward
-        or not w.set_grads_to_none
-    ):
-        return 0.0
-    # the 16-bit copy of unsharded mixed precision (6 B weights, model_state_bytes)
-    mixed = w.precision not in (Precision.FP32, Precision.TF32, Precision.BF16)
-    copy = 2.0 * float(w.params or 0) if mixed else 0.0
-    alive = copy + activations
-    return alive + states.gradients - max(alive, states.gradients + min(tail, activations))
-
-
 def peak_memory_bytes(
     w: Workload, gpu_count: int, micro_batch_size: int, cal: Calibration | None = None
 ) -> MemoryBreakdown:
@@ -167,10 +128,33 @@ def peak_memory_bytes(
     (+ NCCL with more than one GPU).
     """
     cal = cal or load_calibration()
-    states = state_bytes(w, gpu_count, cal)
-    act = activation_bytes_per_sample(w, cal) * micro_batch_size
+    return _breakdown(w, _per_sample_parts(w, gpu_count, cal), gpu_count, micro_batch_size)
+
+
+def _per_sample_parts(
+    w: Workload, gpu_count: int, cal: Calibration
+) -> tuple[StateBytes, float, float, float]:
+    """What :func:`peak_memory_bytes` reads of ``w`` whatever the micro-batch: the states per
+    GPU, and the activation, logits and last-layer bytes per sample."""
+    return (
+        state_bytes(w, gpu_count, cal),
+        activation_bytes_per_sample(w, cal),
+        logits_bytes_per_sample(w, cal),
+        last_layer_bytes_per_sample(w, cal),
+    )
+
+
+def _breakdown(
+    w: Workload,
+    parts: tuple[StateBytes, float, float, float],
+    gpu_count: int,
+    micro_batch_size: int,
+) -> MemoryBreakdown:
+    """:func:`peak_memory_bytes` from :func:`_per_sample_parts` (one formula for both)."""
+    states, act_per_sample, logits_per_sample, tail_per_sample = parts
+    act = act_per_sample * micro_batch_size
     overhead = CUDA_CONTEXT_GIB * GIB + (NCCL_GIB * GIB if gpu_count > 1 else 0.0)
-    tail = last_layer_bytes_per_sample(w, cal) * micro_batch_size
+    tail = tail_per_sample * micro_batch_size
     gradients = states.gradients - gradients_not_alive_at_peak(w, gpu_count, states, act, tail)
     step = states.weights + gradients + states.optimizer + states.buffers + act
     allocated = step + states.init_peak
@@ -185,7 +169,7 @@ def peak_memory_bytes(
         overhead_gib=(overhead + slack + states.buffers + init_extra) / GIB,
         total_gib=total / GIB,
         allocated_gib=allocated / GIB,
-        logits_gib=logits_bytes_per_sample(w, cal) * micro_batch_size / GIB,
+        logits_gib=logits_per_sample * micro_batch_size / GIB,
         buffers_gib=states.buffers / GIB,
         init_extra_gib=init_extra / GIB,
         context_gib=overhead / GIB,
@@ -346,16 +330,7 @@ def estimate_memory(
     figures as without it.
     """
     cal = cal or load_calibration()
-    count = max(math.floor(gpu_count), 1)
-
-    def peak_at(b: int) -> MemoryBreakdown:
-        if peaks is None:
-            return peak_memory_bytes(w, count, b, cal)
-        hit = peaks.get((count, b))
-        if hit is None:
-            hit = peaks[(count, b)] = peak_memory_bytes(w, count, b, cal)
-        return hit
-
+    peak_at = _peaks_of(w, gpu_count, cal, peaks)
     breakdown = peak_at(w.micro_batch_size)
     usable = usable_vram_gib(vram_gib, gpu)
 
@@ -366,7 +341,7 @@ def estimate_memory(
         return oom_risk(peak / usable, cal) == OomRisk.LOW
 
     max_b = _largest_fitting(fits)
-    utilization = breakdown.total_gib / usable if usable > 0 else math.inf
+    utilization = _utilization(breakdown, usable)
     risk = oom_risk(utilization, cal)
     fixes: tuple[MemoryFix, ...] = ()
     if with_fixes and risk == OomRisk.HIGH:
@@ -382,6 +357,56 @@ def estimate_memory(
         fixes=fixes,
         notes=memory_notes(w, cal),
     )
+
+
+def memory_risk(
+    w: Workload,
+    *,
+    vram_gib: float,
+    gpu_count: float = 1,
+    cal: Calibration | None = None,
+    gpu: str | None = None,
+    peaks: dict[tuple[int, int], MemoryBreakdown] | None = None,
+) -> OomRisk:
+    """The ``oom_risk`` of :func:`estimate_memory` with the same arguments, alone: one
+    breakdown and one utilisation, without the micro-batch search and the notes (what a
+    ranking needs of every hardware configuration; the full estimate is made only for the
+    offers shown). Same arithmetic, so the same band."""
+    cal = cal or load_calibration()
+    breakdown = _peaks_of(w, gpu_count, cal, peaks)(w.micro_batch_size)
+    return oom_risk(_utilization(breakdown, usable_vram_gib(vram_gib, gpu)), cal)
+
+
+def _peaks_of(
+    w: Workload,
+    gpu_count: float,
+    cal: Calibration,
+    peaks: dict[tuple[int, int], MemoryBreakdown] | None,
+) -> Callable[[int], MemoryBreakdown]:
+    """micro-batch → :func:`peak_memory_bytes` of ``w`` on ``gpu_count`` GPUs (whole GPUs, at
+    least one), read from and kept in ``peaks`` when given (:func:`estimate_memory`)."""
+    count = max(math.floor(gpu_count), 1)
+    parts: list[tuple[StateBytes, float, float, float]] = []  # read once, on the first breakdown
+
+    def breakdown(b: int) -> MemoryBreakdown:
+        if not parts:
+            parts.append(_per_sample_parts(w, count, cal))
+        return _breakdown(w, parts[0], count, b)
+
+    def peak_at(b: int) -> MemoryBreakdown:
+        if peaks is None:
+            return breakdown(b)
+        hit = peaks.get((count, b))
+        if hit is None:
+            hit = peaks[(count, b)] = breakdown(b)
+        return hit
+
+    return peak_at
+
+
+def _utilization(breakdown: MemoryBreakdown, usable_gib: float) -> float:
+    """Predicted peak ÷ usable VRAM (infinite without usable VRAM)."""
+    return breakdown.total_gib / usable_gib if usable_gib > 0 else math.inf
 
 
 def _largest_fitting(fits: Callable[[int], bool]) -> int:
@@ -428,6 +453,7 @@ __all__ = [
     "lora_trainable_params",
     "max_fitting_utilization",
     "memory_notes",
+    "memory_risk",
     "model_state_bytes",
     "offloaded_activation_bytes",
     "oom_probability",

@@ -367,3 +367,43 @@ def _full_state_bytes(w: Workload, n: int, init: float) -> StateBytes:
         buffers=_full_buffer_bytes(w),
         init_peak=init,
     )
+
+
+def gradients_not_alive_at_peak(
+    w: Workload, gpu_count: int, states: StateBytes, activations: float, tail: float = 0.0
+) -> float:
+    """Gradient bytes of a full fine-tune that are never alive next to the saved activations.
+
+    ``optimizer.zero_grad()`` sets gradients to ``None`` (the default since PyTorch 2.0,
+    ``set_to_none=True``; HF Trainer's ``model.zero_grad()`` and torchtune's recipes alike),
+    so without gradient accumulation no gradient exists when the forward pass ends with every
+    activation saved (and, under autocast, the 16-bit weight copies autograd saved for
+    backward: the autocast cast cache lives until the forward's autocast region exits, the
+    saved copies until each layer's backward). Backward frees activations and copies layer by
+    layer while it writes the gradients, and the optimizer step runs with gradients and states
+    but no activation, after the first block's backward ran with nearly every gradient
+    written and that block's activations (``tail``: saved, or recomputed under checkpointing,
+    :func:`app.model.memory_activations.last_layer_bytes_per_sample`) alive. The step's peak
+    is therefore weights + states + max(copy + activations, gradients + tail), not the sum of
+    all: ``copy + activations + gradients - max(copy + activations, gradients + tail)`` less.
+    Not when the gradients are zeroed in place (``set_grads_to_none`` false: PyTorch 1.x's
+    default, diffusers examples without ``--set_grads_to_none``), on more than one GPU (DDP
+    keeps gradient buckets of the gradients' size for the whole run), under ZeRO/FSDP
+    (gradients reduce-scattered into persistent shards), with gradient accumulation
+    (gradients are kept across micro-batches), with ``optimizer_in_backward`` (no gradient
+    buffer to begin with) or for LoRA (adapter gradients are negligible).
+    """
+    if (
+        w.method != Method.FULL
+        or gpu_count > 1
+        or w.sharding != Sharding.NONE
+        or w.grad_accum_steps > 1
+        or w.optimizer_in_backward
+        or not w.set_grads_to_none
+    ):
+        return 0.0
+    # the 16-bit copy of unsharded mixed precision (6 B weights, model_state_bytes)
+    mixed = w.precision not in (Precision.FP32, Precision.TF32, Precision.BF16)
+    copy = 2.0 * float(w.params or 0) if mixed else 0.0
+    alive = copy + activations
+    return alive + states.gradients - max(alive, states.gradients + min(tail, activations))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from app.model.calibration import Calibration, load_calibration
 from app.model.comm import fabric_of
 from app.model.cost import combine
-from app.model.memory import estimate_memory, vram_per_gpu_gib
+from app.model.memory import estimate_memory, memory_risk, vram_per_gpu_gib
 from app.model.pooled import PooledData
 from app.model.rank import Candidate, Ranked, rank_candidates
 from app.model.run_warnings import cannot_run
@@ -137,6 +137,21 @@ class Model:
             with_fixes=with_fixes,
             gpu=gpu,
             peaks=peaks,
+        )
+
+    def memory_risk_at(
+        self,
+        job: Workload,
+        vram_gib: float,
+        gpu_count: float,
+        *,
+        gpu: str | None = None,
+        peaks: dict[tuple[int, int], MemoryBreakdown] | None = None,
+    ) -> OomRisk:
+        """The OOM risk band of :meth:`memory_at` with the same arguments, without its
+        micro-batch search (:func:`app.model.memory.memory_risk`)."""
+        return memory_risk(
+            job, vram_gib=vram_gib, gpu_count=gpu_count, cal=self.calibration, gpu=gpu, peaks=peaks
         )
 
     def estimate(

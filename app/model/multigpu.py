@@ -11,13 +11,21 @@ from __future__ import annotations
 import math
 
 from app.model.calibration import Calibration, load_calibration
-from app.model.comm import CommEstimate, comm_estimate, gradient_bytes, topology
+from app.model.comm import (
+    CommEstimate,
+    Topology,
+    bus_bandwidth,
+    comm_estimate,
+    gradient_bytes,
+    topology,
+)
 from app.model.types import GpuSpec, Interconnect, MultiGpuSummary, Workload
 
 __all__ = [
     "effective_interconnect",
     "gradient_bytes",
     "link_class",
+    "link_cost",
     "multi_gpu_comm",
     "multi_gpu_efficiency",
     "multi_gpu_summary",
@@ -39,6 +47,42 @@ def link_class(gpu: GpuSpec, interconnect: Interconnect | None, gpu_count: float
     """The named link class ``gpu_count`` × ``gpu`` communicate over
     (:class:`app.model.comm.LinkClass` value; ``network`` past one machine)."""
     return topology(gpu, gpu_count, interconnect).link.value
+
+
+#: :func:`link_cost` answers by (GPU name, whole GPUs, interconnect, GPUs per machine, network),
+#: each with the GPU spec it was computed for; emptied when it reaches :data:`LINK_MEMO_SIZE`
+#: (what-if requests may ask for any count)
+_LINK_COSTS: dict[
+    tuple[str, int, Interconnect | None, int | None, float | None],
+    tuple[GpuSpec, Topology, tuple[float, float]],
+] = {}
+LINK_MEMO_SIZE = 16384
+
+
+def link_cost(
+    gpu: GpuSpec,
+    gpu_count: float,
+    interconnect: Interconnect | None,
+    *,
+    node_gpus: int | None = None,
+    network_gbps: float | None = None,
+) -> tuple[Topology, tuple[float, float]]:
+    """:func:`app.model.comm.topology` of ``gpu_count`` × ``gpu`` over ``interconnect``
+    and its :func:`app.model.comm.bus_bandwidth`, memoised across workloads and requests:
+    both depend only on the GPU's specs, the whole GPU count, the link, the stated fabric and
+    the published link table (read once per process, :func:`app.model.comm.link_table`),
+    never on the workload. A hit needs the very GPU spec object it was computed for (a
+    what-if spec with a catalog name is computed afresh)."""
+    key = (gpu.name, max(int(gpu_count), 1), interconnect, node_gpus, network_gbps)
+    hit = _LINK_COSTS.get(key)
+    if hit is None or hit[0] is not gpu:
+        topo = topology(
+            gpu, gpu_count, interconnect, node_gpus=node_gpus, network_gbps=network_gbps
+        )
+        if len(_LINK_COSTS) >= LINK_MEMO_SIZE:
+            _LINK_COSTS.clear()
+        hit = _LINK_COSTS[key] = (gpu, topo, bus_bandwidth(gpu, topo))
+    return hit[1], hit[2]
 
 
 def multi_gpu_comm(

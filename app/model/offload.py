@@ -65,11 +65,9 @@ def offload_slowed(
     seconds = offload_bytes_per_step(w, n) / host_link_bytes_per_s(gpu)
     if seconds <= 0:
         return tp
-    step_samples = float(w.micro_batch_size * w.grad_accum_steps * n)
-
-    def slowed(rate: float) -> float:
-        return step_samples / (step_samples / rate + seconds) if rate > 0 else rate
-
+    rates = offload_rates(
+        w, gpu, gpu_count, tp.samples_per_s, tp.samples_per_s_low, tp.samples_per_s_high
+    )
     note = (
         f"cpu_offload: {offload_bytes_per_step(w, n) / 1e9:.1f} GB over PCIe per GPU and "
         f"optimizer step ({seconds:.2f} s at {host_link_bytes_per_s(gpu) / 1e9:.0f} GB/s) "
@@ -77,8 +75,21 @@ def offload_slowed(
     )
     return replace(
         tp,
-        samples_per_s=slowed(tp.samples_per_s),
-        samples_per_s_low=slowed(tp.samples_per_s_low),
-        samples_per_s_high=slowed(tp.samples_per_s_high),
+        samples_per_s=rates[0],
+        samples_per_s_low=rates[1],
+        samples_per_s_high=rates[2],
         notes=(*tp.notes, note),
+    )
+
+
+def offload_rates(w: Workload, gpu: GpuSpec, gpu_count: float, *rates: float) -> tuple[float, ...]:
+    """``rates`` (samples/s) slowed as :func:`offload_slowed` slows an estimate's; themselves
+    without ``cpu_offload``."""
+    n = max(int(gpu_count), 1)
+    seconds = offload_bytes_per_step(w, n) / host_link_bytes_per_s(gpu)
+    if seconds <= 0:
+        return rates
+    step_samples = float(w.micro_batch_size * w.grad_accum_steps * n)
+    return tuple(
+        step_samples / (step_samples / rate + seconds) if rate > 0 else rate for rate in rates
     )

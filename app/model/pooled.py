@@ -47,8 +47,9 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import TypeVar, cast
 
 from app.model.calibration import Calibration, load_calibration
 from app.model.mfu import implausible_mfu_reason, row_utilisation
@@ -91,6 +92,9 @@ DEFAULT_B0_WORK: dict[str, float] = {
     Family.CNN: 4.0,
     Family.OTHER: 4.0,
 }
+
+
+_T = TypeVar("_T")
 
 
 def _memoise(method):  # type: ignore[no-untyped-def]
@@ -160,6 +164,17 @@ class PooledData:
         self.b0 = _overhead_batches(usable, self)
         #: b0 in matmul_rows_per_sample units, for carrying the law to another network
         self.b0_work = _overhead_batches(usable, self, work=True)
+
+    def kept(self, key: tuple[object, ...], gpu: GpuSpec, make: Callable[[], _T]) -> _T:
+        """``make()`` kept under ``key`` for this very ``gpu`` spec (another spec under the
+        same name is computed afresh and replaces it): the parts of an estimate that depend
+        on the data and the GPU but not on the workload's micro-batch, shared by every
+        workload estimated from this data (a new micro-batch per request re-reads them)."""
+        hit = cast(tuple[GpuSpec, _T] | None, self._cache.get(key))
+        if hit is None or hit[0] is not gpu:
+            hit = (gpu, make())
+            self._cache[key] = hit
+        return hit[1]
 
     def _plausible(self, p: BenchmarkPoint) -> bool:
         """Whether ``p``'s implied MFU is one a run of its family can reach
@@ -293,6 +308,7 @@ class PooledData:
         return level
 
     @_memoise
+    @_memoise
     def batch_range(self, group: Group) -> tuple[float, float] | None:
         """Smallest and largest measured micro-batch per GPU of ``group``."""
         batches = [p.batch_size_per_gpu for p in self.rows(group) if p.batch_size_per_gpu]
@@ -336,24 +352,47 @@ class PooledData:
         fit = self.fit(fam) if fam else None
         if fit is None:
             raise LookupError(group)
-        y = _linear(fit, group, gpu, precision, level) + self.batch_term(group, batch)
+        linear = self.kept(
+            ("linear", group, gpu.name, precision, level),
+            gpu,
+            lambda: _linear(fit, group, gpu, precision, level),
+        )
+        y = linear + self.batch_term(group, batch)
         if not own:
             return y, 0
+        term, n = self.kept(
+            ("own_term", group, gpu.name, precision, level.suite),
+            gpu,
+            lambda: self._own_term(fit, group, gpu, precision, level),
+        )
+        return (y if term is None else y + term), n
+
+    def _own_term(
+        self, fit: FamilyFit, group: Group, gpu: GpuSpec, precision: Precision, level: Level
+    ) -> tuple[float | None, int]:
+        """What :meth:`predict` adds for ``gpu``'s own rows (``None``: nothing) and how many of
+        them are at this precision class."""
         res = fit.residual.get((group, gpu.name), [])
         here = [(pc, r) for pc, suite, r in res if suite == level.suite]
         pairs = here or [(pc, r) for pc, _, r in res]
         same = [r for pc, r in pairs if pc == rate_class(gpu, precision)]
         if same:
             n = len(same)
-            return y + statistics.fmean(same) * n / (n + OWN_SHRINK), n
+            return statistics.fmean(same) * n / (n + OWN_SHRINK), n
         # fp8 and 16-bit residuals never move each other (different kernels, separate gains)
         pairs = [(pc, r) for pc, r in pairs if "8" not in (pc, rate_class(gpu, precision))]
         if pairs:
             # measured at the other precision class only: half its residual, and the
             # estimate is not "measured" at this precision
             n = len(pairs)
-            return y + 0.5 * statistics.fmean(r for _, r in pairs) * n / (n + OWN_SHRINK), 0
-        return y, 0
+            return 0.5 * statistics.fmean(r for _, r in pairs) * n / (n + OWN_SHRINK), 0
+        return None, 0
+
+    @_memoise
+    def reach(self, group: Group) -> tuple[int, int]:
+        """(suites, GPU models) ``group`` was measured on (every row)."""
+        rows = self.rows(group)
+        return len({p.source for p in rows}), len({p.gpu for p in rows})
 
     @_memoise
     def measured_classes(self, group: Group) -> frozenset[str]:

@@ -29,7 +29,7 @@ from app.model.cost import (
 from app.model.epoch_cost import run_costs, served_rates
 from app.model.memory import vram_per_gpu_gib
 from app.model.model import Measurements, Model
-from app.model.offload import offload_slowed
+from app.model.offload import offload_rates, offload_slowed
 from app.model.rank import Candidate, CandidateColumns, Ranked, rank_columns
 from app.model.run_warnings import software_blocked
 from app.model.throughput import ThroughputModel
@@ -255,6 +255,8 @@ class ConfigEstimates:
         self.models = _Models(w, reference, ref)
         self._tp: dict[tuple[str, float, Interconnect | None, Fabric], ThroughputEstimate] = {}
         self._mem: dict[tuple[float, int, bool, str | None], MemoryEstimate] = {}
+        self._risk: dict[tuple[float, int, str | None], OomRisk] = {}
+        self._rates: dict[tuple[str, float, Interconnect | None, Fabric], tuple[float, ...]] = {}
         #: the workload's memory breakdowns by (whole GPUs, micro-batch), shared by every
         #: VRAM size (:func:`app.model.memory.estimate_memory`'s ``peaks``)
         self._peaks: dict[tuple[int, int], MemoryBreakdown] = {}
@@ -287,6 +289,8 @@ class ConfigEstimates:
         self, gpu: GpuSpec, gpu_count: float, precision: Precision | None
     ) -> tuple[SubmittedRun, ...]:
         """The accepted submitted runs whose configuration is this answer's."""
+        if not self.ref.submitted:
+            return ()
         key = workload_key(self.w, gpu.name, gpu_count, precision or self.w.precision)
         return self.ref.submitted.get(key, ()) if key is not None else ()
 
@@ -321,12 +325,7 @@ class ConfigEstimates:
         key = (gpu.name, gpu_count, interconnect, fabric)
         tp = self._tp.get(key)
         if tp is None:
-            catalog = self.ref.gpus.get(gpu.name) is gpu
-            model = self._model_of.get(gpu.name) if catalog else None
-            if model is None:
-                model = self.models.for_gpu(gpu)
-                if catalog:
-                    self._model_of[gpu.name] = model
+            catalog, model = self._model_for(gpu)
             tp = offload_slowed(
                 self.w,
                 gpu,
@@ -336,6 +335,59 @@ class ConfigEstimates:
             if catalog and len(self._tp) < self.max_entries:
                 self._tp[key] = tp
         return tp
+
+    def _model_for(self, gpu: GpuSpec) -> tuple[bool, ThroughputModel]:
+        """Whether ``gpu`` is the catalog's spec of its name, and the throughput model at the
+        precision it runs the workload at (kept per catalog GPU)."""
+        catalog = self.ref.gpus.get(gpu.name) is gpu
+        model = self._model_of.get(gpu.name) if catalog else None
+        if model is None:
+            model = self.models.for_gpu(gpu)
+            if catalog:
+                self._model_of[gpu.name] = model
+        return catalog, model
+
+    def rates(
+        self,
+        gpu: GpuSpec,
+        gpu_count: float,
+        interconnect: Interconnect | None,
+        fabric: Fabric = NO_FABRIC,
+    ) -> tuple[float, ...]:
+        """(samples/s, low, high) of :meth:`throughput` with the same arguments, without
+        building the estimate (:meth:`ThroughputModel.rates`: the same steps; slowed by CPU
+        offloading alike; where accepted submitted runs move this configuration, the full
+        :meth:`throughput`); memoised for catalog GPUs."""
+        key = (gpu.name, gpu_count, interconnect, fabric)
+        hit = self._rates.get(key)
+        if hit is None:
+            catalog, model = self._model_for(gpu)
+            total, low, high, prec = model.rates(gpu, gpu_count, interconnect, fabric=fabric)
+            if self.submitted_runs(gpu, gpu_count, prec):
+                tp = self.throughput(gpu, gpu_count, interconnect, fabric)
+                hit = (tp.samples_per_s, tp.samples_per_s_low, tp.samples_per_s_high)
+            else:
+                hit = offload_rates(self.w, gpu, gpu_count, total, low, high)
+            if catalog and len(self._rates) < self.max_entries:
+                self._rates[key] = hit
+        return hit
+
+    def memory_risk(self, vram_gib: float, gpu_count: float, gpu: str | None = None) -> OomRisk:
+        """The ``oom_risk`` of :meth:`memory` with the same arguments, without its micro-batch
+        search (what ranking needs of every configuration); memoised likewise."""
+        key = (vram_gib, max(math.floor(gpu_count), 1), gpu)
+        risk = self._risk.get(key)
+        if risk is None:
+            risk = model_of(self.ref).memory_risk_at(
+                self.w,
+                vram_gib,
+                gpu_count,
+                gpu=gpu,
+                peaks=self._peaks if len(self._peaks) < self.max_entries * 16 else None,
+            )
+            if len(self._risk) < self.max_entries:
+                self._risk[key] = risk
+        return risk
 
     def memory(
         self, vram_gib: float, gpu_count: float, *, with_fixes: bool, gpu: str | None = None
@@ -514,8 +566,8 @@ def rank_offers(
     # offers); per offer only array operations: the price, the data-loader cap and the epoch
     # time, then the ranking on columns.
     used, config_of_row = _codes(snap.config[rows], len(snap.configs))
-    # per configuration of this snapshot: (throughput, memory verdict, (VRAM, count, card)), kept
-    # for later requests of the workload on the same catalog version
+    # per configuration of this snapshot: ((samples/s, low, high), OOM risk, (VRAM, count,
+    # card), (GPU, count, link)), kept for later requests of the workload on the same version
     table = snap.cached("configs", (w, reference), dict)
     made = [i for i in used.tolist() if i not in table]
     for i in made:
@@ -525,6 +577,7 @@ def rank_offers(
     per_config = [table[i] for i in used.tolist()]
     config_est = [None if c is None else c[:2] for c in per_config]
     config_mem_key = [(0.0, 0.0, None) if c is None else c[2] for c in per_config]
+    config_hw = [None if c is None else c[3] for c in per_config]
     known = np.array([c is not None for c in config_est], dtype=bool).reshape(-1)
     estimable = np.flatnonzero(known[config_of_row])
     ids_all = snap.columns["id"][rows]
@@ -543,7 +596,7 @@ def rank_offers(
     # samples/s: the configuration's, capped by the data loader of the offer's vCPUs (the
     # scalar rules of app.model.cost applied once per distinct value)
     config_rate = np.array(
-        [c[0].samples_per_s if c is not None else 0.0 for c in config_est], dtype=np.float64
+        [c[0][0] if c is not None else 0.0 for c in config_est], dtype=np.float64
     ).reshape(-1)
     # the distinct vCPU counts of the whole version (a sort of every row, kept per version)
     distinct_vcpus, vcpu_codes = snap.cached(
@@ -561,10 +614,10 @@ def rank_offers(
     # (app.model.epoch_cost; combine() gives the rows shown the same numbers)
     config_low, config_high = (
         np.array(
-            [getattr(c[0], name) if c is not None else 0.0 for c in config_est],
+            [c[0][k] if c is not None else 0.0 for c in config_est],
             dtype=np.float64,
         ).reshape(-1)
-        for name in ("samples_per_s_low", "samples_per_s_high")
+        for k in (1, 2)
     )
     rates = served_rates(
         config_rate[config_of],
@@ -591,9 +644,7 @@ def rank_offers(
         ).reshape(-1)
     over_budget = len(estimable) - len(keep)
     cfg = config_of[keep]
-    cfg_oom = np.array(
-        [c is not None and c[1].oom_risk == OomRisk.HIGH for c in config_est], dtype=bool
-    )
+    cfg_oom = np.array([c is not None and c[1] == OomRisk.HIGH for c in config_est], dtype=bool)
     # the GPU cannot run the job's software as asked (QLoRA's bitsandbytes on ROCm): ranked
     # after every runnable offer, never on the frontier (one answer per GPU model)
     config_gpus = [snap.configs[i][0] for i in used.tolist()]
@@ -622,10 +673,14 @@ def rank_offers(
     prepared = {}
     for i, _, _ in (*top, *below):
         j = int(keep[i])
-        tp, mem = cast(tuple[ThroughputEstimate, MemoryEstimate], config_est[config_of[j]])
-        if mem.oom_risk == OomRisk.HIGH:
-            vram, count, card = config_mem_key[config_of[j]]
-            mem = est.memory(vram, count, with_fixes=True, gpu=card)
+        _, risk = cast(tuple[tuple[float, ...], OomRisk], config_est[config_of[j]])
+        # the full throughput estimate, whose figures are the rates ranked
+        tp = est.throughput(
+            *cast(tuple[GpuSpec, float, Interconnect | None, Fabric], config_hw[config_of[j]])
+        )
+        vram, count, card = config_mem_key[config_of[j]]
+        # the full memory estimate (its largest micro-batch; the fixes where the risk is high)
+        mem = est.memory(vram, count, with_fixes=risk == OomRisk.HIGH, gpu=card)
         price = None if math.isnan(prices[j]) else float(prices[j])
         prepared[int(offer_ids[j])] = (tp, mem, price)
     ranked = [Ranked(_candidate(cols, i), pareto, rank) for i, rank, pareto in top]
@@ -699,20 +754,33 @@ def _config_estimate(
     est: ConfigEstimates,
     ref: ReferenceData,
     config: tuple[int | None, float, str | None, float | None, float | None],
-) -> tuple[ThroughputEstimate, MemoryEstimate, tuple[float, float, str | None]] | None:
-    """The throughput, the memory verdict (no fixes: those are searched only for the offers
-    shown) and the (VRAM per GPU, GPU count, card name) of one hardware configuration (GPU model id,
-    count, interconnect label, listed VRAM, the stated network between machines in Gbit/s, used
-    when the GPUs span several machines: :class:`app.model.comm.Fabric`); ``None`` when the GPU
-    is not in the catalog (no estimate: the offer is listed with a reason)."""
+) -> (
+    tuple[
+        tuple[float, ...],
+        OomRisk,
+        tuple[float, float, str | None],
+        tuple[GpuSpec, float, Interconnect | None, Fabric],
+    ]
+    | None
+):
+    """The throughput's (samples/s, low, high) (:meth:`ConfigEstimates.rates`), the OOM risk
+    band (:meth:`ConfigEstimates.memory_risk`), the (VRAM per GPU, GPU count, card name) and
+    the (GPU, count, link, fabric) of one hardware configuration (GPU model id, count,
+    interconnect label, listed VRAM, the stated network between machines in Gbit/s, used when
+    the GPUs span several machines: :class:`app.model.comm.Fabric`): the full estimates
+    (throughput; memory with its micro-batch search and fixes) are made only for the offers
+    shown. ``None`` when the GPU is not in the catalog (no estimate: the offer is listed with
+    a reason)."""
     gpu_id, count, interconnect, listed_vram, network_gbps = config
     if gpu_id is None:
         return None
     gpu = ref.gpus[ref.gpu_names_by_id[gpu_id]]
+    link = offer_interconnect(interconnect)
     fabric = NO_FABRIC if network_gbps is None else Fabric(None, network_gbps)
-    tp = est.throughput(gpu, count, offer_interconnect(interconnect), fabric)
+    rates = est.rates(gpu, count, link, fabric)
     vram = vram_per_gpu_gib(gpu.vram_gib, listed_vram, count)
-    return tp, est.memory(vram, count, with_fixes=False, gpu=gpu.name), (vram, count, gpu.name)
+    risk = est.memory_risk(vram, count, gpu=gpu.name)
+    return rates, risk, (vram, count, gpu.name), (gpu, count, link, fabric)
 
 
 def _within_budget(total_hours: float, price: float | None, spot: bool, budget: Budget) -> bool:

@@ -13,13 +13,15 @@ from app.model.comm import (
     Topology,
     board_twin,
     bus_bandwidth,
+    comm_efficiency,
     comm_estimate,
+    comm_over,
     link_table,
     step_traffic,
     topology,
     twin_index,
 )
-from app.model.multigpu import multi_gpu_efficiency
+from app.model.multigpu import link_cost, multi_gpu_efficiency
 from app.model.types import GpuSpec, Interconnect, Method, Precision, Sharding
 from tests.unit.helpers import A100_80_SXM, GPT2, MI300X, RTX_4090
 
@@ -84,6 +86,48 @@ def test_published_bus_bandwidths() -> None:
     assert bus_bandwidth(MI300X, topology(MI300X, 8, None))[0] == pytest.approx(336e9)
     assert bus_bandwidth(MI300X, topology(MI300X, 2, None))[0] == pytest.approx(48e9)
     assert all(v > 0 for v in link_table().values())
+
+
+def test_link_cost_is_topology_and_bus_bandwidth_kept_per_gpu_spec() -> None:
+    topo, cost = link_cost(A100_80_SXM, 8, None)
+    assert topo == topology(A100_80_SXM, 8, None)
+    assert cost == pytest.approx((232.5e9, bus_bandwidth(A100_80_SXM, topo)[1]))
+    assert link_cost(A100_80_SXM, 8.5, None)[1] is cost  # whole GPUs, the same spec: kept
+    # another spec under the same name (a what-if GPU) is computed for itself: gen-3 PCIe
+    older = dataclasses.replace(A100_PCIE, architecture="Volta")
+    assert link_cost(A100_PCIE, 8, Interconnect.PCIE)[1][0] == pytest.approx(0.762 * 31.5e9)
+    assert link_cost(older, 8, Interconnect.PCIE)[1][0] == pytest.approx(0.762 * 15.75e9)
+    assert link_cost(A100_80_SXM, 24, None, network_gbps=100)[1][0] == pytest.approx(10.75e9)
+
+
+def test_comm_over_its_parts_is_comm_estimate_and_its_efficiency_alone() -> None:
+    cal = load_calibration()
+    for w, gpu, n, link, rate in itertools.product(
+        (BIG, GPT2, dataclasses.replace(BIG, sharding=Sharding.ZERO3, grad_accum_steps=4)),
+        (A100_80_SXM, A100_PCIE, RTX_4090),
+        (1, 2, 8, 24),
+        (None, Interconnect.PCIE),
+        (0.0, 3.5, 900.0),
+    ):
+        topo = topology(gpu, n, link)
+        parts = comm_over(
+            topo,
+            step_traffic(w, topo.gpus),
+            bus_bandwidth(gpu, topo),
+            w.micro_batch_size * max(w.grad_accum_steps, 1),
+            rate,
+            cal,
+        )
+        assert parts == comm_estimate(w, gpu, topo, rate, cal=cal)
+        efficiency = comm_efficiency(
+            topo,
+            step_traffic(w, topo.gpus),
+            bus_bandwidth(gpu, topo),
+            w.micro_batch_size * max(w.grad_accum_steps, 1),
+            rate,
+            cal,
+        )
+        assert efficiency == parts.efficiency
 
 
 def test_bytes_per_step_by_strategy() -> None:

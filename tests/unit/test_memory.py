@@ -24,6 +24,7 @@ from app.model.memory import (
     lora_trainable_params,
     max_fitting_utilization,
     memory_notes,
+    memory_risk,
     oom_probability,
     oom_risk,
     selective_saved_copies,
@@ -254,6 +255,25 @@ def test_max_micro_batch_size_is_the_largest_whose_risk_is_low() -> None:
     assert fits.oom_probability < 0.1 <= over.oom_probability
     assert fits.memory_utilization < max_fitting_utilization()
     assert 10 < b < 60
+
+
+def test_memory_risk_is_the_band_of_the_full_estimate() -> None:
+    # GPT-2 at micro-batch 16 on 16 GB is medium (P(OOM) 0.47), on 12 GB high, on 24 GB low;
+    # LLaMA-3 8B full is high on any card; whole and fractional GPUs, shared breakdowns or not
+    gpt2 = dataclasses.replace(GPT2, micro_batch_size=16)
+    peaks: dict[tuple[int, int], Any] = {}
+    bands = []
+    for w in (gpt2, Workload(**LLAMA3_8B)):
+        peaks.clear()
+        for vram_gib in (12.0, 16.0, 24.0, 80.0):
+            for count in (0.5, 1, 2, 8):
+                full = estimate_memory(w, vram_gib=vram_gib, gpu_count=count, with_fixes=False)
+                for shared in (None, peaks):
+                    risk = memory_risk(w, vram_gib=vram_gib, gpu_count=count, peaks=shared)
+                    assert risk == full.oom_risk, (w.params, vram_gib, count)
+                bands.append(full.oom_risk)
+    assert memory_risk(gpt2, vram_gib=16.0) == OomRisk.MEDIUM
+    assert set(bands) == {OomRisk.LOW, OomRisk.MEDIUM, OomRisk.HIGH}
 
 
 def test_oom_probability_is_monotone_and_bands_follow_it() -> None:

@@ -242,6 +242,28 @@ def test_multi_gpu_measured_row_is_used_for_same_count() -> None:
     assert tp.multi_gpu_efficiency == pytest.approx(3000 / (443 * 8), rel=0.01)
 
 
+def test_rates_are_the_figures_of_the_estimate() -> None:
+    # the measured 8-GPU NVLink row (3,000/s), the link model elsewhere, fractional counts,
+    # NVLink asked of a card without it, an SXM board listed without a link
+    pts = [
+        point("A100 SXM4 80GB", 443, 320, pid=1),
+        point("A100 SXM4 80GB", 3000, 320, count=8, pid=2, interconnect="nvlink"),
+    ]
+    catalog = {g.name: g for g in (A100_80_SXM, RTX_4090)}
+    a = ThroughputModel(BERT, points=pts, catalog=catalog)
+    b = ThroughputModel(BERT, points=pts, catalog=catalog)
+    seen = set()
+    for gpu in (A100_80_SXM, RTX_4090):
+        for n in (0.5, 1, 1.5, 2, 3, 8, 16):
+            for link in (None, Interconnect.PCIE, Interconnect.NVLINK):
+                tp = b.estimate(gpu, n, link)
+                figures = (tp.samples_per_s, tp.samples_per_s_low, tp.samples_per_s_high)
+                assert a.rates(gpu, n, link) == (*figures, tp.precision)
+                seen.add(tp.multi_gpu_basis)
+    assert a.rates(A100_80_SXM, 8, Interconnect.NVLINK)[0] == pytest.approx(3000, rel=0.01)
+    assert seen == {None, "measured", "model"}
+
+
 def test_departing_from_preset_scales_by_flops() -> None:
     pts = [point("A100 SXM4 80GB", 443, 320)]
     longer = dataclasses.replace(BERT, seq_len=512, matches_preset=False)

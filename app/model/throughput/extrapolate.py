@@ -105,7 +105,11 @@ def form_log_rates(
     fit = data.fit(fam) if fam else None
     if fit is None:
         return None
-    ref = nearest_measured(data, group, gpu, precision, gpu.architecture)
+    ref = data.kept(  # kept: every workload of the group asks again (a new micro-batch)
+        ("nearest_measured", group, gpu.name, precision),
+        gpu,
+        lambda: nearest_measured(data, group, gpu, precision, gpu.architecture),
+    )
     if ref is None:
         return None
     cls = rate_class(gpu, precision)

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.model.calibration import Calibration, load_calibration
-from app.model.comm import CommEstimate, Fabric
+from app.model.comm import CommEstimate, StepTraffic
 from app.model.flops import training_flops_per_sample
 from app.model.pooled import (
     Level,
@@ -37,8 +37,8 @@ from app.model.throughput.extrapolate import extrapolated_rate
 from app.model.types import (
     SITUATION_TEXT,
     BenchmarkPoint,
+    Evidence,
     GpuSpec,
-    Interconnect,
     Precision,
     Situation,
     Workload,
@@ -81,9 +81,8 @@ class PooledSituations:
         self.groups = data.groups(base.benchmark_workloads, _method_of(base))
         self._single: dict[tuple[str, Precision, str | None], SingleGpu] = {}
         self._by_gpu: dict[str, list[BenchmarkPoint]] | None = None
-        self._eta: dict[
-            tuple[str, int, Interconnect | None, Precision, Fabric], tuple[float, bool]
-        ] = {}
+        #: by (GPU, count, link, precision, the fabric's GPUs per machine and network)
+        self._eta: dict[tuple[Any, ...], tuple[float, bool]] = {}
         #: memoised per instance (``w``, ``reference`` and the data never change on it)
         self._bases: dict[Precision, Workload] = {}
         self._groups_at: dict[str | None, tuple[str, str]] = {}
@@ -91,6 +90,18 @@ class PooledSituations:
         self._twins: dict[str, GpuSpec] | None = None
         self._stacks: dict[tuple[str | None, Precision | None], Stack | None] = {}
         self._comms: dict[tuple[Any, ...], tuple[GpuSpec, CommEstimate]] = {}
+        #: bytes per step of the workload at a precision over a GPU count (app.model.comm)
+        self._traffic: dict[tuple[Precision, int], StepTraffic] = {}
+        #: multi-GPU efficiencies as :meth:`MultiGpu._eta_at` returns them, with the GPU spec
+        self._etas_at: dict[tuple[Any, ...], tuple[GpuSpec, tuple[float, bool]]] = {}
+        #: ThroughputModel._per_gpu's (GPU spec, precision, single-GPU answer, board cap)
+        self._per_gpus: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        #: :meth:`MultiGpu.scaled`'s state after each count, per (GPU, link, precision, rate)
+        self._count_states: dict[tuple[Any, ...], tuple[GpuSpec, list[Any], bool]] = {}
+        #: each GPU's measured counts and 1-GPU rows of the ranking group by (suite, precision)
+        self._singles_of: dict[
+            str, tuple[set[float], dict[tuple[str, Precision], list[BenchmarkPoint]]]
+        ] = {}
 
     def _usable(self, precision: Precision, software: str | None = None) -> bool:
         """The measured group stands for ``precision``: fp32/tf32 and 16-bit rates follow
@@ -216,33 +227,26 @@ class PooledSituations:
         y, n_own = self.data.predict(group, gpu, precision, mb, level)
         rate = math.exp(y) / (base.units_per_sample or 1.0)
         units = base.units_per_sample
-        rows = self.data.rows(group)
         if precision_class(precision) not in self.data.measured_classes(group):
             situation = Situation.PRECISION_SWITCH
-            used = [p for p in rows if p.gpu == gpu.name] or [
-                p for p in rows if p.source == level.source
-            ]
         elif n_own:
-            used = [p for p in rows if p.gpu == gpu.name]
             rate, situation, moved = self._own_measurement(group, gpu, precision, level, rate)
         elif self.data.has_sibling(group, gpu):
             situation = Situation.SIBLING
-            used = [
-                p
-                for p in rows
-                if self.data.catalog.get(p.gpu, gpu).architecture == gpu.architecture
-            ]
         else:
             situation = Situation.EXTRAPOLATED
-            used = [p for p in rows if p.source == level.source]
             # issue 23 item 4: the form a new architecture is estimated by (extrapolate.py)
             forms = self.cal.extrapolation_form
             rate, moved = extrapolated_rate(
                 self.data, group, gpu, precision, mb, level, forms, rate, units
             )
-        used = sorted(used, key=lambda p: (p.gpu_count, p.id))[:20]
+        evidence = self.data.kept(  # the rows shown depend on the situation, not the batch
+            ("evidence", group, gpu.name, situation, level.source, units),
+            gpu,
+            lambda: _shown_evidence(self.data, group, gpu, situation, level, units),
+        )
         notes = self._pooled_notes(group, gpu, precision, level, situation, moved, mb)
-        return rate, situation, tuple(_evidence(p, units) for p in used), tuple(notes)
+        return rate, situation, evidence, tuple(notes)
 
     def _pooled_notes(
         self,
@@ -257,10 +261,10 @@ class PooledSituations:
         """What a pooled answer says: its situation and the model's reach, how its rate was
         moved (own measurements, a new architecture), a GPU without fast 16-bit math, and a
         micro-batch outside the measured range."""
-        rows = self.data.rows(group)
+        suites, gpus = self.data.reach(group)
         notes = [
             f"{SITUATION_TEXT[situation]}; pooled model of {group[0]} over "
-            f"{len({p.source for p in rows})} suite(s) and {len({p.gpu for p in rows})} GPU "
+            f"{suites} suite(s) and {gpus} GPU "
             f"model(s), at the software level of {level.suite.rstrip('@')}"
         ]
         if situation in (Situation.MEASURED_RESCALED, Situation.EXTRAPOLATED) and moved:
@@ -325,3 +329,29 @@ class PooledSituations:
             f"micro-batch {self._batch():g}, {precision.value}"
         )
         return rate, Situation.MEASURED_RESCALED, note
+
+
+def _shown_evidence(
+    data: PooledData,
+    group: tuple[str, str],
+    gpu: GpuSpec,
+    situation: Situation,
+    level: Level,
+    units: float | None,
+) -> tuple[Evidence, ...]:
+    """The evidence a pooled answer on ``gpu`` shows (at most 20 rows of its group, fewest
+    GPUs first): its own rows (a precision switch without them: the served suite's), the
+    rows of its architecture for a sibling, the served suite's for an extrapolation."""
+    rows = data.rows(group)
+    if situation == Situation.PRECISION_SWITCH:
+        used = [p for p in rows if p.gpu == gpu.name] or [
+            p for p in rows if p.source == level.source
+        ]
+    elif situation == Situation.SIBLING:
+        used = [p for p in rows if data.catalog.get(p.gpu, gpu).architecture == gpu.architecture]
+    elif situation == Situation.EXTRAPOLATED:
+        used = [p for p in rows if p.source == level.source]
+    else:
+        used = [p for p in rows if p.gpu == gpu.name]
+    used = sorted(used, key=lambda p: (p.gpu_count, p.id))[:20]
+    return tuple(_evidence(p, units) for p in used)

@@ -94,6 +94,51 @@ class ThroughputModel(MultiGpu):
         self._single[key] = result
         return result
 
+    def _per_gpu(
+        self,
+        gpu: GpuSpec,
+        gpu_count: float,
+        interconnect: Interconnect | None,
+        asked: Precision,
+        software: str | None,
+    ) -> tuple[Precision, Interconnect | None, SingleGpu, tuple[float, str | None]]:
+        """:meth:`estimate`'s first steps: the precision estimated at, the link (NVLink for
+        several SXM modules listed without one), the single-GPU answer and its per-GPU rate
+        capped at the board's (:meth:`board_cap`); all but the link memoised per GPU spec."""
+        if interconnect is None and gpu_count > 1 and (gpu.form_factor or "").upper() == "SXM":
+            interconnect = Interconnect.NVLINK
+        key = (gpu.name, asked, software)
+        hit = self._per_gpus.get(key)
+        if hit is None or hit[0] is not gpu:  # per GPU spec: every count and link asks again
+            prec = self.stand_in_precision(asked, software)
+            single = self.single_gpu(gpu, prec, software)
+            hit = (gpu, prec, single, self.board_cap(gpu, prec, software, single[0]))
+            self._per_gpus[key] = hit
+        _, prec, single, capped = hit
+        return prec, interconnect, single, capped
+
+    def rates(
+        self,
+        gpu: GpuSpec,
+        gpu_count: float = 1,
+        interconnect: Interconnect | None = None,
+        *,
+        precision: Precision | None = None,
+        software: str | None = None,
+        fabric: Fabric = NO_FABRIC,
+    ) -> tuple[float, float, float, Precision]:
+        """(samples/s, low, high, precision estimated at) of :meth:`estimate` with the same
+        arguments, by the same steps, without what only an answer shows (notes, evidence, the
+        multi-GPU summary, utilisation): what ranking needs of every configuration."""
+        prec, interconnect, single, (per_gpu, _) = self._per_gpu(
+            gpu, gpu_count, interconnect, precision or self.w.precision, software
+        )
+        total, model = self.scaled_total(gpu, gpu_count, interconnect, prec, per_gpu, fabric)
+        low, high = throughput_range(
+            self.w, gpu, gpu_count, prec, total, single[1], model, self.cal
+        )
+        return total, low, high, prec
+
     def estimate(
         self,
         gpu: GpuSpec,
@@ -114,17 +159,16 @@ class ThroughputModel(MultiGpu):
         answer's ``precision`` is the one estimated at (:meth:`stand_in_precision`).
         """
         asked = precision or self.w.precision
-        # 1. the precision stand-in, once
-        prec = self.stand_in_precision(asked, software)
-        if interconnect is None and gpu_count > 1 and (gpu.form_factor or "").upper() == "SXM":
-            interconnect = Interconnect.NVLINK
-        # 2. one situation, its own bound, the physical check and the stack (single_gpu)
-        per_gpu, situation, evidence, notes = self.single_gpu(gpu, prec, software)
+        # 1. the precision stand-in; 2. one situation, its own bound, the physical check and
+        # the stack (single_gpu), the board cap
+        prec, interconnect, single, (per_gpu, capped) = self._per_gpu(
+            gpu, gpu_count, interconnect, asked, software
+        )
+        _, situation, evidence, notes = single
         fp8_gain = None
         if prec == Precision.FP8 and not self.fp8_measured_here(gpu, software):
             sixteen = self.single_gpu(gpu, Precision.BF16_AMP, software)[0]
-            fp8_gain = per_gpu / sixteen if sixteen > 0 else None
-        per_gpu, capped = self.board_cap(gpu, prec, software, per_gpu)
+            fp8_gain = single[0] / sixteen if sixteen > 0 else None
         if capped:
             notes = (*notes, capped)
         if prec != asked:

@@ -11,13 +11,18 @@ from app.model.comm import (
     NO_FABRIC,
     CommEstimate,
     Fabric,
+    StepTraffic,
+    Topology,
     board_twin,
+    comm_efficiency,
+    comm_over,
     gpus_per_node,
     link_grows_with_count,
+    step_traffic,
     twin_index,
 )
 from app.model.mfu import mfu_class
-from app.model.multigpu import multi_gpu_comm, multi_gpu_summary
+from app.model.multigpu import link_cost, multi_gpu_summary
 from app.model.pooled import (
     suite_of,
 )
@@ -31,6 +36,10 @@ from app.model.types import (
     MultiGpuSummary,
     Precision,
 )
+
+#: :meth:`MultiGpu.scaled` part way: (lowest efficiency so far and whether it was measured,
+#: the best total, whether that total is modelled, its basis)
+_Best = tuple[tuple[float, bool], float, bool, MultiGpuBasis]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,10 +116,16 @@ class MultiGpu(PhysicalChecks):
         if not self.groups or self.reference is not None:
             return None
         rows = self._gpu_rows(gpu.name)
-        singles: dict[tuple[str, Precision], list[BenchmarkPoint]] = {}
-        for p in rows:
-            if p.gpu_count == 1:
-                singles.setdefault((suite_of(p), p.precision), []).append(p)
+        indexed = self._singles_of.get(gpu.name)
+        if indexed is None:  # the GPU counts measured, the 1-GPU rows by (suite, precision)
+            singles: dict[tuple[str, Precision], list[BenchmarkPoint]] = {}
+            for p in rows:
+                if p.gpu_count == 1:
+                    singles.setdefault((suite_of(p), p.precision), []).append(p)
+            indexed = self._singles_of[gpu.name] = ({p.gpu_count for p in rows}, singles)
+        counts, singles = indexed
+        if n not in counts:
+            return None  # no row of this count: no ratio
         ratios = []
         for p in rows:
             if p.gpu_count != n:
@@ -139,21 +154,34 @@ class MultiGpu(PhysicalChecks):
         """:func:`app.model.multigpu.multi_gpu_comm` of the workload at ``prec`` in machines as
         ``fabric`` states them (memoised: the efficiency of ``n`` GPUs and the answer's summary
         ask for the same one)."""
-        key = (gpu.name, n, link, prec, per_gpu, fabric)
+        key = (gpu.name, n, link, prec, per_gpu, fabric.node_gpus, fabric.network_gbps)
         hit = self._comms.get(key)
         if hit is None or hit[0] is not gpu:
-            comm = multi_gpu_comm(
-                self._w_at(prec),
-                gpu,
-                n,
-                link,
-                per_gpu,
-                node_gpus=fabric.node_gpus,
-                network_gbps=fabric.network_gbps,
-                cal=self.cal,
-            )
+            comm = comm_over(*self._comm_parts(gpu, n, link, prec, per_gpu, fabric), self.cal)
             hit = self._comms[key] = (gpu, comm)
         return hit[1]
+
+    def _comm_parts(
+        self,
+        gpu: GpuSpec,
+        n: float,
+        link: Interconnect | None,
+        prec: Precision,
+        per_gpu: float,
+        fabric: Fabric,
+    ) -> tuple[Topology, StepTraffic, tuple[float, float], float, float]:
+        """:func:`app.model.comm.comm_over`'s arguments but the calibration (what
+        :func:`app.model.multigpu.multi_gpu_comm` computes from): the parts that depend on the
+        GPU, count and link alone (:func:`app.model.multigpu.link_cost`) or on the workload
+        and count alone (bytes per step, memoised per precision and count)."""
+        w = self._w_at(prec)
+        topo, cost = link_cost(
+            gpu, n, link, node_gpus=fabric.node_gpus, network_gbps=fabric.network_gbps
+        )
+        traffic = self._traffic.get((prec, topo.gpus))
+        if traffic is None:
+            traffic = self._traffic[(prec, topo.gpus)] = step_traffic(w, topo.gpus)
+        return topo, traffic, cost, w.micro_batch_size * max(w.grad_accum_steps, 1), per_gpu
 
     def _link_eta(
         self,
@@ -168,17 +196,22 @@ class MultiGpu(PhysicalChecks):
         (memoised): the measured median where this count was measured on this link (with a
         stated fabric only when the count fits one machine), else the model of
         :mod:`app.model.multigpu`; and whether it was measured."""
-        key = (gpu.name, n, link, precision, fabric)
+        key = (gpu.name, n, link, precision, fabric.node_gpus, fabric.network_gbps)
         hit = self._eta.get(key)
         if hit is None:
             measured = None
             # a measured count stands for a stated fabric only inside one machine
-            if fabric == NO_FABRIC or n <= (fabric.node_gpus or gpus_per_node(gpu)):
+            if (
+                fabric is NO_FABRIC
+                or fabric == NO_FABRIC
+                or n <= (fabric.node_gpus or gpus_per_node(gpu))
+            ):
                 measured = self._measured_eta(gpu, n, link, precision)
             if measured is not None:
                 hit = (measured, True)
             else:
-                hit = (self._comm(gpu, n, link, precision, per_gpu, fabric).efficiency, False)
+                parts = self._comm_parts(gpu, n, link, precision, per_gpu, fabric)
+                hit = (comm_efficiency(*parts, self.cal), False)
             self._eta[key] = hit
         return hit
 
@@ -196,7 +229,12 @@ class MultiGpu(PhysicalChecks):
         GPU has NVLink (the PCIe model gave 8 × A100 SXM4 0.956 on ResNet-50 against the
         measured NVLink 0.904), and a PCIe card at its SXM twin's
         (:func:`app.model.comm.board_twin`: 8 × A100 PCIe 80GB came out faster than the
-        measured 8 × A100 SXM4 80GB). Returns the efficiency and whether it was measured."""
+        measured 8 × A100 SXM4 80GB). Returns the efficiency and whether it was measured
+        (memoised: :meth:`scaled` asks for every count up to each configuration's)."""
+        key = (gpu.name, n, link, precision, per_gpu, fabric.node_gpus, fabric.network_gbps)
+        hit = self._etas_at.get(key)
+        if hit is not None and hit[0] is gpu:
+            return hit[1]
         e = self._link_eta(gpu, n, link, precision, per_gpu, fabric)
         if link != Interconnect.NVLINK and gpu.nvlink:
             fast = self._link_eta(gpu, n, Interconnect.NVLINK, precision, per_gpu, fabric)
@@ -208,7 +246,63 @@ class MultiGpu(PhysicalChecks):
             board = self._link_eta(twin, n, Interconnect.NVLINK, precision, per_gpu, fabric)
             if board[0] < e[0]:
                 e = board
+        self._etas_at[key] = (gpu, e)
         return e
+
+    def _counts_upto(
+        self,
+        gpu: GpuSpec,
+        link: Interconnect | None,
+        prec: Precision,
+        per_gpu: float,
+        fabric: Fabric,
+        m: int,
+    ) -> tuple[_Best, bool]:
+        """:meth:`scaled`'s state after using 2..``m`` GPUs (``m`` < 2: the start) and whether
+        the link grows with the count; the states of every count are kept per (GPU, link,
+        precision, rate, fabric), so each configuration of a GPU adds only its own count."""
+        key = (gpu.name, link, prec, per_gpu, fabric.node_gpus, fabric.network_gbps)
+        hit = self._count_states.get(key)
+        if hit is None or hit[0] is not gpu:
+            # no count beats one GPU: the link model said so (measured rows never scale below 1)
+            start: _Best = ((1.0, False), per_gpu, False, "model")
+            hit = self._count_states[key] = (gpu, [start], link_grows_with_count(gpu, link))
+        _, states, grows = hit
+        while len(states) < m:
+            k = len(states) + 1
+            states.append(
+                self._with_count(states[-1], gpu, k, k, link, prec, per_gpu, fabric, grows)
+            )
+        return states[max(m, 1) - 1], grows
+
+    def _with_count(
+        self,
+        state: _Best,
+        gpu: GpuSpec,
+        k: int,
+        scale: float,
+        link: Interconnect | None,
+        prec: Precision,
+        per_gpu: float,
+        fabric: Fabric,
+        grows: bool,
+    ) -> _Best:
+        """``state`` (the lowest efficiency so far, the best total, whether it is modelled, its
+        basis) after also trying ``k`` GPUs counted as ``scale``.
+
+        Per-GPU speed never rises with the count: the lowest efficiency of any count from 2
+        to n on the link (8 × A100 NVLink measured 0.904, 16 × 0.941), of the measured counts
+        only where the link grows with the count (an Infinity Fabric mesh adds a link per
+        peer); the total never falls: the best of using 2..n (a tie goes to the larger)."""
+        lowest, best_total, best_model, best_basis = state
+        here = self._eta_at(gpu, k, link, prec, per_gpu, fabric)
+        if (here[1] or not grows) and here[0] < lowest[0]:
+            lowest = here
+        e, measured = (lowest if lowest[0] < here[0] else here) if grows else lowest
+        total_k = per_gpu * scale * e
+        if total_k >= best_total:
+            return lowest, total_k, not measured, "measured" if measured else "model"
+        return lowest, best_total, best_model, best_basis
 
     def scaled(
         self,
@@ -225,38 +319,57 @@ class MultiGpu(PhysicalChecks):
         fractional counts below one scale linearly."""
         if not n > 1:
             return Scaled(per_gpu * n)
-        notes: tuple[str, ...] = ()
-        link = interconnect
-        if link == Interconnect.NVLINK and not gpu.nvlink:
-            link = Interconnect.PCIE
-            notes = (
-                *notes,
-                f"{gpu.name} has no NVLink: the GPUs are estimated as linked over PCIe",
-            )
-        best_total, best_model = per_gpu, False
-        # no count beats one GPU: the link model said so (measured rows never scale below 1)
-        best_basis: MultiGpuBasis = "model"
-        # per-GPU speed never rises with the count: the lowest efficiency of any count
-        # from 2 to n on the link (8 × A100 NVLink measured 0.904, 16 × 0.941), of the
-        # measured counts only where the link grows with the count (an Infinity Fabric
-        # mesh adds a link per peer); the total never falls: the best of using 2..n
-        grows = link_grows_with_count(gpu, link)
-        lowest: tuple[float, bool] = (1.0, False)
-        for k in range(2, int(n) + 1):
-            here = self._eta_at(gpu, k, link, prec, per_gpu, fabric)
-            if here[1] or not grows:
-                lowest = min(lowest, here, key=lambda x: x[0])
-            e, measured = min(here, lowest, key=lambda x: x[0]) if grows else lowest
-            scale = n if k == int(n) else k
-            total_k = per_gpu * scale * e
-            if total_k >= best_total:
-                best_total, best_model = total_k, not measured
-                best_basis = "measured" if measured else "model"
-        total = best_total
-        eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
+        link, notes = self._link_used(gpu, interconnect)
+        total, eta, best_model, best_basis = self._best_total(gpu, n, link, prec, per_gpu, fabric)
         w_prec = self._w_at(prec)
         comm = self._comm(gpu, n, link, prec, per_gpu, fabric)
         summary = multi_gpu_summary(
             w_prec, gpu, n, link, per_gpu, min(eta, 1.0), cal=self.cal, comm=comm
         )
         return Scaled(total, eta, best_model, best_basis, summary, notes)
+
+    def scaled_total(
+        self,
+        gpu: GpuSpec,
+        n: float,
+        interconnect: Interconnect | None,
+        prec: Precision,
+        per_gpu: float,
+        fabric: Fabric = NO_FABRIC,
+    ) -> tuple[float, bool]:
+        """:meth:`scaled`'s ``total`` and ``model`` alone (no summary, no notes): the same
+        steps, so the same figures."""
+        if not n > 1:
+            return per_gpu * n, False
+        link, _ = self._link_used(gpu, interconnect)
+        total, _, best_model, _ = self._best_total(gpu, n, link, prec, per_gpu, fabric)
+        return total, best_model
+
+    def _link_used(
+        self, gpu: GpuSpec, interconnect: Interconnect | None
+    ) -> tuple[Interconnect | None, tuple[str, ...]]:
+        """The link ``gpu``'s GPUs are estimated over (NVLink asked of a GPU without it:
+        PCIe) and the note that says so."""
+        if interconnect == Interconnect.NVLINK and not gpu.nvlink:
+            note = f"{gpu.name} has no NVLink: the GPUs are estimated as linked over PCIe"
+            return Interconnect.PCIE, (note,)
+        return interconnect, ()
+
+    def _best_total(
+        self,
+        gpu: GpuSpec,
+        n: float,
+        link: Interconnect | None,
+        prec: Precision,
+        per_gpu: float,
+        fabric: Fabric,
+    ) -> tuple[float, float, bool, MultiGpuBasis]:
+        """(total, efficiency, modelled, basis) of ``n`` > 1 GPUs over ``link``: the best of
+        using 2..n-1 GPUs (kept per GPU, link, precision and rate), then n."""
+        m = int(n)
+        best, grows = self._counts_upto(gpu, link, prec, per_gpu, fabric, m - 1)
+        if m >= 2:
+            best = self._with_count(best, gpu, m, n, link, prec, per_gpu, fabric, grows)
+        _, total, best_model, best_basis = best
+        eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
+        return total, eta, best_model, best_basis
