@@ -1,10 +1,11 @@
-"""The real-run time cases with the training stack each source ran, where ``cases.md`` says.
+"""The real-run time cases with the training stack (and the frozen base's dtype) each source
+ran, where ``cases.md`` says.
 
 ``python -m benchmarks.real_runs URL [--no-stacks] [--cases DIR]`` scores a running server
 with ``DIR/score.py``'s own measure (``../shared/real_runs`` by default), the cases'
-requests carrying :data:`CASE_STACKS` (``--no-stacks``: as they stand, i.e. the defaults).
-Nothing is tuned here: the stacks are those the sources name (tests/test_real_run_stacks.py
-holds the mapping to ``cases.md``'s words).
+requests carrying :data:`CASE_STACKS` and :data:`CASE_BASE_DTYPES` (``--no-stacks``: as they
+stand, i.e. the defaults). Nothing is tuned here: the stacks and base dtypes are those the
+sources name (tests/test_real_run_stacks.py holds the mapping to ``cases.md``'s words).
 """
 
 from __future__ import annotations
@@ -42,19 +43,35 @@ CASE_STACKS: dict[str, tuple[str, str]] = {
 }
 
 
+#: Case id prefix → the dtype its source loaded the frozen LoRA base in, with the words of
+#: cases.md that say so (U-9: tloen/alpaca-lora's finetune.py, ``load_in_8bit=True``).
+CASE_BASE_DTYPES: dict[str, tuple[str, str]] = {
+    "U-9 ": ("int8", "frozen base loaded in 8-bit"),
+}
+
+
+def base_dtype_of(case_id: str) -> str | None:
+    """The base dtype :data:`CASE_BASE_DTYPES` gives the case (``None``: not stated)."""
+    return next((d for p, (d, _) in CASE_BASE_DTYPES.items() if case_id.startswith(p)), None)
+
+
 def stack_of(case_id: str) -> str | None:
     """The stack :data:`CASE_STACKS` gives the case (``None``: not stated)."""
     return next((s for p, (s, _) in CASE_STACKS.items() if case_id.startswith(p)), None)
 
 
 def with_stacks(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``cases`` with each request's workload stating its case's stack (where stated)."""
+    """``cases`` with each request's workload stating its case's stack and frozen-base dtype
+    (where stated)."""
     out = copy.deepcopy(cases)
     for case in out:
         stack = stack_of(case["id"])
-        if stack is not None:
-            for req in case["requests"]:
+        dtype = base_dtype_of(case["id"])
+        for req in case["requests"]:
+            if stack is not None:
                 req["workload"]["stack"] = stack
+            if dtype is not None:
+                req["workload"]["base_dtype"] = dtype
     return out
 
 

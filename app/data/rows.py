@@ -282,6 +282,21 @@ class LinkRow(SeedRow):
     notes: OptText = None
 
 
+class Int8SpeedRow(SeedRow):
+    """``int8_matmul_speed.csv``: the measured speed of bitsandbytes' LLM.int8() matmul
+    relative to a 16-bit one at one model dimension (see
+    :func:`app.model.int8_base.int8_speed_table`)."""
+
+    model_dim: Int
+    ffn_dim: OptInt = None
+    speed_vs_fp16: Float
+    method: str
+    units: OptText = None
+    system: OptText = None
+    seen_on: OptDate = None
+    notes: OptText = None
+
+
 class LauncherRow(SeedRow):
     """``launchers.csv``: how a launcher names one of our providers."""
 

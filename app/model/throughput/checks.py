@@ -11,6 +11,7 @@ from app.model.flops import (
     peak_tflops,
     training_flops_per_sample,
 )
+from app.model.int8_base import int8_base_time
 from app.model.pooled import rate_class
 from app.model.stacks import (
     DEFAULT_STACK,
@@ -95,6 +96,11 @@ class PhysicalChecks(FlopsModel):
             )
         else:
             text += ", at the measured rows' rate)"
+        # an 8-bit base runs its matmuls at LLM.int8's measured rate (app.model.int8_base)
+        int8 = int8_base_time(self.w)
+        if int8 is not None:
+            factor /= int8.factor
+            notes = (*notes, *int8.notes)
         return rate * factor, situation, evidence, (*notes, text)
 
     def _credible(

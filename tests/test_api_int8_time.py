@@ -1,0 +1,67 @@
+"""A LoRA base loaded in 8 bits, through the HTTP API (issue 23, with issue 24 item 1): the
+throughput answer states the int8 base and runs its matmuls at LLM.int8's measured speed
+(Dettmers et al. 2022, arXiv:2208.07339 Table 5; app/model/int8_base.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.db
+
+#: U-9's LLaMA-7B LoRA (tloen/alpaca-lora) as ../shared/real_runs/time_cases.json writes it
+LLAMA7B_LORA: dict[str, Any] = {
+    "architecture": "transformer_decoder",
+    "params": 6_738_415_616,
+    "layers": 32,
+    "hidden_size": 4096,
+    "heads": 32,
+    "kv_heads": 32,
+    "ffn_hidden_size": 11008,
+    "vocab_size": 32000,
+    "method": "lora",
+    "lora_rank": 16,
+    "precision": "fp16_amp",
+    "micro_batch_size": 8,
+    "seq_len": 256,
+    "gradient_checkpointing": True,
+    "samples_per_epoch": 49_760,
+}
+
+
+def estimate(client: Any, **extra: Any) -> dict[str, Any]:
+    body = {"workload": {**LLAMA7B_LORA, **extra}, "hardware": {"gpu": "RTX 3090"}}
+    r = client.post("/v1/estimate", json=body)
+    assert r.status_code == 200, r.text
+    return dict(r.json()["estimate"])
+
+
+def test_an_int8_base_is_slower_by_the_sourced_factor_on_the_base_share(client: Any) -> None:
+    sixteen = estimate(client)
+    eight = estimate(client, base_dtype="load_in_8bit")
+    # base share f = 6·(N − 32,000·4,096)·256 / (6·N·256 + 16·32·4,096·256²) = 0.96770;
+    # Table 5 at model dimension 4,096: 0.86x fp16 -> step x(1 − f + f/0.86) = x1.1575
+    n = 6_738_415_616
+    share = 6 * (n - 32_000 * 4096) * 256 / (6 * n * 256 + 16 * 32 * 4096 * 256**2)
+    factor = 1 - share + share / 0.86
+    assert factor == pytest.approx(1.1575, abs=1e-4)
+    assert eight["samples_per_s"] == pytest.approx(sixteen["samples_per_s"] / factor, rel=1e-6)
+    assert eight["epoch_hours"] > sixteen["epoch_hours"]
+    notes = " | ".join(eight["notes"])
+    assert "base dtype int8" in notes and "arXiv:2208.07339" in notes
+    assert "extrapolated" in notes
+    # a 16-bit base's answer says nothing of int8
+    assert not any("LLM.int8" in n for n in sixteen["notes"])
+    assert estimate(client, base_dtype="fp16")["samples_per_s"] == sixteen["samples_per_s"]
+
+
+def test_an_int8_base_without_a_measured_ratio_says_it_is_outside_the_model(
+    client: Any,
+) -> None:
+    small = {"params": 30_000_000, "layers": 6, "hidden_size": 512, "heads": 8, "kv_heads": 8}
+    small["ffn_hidden_size"] = 2048
+    eight = estimate(client, base_dtype="int8", **small)
+    sixteen = estimate(client, **small)
+    assert eight["samples_per_s"] < sixteen["samples_per_s"]
+    assert any("outside the measured model" in n for n in eight["notes"]), eight["notes"]
