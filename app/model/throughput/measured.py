@@ -22,7 +22,6 @@ from app.model.pooled import (
     rate_class,
     suite_of,
 )
-from app.model.stacks import Stack
 from app.model.throughput.common import (
     FlopsTable,
     SingleGpu,
@@ -88,7 +87,7 @@ class PooledSituations:
         self._groups_at: dict[str | None, tuple[str, str]] = {}
         self._ws: dict[Precision, Workload] = {}
         self._twins: dict[str, GpuSpec] | None = None
-        self._stacks: dict[tuple[str | None, Precision | None], Stack | None] = {}
+        self._stacks: dict[tuple[str | None, Precision | None], str | None] = {}
         self._comms: dict[tuple[Any, ...], tuple[GpuSpec, CommEstimate]] = {}
 
     def _usable(self, precision: Precision, software: str | None = None) -> bool:
