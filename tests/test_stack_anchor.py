@@ -184,3 +184,52 @@ def test_mfu_is_stated_and_checkable_by_hand(client: Any) -> None:
     hardware = (6 * n + 16 * attention) * 512
     assert e["mfu"] == pytest.approx(e["samples_per_s"] * model / 312e12, rel=1e-6)
     assert e["hfu"] == pytest.approx(e["samples_per_s"] * hardware / 312e12, rel=1e-6)
+
+
+def test_rows_have_the_class_their_source_published() -> None:
+    from app.model.stacks import published_class, published_run_stack
+
+    # timm's sheets ran eager PyTorch 1.12; PEFT's loop compile False: eager rows
+    assert published_class("timm_benchmark") == "eager"
+    assert published_run_stack("timm_benchmark") == Stack.TIMM
+    assert published_class("peft_method_comparison") == "eager"
+    assert published_run_stack("peft_method_comparison") == Stack.HF_TRAINER
+    # torchtune's README tables ran with torch.compile: tuned rows of an eager-default stack,
+    # asked as a compiled stack by the harness
+    assert published_class("torchtune") == "tuned"
+    assert published_run_stack("torchtune") == Stack.TORCHTITAN
+    assert published_class("lambda_pytorch_v1") == "tuned"
+    assert published_class(None) == "tuned"
+
+
+def test_efficiency_is_the_weighted_geometric_mean_of_a_familys_pairs() -> None:
+    import math
+
+    from app.calibrate.stack_fit import StackPair, efficiency_from_pairs
+
+    pairs = [
+        StackPair("cnn", math.log(0.8), 1.0, "a"),
+        StackPair("cnn", math.log(1.25), 1.0, "b"),  # geometric mean of 0.8 and 1.25: 1
+        StackPair("transformer", math.log(0.5), 2.0, "c"),
+    ]
+    eff = efficiency_from_pairs(pairs)
+    assert eff["cnn|eager"] == 1.0
+    assert eff["transformer|eager"] == 0.5
+    # a family without pairs takes all of them: exp((0 + 0 + 2 ln 0.5) / 4) = 0.5 ** 0.5
+    assert eff["other|eager"] == pytest.approx(0.5**0.5, abs=1e-4)
+    assert efficiency_from_pairs([]) == {}
+
+
+def test_the_compile_pair_is_read_from_the_rows_notes() -> None:
+    import math
+
+    from app.calibrate.dataset import load_dataset
+    from app.calibrate.stack_fit import compile_pairs
+    from app.settings import PROJECT_ROOT
+
+    pairs = compile_pairs(load_dataset(PROJECT_ROOT / "seed_data"))
+    # torchtune's optimisation table: "+ Packed Dataset" (torch.compile False) 7,075 tok/s,
+    # "+ Compile" (torch.compile True) 8,998, the same run otherwise
+    assert [(p.family, round(math.exp(p.log_ratio), 4)) for p in pairs] == [
+        ("transformer", round(7075 / 8998, 4))
+    ]
