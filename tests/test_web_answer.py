@@ -201,16 +201,15 @@ def test_region_china_keeps_the_north_china_listing(client: Any) -> None:
 
 
 def test_budget_holds_at_the_slow_end_of_the_range_when_asked(client: Any) -> None:
-    # the ¥0.75/h and ¥0.76/h RTX 3090 listings: ¥26.9 and ¥27.2 for 90 epochs, at most ¥31.6
-    # and ¥32.0 (the high ends of the nested range quantiles); a budget of ¥31.8 keeps only the
-    # first
-    params = {"preset": "resnet50-imagenet", "currency": "CNY", "max_total_cost": "31.8"}
+    # the two ¥0.75/h RTX 3090 listings: ¥26.9 and ¥27.2 for 90 epochs, at most ¥31.3 and ¥31.7
+    # (the high ends of the nested range quantiles); a budget of ¥31.5 keeps only the first
+    params = {"preset": "resnet50-imagenet", "currency": "CNY", "max_total_cost": "31.5"}
     usual = client.get("/v1/rank", params=params).json()
     safe = client.get("/v1/rank", params={**params, "budget_at_high_end": "true"}).json()
-    assert all(r["estimate"]["total_cost"] <= 31.8 for r in usual["results"])
-    assert any(r["estimate"]["total_cost_high"] > 31.8 for r in usual["results"])
+    assert all(r["estimate"]["total_cost"] <= 31.5 for r in usual["results"])
+    assert any(r["estimate"]["total_cost_high"] > 31.5 for r in usual["results"])
     assert safe["results"] and all(
-        r["estimate"]["total_cost_high"] <= 31.8 for r in safe["results"]
+        r["estimate"]["total_cost_high"] <= 31.5 for r in safe["results"]
     )
     assert safe["over_budget_offers"] > usual["over_budget_offers"]
     doc = page(client, "/", {**params, "budget_at_high_end": "true"})

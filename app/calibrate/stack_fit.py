@@ -26,7 +26,7 @@ weighted geometric mean of its family's pairs, or of all pairs for a family with
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from app.calibrate.dataset import Dataset
@@ -84,11 +84,12 @@ def _newest(rows: list[Obs]) -> float:
     return max(minor_version_number(o.point.framework_version) for o in rows)
 
 
-def compile_pairs(ds: Dataset) -> list[StackPair]:
-    """The within-table comparisons of the module docstring: rows whose notes state the
-    compile setting (``ds.compiled``), paired on everything else the row states."""
+def compile_pairs(ds: Dataset, points: Sequence[BenchmarkPoint] | None = None) -> list[StackPair]:
+    """The within-table comparisons of the module docstring: rows of ``points`` (default:
+    ``ds.points``) whose notes state the compile setting (``ds.compiled``), paired on
+    everything else the row states."""
     cells: dict[str, dict[bool, list[BenchmarkPoint]]] = {}
-    for p in ds.points:
+    for p in ds.points if points is None else points:
         if p.id not in ds.compiled or p.suspect:
             continue
         same = (p.source, p.source_ref, p.gpu, p.gpu_label, p.workload, p.method,
@@ -133,10 +134,13 @@ def efficiency_from_pairs(pairs: list[StackPair]) -> dict[str, float]:
     }
 
 
-def fit_stack_efficiency(ds: Dataset, data: PooledData) -> dict[str, float]:
+def fit_stack_efficiency(
+    ds: Dataset, data: PooledData, points: Sequence[BenchmarkPoint] | None = None
+) -> dict[str, float]:
     """``stack_efficiency`` (module docstring) from ``data`` (the served path's pooled data
-    of ``ds``) and ``ds``'s compile-stated rows."""
-    return efficiency_from_pairs([*level_pairs(data), *compile_pairs(ds)])
+    of ``points``, default ``ds.points``) and the compile-stated rows among ``points``: a
+    cross-validation fold refits it on its training rows."""
+    return efficiency_from_pairs([*level_pairs(data), *compile_pairs(ds, points)])
 
 
 def tuned_throughput(

@@ -26,7 +26,7 @@ import numpy as np
 from app.calibrate.baselines import F_COMPUTE, blend_predict, fp32_ratio_predict, group_key
 from app.calibrate.dataset import Dataset, Preset, rate_rows, row_workload, units
 from app.calibrate.mfu_fit import fit_mfu_range
-from app.calibrate.stack_fit import tuned_throughput
+from app.calibrate.stack_fit import fit_stack_efficiency, tuned_throughput
 from app.data.rows import workload_cells
 from app.model.calibration import Calibration, load_calibration
 from app.model.comm import CommEstimate
@@ -243,7 +243,9 @@ def _held_out(
         data = served_data(ds, train, cal)
         # the width constant refitted on the fold's rows (the FLOPs-model rows use it)
         width = fit_width_h0(ds, points=train, cal=cal)
-        fold = replace(cal, width_h0=width, extrapolation_form={})
+        # and the stack classes' efficiencies (a held-out eager row never sets its own)
+        eff = fit_stack_efficiency(ds, data, train)
+        fold = replace(cal, width_h0=width, extrapolation_form={}, stack_efficiency=eff)
         res = _held_out_rows(ds, rows, train, data, fold)
         out.extend(_with_nested_form(ds, res, train, data, fold) if nested_form else res)
     return out
@@ -785,7 +787,8 @@ def lowo(ds: Dataset, cal: Calibration | None = None) -> list[Residual]:
         train = [p for p in ds.points if p.workload not in held]
         table = {k: v for k, v in ds.flops_table.items() if k[0] not in held}
         data = served_data(ds, train, cal)
-        fold = fold_constants(ds, held, cal)
+        eff = fit_stack_efficiency(ds, data, train)
+        fold = fold_constants(ds, held, replace(cal, stack_efficiency=eff))
         for r in (x for x in rows if x.workload == label):
             w = row_workload(ds, r)
             if w is None or not training_flops_per_sample(w):
