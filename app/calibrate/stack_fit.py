@@ -11,7 +11,8 @@ Two kinds of evidence compare an ``eager`` run with a ``tuned`` one of the same 
   (the tuned suite that measured most GPUs) is the log rate of the eager run relative to the
   tuned one on the same GPU, precision and micro-batch. Weight: the eager source's rows.
   timm's RTX 3090 sheets against Lambda's, NVIDIA DLE's and tf_cnn_benchmarks' rows of the
-  same networks are the pairs the seed holds.
+  same networks would be such pairs (16: cnn 0.986); they wait in
+  ``seed_data/stack_rows_pending.csv`` (the reason in its README), so the loaded seed has none.
 * **Within one table** (:func:`compile_pairs`): two rows of one source table that describe
   the same run (GPU, workload, method, precision, micro-batch, sequence length, GPU count,
   activation checkpointing) and whose notes state ``torch.compile False`` and

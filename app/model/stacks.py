@@ -21,7 +21,8 @@ Every measured row carries the class of the runs its source published
 (:func:`published_class`): the class of the source's stack, except where the published runs
 ran otherwise (torchtune's README tables ran with ``torch.compile``, "torch compile enabled";
 TinyLlama's with fused kernels: ``tuned``). timm's benchmark sheets (eager PyTorch 1.12) and
-PEFT's MetaMathQA benchmark (``compile False``) are ``eager`` rows. The class is the
+PEFT's MetaMathQA benchmark (``compile False``) are ``eager`` sources (their rows wait in
+seed_data/stack_rows_pending.csv). The class is the
 source's, not the row's (a stored row has no stack of its own): torchtune's first README
 table (pytorch/torchtune@0217d44c, seed_data/benchmarks_stacks.csv) and the two first
 technique rows of its optimisation table ran eager and count as ``tuned`` with the rest of
