@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from app.model.calibration import load_calibration
 from app.model.stacks import (
-    EAGER_FACTOR,
     SOURCE_STACK,
     STACK_CLASS,
     Stack,
@@ -69,13 +69,32 @@ def test_stacks_are_read_as_people_write_them() -> None:
     assert preset_stack(both) == Stack.TORCHTITAN
 
 
-def test_eager_factor_is_torchtunes_compile_pair() -> None:
+def test_stack_factor_is_the_ratio_of_class_efficiencies() -> None:
+    eff = {"transformer|eager": 0.8, "cnn|eager": 0.9}
+    # eager asked on tuned rows (llm-foundry): the eager class's efficiency
+    assert stack_factor(Stack.HF_TRAINER, "llm_foundry", "transformer", eff) == 0.8
+    assert stack_factor(Stack.TIMM, "lambda_pytorch_v1", "cnn", eff) == 0.9
+    # tuned asked on eager rows (timm's sheets): 1 / 0.9
+    assert stack_factor(Stack.NVIDIA_DLE, "timm_benchmark", "cnn", eff) == pytest.approx(1 / 0.9)
+    # eager asked on eager rows of another stack: 0.9 / 0.9
+    assert stack_factor(Stack.HF_TRAINER, "timm_benchmark", "cnn", eff) == 1.0
+    # the source's own stack: its own runs
+    assert stack_factor(Stack.TIMM, "timm_benchmark", "cnn", eff) == 1.0
+    # torchtune's published rows ran compiled (tuned class): torchtune asked is its own rows,
+    # HF Trainer asked is eager on tuned rows
+    assert stack_factor(Stack.TORCHTUNE, "torchtune", "transformer", eff) == 1.0
+    assert stack_factor(Stack.HF_TRAINER, "torchtune", "transformer", eff) == 0.8
+    # the FLOPs model's tuned rate
+    assert stack_factor(Stack.MEGATRON, None, "transformer", eff) == 1.0
+    assert stack_factor(Stack.AXOLOTL, None, "other", eff) == 1.0  # no efficiency: 1
+
+
+def test_transformer_eager_efficiency_is_torchtunes_compile_pair() -> None:
     # pytorch/torchtune README optimisation table: "+ Packed Dataset" 7,075 tok/s (eager),
-    # "+ Compile" 8,998 tok/s (compiled), Llama 3.2 3B on one A100
-    assert pytest.approx(0.786, abs=0.001) == EAGER_FACTOR
-    assert stack_factor(Stack.HF_TRAINER, Stack.LLM_FOUNDRY) == pytest.approx(EAGER_FACTOR)
-    assert stack_factor(Stack.TORCHTUNE, Stack.TORCHTUNE) == 1.0
-    assert stack_factor(Stack.MEGATRON, None) == 1.0
+    # "+ Compile" 8,998 tok/s (compiled), Llama 3.2 3B on one A100; no transformer was
+    # measured by an eager source and a tuned one at the same sequence length
+    eff = load_calibration().stack_efficiency
+    assert eff["transformer|eager"] == pytest.approx(7075 / 8998, abs=1e-4)
 
 
 def test_custom_job_defaults_to_hf_trainer_and_says_so(client: Any) -> None:
@@ -110,7 +129,7 @@ def test_nanogpt_preset_defaults_to_its_compiled_loop(client: Any) -> None:
     assert default["stack"] == "pytorch_compile"
     eager = _estimate(client, {**body, "workload": {**body["workload"], "stack": "pytorch"}})
     assert eager["samples_per_s"] / default["samples_per_s"] == pytest.approx(
-        EAGER_FACTOR, rel=1e-6
+        load_calibration().stack_efficiency["transformer|eager"], rel=1e-6
     )
 
 
@@ -165,3 +184,52 @@ def test_mfu_is_stated_and_checkable_by_hand(client: Any) -> None:
     hardware = (6 * n + 16 * attention) * 512
     assert e["mfu"] == pytest.approx(e["samples_per_s"] * model / 312e12, rel=1e-6)
     assert e["hfu"] == pytest.approx(e["samples_per_s"] * hardware / 312e12, rel=1e-6)
+
+
+def test_rows_have_the_class_their_source_published() -> None:
+    from app.model.stacks import published_class, published_run_stack
+
+    # timm's sheets ran eager PyTorch 1.12; PEFT's loop compile False: eager rows
+    assert published_class("timm_benchmark") == "eager"
+    assert published_run_stack("timm_benchmark") == Stack.TIMM
+    assert published_class("peft_method_comparison") == "eager"
+    assert published_run_stack("peft_method_comparison") == Stack.HF_TRAINER
+    # torchtune's README tables ran with torch.compile: tuned rows of an eager-default stack,
+    # asked as a compiled stack by the harness
+    assert published_class("torchtune") == "tuned"
+    assert published_run_stack("torchtune") == Stack.TORCHTITAN
+    assert published_class("lambda_pytorch_v1") == "tuned"
+    assert published_class(None) == "tuned"
+
+
+def test_efficiency_is_the_weighted_geometric_mean_of_a_familys_pairs() -> None:
+    import math
+
+    from app.calibrate.stack_fit import StackPair, efficiency_from_pairs
+
+    pairs = [
+        StackPair("cnn", math.log(0.8), 1.0, "a"),
+        StackPair("cnn", math.log(1.25), 1.0, "b"),  # geometric mean of 0.8 and 1.25: 1
+        StackPair("transformer", math.log(0.5), 2.0, "c"),
+    ]
+    eff = efficiency_from_pairs(pairs)
+    assert eff["cnn|eager"] == 1.0
+    assert eff["transformer|eager"] == 0.5
+    # a family without pairs takes all of them: exp((0 + 0 + 2 ln 0.5) / 4) = 0.5 ** 0.5
+    assert eff["other|eager"] == pytest.approx(0.5**0.5, abs=1e-4)
+    assert efficiency_from_pairs([]) == {}
+
+
+def test_the_compile_pair_is_read_from_the_rows_notes() -> None:
+    import math
+
+    from app.calibrate.dataset import load_dataset
+    from app.calibrate.stack_fit import compile_pairs
+    from app.settings import PROJECT_ROOT
+
+    pairs = compile_pairs(load_dataset(PROJECT_ROOT / "seed_data"))
+    # torchtune's optimisation table: "+ Packed Dataset" (torch.compile False) 7,075 tok/s,
+    # "+ Compile" (torch.compile True) 8,998, the same run otherwise
+    assert [(p.family, round(math.exp(p.log_ratio), 4)) for p in pairs] == [
+        ("transformer", round(7075 / 8998, 4))
+    ]

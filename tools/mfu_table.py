@@ -48,6 +48,8 @@ def render(seed_dir: Path) -> str:
         "MFU = model FLOPs per sample (6N per token for full training, 4N for LoRA/QLoRA, plus",
         "12·L·h·s attention; no recompute) × samples/s per GPU ÷ the dense datasheet peak at",
         "the precision run; HFU counts the recomputed forward of activation checkpointing.",
+        "Rates are tuned rates: an eager-class row's rate (timm's sheets) is divided by its",
+        'class\'s fitted efficiency (`stack_efficiency`, docs/model.md "The training stack").',
         "Every answer is held below its cell's highest MFU and HFU (docs/model.md#throughput).",
         "Rows above `app/model/mfu.py` IMPLAUSIBLE_MFU (transformers 0.75, others 1.0) are",
         "held out of the data, listed at the end with the reason.",

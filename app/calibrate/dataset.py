@@ -14,6 +14,7 @@ from app.data.load import (
     load_catalog,
     load_points,
     load_presets,
+    read_benchmarks,
     read_memory_cases,
 )
 from app.model.evidence import flops_table
@@ -50,9 +51,22 @@ class Dataset:
     #: it (llm-foundry's benchmark tables have the column;
     #: see :func:`app.data.load.stated_checkpointing`)
     checkpointing: dict[int, bool] = field(default_factory=dict)
+    #: benchmark id → whether the run used ``torch.compile``, where its notes state it
+    #: (``torch.compile True/False``: :func:`stated_compile`)
+    compiled: dict[int, bool] = field(default_factory=dict)
     #: results derived from this dataset alone, memoised by their callers (never copied by
     #: ``dataclasses.replace``: a changed dataset starts empty)
     memo: dict[object, object] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+
+def stated_compile(notes: str) -> bool | None:
+    """``torch.compile`` of a benchmark run as its notes state it (``torch.compile True`` or
+    ``torch.compile False``); ``None`` when not stated."""
+    if "torch.compile True" in notes:
+        return True
+    if "torch.compile False" in notes:
+        return False
+    return None
 
 
 def load_dataset(seed_dir: Path) -> Dataset:
@@ -78,6 +92,11 @@ def load_dataset(seed_dir: Path) -> Dataset:
         flops_table=flops_table([(p.fields, p.meta) for p in presets.values()]),
         memory_cases=[dict(row.cells) for row in read_memory_cases(seed_dir)],
         checkpointing=checkpointing,
+        compiled={
+            i: found
+            for i, row in enumerate(read_benchmarks(seed_dir), start=1)
+            if (found := stated_compile(row.notes)) is not None
+        },
     )
 
 

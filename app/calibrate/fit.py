@@ -18,6 +18,7 @@ from typing import Any
 
 from app.calibrate.dataset import Dataset
 from app.calibrate.mfu_fit import fit_fp8_gain, fit_mfu_range
+from app.calibrate.stack_fit import fit_stack_efficiency
 from app.calibrate.validate import (
     MultiPair,
     Residual,
@@ -257,13 +258,16 @@ def fit_all(ds: Dataset, base: Calibration | None = None) -> dict[str, Any]:
     with the constants fitted so far replaced."""
     base = base or load_calibration()
     constants: dict[str, Any] = {}
+    # the stack classes' efficiencies first: every fit below pools rows at their tuned rate
+    eff = fit_stack_efficiency(ds, served_data(ds, ds.points, base))
+    constants["stack_efficiency"] = eff
     constants.update(fit_memory(ds))
     constants["qlora_slowdown"] = fit_qlora_slowdown(ds)
-    constants["mfu_prior"] = fit_mfu_prior(ds)
-    constants["mfu_range"] = fit_mfu_range(ds)
+    constants["mfu_prior"] = fit_mfu_prior(ds, efficiency=eff)
+    constants["mfu_range"] = fit_mfu_range(ds, efficiency=eff)
     constants["fp8_gain"] = fit_fp8_gain(ds)
-    constants["flops_rate_model"] = fit_flops_rate_model(ds)
-    constants["intensity_slope"] = fit_intensity_slope(ds)
+    constants["flops_rate_model"] = fit_flops_rate_model(ds, efficiency=eff)
+    constants["intensity_slope"] = fit_intensity_slope(ds, efficiency=eff)
     constants.update(fit_multigpu(ds, cal=replace(base, **constants)))
     # multi-GPU rows enter at 1-GPU rates through the fitted multi-GPU model
     constants["width_h0"] = fit_width_h0(ds, cal=replace(base, **constants))

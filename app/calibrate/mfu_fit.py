@@ -4,19 +4,22 @@ provenance.
 Every usable row (not suspect, GPU known or placed by
 :func:`app.model.pooled.place_unstated_variants`, preset known, run at the preset's
 sequence length or converted to it) gets its implied MFU and HFU (:mod:`app.model.mfu`):
-per GPU, as published (a multi-GPU row's scaling loss stays in its MFU). Rows of a GPU that
-runs the precision at another rate class (no 16-bit tensor cores) are left out; rows above
-:data:`app.model.mfu.IMPLAUSIBLE_MFU` are held with their reason. ``tools/mfu_table.py``
-writes every row and cell to ``docs/mfu_table.md``.
+per GPU, at the row's tuned rate (its published rate over its stack class's efficiency,
+:func:`app.calibrate.stack_fit.tuned_throughput`: the bound is the tuned suites', and the
+stack factor moves an answer below it), a multi-GPU row's scaling loss kept in its MFU. Rows
+of a GPU that runs the precision at another rate class (no 16-bit tensor cores) are left
+out; rows above :data:`app.model.mfu.IMPLAUSIBLE_MFU` are held with their reason.
+``tools/mfu_table.py`` writes every row and cell to ``docs/mfu_table.md``.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
 
 from app.calibrate.dataset import Dataset, row_workload
+from app.calibrate.stack_fit import tuned_throughput
 from app.model.mfu import (
     ADAPTER_METHODS,
     implausible_mfu_reason,
@@ -41,8 +44,13 @@ class MfuRow:
     held: str | None
 
 
-def mfu_rows(ds: Dataset, exclude: frozenset[str] = frozenset()) -> Iterator[MfuRow]:
-    """Every usable row's :class:`MfuRow` (workload labels in ``exclude`` left out)."""
+def mfu_rows(
+    ds: Dataset,
+    exclude: frozenset[str] = frozenset(),
+    efficiency: Mapping[str, float] | None = None,
+) -> Iterator[MfuRow]:
+    """Every usable row's :class:`MfuRow` (workload labels in ``exclude`` left out), at its
+    tuned rate under the stack ``efficiency`` (default: the served calibration's)."""
     points, specs = place_unstated_variants(ds.points, ds.catalog)
     catalog = {**ds.catalog, **specs}
     for p in points:
@@ -54,23 +62,26 @@ def mfu_rows(ds: Dataset, exclude: frozenset[str] = frozenset()) -> Iterator[Mfu
         gpu = catalog[p.gpu]
         if rate_class(gpu, p.precision) != mfu_class(p.precision):
             continue
-        found = row_utilisation(p, w, gpu, ds.checkpointing.get(p.id))
+        fam = family(w.architecture)
+        tuned = replace(p, throughput_total=tuned_throughput(p, fam, efficiency))
+        found = row_utilisation(tuned, w, gpu, ds.checkpointing.get(p.id))
         if found is None:
             continue
         mfu, hfu = found
-        fam = family(w.architecture)
         key = range_key(fam, w.params, p.precision)
         yield MfuRow(key, mfu, hfu, p, implausible_mfu_reason(fam, mfu))
 
 
 def fit_mfu_range(
-    ds: Dataset, exclude: frozenset[str] = frozenset()
+    ds: Dataset,
+    exclude: frozenset[str] = frozenset(),
+    efficiency: Mapping[str, float] | None = None,
 ) -> dict[str, tuple[float, float, float, float, int]]:
     """``family|size|class`` → (10th percentile, median, highest MFU, highest HFU, rows)
-    over the rows that count (:func:`mfu_rows`); a transformer cell's LoRA/QLoRA rows also
-    form ``family|size|class|adapter`` (:func:`app.model.mfu.credible_max`)."""
+    over the rows that count (:func:`mfu_rows`, stack ``efficiency``); a transformer cell's
+    LoRA/QLoRA rows also form ``family|size|class|adapter`` (:func:`app.model.mfu.credible_max`)."""
     by: dict[str, list[MfuRow]] = {}
-    for r in mfu_rows(ds, exclude):
+    for r in mfu_rows(ds, exclude, efficiency):
         if r.held is None:
             by.setdefault(r.key, []).append(r)
     for key, rows in list(by.items()):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
@@ -26,6 +26,7 @@ import numpy as np
 from app.calibrate.baselines import F_COMPUTE, blend_predict, fp32_ratio_predict, group_key
 from app.calibrate.dataset import Dataset, Preset, rate_rows, row_workload, units
 from app.calibrate.mfu_fit import fit_mfu_range
+from app.calibrate.stack_fit import fit_stack_efficiency, tuned_throughput
 from app.data.rows import workload_cells
 from app.model.calibration import Calibration, load_calibration
 from app.model.comm import CommEstimate
@@ -242,7 +243,9 @@ def _held_out(
         data = served_data(ds, train, cal)
         # the width constant refitted on the fold's rows (the FLOPs-model rows use it)
         width = fit_width_h0(ds, points=train, cal=cal)
-        fold = replace(cal, width_h0=width, extrapolation_form={})
+        # and the stack classes' efficiencies (a held-out eager row never sets its own)
+        eff = fit_stack_efficiency(ds, data, train)
+        fold = replace(cal, width_h0=width, extrapolation_form={}, stack_efficiency=eff)
         res = _held_out_rows(ds, rows, train, data, fold)
         out.extend(_with_nested_form(ds, res, train, data, fold) if nested_form else res)
     return out
@@ -469,10 +472,16 @@ def _derived_rows(
     return out
 
 
-def fit_mfu_prior(ds: Dataset, exclude: frozenset[str] = frozenset()) -> dict[str, float]:
+def fit_mfu_prior(
+    ds: Dataset,
+    exclude: frozenset[str] = frozenset(),
+    efficiency: Mapping[str, float] | None = None,
+) -> dict[str, float]:
     """Median achieved MFU per ``family|precision class`` over single-GPU measurements.
 
-    MFU = throughput × training FLOPs per unit ÷ (peak TFLOPS of the precision × 1e12).
+    MFU = tuned throughput (:func:`app.calibrate.stack_fit.tuned_throughput` with the
+    stack ``efficiency``, default the served calibration's) × training FLOPs per unit ÷
+    (peak TFLOPS of the precision × 1e12).
     """
     by_key: dict[str, list[float]] = {}
     for p in rate_rows(ds):
@@ -481,17 +490,21 @@ def fit_mfu_prior(ds: Dataset, exclude: frozenset[str] = frozenset()) -> dict[st
             continue
         fam, per_unit = entry[0], entry[1]
         peak = flops_peak_tflops(ds.catalog[p.gpu], p.precision)
-        mfu = p.throughput_total * per_unit / (peak * 1e12)
+        mfu = tuned_throughput(p, fam, efficiency) * per_unit / (peak * 1e12)
         by_key.setdefault(f"{fam}|{precision_class(p.precision)}", []).append(mfu)
     return {k: round(statistics.median(v), 4) for k, v in sorted(by_key.items())}
 
 
 def fit_flops_rate_model(
-    ds: Dataset, exclude: frozenset[str] = frozenset()
+    ds: Dataset,
+    exclude: frozenset[str] = frozenset(),
+    efficiency: Mapping[str, float] | None = None,
 ) -> dict[str, tuple[float, float, float]]:
     """Least-squares ``log FLOP/s = a + b log peak + c log BW`` per ``family|precision class``.
 
-    Over single-GPU measurements with a FLOPs estimate; needs ≥ 6 rows on ≥ 4 GPUs.
+    Over single-GPU measurements with a FLOPs estimate, at their tuned rates
+    (:func:`app.calibrate.stack_fit.tuned_throughput`, stack ``efficiency`` default the
+    served calibration's); needs ≥ 6 rows on ≥ 4 GPUs.
     """
     groups: dict[str, list[tuple[list[float], float]]] = {}
     gpus: dict[str, set[str]] = {}
@@ -503,7 +516,8 @@ def fit_flops_rate_model(
         gpu = ds.catalog[p.gpu]
         key = f"{fam}|{precision_class(p.precision)}"
         x = list(rate_model_features(gpu, p.precision))
-        groups.setdefault(key, []).append((x, math.log(p.throughput_total * per_unit)))
+        rate = tuned_throughput(p, fam, efficiency)
+        groups.setdefault(key, []).append((x, math.log(rate * per_unit)))
         gpus.setdefault(key, set()).add(p.gpu)
     out = {}
     for key, rows in sorted(groups.items()):
@@ -540,12 +554,15 @@ def lowo_folds(ds: Dataset) -> dict[str, frozenset[str]]:
 
 
 def intensity_points(
-    ds: Dataset, exclude: frozenset[str] = frozenset()
+    ds: Dataset,
+    exclude: frozenset[str] = frozenset(),
+    efficiency: Mapping[str, float] | None = None,
 ) -> dict[str, list[tuple[float, float]]]:
     """Per family: (log forward intensity, mean log-residual) of each measured workload with
-    an activation count, the residual of its single-GPU FLOP rates against the fold's
-    :func:`fit_flops_rate_model` (workloads in ``exclude`` left out of both)."""
-    model = fit_flops_rate_model(ds, exclude)
+    an activation count, the residual of its single-GPU tuned FLOP rates (stack
+    ``efficiency``) against the fold's :func:`fit_flops_rate_model` (workloads in
+    ``exclude`` left out of both)."""
+    model = fit_flops_rate_model(ds, exclude, efficiency)
     per: dict[tuple[str, str], list[float]] = {}
     fam_of: dict[tuple[str, str], str] = {}
     for p in rate_rows(ds):
@@ -559,7 +576,7 @@ def intensity_points(
         features = rate_model_features(ds.catalog[p.gpu], p.precision)
         fitted_log = sum(k * x for k, x in zip(coef, features, strict=True))
         per.setdefault((p.workload, p.method), []).append(
-            math.log(p.throughput_total * entry[1]) - fitted_log
+            math.log(tuned_throughput(p, entry[0], efficiency) * entry[1]) - fitted_log
         )
         fam_of[(p.workload, p.method)] = entry[0]
     out: dict[str, list[tuple[float, float]]] = {}
@@ -590,7 +607,10 @@ def shrunk_slope(points: Sequence[tuple[float, float]], prior_sd: float) -> floa
 
 
 def fit_intensity_slope(
-    ds: Dataset, exclude: frozenset[str] = frozenset(), prior_sd: float = 0.5
+    ds: Dataset,
+    exclude: frozenset[str] = frozenset(),
+    prior_sd: float = 0.5,
+    efficiency: Mapping[str, float] | None = None,
 ) -> dict[str, float]:
     """Slope of log achieved FLOP rate on log forward intensity, per non-transformer family.
 
@@ -604,7 +624,7 @@ def fit_intensity_slope(
     """
     return {
         fam: round(shrunk_slope(pts, prior_sd), 4)
-        for fam, pts in intensity_points(ds, exclude).items()
+        for fam, pts in intensity_points(ds, exclude, efficiency).items()
         if fam != "transformer" and len(pts) >= 3
     }
 
@@ -742,10 +762,10 @@ def fold_constants(ds: Dataset, held: frozenset[str], cal: Calibration) -> Calib
     ``held``: the calibration of a leave-one-workload-out fold."""
     return replace(
         cal,
-        mfu_prior={**cal.mfu_prior, **fit_mfu_prior(ds, held)},
-        flops_rate_model=fit_flops_rate_model(ds, held),
-        mfu_range=fit_mfu_range(ds, held),
-        intensity_slope=fit_intensity_slope(ds, held),
+        mfu_prior={**cal.mfu_prior, **fit_mfu_prior(ds, held, cal.stack_efficiency)},
+        flops_rate_model=fit_flops_rate_model(ds, held, cal.stack_efficiency),
+        mfu_range=fit_mfu_range(ds, held, cal.stack_efficiency),
+        intensity_slope=fit_intensity_slope(ds, held, efficiency=cal.stack_efficiency),
         width_h0=fit_width_h0(ds, held, cal=cal),
         # a held-out workload stands on no measured group (the FLOPs model): no form applies
         extrapolation_form={},
@@ -767,7 +787,8 @@ def lowo(ds: Dataset, cal: Calibration | None = None) -> list[Residual]:
         train = [p for p in ds.points if p.workload not in held]
         table = {k: v for k, v in ds.flops_table.items() if k[0] not in held}
         data = served_data(ds, train, cal)
-        fold = fold_constants(ds, held, cal)
+        eff = fit_stack_efficiency(ds, data, train)
+        fold = fold_constants(ds, held, replace(cal, stack_efficiency=eff))
         for r in (x for x in rows if x.workload == label):
             w = row_workload(ds, r)
             if w is None or not training_flops_per_sample(w):

@@ -111,6 +111,9 @@ class Calibration:
       architecture never measured the workload), chosen by leave-one-architecture-out on the
       data (``app/model/throughput/extrapolate.py``); a family without an entry is ``pooled``.
     * ``qlora_slowdown``: geometric mean LoRA ÷ QLoRA throughput ratio (same model and GPU).
+    * ``stack_efficiency``: ``"family|class"`` → rate of the training stacks' efficiency
+      class relative to the ``tuned`` class (``app/model/stacks.py``; fitted by
+      ``app/calibrate/stack_fit.py``).
     * ``comm_overlap`` (share of the hideable communication overlapped with compute, 0-1),
       ``scaling_loss_per_doubling`` (κ, efficiency lost per doubling of the GPU count, 0-1):
       the multi-GPU model of ``app/model/comm.py``.
@@ -141,6 +144,7 @@ class Calibration:
     qlora_slowdown: float
     range_factors: Mapping[str, tuple[float, float]]
     scaling_loss_per_doubling: float
+    stack_efficiency: Mapping[str, float]
     width_h0: Mapping[str, float]
     memory: MemoryParams
     memory_cases: int

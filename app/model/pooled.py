@@ -66,6 +66,7 @@ from app.model.pooled_rows import rate_class as rate_class
 from app.model.pooled_rows import spec_features as spec_features
 from app.model.pooled_rows import suite_of as suite_of
 from app.model.pooled_rows import unstated_variant as unstated_variant
+from app.model.stacks import published_class
 from app.model.types import (
     BenchmarkPoint,
     GpuSpec,
@@ -265,7 +266,8 @@ class PooledData:
     @_memoise
     def reference_level(self, group: Group, fp8: bool | None = None) -> Level | None:
         """The software level a ranking uses for ``group``: the suite that measured the most
-        GPUs (ties: newest framework version); with ``fp8`` given, among the suites that
+        GPUs (ties: a tuned-class suite, :func:`app.model.stacks.published_class`, then the
+        newest framework version); with ``fp8`` given, among the suites that
         measured at fp8 (``True``) or at another precision (``False``) where there are any,
         so a suite measured only at fp8 never sets the level of a 16-bit answer."""
         fam = self.family_of(group)
@@ -286,7 +288,9 @@ class PooledData:
             source[o.suite] = o.source
         if not gpus:
             return None
-        best = max(gpus, key=lambda s: (len(gpus[s]), newest[s], s))
+        # ties: a tuned suite (the class the stack factors are relative to), then the newest
+        tuned = {s: published_class(source[s]) == "tuned" for s in gpus}
+        best = max(gpus, key=lambda s: (len(gpus[s]), tuned[s], newest[s], s))
         return Level(source[best], best)
 
     @_memoise

@@ -13,22 +13,34 @@ Stacks fall in the efficiency classes the data can tell apart (:data:`STACK_CLAS
   Triton kernels are placed here without a row of their own), and a plain PyTorch loop under
   ``torch.compile`` (``pytorch_compile``: nanoGPT, whose ``train.py`` compiles by default,
   ``compile = True``; its published row, seed_data/benchmarks_llm.csv source ``nanogpt``,
-  names "PyTorch 2 DDP, torch.compile"): compiling is what the ``eager`` factor below
-  measures;
+  names "PyTorch 2 DDP, torch.compile");
 * ``eager``: PyTorch modules run eagerly (HF Trainer/PEFT/TRL, axolotl, LLaMA-Factory,
   DeepSpeed, Lightning, torchtune's default recipes, timm, a plain PyTorch loop).
 
-Every measured row is a ``tuned`` run (torchtune's published rows ran with ``torch.compile``,
-README: "torch compile enabled"), so the rates of the pooled and FLOPs models are ``tuned``
-rates. The ``eager`` class's rate relative to them (:data:`EAGER_FACTOR`) is the one eager vs
-compiled pair the data holds: torchtune's optimisation table (pytorch/torchtune@bd2a0fc7
-README.md, Llama 3.2 3B full fine-tune, 1× A100, batch 2, seq 4096, bf16), "+ Packed
-Dataset" 7,075 tokens/s eager and "+ Compile" 8,998 tokens/s compiled, the same job
-otherwise: 7,075 / 8,998 = 0.786 (seed_data/benchmarks.csv rows of source ``torchtune``).
+Every measured row carries the class of the runs its source published
+(:func:`published_class`): the class of the source's stack, except where the published runs
+ran otherwise (torchtune's README tables ran with ``torch.compile``, "torch compile enabled";
+TinyLlama's with fused kernels: ``tuned``). timm's benchmark sheets (eager PyTorch 1.12) and
+PEFT's MetaMathQA benchmark (``compile False``) are ``eager`` sources (their rows wait in
+seed_data/stack_rows_pending.csv). The class is the
+source's, not the row's (a stored row has no stack of its own): torchtune's first README
+table (pytorch/torchtune@0217d44c, seed_data/benchmarks_stacks.csv) and the two first
+technique rows of its optimisation table ran eager and count as ``tuned`` with the rest of
+torchtune's rows.
+
+Each class has a rate relative to the ``tuned`` class, per family (``stack_efficiency`` of the
+calibration: ``"family|class"`` → efficiency, ``tuned`` = 1 by definition), fitted from the
+rows by :func:`app.calibrate.stack_fit.fit_stack_efficiency`: where a workload was measured
+by an eager source and a tuned one, the pooled fit's ratio of the two software levels on the
+same GPU, precision and micro-batch; torchtune's optimisation table's eager vs compiled pair
+of the same job. A measured row's rate divided by its class's efficiency is its ``tuned``
+rate; an answer is that rate times the efficiency of the asked stack's class
+(:func:`stack_factor`: the ratio of the two classes).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 
 
@@ -106,10 +118,13 @@ STACK_CLASS = {
 #: eagerly unless the request says ``implementation: fused`` (e.g. Liger-patched HF Trainer).
 FUSED_KERNEL_STACKS = frozenset({Stack.MEGATRON, Stack.UNSLOTH})
 
-#: Eager PyTorch's rate relative to the tuned rows (module docstring: 7,075 / 8,998).
-EAGER_FACTOR = 7075 / 8998
-#: Rate of each class relative to the measured (tuned) rows.
-CLASS_FACTOR = {"tuned": 1.0, "eager": EAGER_FACTOR}
+#: The class of a source's published rows where it is not its stack's (module docstring):
+#: torchtune's README tables ran compiled ("torch compile enabled"), TinyLlama's with fused
+#: kernels (its README: fused layernorm, SwiGLU, rotary and cross-entropy kernels).
+PUBLISHED_CLASS = {
+    "torchtune": "tuned",
+    "tinyllama": "tuned",
+}
 
 #: The stack of each benchmark source of seed_data/benchmarks*.csv (the only such mapping).
 SOURCE_STACK = {
@@ -177,22 +192,54 @@ def preset_stack(source: str | None) -> Stack | None:
     return min(found, key=lambda f: f[0])[1] if found else None
 
 
-def stack_factor(asked: Stack, measured: Stack | None) -> float:
-    """Rate of ``asked`` relative to rows measured by ``measured``: 1 for the same stack
-    (the rows are its own runs), else the class factor of ``asked`` (every row is a tuned
-    run: module docstring)."""
-    if measured is not None and asked == measured:
+def published_class(source: str | None) -> str:
+    """The efficiency class of ``source``'s published rows: :data:`PUBLISHED_CLASS`, else
+    its stack's (:data:`SOURCE_STACK`); ``tuned`` for ``None`` or an unknown source (the
+    FLOPs model's rates are tuned rates)."""
+    if source is None:
+        return "tuned"
+    if source in PUBLISHED_CLASS:
+        return PUBLISHED_CLASS[source]
+    stack = SOURCE_STACK.get(source)
+    return STACK_CLASS[stack] if stack is not None else "tuned"
+
+
+def class_efficiency(fam: str, cls: str, efficiency: Mapping[str, float]) -> float:
+    """Rate of class ``cls`` relative to ``tuned`` for family ``fam``: the calibration's
+    ``stack_efficiency["fam|cls"]``; 1 for ``tuned`` and for a class the data never
+    measured against it.
+
+    Raises:
+        ValueError: a non-positive efficiency in the calibration.
+    """
+    if cls == "tuned":
         return 1.0
-    return CLASS_FACTOR[STACK_CLASS[asked]]
+    value = float(efficiency.get(f"{fam}|{cls}", 1.0))
+    if value <= 0:
+        raise ValueError(f"stack_efficiency {fam}|{cls} must be positive, got {value}")
+    return value
+
+
+def stack_factor(
+    asked: Stack, measured: str | None, fam: str, efficiency: Mapping[str, float]
+) -> float:
+    """Rate of ``asked`` relative to rows published by source ``measured`` (``None``: a
+    tuned rate, the FLOPs model's): 1 where ``asked`` is the source's own stack (the rows
+    are its own runs), else the efficiency of ``asked``'s class over that of the rows'
+    class (:func:`published_class`), for family ``fam`` (:func:`class_efficiency`)."""
+    if measured is not None and SOURCE_STACK.get(measured) == asked:
+        return 1.0
+    own = class_efficiency(fam, STACK_CLASS[asked], efficiency)
+    return own / class_efficiency(fam, published_class(measured), efficiency)
 
 
 def published_run_stack(source: str) -> Stack | None:
     """The stack a request describing a published row of ``source`` states (the accuracy
-    harness): the source's own where it is a tuned stack; torchtitan (compiled PyTorch) for
-    the published runs of eager-default stacks, which ran compiled or fused (torchtune's
-    README tables "torch compile enabled", TinyLlama's fused kernels; nanoGPT's compiled
-    loop is a tuned stack of its own). ``None`` for an unknown source."""
+    harness): the source's own where its rows ran in its stack's class (timm's eager sheets
+    are ``timm``, PEFT's eager loop ``hf_trainer``); torchtitan (compiled PyTorch) for the
+    published runs of eager-default stacks that ran compiled or fused
+    (:data:`PUBLISHED_CLASS`). ``None`` for an unknown source."""
     stack = SOURCE_STACK.get(source)
-    if stack is None or STACK_CLASS[stack] == "tuned":
+    if stack is None or STACK_CLASS[stack] == published_class(source):
         return stack
     return Stack.TORCHTITAN

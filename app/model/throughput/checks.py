@@ -18,6 +18,7 @@ from app.model.stacks import (
     SOURCE_STACK,
     STACK_CLASS,
     Stack,
+    published_class,
     stack_factor,
 )
 from app.model.throughput.common import _OWN, CREDIBLE_SHARPNESS, SingleGpu
@@ -47,12 +48,12 @@ TF32_STACKS = frozenset(
 class PhysicalChecks(FlopsModel):
     """The situations plus the stack factor, the peak cap and the credible-MFU bound."""
 
-    def measured_stack(
+    def measured_source(
         self, software: str | None, precision: Precision | None = None
-    ) -> Stack | None:
-        """The stack of the rows the pooled estimate stands on (the level's source,
-        :data:`app.model.stacks.SOURCE_STACK`); ``None`` without a measured group that
-        stands for ``precision`` (memoised: asked once per estimate)."""
+    ) -> str | None:
+        """The source of the rows the pooled estimate stands on (its level's); ``None``
+        without a measured group that stands for ``precision`` (memoised: asked once per
+        estimate)."""
         key = (software, precision)
         if key in self._stacks:
             return self._stacks[key]
@@ -60,9 +61,17 @@ class PhysicalChecks(FlopsModel):
         if self.groups and (precision is None or self._usable(precision, software)):
             group = self._group_at(software)
             level = self.data.level_of(group, software, precision == Precision.FP8)
-            found = SOURCE_STACK.get(level.source) if level is not None else None
+            found = level.source if level is not None else None
         self._stacks[key] = found
         return found
+
+    def measured_stack(
+        self, software: str | None, precision: Precision | None = None
+    ) -> Stack | None:
+        """The stack of the rows the pooled estimate stands on (the level's source,
+        :data:`app.model.stacks.SOURCE_STACK`); ``None`` without a measured group that
+        stands for ``precision`` or for a source no stack is known for."""
+        return SOURCE_STACK.get(self.measured_source(software, precision) or "")
 
     def stack(self, software: str | None = None, precision: Precision | None = None) -> Stack:
         """The stack the answer assumes: the workload's, else the stack of the preset's own
@@ -76,23 +85,29 @@ class PhysicalChecks(FlopsModel):
         )
 
     def _with_stack(self, est: SingleGpu, software: str | None, precision: Precision) -> SingleGpu:
-        """``est`` moved from the stack of its rows to the asked one
-        (:func:`app.model.stacks.stack_factor`; a FLOPs-model estimate stands on tuned
-        suites' rows), with the sentence that says which stack is assumed."""
+        """``est`` moved from the class of its rows to the asked stack's
+        (:func:`app.model.stacks.stack_factor` with the calibration's fitted class
+        efficiencies; a FLOPs-model estimate is a tuned rate: its donors are), with the
+        sentence that says which stack is assumed."""
         rate, situation, evidence, notes = est
         asked = self.stack(software, precision)
+        fam = family(self.w.architecture)
+        eff = self.cal.stack_efficiency
         if situation == Situation.FLOPS_MODEL:
-            factor = stack_factor(asked, None)
+            measured: str | None = None
+            factor = stack_factor(asked, None, fam, eff)
         else:
-            measured = self.measured_stack(software, precision)
+            measured = self.measured_source(software, precision)
             # rows of a source no stack is known for stand for the stack asked
-            factor = stack_factor(asked, measured or asked)
+            known = measured is not None and measured in SOURCE_STACK
+            factor = stack_factor(asked, measured, fam, eff) if known else 1.0
         given = "asked" if self.w.stack else "default"
         text = f"stack: {asked.value} ({given}; {STACK_CLASS[asked]} class"
         if factor != 1.0:
+            rows = published_class(measured)
             text += (
-                f", ×{factor:.2f} of the tuned suites' rates measured: eager PyTorch vs "
-                "compiled in torchtune's own table, docs/model.md#throughput)"
+                f", ×{factor:.2f} of the {rows}-class rates the estimate stands on: the "
+                f"classes' {fam} efficiencies fitted from the rows, docs/model.md#throughput)"
             )
         else:
             text += ", at the measured rows' rate)"

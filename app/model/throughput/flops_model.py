@@ -14,6 +14,7 @@ from app.model.flops import (
     training_flops_per_sample,
 )
 from app.model.pooled import DEFAULT_B0_WORK, matmul_rows_per_sample
+from app.model.stacks import class_efficiency, published_class
 from app.model.throughput.common import CREDIBLE_SHARPNESS, SingleGpu, _measured_at
 from app.model.throughput.measured import PooledSituations
 from app.model.throughput.rates import (
@@ -303,6 +304,10 @@ class FlopsModel(PooledSituations):
         if level is None:
             return None
         y, _ = self.data.predict(found[0], gpu, precision, None, level)
+        # the donor's tuned rate: its rows' stack class divided out (app/model/stacks.py)
+        y -= math.log(
+            class_efficiency(fam, published_class(level.source), self.cal.stack_efficiency)
+        )
         donor = self.data.workloads.get((label, method))
         if donor is not None:
             # the donor's own rate held to what runs of its kind reach on this GPU (a

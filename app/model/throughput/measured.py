@@ -23,7 +23,6 @@ from app.model.pooled import (
     rate_class,
     suite_of,
 )
-from app.model.stacks import Stack
 from app.model.throughput.common import (
     FlopsTable,
     SingleGpu,
@@ -88,7 +87,7 @@ class PooledSituations:
         self._groups_at: dict[str | None, tuple[str, str]] = {}
         self._ws: dict[Precision, Workload] = {}
         self._twins: dict[str, GpuSpec] | None = None
-        self._stacks: dict[tuple[str | None, Precision | None], Stack | None] = {}
+        self._stacks: dict[tuple[str | None, Precision | None], str | None] = {}
         self._comms: dict[tuple[Any, ...], tuple[GpuSpec, CommEstimate]] = {}
         #: bytes per step of the workload at a precision over a GPU count (app.model.comm)
         self._traffic: dict[tuple[Precision, int], StepTraffic] = {}
