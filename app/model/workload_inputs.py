@@ -71,6 +71,15 @@ def _given(group: FieldGroup, description: str, **spec: Any) -> dict[str, InputS
     return {INPUT_KEY: InputSpec(group=group, description=description, **spec)}
 
 
+def _size(description: str, most: float, example: int) -> dict[str, InputSpec]:
+    """The metadata of one of the network's sizes (layers, widths, heads, vocabulary, image
+    side): a :data:`FieldGroup.SHAPE` count above 0 and at most ``most`` that changes the
+    throughput, with ``example`` for the API document."""
+    return _given(
+        FieldGroup.SHAPE, description, gt=0, le=most, examples=(example,), throughput=True
+    )
+
+
 #: Field name → the metadata of that :class:`~app.model.workload.Workload` field (its
 #: :class:`InputSpec` under :data:`INPUT_KEY`), in the workload's declaration order.
 INPUTS: dict[str, dict[str, InputSpec]] = {
@@ -96,55 +105,19 @@ INPUTS: dict[str, dict[str, InputSpec]] = {
         throughput=True,
         required=True,
     ),
-    "layers": _given(
-        FieldGroup.SHAPE,
-        "transformer blocks (count; Hugging Face num_hidden_layers)",
-        gt=0,
-        le=10_000,
-        examples=(32,),
-        throughput=True,
-    ),
-    "hidden_size": _given(
-        FieldGroup.SHAPE,
-        "model (embedding) width (Hugging Face hidden_size)",
-        gt=0,
-        le=10**6,
-        examples=(4096,),
-        throughput=True,
-    ),
-    "heads": _given(
-        FieldGroup.SHAPE,
-        "attention heads per layer (Hugging Face num_attention_heads)",
-        gt=0,
-        le=10**5,
-        examples=(32,),
-        throughput=True,
-    ),
-    "kv_heads": _given(
-        FieldGroup.SHAPE,
+    "layers": _size("transformer blocks (count; Hugging Face num_hidden_layers)", 10_000, 32),
+    "hidden_size": _size("model (embedding) width (Hugging Face hidden_size)", 10**6, 4096),
+    "heads": _size("attention heads per layer (Hugging Face num_attention_heads)", 10**5, 32),
+    "kv_heads": _size(
         "key/value heads per layer for grouped-query attention (Hugging Face "
         "num_key_value_heads; default: heads)",
-        gt=0,
-        le=10**5,
-        examples=(8,),
-        throughput=True,
+        10**5,
+        8,
     ),
-    "ffn_hidden_size": _given(
-        FieldGroup.SHAPE,
-        "feed-forward inner width (Hugging Face intermediate_size)",
-        gt=0,
-        le=10**7,
-        examples=(14336,),
-        throughput=True,
+    "ffn_hidden_size": _size(
+        "feed-forward inner width (Hugging Face intermediate_size)", 10**7, 14336
     ),
-    "vocab_size": _given(
-        FieldGroup.SHAPE,
-        "tokenizer vocabulary (tokens; sizes the logits)",
-        gt=0,
-        le=10**8,
-        examples=(128256,),
-        throughput=True,
-    ),
+    "vocab_size": _size("tokenizer vocabulary (tokens; sizes the logits)", 10**8, 128256),
     "seq_len": _given(
         FieldGroup.SHAPE,
         "tokens per sample (sequence length); as people write it: 2048, 4k, 8K, 32k, where "
@@ -155,14 +128,7 @@ INPUTS: dict[str, dict[str, InputSpec]] = {
         examples=(2048,),
         throughput=True,
     ),
-    "image_size": _given(
-        FieldGroup.SHAPE,
-        "image side, pixels (224 for 224×224)",
-        gt=0,
-        le=100_000,
-        examples=(224,),
-        throughput=True,
-    ),
+    "image_size": _size("image side, pixels (224 for 224×224)", 100_000, 224),
     "micro_batch_size": _given(
         FieldGroup.TRAINING,
         "samples per GPU per forward/backward step",
