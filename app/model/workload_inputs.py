@@ -80,6 +80,19 @@ def _size(description: str, most: float, example: int) -> dict[str, InputSpec]:
     )
 
 
+def _part_params(description: str, **spec: Any) -> dict[str, InputSpec]:
+    """The metadata of the parameter count of one part of the network (frozen encoders, the
+    VAE, lookup tables): a :data:`FieldGroup.SHAPE` count people may write as ``1.2B``, 0 when
+    the part is not there, at most 10^13; ``spec``: more :class:`InputSpec` settings."""
+    return _given(FieldGroup.SHAPE, description, count=True, ge=0, le=10**13, **spec)
+
+
+def _version(description: str, **spec: Any) -> dict[str, InputSpec]:
+    """The metadata of a :data:`FieldGroup.SOFTWARE` version (CUDA or compute capability,
+    :data:`VERSION_PATTERN`); ``spec``: more :class:`InputSpec` settings."""
+    return _given(FieldGroup.SOFTWARE, description, pattern=VERSION_PATTERN, **spec)
+
+
 #: Field name → the metadata of that :class:`~app.model.workload.Workload` field (its
 #: :class:`InputSpec` under :data:`INPUT_KEY`), in the workload's declaration order.
 INPUTS: dict[str, dict[str, InputSpec]] = {
@@ -255,20 +268,12 @@ INPUTS: dict[str, dict[str, InputSpec]] = {
     "patch_size": _given(
         FieldGroup.SHAPE, "ViT patch side in pixels (default 16)", gt=0, le=100_000
     ),
-    "text_encoder_params": _given(
-        FieldGroup.SHAPE,
+    "text_encoder_params": _part_params(
         "diffusion: frozen text encoder(s) parameters held on the GPU (params counts the "
         "UNet); 0 when the encoders are not on the GPU (embeddings cached or offloaded)",
-        count=True,
-        ge=0,
-        le=10**13,
     ),
-    "vae_params": _given(
-        FieldGroup.SHAPE,
-        "diffusion: frozen VAE parameters held on the GPU; 0 when it is not there (latents cached)",
-        count=True,
-        ge=0,
-        le=10**13,
+    "vae_params": _part_params(
+        "diffusion: frozen VAE parameters held on the GPU; 0 when it is not there (latents cached)"
     ),
     "ema_weights": _given(
         FieldGroup.TRAINING, "an fp32 EMA copy of the trained parameters on the GPU (--use_ema)"
@@ -312,10 +317,8 @@ INPUTS: dict[str, dict[str, InputSpec]] = {
         le=10**7,
         examples=(3.5,),
     ),
-    "min_cuda": _given(
-        FieldGroup.SOFTWARE,
+    "min_cuda": _version(
         "lowest CUDA version the job needs (offers whose driver supports less are warned about)",
-        pattern=VERSION_PATTERN,
         examples=("12.1",),
     ),
     "forward_gflops_per_sample": _given(
@@ -335,14 +338,10 @@ INPUTS: dict[str, dict[str, InputSpec]] = {
         le=10**7,
         examples=(11.11,),
     ),
-    "lookup_params": _given(
-        FieldGroup.SHAPE,
+    "lookup_params": _part_params(
         "transformers: parameters a token only looks up instead of multiplying (untied "
         "embedding tables, adaptive-softmax tail clusters), left out of the FLOPs count; "
         "default: an encoder's vocab_size x hidden_size table, none for a decoder",
-        count=True,
-        ge=0,
-        le=10**13,
         throughput=True,
     ),
     "tokens_per_epoch": _given(
@@ -366,17 +365,13 @@ INPUTS: dict[str, dict[str, InputSpec]] = {
         "samples packed into seq_len sequences (true) or each padded to seq_len (false); "
         "default: packed when tokens_per_epoch is given",
     ),
-    "cuda_build": _given(
-        FieldGroup.SOFTWARE,
-        "CUDA version the framework build targets (a cu121 PyTorch wheel: 12.1)",
-        pattern=VERSION_PATTERN,
+    "cuda_build": _version(
+        "CUDA version the framework build targets (a cu121 PyTorch wheel: 12.1)"
     ),
     "cuda_only_libraries": _given(
         FieldGroup.SOFTWARE, "libraries with CUDA-only builds the job uses", max_items=8
     ),
-    "min_compute_capability": _given(
-        FieldGroup.SOFTWARE, "lowest compute capability of the build", pattern=VERSION_PATTERN
-    ),
+    "min_compute_capability": _version("lowest compute capability of the build"),
     "checkpoints_kept": _given(
         FieldGroup.DATA, "full checkpoints kept on disk at once", ge=0, le=10_000
     ),
