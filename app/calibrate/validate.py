@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
@@ -472,6 +472,18 @@ def _derived_rows(
     return out
 
 
+def flops_rows(
+    ds: Dataset, exclude: frozenset[str] = frozenset()
+) -> Iterator[tuple[BenchmarkPoint, str, float]]:
+    """The single-GPU rate rows (:func:`rate_rows`) whose workload has a FLOPs estimate in
+    ``ds.flops_table`` and is not in ``exclude``: each row with its family (``"cnn"``, …) and
+    training FLOPs per throughput unit (the table's first two entries)."""
+    for p in rate_rows(ds):
+        entry = ds.flops_table.get((p.workload, p.method))
+        if entry is not None and p.workload not in exclude:
+            yield p, entry[0], entry[1]
+
+
 def fit_mfu_prior(
     ds: Dataset,
     exclude: frozenset[str] = frozenset(),
@@ -484,11 +496,7 @@ def fit_mfu_prior(
     (peak TFLOPS of the precision × 1e12).
     """
     by_key: dict[str, list[float]] = {}
-    for p in rate_rows(ds):
-        entry = ds.flops_table.get((p.workload, p.method))
-        if entry is None or p.workload in exclude:
-            continue
-        fam, per_unit = entry[0], entry[1]
+    for p, fam, per_unit in flops_rows(ds, exclude):
         peak = flops_peak_tflops(ds.catalog[p.gpu], p.precision)
         mfu = tuned_throughput(p, fam, efficiency) * per_unit / (peak * 1e12)
         by_key.setdefault(f"{fam}|{precision_class(p.precision)}", []).append(mfu)
@@ -508,11 +516,7 @@ def fit_flops_rate_model(
     """
     groups: dict[str, list[tuple[list[float], float]]] = {}
     gpus: dict[str, set[str]] = {}
-    for p in rate_rows(ds):
-        entry = ds.flops_table.get((p.workload, p.method))
-        if entry is None or p.workload in exclude:
-            continue
-        fam, per_unit = entry[0], entry[1]
+    for p, fam, per_unit in flops_rows(ds, exclude):
         gpu = ds.catalog[p.gpu]
         key = f"{fam}|{precision_class(p.precision)}"
         x = list(rate_model_features(gpu, p.precision))
@@ -565,20 +569,19 @@ def intensity_points(
     model = fit_flops_rate_model(ds, exclude, efficiency)
     per: dict[tuple[str, str], list[float]] = {}
     fam_of: dict[tuple[str, str], str] = {}
-    for p in rate_rows(ds):
-        entry = ds.flops_table.get((p.workload, p.method))
+    for p, fam, per_unit in flops_rows(ds, exclude):
         preset = ds.label_presets.get((p.workload, p.method))
-        if entry is None or preset is None or p.workload in exclude:
+        if preset is None:
             continue
-        coef = model.get(f"{entry[0]}|{precision_class(p.precision)}")
+        coef = model.get(f"{fam}|{precision_class(p.precision)}")
         if coef is None or forward_intensity(preset.workload()) is None:
             continue
         features = rate_model_features(ds.catalog[p.gpu], p.precision)
         fitted_log = sum(k * x for k, x in zip(coef, features, strict=True))
         per.setdefault((p.workload, p.method), []).append(
-            math.log(tuned_throughput(p, entry[0], efficiency) * entry[1]) - fitted_log
+            math.log(tuned_throughput(p, fam, efficiency) * per_unit) - fitted_log
         )
-        fam_of[(p.workload, p.method)] = entry[0]
+        fam_of[(p.workload, p.method)] = fam
     out: dict[str, list[tuple[float, float]]] = {}
     for key, residuals in sorted(per.items()):
         i = forward_intensity(ds.label_presets[key].workload())

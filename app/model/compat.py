@@ -208,6 +208,18 @@ def min_cuda_for_cc(cc: Version) -> Version | None:
     )
 
 
+def _cc_warning(
+    code: WarningCode, message: str, gpu: GpuSpec, cc: Version, **values: object
+) -> RunWarning:
+    """A warning about ``gpu`` of compute capability ``cc`` (written ``9.0``): its ``values``
+    are the GPU's name and compute capability, then ``values`` in the order given."""
+    return RunWarning(
+        code=code,
+        message=message,
+        values={"gpu": gpu.name, "compute_capability": _fmt(cc), **values},
+    )
+
+
 def driver_warnings(gpu: GpuSpec, max_cuda: str | None) -> list[RunWarning]:
     """The warning when the machine's driver is older than the GPU itself.
 
@@ -227,19 +239,17 @@ def driver_warnings(gpu: GpuSpec, max_cuda: str | None) -> list[RunWarning]:
     need = min_cuda_for_cc(cap.compute_capability)
     if need is None or have >= need:
         return []
-    cc = _fmt(cap.compute_capability)
+    cc = cap.compute_capability
     return [
-        RunWarning(
-            code=WarningCode.DRIVER_TOO_OLD_FOR_GPU,
-            message=f"the driver supports CUDA up to {max_cuda}, older than the {gpu.name} "
-            f"itself (compute capability {cc} needs CUDA {_fmt(need)} or later): no CUDA "
+        _cc_warning(
+            WarningCode.DRIVER_TOO_OLD_FOR_GPU,
+            f"the driver supports CUDA up to {max_cuda}, older than the {gpu.name} itself "
+            f"(compute capability {_fmt(cc)} needs CUDA {_fmt(need)} or later): no CUDA "
             "program runs on it until the driver is upgraded",
-            values={
-                "gpu": gpu.name,
-                "compute_capability": cc,
-                "max_cuda": max_cuda,
-                "min_cuda_for_gpu": _fmt(need),
-            },
+            gpu,
+            cc,
+            max_cuda=max_cuda,
+            min_cuda_for_gpu=_fmt(need),
         )
     ]
 
@@ -317,31 +327,27 @@ def _build_warnings(w: Workload, gpu: GpuSpec, cap: GpuCapabilities) -> list[Run
         need = min_cuda_for_cc(cc)
         if need and build < need:
             out.append(
-                RunWarning(
-                    code=WarningCode.CUDA_BUILD_TOO_OLD_FOR_GPU,
-                    message=f"a CUDA {w.cuda_build} build has no kernels for the {gpu.name} "
+                _cc_warning(
+                    WarningCode.CUDA_BUILD_TOO_OLD_FOR_GPU,
+                    f"a CUDA {w.cuda_build} build has no kernels for the {gpu.name} "
                     f"(compute capability {_fmt(cc)} needs CUDA {_fmt(need)} or later)",
-                    values={
-                        "gpu": gpu.name,
-                        "compute_capability": _fmt(cc),
-                        "cuda_build": w.cuda_build,
-                        "min_cuda_for_gpu": _fmt(need),
-                    },
+                    gpu,
+                    cc,
+                    cuda_build=w.cuda_build,
+                    min_cuda_for_gpu=_fmt(need),
                 )
             )
         last = MAX_CUDA_MAJOR_FOR_CC.get(cc)
         if last is not None and build[0] > last:
             out.append(
-                RunWarning(
-                    code=WarningCode.CUDA_BUILD_TOO_NEW_FOR_GPU,
-                    message=f"CUDA {w.cuda_build} no longer supports the {gpu.name} "
+                _cc_warning(
+                    WarningCode.CUDA_BUILD_TOO_NEW_FOR_GPU,
+                    f"CUDA {w.cuda_build} no longer supports the {gpu.name} "
                     f"(compute capability {_fmt(cc)}; last supported in CUDA {last}.x)",
-                    values={
-                        "gpu": gpu.name,
-                        "compute_capability": _fmt(cc),
-                        "cuda_build": w.cuda_build,
-                        "max_cuda_major_for_gpu": last,
-                    },
+                    gpu,
+                    cc,
+                    cuda_build=w.cuda_build,
+                    max_cuda_major_for_gpu=last,
                 )
             )
     return out
@@ -352,15 +358,13 @@ def _min_cc_warnings(w: Workload, gpu: GpuSpec, cc: Version | None) -> list[RunW
     need_cc = parse_version(w.min_compute_capability)
     if need_cc and cc and cc < need_cc:
         return [
-            RunWarning(
-                code=WarningCode.COMPUTE_CAPABILITY_TOO_LOW,
-                message=f"the build needs compute capability {w.min_compute_capability} or "
-                f"higher; the {gpu.name} has {_fmt(cc)}",
-                values={
-                    "gpu": gpu.name,
-                    "compute_capability": _fmt(cc),
-                    "min_compute_capability": w.min_compute_capability,
-                },
+            _cc_warning(
+                WarningCode.COMPUTE_CAPABILITY_TOO_LOW,
+                f"the build needs compute capability {w.min_compute_capability} or higher; "
+                f"the {gpu.name} has {_fmt(cc)}",
+                gpu,
+                cc,
+                min_compute_capability=w.min_compute_capability,
             )
         ]
     return []

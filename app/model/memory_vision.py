@@ -36,6 +36,14 @@ def detect_anchors(image_size: int) -> int:
     return sum((image_size // s) ** 2 for s in DETECT_STRIDES)
 
 
+def _task_sizes(w: Workload, task: VisionTask, count: int | None) -> tuple[int, int] | None:
+    """``(count, image_size)`` of a conv net ``w`` trained for ``task`` with both given
+    (``count``: the task's size field, boxes per image or classes), else ``None``."""
+    if w.architecture != Architecture.CNN or w.vision_task != task or not count:
+        return None
+    return (count, w.image_size) if w.image_size else None
+
+
 def assigner_bytes_per_sample(w: Workload) -> float:
     """Label-assignment bytes per image of a detector with ``max_boxes_per_image`` given.
 
@@ -46,14 +54,11 @@ def assigner_bytes_per_sample(w: Workload) -> float:
     datasets (VisDrone, crowds) OOM at batches the activation profile says fit. 0 for
     non-detectors or without ``max_boxes_per_image`` and ``image_size``.
     """
-    if (
-        w.architecture != Architecture.CNN
-        or w.vision_task != VisionTask.DETECTION
-        or not w.max_boxes_per_image
-        or not w.image_size
-    ):
+    sized = _task_sizes(w, VisionTask.DETECTION, w.max_boxes_per_image)
+    if sized is None:
         return 0.0
-    return ASSIGNER_BYTES_PER_PAIR * w.max_boxes_per_image * detect_anchors(w.image_size)
+    boxes, side = sized
+    return ASSIGNER_BYTES_PER_PAIR * boxes * detect_anchors(side)
 
 
 def segmentation_loss_bytes_per_sample(w: Workload) -> float:
@@ -64,14 +69,11 @@ def segmentation_loss_bytes_per_sample(w: Workload) -> float:
     cross-entropy are not (upsampling and the loss cost no multiply-adds). An auxiliary head
     (UPerNet's FCN) scores a second set: give its classes twice. 0 otherwise.
     """
-    if (
-        w.architecture != Architecture.CNN
-        or w.vision_task != VisionTask.SEGMENTATION
-        or not w.num_classes
-        or not w.image_size
-    ):
+    sized = _task_sizes(w, VisionTask.SEGMENTATION, w.num_classes)
+    if sized is None:
         return 0.0
-    return SEGMENTATION_LOSS_BYTES_PER_ELEMENT * w.num_classes * w.image_size**2
+    classes, side = sized
+    return SEGMENTATION_LOSS_BYTES_PER_ELEMENT * classes * side**2
 
 
 def task_notes(w: Workload) -> list[str]:

@@ -71,6 +71,28 @@ def _given(group: FieldGroup, description: str, **spec: Any) -> dict[str, InputS
     return {INPUT_KEY: InputSpec(group=group, description=description, **spec)}
 
 
+def _size(description: str, most: float, example: int) -> dict[str, InputSpec]:
+    """The metadata of one of the network's sizes (layers, widths, heads, vocabulary, image
+    side): a :data:`FieldGroup.SHAPE` count above 0 and at most ``most`` that changes the
+    throughput, with ``example`` for the API document."""
+    return _given(
+        FieldGroup.SHAPE, description, gt=0, le=most, examples=(example,), throughput=True
+    )
+
+
+def _part_params(description: str, **spec: Any) -> dict[str, InputSpec]:
+    """The metadata of the parameter count of one part of the network (frozen encoders, the
+    VAE, lookup tables): a :data:`FieldGroup.SHAPE` count people may write as ``1.2B``, 0 when
+    the part is not there, at most 10^13; ``spec``: more :class:`InputSpec` settings."""
+    return _given(FieldGroup.SHAPE, description, count=True, ge=0, le=10**13, **spec)
+
+
+def _version(description: str, **spec: Any) -> dict[str, InputSpec]:
+    """The metadata of a :data:`FieldGroup.SOFTWARE` version (CUDA or compute capability,
+    :data:`VERSION_PATTERN`); ``spec``: more :class:`InputSpec` settings."""
+    return _given(FieldGroup.SOFTWARE, description, pattern=VERSION_PATTERN, **spec)
+
+
 #: Field name → the metadata of that :class:`~app.model.workload.Workload` field (its
 #: :class:`InputSpec` under :data:`INPUT_KEY`), in the workload's declaration order.
 INPUTS: dict[str, dict[str, InputSpec]] = {
@@ -96,55 +118,19 @@ INPUTS: dict[str, dict[str, InputSpec]] = {
         throughput=True,
         required=True,
     ),
-    "layers": _given(
-        FieldGroup.SHAPE,
-        "transformer blocks (count; Hugging Face num_hidden_layers)",
-        gt=0,
-        le=10_000,
-        examples=(32,),
-        throughput=True,
-    ),
-    "hidden_size": _given(
-        FieldGroup.SHAPE,
-        "model (embedding) width (Hugging Face hidden_size)",
-        gt=0,
-        le=10**6,
-        examples=(4096,),
-        throughput=True,
-    ),
-    "heads": _given(
-        FieldGroup.SHAPE,
-        "attention heads per layer (Hugging Face num_attention_heads)",
-        gt=0,
-        le=10**5,
-        examples=(32,),
-        throughput=True,
-    ),
-    "kv_heads": _given(
-        FieldGroup.SHAPE,
+    "layers": _size("transformer blocks (count; Hugging Face num_hidden_layers)", 10_000, 32),
+    "hidden_size": _size("model (embedding) width (Hugging Face hidden_size)", 10**6, 4096),
+    "heads": _size("attention heads per layer (Hugging Face num_attention_heads)", 10**5, 32),
+    "kv_heads": _size(
         "key/value heads per layer for grouped-query attention (Hugging Face "
         "num_key_value_heads; default: heads)",
-        gt=0,
-        le=10**5,
-        examples=(8,),
-        throughput=True,
+        10**5,
+        8,
     ),
-    "ffn_hidden_size": _given(
-        FieldGroup.SHAPE,
-        "feed-forward inner width (Hugging Face intermediate_size)",
-        gt=0,
-        le=10**7,
-        examples=(14336,),
-        throughput=True,
+    "ffn_hidden_size": _size(
+        "feed-forward inner width (Hugging Face intermediate_size)", 10**7, 14336
     ),
-    "vocab_size": _given(
-        FieldGroup.SHAPE,
-        "tokenizer vocabulary (tokens; sizes the logits)",
-        gt=0,
-        le=10**8,
-        examples=(128256,),
-        throughput=True,
-    ),
+    "vocab_size": _size("tokenizer vocabulary (tokens; sizes the logits)", 10**8, 128256),
     "seq_len": _given(
         FieldGroup.SHAPE,
         "tokens per sample (sequence length); as people write it: 2048, 4k, 8K, 32k, where "
@@ -155,14 +141,7 @@ INPUTS: dict[str, dict[str, InputSpec]] = {
         examples=(2048,),
         throughput=True,
     ),
-    "image_size": _given(
-        FieldGroup.SHAPE,
-        "image side, pixels (224 for 224×224)",
-        gt=0,
-        le=100_000,
-        examples=(224,),
-        throughput=True,
-    ),
+    "image_size": _size("image side, pixels (224 for 224×224)", 100_000, 224),
     "micro_batch_size": _given(
         FieldGroup.TRAINING,
         "samples per GPU per forward/backward step",
@@ -289,20 +268,12 @@ INPUTS: dict[str, dict[str, InputSpec]] = {
     "patch_size": _given(
         FieldGroup.SHAPE, "ViT patch side in pixels (default 16)", gt=0, le=100_000
     ),
-    "text_encoder_params": _given(
-        FieldGroup.SHAPE,
+    "text_encoder_params": _part_params(
         "diffusion: frozen text encoder(s) parameters held on the GPU (params counts the "
         "UNet); 0 when the encoders are not on the GPU (embeddings cached or offloaded)",
-        count=True,
-        ge=0,
-        le=10**13,
     ),
-    "vae_params": _given(
-        FieldGroup.SHAPE,
-        "diffusion: frozen VAE parameters held on the GPU; 0 when it is not there (latents cached)",
-        count=True,
-        ge=0,
-        le=10**13,
+    "vae_params": _part_params(
+        "diffusion: frozen VAE parameters held on the GPU; 0 when it is not there (latents cached)"
     ),
     "ema_weights": _given(
         FieldGroup.TRAINING, "an fp32 EMA copy of the trained parameters on the GPU (--use_ema)"
@@ -346,10 +317,8 @@ INPUTS: dict[str, dict[str, InputSpec]] = {
         le=10**7,
         examples=(3.5,),
     ),
-    "min_cuda": _given(
-        FieldGroup.SOFTWARE,
+    "min_cuda": _version(
         "lowest CUDA version the job needs (offers whose driver supports less are warned about)",
-        pattern=VERSION_PATTERN,
         examples=("12.1",),
     ),
     "forward_gflops_per_sample": _given(
@@ -369,14 +338,10 @@ INPUTS: dict[str, dict[str, InputSpec]] = {
         le=10**7,
         examples=(11.11,),
     ),
-    "lookup_params": _given(
-        FieldGroup.SHAPE,
+    "lookup_params": _part_params(
         "transformers: parameters a token only looks up instead of multiplying (untied "
         "embedding tables, adaptive-softmax tail clusters), left out of the FLOPs count; "
         "default: an encoder's vocab_size x hidden_size table, none for a decoder",
-        count=True,
-        ge=0,
-        le=10**13,
         throughput=True,
     ),
     "tokens_per_epoch": _given(
@@ -400,17 +365,13 @@ INPUTS: dict[str, dict[str, InputSpec]] = {
         "samples packed into seq_len sequences (true) or each padded to seq_len (false); "
         "default: packed when tokens_per_epoch is given",
     ),
-    "cuda_build": _given(
-        FieldGroup.SOFTWARE,
-        "CUDA version the framework build targets (a cu121 PyTorch wheel: 12.1)",
-        pattern=VERSION_PATTERN,
+    "cuda_build": _version(
+        "CUDA version the framework build targets (a cu121 PyTorch wheel: 12.1)"
     ),
     "cuda_only_libraries": _given(
         FieldGroup.SOFTWARE, "libraries with CUDA-only builds the job uses", max_items=8
     ),
-    "min_compute_capability": _given(
-        FieldGroup.SOFTWARE, "lowest compute capability of the build", pattern=VERSION_PATTERN
-    ),
+    "min_compute_capability": _version("lowest compute capability of the build"),
     "checkpoints_kept": _given(
         FieldGroup.DATA, "full checkpoints kept on disk at once", ge=0, le=10_000
     ),
