@@ -151,6 +151,41 @@ def test_sequence_length_box_takes_4k_as_4096(client: Any) -> None:
     assert row_ids(doc) == [x["offer"]["id"] for x in spelled.json()["results"]]
 
 
+def selected(doc: Node, name: str) -> list[str]:
+    """The values of the options the page's ``name`` select shows as chosen."""
+    options = doc.find("select", id=f"f-{name}").find_all("option")
+    return [o.attrs["value"] for o in options if "selected" in o.attrs]
+
+
+@pytest.mark.parametrize(
+    ("field", "written", "option"),
+    [
+        # bitsandbytes LLM.int8 as people write it (transformers' load_in_8bit=True)
+        ("base_dtype", "8bit", "int8"),
+        ("base_dtype", "load_in_8bit", "int8"),
+        ("base_dtype", "LLM.int8", "int8"),
+        # torch_dtype=torch.bfloat16: pure bf16
+        ("precision", "bfloat16", "bf16"),
+        ("precision", "BF16-AMP", "bf16_amp"),
+    ],
+)
+def test_a_select_shows_the_choice_an_alias_stands_for(
+    client: Any, field: str, written: str, option: str
+) -> None:
+    # the page answers the alias; its select must show that choice, or the next "Rank
+    # offers" would send the empty "default" and silently go back to the preset's value
+    asked = {"preset": "llama3-8b-lora", "gpu": "RTX 4090", field: written}
+    doc = page(client, "/", asked)
+    assert selected(doc, field) == [option]
+    data = twin(client, doc).json()
+    assert data["workload"][field] == option
+    # the form submitted as shown asks the same job: every row the same
+    again = page(client, "/", {**asked, field: option})
+    assert selected(again, field) == [option]
+    assert row_ids(again) == row_ids(doc)
+    assert twin(client, again).json()["results"] == data["results"]
+
+
 def test_frontier_offers_below_the_table_are_plotted(client: Any) -> None:
     doc = page(client, "/", {"preset": "resnet50-imagenet", "limit": "3"})
     data = twin(client, doc).json()

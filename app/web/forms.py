@@ -400,6 +400,38 @@ def _sig3(v: float) -> str:
     return str(round(float(text))) if "e" in text else text
 
 
+#: The workload inputs whose form field is a select of an enum's values, by name: the enums
+#: read words as people write them (:class:`app.model.vocabulary.AsWritten`: ``8bit`` is
+#: ``int8``, ``bfloat16`` is ``bf16``, ``BF16-AMP`` is ``bf16_amp``).
+SELECT_ENUMS: dict[str, type[Enum]] = {
+    name: given.kind
+    for name, given in WORKLOAD_INPUTS.items()
+    if isinstance(given.kind, type) and issubclass(given.kind, Enum)
+}
+
+
+def canonical_choices(raw: Mapping[str, str]) -> dict[str, str]:
+    """``raw`` (query parameters as given) with each enum select's value written as the
+    option it stands for: ``base_dtype=8bit`` → ``int8``, ``precision=bfloat16`` → ``bf16``
+    (the enum's own reading, :data:`SELECT_ENUMS`). The select then shows the choice the
+    answer used, and the next submit sends it; left as written, no option matched, the
+    select showed "default" and the next submit silently dropped the choice.
+
+    A value the enum refuses, or one with whitespace around it (refused by the query rule
+    :data:`app.interface.query.SURROUNDING_SPACE`), is left as written, so its error still
+    names the field and the box keeps what was typed."""
+    out = dict(raw)
+    for key, text in raw.items():
+        kind = SELECT_ENUMS.get(key)
+        if kind is None or not isinstance(text, str) or not text or text != text.strip():
+            continue
+        try:
+            out[key] = str(kind(text).value)
+        except ValueError:
+            continue
+    return out
+
+
 def preset_form_values(
     fields: Mapping[str, Any], form_fields: Sequence[FormField]
 ) -> dict[str, str]:

@@ -31,6 +31,7 @@ from app.web.forms import (
     WORKLOAD_ADVANCED,
     WORKLOAD_MAIN,
     all_form_fields,
+    canonical_choices,
     preset_form_values,
 )
 from app.web.i18n import translations
@@ -86,7 +87,9 @@ class RankPageController(PageController):
             return Redirect(twin, status_code=HTTP_303_SEE_OTHER)
         language = page_language(request)
         _ = translations(language.lang).gettext
-        asked = {k: v for k, v in raw_query(request).items() if k not in PAGE_PARAMS}
+        asked = canonical_choices(
+            {k: v for k, v in raw_query(request).items() if k not in PAGE_PARAMS}
+        )
         base = ref.presets.get(raw_query(request).get("base", ""))
         raw = strip_preset_values(asked, base, all_form_fields())
         form = given(raw)
