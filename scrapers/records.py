@@ -82,28 +82,59 @@ class ScrapedOffer(BaseModel):
         return (self.offer_key, self.region, self.billing)
 
 
-#: A sustained network rate as providers write it: ``3200 Gigabit`` (AWS price list "Network
-#: Performance"), ``400 Gbps``, ``100 Gb/s``, ``3.2 Tbps``; :func:`network_gbps` reads it.
-_NETWORK = re.compile(
-    r"^\s*(\d+(?:\.\d+)?)\s*(gigabit|gbit/s|gbps|gb/s|terabit|tbit/s|tbps|tb/s)\s*$", re.IGNORECASE
-)
+#: A sustained network rate as providers write it: a number, then a unit of G or T (``3200
+#: Gigabit``: AWS price list "Network Performance"; ``400 Gbps``, ``100 Gb/s``, ``3.2 Tbps``,
+#: ``900 GB/s``); :func:`network_gbps` reads the unit.
+_NETWORK = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([GgTt])(.*?)\s*")
+#: How a rate's unit ends: per second (``Gb/s``, ``Gbps``, ``gigabytes per second``). ``ps``
+#: only in lower case: ``GBPS`` (all capitals) does not say bit or byte.
+_PER_SECOND = re.compile(r"(?:/s|/sec|ps|(?i: per second))$")
+#: The unit's G or T written out (``Gigabit``, ``terabytes``), any case.
+_SPELLED = {"g": "iga", "t": "era"}
+
+
+def _bits_per_unit(letter: str, rest: str) -> float | None:
+    """Gbit/s in one of the unit ``letter`` + ``rest`` (``G`` + ``B/s``): 1 or 1000 for G or
+    T, times 8 when the unit is bytes; ``None`` when it does not say bits or bytes.
+
+    Bit or byte: a word (``bit``, ``Bit``, ``bits``, ``byte``, ``bytes``) says it in any case
+    (``GBit/s`` is gigabits, as German listings write it); a single letter says it by its
+    case, ``b`` a bit and ``B`` a byte (IEEE 1541-2002 "b" for bit, "B" for byte; IEC
+    80000-13:2008 "B" for byte): ``Gb/s``/``Gbps`` gigabits, ``GB/s``/``GBps`` gigabytes, as
+    NVLink bandwidth is written ("900 GB/s" = 7,200 Gbit/s). Anything else (``GBPS``,
+    ``Gx``) is ``None``: read as bits it could be 8× off."""
+    rest = _PER_SECOND.sub("", rest)
+    if rest.lower().startswith(_SPELLED[letter.lower()]):
+        rest = rest[3:]
+    scale = 1000.0 if letter.lower() == "t" else 1.0
+    if rest.lower() in ("bit", "bits") or rest == "b":
+        return scale
+    if rest.lower() in ("byte", "bytes") or rest == "B":
+        return scale * 8
+    return None
 
 
 def network_gbps(text: str | None) -> float | None:
     """The network between machines a provider states, in Gbit/s per machine: ``"3200
-    Gigabit"`` → 3200.0, ``"400 Gbps"`` → 400.0, ``"3.2 Tbps"`` → 3200.0. The one rule every
-    scraper uses for :attr:`ScrapedOffer.network_gbps`.
+    Gigabit"`` → 3200.0, ``"400 Gbps"`` → 400.0, ``"3.2 Tbps"`` → 3200.0, and a rate in bytes
+    times 8: ``"900 GB/s"`` → 7200.0, ``"3.2 TB/s"`` → 25600.0 (bit or byte:
+    :func:`_bits_per_unit`). The one rule every scraper uses for
+    :attr:`ScrapedOffer.network_gbps`.
 
     ``None`` when the text states no sustained rate: empty, a word (``"High"``, ``"Moderate"``:
-    older AWS types) or a ceiling (``"Up to 25 Gigabit"``: AWS, "Amazon EC2 instance network
+    older AWS types), a unit that does not say bits or bytes (``"100 GBPS"``) or a ceiling
+    (``"Up to 25 Gigabit"``: AWS, "Amazon EC2 instance network
     bandwidth", https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-network-bandwidth
     (seen 2026-12-04): an "up to" figure is a burst ceiling above the instance's baseline, which
     the listing does not give). A training job's all-reduce is sustained traffic, so only a
     plain figure is taken; the model then uses its stated default and says so."""
-    match = _NETWORK.match(text or "")
+    match = _NETWORK.fullmatch(text or "")
     if not match:
         return None
-    value = float(match.group(1)) * (1000 if match.group(2).lower().startswith("t") else 1)
+    per_unit = _bits_per_unit(match.group(2), match.group(3))
+    if per_unit is None:
+        return None
+    value = float(match.group(1)) * per_unit
     return value if value > 0 else None
 
 

@@ -165,6 +165,19 @@ def test_the_network_between_machines_is_the_stated_network_performance() -> Non
         ("100 Gb/s", 100.0),
         ("3.2 Tbps", 3200.0),
         ("25 gigabit", 25.0),
+        ("100 Gbit/s", 100.0),
+        ("100 GBit/s", 100.0),  # bit spelled out: gigabits whatever its case
+        ("200 gb/s", 200.0),
+        ("1.6 Terabit", 1600.0),
+        # bytes are 8 bits: NVLink's "900 GB/s" is 7,200 Gbit/s, "3.2 TB/s" 25,600
+        ("900 GB/s", 7200.0),
+        ("900 GBps", 7200.0),
+        ("50 gigabytes per second", 400.0),
+        ("3.2 TB/s", 25600.0),
+        # all capitals say neither bit nor byte: not read rather than 8x off
+        ("100 GBPS", None),
+        ("100 Gx", None),
+        ("100 G", None),
         ("Up to 25 Gigabit", None),
         ("High", None),
         ("Moderate", None),
