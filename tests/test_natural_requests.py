@@ -389,6 +389,42 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]] = [
         H100,
         {"status": 400, "key": "workload.zzz", "says": "unknown field"},
     ),
+    # --- the frozen base's dtype as people write it ---------------------------------------
+    # from_pretrained(torch_dtype=torch.bfloat16): the same job as bf16, figure for figure
+    (
+        "base torch.bfloat16",
+        {"preset": "llama3-8b-lora", "base_dtype": "torch.bfloat16"},
+        {"gpu": "RTX 4090"},
+        {"same_as": {"preset": "llama3-8b-lora", "base_dtype": "bf16"}},
+    ),
+    (
+        "base torch.float16",
+        {"preset": "llama3-8b-lora", "base_dtype": "torch.float16"},
+        {"gpu": "RTX 4090"},
+        {"same_as": {"preset": "llama3-8b-lora", "base_dtype": "fp16"}},
+    ),
+    (
+        "base torch.float32",
+        {"preset": "llama3-8b-lora", "base_dtype": "torch.float32"},
+        H100,
+        {"same_as": {"preset": "llama3-8b-lora", "base_dtype": "fp32"}},
+    ),
+    # the paper's name for bitsandbytes' 8-bit matmul (Dettmers et al., arXiv:2208.07339)
+    (
+        "base LLM.int8()",
+        {"preset": "llama3-8b-lora", "base_dtype": "LLM.int8()"},
+        {"gpu": "RTX 4090"},
+        {"same_as": {"preset": "llama3-8b-lora", "base_dtype": "int8"}},
+    ),
+    # int4 is no bitsandbytes format (its 4-bit types are fp4, the default of
+    # load_in_4bit, and nf4) but torchao's or GPTQ/AWQ's group-wise int4: refused, the
+    # choices named
+    (
+        "base int4",
+        {"preset": "llama3-8b-lora", "base_dtype": "int4"},
+        {"gpu": "RTX 4090"},
+        {"status": 400, "key": "workload.base_dtype", "says": "'int8' or 'nf4'"},
+    ),
     # --- CUDA-only libraries on ROCm ------------------------------------------------------
     (
         "qlora on an MI300X",

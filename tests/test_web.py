@@ -164,6 +164,7 @@ def selected(doc: Node, name: str) -> list[str]:
         ("base_dtype", "8bit", "int8"),
         ("base_dtype", "load_in_8bit", "int8"),
         ("base_dtype", "LLM.int8", "int8"),
+        ("base_dtype", "torch.float32", "fp32"),
         # torch_dtype=torch.bfloat16: pure bf16
         ("precision", "bfloat16", "bf16"),
         ("precision", "BF16-AMP", "bf16_amp"),

@@ -42,7 +42,9 @@ ALIASES: dict[str, dict[str, str]] = {
         "amp_fp16": "fp16_amp",
         "amp_bf16": "bf16_amp",
         "bfloat16": "bf16",  # torch_dtype=torch.bfloat16: weights and states in bf16
+        "torch.bfloat16": "bf16",
         "float32": "fp32",
+        "torch.float32": "fp32",
     },
     "BaseDtype": {
         # transformers/PEFT: from_pretrained(load_in_8bit=True) or
@@ -52,16 +54,35 @@ ALIASES: dict[str, dict[str, str]] = {
         "8_bit": "int8",  # "8-bit", "8 bit"
         "load_in_8bit": "int8",
         "llm.int8": "int8",
+        "llm.int8()": "int8",  # as the paper and bitsandbytes write it
         "llm_int8": "int8",
         "bnb_int8": "int8",
+        # 4-bit bitsandbytes (load_in_4bit): FP4 by default, NF4 with
+        # bnb_4bit_quant_type="nf4" (QLoRA's); both store a 4-bit code per weight and one
+        # absmax per 64-weight block (bitsandbytes Params4bit blocksize 64), so the memory
+        # is nf4's (double_quant says whether the absmax are themselves quantised:
+        # transformers' default is no, this model's default for qlora yes)
         "4bit": "nf4",
         "4_bit": "nf4",
         "load_in_4bit": "nf4",
         "bnb_nf4": "nf4",
+        # torch_dtype as people write it in from_pretrained (torch.bfloat16, torch.half):
+        # the dtype the frozen base is loaded in
         "bfloat16": "bf16",
+        "torch.bfloat16": "bf16",
         "float16": "fp16",
+        "torch.float16": "fp16",
         "half": "fp16",
+        "torch.half": "fp16",
         "float32": "fp32",
+        "torch.float32": "fp32",
+        "float": "fp32",
+        "torch.float": "fp32",
+        # not "int4": transformers' load_in_4bit is bitsandbytes FP4 unless
+        # bnb_4bit_quant_type="nf4" (BitsAndBytesConfig(bnb_4bit_quant_type="fp4") default,
+        # huggingface/transformers src/transformers/utils/quantization_config.py, seen
+        # 2026-12-04), and int4 elsewhere is torchao's or GPTQ/AWQ's group-wise int4, none
+        # of them this model's nf4; refused with the choices named
     },
 }
 

@@ -209,7 +209,8 @@ INPUTS: dict[str, dict[str, InputSpec]] = {
     "base_dtype": _given(
         FieldGroup.TRAINING,
         "LoRA/QLoRA: dtype the frozen base weights are loaded in (fp32, bf16, fp16, int8, "
-        "nf4; int8 is bitsandbytes LLM.int8, also written 8bit or load_in_8bit); default nf4 "
+        "nf4; int8 is bitsandbytes LLM.int8, also written 8bit or load_in_8bit; torch dtypes "
+        "as written, torch.bfloat16); default nf4 "
         "for qlora, fp32 for an fp32/tf32 lora run, else 16-bit",
     ),
     "implementation": _given(
