@@ -425,6 +425,26 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]] = [
         {"gpu": "RTX 4090"},
         {"status": 400, "key": "workload.base_dtype", "says": "'int8' or 'nf4'"},
     ),
+    # --- the training stack by the names people use (app/model/stacks.py STACK_ALIASES) ---
+    # Composer is llm-foundry's trainer: a tuned stack, faster than the preset's torchtune
+    (
+        "stack composer",
+        {"preset": "llama3-8b-lora", "stack": "composer"},
+        H100,
+        {"same_as": {"preset": "llama3-8b-lora", "stack": "llm_foundry"}},
+    ),
+    (
+        "stack HF Trainer",
+        {"preset": "llama3-8b-lora", "stack": "HF Trainer"},
+        H100,
+        {"same_as": {"preset": "llama3-8b-lora", "stack": "hf_trainer"}},
+    ),
+    (
+        "stack in words",
+        {"preset": "llama3-8b-lora", "stack": "my own loop"},
+        H100,
+        {"status": 400, "key": "workload.stack", "says": "'hf_trainer'"},
+    ),
     # --- CUDA-only libraries on ROCm ------------------------------------------------------
     (
         "qlora on an MI300X",

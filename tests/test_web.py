@@ -168,6 +168,9 @@ def selected(doc: Node, name: str) -> list[str]:
         # torch_dtype=torch.bfloat16: pure bf16
         ("precision", "bfloat16", "bf16"),
         ("precision", "BF16-AMP", "bf16_amp"),
+        # the names of app/model/stacks.py STACK_ALIASES (Composer runs llm-foundry)
+        ("stack", "composer", "llm_foundry"),
+        ("stack", "HF Trainer", "hf_trainer"),
     ],
 )
 def test_a_select_shows_the_choice_an_alias_stands_for(
@@ -185,6 +188,29 @@ def test_a_select_shows_the_choice_an_alias_stands_for(
     assert selected(again, field) == [option]
     assert row_ids(again) == row_ids(doc)
     assert twin(client, again).json()["results"] == data["results"]
+
+
+@pytest.mark.parametrize(
+    ("field", "written", "option"),
+    [("currency", "cny", "CNY"), ("currency", "Eur", "EUR"), ("provider", "Lambda", "lambda")],
+)
+def test_a_filter_select_shows_the_choice_written_in_another_case(
+    client: Any, field: str, written: str, option: str
+) -> None:
+    # the API reads a currency in any case and a provider slug case-blind; the select must
+    # show that choice (a currency select has no empty option: it showed its first one, and
+    # the next submit changed the currency)
+    asked = {"preset": "resnet50-imagenet", field: written}
+    doc = page(client, "/", asked)
+    assert selected(doc, field) == [option]
+    data = twin(client, doc).json()
+    again = page(client, "/", {**asked, field: option})
+    assert row_ids(again) == row_ids(doc)
+    assert twin(client, again).json()["results"] == data["results"]
+    if field == "currency":
+        assert data["currency"] == option
+    else:
+        assert {x["offer"]["provider"] for x in data["results"]} == {option}
 
 
 def test_frontier_offers_below_the_table_are_plotted(client: Any) -> None:

@@ -45,7 +45,13 @@ from enum import StrEnum
 
 
 class Stack(StrEnum):
-    """Training software as users name it."""
+    """Training software as users name it: ``Stack("HF Trainer")``, ``Stack("composer")``
+    and ``Stack("llm.c")`` read the names of :data:`STACK_ALIASES` as :func:`parse_stack`
+    does, so the JSON API, query strings, the page's form and presets take the same words."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> Stack | None:
+        return _lookup_stack(value) if isinstance(value, str) else None
 
     HF_TRAINER = "hf_trainer"
     AXOLOTL = "axolotl"
@@ -168,20 +174,27 @@ PRESET_REPO_STACK = (
 DEFAULT_STACK = Stack.HF_TRAINER
 
 
-def parse_stack(text: str) -> Stack:
-    """A stack as people write it (``HF Trainer``, ``llm.c``, ``NeMo``); ``ValueError``
-    naming the known stacks otherwise."""
+def _lookup_stack(text: str) -> Stack | None:
+    """The stack ``text`` names (any case; ``-``, space or ``+`` for ``_``; an alias of
+    :data:`STACK_ALIASES`), ``None`` when it names none. Looks members up by value, never
+    through ``Stack(...)``, whose :meth:`Stack._missing_` calls this."""
     word = text.strip().lower()
     if word in STACK_ALIASES:
         return STACK_ALIASES[word]
     word = word.replace("-", "_").replace(" ", "_").replace("+", "_")
     if word in STACK_ALIASES:
         return STACK_ALIASES[word]
-    try:
-        return Stack(word)
-    except ValueError:
+    return next((s for s in Stack if s.value == word), None)
+
+
+def parse_stack(text: str) -> Stack:
+    """A stack as people write it (``HF Trainer``, ``llm.c``, ``NeMo``); ``ValueError``
+    naming the known stacks otherwise."""
+    found = _lookup_stack(text)
+    if found is None:
         known = ", ".join(s.value for s in Stack)
-        raise ValueError(f"unknown stack {text!r}; one of {known}") from None
+        raise ValueError(f"unknown stack {text!r}; one of {known}")
+    return found
 
 
 def preset_stack(source: str | None) -> Stack | None:

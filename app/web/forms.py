@@ -410,20 +410,32 @@ SELECT_ENUMS: dict[str, type[Enum]] = {
 }
 
 
+#: The filter selects the API reads in any case, as it reads them: a currency code upper-cased
+#: (``cny`` is ``CNY``: ``app.interface.schemas._upper_currency``), a provider slug compared in
+#: lower case (``Lambda`` is ``lambda``: ``app.services.offers``). ASCII only, as there.
+SELECT_CASES = {"currency": str.upper, "provider": str.lower}
+
+
 def canonical_choices(raw: Mapping[str, str]) -> dict[str, str]:
-    """``raw`` (query parameters as given) with each enum select's value written as the
-    option it stands for: ``base_dtype=8bit`` → ``int8``, ``precision=bfloat16`` → ``bf16``
-    (the enum's own reading, :data:`SELECT_ENUMS`). The select then shows the choice the
-    answer used, and the next submit sends it; left as written, no option matched, the
-    select showed "default" and the next submit silently dropped the choice.
+    """``raw`` (query parameters as given) with each select's value written as the option it
+    stands for: ``base_dtype=8bit`` → ``int8``, ``precision=bfloat16`` → ``bf16``,
+    ``stack=composer`` → ``llm_foundry`` (the enum's own reading, :data:`SELECT_ENUMS`),
+    ``currency=cny`` → ``CNY``, ``provider=Lambda`` → ``lambda`` (:data:`SELECT_CASES`). The
+    select then shows the choice the answer used, and the next submit sends it; left as
+    written, no option matched, the select showed "default" (or its first option) and the
+    next submit silently dropped or changed the choice.
 
     A value the enum refuses, or one with whitespace around it (refused by the query rule
     :data:`app.interface.query.SURROUNDING_SPACE`), is left as written, so its error still
     names the field and the box keeps what was typed."""
     out = dict(raw)
     for key, text in raw.items():
+        if not isinstance(text, str) or not text or text != text.strip():
+            continue
+        if key in SELECT_CASES and text.isascii():
+            out[key] = SELECT_CASES[key](text)
         kind = SELECT_ENUMS.get(key)
-        if kind is None or not isinstance(text, str) or not text or text != text.strip():
+        if kind is None:
             continue
         try:
             out[key] = str(kind(text).value)
