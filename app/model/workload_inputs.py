@@ -284,7 +284,8 @@ INPUTS: dict[str, dict[str, InputSpec]] = {
         "training software: hf_trainer (HF Trainer/PEFT/TRL), axolotl, llama_factory, "
         "unsloth, torchtune, deepspeed, lightning, megatron (Megatron/NeMo), torchtitan, "
         "llm_foundry, llm_c, timm, nvidia_dle, pytorch (a plain loop), pytorch_compile (a "
-        "plain loop under torch.compile, nanoGPT), tensorflow; default: "
+        "plain loop under torch.compile, nanoGPT), tensorflow, or as people name them "
+        "(HF Trainer, composer, NeMo, llm.c); default: "
         "the preset's recipe, else hf_trainer",
         examples=("hf_trainer",),
     ),
