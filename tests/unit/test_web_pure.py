@@ -21,7 +21,7 @@ from app.web.format import (
     money_short,
     num,
 )
-from app.web.forms import human_count
+from app.web.forms import canonical_choices, human_count
 from app.web.rank_context import url
 
 
@@ -169,3 +169,28 @@ def test_url_keeps_canonical_order_and_drops_removed() -> None:
     params = {"sort": "epoch_hours", "preset": "a b", "order": "-ram"}
     assert url("/", params) == "/?preset=a+b&sort=epoch_hours&order=-ram"
     assert url("/", params, order=None, limit="100") == "/?preset=a+b&sort=epoch_hours&limit=100"
+
+
+def test_canonical_choices_writes_what_a_select_can_show() -> None:
+    raw = {
+        "base_dtype": "load_in_8bit",
+        "precision": "bfloat16",
+        "stack": "NeMo",
+        "currency": "cny",
+        "provider": "RunPod",
+        "seq_len": "4k",
+        "preset": "llama3-8b-lora",
+    }
+    assert canonical_choices(raw) == {
+        "base_dtype": "int8",
+        "precision": "bf16",
+        "stack": "megatron",
+        "currency": "CNY",
+        "provider": "runpod",
+        "seq_len": "4k",
+        "preset": "llama3-8b-lora",
+    }
+    # refused words, whitespace (refused by the query rule) and non-ASCII stay as written,
+    # so the error names the field and the box keeps what was typed
+    kept = {"base_dtype": "int4", "precision": " bf16", "currency": "ｃｎｙ", "stack": ""}
+    assert canonical_choices(kept) == kept
