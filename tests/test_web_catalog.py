@@ -141,6 +141,31 @@ def test_catalog_filters(client: Any) -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("path", "field", "written", "option"),
+    [
+        ("/gpus", "vendor", "nvidia", "NVIDIA"),
+        ("/gpus", "architecture", "hopper", "Hopper"),
+        ("/benchmarks", "workload", "ResNet50-ImageNet", "resnet50-imagenet"),
+        ("/benchmarks", "workload", "resnet-50 v1.5", "ResNet-50 v1.5"),
+        ("/benchmarks", "precision", "FP16_AMP", "fp16_amp"),
+        ("/benchmarks", "source", "TorchTune", "torchtune"),
+    ],
+)
+def test_a_listing_select_shows_the_option_written_in_another_case(
+    client: Any, path: str, field: str, written: str, option: str
+) -> None:
+    # the select shows the option the rows were filtered by, so the next submit keeps it
+    # (it showed "any", and the filter was dropped), and the rows are the option's own
+    doc = get_page(client, path, {field: written})
+    chosen = doc.find("select", id=f"f-{field}").find_all("option")
+    assert [o.attrs["value"] for o in chosen if "selected" in o.attrs] == [option]
+    got = client.get(path, params={field: written, "format": "json"}).json()
+    want = client.get(path, params={field: option, "format": "json"}).json()
+    assert got["total"] == want["total"] > 0
+    assert got["items"] == want["items"]
+
+
 def test_catalog_offer_counts_and_cheapest_price(client: Any) -> None:
     item = client.get("/gpus", params={"q": "H100 SXM 80GB", "format": "json"}).json()["items"]
     (h100,) = [g for g in item if g["canonical_name"] == "H100 SXM 80GB"]

@@ -83,6 +83,36 @@ BENCHMARKS = ListingKind(
 )
 
 
+def select_values(context: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The values each select of a listing page offers: its ``options`` (the filter choices
+    of the data), and for ``workload`` the presets' slugs too (``/benchmarks`` lists both)."""
+    out = {k: [v for v, _ in pairs] for k, pairs in context.get("options", {}).items()}
+    if "workload" in out and "presets" in context:
+        out["workload"] = [*out["workload"], *(p.slug for p in context["presets"])]
+    return out
+
+
+def canonical_options(
+    raw: Mapping[str, str], selects: Mapping[str, Sequence[str]]
+) -> dict[str, str]:
+    """``raw`` with a select's value written in another case replaced by the one option it
+    names (``vendor=nvidia`` → ``NVIDIA``, ``workload=ResNet50-ImageNet`` →
+    ``resnet50-imagenet``): the select then shows it and the next submit keeps it. The
+    catalog's vendor and architecture filters compared in any case but their selects showed
+    "any", so the next submit dropped the filter; the measurements' workload, precision and
+    source matched only as stored (0 rows or a 400). Left as written: values with
+    surrounding whitespace (refused), matching no option or more than one."""
+    out = dict(raw)
+    for key, values in selects.items():
+        text = raw.get(key)
+        if not text or text in values or text != text.strip():
+            continue
+        hits = [v for v in values if v.lower() == text.lower()]
+        if len(hits) == 1:
+            out[key] = hits[0]
+    return out
+
+
 def listing_page(
     request: Request, env: PageEnv, kind: ListingKind, context: dict[str, Any]
 ) -> Response[Any]:
@@ -91,7 +121,8 @@ def listing_page(
     spec = (*kind.params, *paging_params(kind.sorts))
     labels = {p.name: p.label or p.name for p in spec} | {"lang": FIELD_LABELS["lang"]}
     language = page_language(request)
-    query = parse_listing({k: v for k, v in raw_query(request).items() if k != "lang"}, spec)
+    raw = {k: v for k, v in raw_query(request).items() if k != "lang"}
+    query = parse_listing(canonical_options(raw, select_values(context)), spec)
     errors = list(query.errors)
     if language.error and not query.wants_json:
         errors.append(("lang", language.error))
