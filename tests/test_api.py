@@ -94,6 +94,15 @@ def test_rank_resnet50_returns_seeded_offers_with_costs(client: Any) -> None:
     assert guide[0]["offer"]["currency"] == "CNY"
 
 
+@pytest.mark.parametrize("written", ["resnet-50 v1.5", "RESNET-50 V1.5", "ResNet50-ImageNet"])
+def test_benchmarks_workload_in_any_case(client: Any, written: str) -> None:
+    # a label or preset slug in another case lists the same measurements (it listed none)
+    exact = client.get("/v1/benchmarks", params={"gpu": "RTX 3090", "workload": "ResNet-50 v1.5"})
+    other = client.get("/v1/benchmarks", params={"gpu": "RTX 3090", "workload": written})
+    assert other.status_code == exact.status_code == 200
+    assert other.json() == exact.json() and exact.json()["total"] > 0
+
+
 def test_rank_measured_cost_matches_hand_calculation(client: Any) -> None:
     # Lambda v1 ResNet-50 fp16 on 1x RTX 3090: look the measurement up, then check the epoch
     # time and cost of the guide's ¥0.75/h 3090 listing by hand.

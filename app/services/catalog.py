@@ -321,11 +321,11 @@ def search_benchmarks(
     ``gpu`` is any catalog name or alias, or a family name standing for every model of the
     family it fits (:meth:`ReferenceData.resolve_gpu_filter`: ``A100``, ``A100 80GB``);
     ``workload`` a benchmark label (e.g. "ResNet-50 v1.5") or a preset slug, which selects the
-    labels that preset stands for;
+    labels that preset stands for (either in any case: ``resnet-50 v1.5`` matched no row);
     ``q`` a case-insensitive substring of the label, task, GPU as published, framework,
     precision or source; ``ids`` selects measurements by id (those an estimate cites);
     ``status`` ``accepted`` or ``held`` (submitted rows held for review); ``precision``,
-    ``source`` exact values of those columns (:func:`benchmark_choices`); ``gpu_count`` the
+    ``source`` values of those columns (:func:`benchmark_choices`), in any case; ``gpu_count`` the
     number of GPUs of the run. ``sort`` is a key of :data:`BENCHMARK_SORTS` (default id order;
     rows without a value last, ties by id). Each row gains ``gpu`` (canonical name),
     ``throughput_per_gpu`` (``throughput_total`` ÷ ``gpu_count``, in ``throughput_unit``) and
@@ -345,12 +345,13 @@ def search_benchmarks(
             raise FilterError("gpu", f"unknown GPU {gpu!r}")
         stmt = stmt.where(tb.gpu_model_id.in_([ref.gpu_ids_by_name[n] for n in names]))
     if workload:
-        labels = (
-            list(ref.presets[workload].benchmark_workloads)
-            if workload in ref.presets
-            else [workload]
+        preset = ref.presets.get(workload) or next(
+            (p for s, p in ref.presets.items() if s.lower() == workload.lower()), None
         )
-        stmt = stmt.where(tb.workload.in_(labels))
+        if preset is not None:
+            stmt = stmt.where(tb.workload.in_(list(preset.benchmark_workloads)))
+        else:
+            stmt = stmt.where(func.lower(tb.workload) == workload.lower())
     if f.ids:
         stmt = stmt.where(tb.id.in_(f.ids))
     if f.status:
@@ -361,9 +362,10 @@ def search_benchmarks(
     ):
         if value:
             known = list(session.scalars(select(column).distinct().order_by(column)))
-            if value not in known:
+            hits = [value] if value in known else [k for k in known if k.lower() == value.lower()]
+            if len(hits) != 1:
                 raise FilterError(field, f"unknown {field} {value!r}; one of {', '.join(known)}")
-            stmt = stmt.where(column == value)
+            stmt = stmt.where(column == hits[0])
     if f.gpu_count is not None:
         stmt = stmt.where(tb.gpu_count == f.gpu_count)
     if q and q.strip():
