@@ -425,6 +425,34 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]] = [
         {"gpu": "RTX 4090"},
         {"status": 400, "key": "workload.base_dtype", "says": "'int8' or 'nf4'"},
     ),
+    # --- optimizer, attention and quantisation library in Hugging Face's words ----------
+    # TrainingArguments(optim="adamw_torch"): AdamW's two fp32 moments, not the preset's
+    # paged 8-bit states
+    (
+        "optim adamw_torch",
+        {"preset": "llama3-8b-qlora", "optimizer": "adamw_torch"},
+        H100,
+        {"same_as": {"preset": "llama3-8b-qlora", "optimizer": "adamw"}},
+    ),
+    (
+        "optim adamw_bnb_8bit",
+        {"preset": "llama3-8b-lora", "optimizer": "adamw_bnb_8bit"},
+        H100,
+        {"same_as": {"preset": "llama3-8b-lora", "optimizer": "adamw_8bit"}},
+    ),
+    # from_pretrained(attn_implementation="flash_attention_2"): no s×s scores, as sdpa
+    (
+        "attn flash_attention_2",
+        {"preset": "bert-base-squad", "attention": "flash_attention_2"},
+        H100,
+        {"same_as": {"preset": "bert-base-squad", "attention": "sdpa"}},
+    ),
+    (
+        "quant backend bnb",
+        {"preset": "llama3-8b-qlora", "quant_backend": "bnb"},
+        H100,
+        {"same_as": {"preset": "llama3-8b-qlora", "quant_backend": "bitsandbytes"}},
+    ),
     # --- the training stack by the names people use (app/model/stacks.py STACK_ALIASES) ---
     # Composer is llm-foundry's trainer: a tuned stack, faster than the preset's torchtune
     (

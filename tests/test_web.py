@@ -171,6 +171,9 @@ def selected(doc: Node, name: str) -> list[str]:
         # the names of app/model/stacks.py STACK_ALIASES (Composer runs llm-foundry)
         ("stack", "composer", "llm_foundry"),
         ("stack", "HF Trainer", "hf_trainer"),
+        # Hugging Face's TrainingArguments.optim and attn_implementation words
+        ("optimizer", "adamw_torch", "adamw"),
+        ("attention", "flash_attention_2", "sdpa"),
     ],
 )
 def test_a_select_shows_the_choice_an_alias_stands_for(

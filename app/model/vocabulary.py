@@ -84,6 +84,29 @@ ALIASES: dict[str, dict[str, str]] = {
         # 2026-12-04), and int4 elsewhere is torchao's or GPTQ/AWQ's group-wise int4, none
         # of them this model's nf4; refused with the choices named
     },
+    # Hugging Face's own words (transformers TrainingArguments.optim, OptimizerNames in
+    # src/transformers/training_args.py; from_pretrained(attn_implementation=...)):
+    "Optimizer": {
+        "adamw_torch": "adamw",  # torch.optim.AdamW: the same two fp32 moments
+        "adamw_hf": "adamw",  # transformers' own AdamW: the same states
+        "adam": "adamw",  # Adam keeps the same two moments; states are all that differ here
+        "adamw_bnb_8bit": "adamw_8bit",  # bitsandbytes AdamW8bit
+        "adamw8bit": "adamw_8bit",
+        "bnb_adamw_8bit": "adamw_8bit",
+        "paged_adamw8bit": "paged_adamw_8bit",
+        "lion_32bit": "lion",  # bitsandbytes Lion, one fp32 momentum
+    },
+    "Attention": {
+        # FlashAttention kernels keep no s×s scores: what sdpa stands for here
+        "flash_attention_2": "sdpa",
+        "flash_attention_3": "sdpa",
+        "flash_attention": "sdpa",
+        "flash_attn": "sdpa",
+        "flashattention": "sdpa",
+        "flash": "sdpa",
+        "fa2": "sdpa",
+    },
+    "QuantBackend": {"bnb": "bitsandbytes"},
 }
 
 
