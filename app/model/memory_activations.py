@@ -25,6 +25,7 @@ from app.model.types import (
     CheckpointGranularity,
     Implementation,
     Method,
+    Precision,
     Sharding,
     VisionTask,
     Workload,
@@ -400,15 +401,24 @@ def _plain_mlp(w: Workload) -> bool:
     return w.architecture == Architecture.VIT or _diffusion(w)
 
 
+def _apex_o2(w: Workload) -> bool:
+    """Whether ``w`` runs apex amp O2: fp16 autocast (``fp16_amp``) on a stack of
+    :data:`APEX_O2_STACKS` (the request's stack, else the preset's recipe stack). apex amp
+    is DLE BERT's fp16 path (the constant's sources: the ``amp.initialize(...,
+    opt_level="O2")`` call and the Lambda log of its FP16 run); apex O2 casts to fp16 only, so
+    bf16 autocast or fp32 on that stack is native PyTorch (fp32 weights, fp32 stream)."""
+    return w.precision == Precision.FP16_AMP and (w.stack or w.recipe_stack) in APEX_O2_STACKS
+
+
 def _fp32_stream(w: Workload) -> bool:
     """Whether the residual stream (and checkpointed layer inputs) is fp32: autocast over fp32
     weights without ZeRO/FSDP (see ``AMP_FP32_STREAM_EXTRA_COPIES``), except on a stack whose
-    mixed precision is apex amp O2 (:data:`APEX_O2_STACKS`: the model itself is fp16). A
+    mixed precision is apex amp O2 (:func:`_apex_o2`: the model itself is fp16). A
     LoRA run on a 16-bit base has 16-bit embeddings, so its stream stays 16-bit; a quantised
     base has an fp32 stream where its embeddings are fp32 (:func:`kbit_upcast`), with or
     without autocast: the fp32 embedding output promotes every 16-bit block output added to
     it."""
-    if w.sharding != Sharding.NONE or (w.stack or w.recipe_stack) in APEX_O2_STACKS:
+    if w.sharding != Sharding.NONE or _apex_o2(w):
         return False
     if w.method != Method.FULL and quantised_base(w):
         return kbit_upcast(w) and activation_bytes(w.precision) == 2

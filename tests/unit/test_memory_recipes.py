@@ -86,6 +86,20 @@ def test_apex_o2_keeps_the_encoder_stream_16_bit() -> None:
     assert activation_bytes_per_sample(asked) == pytest.approx(12 * 23_592_960)
 
 
+def test_apex_o2_is_the_fp16_path_only() -> None:
+    # apex amp O2 casts the model to fp16; bf16 autocast on the DLE stack is native autocast
+    # over fp32 weights, so it keeps HF's count: 19 copies x 2 B x 384 x 768 (11,206,656)
+    # + 12 heads x 384^2 x 7 B (12,386,304) = 23,592,960 a layer, 12 layers
+    for stack in ("stack", "recipe_stack"):
+        bf16 = dataclasses.replace(
+            BERT_BASE, precision=Precision.BF16_AMP, **{stack: Stack.NVIDIA_DLE}
+        )
+        assert activation_bytes_per_sample(bf16) == pytest.approx(12 * 23_592_960)
+    # fp16 autocast on the same stack is apex O2: 18,874,368 a layer (test above)
+    fp16 = dataclasses.replace(BERT_BASE, stack=Stack.NVIDIA_DLE)
+    assert activation_bytes_per_sample(fp16) == pytest.approx(12 * 18_874_368)
+
+
 @pytest.mark.parametrize("precision", [Precision.FP32, Precision.BF16_AMP, Precision.BF16])
 @pytest.mark.parametrize("micro_batch_size", [1, 2, 8])
 @pytest.mark.parametrize("gpu_count", [1, 2])
