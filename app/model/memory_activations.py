@@ -262,11 +262,14 @@ def _transformer_activation_bytes(w: Workload, cal: Calibration) -> float:
 def last_layer_bytes_per_sample(w: Workload, cal: Calibration | None = None) -> float:
     """Activation bytes of one sample still alive while backward writes the last gradients:
     the first block's saved (or, with checkpointing, recomputed) activations, ``c · bytes ·
-    s · h`` plus its eager scores, for a transformer with its shape; 0 for other nets (no
-    per-layer split is known)."""
+    s · h`` plus its eager scores, for a transformer with its shape. Other nets (UNets,
+    CNNs, detectors, a transformer without its shape) have no known per-layer split and
+    their first, highest-resolution stage is among their largest, so the bound is all of
+    their activations (:func:`activation_bytes_per_sample`): conservative, the gradients
+    then never leave their peak."""
     cal = cal or load_calibration()
     if not (w.architecture in _BLOCK_ARCHITECTURES and w.hidden_size and w.layers):
-        return 0.0
+        return activation_bytes_per_sample(w, cal)
     nbytes = activation_bytes(w.precision)
     s = transformer_tokens(w)
     fp32_stream = _fp32_stream(w)
