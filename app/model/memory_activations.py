@@ -131,6 +131,17 @@ def dit_image_tokens(w: Workload) -> int:
     return max((latent // (w.patch_size or DIT_DEFAULT_PATCH)) ** 2, 1)
 
 
+#: Stacks whose fused classifier writes the logits' gradient over the logits, so only the
+#: logits at their dtype are alive at the loss: llm.c (karpathy/llm.c
+#: ``llmc/fused_classifier.cuh``: "replaces logits with logit gradients", the kernel's
+#: ``__stcs(logits + idx * P + i, (floatX)dlogit)``; train_gpt2.cu calls
+#: ``fused_classifier(acts.output, acts.losses, dloss, model->targets, ...)`` on the
+#: forward's output buffer).
+IN_PLACE_LOGIT_GRADIENT_STACKS = frozenset({Stack.LLM_C})
+#: Bytes per 16-bit logit under such a classifier: the logit itself (2 B), later its gradient.
+IN_PLACE_LOGIT_BYTES = 2.0
+
+
 def logits_fp32(w: Workload) -> bool:
     """Whether the LM head writes fp32 logits: fp32/tf32 training, or an LM head PEFT upcast
     to fp32 on a quantised base (:func:`kbit_upcast`)."""
@@ -152,10 +163,16 @@ def logit_bytes_per_element(w: Workload, cal: Calibration | None = None) -> floa
     micro-batch 4, fits at 2). A plain cross-entropy on 16-bit logits that drops them before
     backward keeps three (6 B), Hugging Face's loss upcasting them to fp32 2 + 3 × 4 = 14 B;
     8 B sits between. Chunked/fused loss: only the logits of every chunk, kept for backward,
-    at their dtype: the fitted ``chunked_logit_bytes`` for 16-bit logits, × 2 for fp32.
+    at their dtype: ``chunked_logit_bytes`` for 16-bit logits (a count, 4 B: the saved
+    log-softmax of every chunk, :class:`app.model.calibration.MemoryParams`), × 2 for fp32; a
+    stack whose fused classifier overwrites the logits with their gradient
+    (:data:`IN_PLACE_LOGIT_GRADIENT_STACKS`) keeps the logits alone,
+    ``IN_PLACE_LOGIT_BYTES`` (× 2 for fp32).
     """
     cal = cal or load_calibration()
     scale = 2.0 if logits_fp32(w) else 1.0
+    if w.fused_cross_entropy and (w.stack or w.recipe_stack) in IN_PLACE_LOGIT_GRADIENT_STACKS:
+        return IN_PLACE_LOGIT_BYTES * scale
     if w.fused_cross_entropy:
         return cal.memory.chunked_logit_bytes * scale
     return cal.memory.unfused_logit_bytes * scale
