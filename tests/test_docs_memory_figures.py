@@ -64,3 +64,20 @@ def test_bert_base_squad_on_a_4090_as_the_doc_says(client: Any) -> None:
     assert round(room * 100) == int(allocated.group(1))
     # Korthikanti's count by hand: 12 layers x 18,874,368 B x 96 samples = 20.25 GiB
     assert activations == pytest.approx(12 * 18_874_368 * 96 / 2**30, abs=0.005)
+
+
+def test_a_full_fine_tune_shows_its_freed_gradients(client: Any) -> None:
+    # review #14: bert-base-squad on 1 GPU, no accumulation: its fp32 gradients (4 B x
+    # 109,483,778 = 0.408 GiB) are not alive at the activation peak; the breakdown says so
+    # (gradients_gib + gradients_freed_gib = their size) and the total stays the peak
+    r = client.post(
+        "/v1/estimate", json={"workload": {"preset": "bert-base-squad"}, "hardware": RTX_4090}
+    )
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["workload"]["params"] == 109_483_778
+    m = body["estimate"]["memory"]
+    assert m["gradients_gib"] == pytest.approx(0.0, abs=1e-9)
+    assert m["gradients_freed_gib"] == pytest.approx(4 * 109_483_778 / 2**30, rel=1e-9)
+    parts = m["weights_gib"] + m["gradients_gib"] + m["optimizer_gib"] + m["activations_gib"]
+    assert body["estimate"]["peak_memory_gib"] == pytest.approx(parts + m["overhead_gib"])
