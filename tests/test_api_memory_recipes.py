@@ -42,18 +42,20 @@ def test_a_junk_base_dtype_is_a_400_naming_the_field(client: Any) -> None:
 
 
 def test_torchtune_lora_presets_count_their_chunked_loss(client: Any) -> None:
-    # llama3_1/8B_lora_single_device.yaml: LinearCrossEntropyLoss, so the loss keeps the
-    # logits of every chunk at the fitted chunked_logit_bytes per logit: 2 samples x 2,048
-    # tokens x 128,256 entries = 525,336,576 logits, not the unfused 4 x 2 B = 8 B each
+    # llama3_1/8B_lora_single_device.yaml: LinearCrossEntropyLoss, so the loss keeps every
+    # chunk's saved log-softmax, 4 B a 16-bit logit (MemoryParams): 2 samples x 2,048
+    # tokens x 128,256 entries = 525,336,576 logits x 4 B = 1.957 GiB, not the unfused
+    # 4 x 2 B = 8 B each (3.914 GiB)
     logits = 2 * 2048 * 128256
-    chunked = load_calibration().memory.chunked_logit_bytes
-    unfused = load_calibration().memory.unfused_logit_bytes
-    assert chunked < unfused
+    chunked, unfused = 4.0, 8.0
+    assert load_calibration().memory.chunked_logit_bytes == chunked
+    assert load_calibration().memory.unfused_logit_bytes == unfused
     r = post(client, {"preset": "llama3-8b-lora"})
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["workload"]["fused_cross_entropy"] is True
     assert body["estimate"]["memory"]["logits_gib"] == pytest.approx(chunked * logits / GIB)
+    assert body["estimate"]["memory"]["logits_gib"] == pytest.approx(1.957, abs=1e-3)
     # a request may still say its loss is unfused
     plain = post(client, {"preset": "llama3-8b-lora", "fused_cross_entropy": False}).json()
     assert plain["estimate"]["memory"]["logits_gib"] == pytest.approx(unfused * logits / GIB)

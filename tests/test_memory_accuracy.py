@@ -53,10 +53,12 @@ def test_leave_one_source_out_oom_recall_meets_target(held_out) -> None:  # type
 
 def test_leave_one_source_out_fit_specificity_meets_target(held_out) -> None:  # type: ignore[no-untyped-def]
     s = summarize(r for r in held_out if r.case.in_scope)
-    # 151 of 161: CNNs sized by their published activation count (timm's VGG-13/16/19, wide
+    # 149 of 161: CNNs sized by their published activation count (timm's VGG-13/16/19, wide
     # ResNet-50, ResNeXt-50 and ResNet-50 batches on a 3090 are still called high), ViTs
-    # without dropout masks (ViT-L/14 at 48 still high), three LLM fits (universal-llm-
-    # trainer's C-6a/C-6b full fine-tunes left once the gradients leave the forward peak)
+    # without dropout masks (ViT-L/14 at 48 still high), LLM fits: universal-llm-trainer's
+    # C-6a/C-6b (Llama-3.1-8B pure bf16 on 80 GB, 78 GiB reserved measured): foreach AdamW's
+    # step holds 2 + 2 + 4 B of states a parameter + a 2 B sqrt temporary = 74.8 GiB
+    # allocated, 82.3 GiB with the 10 % slack prior, over the card's 79.1 GiB
     called_high = sorted(
         r.case.case_id
         for r in held_out
@@ -65,6 +67,8 @@ def test_leave_one_source_out_fit_specificity_meets_target(held_out) -> None:  #
     assert called_high == [
         "C-20",
         "C-3a",
+        "C-6a",
+        "C-6b",
         "PD-3",
         "TM-27",
         "TM-36",

@@ -702,6 +702,17 @@ class MemoryOut(BaseModel):
     ema_gib: float = Field(
         default=0.0, description="fp32 EMA copy of the trained parameters (in optimizer)"
     )
+    gradients_freed_gib: float = Field(
+        default=0.0,
+        description=(
+            "gradients not alive at the peak (set to None between steps, 1 GPU, no "
+            "accumulation): gradients_gib + this = the gradients' full size, GiB"
+        ),
+    )
+    optimizer_step_gib: float = Field(
+        default=0.0,
+        description="optimizer step temporaries above the forward/backward peak (in optimizer)",
+    )
 
 
 class MemoryFixOut(BaseModel):

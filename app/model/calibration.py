@@ -42,10 +42,19 @@ class MemoryParams:
     ``unfused_logit_bytes``: bytes per 16-bit logit element alive at the loss with an
     unfused cross-entropy (logits, log-softmax output, its gradient, the logits' gradient:
     4 × 2 B; × 2 for fp32 logits, :func:`app.model.memory_activations.logit_bytes_per_element`) [8];
-    ``chunked_logit_bytes``: with a chunked/fused loss (16-bit logits of every chunk kept for
-    backward) [2]; ``lora_activation_factor``: LoRA's saved activations relative to full
-    fine-tuning (frozen linears keep no inputs for weight gradients; dimensionless)
-    [23/28, LitGPT C-2]; ``qlora_overhead``: bitsandbytes extra bytes as a fraction of the
+    ``chunked_logit_bytes``: with a chunked loss, bytes per 16-bit logit alive when
+    backward starts, a count (not fitted) [4]: every chunk's cross-entropy graph is kept
+    until backward, so its log-softmax output is saved for every chunk; torchtune's
+    ``CEWithChunkedOutputLoss`` upcasts each chunk (``F.cross_entropy(logits.float(), ...)``,
+    pytorch/torchtune ``torchtune/modules/loss/ce_chunked_output_loss.py``) and saves the
+    fp32 log-softmax (4 B; its recipes ``del logits`` before backward), LitGPT's
+    ``chunked_cross_entropy`` (Lightning-AI/litgpt ``litgpt/utils.py``) runs
+    ``cross_entropy`` on the 16-bit chunks (2 B saved) while the training step still holds
+    the chunked logits (2 B) through ``fabric.backward``; llm.c's in-place classifier keeps 2
+    (:data:`app.model.memory_activations.IN_PLACE_LOGIT_BYTES`);
+    ``lora_activation_factor``: LoRA's saved activations relative to full fine-tuning
+    (frozen linears keep no inputs for weight gradients; dimensionless) [23/28, LitGPT C-2];
+    ``qlora_overhead``: bitsandbytes extra bytes as a fraction of the
     NF4 base [0.06, gpu_poor], ``qlora_overhead_torchao`` with torchao's ``NF4Tensor`` [0: its
     64-element blocks with int8 scalers per 256 blocks are the 4.127 bits of
     ``NF4_BYTES_PER_PARAM`` exactly, torchao/dtypes/nf4tensor.py]; ``oom_center``/``oom_scale``:

@@ -45,6 +45,7 @@ from app.model.memory_notes import memory_notes
 from app.model.memory_states import (
     ZERO_BUCKET_ELEMENTS,
     StateBytes,
+    autocast_copy_bytes,
     ema_bytes,
     frozen_base_bytes,
     frozen_component_bytes,
@@ -52,6 +53,7 @@ from app.model.memory_states import (
     lora_trainable_params,
     model_state_bytes,
     optimizer_state_bytes,
+    optimizer_step_excess_bytes,
     state_bytes,
 )
 from app.model.types import (
@@ -155,8 +157,13 @@ def _breakdown(
     act = act_per_sample * micro_batch_size
     overhead = CUDA_CONTEXT_GIB * GIB + (NCCL_GIB * GIB if gpu_count > 1 else 0.0)
     tail = tail_per_sample * micro_batch_size
-    gradients = states.gradients - gradients_not_alive_at_peak(w, gpu_count, states, act, tail)
-    step = states.weights + gradients + states.optimizer + states.buffers + act
+    freed = gradients_not_alive_at_peak(w, gpu_count, states, act, tail)
+    gradients = states.gradients - freed
+    step_extra = optimizer_step_excess_bytes(
+        w, gpu_count, states.gradients, autocast_copy_bytes(w) + act + gradients + states.buffers
+    )
+    optimizer = states.optimizer + step_extra
+    step = states.weights + gradients + optimizer + states.buffers + act
     allocated = step + states.init_peak
     total = allocated * SLACK + overhead
     slack = allocated * (SLACK - 1)
@@ -164,7 +171,7 @@ def _breakdown(
     return MemoryBreakdown(
         weights_gib=states.weights / GIB,
         gradients_gib=gradients / GIB,
-        optimizer_gib=states.optimizer / GIB,
+        optimizer_gib=optimizer / GIB,
         activations_gib=act / GIB,
         overhead_gib=(overhead + slack + states.buffers + init_extra) / GIB,
         total_gib=total / GIB,
@@ -177,6 +184,8 @@ def _breakdown(
         text_encoder_gib=states.text_encoder / GIB,
         vae_gib=states.vae / GIB,
         ema_gib=states.ema / GIB,
+        gradients_freed_gib=freed / GIB,
+        optimizer_step_gib=step_extra / GIB,
     )
 
 

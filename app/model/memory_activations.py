@@ -25,6 +25,7 @@ from app.model.types import (
     CheckpointGranularity,
     Implementation,
     Method,
+    Precision,
     Sharding,
     VisionTask,
     Workload,
@@ -130,6 +131,17 @@ def dit_image_tokens(w: Workload) -> int:
     return max((latent // (w.patch_size or DIT_DEFAULT_PATCH)) ** 2, 1)
 
 
+#: Stacks whose fused classifier writes the logits' gradient over the logits, so only the
+#: logits at their dtype are alive at the loss: llm.c (karpathy/llm.c
+#: ``llmc/fused_classifier.cuh``: "replaces logits with logit gradients", the kernel's
+#: ``__stcs(logits + idx * P + i, (floatX)dlogit)``; train_gpt2.cu calls
+#: ``fused_classifier(acts.output, acts.losses, dloss, model->targets, ...)`` on the
+#: forward's output buffer).
+IN_PLACE_LOGIT_GRADIENT_STACKS = frozenset({Stack.LLM_C})
+#: Bytes per 16-bit logit under such a classifier: the logit itself (2 B), later its gradient.
+IN_PLACE_LOGIT_BYTES = 2.0
+
+
 def logits_fp32(w: Workload) -> bool:
     """Whether the LM head writes fp32 logits: fp32/tf32 training, or an LM head PEFT upcast
     to fp32 on a quantised base (:func:`kbit_upcast`)."""
@@ -151,10 +163,16 @@ def logit_bytes_per_element(w: Workload, cal: Calibration | None = None) -> floa
     micro-batch 4, fits at 2). A plain cross-entropy on 16-bit logits that drops them before
     backward keeps three (6 B), Hugging Face's loss upcasting them to fp32 2 + 3 × 4 = 14 B;
     8 B sits between. Chunked/fused loss: only the logits of every chunk, kept for backward,
-    at their dtype: the fitted ``chunked_logit_bytes`` for 16-bit logits, × 2 for fp32.
+    at their dtype: ``chunked_logit_bytes`` for 16-bit logits (a count, 4 B: the saved
+    log-softmax of every chunk, :class:`app.model.calibration.MemoryParams`), × 2 for fp32; a
+    stack whose fused classifier overwrites the logits with their gradient
+    (:data:`IN_PLACE_LOGIT_GRADIENT_STACKS`) keeps the logits alone,
+    ``IN_PLACE_LOGIT_BYTES`` (× 2 for fp32).
     """
     cal = cal or load_calibration()
     scale = 2.0 if logits_fp32(w) else 1.0
+    if w.fused_cross_entropy and (w.stack or w.recipe_stack) in IN_PLACE_LOGIT_GRADIENT_STACKS:
+        return IN_PLACE_LOGIT_BYTES * scale
     if w.fused_cross_entropy:
         return cal.memory.chunked_logit_bytes * scale
     return cal.memory.unfused_logit_bytes * scale
@@ -261,11 +279,14 @@ def _transformer_activation_bytes(w: Workload, cal: Calibration) -> float:
 def last_layer_bytes_per_sample(w: Workload, cal: Calibration | None = None) -> float:
     """Activation bytes of one sample still alive while backward writes the last gradients:
     the first block's saved (or, with checkpointing, recomputed) activations, ``c · bytes ·
-    s · h`` plus its eager scores, for a transformer with its shape; 0 for other nets (no
-    per-layer split is known)."""
+    s · h`` plus its eager scores, for a transformer with its shape. Other nets (UNets,
+    CNNs, detectors, a transformer without its shape) have no known per-layer split and
+    their first, highest-resolution stage is among their largest, so the bound is all of
+    their activations (:func:`activation_bytes_per_sample`): conservative, the gradients
+    then never leave their peak."""
     cal = cal or load_calibration()
     if not (w.architecture in _BLOCK_ARCHITECTURES and w.hidden_size and w.layers):
-        return 0.0
+        return activation_bytes_per_sample(w, cal)
     nbytes = activation_bytes(w.precision)
     s = transformer_tokens(w)
     fp32_stream = _fp32_stream(w)
@@ -400,15 +421,24 @@ def _plain_mlp(w: Workload) -> bool:
     return w.architecture == Architecture.VIT or _diffusion(w)
 
 
+def _apex_o2(w: Workload) -> bool:
+    """Whether ``w`` runs apex amp O2: fp16 autocast (``fp16_amp``) on a stack of
+    :data:`APEX_O2_STACKS` (the request's stack, else the preset's recipe stack). apex amp
+    is DLE BERT's fp16 path (the constant's sources: the ``amp.initialize(...,
+    opt_level="O2")`` call and the Lambda log of its FP16 run); apex O2 casts to fp16 only, so
+    bf16 autocast or fp32 on that stack is native PyTorch (fp32 weights, fp32 stream)."""
+    return w.precision == Precision.FP16_AMP and (w.stack or w.recipe_stack) in APEX_O2_STACKS
+
+
 def _fp32_stream(w: Workload) -> bool:
     """Whether the residual stream (and checkpointed layer inputs) is fp32: autocast over fp32
     weights without ZeRO/FSDP (see ``AMP_FP32_STREAM_EXTRA_COPIES``), except on a stack whose
-    mixed precision is apex amp O2 (:data:`APEX_O2_STACKS`: the model itself is fp16). A
+    mixed precision is apex amp O2 (:func:`_apex_o2`: the model itself is fp16). A
     LoRA run on a 16-bit base has 16-bit embeddings, so its stream stays 16-bit; a quantised
     base has an fp32 stream where its embeddings are fp32 (:func:`kbit_upcast`), with or
     without autocast: the fp32 embedding output promotes every 16-bit block output added to
     it."""
-    if w.sharding != Sharding.NONE or (w.stack or w.recipe_stack) in APEX_O2_STACKS:
+    if w.sharding != Sharding.NONE or _apex_o2(w):
         return False
     if w.method != Method.FULL and quantised_base(w):
         return kbit_upcast(w) and activation_bytes(w.precision) == 2

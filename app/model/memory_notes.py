@@ -5,7 +5,12 @@
 from __future__ import annotations
 
 from app.model.calibration import Calibration, load_calibration
-from app.model.memory_activations import _detector, dit_image_tokens
+from app.model.memory_activations import (
+    IN_PLACE_LOGIT_BYTES,
+    IN_PLACE_LOGIT_GRADIENT_STACKS,
+    _detector,
+    dit_image_tokens,
+)
 from app.model.memory_dtypes import (
     GIB,
     _diffusion,
@@ -68,12 +73,18 @@ def memory_notes(w: Workload, cal: Calibration | None = None) -> tuple[str, ...]
         and w.architecture == Architecture.TRANSFORMER_DECODER
         and w.vocab_size
     ):
-        out.append(
-            f"memory: the fused/chunked loss is counted at the fitted "
-            f"{cal.memory.chunked_logit_bytes:g} bytes per logit; a classifier that "
-            "overwrites its 16-bit logits with their gradient in place (llm.c "
-            "fused_classifier) keeps 2"
-        )
+        if (w.stack or w.recipe_stack) in IN_PLACE_LOGIT_GRADIENT_STACKS:
+            out.append(
+                f"memory: the fused classifier overwrites its logits with their gradient in "
+                f"place (llm.c fused_classifier): {IN_PLACE_LOGIT_BYTES:g} bytes per 16-bit logit"
+            )
+        else:
+            out.append(
+                f"memory: the fused/chunked loss is counted at "
+                f"{cal.memory.chunked_logit_bytes:g} bytes per logit; a classifier that "
+                "overwrites its 16-bit logits with their gradient in place (llm.c "
+                "fused_classifier) keeps 2"
+            )
     return tuple(out)
 
 

@@ -18,6 +18,7 @@ from app.model.memory_dtypes import (
     kbit_upcast,
     quantised_base,
 )
+from app.model.stacks import Stack
 from app.model.types import (
     Architecture,
     BaseDtype,
@@ -369,6 +370,79 @@ def _full_state_bytes(w: Workload, n: int, init: float) -> StateBytes:
     )
 
 
+#: Optimizers whose PyTorch step allocates a moment-sized temporary per parameter: the
+#: default ``foreach`` AdamW on CUDA (``fused`` unset; ``_default_to_fused_or_foreach``
+#: picks foreach for CUDA tensors). pytorch/pytorch ``torch/optim/adam.py``
+#: (``_multi_tensor_adam``, commit dc80ccde; AdamW is Adam with decoupled weight decay):
+#: ``exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs)`` allocates one tensor per
+#: parameter at the states' dtype, then ``_foreach_div_``/``_foreach_add_`` work in place
+#: and ``_foreach_addcdiv_`` writes the parameters; the L2 weight-decay copy of the
+#: gradients (``device_grads = torch._foreach_add(...)``) is deleted before it (``del
+#: device_grads``), so the step's own transient is one moment: 4 B per parameter with fp32
+#: states, 2 B in pure bf16. Fused kernels (``fused=True``, bitsandbytes 8-bit, paged)
+#: allocate none; other optimizers are not examined (0).
+FOREACH_TRANSIENT_OPTIMIZERS = frozenset({Optimizer.ADAMW})
+#: Stacks whose AdamW is a fused kernel (no per-parameter temporary): torchtune's configs
+#: pass ``fused: True`` to ``torch.optim.AdamW`` (pytorch/torchtune
+#: ``recipes/configs/llama3_2/3B_full.yaml``: ``_component_: torch.optim.AdamW ... fused:
+#: True``; its single-device configs use bitsandbytes' PagedAdamW8bit); llm.c updates each
+#: parameter and its moments in place in one kernel (karpathy/llm.c ``llmc/adamw.cuh``:
+#: ``adamw_kernel3`` → ``adamw_update`` writes ``m_memory``, ``v_memory`` and the
+#: parameter per index).
+FUSED_OPTIMIZER_STACKS = frozenset({Stack.TORCHTUNE, Stack.LLM_C})
+
+
+def optimizer_step_transient_bytes(w: Workload, gpu_count: int) -> float:
+    """Bytes per GPU the optimizer step allocates on top of weights, gradients and states:
+    one moment-sized tensor per parameter the GPU steps for
+    :data:`FOREACH_TRANSIENT_OPTIMIZERS` (4 B per parameter, 2 B in pure bf16; a full
+    fine-tune's parameters, ÷ GPUs when ZeRO/FSDP shards the optimizer states, LoRA's
+    adapters); 0 for other optimizers, a stack whose AdamW is fused
+    (:data:`FUSED_OPTIMIZER_STACKS`), ``optimizer_in_backward`` (one parameter at a time)
+    and CPU offload (the step runs on the host)."""
+    if (
+        w.optimizer not in FOREACH_TRANSIENT_OPTIMIZERS
+        or (w.stack or w.recipe_stack) in FUSED_OPTIMIZER_STACKS
+        or w.optimizer_in_backward
+        or w.cpu_offload
+    ):
+        return 0.0
+    per_moment = 2.0 if w.precision == Precision.BF16 else 4.0
+    if w.method in (Method.LORA, Method.QLORA):
+        return per_moment * float(lora_trainable_params(w))
+    shards = max(int(gpu_count), 1) if w.sharding != Sharding.NONE else 1
+    return per_moment * float(w.params or 0) / shards
+
+
+def optimizer_step_excess_bytes(
+    w: Workload, gpu_count: int, gradients: float, copy_and_activations: float
+) -> float:
+    """Bytes by which the optimizer step's peak exceeds the forward/backward peak.
+
+    The step runs after backward with every gradient (``gradients``: the gradient bytes per
+    GPU) and its temporaries (:func:`optimizer_step_transient_bytes`) alive and no
+    activation, 16-bit weight copy or sharding buffer (ZeRO-3/FSDP free each gathered unit
+    after its backward; the ZeRO-1/2 reduce bucket is a backward buffer); the
+    forward/backward peak holds ``copy_and_activations`` (the 16-bit copy of unsharded mixed
+    precision, the saved activations, the gradients alive with them,
+    :func:`gradients_not_alive_at_peak`, and those buffers).
+    The peak is weights + states + max(that, gradients + step temporaries); this returns the
+    second's excess over the first (0 when the activations dominate), charged to the
+    optimizer."""
+    step = gradients + optimizer_step_transient_bytes(w, gpu_count)
+    return max(step - copy_and_activations, 0.0)
+
+
+def autocast_copy_bytes(w: Workload) -> float:
+    """The 16-bit weight copy of an unsharded mixed-precision full fine-tune (2 B a
+    parameter of its 6, :func:`_full_bytes_per_param`): alive from the forward's casts to
+    each layer's backward, not at the optimizer step; 0 otherwise."""
+    mixed = w.precision not in (Precision.FP32, Precision.TF32, Precision.BF16)
+    if w.method != Method.FULL or w.sharding != Sharding.NONE or not mixed:
+        return 0.0
+    return 2.0 * float(w.params or 0)
+
+
 def gradients_not_alive_at_peak(
     w: Workload, gpu_count: int, states: StateBytes, activations: float, tail: float = 0.0
 ) -> float:
@@ -383,9 +457,12 @@ def gradients_not_alive_at_peak(
     layer while it writes the gradients, and the optimizer step runs with gradients and states
     but no activation, after the first block's backward ran with nearly every gradient
     written and that block's activations (``tail``: saved, or recomputed under checkpointing,
-    :func:`app.model.memory_activations.last_layer_bytes_per_sample`) alive. The step's peak
-    is therefore weights + states + max(copy + activations, gradients + tail), not the sum of
-    all: ``copy + activations + gradients - max(copy + activations, gradients + tail)`` less.
+    :func:`app.model.memory_activations.last_layer_bytes_per_sample`, the whole activations
+    where no per-layer split is known: a conservative bound) alive. The forward/backward
+    peak is therefore weights + states + max(copy + activations, gradients + tail), not the
+    sum of all: ``copy + activations + gradients - max(copy + activations, gradients +
+    tail)`` less. The optimizer step's own peak (gradients + its temporaries) is
+    :func:`optimizer_step_excess_bytes`, which holds in every regime.
     Not when the gradients are zeroed in place (``set_grads_to_none`` false: PyTorch 1.x's
     default, diffusers examples without ``--set_grads_to_none``), on more than one GPU (DDP
     keeps gradient buckets of the gradients' size for the whole run), under ZeRO/FSDP
@@ -402,8 +479,5 @@ def gradients_not_alive_at_peak(
         or not w.set_grads_to_none
     ):
         return 0.0
-    # the 16-bit copy of unsharded mixed precision (6 B weights, model_state_bytes)
-    mixed = w.precision not in (Precision.FP32, Precision.TF32, Precision.BF16)
-    copy = 2.0 * float(w.params or 0) if mixed else 0.0
-    alive = copy + activations
+    alive = autocast_copy_bytes(w) + activations
     return alive + states.gradients - max(alive, states.gradients + min(tail, activations))

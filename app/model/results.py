@@ -121,6 +121,12 @@ class MemoryBreakdown:
     vae_gib: float = 0.0
     #: fp32 EMA copy of the trained parameters (inside ``optimizer_gib``)
     ema_gib: float = 0.0
+    #: gradient bytes not alive at the peak (zero_grad(set_to_none=True), no accumulation,
+    #: 1 GPU unsharded): ``gradients_gib`` + this = the gradients' full size
+    gradients_freed_gib: float = 0.0
+    #: the optimizer step's temporaries above the forward/backward peak (foreach AdamW's
+    #: ``exp_avg_sq`` sqrt; inside ``optimizer_gib``)
+    optimizer_step_gib: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

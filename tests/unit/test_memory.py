@@ -365,8 +365,11 @@ def test_notes_name_the_zero_bucket_and_the_fused_loss_bytes_only_when_counted()
         for n in memory_notes(dataclasses.replace(GPT2, sharding=Sharding.ZERO3))
     )
     fused = memory_notes(dataclasses.replace(GPT2, fused_cross_entropy=True))
-    per = f"{load_calibration().memory.chunked_logit_bytes:g} bytes per logit"
-    assert any(per in n and "keeps 2" in n for n in fused)
+    # GPT2 is llm.c's: its classifier overwrites the logits in place, 2 B; another stack's
+    # chunked loss is the 4 B count
+    assert any("in place (llm.c fused_classifier): 2 bytes" in n for n in fused)
+    hf = memory_notes(dataclasses.replace(GPT2, fused_cross_entropy=True, stack=Stack.HF_TRAINER))
+    assert any("counted at 4 bytes per logit" in n and "keeps 2" in n for n in hf)
 
 
 def test_fused_kernels_keep_what_each_kernel_saves() -> None:
@@ -421,10 +424,15 @@ def test_the_loss_grows_with_sequence_times_vocabulary_by_dtype() -> None:
     assert logits_bytes_per_sample(dataclasses.replace(w, precision=Precision.FP32)) == (
         pytest.approx(16 * n)
     )
-    # a chunked loss keeps only the logits of every chunk, at the activation dtype
+    # a chunked loss keeps every chunk's saved log-softmax: 4 B a 16-bit logit (torchtune's
+    # fp32 upcast chunks; LitGPT's 16-bit log-softmax + the 16-bit logits its step holds)
     fused = dataclasses.replace(w, fused_cross_entropy=True)
-    assert logits_bytes_per_sample(fused) == pytest.approx(
-        load_calibration().memory.chunked_logit_bytes * n
+    assert logits_bytes_per_sample(fused) == pytest.approx(4 * n)
+    # llm.c's classifier overwrites its 16-bit logits with their gradient: 2 B a logit
+    llmc = dataclasses.replace(fused, stack=Stack.LLM_C)
+    assert logits_bytes_per_sample(llmc) == pytest.approx(2 * n)
+    assert logits_bytes_per_sample(dataclasses.replace(llmc, fused_cross_entropy=False)) == (
+        pytest.approx(8 * n)
     )
     # twice the sequence, twice the loss
     long = dataclasses.replace(w, seq_len=4096)

@@ -86,6 +86,20 @@ def test_apex_o2_keeps_the_encoder_stream_16_bit() -> None:
     assert activation_bytes_per_sample(asked) == pytest.approx(12 * 23_592_960)
 
 
+def test_apex_o2_is_the_fp16_path_only() -> None:
+    # apex amp O2 casts the model to fp16; bf16 autocast on the DLE stack is native autocast
+    # over fp32 weights, so it keeps HF's count: 19 copies x 2 B x 384 x 768 (11,206,656)
+    # + 12 heads x 384^2 x 7 B (12,386,304) = 23,592,960 a layer, 12 layers
+    for stack in ("stack", "recipe_stack"):
+        bf16 = dataclasses.replace(
+            BERT_BASE, precision=Precision.BF16_AMP, **{stack: Stack.NVIDIA_DLE}
+        )
+        assert activation_bytes_per_sample(bf16) == pytest.approx(12 * 23_592_960)
+    # fp16 autocast on the same stack is apex O2: 18,874,368 a layer (test above)
+    fp16 = dataclasses.replace(BERT_BASE, stack=Stack.NVIDIA_DLE)
+    assert activation_bytes_per_sample(fp16) == pytest.approx(12 * 18_874_368)
+
+
 @pytest.mark.parametrize("precision", [Precision.FP32, Precision.BF16_AMP, Precision.BF16])
 @pytest.mark.parametrize("micro_batch_size", [1, 2, 8])
 @pytest.mark.parametrize("gpu_count", [1, 2])
@@ -104,3 +118,45 @@ def test_gradients_released_between_steps_never_raise_the_peak(
     assert kept.total_gib - freed.total_gib <= kept.gradients_gib * 1.10 + 1e-9
     if gpu_count > 1:
         assert freed.total_gib == kept.total_gib
+
+
+def test_foreach_adamw_step_temporary_by_hand() -> None:
+    from app.model.enums import Optimizer
+    from app.model.memory import GIB, peak_memory_bytes
+    from app.model.types import Sharding
+
+    # Llama-3-8B pure bf16 full fine-tune, 1 GPU, micro-batch 1 x 2,048 with checkpointing:
+    # the backward peak holds 2 (weights) + 4 (bf16 moments) B a parameter + at most the
+    # gradients (2 B) and a few GiB of activations; foreach AdamW's step then holds the
+    # weights, moments, every gradient and torch._foreach_sqrt(exp_avg_sqs): 2 B a parameter
+    # more (pytorch/pytorch torch/optim/adam.py _multi_tensor_adam)
+    p = 8_030_261_248
+    w = Workload(**{**LLAMA3_8B, "micro_batch_size": 1}, precision=Precision.BF16)
+    b = peak_memory_bytes(w, 1, 1)
+    # the step's (2 + 2 + 4 + 2) B = 80,302,612,480 B = 74.79 GiB is the allocated peak
+    assert b.allocated_gib * GIB == pytest.approx(10 * p)
+    assert b.allocated_gib == pytest.approx(74.79, abs=0.01)
+    # the breakdown: gradients alive at the backward peak + those freed = 2 B a parameter;
+    # the step's excess over the backward peak sits in optimizer_gib (4 B a parameter + it)
+    assert (b.gradients_gib + b.gradients_freed_gib) * GIB == pytest.approx(2 * p)
+    assert b.optimizer_gib * GIB == pytest.approx(4 * p + b.optimizer_step_gib * GIB)
+    assert b.optimizer_step_gib > 0
+    # a fused optimizer (bitsandbytes 8-bit) has no such temporary; torchtune's fused AdamW
+    # neither; sharded over 8 GPUs (ZeRO-1) the temporary is the shard's: 2 B x p / 8
+    assert (
+        peak_memory_bytes(
+            dataclasses.replace(w, optimizer=Optimizer.ADAMW_8BIT), 1, 1
+        ).optimizer_step_gib
+        == 0
+    )
+    tune = dataclasses.replace(w, stack=Stack.TORCHTUNE)
+    assert peak_memory_bytes(tune, 1, 1).optimizer_step_gib == 0
+    assert peak_memory_bytes(tune, 1, 1).allocated_gib < b.allocated_gib
+    from app.model.memory_states import optimizer_step_transient_bytes
+
+    zero1 = dataclasses.replace(w, sharding=Sharding.ZERO1)
+    assert optimizer_step_transient_bytes(zero1, 8) == pytest.approx(2 * p / 8)
+    assert optimizer_step_transient_bytes(w, 1) == pytest.approx(2 * p)
+    # fp32 moments: 4 B a parameter
+    amp = dataclasses.replace(w, precision=Precision.BF16_AMP)
+    assert optimizer_step_transient_bytes(amp, 1) == pytest.approx(4 * p)
