@@ -82,7 +82,7 @@ def test_derived_workloads_meet_target(numbers) -> None:  # type: ignore[no-unty
 
 
 @pytest.mark.crossval
-@pytest.mark.xfail(strict=True, reason="20.7 %, target 20 % (docs/accuracy.md)")
+@pytest.mark.xfail(strict=True, reason="20.8 %, target 20 % (docs/accuracy.md)")
 def test_leave_one_workload_out_meets_target(numbers) -> None:  # type: ignore[no-untyped-def]
     # the workload's whole network held out (validate.lowo_folds)
     assert numbers["lowo_median"] <= TARGETS["lowo_median"] == 0.20

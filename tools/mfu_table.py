@@ -16,8 +16,15 @@ from pathlib import Path
 from written_file import write_or_check
 
 from app.calibrate.dataset import load_dataset
-from app.calibrate.mfu_fit import MfuRow, fit_fp8_gain, fit_mfu_range, fp8_pairs, mfu_rows
-from app.model.mfu import ADAPTER_METHODS, MIN_ADAPTER_ROWS
+from app.calibrate.mfu_fit import (
+    MfuRow,
+    adapter_rows,
+    fit_fp8_gain,
+    fit_mfu_range,
+    fp8_pairs,
+    mfu_rows,
+)
+from app.model.mfu import MIN_ADAPTER_SOURCES
 from app.settings import PROJECT_ROOT
 
 TARGET = PROJECT_ROOT / "docs" / "mfu_table.md"
@@ -55,9 +62,11 @@ def render(seed_dir: Path) -> str:
         "held out of the data, listed at the end with the reason.",
         "",
         "Cells: family · size (parameters) · precision class (32: fp32/tf32, 16, 8: fp8).",
-        "A transformer cell's LoRA/QLoRA rows also form its `adapter` cell; with at least",
-        f"{MIN_ADAPTER_ROWS} rows it holds LoRA/QLoRA answers too (their MFU counts 4N per token",
-        "and the adapters' own matmuls and the base's casts take time it does not count).",
+        "A transformer cell's LoRA/QLoRA rows also form its `adapter` cell where they come",
+        f"from at least {MIN_ADAPTER_SOURCES} sources; it holds LoRA/QLoRA answers too (their MFU",
+        "counts 4N per token and the adapters' own matmuls and the base's casts take time it",
+        "does not count). Adapter rows of fewer sources form no cell (listed at the end): one",
+        "source's runs are one configuration, not a range; the size cell alone bounds them.",
         "",
         "| cell | p10 MFU | median | highest MFU | highest HFU | rows |",
         "|---|---|---|---|---|---|",
@@ -68,8 +77,8 @@ def render(seed_dir: Path) -> str:
     held = []
     for r in rows:
         (by[r.key] if r.held is None else held).append(r)
-        if r.held is None and r.point.method in ADAPTER_METHODS:
-            by[r.key + "|adapter"].append(r)
+    for key in list(by):
+        by[key + "|adapter"] = adapter_rows(key, by[key])
     for key in table:
         lines += [
             "",
@@ -87,12 +96,23 @@ def render(seed_dir: Path) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     lines += [_row(r) for r in sorted(held, key=lambda r: -r.mfu)]
+    lone = [k for k, v in by.items() if k.endswith("|adapter") and v and k not in table]
+    lines += [
+        "",
+        f"## Adapter rows of fewer than {MIN_ADAPTER_SOURCES} sources: no cell",
+        "",
+        "| cell it would form | id | source | workload | GPU × count | precision | MFU | HFU |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for key in sorted(lone):
+        lines += [f"| {_cell(key)} " + _row(r) for r in sorted(by[key], key=lambda r: -r.mfu)]
     median, top, n = fit_fp8_gain(ds)
     lines += [
         "",
         "## fp8 over 16-bit: measured pairs of one job",
         "",
-        "The same source, GPU, GPU count, network, method, sequence length and micro-batch",
+        "The same source, GPU, GPU count, interconnect, workload, method, sequence length and",
+        "micro-batch",
         "measured at fp8 and at 16 bits (the best row of each side where a configuration",
         f"sweep gives several). Gain: median ×{median:.2f}, highest ×{top:.2f} over {n} pairs",
         "(`fp8_gain` of the calibration): an fp8 answer that stands on no fp8 measurement of",

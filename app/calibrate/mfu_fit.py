@@ -22,6 +22,7 @@ from app.calibrate.dataset import Dataset, row_workload
 from app.calibrate.stack_fit import tuned_throughput
 from app.model.mfu import (
     ADAPTER_METHODS,
+    MIN_ADAPTER_SOURCES,
     implausible_mfu_reason,
     mfu_class,
     range_key,
@@ -72,6 +73,14 @@ def mfu_rows(
         yield MfuRow(key, mfu, hfu, p, implausible_mfu_reason(fam, mfu))
 
 
+def adapter_rows(key: str, rows: list[MfuRow]) -> list[MfuRow]:
+    """The LoRA/QLoRA rows of a transformer cell ``key`` (its ``adapter`` cell's candidates);
+    none for other families."""
+    if not key.startswith(Family.TRANSFORMER + "|"):
+        return []
+    return [r for r in rows if r.point.method in ADAPTER_METHODS]
+
+
 def fit_mfu_range(
     ds: Dataset,
     exclude: frozenset[str] = frozenset(),
@@ -79,15 +88,16 @@ def fit_mfu_range(
 ) -> dict[str, tuple[float, float, float, float, int]]:
     """``family|size|class`` → (10th percentile, median, highest MFU, highest HFU, rows)
     over the rows that count (:func:`mfu_rows`, stack ``efficiency``); a transformer cell's
-    LoRA/QLoRA rows also form ``family|size|class|adapter`` (:func:`app.model.mfu.credible_max`)."""
+    LoRA/QLoRA rows also form ``family|size|class|adapter`` (:func:`app.model.mfu.credible_bound`)
+    where they come from at least :data:`app.model.mfu.MIN_ADAPTER_SOURCES` sources
+    (:func:`adapter_rows`)."""
     by: dict[str, list[MfuRow]] = {}
     for r in mfu_rows(ds, exclude, efficiency):
         if r.held is None:
             by.setdefault(r.key, []).append(r)
     for key, rows in list(by.items()):
-        # the adapter rows of a transformer cell also form its adapter cell
-        adapters = [r for r in rows if r.point.method in ADAPTER_METHODS]
-        if adapters and key.startswith(Family.TRANSFORMER + "|"):
+        adapters = adapter_rows(key, rows)
+        if len({r.point.source for r in adapters}) >= MIN_ADAPTER_SOURCES:
             by[key + "|adapter"] = adapters
     out = {}
     for key, rows in sorted(by.items()):
@@ -109,10 +119,11 @@ _SIXTEEN = frozenset({Precision.BF16_AMP, Precision.FP16_AMP, Precision.BF16})
 
 @dataclass(frozen=True, slots=True)
 class Fp8Pair:
-    """An fp8 and a 16-bit measurement of the same job: one source, GPU, GPU count, network,
-    method, sequence length and micro-batch; ``ratio`` = the best fp8 rate ÷ the best 16-bit
-    rate of that job (the rows of a configuration sweep, such as torchtitan's async-TP and
-    rowwise/tensorwise float8 variants, compared at their best)."""
+    """An fp8 and a 16-bit measurement of the same job: one source, GPU, GPU count,
+    interconnect, workload (the network), method, sequence length and micro-batch;
+    ``ratio`` = the best fp8 rate ÷ the best 16-bit rate of that job (the rows of a
+    configuration sweep, such as torchtitan's async-TP and rowwise/tensorwise float8
+    variants, compared at their best)."""
 
     ratio: float
     fp8: BenchmarkPoint
@@ -125,7 +136,16 @@ def fp8_pairs(ds: Dataset) -> list[Fp8Pair]:
     for p in ds.points:
         if p.suspect or not p.gpu or (p.precision != Precision.FP8 and p.precision not in _SIXTEEN):
             continue
-        key = (p.source, p.gpu, p.gpu_count, p.workload, p.method, p.seq_len, p.batch_size_per_gpu)
+        key = (
+            p.source,
+            p.gpu,
+            p.gpu_count,
+            p.interconnect,
+            p.workload,
+            p.method,
+            p.seq_len,
+            p.batch_size_per_gpu,
+        )
         side = best.setdefault(key, {})
         fp8 = p.precision == Precision.FP8
         if fp8 not in side or p.throughput_total > side[fp8].throughput_total:

@@ -109,8 +109,9 @@ class Calibration:
     * ``flops_rate_model``: ``"family|class"`` → (a, b, c) of ``ln FLOP/s = a + b ln peak
       TFLOPS + c ln bandwidth GB/s``.
     * ``fp8_gain``: (median, highest, pairs) of the fp8 ÷ 16-bit rate over the measured pairs
-      of one job (same source, GPU, count, network, method, sequence and micro-batch); the
-      highest bounds an fp8 answer that stands on no fp8 measurement of its GPU.
+      of one job (same source, GPU, count, interconnect, workload, method, sequence and
+      micro-batch); the highest bounds an fp8 answer that stands on no fp8 measurement of its
+      GPU.
     * ``mfu_range``: ``"family|size|class"`` → (10th percentile, median, highest MFU, highest
       HFU, rows) of the measured rows that pass ``app/model/mfu.py``'s plausibility limit.
     * ``intensity_slope``: per non-transformer family, slope of ln achieved FLOP rate on ln

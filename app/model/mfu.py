@@ -41,9 +41,15 @@ IMPLAUSIBLE_MFU: dict[str, float] = {Family.TRANSFORMER: 0.75, Family.CNN: 1.0, 
 #: Methods that train adapters on a frozen base: their rows also form an ``adapter`` cell.
 ADAPTER_METHODS = frozenset({"lora", "qlora"})
 
-#: Fewest measured adapter rows an ``adapter`` cell needs to bound an answer
-#: (:func:`credible_max`); with fewer the size cell alone bounds it.
-MIN_ADAPTER_ROWS = 3
+#: Fewest distinct sources (publishers of the rows) an ``adapter`` cell's rows must come from:
+#: :func:`app.calibrate.mfu_fit.fit_mfu_range` forms the cell only then, and without the cell
+#: the size cell alone bounds a LoRA/QLoRA answer (:func:`credible_bound`). One source's
+#: rows are one configuration measured a few times (the ">=20B|8|adapter" rows were three
+#: Megatron-Bridge Llama 3 70B LoRA runs), not a range of what adapter training reaches: the
+#: highest of them says how fast that suite ran, not how fast any LoRA job may run. Two is the
+#: least that makes the highest a maximum over independent measurements (no published count
+#: exists; this is the smallest that is not a single source).
+MIN_ADAPTER_SOURCES = 2
 
 #: Transformer size buckets (total parameters), upper bounds exclusive.
 SIZE_BUCKETS = ((1e9, "<1B"), (2e10, "1B-20B"), (float("inf"), ">=20B"))
@@ -75,23 +81,61 @@ def model_workload(w: Workload) -> Workload:
     return replace(w, gradient_checkpointing=False) if w.gradient_checkpointing else w
 
 
-def credible_range(
+def credible_cell(
     fam: str, params: int | None, precision: Precision, cal: Calibration | None = None
-) -> tuple[float, ...]:
-    """(p10, median, max MFU, max HFU, rows) of the cell of ``cal``'s table (default: the
-    served calibration); the family's widest cell of the same class where the size bucket has
-    no rows, else of any class; ``(0, 0, 1, 1, 0)`` (the datasheet peak) without any."""
+) -> tuple[str, tuple[float, float, float, float, int]]:
+    """(key, (p10, median, max MFU, max HFU, rows)) of the cell of ``cal``'s table
+    (default: the served calibration) that bounds the job: its own ``family|size|class`` cell;
+    the family's widest cell of the same class where the size bucket has no rows, else of any
+    class; ``("datasheet peak", (0, 0, 1, 1, 0))`` without any. The key is the cell's own (a
+    note names the cell whose rows bound the answer, docs/mfu_table.md)."""
     table = (cal or load_calibration()).mfu_range
-    own = table.get(range_key(fam, params, precision))
+    key = range_key(fam, params, precision)
+    own = table.get(key)
     if own is not None:
-        return own
+        return key, own
     cls = mfu_class(precision)
     cells = {k: v for k, v in table.items() if not k.endswith("|adapter")}
-    same = [v for k, v in cells.items() if k.split("|")[0] == fam and k.endswith("|" + cls)]
-    same = same or [v for k, v in cells.items() if k.split("|")[0] == fam]
+    same = {k: v for k, v in cells.items() if k.split("|")[0] == fam and k.endswith("|" + cls)}
+    same = same or {k: v for k, v in cells.items() if k.split("|")[0] == fam}
     if not same:
-        return (0.0, 0.0, 1.0, 1.0, 0)
-    return max(same, key=lambda v: v[2])
+        return "datasheet peak", (0.0, 0.0, 1.0, 1.0, 0)
+    best = max(same, key=lambda k: same[k][2])
+    return best, same[best]
+
+
+def credible_range(
+    fam: str, params: int | None, precision: Precision, cal: Calibration | None = None
+) -> tuple[float, float, float, float, int]:
+    """(p10, median, max MFU, max HFU, rows) of :func:`credible_cell`."""
+    return credible_cell(fam, params, precision, cal)[1]
+
+
+def credible_bound(
+    fam: str,
+    params: int | None,
+    precision: Precision,
+    cal: Calibration | None = None,
+    method: str | None = None,
+) -> tuple[float, float, str]:
+    """(highest credible MFU, HFU, the key of the cell that set them): the cell of
+    :func:`credible_cell`, never above the family's :data:`IMPLAUSIBLE_MFU`; a LoRA/QLoRA
+    ``method`` is also held to its size cell's ``adapter`` cell (:func:`adapter_key`), which
+    exists only where its rows come from at least :data:`MIN_ADAPTER_SOURCES` sources (the
+    measured adapter runs reach less MFU than full training: their 4N count leaves out the
+    adapters' matmuls and the base's casts); the key then ends in ``|adapter`` when that cell
+    is the lower."""
+    table = (cal or load_calibration()).mfu_range
+    key, cell = credible_cell(fam, params, precision, cal)
+    limit = IMPLAUSIBLE_MFU.get(fam, 1.0)
+    mfu, hfu = min(float(cell[2]), limit), min(max(float(cell[3]), float(cell[2])), 1.0)
+    akey = adapter_key(fam, params, precision) if method in ADAPTER_METHODS else None
+    own = table.get(akey) if akey else None
+    if akey and own is not None:
+        amfu, ahfu = float(own[2]), max(float(own[3]), float(own[2]))
+        if amfu < mfu or ahfu < hfu:
+            mfu, hfu, key = min(mfu, amfu), min(hfu, ahfu), akey
+    return mfu, hfu, key
 
 
 def credible_max(
@@ -101,18 +145,8 @@ def credible_max(
     cal: Calibration | None = None,
     method: str | None = None,
 ) -> tuple[float, float]:
-    """Highest credible (MFU, HFU) for the cell (:func:`credible_range` of ``cal``), never
-    above the family's :data:`IMPLAUSIBLE_MFU`. A LoRA/QLoRA ``method`` is also held to its
-    size cell's ``adapter`` cell (:func:`adapter_key`) where that has at least
-    :data:`MIN_ADAPTER_ROWS` rows: the measured adapter runs reach less MFU than full
-    training (their 4N count leaves out the adapters' matmuls and the base's casts)."""
-    cell = credible_range(fam, params, precision, cal)
-    limit = IMPLAUSIBLE_MFU.get(fam, 1.0)
-    mfu, hfu = min(float(cell[2]), limit), min(max(float(cell[3]), float(cell[2])), 1.0)
-    key = adapter_key(fam, params, precision) if method in ADAPTER_METHODS else None
-    own = (cal or load_calibration()).mfu_range.get(key) if key else None
-    if own is not None and int(own[4]) >= MIN_ADAPTER_ROWS:
-        mfu, hfu = min(mfu, float(own[2])), min(hfu, max(float(own[3]), float(own[2])))
+    """Highest credible (MFU, HFU) of :func:`credible_bound`."""
+    mfu, hfu, _ = credible_bound(fam, params, precision, cal, method)
     return mfu, hfu
 
 

@@ -60,6 +60,7 @@ from app.model.pooled_rows import FamilyFit as FamilyFit
 from app.model.pooled_rows import Group as Group
 from app.model.pooled_rows import Level as Level
 from app.model.pooled_rows import Obs as Obs
+from app.model.pooled_rows import batch_work_per_sample as batch_work_per_sample
 from app.model.pooled_rows import matmul_rows_per_sample as matmul_rows_per_sample
 from app.model.pooled_rows import place_unstated_variants as place_unstated_variants
 from app.model.pooled_rows import rate_class as rate_class
@@ -86,13 +87,10 @@ OWN_SHRINK = 0.05
 #: b0 of the micro-batch law when no cell of the family measured several batches (samples,
 #: tokens for transformers): a neutral prior, used only without data.
 DEFAULT_B0: dict[str, float] = {Family.TRANSFORMER: 1024.0, Family.CNN: 4.0, Family.OTHER: 4.0}
-#: the same prior in :func:`matmul_rows_per_sample` units (1,024 tokens at width 1,024; no
-#: source, used only when no cell measured several batches)
-DEFAULT_B0_WORK: dict[str, float] = {
-    Family.TRANSFORMER: 1024.0 * 1024.0,
-    Family.CNN: 4.0,
-    Family.OTHER: 4.0,
-}
+#: the transformers' prior in :func:`matmul_rows_per_sample` units (1,024 tokens at width
+#: 1,024; no source, used only when no cell measured several batches); other families fall
+#: back to :data:`DEFAULT_B0` in samples
+DEFAULT_B0_WORK: dict[str, float] = {Family.TRANSFORMER: 1024.0 * 1024.0}
 
 
 _T = TypeVar("_T")
@@ -163,7 +161,8 @@ class PooledData:
         self._fits: dict[str, FamilyFit | None] = {}
         self._cache: dict[tuple[object, ...], object] = {}
         self.b0 = _overhead_batches(usable, self)
-        #: b0 in matmul_rows_per_sample units, for carrying the law to another network
+        #: b0 in batch_work_per_sample units (matmul rows; FLOPs for non-transformers), for
+        #: carrying the law to another network
         self.b0_work = _overhead_batches(usable, self, work=True)
 
     def kept(self, key: tuple[object, ...], gpu: GpuSpec, make: Callable[[], _T]) -> _T:

@@ -18,7 +18,7 @@ from app.model.pooled_rows import (
     Group,
     Level,
     Obs,
-    matmul_rows_per_sample,
+    batch_work_per_sample,
     rate_class,
     spec_features,
     suite_of,
@@ -51,8 +51,11 @@ def _overhead_batches(
     points: Sequence[BenchmarkPoint], data: PooledData, *, work: bool = False
 ) -> dict[str, float]:
     """Median b0 per family from cells measured at several micro-batches (see module): in
-    tokens for transformers, or with ``work`` in :func:`matmul_rows_per_sample` units
-    (tokens × hidden) of each cell's preset (a cell without a preset workload is left out)."""
+    tokens for transformers (samples for others), or with ``work`` in
+    :func:`batch_work_per_sample` units of each cell's preset (matmul rows, tokens × width, for
+    transformers; training FLOPs for other families; a cell without a preset workload or a
+    FLOPs count is left out): the unit :class:`app.model.throughput.flops_model.FlopsModel`
+    divides it by."""
     cells: dict[tuple[str, ...], dict[float, list[float]]] = {}
     groups: dict[tuple[str, ...], Group] = {}
     key: tuple[str, ...]
@@ -81,10 +84,13 @@ def _overhead_batches(
             w = data.workloads.get(g) or data.workloads.get((g[0], "full"))
             if w is None:
                 continue
-            per_sample = matmul_rows_per_sample(w)
+            work_per_sample = batch_work_per_sample(w)
+            if work_per_sample is None:
+                continue
+            per_sample = work_per_sample
         found.setdefault(fam, []).append((r2 - r1) / den * per_sample)
     out = {fam: statistics.median(v) for fam, v in found.items()}
-    # CNNs and other workloads share what either measured (both in samples)
+    # CNNs and other workloads share what either measured (both in samples, or FLOPs)
     samples = [x for fam in (Family.CNN, Family.OTHER) for x in found.get(fam, [])]
     for fam in (Family.CNN, Family.OTHER):
         if fam not in out and samples:

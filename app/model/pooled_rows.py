@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from app.model.flops import matmul_width, peak_tflops
+from app.model.flops import matmul_width, peak_tflops, training_flops_per_sample
 from app.model.memory import transformer_tokens
 from app.model.types import (
     BenchmarkPoint,
@@ -42,6 +42,19 @@ def matmul_rows_per_sample(w: Workload) -> float:
     tokens = float(max(transformer_tokens(w), 1))
     width = matmul_width(w)
     return tokens * width if width else tokens
+
+
+def batch_work_per_sample(w: Workload) -> float | None:
+    """Work one sample puts on the GPU in a batch law carried from one network to another
+    (the FLOPs model's b0, :func:`app.model.pooled_fit._overhead_batches` with ``work``):
+    :func:`matmul_rows_per_sample` for a transformer; training FLOPs per sample for other
+    families (a UNet sample of 2.4 TFLOPs fills a GPU at a micro-batch where ResNet-50's
+    25 GFLOPs do not: the law runs in FLOPs per step); ``None`` for a non-transformer without
+    a FLOPs count. The fit and the use of b0 both divide by this very count, so b0 has one
+    unit (matmul rows, or FLOPs) from the fit to the answer."""
+    if w.architecture.is_transformer:
+        return matmul_rows_per_sample(w)
+    return training_flops_per_sample(w) or None
 
 
 Group = tuple[str, str]

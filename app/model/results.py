@@ -228,6 +228,8 @@ class ThroughputEstimate:
     #: fp8 ÷ bf16_amp answer of the same job and GPU where the fp8 answer stands on no fp8
     #: measurement of this GPU (its gain extrapolated); ``None`` otherwise
     fp8_gain: float | None = None
+    #: whether that gain was held to the highest measured one (it had gone above it)
+    fp8_gain_held: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

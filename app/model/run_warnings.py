@@ -147,8 +147,13 @@ def _gpu_warnings(w: Workload, hw: Hardware, tp: ThroughputEstimate) -> list[Run
                 WarningCode.FP8_GAIN_EXTRAPOLATED,
                 f"this workload was never measured at fp8 on {hw.gpu.name}: its fp8 gain "
                 f"over bf16_amp (×{tp.fp8_gain:.2f} here) is extrapolated from other GPUs or "
-                "workloads and held to the highest gain measured on one job "
-                "(docs/mfu_table.md)",
+                "workloads and "
+                + (
+                    "held to the highest gain measured on one job"
+                    if tp.fp8_gain_held
+                    else "within the highest gain measured on one job"
+                )
+                + " (docs/mfu_table.md)",
                 gpu=hw.gpu.name,
                 fp8_gain=round(tp.fp8_gain, 3),
             )

@@ -23,7 +23,7 @@ from app.model.stacks import (
 )
 from app.model.throughput.common import _OWN, CREDIBLE_SHARPNESS, SingleGpu
 from app.model.throughput.flops_model import FlopsModel
-from app.model.throughput.rates import credible_rate, width_efficiency
+from app.model.throughput.rates import credible_rate, implied_utilisation, width_efficiency
 from app.model.types import (
     GpuSpec,
     Precision,
@@ -32,17 +32,96 @@ from app.model.types import (
 )
 from app.model.vocabulary import Family, PrecisionClass, family
 
-#: Stacks whose fp32 runs multiply on TF32 tensor cores by default: NVIDIA's containers
-#: (DeepLearningExamples and the Lambda runs of them, Megatron/NeMo; the seed's fp32 rows of
-#: these sources reach up to 2.6× an A100's FP32 vector peak), TensorFlow ≥ 2.4
-#: (``tf.config.experimental.enable_tensor_float_32_execution``, on by default,
-#: https://www.tensorflow.org/api_docs/python/tf/config/experimental/enable_tensor_float_32_execution),
-#: llm.c (``override_enable_tf32 = 1`` in train_gpt2.cu) and nanoGPT's compiled loop
-#: (``torch.backends.cuda.matmul.allow_tf32 = True`` in train.py). Every other stack keeps
-#: PyTorch's default (:meth:`PhysicalChecks.runs_tf32`).
-TF32_STACKS = frozenset(
-    {Stack.NVIDIA_DLE, Stack.MEGATRON, Stack.TENSORFLOW, Stack.LLM_C, Stack.PYTORCH_COMPILE}
-)
+#: Each stack's fp32 matmul default on GPUs with TF32 tensor cores, with the source that shows
+#: it: ``True`` turns TF32 on, ``False`` keeps PyTorch's default (full-FP32 matmuls:
+#: ``torch.backends.cuda.matmul.allow_tf32 = False`` since PyTorch 1.12,
+#: https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices).
+#: A stack missing here is unverified: its fp32 answer keeps the TF32 rate its rows ran at and
+#: says that the stack's TF32 default is unverified (:meth:`PhysicalChecks.runs_tf32`).
+#: Sources read 2026-12-04 (repository snapshots: HEAD commit dates in parentheses).
+FP32_MATMUL_TF32: dict[Stack, tuple[bool, str]] = {
+    Stack.NVIDIA_DLE: (
+        True,
+        "NVIDIA DeepLearningExamples: its A100 fp32 runs are labelled TF32 and the seed's fp32 "
+        "rows reach up to 2.6x an A100's FP32 vector peak (only TF32 tensor cores allow it)",
+    ),
+    Stack.MEGATRON: (
+        True,
+        "Megatron/NeMo in NVIDIA's NGC containers: the seed's fp32 rows of these sources run "
+        "above the FP32 vector peak (TF32 tensor cores)",
+    ),
+    Stack.TENSORFLOW: (
+        True,
+        "TensorFlow >= 2.4: TensorFloat-32 is enabled by default, https://www.tensorflow.org/"
+        "api_docs/python/tf/config/experimental/enable_tensor_float_32_execution",
+    ),
+    Stack.LLM_C: (True, "karpathy/llm.c train_gpt2.cu: override_enable_tf32 = 1"),
+    Stack.PYTORCH_COMPILE: (
+        True,
+        "nanoGPT (karpathy/nanoGPT train.py): torch.backends.cuda.matmul.allow_tf32 = True",
+    ),
+    Stack.LLM_FOUNDRY: (
+        True,
+        "Composer (mosaicml/composer composer/devices/device_gpu.py): DeviceGPU(allow_tf32=True) "
+        "sets torch.backends.cuda.matmul.allow_tf32, 'Defaults to True'",
+    ),
+    Stack.TIMM: (
+        True,
+        "timm (huggingface/pytorch-image-models train.py main()): "
+        "torch.backends.cuda.matmul.allow_tf32 = True when CUDA is available",
+    ),
+    Stack.AXOLOTL: (
+        True,
+        "axolotl (axolotl-ai-cloud/axolotl src/axolotl/utils/schemas/config.py, 2026-07): "
+        "tf32 defaults to 'auto' = is_torch_tf32_available(), then "
+        "torch.set_float32_matmul_precision('high') (src/axolotl/utils/config/__init__.py)",
+    ),
+    Stack.PYTORCH: (False, "PyTorch >= 1.12: allow_tf32 defaults to False (docs above)"),
+    Stack.HF_TRAINER: (
+        False,
+        "HF Trainer: TrainingArguments.tf32 defaults to None, which leaves PyTorch's default "
+        "(huggingface/transformers training_args.py; PR #14606: 'The default should be "
+        "whatever PyTorch has by default, so None')",
+    ),
+    Stack.LLAMA_FACTORY: (
+        False,
+        "LLaMA-Factory (hiyouga/LLaMA-Factory src/, 2026-08): trains through HF Trainer "
+        "arguments and sets no allow_tf32 / float32_matmul_precision",
+    ),
+    Stack.UNSLOTH: (
+        False,
+        "Unsloth (unslothai/unsloth unsloth/ and unslothai/unsloth-zoo, 2026-08): trains "
+        "through HF/TRL Trainer arguments; sets no torch allow_tf32 / float32_matmul_precision "
+        "for training (only its studio's diffusion inference 'max' tier does)",
+    ),
+    Stack.TORCHTUNE: (
+        False,
+        "torchtune (pytorch/torchtune torchtune/training/precision.py, 2026-04): "
+        "_set_float32_precision is defined but called nowhere in torchtune/ or recipes/",
+    ),
+    Stack.TORCHTITAN: (
+        False,
+        "torchtitan (pytorch/torchtitan, 2026-08): sets allow_tf32 only to False "
+        "(torchtitan/distributed/utils.py, batch-invariant mode), never to True",
+    ),
+    Stack.DEEPSPEED: (
+        False,
+        "DeepSpeed (deepspeedai/DeepSpeed, 2026-08): sets no allow_tf32 / float32_matmul_precision",
+    ),
+    Stack.LIGHTNING: (
+        False,
+        "Lightning (Lightning-AI/pytorch-lightning src/lightning/fabric/accelerators/cuda.py): "
+        "keeps PyTorch's 'highest' and only warns that set_float32_matmul_precision would use "
+        "the tensor cores",
+    ),
+}
+
+#: Stacks whose fp32 transformer matmuls run on TF32 tensor cores by default
+#: (:data:`FP32_MATMUL_TF32`).
+TF32_STACKS = frozenset(s for s, (on, _) in FP32_MATMUL_TF32.items() if on)
+
+#: Stacks verified to keep PyTorch's full-FP32 matmuls (:data:`FP32_MATMUL_TF32`).
+FULL_FP32_STACKS = frozenset(s for s, (on, _) in FP32_MATMUL_TF32.items() if not on)
 
 
 class PhysicalChecks(FlopsModel):
@@ -178,13 +257,14 @@ class PhysicalChecks(FlopsModel):
         (:meth:`fp8_measured_here`) held to the 16-bit answer of the same job and GPU ×
         the highest fp8 ÷ 16-bit rate measured on one job (``cal.fp8_gain``, fitted by
         :func:`app.calibrate.mfu_fit.fit_fp8_gain` over the seed's fp8/bf16 pairs: the same
-        source, GPU, GPU count, network, method, sequence and micro-batch; 1.70 at most, the
-        torchtitan Llama 3.1 405B pair on 128 H100s; median 1.28). fp8 speeds up the linear
-        layers' matmuls only (Transformer Engine, torchao float8), so its gain is below the
-        2× of the datasheet peaks; specs and spec slopes carried it to 3.4× on GPUs the
-        workload was never measured on at fp8. Always with the sentence saying the fp8 gain
-        is extrapolated, and its size. ``at(precision)``: the per-GPU answer of the same job
-        and GPU at another precision."""
+        source, GPU, GPU count, interconnect, workload, method, sequence and micro-batch; 1.70
+        at most, the torchtitan Llama 3.1 405B pair on 128 H100s; median 1.28). fp8 speeds up
+        the linear layers' matmuls only (Transformer Engine, torchao float8), so its gain is
+        below the 2× of the datasheet peaks; specs and spec slopes carried it to 3.4× on GPUs
+        the workload was never measured on at fp8. Always with the sentence saying the fp8
+        gain is extrapolated, and its size; the gain left and whether it was held are kept
+        for the answer (``self._fp8``, :attr:`ThroughputEstimate.fp8_gain`).
+        ``at(precision)``: the per-GPU answer of the same job and GPU at another precision."""
         rate, situation, evidence, notes = est
         if precision != Precision.FP8 or rate <= 0 or self.fp8_measured_here(gpu, software):
             return est
@@ -193,35 +273,39 @@ class PhysicalChecks(FlopsModel):
             return est
         median, top, pairs = self.cal.fp8_gain
         gain = rate / sixteen
+        held = gain > top
         text = (
             f"fp8 was never measured for this workload on {gpu.name}: its gain over bf16_amp "
             f"(×{min(gain, top):.2f} here) is extrapolated; measured fp8/16-bit pairs of one "
             f"job gain ×{median:.2f} (median of {pairs}), ×{top:.2f} at most"
         )
-        if gain > top:
+        if held:
             text += f"; held to ×{top:.2f} the bf16_amp answer (was ×{gain:.2f})"
             rate = sixteen * top
+        self._fp8[(gpu.name, software)] = (rate / sixteen, held)
         return rate, situation, evidence, (*notes, text)
 
-    def runs_tf32(self, gpu: GpuSpec, precision: Precision, software: str | None = None) -> bool:
-        """Whether a ``precision`` job's matmuls run on ``gpu``'s TF32 tensor cores: ``tf32``
-        asked, or ``fp32`` by a stack that turns TF32 on (:data:`TF32_STACKS`), or ``fp32``
-        of a network other than a transformer (convolutions and RNNs run in cuDNN, whose
-        ``allow_tf32`` defaults to True). PyTorch ≥ 1.12 multiplies fp32 matrices in full
-        fp32 by default (``torch.backends.cuda.matmul.allow_tf32 = False``,
-        https://pytorch.org/docs/stable/notes/cuda.html#tensorfloat-32-tf32-on-ampere-and-later-devices),
-        so an fp32 transformer under HF Trainer (``--tf32`` unset), Lightning, torchtune or
-        a plain loop runs its matmuls at the FP32 vector rate."""
+    def runs_tf32(self, precision: Precision, software: str | None = None) -> bool | None:
+        """Whether a ``precision`` job's matmuls run on TF32 tensor cores (where the GPU has
+        them): ``tf32`` asked; ``fp32`` of a network other than a transformer (convolutions
+        and RNNs run in cuDNN, whose ``allow_tf32`` defaults to True); an ``fp32`` transformer
+        by its stack's default (:data:`FP32_MATMUL_TF32`: True or False with its source),
+        ``None`` where that default is unverified (the answer then keeps the TF32 rate its
+        rows ran at and says so). Other precisions: False."""
         if precision == Precision.TF32:
             return True
-        if precision != Precision.FP32 or family(self.w.architecture) != Family.TRANSFORMER:
-            return precision == Precision.FP32
-        return self.stack(software, precision) in TF32_STACKS
+        if precision != Precision.FP32:
+            return False
+        if family(self.w.architecture) != Family.TRANSFORMER:
+            return True
+        found = FP32_MATMUL_TF32.get(self.stack(software, precision))
+        return found[0] if found is not None else None
 
     def run_peak(self, gpu: GpuSpec, precision: Precision, software: str | None = None) -> float:
         """Dense TFLOPS ``gpu`` runs ``precision``'s matmuls at: :func:`flops_peak_tflops`,
-        except fp32 without TF32 (:meth:`runs_tf32`), the FP32 vector rate."""
-        if precision == Precision.FP32 and not self.runs_tf32(gpu, precision, software):
+        except fp32 by a stack verified to keep full-FP32 matmuls (:meth:`runs_tf32` False),
+        the FP32 vector rate."""
+        if precision == Precision.FP32 and self.runs_tf32(precision, software) is False:
             return peak_tflops(gpu, Precision.FP32)
         return flops_peak_tflops(gpu, precision)
 
@@ -236,13 +320,21 @@ class PhysicalChecks(FlopsModel):
     ) -> SingleGpu:
         """An fp32 transformer answer ``est`` (every fp32 row of the seed ran TF32 matmuls:
         Lambda's NGC-container runs reach up to 2.6× the FP32 vector peak of an A100, which
-        only TF32 tensor cores allow) moved to what the job runs:
+        only TF32 tensor cores allow; the credible bound already applied is the TF32-peak
+        cells') moved to what the job runs:
 
-        * without TF32 (:meth:`runs_tf32`) the matmul share of the step time, ``e`` =
-          :func:`app.model.throughput.rates.width_efficiency` (the width law's share of a
-          transformer step spent in matmuls), takes ``R`` = TF32 ÷ FP32 vector peak times
-          longer (Amdahl): rate × 1 / (e·R + 1 − e); then held to the credible MFU at the
-          FP32 vector peak (:func:`credible_rate`);
+        * by a stack verified to keep full-FP32 matmuls (:meth:`runs_tf32` False) the matmul
+          share of the TF32 step, ``e``, takes ``R`` = TF32 ÷ FP32 vector peak times longer
+          (Amdahl): rate × 1 / (e·R + 1 − e). ``e`` comes from
+          :func:`app.model.throughput.rates.width_efficiency` ``e16`` (the width law's matmul
+          share, ``h₀`` fitted on pairs that are mostly 16-bit): matmuls take ``k`` = 16-bit ÷
+          TF32 peak (2 on A100/H100) times longer at TF32, so ``e = k·e16 / (k·e16 + 1 − e16)``
+          (1 where the GPU has no 16-bit tensor cores). The result is then held to the FP32
+          vector peak itself (HFU 1 at it: no cell of the table was measured without TF32, and
+          the cells' MFU are fractions of the TF32 peak, not of this one);
+        * by a stack whose default is unverified (:meth:`runs_tf32` None): the TF32 rate, with
+          the sentence that says the stack's TF32 default is unverified and what full FP32
+          would cost;
         * never faster than the 16-bit answer of the same job on a GPU with 16-bit tensor
           cores: 16-bit matmuls run at 2× TF32 and ≥ 8× FP32 there, and of the seed's
           fp32/16-bit pairs of one transformer job only one (Transformer-XL large on a
@@ -256,24 +348,40 @@ class PhysicalChecks(FlopsModel):
         if rate <= 0:
             return est
         added: list[str] = []
-        ratio = flops_peak_tflops(gpu, precision) / peak_tflops(gpu, Precision.FP32)
-        if not self.runs_tf32(gpu, precision, software) and ratio > 1.01:
-            share = width_efficiency(w, self.cal)
-            factor = 1.0 / (share * ratio + 1.0 - share)
-            rate *= factor
-            added.append(
-                f"fp32 without TF32 (stack {self.stack(software, precision).value}; PyTorch ≥ "
-                "1.12 defaults torch.backends.cuda.matmul.allow_tf32 to False): the matmuls "
-                f"({share:.0%} of the step) run at the {peak_tflops(gpu, Precision.FP32):.1f} "
-                f"TFLOP/s FP32 rate, not TF32's ({ratio:.1f}× faster): ×{factor:.2f}; "
-                "tf32 (or a stack that enables it) runs them on tensor cores"
-            )
-            bound = credible_rate(w, gpu, precision, self.cal, peak_tflops(gpu, Precision.FP32))
-            if bound is not None and rate > bound[0]:
-                rate = bound[0]
-                added.append(f"{bound[1]}, at the FP32 vector peak")
+        fp32 = peak_tflops(gpu, Precision.FP32)
+        ratio = flops_peak_tflops(gpu, precision) / fp32
         half = Precision.BF16_AMP if gpu.bf16_tflops else Precision.FP16_AMP
-        if rate_class(gpu, half) == PrecisionClass.HALF:
+        tensor16 = rate_class(gpu, half) == PrecisionClass.HALF
+        tf32 = self.runs_tf32(precision, software)
+        stack = self.stack(software, precision).value
+        if tf32 is not True and ratio > 1.01:
+            e16 = width_efficiency(w, self.cal)
+            k = flops_peak_tflops(gpu, half) / flops_peak_tflops(gpu, precision) if tensor16 else 1
+            share = k * e16 / (k * e16 + 1.0 - e16)
+            factor = 1.0 / (share * ratio + 1.0 - share)
+            if tf32 is None:
+                added.append(
+                    f"fp32 at the TF32 rate its measured rows ran: the TF32 default of stack "
+                    f"{stack} is unverified; with full-FP32 matmuls ({share:.0%} of the step) "
+                    f"at the {fp32:.1f} TFLOP/s FP32 rate it would run ×{factor:.2f}"
+                )
+            else:
+                rate *= factor
+                added.append(
+                    f"fp32 without TF32 (stack {stack} keeps PyTorch's default, "
+                    "torch.backends.cuda.matmul.allow_tf32 = False): the matmuls "
+                    f"({share:.0%} of the TF32 step) run at the {fp32:.1f} TFLOP/s FP32 rate, "
+                    f"not TF32's ({ratio:.1f}× faster): ×{factor:.2f}; tf32 (or a stack that "
+                    "enables it) runs them on tensor cores"
+                )
+                per_sample = implied_utilisation(w, gpu, precision, 1.0, fp32)
+                if per_sample is not None and rate * max(per_sample) > 1.0:
+                    rate = 1.0 / max(per_sample)
+                    added.append(
+                        f"capped at the {fp32:.1f} TFLOP/s FP32 vector peak (HFU 1): no "
+                        "measured row ran fp32 without TF32"
+                    )
+        if tensor16:
             sixteen = at(half)
             if 0 < sixteen < rate:
                 added.append(

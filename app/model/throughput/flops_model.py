@@ -13,7 +13,7 @@ from app.model.flops import (
     flops_peak_tflops,
     training_flops_per_sample,
 )
-from app.model.pooled import DEFAULT_B0_WORK, matmul_rows_per_sample
+from app.model.pooled import DEFAULT_B0, DEFAULT_B0_WORK, batch_work_per_sample
 from app.model.stacks import class_efficiency, published_class
 from app.model.throughput.common import CREDIBLE_SHARPNESS, SingleGpu, _measured_at
 from app.model.throughput.measured import PooledSituations
@@ -336,22 +336,24 @@ class FlopsModel(PooledSituations):
                 weighting = donor_weighted / donor_flops
         return y + math.log(entry[1] * weighting), weight, moved
 
-    def _work_per_sample(self, w: Workload) -> float:
-        """Work one sample puts on the GPU in the FLOPs model's batch law: matmul rows
-        (:func:`app.model.pooled.matmul_rows_per_sample`) for a transformer; for other
-        families training FLOPs per sample ÷ the geometric mean of the family's measured
-        workloads' (the FLOPs table), so the law works in FLOPs per step: a UNet sample of
-        2.4 TFLOPs fills the GPU at a micro-batch where ResNet-50's 25 GFLOPs do not (SD 1.5 at
-        micro-batch 1 had come out at MFU 0.012 by ResNet-50's per-sample law). 1 for a
-        workload without a FLOPs count or a family without measured FLOPs."""
-        if w.architecture.is_transformer:
-            return matmul_rows_per_sample(w)
-        flops = training_flops_per_sample(w)
+    def _b0_samples(self, w: Workload) -> float:
+        """b0 of the FLOPs model's micro-batch law for ``w``, in samples: the family's
+        ``b0_work`` (fitted in :func:`app.model.pooled.batch_work_per_sample` units, matmul rows
+        for transformers and training FLOPs for other families) ÷ ``w``'s own work per sample
+        in the same unit, so the law runs in matmul rows or FLOPs per step. Where the family
+        has no such fit (no cell measured at several batches has a FLOPs count: the seed's
+        CNN cells are SSD300's, which has none) the family's law in samples as it was fitted
+        (``data.b0``, else :data:`app.model.pooled.DEFAULT_B0`): a b0 fitted per sample is
+        used per sample, never divided by a FLOPs ratio it was not fitted in. Transformers
+        without a fit: :data:`app.model.pooled.DEFAULT_B0_WORK` matmul rows."""
         fam = family(w.architecture)
-        own = [math.log(e[2]) for e in self.flops_table.values() if e[0] == fam and e[2] > 0]
-        if not flops or not own:
-            return 1.0
-        return flops / math.exp(sum(own) / len(own))
+        work = batch_work_per_sample(w)
+        fitted = self.data.b0_work.get(fam)
+        if work and fitted:
+            return fitted / work
+        if work and fam in DEFAULT_B0_WORK:
+            return DEFAULT_B0_WORK[fam] / work
+        return self.data.b0.get(fam, DEFAULT_B0[fam])
 
     def _work_batch_term(self, group: tuple[str, str], donor: Workload | None) -> float:
         """log(b / (b + b0)) of ``group``'s typical measured batch (the geometric mean of its
@@ -361,14 +363,12 @@ class FlopsModel(PooledSituations):
         rng = self.data.batch_range(group)
         if donor is None or not rng:
             return self.data.batch_term(group, None)
-        fam = family(donor.architecture)
-        b0 = self.data.b0_work.get(fam, DEFAULT_B0_WORK[fam]) / self._work_per_sample(donor)
+        b0 = self._b0_samples(donor)
         typical = math.sqrt(rng[0] * rng[1])
         return math.log(typical / (typical + b0))
 
     def _batch_factor(self, w: Workload) -> float:
         """b / (b + b0) of the micro-batch law (:mod:`app.model.pooled`) for ``w``."""
-        fam = family(w.architecture)
-        b0 = self.data.b0_work.get(fam, DEFAULT_B0_WORK[fam]) / self._work_per_sample(w)
+        b0 = self._b0_samples(w)
         b = max(w.micro_batch_size, 1)
         return b / (b + b0)

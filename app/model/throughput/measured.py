@@ -79,6 +79,9 @@ class PooledSituations:
         self.data = data
         self.groups = data.groups(base.benchmark_workloads, _method_of(base))
         self._single: dict[tuple[str, Precision, str | None], SingleGpu] = {}
+        #: by (GPU, suite): the extrapolated fp8 gain over bf16_amp the fp8 rule left and
+        #: whether it held the answer (:meth:`PhysicalChecks._fp8_bounded`)
+        self._fp8: dict[tuple[str, str | None], tuple[float, bool]] = {}
         self._by_gpu: dict[str, list[BenchmarkPoint]] | None = None
         #: by (GPU, count, link, precision, the fabric's GPUs per machine and network)
         self._eta: dict[tuple[Any, ...], tuple[float, bool]] = {}

@@ -165,10 +165,8 @@ class ThroughputModel(MultiGpu):
             gpu, gpu_count, interconnect, asked, software
         )
         _, situation, evidence, notes = single
-        fp8_gain = None
-        if prec == Precision.FP8 and not self.fp8_measured_here(gpu, software):
-            sixteen = self.single_gpu(gpu, Precision.BF16_AMP, software)[0]
-            fp8_gain = single[0] / sixteen if sixteen > 0 else None
+        # the fp8 rule's own gain (checks._fp8_bounded), not computed a second time
+        fp8 = self._fp8.get((gpu.name, software)) if prec == Precision.FP8 else None
         if capped:
             notes = (*notes, capped)
         if prec != asked:
@@ -200,7 +198,8 @@ class ThroughputModel(MultiGpu):
             mfu=mfu,
             hfu=hfu,
             stack=self.stack(software, prec).value,
-            fp8_gain=fp8_gain,
+            fp8_gain=fp8[0] if fp8 else None,
+            fp8_gain_held=fp8[1] if fp8 else False,
         )
 
 

@@ -16,7 +16,7 @@ from app.model.flops import (
     training_flops_per_sample,
     transformer_flops,
 )
-from app.model.mfu import ADAPTER_METHODS, credible_max, model_workload, range_key
+from app.model.mfu import credible_bound, model_workload
 from app.model.pooled import rate_class
 from app.model.types import GpuSpec, Precision, Workload
 from app.model.vocabulary import PrecisionClass, family, precision_class
@@ -86,21 +86,17 @@ def credible_rate(
     w: Workload, gpu: GpuSpec, precision: Precision, cal: Calibration, peak: float | None = None
 ) -> tuple[float, str] | None:
     """Highest per-GPU samples/s of ``w`` on ``gpu`` the credible-MFU table of ``cal`` allows
-    (the lower of its cell's highest measured MFU and HFU, :func:`app.model.mfu.credible_max`),
-    with the sentence that says so; ``None`` without a FLOPs estimate. ``peak``: the TFLOPS
-    the job really runs at where it is not :func:`flops_peak_tflops` (fp32 without TF32)."""
+    (the lower of its cell's highest measured MFU and HFU,
+    :func:`app.model.mfu.credible_bound`), with the sentence that says so, naming the cell
+    whose rows set it; ``None`` without a FLOPs estimate. ``peak``: the TFLOPS the cell's
+    rows were measured against where it is not :func:`flops_peak_tflops`."""
     per_sample = implied_utilisation(w, gpu, precision, 1.0, peak)
     if per_sample is None:
         return None
     fam = family(w.architecture)
     # the class the GPU runs it at (mixed precision on a GPU without 16-bit units is fp32)
     runs = Precision.FP32 if rate_class(gpu, precision) == PrecisionClass.FP32 else precision
-    mfu_max, hfu_max = credible_max(fam, w.params, runs, cal, w.method.value)
-    cell = range_key(fam, w.params, runs)
-    if w.method.value in ADAPTER_METHODS and (
-        (mfu_max, hfu_max) != credible_max(fam, w.params, runs, cal)
-    ):
-        cell += "|adapter"
+    mfu_max, hfu_max, cell = credible_bound(fam, w.params, runs, cal, w.method.value)
     rate = min(mfu_max / per_sample[0], hfu_max / per_sample[1])
     text = (
         f"held to the highest utilisation measured runs of its kind reach ({cell}: MFU "
