@@ -4,11 +4,14 @@ is the ranking computed afresh, and the memo never outlives its reference data."
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from app.model.comm import board_twin, twin_index
+from app.model.types import Interconnect
 from app.services.estimates import (
     ConfigEstimates,
     Ranking,
@@ -213,3 +216,35 @@ def test_ranked_figures_of_a_configuration_moved_by_submitted_runs_are_the_moved
     assert published.samples_per_s < shown.samples_per_s < published.samples_per_s * 1.5
     ranked = ConfigEstimates(w, reference, moved_ref).rates(gpu, 8, None)
     assert ranked == (shown.samples_per_s, shown.samples_per_s_low, shown.samples_per_s_high)
+
+
+def test_an_sxm_estimate_is_the_same_fresh_and_after_its_pcie_twin(factory: Any) -> None:
+    # A PCIe card's efficiency is capped at its SXM twin's at the card's own per-GPU rate
+    # (MultiGpu._eta_at); that efficiency was once memoised without the rate, so the twin's own
+    # estimate in the same model (one per workload, shared by requests) got the card's:
+    # ResNet-50 (micro-batch 7) on 8 x H100 SXM 80GB was 10,811.7 samples/s fresh and 10,720.6
+    # after the H100 PCIe 80GB. Every catalog twin pair, 2/4/8 GPUs, both orders.
+    ref = _fresh_reference(factory)
+    twins = twin_index(ref.gpus)
+    pairs = [
+        (ref.gpus[c], ref.gpus[b.name]) for c, b in twins.items() if board_twin(ref.gpus[c], twins)
+    ]
+    assert len(pairs) >= 5
+    for given in (
+        {"preset": "resnet50-imagenet", "micro_batch_size": 7},
+        {"preset": "llama3-8b-lora"},
+    ):
+        w, reference, _ = resolve_workload(given, ref)
+        checked = 0
+        for (card, board), n in itertools.product(pairs, (2, 4, 8)):
+            fresh = model_of(ref).throughput_model(w, reference=reference)
+            board_alone = fresh.estimate(board, n, Interconnect.NVLINK)
+            card_alone = model_of(ref).throughput_model(w, reference=reference).estimate(card, n)
+            after = model_of(ref).throughput_model(w, reference=reference)
+            assert after.estimate(card, n) == card_alone
+            assert after.estimate(board, n, Interconnect.NVLINK) == board_alone, (card.name, n)
+            before = model_of(ref).throughput_model(w, reference=reference)
+            before.estimate(board, n, Interconnect.NVLINK)
+            assert before.estimate(card, n) == card_alone, (card.name, n)
+            checked += 1
+        assert checked == 3 * len(pairs)

@@ -83,8 +83,11 @@ class PooledSituations:
         #: whether it held the answer (:meth:`PhysicalChecks._fp8_bounded`)
         self._fp8: dict[tuple[str, str | None], tuple[float, bool]] = {}
         self._by_gpu: dict[str, list[BenchmarkPoint]] | None = None
-        #: by (GPU, count, link, precision, the fabric's GPUs per machine and network)
-        self._eta: dict[tuple[Any, ...], tuple[float, bool]] = {}
+        #: measured efficiency (``None``: not measured) with the GPU spec, by (GPU, count,
+        #: link, precision, the fabric's GPUs per machine and network)
+        self._eta: dict[tuple[Any, ...], tuple[GpuSpec, float | None]] = {}
+        #: modelled efficiency with the GPU spec, by the same key and the per-GPU rate
+        self._eta_model: dict[tuple[Any, ...], tuple[GpuSpec, float]] = {}
         #: memoised per instance (``w``, ``reference`` and the data never change on it)
         self._bases: dict[Precision, Workload] = {}
         self._groups_at: dict[str | None, tuple[str, str]] = {}

@@ -192,13 +192,16 @@ class MultiGpu(PhysicalChecks):
         per_gpu: float,
         fabric: Fabric = NO_FABRIC,
     ) -> tuple[float, bool]:
-        """Efficiency of ``n`` × ``gpu`` over ``link`` in machines as ``fabric`` states them
-        (memoised): the measured median where this count was measured on this link (with a
-        stated fabric only when the count fits one machine), else the model of
-        :mod:`app.model.multigpu`; and whether it was measured."""
+        """Efficiency of ``n`` × ``gpu`` over ``link`` at ``per_gpu`` samples/s per GPU in
+        machines as ``fabric`` states them: the measured median where this count was measured
+        on this link (with a stated fabric only when the count fits one machine; memoised
+        without the rate, which it does not depend on), else the model of
+        :mod:`app.model.multigpu` at that rate (memoised with it: a PCIe card asks for its
+        SXM twin's efficiency at the card's rate, :meth:`_eta_at`, and the twin's own
+        estimate at its own rate must not get that one); and whether it was measured."""
         key = (gpu.name, n, link, precision, fabric.node_gpus, fabric.network_gbps)
         hit = self._eta.get(key)
-        if hit is None:
+        if hit is None or hit[0] is not gpu:
             measured = None
             # a measured count stands for a stated fabric only inside one machine
             if (
@@ -207,13 +210,15 @@ class MultiGpu(PhysicalChecks):
                 or n <= (fabric.node_gpus or gpus_per_node(gpu))
             ):
                 measured = self._measured_eta(gpu, n, link, precision)
-            if measured is not None:
-                hit = (measured, True)
-            else:
-                parts = self._comm_parts(gpu, n, link, precision, per_gpu, fabric)
-                hit = (comm_efficiency(*parts, self.cal), False)
-            self._eta[key] = hit
-        return hit
+            hit = self._eta[key] = (gpu, measured)
+        if hit[1] is not None:
+            return hit[1], True
+        mkey = (*key, per_gpu)
+        modelled = self._eta_model.get(mkey)
+        if modelled is None or modelled[0] is not gpu:
+            parts = self._comm_parts(gpu, n, link, precision, per_gpu, fabric)
+            modelled = self._eta_model[mkey] = (gpu, comm_efficiency(*parts, self.cal))
+        return modelled[1], False
 
     def _eta_at(
         self,
