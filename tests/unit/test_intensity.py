@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import math
 
@@ -16,6 +17,7 @@ from app.model.throughput import (
     training_flops_per_sample,
 )
 from app.model.types import BenchmarkPoint, Situation
+from app.settings import PROJECT_ROOT
 from tests.unit.helpers import A100_80_SXM, DLE_MEASURED, RTX_4090, bench_point, resnet50
 
 #: ResNet-50 at 224 px: 8.178 forward GFLOPs (torchvision), 11.11 M activations (timm)
@@ -115,3 +117,19 @@ def test_shrunk_slope_hand_worked() -> None:
     assert shrunk_slope([(1, 0), (1, 1), (1, 2)], 0.5) == 0.0
     # a tight prior keeps a noisy slope at the rule without intensity (0)
     assert math.isclose(shrunk_slope([(0, 0), (1, 1), (2, 1)], 1e-6), 0.0, abs_tol=1e-9)
+
+
+def test_alexnet_activation_count_is_torchvision_alexnets_conv_and_linear_outputs() -> None:
+    # fvcore counts the output elements of every convolution and linear layer; torchvision's
+    # AlexNet at 224: conv1 64 x 55 x 55, conv2 192 x 27 x 27, conv3 384 x 13 x 13, conv4 and
+    # conv5 256 x 13 x 13, fc6/fc7/fc8 4096 + 4096 + 1000 = 494,184 elements
+    outputs = [64 * 55**2, 192 * 27**2, 384 * 13**2, 256 * 13**2, 256 * 13**2, 4096, 4096, 1000]
+    assert sum(outputs) == 494_184
+    with (PROJECT_ROOT / "seed_data" / "workloads.csv").open(newline="") as f:
+        row = next(r for r in csv.DictReader(f) if r["preset"] == "alexnet-imagenet-tf")
+    assert float(row["forward_activations_per_sample"]) == pytest.approx(0.494184, abs=5e-4)
+    # 1.428 GFLOPs / 0.494 M elements = 2,890.7 FLOPs per element: above VGG-16's 2,281.7
+    alexnet = dataclasses.replace(
+        RESNET, forward_gflops_per_sample=1.428, forward_activations_per_sample=0.494
+    )
+    assert forward_intensity(alexnet) == pytest.approx(2890.7, abs=0.1)
