@@ -31,6 +31,7 @@ from app.web.ranking_view import (
     billing_siblings,
     chart_spec,
     gpu_groups,
+    group_reason,
     oom_alternatives,
     rank_chart,
     rows_by_id,
@@ -177,6 +178,7 @@ def ranked_context(
         "alternatives": oom_alternatives(result, relink, lang) if all_oom(result) else [],
         "more_gpus_url": relink({"sharding": "fsdp", "min_gpu_count": "2", "gpu_count": ""}),
         "warning_label": lambda w: warning_label(w, lang),
+        "group_reason": lambda g: group_reason(g, lang),
         "warning_level": warning_level,
         "billing_labels": BILLING_LABELS,
     }
