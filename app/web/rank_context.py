@@ -169,6 +169,7 @@ def ranked_context(
         "extra_orders": column_headers(page_params, sort, order, EXTRA_ORDER_COLUMNS),
         "column_labels": {c.key: c.label for c in (*COLUMNS, *EXTRA_ORDER_COLUMNS)}
         | {"samples_per_s": unit},
+        "limit_url": lambda n: url("/", page_params, RANK_PAGE_PARAMS, limit=str(min(1000, n))),
         "more_url": url(
             "/", page_params, RANK_PAGE_PARAMS, limit=str(min(1000, len(result.results) + 100))
         )
