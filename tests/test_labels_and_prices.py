@@ -21,6 +21,7 @@ import pytest
 
 from app.model.pooled import suite_of
 from app.model.rank import CandidateColumns, rank_columns
+from app.model.run_warnings import CANNOT_RUN
 from app.price_age import AGE_TIERS_DAYS, tier
 from app.settings import PROJECT_ROOT
 
@@ -105,10 +106,17 @@ def test_the_a5000_resnet50_answer_says_it_was_moved_with_both_figures(client: A
 # -- ranking: bookable first, fresh dated prices before old or undated ones ------------------
 
 
+def _runs(r: dict[str, Any]) -> bool:
+    """The offer can run the job (no :data:`CANNOT_RUN` warning: out of memory, disk too
+    small, host RAM short, driver too old, ...): the offers ranked by cost and price trust;
+    the others come after them all."""
+    return not any(w["code"] in CANNOT_RUN for w in r["estimate"]["warnings"])
+
+
 def _check_order(results: list[dict[str, Any]]) -> int:
-    """Among offers that fit: none unbookable above a bookable one; none old or undated
+    """Among offers that can run: none unbookable above a bookable one; none old or undated
     above a fresh one of the same GPU and count (same bookability). Returns pairs checked."""
-    fits = [r for r in results if r["estimate"]["oom_risk"] != "high"]
+    fits = [r for r in results if _runs(r)]
     checked = 0
     for i, a in enumerate(fits):
         for b in fits[i + 1 :]:
@@ -136,7 +144,7 @@ def test_no_old_or_undated_price_ranks_above_a_fresh_one_of_its_class(
     assert ranked and _check_order(ranked) > 0
     # asked for, the sort alone orders them (cost per epoch, ties by price and id)
     plain = client.post("/v1/rank", json={**body, "bookable_fresh_first": False}).json()
-    fits = [r for r in plain["results"] if r["estimate"]["oom_risk"] != "high"]
+    fits = [r for r in plain["results"] if _runs(r)]
     costs = [r["estimate"]["cost_per_epoch"] for r in fits]
     assert costs == sorted(costs)
     assert {r["offer"]["id"] for r in plain["results"]} == {r["offer"]["id"] for r in ranked}
@@ -184,7 +192,7 @@ def test_quoted_examples_and_price_indices_are_labelled_and_rank_after_bookable_
 ) -> None:
     body = {"workload": {"preset": "resnet50-imagenet"}, "limit": 1000}
     ranked = client.post("/v1/rank", json=body).json()["results"]
-    kinds = [r["offer"]["price_kind"] for r in ranked if r["estimate"]["oom_risk"] != "high"]
+    kinds = [r["offer"]["price_kind"] for r in ranked if _runs(r)]
     first_unbookable = min(i for i, k in enumerate(kinds) if k in ("price_index", "quoted_example"))
     assert all(k in ("price_index", "quoted_example") for k in kinds[first_unbookable:])
     top = ranked[0]["offer"]

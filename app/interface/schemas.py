@@ -552,7 +552,8 @@ class OfferFilters(BaseModel):
     provider: str | None = Field(
         default=None,
         max_length=MAX_TEXT,
-        description="provider slug, any case (as offers' provider gives it)",
+        description="provider slug or name, any case and punctuation (vast, Vast.ai, "
+        "恒源云); one that names no provider is a 400 listing the known slugs",
         examples=["vast"],
     )
     region: str | None = Field(
@@ -560,7 +561,8 @@ class OfferFilters(BaseModel):
         max_length=MAX_TEXT,
         description="case-insensitive substring of the offer's region, or a country (English or "
         "Chinese name, ISO code: China, 中国, US), which matches its regions' own labels "
-        "(华北, us-east-1, Texas, US, NA)",
+        "(华北, us-east-1, Texas, US, NA); text that is neither a country nor part of any "
+        "offer's region is a 400 listing the regions",
         examples=["us-"],
     )
     billing: Billing | None = Field(default=None, description="only offers of this billing kind")

@@ -50,7 +50,9 @@ class CandidateColumns:
 
     ``cannot_run`` (bool, optional: ``None``, every offer can): the GPU cannot run the job's
     software as asked (:func:`app.model.run_warnings.software_blocked`: a QLoRA job's
-    bitsandbytes on ROCm); such an offer ranks after every runnable one (before those
+    bitsandbytes on ROCm), or the offer's disk, host RAM or driver cannot
+    (``app.services.runnable``: ``disk_too_small``, ``ram_short``, ``cuda_too_old``, ...);
+    such an offer ranks after every runnable one (before those
     predicted out of memory) and is never on the Pareto frontier.
 
     The price's trust, all optional (``None``: every offer alike): ``unbookable`` (bool: the

@@ -219,7 +219,7 @@ def _ram_warnings(w: Workload, hw: Hardware) -> list[RunWarning]:
     if not hw.ram_gib:
         return []
     ram = hw.ram_gib
-    offload_gib = host_offload_bytes(w, max(math.floor(hw.gpu_count), 1)) / 2**30
+    offload_gib, model_fp32_gib, ckpt_gib, total_vram = _ram_needs(w, hw)
     if ram < offload_gib:
         message = (
             f"out of memory on the host: the states offloaded to CPU RAM (master "
@@ -227,14 +227,12 @@ def _ram_warnings(w: Workload, hw: Hardware) -> list[RunWarning]:
             f"need {offload_gib:.1f} GiB but the offer has {ram:g} GiB"
         )
         return [_ram_short(ram, offload_gib, message)]
-    model_fp32_gib = (w.params or 0) * 4 / 2**30
     if ram < model_fp32_gib:
         message = (
             f"{ram:g} GiB of host RAM is less than the {model_fp32_gib:.1f} GiB "
             "needed to load the model in fp32 (and to gather it for a checkpoint)"
         )
         return [_ram_short(ram, model_fp32_gib, message)]
-    ckpt_gib = gathered_checkpoint_gib(w, hw)
     if ram < ckpt_gib:
         message = (
             f"{ram:g} GiB of host RAM is less than the {ckpt_gib:.1f} GiB of a "
@@ -242,7 +240,6 @@ def _ram_warnings(w: Workload, hw: Hardware) -> list[RunWarning]:
             "gathers in one process's RAM to save it"
         )
         return [_ram_short(ram, ckpt_gib, message, checkpoint_gb=round(checkpoint_gb(w), 2))]
-    total_vram = hw.gpu_count * vram_per_gpu_gib(hw.gpu.vram_gib, hw.vram_gib_per_gpu, hw.gpu_count)
     if ram < total_vram:
         message = (
             f"{ram:g} GiB of host RAM is less than the {total_vram:g} GiB of GPU "
@@ -253,6 +250,26 @@ def _ram_warnings(w: Workload, hw: Hardware) -> list[RunWarning]:
     return []
 
 
+def _ram_needs(w: Workload, hw: Hardware) -> tuple[float, float, float, float]:
+    """Host RAM (GiB) ``w`` needs on ``hw`` (its RAM aside), in the order
+    :func:`_ram_warnings` checks them: the states offloaded to it
+    (:func:`app.model.memory.host_offload_bytes`), the model in fp32 (4 bytes per
+    parameter), a gathered checkpoint of sharded training
+    (:func:`app.model.host.gathered_checkpoint_gib`), the GPUs' memory."""
+    offload_gib = host_offload_bytes(w, max(math.floor(hw.gpu_count), 1)) / 2**30
+    model_fp32_gib = (w.params or 0) * 4 / 2**30
+    ckpt_gib = gathered_checkpoint_gib(w, hw)
+    total_vram = hw.gpu_count * vram_per_gpu_gib(hw.gpu.vram_gib, hw.vram_gib_per_gpu, hw.gpu_count)
+    return offload_gib, model_fp32_gib, ckpt_gib, total_vram
+
+
+def ram_needed_gib(w: Workload, hw: Hardware) -> float:
+    """The least host RAM (GiB) with which ``w`` on ``hw`` gets no ``ram_short`` warning: an
+    offer whose listed RAM (``hw.ram_gib``, ignored here) is below it cannot run the job
+    (:func:`_ram_warnings`, the same needs)."""
+    return max(_ram_needs(w, hw))
+
+
 def _ram_short(ram_gib: float, needed_gib: float, message: str, **more: object) -> RunWarning:
     """A ``ram_short`` warning: ``ram_gib`` on offer, ``needed_gib`` (rounded) needed."""
     return warn(
@@ -261,28 +278,34 @@ def _ram_short(ram_gib: float, needed_gib: float, message: str, **more: object) 
 
 
 def _cuda_warnings(w: Workload, hw: Hardware) -> list[RunWarning]:
-    """The driver's CUDA older than the job needs (``min_cuda``) or than its build
-    (``cuda_build``), and the driver against the GPU (:func:`app.model.compat.driver_warnings`)."""
+    """:func:`cuda_warnings` of ``hw``'s GPU and driver."""
+    return cuda_warnings(w, hw.gpu, hw.max_cuda)
+
+
+def cuda_warnings(w: Workload, gpu: GpuSpec, max_cuda: str | None) -> list[RunWarning]:
+    """The driver's CUDA (``max_cuda``, the highest version it supports) older than the job
+    needs (``min_cuda``) or than its build (``cuda_build``), and the driver against ``gpu``
+    (:func:`app.model.compat.driver_warnings`). Nothing where ``max_cuda`` is not listed."""
     out: list[RunWarning] = []
-    need, have = parse_version(w.min_cuda), parse_version(hw.max_cuda)
+    need, have = parse_version(w.min_cuda), parse_version(max_cuda)
     if need and have and have < need:
         out.append(
             warn(
                 WarningCode.CUDA_TOO_OLD,
-                f"the driver supports CUDA up to {hw.max_cuda}; the job needs {w.min_cuda}",
-                max_cuda=hw.max_cuda,
+                f"the driver supports CUDA up to {max_cuda}; the job needs {w.min_cuda}",
+                max_cuda=max_cuda,
                 min_cuda=w.min_cuda,
             )
         )
-    out.extend(driver_warnings(hw.gpu, hw.max_cuda))
+    out.extend(driver_warnings(gpu, max_cuda))
     build = parse_version(w.cuda_build)
     if build and have and have < build and (not need or build > need):
         out.append(
             warn(
                 WarningCode.CUDA_TOO_OLD,
-                f"the driver supports CUDA up to {hw.max_cuda}; the job's build is CUDA "
+                f"the driver supports CUDA up to {max_cuda}; the job's build is CUDA "
                 f"{w.cuda_build}",
-                max_cuda=hw.max_cuda,
+                max_cuda=max_cuda,
                 cuda_build=w.cuda_build,
             )
         )

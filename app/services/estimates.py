@@ -53,6 +53,7 @@ from app.services.offers import (
     select_offers_by_id,
 )
 from app.services.reference import ReferenceData
+from app.services.runnable import host_cannot_run
 from app.services.snapshot import offer_snapshot
 from app.services.submitted import SubmittedRun, combine_runs, moved, workload_key
 from app.services.workloads import WorkloadError
@@ -662,7 +663,9 @@ def rank_offers(
         price_per_hour=price_all[keep],
         samples_per_s=rates.samples_per_s[keep],
         oom_high=cfg_oom[cfg] if len(cfg) else np.zeros(0, dtype=bool),
-        cannot_run=cfg_blocked[cfg] if len(cfg) else np.zeros(0, dtype=bool),
+        # ... or the offer's disk, host RAM or driver cannot (app.services.runnable)
+        cannot_run=(cfg_blocked[cfg] if len(cfg) else np.zeros(0, dtype=bool))
+        | host_cannot_run(w, snap, rows[estimable[keep]], ref),
         **(
             snap.price_trust(rows[estimable[keep]], now or dt.datetime.now(dt.UTC))
             if bookable_fresh_first

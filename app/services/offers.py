@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -27,7 +28,7 @@ from app.model.cost import UnknownCurrencyError, conversion_steps, convert
 from app.model.memory import vram_per_gpu_gib
 from app.price_age import BOOKABLE_KINDS, TIERS, PriceAge, price_age
 from app.services.reference import ReferenceData
-from app.services.regions import matching_regions
+from app.services.regions import country_named, matching_regions
 
 
 class FilterError(ValueError):
@@ -37,6 +38,63 @@ class FilterError(ValueError):
         super().__init__(f"{field}: {reason}")
         self.field = field
         self.reason = reason
+
+
+def _name_key(text: str) -> str:
+    """``text`` casefolded with everything but letters and digits dropped: ``Vast.ai`` →
+    ``vastai``, ``恒源云`` stays."""
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def _provider_keys(slug: str, name: str) -> set[str]:
+    """What a person may write for a provider (compared by :func:`_name_key`): its slug, its
+    name, the name without its parenthesis and what the parenthesis says (``恒源云
+    (gpushare.com)``: ``恒源云``, ``gpushare.com``; ``Verda (formerly DataCrunch)``:
+    ``Verda``, ``DataCrunch``)."""
+    keys = {slug, name}
+    head, _, rest = name.partition("(")
+    if rest:
+        keys |= {head, rest.rstrip(")").removeprefix("formerly ")}
+    return {k for k in map(_name_key, keys) if k}
+
+
+def resolve_provider(text: str, providers: Iterable[tuple[str, str]]) -> str:
+    """The slug of the provider ``text`` names: its slug or name in any case and punctuation
+    (``Vast.ai``, ``VAST`` → ``vast``; ``DataCrunch`` → ``verda``), among ``providers``
+    ((slug, name) pairs, those of the database).
+
+    Raises:
+        FilterError: ``provider``, naming the known providers' slugs, when ``text`` names none.
+    """
+    known = sorted(providers)
+    wanted = _name_key(text)
+    for slug, name in known:
+        if text.strip().casefold() == slug.casefold() or wanted in _provider_keys(slug, name):
+            return slug
+    raise FilterError(
+        "provider",
+        f"unknown provider {text.strip()!r}; known providers (slug or name, any case): "
+        + ", ".join(slug for slug, _ in known),
+    )
+
+
+def resolve_regions(text: str, labels: Iterable[str]) -> list[str]:
+    """The region ``labels`` the filter ``text`` keeps (:func:`matching_regions`: a substring
+    in any case, or a country).
+
+    Raises:
+        FilterError: ``region``, listing the known labels, when ``text`` is neither a country
+            nor part of any label (a country with no offers keeps none, without error).
+    """
+    labels = sorted(set(labels))
+    found = matching_regions(text, labels)
+    if not found and country_named(text) is None:
+        raise FilterError(
+            "region",
+            f"no offer's region matches {text.strip()!r}; write part of a region label or a "
+            "country; known regions: " + "; ".join(labels),
+        )
+    return found
 
 
 def require_currency(ref: ReferenceData, currency: str) -> None:
@@ -243,14 +301,17 @@ def _filtered(session: Session, stmt: Select, filters: dict, ref: ReferenceData)
     if filters.get("min_gpu_count") is not None:
         stmt = stmt.where(InstanceOffer.gpu_count >= filters["min_gpu_count"])
     if filters.get("provider"):
-        stmt = stmt.where(func.lower(Provider.slug) == filters["provider"].lower())
+        if "\x00" in filters["provider"]:
+            raise FilterError("provider", "contains a NUL character, which no provider has")
+        known = session.execute(select(Provider.slug, Provider.name)).tuples().all()
+        stmt = stmt.where(Provider.slug == resolve_provider(filters["provider"], known))
     if filters.get("region"):
         # a substring of the region, or a country and its regions' own labels (华北 is in
         # China): matched in Python on the few distinct labels (app.services.regions)
         if "\x00" in filters["region"]:
             raise FilterError("region", "contains a NUL character, which no region label has")
         labels = session.scalars(select(InstanceOffer.region).distinct()).all()
-        stmt = stmt.where(InstanceOffer.region.in_(matching_regions(filters["region"], labels)))
+        stmt = stmt.where(InstanceOffer.region.in_(resolve_regions(filters["region"], labels)))
     if filters.get("billing"):
         stmt = stmt.where(InstanceOffer.billing == filters["billing"])
     if filters.get("available_only", True):

@@ -35,10 +35,11 @@ from app.services.offers import (
     OfferRow,
     require_currency,
     resolve_gpu_list,
+    resolve_provider,
+    resolve_regions,
     stale_provider_ids,
 )
 from app.services.reference import ReferenceData
-from app.services.regions import matching_regions
 
 T = TypeVar("T")
 
@@ -206,7 +207,8 @@ class OfferSnapshot:
         ``exclude_spot`` drops spot offers).
 
         Raises:
-            FilterError: unknown GPU, a region with a NUL character, or a matching priced
+            FilterError: unknown GPU, provider or region (:func:`resolve_provider`,
+                :func:`resolve_regions`), one with a NUL character, or a matching priced
                 offer's currency has no rate to ``currency``.
         """
         c = self.columns
@@ -225,9 +227,10 @@ class OfferSnapshot:
         if filters.get("min_gpu_count") is not None:
             keep &= c["gpu_count"] >= filters["min_gpu_count"]
         if filters.get("provider"):
-            keep &= self._text_mask("provider", lambda s: s.lower() == filters["provider"].lower())
+            slug = resolve_provider(filters["provider"], (p[:2] for p in self.providers.values()))
+            keep &= self.equals("provider", slug)
         if filters.get("region"):
-            wanted = set(matching_regions(filters["region"], self.region_labels))
+            wanted = set(resolve_regions(filters["region"], self.region_labels))
             keep &= self._text_mask("region", wanted.__contains__)
         if filters.get("billing"):
             keep &= self.equals("billing", filters["billing"])

@@ -31,6 +31,7 @@ from app.web.ranking_view import (
     billing_siblings,
     chart_spec,
     gpu_groups,
+    group_reason,
     oom_alternatives,
     rank_chart,
     rows_by_id,
@@ -168,6 +169,7 @@ def ranked_context(
         "extra_orders": column_headers(page_params, sort, order, EXTRA_ORDER_COLUMNS),
         "column_labels": {c.key: c.label for c in (*COLUMNS, *EXTRA_ORDER_COLUMNS)}
         | {"samples_per_s": unit},
+        "limit_url": lambda n: url("/", page_params, RANK_PAGE_PARAMS, limit=str(min(1000, n))),
         "more_url": url(
             "/", page_params, RANK_PAGE_PARAMS, limit=str(min(1000, len(result.results) + 100))
         )
@@ -177,6 +179,7 @@ def ranked_context(
         "alternatives": oom_alternatives(result, relink, lang) if all_oom(result) else [],
         "more_gpus_url": relink({"sharding": "fsdp", "min_gpu_count": "2", "gpu_count": ""}),
         "warning_label": lambda w: warning_label(w, lang),
+        "group_reason": lambda g: group_reason(g, lang),
         "warning_level": warning_level,
         "billing_labels": BILLING_LABELS,
     }

@@ -157,6 +157,37 @@ class GpuGroup:
     fastest: RankedOfferOut | None
     peak_gib: float
     usable_gib: float
+    #: when nothing runs: the :data:`BLOCKERS` codes of the members, each once, in the
+    #: order of :data:`GROUP_REASONS` (empty when some offer runs)
+    blocked_by: tuple[str, ...] = ()
+
+
+#: Why no offer of a GPU × count can run the job, per blocking warning code, in a few words
+#: for the compare table (codes of one reason share it; the order is the order shown).
+GROUP_REASONS: dict[str, str] = {
+    "oom": N_("predicted out of memory"),
+    "ram_short": N_("host RAM too small"),
+    "disk_too_small": N_("disk too small for the data"),
+    "cuda_too_old": N_("driver too old"),
+    "driver_too_old_for_gpu": N_("driver too old"),
+    "cuda_build_too_old_for_gpu": N_("CUDA build does not support the GPU"),
+    "cuda_build_too_new_for_gpu": N_("CUDA build does not support the GPU"),
+    "cuda_only_library": N_("the job's software does not run on this GPU"),
+    "compute_capability_too_low": N_("the job's software does not run on this GPU"),
+}
+
+
+def group_reason(g: GpuGroup, lang: str) -> str:
+    """Why no offer of ``g`` runs, for the compare table: ``none fits: predicted out of
+    memory`` when every one is out of GPU memory, else ``none can run: host RAM too small``
+    (each distinct reason of :data:`GROUP_REASONS` once, joined)."""
+    _ = translations(lang).gettext
+    reasons = list(
+        dict.fromkeys(_(GROUP_REASONS.get(c, c.replace("_", " "))) for c in g.blocked_by)
+    )
+    if g.blocked_by == ("oom",) or not reasons:
+        return _("none fits: predicted out of memory")
+    return _("none can run: {reasons}").format(reasons="; ".join(reasons))
 
 
 def gpu_groups(rows: Sequence[RankedOfferOut]) -> list[GpuGroup]:
@@ -183,9 +214,20 @@ def gpu_groups(rows: Sequence[RankedOfferOut]) -> list[GpuGroup]:
                 fastest=min(fits, key=lambda r: (r.estimate.total_hours, r.rank)) if fits else None,
                 peak_gib=least.estimate.peak_memory_gib,
                 usable_gib=least.estimate.memory.usable_vram_gib,
+                blocked_by=() if fits else _blockers(members),
             )
         )
     return sorted(out, key=lambda g: (g.cheapest is None, _cost(g.cheapest) if g.cheapest else 0))
+
+
+def _blockers(members: Sequence[RankedOfferOut]) -> tuple[str, ...]:
+    """The blocking codes of ``members`` (an OOM verdict counts as ``oom``), each once, in
+    the order of :data:`GROUP_REASONS` (others after)."""
+    codes = {w.code for r in members for w in r.estimate.warnings if w.code in BLOCKERS}
+    if any(r.estimate.oom_risk == "high" for r in members):
+        codes.add("oom")
+    order = list(GROUP_REASONS)
+    return tuple(sorted(codes, key=lambda c: (order.index(c) if c in order else len(order), c)))
 
 
 def billing_siblings(rows: Sequence[RankedOfferOut]) -> dict[int, list[RankedOfferOut]]:

@@ -172,6 +172,29 @@ def test_ranked_llm_results_fit_the_viewport(
     assert not problems, problems
 
 
+@pytest.mark.parametrize("width", [1280, 1366, 1440])
+def test_long_rankings_fit_a_laptop_window(
+    base_url: str, browser_page: tuple[Page, list[str]], width: int
+) -> None:
+    """Every row of a long ranking (long GPU names, several warnings) fits a 1366 px window:
+    the table was 1451 px wide there, the Warnings column cut off (newcomer finding 13)."""
+    page, problems = browser_page
+    page.set_viewport_size({"width": width, "height": 900})
+    try:
+        for query in (
+            "preset=llama3-8b-lora&seq_len=4k&limit=300",
+            "preset=resnet50-imagenet&limit=300",
+        ):
+            page.goto(f"{base_url}/?{query}")
+            page.wait_for_selector("#results-table tbody tr")
+            fits(page, width)
+            box = page.locator("#results-table th.c-warnings").bounding_box()
+            assert box and box["x"] + box["width"] <= width, (query, box)
+    finally:
+        page.set_viewport_size({"width": 1440, "height": 900})
+    assert not problems, problems
+
+
 def test_empty_form_says_what_to_pick(base_url: str, browser_page: tuple[Page, list[str]]) -> None:
     page, problems = browser_page
     page.goto(f"{base_url}/")

@@ -1,0 +1,58 @@
+"""Offers whose disk, host RAM or driver cannot run the job rank after every runnable offer
+and are never on the cost/time frontier (newcomer finding 4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from app.model.run_warnings import CANNOT_RUN
+
+
+def _rank(client: Any, body: dict[str, Any]) -> list[dict[str, Any]]:
+    r = client.post("/v1/rank", json=body)
+    assert r.status_code == 200, r.text
+    return list(r.json()["results"])
+
+
+def _blocked(x: dict[str, Any]) -> set[str]:
+    return {w["code"] for w in x["estimate"]["warnings"]} & {c.value for c in CANNOT_RUN}
+
+
+def test_too_small_disk_is_off_the_frontier(client: Any) -> None:
+    results = _rank(
+        client, {"workload": {"preset": "resnet50-imagenet"}, "filters": {"gpu": "RTX 3090"}}
+    )
+    guide = next(x for x in results if x["offer"]["provider"] == "guide-listing")
+    # ImageNet needs ~148 GB of disk; the guide's listing has 70 GB
+    disk = next(w for w in guide["estimate"]["warnings"] if w["code"] == "disk_too_small")
+    assert disk["values"]["disk_gb"] == 70 and disk["values"]["needed_gb"] > 140
+    assert guide["pareto_optimal"] is False
+    # it ranks after every runnable offer
+    runnable = [x["rank"] for x in results if not _blocked(x)]
+    assert runnable and guide["rank"] > max(runnable)
+    # the runnable offer it dominated on cost at the same hours is back on the frontier:
+    # gpushare's RTX 3090 price index, 0.0431 USD/epoch (the guide's is 0.0426)
+    gpushare = next(x for x in results if x["offer"]["provider"] == "gpushare")
+    assert gpushare["estimate"]["cost_per_epoch"] == pytest.approx(0.0431, abs=0.0002)
+    assert guide["estimate"]["cost_per_epoch"] < gpushare["estimate"]["cost_per_epoch"]
+    assert gpushare["pareto_optimal"] is True
+
+
+def test_every_blocked_offer_ranks_last_and_off_the_frontier(client: Any) -> None:
+    # llama3-8b-lora at 4k: cudo's A40/A800 with 8 GiB of host RAM (the model in fp32 needs
+    # 29.9 GiB) are ram_short
+    results = _rank(
+        client, {"workload": {"preset": "llama3-8b-lora", "seq_len": "4k"}, "limit": 500}
+    )
+    short = [x for x in results if "ram_short" in _blocked(x)]
+    assert any(x["offer"]["ram_gib"] == 8 for x in short)
+    for x in results:
+        if _blocked(x):
+            assert x["pareto_optimal"] is False, x["offer"]["id"]
+    ranks_ok = [
+        x["rank"] for x in results if not _blocked(x) and x["estimate"]["oom_risk"] != "high"
+    ]
+    ranks_blocked = [x["rank"] for x in results if _blocked(x)]
+    assert ranks_ok and ranks_blocked and max(ranks_ok) < min(ranks_blocked)
