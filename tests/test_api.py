@@ -208,7 +208,8 @@ def test_estimate_warnings_for_small_host(client: Any) -> None:
     assert r.status_code == 200, r.text
     e = r.json()["estimate"]
     codes = {w["code"] for w in e["warnings"]}
-    assert {"disk_too_small", "ram_short", "cuda_too_old", "data_loader_bound"} <= codes
+    # 32 GiB of host RAM beside 640 GiB of GPU memory: advice (ResNet-50 itself needs little)
+    assert {"disk_too_small", "ram_below_vram", "cuda_too_old", "data_loader_bound"} <= codes
     assert e["samples_per_s"] == pytest.approx(7 * 1000 / 10)
     assert e["cost_per_epoch"] == pytest.approx(e["epoch_hours"] * 20)
 

@@ -354,6 +354,21 @@ def test_sharded_full_fine_tune_needs_host_ram_for_its_checkpoint(client: Any) -
     assert "ram_short" not in codes(e)
 
 
+def test_host_ram_below_the_gpus_memory_is_advice_not_a_blocker(client: Any) -> None:
+    # 8B LoRA on one 96 GB card with 90 GiB of host RAM: the job's own host needs fit (the
+    # model in fp32, 8.03e9 x 4 B = 29.9 GiB; nothing offloaded; no sharded checkpoint), the
+    # RAM is only below the card's memory: an amber ram_below_vram, never the red ram_short
+    hw = {"gpu": "RTX PRO 6000", "gpu_count": 1, "ram_gib": 90}
+    e = estimate(client, {"preset": "llama3-8b-lora"}, hw)
+    w = warning(e, "ram_below_vram")
+    assert w["values"]["ram_gib"] == 90 and w["values"]["needed_gib"] > 90
+    assert "ram_short" not in codes(e)
+    # 16 GiB is below the fp32 model: that one cannot run
+    e = estimate(client, {"preset": "llama3-8b-lora"}, {**hw, "ram_gib": 16})
+    assert warning(e, "ram_short")["values"]["needed_gib"] == pytest.approx(29.9, abs=0.1)
+    assert "ram_below_vram" not in codes(e)
+
+
 def test_tokens_per_epoch_on_an_image_workload_is_a_400(client: Any) -> None:
     r = client.post(
         "/v1/estimate",

@@ -241,12 +241,21 @@ def _ram_warnings(w: Workload, hw: Hardware) -> list[RunWarning]:
         )
         return [_ram_short(ram, ckpt_gib, message, checkpoint_gb=round(checkpoint_gb(w), 2))]
     if ram < total_vram:
+        # advice, not a blocker: the job's own host needs (above) fit
         message = (
             f"{ram:g} GiB of host RAM is less than the {total_vram:g} GiB of GPU "
-            "memory (pinned staging buffers, data-loader workers and checkpoint saving "
-            "need host RAM at least the size of the GPUs' memory)"
+            "memory: pinned staging buffers, data-loader workers and checkpoint saving "
+            "usually want host RAM at least the size of the GPUs' memory, so loading or "
+            "saving may be slow; the job's own host needs fit"
         )
-        return [_ram_short(ram, total_vram, message)]
+        return [
+            warn(
+                WarningCode.RAM_BELOW_VRAM,
+                message,
+                ram_gib=ram,
+                needed_gib=round(total_vram, 2),
+            )
+        ]
     return []
 
 
@@ -266,8 +275,9 @@ def _ram_needs(w: Workload, hw: Hardware) -> tuple[float, float, float, float]:
 def ram_needed_gib(w: Workload, hw: Hardware) -> float:
     """The least host RAM (GiB) with which ``w`` on ``hw`` gets no ``ram_short`` warning: an
     offer whose listed RAM (``hw.ram_gib``, ignored here) is below it cannot run the job
-    (:func:`_ram_warnings`, the same needs)."""
-    return max(_ram_needs(w, hw))
+    (:func:`_ram_warnings`, the same needs: the offloaded states, the model in fp32, a
+    gathered checkpoint; RAM below the GPUs' memory is advice, ``ram_below_vram``)."""
+    return max(_ram_needs(w, hw)[:3])
 
 
 def _ram_short(ram_gib: float, needed_gib: float, message: str, **more: object) -> RunWarning:

@@ -63,6 +63,9 @@ def warning_label(w: WarningOut, lang: str) -> str:
         "ram_short": lambda: _("RAM {ram} < {needed} GiB").format(
             ram=n("ram_gib"), needed=n("needed_gib")
         ),
+        "ram_below_vram": lambda: _("RAM {ram} < GPU memory {needed} GiB").format(
+            ram=n("ram_gib"), needed=n("needed_gib")
+        ),
         "cuda_too_old": lambda: _("CUDA {cuda} too old").format(cuda=v.get("max_cuda") or "?"),
         "driver_too_old_for_gpu": lambda: _("driver too old for the GPU"),
         "cuda_build_too_old_for_gpu": lambda: _("CUDA build too old for the GPU"),

@@ -172,6 +172,7 @@ def test_gpu_groups_compare_models_by_count() -> None:
         ("oom", "blocker"),
         ("disk_too_small", "blocker"),
         ("ram_short", "blocker"),
+        ("ram_below_vram", "caution"),
         ("vcpus_unlisted", "gap"),
         ("spot_interruptible", "caution"),
         ("no_nvlink", "caution"),
