@@ -321,16 +321,18 @@ class PhysicalChecks(FlopsModel):
     def _fp32_vector_bounded(
         self, w: Workload, gpu: GpuSpec, rate: float, added: list[str]
     ) -> float:
-        """An fp32 transformer rate on ``gpu`` without TF32 tensor cores held to MFU
-        ``e`` = :func:`app.model.throughput.rates.width_efficiency` (the width law's share of
-        the matmul FLOP rate reached at the network's width, ``h / (h + h₀)``) of the FP32
-        vector peak, the only matmul rate such a GPU has; appends the sentence to ``added``
-        when it holds. The fp32 rows the estimate stands on ran TF32 matmuls (2× an A100's
-        or H100's 16-bit ÷ TF32 peak), so their conversion implied 1.7-2.0× the FP32 peak of
-        a T4 or V100 before any cap (the 0.74 MFU the fp32 credible cell allowed is a fraction
-        of TF32 peaks). Checked on the seed's only fp32 transformer rows of such a GPU
-        (nvidia_dle, V100 SXM2 16GB): Transformer-XL base MFU 0.28 ≤ e 0.37, large 0.52 ≤
-        0.53 (h₀ = 1,000)."""
+        """An fp32 transformer rate on ``gpu`` with 16-bit but without TF32 tensor cores
+        (V100, T4, RTX 20xx: a GPU without any keeps mixed precision and fp32 at one rate)
+        held to MFU ``e`` = :func:`app.model.throughput.rates.width_efficiency` (the width
+        law's share of the matmul FLOP rate reached at the network's width, ``h / (h +
+        h₀)``) of the FP32 vector peak, the only matmul rate such a GPU has; appends the
+        sentence to ``added`` when it holds. The fp32 rows the estimate stands on ran TF32
+        matmuls (2× an A100's or H100's 16-bit ÷ TF32 peak), so their conversion implied
+        1.7-2.0× the FP32 peak of a T4 or V100 before any cap (the 0.74 MFU the fp32
+        credible cell allowed is a fraction of TF32 peaks). Checked on the seed's only fp32
+        transformer rows of such a GPU (nvidia_dle, V100 SXM2 16GB): Transformer-XL base MFU
+        0.28 ≤ e 0.39 (width 582), large 0.52 ≤ 0.55 (width 1,115; h₀ = 912, the served
+        calibration)."""
         fp32 = peak_tflops(gpu, Precision.FP32)
         per_sample = implied_utilisation(w, gpu, Precision.FP32, 1.0, fp32)
         e = width_efficiency(w, self.cal)
@@ -390,7 +392,8 @@ class PhysicalChecks(FlopsModel):
         tf32 = self.runs_tf32(precision, software, gpu)
         stack = self.stack(software, precision).value
         if not capabilities(gpu).tf32:
-            rate = self._fp32_vector_bounded(w, gpu, rate, added)
+            if tensor16:  # without any tensor cores 16-bit runs at this rate too: as measured
+                rate = self._fp32_vector_bounded(w, gpu, rate, added)
         elif tf32 is not True and ratio > 1.01:
             e16 = width_efficiency(w, self.cal)
             k = flops_peak_tflops(gpu, half) / flops_peak_tflops(gpu, precision) if tensor16 else 1
