@@ -17,7 +17,8 @@ Sources (seen 2026-12-01):
   (Hopper): NVIDIA CUDA C++ Programming Guide, "Compute Capabilities" (feature table);
   PyTorch ``torch.cuda.is_bf16_supported`` checks ``major >= 8``. Without bf16 tensor cores
   PyTorch runs bf16 matmuls without tensor-core acceleration, i.e. at the fp32 vector rate at
-  best. torchao float8 training and Transformer Engine FP8 require CC >= 8.9.
+  best, and Hugging Face's Trainer refuses ``--bf16`` (:func:`effective_precision`).
+  torchao float8 training and Transformer Engine FP8 require CC >= 8.9.
 * First CUDA toolkit that builds native code for each compute capability (:data:`MIN_CUDA_FOR_CC`)
   and the last one that still supports it (:data:`MAX_CUDA_FOR_CC`): NVIDIA CUDA Toolkit
   release notes (9.0 Volta; 10.0 Turing; 11.0 sm_80; 11.1 sm_86; 11.8 sm_89/sm_90; 12.8
@@ -151,20 +152,44 @@ def capabilities(gpu: GpuSpec) -> GpuCapabilities:
 
 
 def effective_precision(
-    gpu: GpuSpec, requested: Precision, architecture: Architecture | None = None
+    gpu: GpuSpec,
+    requested: Precision,
+    architecture: Architecture | None = None,
+    method: Method | None = None,
 ) -> tuple[Precision, RunWarning | None]:
     """The precision ``gpu`` really runs ``requested`` at, and the warning when they differ.
 
-    bf16 without bf16 tensor cores (V100, Turing, Pascal) runs at the fp32 rate; fp8 without
-    fp8 tensor cores (before Ada/Hopper, MI250X) falls back to bf16 autocast (fp16 where bf16
-    is missing too); TF32 without TF32 tensor cores is plain fp32. fp8 training of a
-    non-transformer ``architecture`` runs at the 16-bit rate: Transformer Engine's FP8
-    recipes (and torchao float8 training) replace the linear layers of transformer blocks
-    only (NVIDIA/TransformerEngine README, ``te.Linear``/``te.TransformerLayer``); a CNN's
-    convolutions stay in bf16 autocast.
+    The one place the precision stand-ins are decided (throughput, warnings and the ranking
+    all ask here):
+
+    * bf16 (``bf16_amp`` or pure ``bf16``) without bf16 support (compute capability < 8.0:
+      V100, Turing, Pascal) is estimated at ``fp16_amp``: Hugging Face's Trainer refuses
+      ``--bf16`` there (``TrainingArguments.__post_init__`` raises "Your setup doesn't
+      support bf16/gpu" unless ``is_torch_bf16_gpu_available()``, which asks for Ampere or
+      newer; huggingface/transformers src/transformers/training_args.py and
+      utils/import_utils.py, seen 2026-12-04), torchtune's ``verify_bf16_support`` raises
+      likewise, and PyTorch's bf16 autocast there runs without tensor cores (bf16 matmuls
+      emulated at the fp32 vector rate at best): what a user of these GPUs runs is fp16
+      mixed precision, and the warning says so;
+    * fp8 without fp8 tensor cores (before Ada/Hopper, MI250X) falls back to bf16 autocast
+      (fp16 where bf16 is missing too);
+    * TF32 without TF32 tensor cores is plain fp32;
+    * fp8 training of a non-transformer ``architecture`` runs at the 16-bit rate: Transformer
+      Engine's FP8 recipes (and torchao float8 training) replace the linear layers of
+      transformer blocks only (NVIDIA/TransformerEngine README,
+      ``te.Linear``/``te.TransformerLayer``); a CNN's convolutions stay in bf16 autocast;
+    * fp8 training of a QLoRA ``method`` runs at the 16-bit rate: its frozen base is
+      bitsandbytes 4-bit NF4, dequantised to the 16-bit compute dtype for every matmul
+      (Dettmers et al. 2023, arXiv:2305.14314 §3, "we dequantize the storage data type to
+      the computation data type"; ``bnb.nn.Linear4bit`` with ``bnb_4bit_compute_dtype``),
+      and fp8 recipes swap ``nn.Linear`` modules for ``te.Linear`` / torchao ``Float8Linear``,
+      not bitsandbytes' ``Linear4bit``: no fp8 matmul path exists for the base, which does
+      nearly all of a QLoRA step's FLOPs.
     """
     if requested == Precision.FP8 and architecture is not None and not architecture.is_transformer:
         return _fp8_off_transformer(gpu, architecture)
+    if requested == Precision.FP8 and method == Method.QLORA:
+        return _fp8_quantised_base(gpu)
     cap = capabilities(gpu)
     where = gpu.name + (
         f" (compute capability {_fmt(cap.compute_capability)})" if cap.compute_capability else ""
@@ -175,11 +200,13 @@ def effective_precision(
         "compute_capability": _fmt(cap.compute_capability) if cap.compute_capability else None,
     }
     if requested in (Precision.BF16, Precision.BF16_AMP) and not cap.bf16:
-        run = Precision.FP32
+        run = Precision.FP16_AMP
         return run, RunWarning(
             code=WarningCode.BF16_UNSUPPORTED,
-            message=f"{where} has no bf16 tensor cores: bf16 runs at the fp32 rate there; "
-            "use fp16 mixed precision (fp16_amp) on this GPU",
+            message=f"{where} has no bf16 support: Hugging Face's Trainer refuses --bf16 "
+            "there (\"Your setup doesn't support bf16/gpu\") and PyTorch's bf16 autocast "
+            "runs without tensor cores, so fp16 mixed precision is what runs on this GPU: "
+            "estimated at fp16_amp (fp16 AMP with loss scaling)",
             values={**values, "runs_at_precision": run.value},
         )
     if requested == Precision.FP8 and not cap.fp8:
@@ -270,15 +297,30 @@ def job_libraries(w: Workload) -> dict[str, str]:
     return out
 
 
+def _fp8_quantised_base(gpu: GpuSpec) -> tuple[Precision, RunWarning]:
+    """fp8 asked for a QLoRA job: the 16-bit precision its matmuls run at on ``gpu`` (bf16
+    autocast, fp16 where bf16 is unsupported) and the warning (:func:`effective_precision`
+    gives the source)."""
+    fallback, _ = effective_precision(gpu, Precision.BF16_AMP)
+    return fallback, RunWarning(
+        code=WarningCode.FP8_QUANTISED_BASE,
+        message="fp8 does not apply to QLoRA: its frozen 4-bit NF4 base (bitsandbytes) is "
+        "dequantised to 16-bit for every matmul and fp8 recipes (Transformer Engine, torchao "
+        f"float8) do not replace 4-bit layers, so it trains at {fallback.value} on {gpu.name}",
+        values={
+            "gpu": gpu.name,
+            "requested_precision": Precision.FP8.value,
+            "method": Method.QLORA.value,
+            "runs_at_precision": fallback.value,
+        },
+    )
+
+
 def _fp8_off_transformer(gpu: GpuSpec, architecture: Architecture) -> tuple[Precision, RunWarning]:
     """fp8 asked for a non-transformer ``architecture``: the 16-bit precision it trains at on
     ``gpu`` (bf16 autocast, fp16 where bf16 runs at the fp32 rate) and the warning
     (:func:`effective_precision`)."""
-    fallback, warning = effective_precision(gpu, Precision.BF16_AMP)
-    if warning is None:
-        run = Precision.BF16_AMP
-    else:
-        run = Precision.FP16_AMP if fallback == Precision.FP32 else fallback
+    run, _ = effective_precision(gpu, Precision.BF16_AMP)
     return run, RunWarning(
         code=WarningCode.FP8_TRANSFORMER_ONLY,
         message=f"fp8 training covers transformer linear layers only (Transformer "

@@ -186,6 +186,7 @@ class WarningCode(StrEnum):
     NO_NVLINK = "no_nvlink"
     NVLINK_UNAVAILABLE = "nvlink_unavailable"
     FP8_TRANSFORMER_ONLY = "fp8_transformer_only"
+    FP8_QUANTISED_BASE = "fp8_quantised_base"
     FP8_GAIN_UNMEASURED = "fp8_gain_unmeasured"
     FP8_GAIN_EXTRAPOLATED = "fp8_gain_extrapolated"
     PCIE_HOST_BRIDGE = "pcie_host_bridge"

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from app.model.calibration import Calibration, load_calibration
 from app.model.memory_activations import (
     IN_PLACE_LOGIT_BYTES,
@@ -19,7 +21,7 @@ from app.model.memory_dtypes import (
     kbit_upcast,
     quantised_base,
 )
-from app.model.memory_states import ZERO_BUCKET_ELEMENTS
+from app.model.memory_states import ZERO_BUCKET_ELEMENTS, _full_bytes_per_param
 from app.model.memory_vision import task_notes
 from app.model.types import (
     Architecture,
@@ -56,6 +58,7 @@ def memory_notes(w: Workload, cal: Calibration | None = None) -> tuple[str, ...]
     out += _vision_notes(w, cal)
     if w.precision == Precision.FP8:
         out.append("memory: fp8 is modelled as bf16 mixed precision (no fp8 weight savings)")
+    out += _pure_bf16_notes(w)
     if w.cpu_offload and w.sharding in (Sharding.NONE,) and w.method == Method.FULL:
         out.append("memory: CPU offload without ZeRO/FSDP is modelled as ZeRO-Offload")
     if w.activation_offloading and not w.gradient_checkpointing:
@@ -206,3 +209,26 @@ def _diffusion_notes(w: Workload, measured: bool) -> list[str]:
         "params); SDXL scripts keep the VAE in fp32, modelled at the training dtype"
     )
     return out
+
+
+def _pure_bf16_notes(w: Workload) -> list[str]:
+    """The sentence that says what precision ``bf16`` assumes for a full fine-tune: pure bf16
+    training states, no fp32 master weights (torchtune's ``dtype: bf16``), which people
+    writing "bf16" for Hugging Face's ``--bf16`` / Lightning's ``"bf16-mixed"`` (bf16
+    autocast over fp32 master weights: ``bf16_amp``) do not mean; with both regimes' bytes
+    per parameter unsharded (:func:`app.model.memory_states._full_bytes_per_param`: pure bf16
+    AdamW 2 + 2 + 4 = 8 B, ``bf16_amp`` 6 + 4 + 8 = 18 B) and what the difference comes to
+    for ``w.params``. Empty for other precisions, methods, or without ``params``."""
+    if w.precision != Precision.BF16 or w.method != Method.FULL or not w.params:
+        return []
+    pure = sum(_full_bytes_per_param(w))
+    amp_w = replace(w, precision=Precision.BF16_AMP, sharding=Sharding.NONE)
+    amp = sum(_full_bytes_per_param(amp_w))
+    more = (amp - pure) * float(w.params) / GIB
+    return [
+        f"memory: precision bf16 = pure bf16 training states (weights, gradients and optimizer "
+        f"states in bf16, no fp32 master weights: {pure:g} B per parameter); Hugging Face's "
+        f"--bf16 and Lightning's bf16-mixed are bf16_amp (bf16 autocast over fp32 master "
+        f"weights and optimizer states: {amp:g} B per parameter unsharded), {more:.1f} GiB "
+        "more for this model before any sharding"
+    ]

@@ -126,7 +126,7 @@ def hardware_warnings(
 def _gpu_warnings(w: Workload, hw: Hardware, tp: ThroughputEstimate) -> list[RunWarning]:
     """The GPU against the job: its precision, its link for the count, the software rules."""
     out: list[RunWarning] = []
-    run, precision_warning = effective_precision(hw.gpu, w.precision, w.architecture)
+    run, precision_warning = effective_precision(hw.gpu, w.precision, w.architecture, w.method)
     if precision_warning is not None:
         out.append(precision_warning)
     if run == Precision.FP8 and tp.precision is not None and tp.precision != Precision.FP8:

@@ -228,7 +228,7 @@ class _Models:
         return model
 
     def for_gpu(self, gpu: GpuSpec) -> ThroughputModel:
-        run, _ = effective_precision(gpu, self.w.precision, self.w.architecture)
+        run, _ = effective_precision(gpu, self.w.precision, self.w.architecture, self.w.method)
         model = self.get(run)
         return model if model.can_estimate() else self.requested()
 

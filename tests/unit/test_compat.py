@@ -11,7 +11,7 @@ from app.model.compat import (
     effective_precision,
     min_cuda_for_cc,
 )
-from app.model.types import GpuSpec, Precision, WarningCode
+from app.model.types import GpuSpec, Method, Precision, WarningCode
 from app.model.vocabulary import parse_version
 from tests.unit.helpers import A100_80_SXM, GPT2, MI300X, RTX_4090
 
@@ -46,8 +46,17 @@ def test_capability_table() -> None:
 
 
 def test_effective_precision() -> None:
+    # no bf16 before compute capability 8.0: HF's Trainer refuses --bf16, fp16 AMP is what runs
     run, w = effective_precision(V100, Precision.BF16_AMP)
-    assert run == Precision.FP32 and w is not None and w.code == WarningCode.BF16_UNSUPPORTED
+    assert run == Precision.FP16_AMP and w is not None and w.code == WarningCode.BF16_UNSUPPORTED
+    assert w.values["runs_at_precision"] == "fp16_amp"
+    run, w = effective_precision(V100, Precision.BF16)
+    assert run == Precision.FP16_AMP and w is not None
+    # QLoRA's 4-bit base has no fp8 matmul path: the 16-bit rate, with its own warning
+    run, w = effective_precision(H100, Precision.FP8, method=Method.QLORA)
+    assert run == Precision.BF16_AMP and w is not None and w.code == WarningCode.FP8_QUANTISED_BASE
+    run, w = effective_precision(H100, Precision.FP8, method=Method.LORA)
+    assert run == Precision.FP8 and w is None
     run, w = effective_precision(A100, Precision.FP8)
     assert run == Precision.BF16_AMP and w is not None and w.code == WarningCode.FP8_UNSUPPORTED
     run, w = effective_precision(V100, Precision.FP8)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from app.model.compat import capabilities
 from app.model.flops import (
     flops_peak_tflops,
     peak_tflops,
@@ -285,17 +286,25 @@ class PhysicalChecks(FlopsModel):
         self._fp8[(gpu.name, software)] = (rate / sixteen, held)
         return rate, situation, evidence, (*notes, text)
 
-    def runs_tf32(self, precision: Precision, software: str | None = None) -> bool | None:
-        """Whether a ``precision`` job's matmuls run on TF32 tensor cores (where the GPU has
-        them): ``tf32`` asked; ``fp32`` of a network other than a transformer (convolutions
-        and RNNs run in cuDNN, whose ``allow_tf32`` defaults to True); an ``fp32`` transformer
-        by its stack's default (:data:`FP32_MATMUL_TF32`: True or False with its source),
-        ``None`` where that default is unverified (the answer then keeps the TF32 rate its
-        rows ran at and says so). Other precisions: False."""
+    def runs_tf32(
+        self, precision: Precision, software: str | None = None, gpu: GpuSpec | None = None
+    ) -> bool | None:
+        """Whether a ``precision`` job's matmuls run on TF32 tensor cores on ``gpu``: never
+        on a GPU without them (:func:`app.model.compat.capabilities`: compute capability
+        below 8.0, V100, T4, RTX 20xx; AMD without a catalog TF32 rate), whatever the stack
+        sets (``allow_tf32`` has nothing to switch on there: fp32 runs at the FP32 vector
+        rate); elsewhere (or ``gpu`` not given) ``tf32`` asked; ``fp32`` of a network other
+        than a transformer (convolutions and RNNs run in cuDNN, whose ``allow_tf32`` defaults
+        to True); an ``fp32`` transformer by its stack's default (:data:`FP32_MATMUL_TF32`:
+        True or False with its source), ``None`` where that default is unverified (the
+        answer then keeps the TF32 rate its rows ran at and says so). Other precisions:
+        False."""
+        if precision not in (Precision.TF32, Precision.FP32):
+            return False
+        if gpu is not None and not capabilities(gpu).tf32:
+            return False
         if precision == Precision.TF32:
             return True
-        if precision != Precision.FP32:
-            return False
         if family(self.w.architecture) != Family.TRANSFORMER:
             return True
         found = FP32_MATMUL_TF32.get(self.stack(software, precision))
@@ -305,9 +314,37 @@ class PhysicalChecks(FlopsModel):
         """Dense TFLOPS ``gpu`` runs ``precision``'s matmuls at: :func:`flops_peak_tflops`,
         except fp32 by a stack verified to keep full-FP32 matmuls (:meth:`runs_tf32` False),
         the FP32 vector rate."""
-        if precision == Precision.FP32 and self.runs_tf32(precision, software) is False:
+        if precision == Precision.FP32 and self.runs_tf32(precision, software, gpu) is False:
             return peak_tflops(gpu, Precision.FP32)
         return flops_peak_tflops(gpu, precision)
+
+    def _fp32_vector_bounded(
+        self, w: Workload, gpu: GpuSpec, rate: float, added: list[str]
+    ) -> float:
+        """An fp32 transformer rate on ``gpu`` with 16-bit but without TF32 tensor cores
+        (V100, T4, RTX 20xx: a GPU without any keeps mixed precision and fp32 at one rate)
+        held to MFU ``e`` = :func:`app.model.throughput.rates.width_efficiency` (the width
+        law's share of the matmul FLOP rate reached at the network's width, ``h / (h +
+        h₀)``) of the FP32 vector peak, the only matmul rate such a GPU has; appends the
+        sentence to ``added`` when it holds. The fp32 rows the estimate stands on ran TF32
+        matmuls (2× an A100's or H100's 16-bit ÷ TF32 peak), so their conversion implied
+        1.7-2.0× the FP32 peak of a T4 or V100 before any cap (the 0.74 MFU the fp32
+        credible cell allowed is a fraction of TF32 peaks). Checked on the seed's only fp32
+        transformer rows of such a GPU (nvidia_dle, V100 SXM2 16GB): Transformer-XL base MFU
+        0.28 ≤ e 0.39 (width 582), large 0.52 ≤ 0.55 (width 1,115; h₀ = 912, the served
+        calibration)."""
+        fp32 = peak_tflops(gpu, Precision.FP32)
+        per_sample = implied_utilisation(w, gpu, Precision.FP32, 1.0, fp32)
+        e = width_efficiency(w, self.cal)
+        if per_sample is None or rate * per_sample[0] <= e:
+            return rate
+        added.append(
+            f"{gpu.name} has no TF32 tensor cores: fp32 matmuls run at its {fp32:.1f} TFLOP/s "
+            f"FP32 vector rate whatever the stack sets; held to MFU {e:.2f} of it (the width "
+            f"law's share of the matmul rate at this width; the TF32-era rate would imply "
+            f"{rate * per_sample[0]:.2f})"
+        )
+        return e / per_sample[0]
 
     def _fp32_bounded(
         self,
@@ -352,9 +389,12 @@ class PhysicalChecks(FlopsModel):
         ratio = flops_peak_tflops(gpu, precision) / fp32
         half = Precision.BF16_AMP if gpu.bf16_tflops else Precision.FP16_AMP
         tensor16 = rate_class(gpu, half) == PrecisionClass.HALF
-        tf32 = self.runs_tf32(precision, software)
+        tf32 = self.runs_tf32(precision, software, gpu)
         stack = self.stack(software, precision).value
-        if tf32 is not True and ratio > 1.01:
+        if not capabilities(gpu).tf32:
+            if tensor16:  # without any tensor cores 16-bit runs at this rate too: as measured
+                rate = self._fp32_vector_bounded(w, gpu, rate, added)
+        elif tf32 is not True and ratio > 1.01:
             e16 = width_efficiency(w, self.cal)
             k = flops_peak_tflops(gpu, half) / flops_peak_tflops(gpu, precision) if tensor16 else 1
             share = k * e16 / (k * e16 + 1.0 - e16)

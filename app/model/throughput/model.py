@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Mapping, Sequence
 
 from app.model.calibration import Calibration
 from app.model.comm import NO_FABRIC, Fabric
 from app.model.flops import training_flops_per_sample
+from app.model.int8_base import int8_base_time
+from app.model.multigpu import effective_interconnect
 from app.model.pooled import (
     PooledData,
+    suite_of,
 )
+from app.model.stacks import SOURCE_STACK, stack_factor
 from app.model.throughput.common import (
     FlopsTable,
     SingleGpu,
+    point_samples_per_s,
 )
 from app.model.throughput.derived import derived
 from app.model.throughput.multi_gpu import MultiGpu
@@ -23,9 +29,11 @@ from app.model.types import (
     GpuSpec,
     Interconnect,
     Precision,
+    Situation,
     ThroughputEstimate,
     Workload,
 )
+from app.model.vocabulary import family
 
 
 class ThroughputModel(MultiGpu):
@@ -134,10 +142,89 @@ class ThroughputModel(MultiGpu):
             gpu, gpu_count, interconnect, precision or self.w.precision, software
         )
         total, model = self.scaled_total(gpu, gpu_count, interconnect, prec, per_gpu, fabric)
+        situation = single[1]
+        found = self.measured_total(gpu, gpu_count, interconnect, prec, software, fabric)
+        if found is not None:
+            total, model, situation = found[0], False, Situation.MEASURED
         low, high = throughput_range(
-            self.w, gpu, gpu_count, prec, total, single[1], model, self.cal
+            self.w, gpu, gpu_count, prec, total, situation, model, self.cal
         )
         return total, low, high, prec
+
+    def measured_total(
+        self,
+        gpu: GpuSpec,
+        gpu_count: float,
+        interconnect: Interconnect | None,
+        prec: Precision,
+        software: str | None,
+        fabric: Fabric = NO_FABRIC,
+    ) -> tuple[float, str] | None:
+        """Total samples/s of ``gpu_count`` × ``gpu`` where the workload's measured group has
+        rows of exactly this configuration: this GPU, this count (inside one machine), this
+        link (:func:`app.model.multigpu.effective_interconnect`: SXM boards are NVLink), at
+        the served software level, precision and micro-batch, with no stack or 8-bit-base
+        factor to move them, where the suite ran no 1-GPU row to measure the count's
+        efficiency by (:meth:`_measured_eta`). Such rows are the answer itself (their mean),
+        with the sentence that says so (the answer's situation is then ``measured``); ``None``
+        otherwise.
+
+        Why: a source that publishes multi-GPU runs only (NeMo's performance summary:
+        Llama 2 7B on 8 × H100 SXM, 16,934 tokens/s per GPU) enters the pooled model as a
+        1-GPU rate (per-GPU rate ÷ the link model's efficiency,
+        :meth:`app.model.pooled.PooledData._observations`); scaling that rate back by the
+        link model, after the credible-MFU bound held the 1-GPU figure, served 11,553
+        tokens/s per GPU for the very run measured at 16,934. The measured-configuration
+        rule of :meth:`_credible` (a GPU's own measurement of a configuration is never held)
+        applies to the multi-GPU measurement the same way. Only the preset itself
+        (``reference`` ``None``): a workload that departs from it is not what was measured.
+        """
+        n = int(gpu_count)
+        if n < 2 or n != gpu_count or not self.groups or self.reference is not None:
+            return None
+        if fabric.node_gpus is not None and fabric.node_gpus < n:
+            return None
+        if not self._usable(prec, software) or int8_base_time(self.w) is not None:
+            return None
+        group = self._group_at(software)
+        level = self.data.level_of(group, software, prec == Precision.FP8)
+        if level is None:
+            return None
+        source = self.measured_source(software, prec)
+        if source is not None and source in SOURCE_STACK:
+            fam = family(self.w.architecture)
+            asked = self.stack(software, prec)
+            if stack_factor(asked, source, fam, self.cal.stack_efficiency) != 1.0:
+                return None
+
+        def link_of(listed: Interconnect | None) -> Interconnect:
+            return effective_interconnect(gpu, listed) or Interconnect.PCIE
+
+        link = link_of(interconnect)
+        batch = self._batch()
+        rows = [
+            p
+            for p in self.data.rows(group)
+            if p.gpu == gpu.name
+            and p.gpu_count == n
+            and suite_of(p) == level.suite
+            and p.precision == prec
+            and p.batch_size_per_gpu is not None
+            and float(p.batch_size_per_gpu) == batch
+            and link_of(Interconnect(p.interconnect) if p.interconnect else None) == link
+        ]
+        if not rows or self._measured_eta(gpu, n, link, prec) is not None:
+            # where the suite also ran one GPU the count's efficiency is measured (its n-GPU
+            # ÷ 1-GPU rows) and the 1-GPU answer × it stands, as for every other count
+            return None
+        units = self._base(prec).units_per_sample or 1.0
+        per_gpu = statistics.fmean(point_samples_per_s(p, units) for p in rows)
+        text = (
+            f"measured configuration: {n} × {gpu.name} over {link.value} at "
+            f"{level.suite.rstrip('@')}, micro-batch {batch:g}, {prec.value}: "
+            f"{per_gpu:.4g} samples/s per GPU (mean of {len(rows)} run(s)), served as measured"
+        )
+        return per_gpu * n, text
 
     def estimate(
         self,
@@ -176,8 +263,18 @@ class ThroughputModel(MultiGpu):
         scaled = self.scaled(gpu, n, interconnect, prec, per_gpu, fabric)
         total, eta = scaled.total, scaled.eta
         notes = (*notes, *scaled.notes)
+        model = scaled.model
+        found = self.measured_total(gpu, n, interconnect, prec, software, fabric)
+        if found is not None:
+            total, text = found
+            # the efficiency stays what it was: measured where the suite also ran one GPU
+            # (its n-GPU ÷ 1-GPU rows), else the link model's (a source of n-GPU runs only
+            # does not say how its rate splits into a 1-GPU rate and an efficiency); the
+            # total is the measurement
+            model, situation = False, Situation.MEASURED
+            notes = (*notes, text)
         # 4. the range
-        low, high = throughput_range(self.w, gpu, n, prec, total, situation, scaled.model, self.cal)
+        low, high = throughput_range(self.w, gpu, n, prec, total, situation, model, self.cal)
         peak = self.run_peak(gpu, prec, software)
         used = implied_utilisation(self._w_at(prec), gpu, prec, total / n, peak)
         mfu, hfu = used if used else (None, None)
