@@ -76,6 +76,7 @@ def warning_label(w: WarningOut, lang: str) -> str:
         "compute_capability_too_low": lambda: _("compute capability too low"),
         "bf16_unsupported": lambda: _("no BF16 on this GPU"),
         "fp8_unsupported": lambda: _("no FP8 on this GPU"),
+        "fp8_quantised_base": lambda: _("no FP8 path for a 4-bit base"),
         "tf32_unsupported": lambda: _("no TF32 on this GPU"),
         "no_nvlink": lambda: _("no NVLink: {eff} % scaling").format(
             eff=num((_value(v, "predicted_efficiency") or 0) * 100, 2, lang)
