@@ -76,21 +76,21 @@ def test_leave_one_architecture_out_meets_target(numbers) -> None:  # type: igno
 
 
 @pytest.mark.crossval
-@pytest.mark.xfail(strict=True, reason="derived 14.4 % at the API's level, target 10 %")
 def test_derived_workloads_meet_target(numbers) -> None:  # type: ignore[no-untyped-def]
+    # 9.9 % since Lambda's Transformer-XL rows are read as the full-softmax network they ran
+    # (14.4 % when they stood for DLE's adaptive-softmax presets)
     assert numbers["derived_median"] <= TARGETS["derived_median"] == 0.10
 
 
 @pytest.mark.crossval
-@pytest.mark.xfail(strict=True, reason="20.8 %, target 20 % (docs/accuracy.md)")
 def test_leave_one_workload_out_meets_target(numbers) -> None:  # type: ignore[no-untyped-def]
-    # the workload's whole network held out (validate.lowo_folds)
+    # the workload's whole network held out (validate.lowo_folds): 17.5 %
     assert numbers["lowo_median"] <= TARGETS["lowo_median"] == 0.20
 
 
 @pytest.mark.crossval
 def test_llm_leave_one_gpu_out_meets_target(numbers) -> None:  # type: ignore[no-untyped-def]
-    # 14.1 % with the extrapolation form chosen inside each fold (20.0 % with the pooled
+    # 14.5 % with the extrapolation form chosen inside each fold (20.0 % with the pooled
     # model's zero architecture terms alone; app/model/throughput/extrapolate.py)
     assert numbers["llm_logo_median"] <= TARGETS["llm_logo_median"] == 0.15
 
@@ -99,16 +99,12 @@ def test_llm_leave_one_gpu_out_meets_target(numbers) -> None:  # type: ignore[no
 def test_unmet_targets_do_not_get_worse(numbers) -> None:  # type: ignore[no-untyped-def]
     # the honest figures of docs/accuracy.md (API level, issue 23), rounded up: a change
     # that worsens them fails
-    assert numbers["logo_p90"] <= 0.37  # 36.2 %
-    assert numbers["loao_median"] <= 0.16  # 15.6 %
-    assert numbers["derived_median"] <= 0.15  # 14.6 %
-    assert numbers["lowo_median"] <= 0.21  # 20.8 %
-    # the tail and the per-workload view, which the row median hides (25.5 %, 49.4 %, 24.9 %)
-    assert numbers["lowo_mean"] <= 0.27
-    assert numbers["lowo_p90"] <= 0.52
-    assert numbers["lowo_workload_median"] <= 0.25
-    # the nested ranges of a new architecture cover a shade under the band (74.9 %)
-    assert numbers["loao_coverage"] >= 0.72
+    assert numbers["logo_p90"] <= 0.34  # 33.7 %
+    assert numbers["loao_median"] <= 0.152  # 15.1 %
+    # the tail and the per-workload view, which the row median hides (21.1 %, 37.4 %, 23.4 %)
+    assert numbers["lowo_mean"] <= 0.22
+    assert numbers["lowo_p90"] <= 0.38
+    assert numbers["lowo_workload_median"] <= 0.24
 
 
 @pytest.mark.crossval
@@ -116,12 +112,7 @@ def test_unmet_targets_do_not_get_worse(numbers) -> None:  # type: ignore[no-unt
     "protocol",
     [
         "logo",
-        pytest.param(
-            "loao",
-            marks=pytest.mark.xfail(
-                strict=True, reason="74.9 % with nested quantiles, band 75-85 % (docs/accuracy.md)"
-            ),
-        ),
+        "loao",
         "lowo",
         "derived",
         "precision_switch",

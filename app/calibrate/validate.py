@@ -403,6 +403,8 @@ DERIVED_PAIRS = (
     ("ResNet-152", "resnet50-imagenet-tf"),
     ("Transformer-XL large", "transformer-xl-base-wt103"),
     ("Transformer-XL base", "transformer-xl-large-wt103"),
+    ("Transformer-XL large, full softmax, 256 tokens (Lambda)", "transformer-xl-base-wt103-lambda"),
+    ("Transformer-XL base, full softmax (Lambda)", "transformer-xl-large-wt103-lambda"),
     ("Inception v4", "inception-v3-imagenet-tf"),
     ("Llama 3.1 8B", "llama32-3b-full"),
     ("MPT-1B", "mpt-350m-pretrain"),

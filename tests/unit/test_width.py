@@ -9,6 +9,7 @@ import math
 import pytest
 
 from app.calibrate.validate import WidthPair, WidthShape, best_width_h0
+from app.data.load import load_points, load_presets
 from app.model.calibration import Calibration, load_calibration
 from app.model.flops import matmul_params, matmul_width
 from app.model.pooled import matmul_rows_per_sample
@@ -20,6 +21,7 @@ from app.model.throughput import (
 from app.model.types import Architecture, Precision, Situation, Workload
 from app.services.reference import ReferenceData
 from app.services.workloads import WorkloadError, resolve_workload
+from app.settings import PROJECT_ROOT
 from tests.unit.helpers import A100_80_SXM, preset_reference
 from tests.unit.test_throughput import BERT, point
 
@@ -218,3 +220,30 @@ def test_a_width_without_its_parameters_moves_no_efficiency() -> None:
     # with the parameters of 12 layers 2,304 wide (12 · 12 · 2,304²) it is 2,304 wide
     filled = dataclasses.replace(widened, params=12 * 12 * 2304 * 2304)
     assert width_efficiency(filled, cal) == pytest.approx(2304 / (2304 + 575))
+
+
+def test_lambdas_transformer_xl_runs_are_read_as_the_network_they_ran() -> None:
+    # Lambda's configs (lambdal/deeplearning-benchmark pytorch/scripts/config_v0|v1) give no
+    # --adaptive: one tied 267,735 × d table and a full softmax; large at tgt_len 256
+    presets = {p.slug: p for p in load_presets(PROJECT_ROOT / "seed_data")}
+    base, large = (
+        presets["transformer-xl-base-wt103-lambda"],
+        presets["transformer-xl-large-wt103-lambda"],
+    )
+    # DLE base 191,950,298 less the adaptive softmax's cluster weight/bias 3 × 512 + 3
+    assert base.fields["params"] == 191_950_298 - 1_539 == 191_948_759
+    # 18 × 13,640,704 + 2,048 + 267,735 × 1,024 + 267,735
+    assert large.fields["params"] == 18 * 13_640_704 + 2_048 + 267_735 * 1_024 + 267_735
+    assert (base.fields["seq_len"], large.fields["seq_len"]) == (192, 256)
+    assert large.units_per_sample == 256
+    assert base.fields.get("lookup_params") is None  # every token meets the whole table
+    # per token: 6 × 191,948,759 + 12 × 16 × 512 × 192 = 1,170,566,922 FLOPs (DLE: 409,525,020)
+    w = dataclasses.replace(TXL_BASE, params=191_948_759, lookup_params=None)
+    assert training_flops_per_sample(w) == pytest.approx(1_170_566_922 * 192)
+    # every Lambda row of these labels states the sequence length its config ran
+    labels = {base.benchmark_workloads[0]: 192, large.benchmark_workloads[0]: 256}
+    points, _ = load_points(PROJECT_ROOT / "seed_data")
+    rows = [p for p in points if p.workload in labels]
+    assert len(rows) == 212 + 182
+    assert all(p.seq_len == labels[p.workload] for p in rows)
+    assert all(p.source.startswith("lambda_pytorch") for p in rows)
