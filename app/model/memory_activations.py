@@ -16,7 +16,12 @@ from app.model.memory_dtypes import (
     kbit_upcast,
     quantised_base,
 )
-from app.model.memory_vision import assigner_bytes_per_sample, segmentation_loss_bytes_per_sample
+from app.model.memory_vision import (
+    UNET_LATENT_DOWNSAMPLE,
+    assigner_bytes_per_sample,
+    segmentation_loss_bytes_per_sample,
+    unet_attention_scores_bytes,
+)
 from app.model.stacks import FUSED_KERNEL_STACKS, Stack
 from app.model.types import (
     Architecture,
@@ -79,13 +84,6 @@ DEFAULT_PATCH_SIZE = 16
 #: Side of the square image a detector backbone's ``backbone_gflops_224`` refers to.
 BACKBONE_REFERENCE_PIXELS = 224 * 224
 
-#: Stable Diffusion's VAE downsamples the image 8× per side (Rombach et al. arXiv:2112.10752,
-#: f = 8): a 512×512 image is a 64×64 latent.
-UNET_LATENT_DOWNSAMPLE = 8
-#: SD 1.x UNet (UNet2DConditionModel config of stable-diffusion v1: attention_head_dim 8,
-#: i.e. 8 heads in diffusers' naming; CrossAttnDownBlock2D first; layers_per_block 2):
-#: self-attention over every latent pixel runs in 2 down + 3 up transformer blocks.
-UNET_TOP_ATTENTION_HEADS = 8
 #: Diffusion transformers (a diffusion model given ``layers`` and ``hidden_size``): latent
 #: patch side (DiT-XL/2, Peebles & Xie arXiv:2212.09748; SD3 and Flux also patch 2) and the
 #: hidden-sized copies adaLN-Zero adds to a ViT block: each of the two modulations
@@ -93,7 +91,6 @@ UNET_TOP_ATTENTION_HEADS = 8
 #: keeps the gated output, one copy apiece (same paper, Fig. 3).
 DIT_DEFAULT_PATCH = 2
 DIT_ADALN_COPIES = 4.0
-UNET_TOP_ATTENTION_LAYERS = 5
 
 
 def offloaded_activation_bytes(w: Workload) -> float:
@@ -473,32 +470,6 @@ def _copies_per_layer(w: Workload, fp32_stream: bool) -> float:
         # the two 1-byte masks, in copies at the activation dtype
         c -= DROPOUT_MASK_BYTES_PER_LAYER / activation_bytes(w.precision)
     return c + (AMP_FP32_STREAM_EXTRA_COPIES if fp32_stream else 0.0)
-
-
-def unet_attention_scores_bytes(w: Workload) -> float:
-    """Eager attention score tensors of a diffusion UNet for one sample, in bytes.
-
-    Without a memory-efficient kernel (``attention`` ``eager``: no xformers/SDPA) each
-    self-attention over the ``s = (image_size / 8)²`` latent pixels materialises ``heads · s²``
-    scores. The UNet's attention has no dropout, so autograd keeps only the softmax output for
-    backward (``bytes`` per element: softmax and the following matmul both save that one
-    tensor): all ``UNET_TOP_ATTENTION_LAYERS`` full-resolution layers keep it without
-    checkpointing. With checkpointing only the block being recomputed holds scores, and its
-    backward has the softmax output, its gradient and the gradient of the scores alive at once
-    (``3 · bytes`` per element). Layout of the SD 1.x UNet (constants above); 0 for other
-    architectures, SDPA or without ``image_size``.
-    """
-    if (
-        w.architecture != Architecture.DIFFUSION_UNET
-        or w.attention != Attention.EAGER
-        or not w.image_size
-        or (w.hidden_size and w.layers)  # a diffusion transformer: the block formula's scores
-    ):
-        return 0.0
-    s = (w.image_size // UNET_LATENT_DOWNSAMPLE) ** 2
-    nbytes = activation_bytes(w.precision)
-    per_element = 3 * nbytes if w.gradient_checkpointing else UNET_TOP_ATTENTION_LAYERS * nbytes
-    return float(UNET_TOP_ATTENTION_HEADS * s * s * per_element)
 
 
 def _detector(w: Workload) -> bool:

@@ -7,7 +7,8 @@ Pure: standard library only (the workload's fields in, bytes out).
 
 from __future__ import annotations
 
-from app.model.types import Architecture, VisionTask, Workload
+from app.model.memory_dtypes import activation_bytes
+from app.model.types import Architecture, Attention, VisionTask, Workload
 
 #: Output strides of a YOLOv8/YOLO11 ``Detect`` head (P3, P4, P5): one anchor point per
 #: output pixel at each (ultralytics/nn/modules/head.py ``Detect.stride``; 8,400 anchors at
@@ -93,3 +94,39 @@ def task_notes(w: Workload) -> list[str]:
             "counted: give num_classes"
         ]
     return []
+
+
+#: Stable Diffusion's VAE downsamples the image 8× per side (Rombach et al. arXiv:2112.10752,
+#: f = 8): a 512×512 image is a 64×64 latent.
+UNET_LATENT_DOWNSAMPLE = 8
+#: SD 1.x UNet (UNet2DConditionModel config of stable-diffusion v1: attention_head_dim 8,
+#: i.e. 8 heads in diffusers' naming; CrossAttnDownBlock2D first; layers_per_block 2):
+#: self-attention over every latent pixel runs in 2 down + 3 up transformer blocks.
+UNET_TOP_ATTENTION_HEADS = 8
+UNET_TOP_ATTENTION_LAYERS = 5
+
+
+def unet_attention_scores_bytes(w: Workload) -> float:
+    """Eager attention score tensors of a diffusion UNet for one sample, in bytes.
+
+    Without a memory-efficient kernel (``attention`` ``eager``: no xformers/SDPA) each
+    self-attention over the ``s = (image_size / 8)²`` latent pixels materialises ``heads · s²``
+    scores. The UNet's attention has no dropout, so autograd keeps only the softmax output for
+    backward (``bytes`` per element: softmax and the following matmul both save that one
+    tensor): all ``UNET_TOP_ATTENTION_LAYERS`` full-resolution layers keep it without
+    checkpointing. With checkpointing only the block being recomputed holds scores, and its
+    backward has the softmax output, its gradient and the gradient of the scores alive at once
+    (``3 · bytes`` per element). Layout of the SD 1.x UNet (constants above); 0 for other
+    architectures, SDPA or without ``image_size``.
+    """
+    if (
+        w.architecture != Architecture.DIFFUSION_UNET
+        or w.attention != Attention.EAGER
+        or not w.image_size
+        or (w.hidden_size and w.layers)  # a diffusion transformer: the block formula's scores
+    ):
+        return 0.0
+    s = (w.image_size // UNET_LATENT_DOWNSAMPLE) ** 2
+    nbytes = activation_bytes(w.precision)
+    per_element = 3 * nbytes if w.gradient_checkpointing else UNET_TOP_ATTENTION_LAYERS * nbytes
+    return float(UNET_TOP_ATTENTION_HEADS * s * s * per_element)
