@@ -395,32 +395,8 @@ class PhysicalChecks(FlopsModel):
             if tensor16:  # without any tensor cores 16-bit runs at this rate too: as measured
                 rate = self._fp32_vector_bounded(w, gpu, rate, added)
         elif tf32 is not True and ratio > 1.01:
-            e16 = width_efficiency(w, self.cal)
             k = flops_peak_tflops(gpu, half) / flops_peak_tflops(gpu, precision) if tensor16 else 1
-            share = k * e16 / (k * e16 + 1.0 - e16)
-            factor = 1.0 / (share * ratio + 1.0 - share)
-            if tf32 is None:
-                added.append(
-                    f"fp32 at the TF32 rate its measured rows ran: the TF32 default of stack "
-                    f"{stack} is unverified; with full-FP32 matmuls ({share:.0%} of the step) "
-                    f"at the {fp32:.1f} TFLOP/s FP32 rate it would run ×{factor:.2f}"
-                )
-            else:
-                rate *= factor
-                added.append(
-                    f"fp32 without TF32 (stack {stack} keeps PyTorch's default, "
-                    "torch.backends.cuda.matmul.allow_tf32 = False): the matmuls "
-                    f"({share:.0%} of the TF32 step) run at the {fp32:.1f} TFLOP/s FP32 rate, "
-                    f"not TF32's ({ratio:.1f}× faster): ×{factor:.2f}; tf32 (or a stack that "
-                    "enables it) runs them on tensor cores"
-                )
-                per_sample = implied_utilisation(w, gpu, precision, 1.0, fp32)
-                if per_sample is not None and rate * max(per_sample) > 1.0:
-                    rate = 1.0 / max(per_sample)
-                    added.append(
-                        f"capped at the {fp32:.1f} TFLOP/s FP32 vector peak (HFU 1): no "
-                        "measured row ran fp32 without TF32"
-                    )
+            rate = self._full_fp32(w, gpu, rate, k, tf32 is None, stack, added)
         if tensor16:
             sixteen = at(half)
             if 0 < sixteen < rate:
@@ -430,3 +406,48 @@ class PhysicalChecks(FlopsModel):
                 )
                 rate = sixteen
         return rate, situation, evidence, (*notes, *added)
+
+    def _full_fp32(
+        self,
+        w: Workload,
+        gpu: GpuSpec,
+        rate: float,
+        k: float,
+        unverified: bool,
+        stack: str,
+        added: list[str],
+    ) -> float:
+        """:meth:`_fp32_bounded` on a GPU with TF32 tensor cores: the TF32-rate ``rate``
+        (samples/s per GPU) of ``w`` with its matmul share run at the FP32 vector rate (``k``
+        = 16-bit ÷ TF32 peak, 1 without 16-bit tensor cores), held to the FP32 peak;
+        ``unverified`` (the stack's TF32 default unknown): the rate stays and the sentence
+        says what full FP32 would cost. Sentences go to ``added``."""
+        precision = Precision.FP32
+        fp32 = peak_tflops(gpu, precision)
+        ratio = flops_peak_tflops(gpu, precision) / fp32
+        e16 = width_efficiency(w, self.cal)
+        share = k * e16 / (k * e16 + 1.0 - e16)
+        factor = 1.0 / (share * ratio + 1.0 - share)
+        if unverified:
+            added.append(
+                f"fp32 at the TF32 rate its measured rows ran: the TF32 default of stack "
+                f"{stack} is unverified; with full-FP32 matmuls ({share:.0%} of the step) "
+                f"at the {fp32:.1f} TFLOP/s FP32 rate it would run ×{factor:.2f}"
+            )
+            return rate
+        rate *= factor
+        added.append(
+            f"fp32 without TF32 (stack {stack} keeps PyTorch's default, "
+            "torch.backends.cuda.matmul.allow_tf32 = False): the matmuls "
+            f"({share:.0%} of the TF32 step) run at the {fp32:.1f} TFLOP/s FP32 rate, "
+            f"not TF32's ({ratio:.1f}× faster): ×{factor:.2f}; tf32 (or a stack that "
+            "enables it) runs them on tensor cores"
+        )
+        per_sample = implied_utilisation(w, gpu, precision, 1.0, fp32)
+        if per_sample is not None and rate * max(per_sample) > 1.0:
+            rate = 1.0 / max(per_sample)
+            added.append(
+                f"capped at the {fp32:.1f} TFLOP/s FP32 vector peak (HFU 1): no "
+                "measured row ran fp32 without TF32"
+            )
+        return rate
