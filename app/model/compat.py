@@ -190,6 +190,12 @@ def effective_precision(
         return _fp8_off_transformer(gpu, architecture)
     if requested == Precision.FP8 and method == Method.QLORA:
         return _fp8_quantised_base(gpu)
+    return _missing_capability(gpu, requested)
+
+
+def _missing_capability(gpu: GpuSpec, requested: Precision) -> tuple[Precision, RunWarning | None]:
+    """:func:`effective_precision`'s stand-ins for what ``gpu``'s tensor cores lack (bf16,
+    fp8, TF32), with the warning that says so; ``(requested, None)`` when nothing is missing."""
     cap = capabilities(gpu)
     where = gpu.name + (
         f" (compute capability {_fmt(cap.compute_capability)})" if cap.compute_capability else ""

@@ -11,6 +11,8 @@ from app.model.flops import training_flops_per_sample
 from app.model.int8_base import int8_base_time
 from app.model.multigpu import effective_interconnect
 from app.model.pooled import (
+    Group,
+    Level,
     PooledData,
     suite_of,
 )
@@ -169,33 +171,19 @@ class ThroughputModel(MultiGpu):
         with the sentence that says so (the answer's situation is then ``measured``); ``None``
         otherwise.
 
-        Why: a source that publishes multi-GPU runs only (NeMo's performance summary:
-        Llama 2 7B on 8 × H100 SXM, 16,934 tokens/s per GPU) enters the pooled model as a
-        1-GPU rate (per-GPU rate ÷ the link model's efficiency,
-        :meth:`app.model.pooled.PooledData._observations`); scaling that rate back by the
-        link model, after the credible-MFU bound held the 1-GPU figure, served 11,553
-        tokens/s per GPU for the very run measured at 16,934. The measured-configuration
-        rule of :meth:`_credible` (a GPU's own measurement of a configuration is never held)
-        applies to the multi-GPU measurement the same way. Only the preset itself
-        (``reference`` ``None``): a workload that departs from it is not what was measured.
+        Why: a source of multi-GPU runs only (NeMo: Llama 2 7B on 8 × H100 SXM, 16,934
+        tokens/s per GPU) enters the pooled model as a 1-GPU rate (÷ the link model's
+        efficiency, :meth:`app.model.pooled.PooledData._observations`); scaled back after
+        the credible-MFU bound it served 11,553. As in :meth:`_credible`, a GPU's own
+        measurement of a configuration is never held. Only the preset itself.
         """
         n = int(gpu_count)
-        if n < 2 or n != gpu_count or not self.groups or self.reference is not None:
+        if n < 2 or n != gpu_count or (fabric.node_gpus is not None and fabric.node_gpus < n):
             return None
-        if fabric.node_gpus is not None and fabric.node_gpus < n:
+        found = self._served_as_measured(prec, software)
+        if found is None:
             return None
-        if not self._usable(prec, software) or int8_base_time(self.w) is not None:
-            return None
-        group = self._group_at(software)
-        level = self.data.level_of(group, software, prec == Precision.FP8)
-        if level is None:
-            return None
-        source = self.measured_source(software, prec)
-        if source is not None and source in SOURCE_STACK:
-            fam = family(self.w.architecture)
-            asked = self.stack(software, prec)
-            if stack_factor(asked, source, fam, self.cal.stack_efficiency) != 1.0:
-                return None
+        group, level = found
 
         def link_of(listed: Interconnect | None) -> Interconnect:
             return effective_interconnect(gpu, listed) or Interconnect.PCIE
@@ -226,6 +214,46 @@ class ThroughputModel(MultiGpu):
         )
         return per_gpu * n, text
 
+    def _served_as_measured(
+        self, prec: Precision, software: str | None
+    ) -> tuple[Group, Level] | None:
+        """:meth:`measured_total`'s conditions on the job: the preset itself (``reference``
+        ``None``) with a measured group usable at ``prec``, no 8-bit base, and no stack factor
+        between the rows and the stack asked; (its group, the served software level) or
+        ``None``."""
+        if not self.groups or self.reference is not None:
+            return None
+        if not self._usable(prec, software) or int8_base_time(self.w) is not None:
+            return None
+        group = self._group_at(software)
+        level = self.data.level_of(group, software, prec == Precision.FP8)
+        if level is None:
+            return None
+        source = self.measured_source(software, prec)
+        if source is not None and source in SOURCE_STACK:
+            fam = family(self.w.architecture)
+            asked = self.stack(software, prec)
+            if stack_factor(asked, source, fam, self.cal.stack_efficiency) != 1.0:
+                return None
+        return group, level
+
+    def _utilisation(
+        self,
+        gpu: GpuSpec,
+        prec: Precision,
+        software: str | None,
+        per_gpu: float,
+        notes: tuple[str, ...],
+    ) -> tuple[float | None, float | None, tuple[str, ...]]:
+        """(MFU, HFU, ``notes`` with the sentence that states them) of ``per_gpu`` samples/s
+        on ``gpu`` at ``prec``, against the peak the run uses (:meth:`run_peak`); ``None``
+        without a FLOPs count."""
+        peak = self.run_peak(gpu, prec, software)
+        used = implied_utilisation(self._w_at(prec), gpu, prec, per_gpu, peak)
+        if not used:
+            return None, None, notes
+        return used[0], used[1], (*notes, utilisation_note(used, peak, prec))
+
     def estimate(
         self,
         gpu: GpuSpec,
@@ -237,14 +265,10 @@ class ThroughputModel(MultiGpu):
         fabric: Fabric = NO_FABRIC,
     ) -> ThroughputEstimate:
         """Samples/s of ``gpu_count`` × ``gpu`` (fractional counts below one scale linearly).
-
-        ``interconnect`` ``None`` means PCIe, or NVLink for SXM boards; ``fabric`` the GPUs
-        and network per machine where stated (:class:`app.model.comm.Fabric`); ``precision`` is the
-        precision the GPU runs at (default the workload's; see
-        :func:`app.model.compat.effective_precision`);
-        ``software`` the suite to predict at (the harness passes a held-out row's). The
-        answer's ``precision`` is the one estimated at (:meth:`stand_in_precision`).
-        """
+        ``interconnect`` ``None``: PCIe, or NVLink for SXM boards; ``fabric``: the GPUs and
+        network per machine where stated; ``precision``: what the GPU runs at (default the
+        workload's, :func:`app.model.compat.effective_precision`); ``software``: the suite to
+        predict at. The answer's ``precision`` is the one estimated at."""
         asked = precision or self.w.precision
         # 1. the precision stand-in; 2. one situation, its own bound, the physical check and
         # the stack (single_gpu), the board cap
@@ -258,28 +282,20 @@ class ThroughputModel(MultiGpu):
             notes = (*notes, capped)
         if prec != asked:
             notes = (*notes, stand_in_note(asked, prec))
-        # 3. multi-GPU
+        # 3. multi-GPU (or the measured configuration itself)
         n = gpu_count
         scaled = self.scaled(gpu, n, interconnect, prec, per_gpu, fabric)
-        total, eta = scaled.total, scaled.eta
+        total, eta, model = scaled.total, scaled.eta, scaled.model
         notes = (*notes, *scaled.notes)
-        model = scaled.model
         found = self.measured_total(gpu, n, interconnect, prec, software, fabric)
         if found is not None:
-            total, text = found
-            # the efficiency stays what it was: measured where the suite also ran one GPU
-            # (its n-GPU ÷ 1-GPU rows), else the link model's (a source of n-GPU runs only
-            # does not say how its rate splits into a 1-GPU rate and an efficiency); the
-            # total is the measurement
-            model, situation = False, Situation.MEASURED
-            notes = (*notes, text)
+            # the efficiency stays the scaled one (measured where the suite also ran one
+            # GPU, else the link model's); the total is the measurement
+            total, model, situation = found[0], False, Situation.MEASURED
+            notes = (*notes, found[1])
         # 4. the range
         low, high = throughput_range(self.w, gpu, n, prec, total, situation, model, self.cal)
-        peak = self.run_peak(gpu, prec, software)
-        used = implied_utilisation(self._w_at(prec), gpu, prec, total / n, peak)
-        mfu, hfu = used if used else (None, None)
-        if used:
-            notes = (*notes, utilisation_note(used, peak, prec))
+        mfu, hfu, notes = self._utilisation(gpu, prec, software, total / n, notes)
         return ThroughputEstimate(
             samples_per_s=total,
             samples_per_s_low=low,
