@@ -195,7 +195,14 @@ def test_a_select_shows_the_choice_an_alias_stands_for(
 
 @pytest.mark.parametrize(
     ("field", "written", "option"),
-    [("currency", "cny", "CNY"), ("currency", "Eur", "EUR"), ("provider", "Lambda", "lambda")],
+    [
+        ("currency", "cny", "CNY"),
+        ("currency", "Eur", "EUR"),
+        ("provider", "Lambda", "lambda"),
+        # a provider's name as people write it: the API reads it as the slug it names
+        ("provider", "Vast.ai", "vast"),
+        ("provider", "DataCrunch", "verda"),
+    ],
 )
 def test_a_filter_select_shows_the_choice_written_in_another_case(
     client: Any, field: str, written: str, option: str

@@ -3,6 +3,7 @@ the cost/time chart. JSON twin: ``GET /v1/rank`` with the same parameters."""
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import Any
 
 from litestar import Request, get
@@ -21,7 +22,7 @@ from app.interface.query import (
 from app.interface.responses import rank_response
 from app.interface.schemas import RankedOfferOut, RankResponse, WorkloadIn
 from app.launch import launch_links
-from app.services.offers import FilterError
+from app.services.offers import FilterError, resolve_provider
 from app.services.workloads import WorkloadError
 from app.web.forms import (
     FILTERS_ADVANCED,
@@ -177,6 +178,7 @@ class RankPageController(PageController):
         }
         fresh = context["banner"]
         context["providers"] = [(e.slug, e.name) for e in fresh["entries"] if e.offers]
+        named_provider(form, params, context["providers"])
         context["currency_choices"] = [(c, c) for c in ref.currencies]
         if result is not None:
             context.update(
@@ -186,6 +188,23 @@ class RankPageController(PageController):
             if all_oom(result) and result.workload.get("sharding") in (None, "none"):
                 context["more_gpus"] = more_gpus(query, env)
         return Template("rank.html", context=context, status_code=page_status(errors))
+
+
+def named_provider(
+    form: dict[str, str], params: dict[str, str], providers: list[tuple[str, str]]
+) -> None:
+    """Write the provider filter as the slug it names (``Vast.ai`` → ``vast``), in the form and
+    the page's links, so the select shows the provider the answer used (the API reads the name
+    the same way: :func:`app.services.offers.resolve_provider`). A name that matches no listed
+    provider is left as written (the answer's 400 names it)."""
+    text = form.get("provider")
+    if not text:
+        return
+    with suppress(FilterError):
+        slug = resolve_provider(text, providers)
+        form["provider"] = slug
+        if "provider" in params:
+            params["provider"] = slug
 
 
 def more_gpus(query: Any, env: PageEnv) -> RankedOfferOut | None:
