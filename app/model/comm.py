@@ -34,15 +34,7 @@ from pathlib import Path
 
 from app.model.calibration import Calibration, load_calibration
 from app.model.memory import lora_trainable_params
-from app.model.types import (
-    GpuSpec,
-    Hardware,
-    Interconnect,
-    Method,
-    Precision,
-    Sharding,
-    Workload,
-)
+from app.model.types import GpuSpec, Hardware, Interconnect, Method, Precision, Sharding, Workload
 from app.resources import seed_dir
 
 
@@ -376,10 +368,12 @@ def step_traffic(w: Workload, n: int) -> StepTraffic:
     """:class:`StepTraffic` of ``w`` data-parallel over ``n`` GPUs (ZeRO paper,
     arXiv:1910.02054 §5, §7; PyTorch FSDP paper, arXiv:2304.11277 §3):
 
-    * DDP, ZeRO-1: all-reduce (or reduce-scatter + all-gather) of the gradients once per
-      optimizer step: 2(n-1)/n · G.
+    * DDP, ZeRO-1: all-reduce of the gradients once per optimizer step, 2(n-1)/n · G, hidden
+      only behind the last micro-batch's backward (accumulation runs the others under PyTorch
+      ``DistributedDataParallel.no_sync``, as HF Accelerate does): BACKWARD_SHARE / grad_accum.
     * ZeRO-2: gradients reduce-scattered every micro-batch, (n-1)/n · G each, and the updated
-      trainable parameters all-gathered once per step.
+      trainable parameters all-gathered once per step; hideable behind each backward only
+      (DeepSpeed's ``overlap_comm`` overlaps the gradient reduction with the backward pass).
     * ZeRO-3, FSDP: every micro-batch all-gathers the parameters for the forward and again for
       the backward pass and reduce-scatters the gradients: (n-1)/n · (2P + G) per micro-batch
       (no amortisation over gradient accumulation), hideable behind the whole step (prefetch).
@@ -392,10 +386,11 @@ def step_traffic(w: Workload, n: int) -> StepTraffic:
     micro = max(w.grad_accum_steps, 1)
     buckets = max(math.ceil(grad / DDP_BUCKET_BYTES), 1)
     if w.sharding in (Sharding.NONE, Sharding.ZERO1):
-        return StepTraffic(2 * share * grad, buckets, BACKWARD_SHARE)
+        return StepTraffic(2 * share * grad, buckets, BACKWARD_SHARE / micro)
     if w.sharding == Sharding.ZERO2:
         trainable = grad / _wire_bytes(w)[0] * param_b
-        return StepTraffic(share * (micro * grad + trainable), (micro + 1) * buckets, 1.0)
+        traffic = share * (micro * grad + trainable)
+        return StepTraffic(traffic, (micro + 1) * buckets, BACKWARD_SHARE)
     params = float(w.params) * param_b
     units = w.layers or max(math.ceil(params / DDP_BUCKET_BYTES), 1)
     return StepTraffic(micro * share * (2 * params + grad), micro * 3 * units, 1.0)

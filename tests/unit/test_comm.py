@@ -161,6 +161,76 @@ def test_efficiency_hand_worked() -> None:
     assert c.bytes_per_step == pytest.approx(2 * 7 / 8 * 28e9)
 
 
+#: the real runs' multi-GPU speed-up cases (../shared/real_runs/time_cases.json), as the model
+#: sees them: torchvision ResNet-50 (25,557,032 parameters) and Llama-2-7B's shapes
+RESNET50 = dataclasses.replace(GPT2, params=25_557_032, precision=Precision.FP16_AMP)
+LLAMA7B = dataclasses.replace(
+    GPT2,
+    params=6_738_415_616,
+    layers=32,
+    hidden_size=4096,
+    heads=32,
+    kv_heads=32,
+    ffn_hidden_size=11008,
+    vocab_size=32000,
+    method=Method.LORA,
+)
+A10G = dataclasses.replace(
+    A100_PCIE, name="A10G", vram_gib=24, nvlink=False, nvlink_bandwidth_gbs=None
+)
+RTX_3070 = dataclasses.replace(RTX_4090, name="GeForce RTX 3070", architecture="Ampere")
+
+
+def test_real_run_speed_up_cases_bytes_and_link_time() -> None:
+    # U-15: 2 x RTX 3070 (GeForce: no peer-to-peer, the host bridge's 6 GB/s), ResNet-50 DDP
+    # under autocast: fp32 gradients, one all-reduce of 2 (n-1)/n x 102.2 MB in 4 buckets of
+    # 25 MiB (102.2 MB / 26.2 MB -> 4)
+    topo = topology(RTX_3070, 2, Interconnect.PCIE)
+    assert topo.link == LinkClass.PCIE_HOST_BRIDGE
+    traffic = step_traffic(RESNET50, 2)
+    assert traffic.bus_bytes == pytest.approx(102_228_128)
+    assert traffic.calls == 4
+    busbw, latency = bus_bandwidth(RTX_3070, topo)
+    assert (busbw, latency) == pytest.approx((6e9, 42e-6))
+    assert traffic.bus_bytes / busbw + traffic.calls * latency == pytest.approx(0.017206, rel=1e-4)
+    # U-9: Llama-7B LoRA r=16 on all seven linears: 16 x 32 x (4 x 8192 + 3 x 15104)
+    # = 39,976,960 adapter parameters, fp32 gradients (fp16 autocast): 159.9 MB over 2 GPUs
+    u9 = dataclasses.replace(LLAMA7B, lora_rank=16, precision=Precision.FP16_AMP)
+    assert step_traffic(u9, 2).bus_bytes == pytest.approx(39_976_960 * 4)
+    # U-1: r=4 over 8 x A10G (PCIe gen4 P2P, 0.762 x 31.5 = 24.0 GB/s): 2 x 7/8 x 39.98 MB
+    # = 69.96 MB in 2 buckets, 2.92 ms of link time per optimizer step
+    u1 = dataclasses.replace(LLAMA7B, lora_rank=4, precision=Precision.BF16_AMP)
+    a10g = topology(A10G, 8, Interconnect.PCIE)
+    assert a10g.link == LinkClass.PCIE_P2P
+    busbw, latency = bus_bandwidth(A10G, a10g)
+    assert busbw == pytest.approx(24.003e9)
+    traffic = step_traffic(u1, 8)
+    assert traffic.bus_bytes == pytest.approx(2 * 7 / 8 * 9_994_240 * 4)
+    assert traffic.bus_bytes / busbw + traffic.calls * latency == pytest.approx(0.0030, abs=1e-4)
+
+
+def test_accumulation_hides_the_all_reduce_behind_the_last_micro_batch_only() -> None:
+    # DDP all-reduces once per optimizer step, during the last micro-batch's backward (the
+    # others run under no_sync): with 4 accumulation steps a quarter of the 2/3 of the step
+    cal = load_calibration()
+    topo = topology(A100_PCIE, 8, Interconnect.PCIE)
+    accum = dataclasses.replace(BIG, grad_accum_steps=4)
+    assert step_traffic(accum, 8).hideable == pytest.approx(2 / 3 / 4)
+    # 4 micro-batches of one sample at 0.25 samples/s: a 16 s step, 8 s of link time
+    t_comm = 2 * 7 / 8 * 28e9 / (0.762 * 31.5e9) + 1069 * 42e-6
+    exposed = max(0.0, t_comm - cal.comm_overlap * 2 / 3 / 4 * 16.0)
+    loss = (1 - cal.scaling_loss_per_doubling) ** 3
+    assert comm_estimate(accum, A100_PCIE, topo, 0.25).efficiency == pytest.approx(
+        loss * 16.0 / (16.0 + exposed)
+    )
+    # ZeRO-2 reduce-scatters every micro-batch's gradients during its backward: 2/3 of the
+    # step; ZeRO-3/FSDP also prefetch the parameters during the forward: all of it
+    zero2 = dataclasses.replace(accum, sharding=Sharding.ZERO2)
+    assert step_traffic(zero2, 8).hideable == pytest.approx(2 / 3)
+    fsdp = dataclasses.replace(accum, sharding=Sharding.FSDP)
+    assert step_traffic(fsdp, 8).hideable == 1.0
+
+
 def _eta(topo: Topology, gpu: GpuSpec = A100_PCIE) -> float:
     return comm_estimate(BIG, gpu, topo, 1.0).efficiency
 
