@@ -3,7 +3,9 @@
 The block follows ``<!-- checked by tests/test_readme_answer.py: answer -->``: the answer of
 ``POST /v1/rank`` to the body of the ``curl`` command above it, pretty-printed as
 ``python -m json.tool`` prints it (4 spaces, ASCII). Compared on every field except what
-moves with the clock: ``age_days`` and the "N days old" of the messages.
+moves with the clock: ``age_days`` and the "N days old" of the messages. Numbers are compared
+to 12 significant digits: the last of a float's 17 move with the numerics library's version
+(numpy 2.4 summed a 1×RTX 3090 answer ~1e-15 apart from the release that wrote the block).
 ``GPUCOST_WRITE_README=1 pytest tests/test_readme_answer.py`` rewrites the block (after a
 change of the seed data or the estimator), for review in the diff.
 """
@@ -30,7 +32,10 @@ _DAYS_OLD = re.compile(r"\b\d+(\.\d+)? days old\b")
 
 
 def _clockless(value: Any) -> Any:
-    """``value`` without what changes with the day the answer is made."""
+    """``value`` without what changes with the day the answer is made, floats to 12
+    significant digits."""
+    if isinstance(value, float):
+        return float(f"{value:.12g}")
     if isinstance(value, dict):
         return {k: _clockless(v) for k, v in value.items() if k != "age_days"}
     if isinstance(value, list):
