@@ -27,6 +27,20 @@ Limits, said in the answer's note:
 * A measured speed-up (r > 1, model dimension above about 4,700) is never credited: the
   backward runs 16-bit matmuls after a dequantisation, and no training measurement shows a
   gain. An int8 base is therefore never faster than a 16-bit one.
+* The backward rebuilds the 16-bit weight of every int8 layer once per micro-batch
+  (:func:`int8_rate`): bitsandbytes 0.37.0 to 0.41.0 (the tags of
+  bitsandbytes-foundation/bitsandbytes, ``bitsandbytes/autograd/_functions.py``
+  ``MatMul8bitLt.backward``, branch ``elif state.CxB is not None``; ``Linear8bitLt.forward``
+  keeps only the tiled ``CxB`` after the first pass, ``del self.state.CB``) compute
+  ``undo_layout(state.CxB, state.tile_indices).to(ctx.dtype_A).mul_(state.SCB ...)`` before
+  ``torch.matmul(grad_output, CB)``: :data:`DEQUANT_BYTES_PER_PARAM` bytes moved per int8
+  parameter, a weight-sized memory-bound cost independent of the tokens in the micro-batch,
+  taken at the GPU's datasheet memory bandwidth (the fastest it can run). It weighs most at
+  small micro-batches (U-9's LLaMA-7B at 8 × 256 tokens on an RTX 3090: 78 ms against a step
+  of 2.9 s; at 1 × 256 tokens, bitsandbytes#465's set-up, the same cost falls on 8 times
+  fewer tokens: 95 ms at its RTX A5000's 768 GB/s). The backward's quantisation of the
+  output gradient (``F.double_quant(grad_output)``, about 4 B per output element per
+  token) is not counted.
 * Users report bitsandbytes' int8 LoRA training slower than this kernel benchmark implies
   (bitsandbytes-foundation/bitsandbytes#465: "For int8 I have x2-x3 drop", a 7B LoRA on an
   RTX A5000, bitsandbytes 0.39): the answer is the fastest the int8 path allows.
@@ -93,6 +107,13 @@ def int8_matmul_speed(width: float) -> tuple[float, bool]:
             t = math.log(width / d0) / math.log(d1 / d0)
             return r0 + t * (r1 - r0), True
     raise AssertionError("unreachable: width lies between the table's ends")
+
+
+#: Bytes moved per int8 base parameter when the backward rebuilds its 16-bit weight (module
+#: docstring): ``undo_layout`` reads the tiled int8 weight and scatters it (1 B read + 1 B
+#: written), its ``permute(...).contiguous()`` copies it (1 + 1), ``.to(float16)`` (1 B read
+#: + 2 B written) and ``.mul_`` by the row scales (2 + 2): 11 B.
+DEQUANT_BYTES_PER_PARAM = 11
 
 
 @dataclass(frozen=True)
@@ -190,3 +211,48 @@ def int8_base_time(w: Workload) -> Int8Time | None:
         )
     notes.append(extrapolated)
     return Int8Time(share, speed, factor, tuple(notes))
+
+
+def int8_dequant_seconds(w: Workload, bandwidth_gbs: float) -> float:
+    """Seconds one micro-batch's backward spends rebuilding the int8 base's 16-bit weights:
+    :data:`DEQUANT_BYTES_PER_PARAM` × the int8 parameters (:func:`_int8_params`) over
+    ``bandwidth_gbs`` (GB/s, the datasheet memory bandwidth). LLaMA-7B (6,607,343,616 int8
+    parameters: 6,738,415,616 less the 32,000 × 4,096 LM head) on an RTX 3090 (936 GB/s):
+    11 × 6.607e9 / 936e9 = 0.0777 s.
+
+    Raises:
+        ValueError: ``bandwidth_gbs`` is not positive.
+    """
+    if bandwidth_gbs <= 0:
+        raise ValueError(f"bandwidth_gbs must be positive, got {bandwidth_gbs}")
+    return DEQUANT_BYTES_PER_PARAM * _int8_params(w) / (bandwidth_gbs * 1e9)
+
+
+def int8_rate(
+    w: Workload, rate: float, bandwidth_gbs: float | None
+) -> tuple[float, tuple[str, ...]]:
+    """Per-GPU samples/s of ``w`` with its int8 base, from ``rate``, the samples/s with a
+    16-bit base, and the sentences that say so; ``(rate, ())`` unless the base is int8
+    (:func:`int8_base_time`).
+
+    A micro-batch of ``b`` samples takes ``b / rate`` × the matmul factor of
+    :func:`int8_base_time` plus :func:`int8_dequant_seconds` (only where the factor applies:
+    a transformer width, and a memory bandwidth to take it at):
+    ``rate' = b / (b / rate · factor + t_dequant)``. U-9's LLaMA-7B LoRA at micro-batch 8 on
+    an RTX 3090: 8 / (8 / rate · 1.1575 + 0.0777).
+    """
+    t = int8_base_time(w)
+    if t is None:
+        return rate, ()
+    if t.share <= 0 or rate <= 0 or not bandwidth_gbs:
+        return rate / t.factor, t.notes
+    batch = max(w.micro_batch_size, 1)
+    step = batch / rate * t.factor
+    dequant = int8_dequant_seconds(w, bandwidth_gbs)
+    note = (
+        f"the backward rebuilds the int8 base's 16-bit weights once per micro-batch "
+        f"(bitsandbytes MatMul8bitLt.backward: {DEQUANT_BYTES_PER_PARAM} B moved per int8 "
+        f"parameter, {dequant * 1e3:.0f} ms at the GPU's {bandwidth_gbs:.0f} GB/s): step "
+        f"time x{(step + dequant) / step:.2f} more, weighing most at small micro-batches"
+    )
+    return batch / (step + dequant), (*t.notes, note)

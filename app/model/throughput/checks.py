@@ -12,7 +12,7 @@ from app.model.flops import (
     peak_tflops,
     training_flops_per_sample,
 )
-from app.model.int8_base import int8_base_time
+from app.model.int8_base import int8_rate
 from app.model.pooled import rate_class
 from app.model.stacks import (
     DEFAULT_STACK,
@@ -164,7 +164,9 @@ class PhysicalChecks(FlopsModel):
             or DEFAULT_STACK
         )
 
-    def _with_stack(self, est: SingleGpu, software: str | None, precision: Precision) -> SingleGpu:
+    def _with_stack(
+        self, est: SingleGpu, software: str | None, precision: Precision, gpu: GpuSpec
+    ) -> SingleGpu:
         """``est`` moved from the class of its rows to the asked stack's
         (:func:`app.model.stacks.stack_factor` with the calibration's fitted class
         efficiencies; a FLOPs-model estimate is a tuned rate: its donors are), with the
@@ -191,12 +193,10 @@ class PhysicalChecks(FlopsModel):
             )
         else:
             text += ", at the measured rows' rate)"
-        # an 8-bit base runs its matmuls at LLM.int8's measured rate (app.model.int8_base)
-        int8 = int8_base_time(self.w)
-        if int8 is not None:
-            factor /= int8.factor
-            notes = (*notes, *int8.notes)
-        return rate * factor, situation, evidence, (*notes, text)
+        # an 8-bit base runs its matmuls at LLM.int8's measured rate and rebuilds its 16-bit
+        # weights in every backward (app.model.int8_base)
+        rate, int8 = int8_rate(self.w, rate * factor, gpu.memory_bandwidth_gbs)
+        return rate, situation, evidence, (*notes, *int8, text)
 
     def _credible(
         self, w: Workload, gpu: GpuSpec, precision: Precision, est: SingleGpu

@@ -92,7 +92,7 @@ class ThroughputModel(MultiGpu):
         w = self._w_at(prec)
         result = self.situation(w, gpu, prec, software)
         # the credible bound is the tuned suites' (every row is one); the stack moves below it
-        result = self._with_stack(self._credible(w, gpu, prec, result), software, prec)
+        result = self._with_stack(self._credible(w, gpu, prec, result), software, prec, gpu)
 
         def at(other: Precision) -> float:
             return self.single_gpu(gpu, other, software)[0]
