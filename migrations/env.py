@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from alembic import context
-from sqlalchemy import engine_from_config, pool
+from sqlalchemy import Connection, engine_from_config, pool
 
 from app.db.models import Base
 from app.settings import get_settings
@@ -24,30 +24,28 @@ def run_migrations_offline() -> None:
         context.run_migrations()
 
 
+def _run_on(connection: Connection) -> None:
+    """Run the migrations over one open connection (the caller's or our own)."""
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        compare_type=True,
+        render_as_batch=True,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
 def run_migrations_online() -> None:
     connection = config.attributes.get("connection")
     if connection is not None:
-        context.configure(
-            connection=connection,
-            target_metadata=target_metadata,
-            compare_type=True,
-            render_as_batch=True,
-        )
-        with context.begin_transaction():
-            context.run_migrations()
+        _run_on(connection)
         return
     engine = engine_from_config(
         {"sqlalchemy.url": _url()}, prefix="sqlalchemy.", poolclass=pool.NullPool
     )
     with engine.connect() as conn:
-        context.configure(
-            connection=conn,
-            target_metadata=target_metadata,
-            compare_type=True,
-            render_as_batch=True,
-        )
-        with context.begin_transaction():
-            context.run_migrations()
+        _run_on(conn)
 
 
 if context.is_offline_mode():

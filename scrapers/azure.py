@@ -34,7 +34,7 @@ from scrapers.base import Scraper, ScrapeResult, gather_parts
 from scrapers.http import Http, ScraperError
 from scrapers.records import to_price
 from scrapers.settings import ScraperSettings
-from scrapers.validate import build_offer, validate_payload, validate_rows
+from scrapers.validate import build_listed_offer, validate_payload, validate_rows
 
 DOCS_URL = "https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices"
 API_VERSION = "2023-01-01-preview"
@@ -167,14 +167,12 @@ def parse_items(pages: list[Any], *, source: str) -> ScrapeResult:
         result.warn(f"azure VM size {name} is not in AZURE_SIZES (GPU unknown): not stored")
     for (sku, region, billing), item in chosen.items():
         size = AZURE_SIZES[sku]
-        build_offer(
+        build_listed_offer(
             result,
-            f"azure {sku} {region} {billing}",
-            provider="azure",
-            offer_key=sku,
-            instance_type=sku,
-            region=region,
-            billing=billing,
+            "azure",
+            sku,
+            region,
+            billing,
             gpu_name_raw=size.gpu,
             gpu_count=round(size.gpu_count, 4),
             vram_gib_per_gpu=size.vram_gib,

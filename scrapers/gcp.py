@@ -47,7 +47,7 @@ from scrapers.base import Scraper, ScrapeResult, fetch_pages, require_key
 from scrapers.http import Http
 from scrapers.records import to_price
 from scrapers.settings import ScraperSettings
-from scrapers.validate import build_offer, validate_payload, validate_rows
+from scrapers.validate import build_listed_offer, validate_payload, validate_rows
 
 DOCS_URL = "https://cloud.google.com/billing/v1/how-tos/catalog-api"
 COMPUTE_SERVICE = "6F81-5844-456A"
@@ -73,6 +73,17 @@ class Machine:
     vcpus: float
     ram_gib: float
     interconnect: str | None
+
+    def offer_shape(self) -> dict[str, Any]:
+        """The :class:`~scrapers.records.ScrapedOffer` fields this machine type states."""
+        return {
+            "gpu_name_raw": self.gpu_label,
+            "gpu_count": self.gpus,
+            "vram_gib_per_gpu": self.vram_gb,
+            "vcpus": self.vcpus,
+            "ram_gib": self.ram_gib,
+            "interconnect": self.interconnect,
+        }
 
 
 def _family(
@@ -276,20 +287,13 @@ def parse_skus(pages: list[Any], *, source: str) -> ScrapeResult:
                 if price is None:
                     result.warn(f"gcp {name} {region} {usage}: no {missing} SKU; skipped")
                     continue
-                build_offer(
+                build_listed_offer(
                     result,
-                    f"gcp {name} {region} {billing}",
-                    provider="gcp",
-                    offer_key=name,
-                    instance_type=name,
-                    region=region,
-                    billing=billing,
-                    gpu_name_raw=machine.gpu_label,
-                    gpu_count=machine.gpus,
-                    vram_gib_per_gpu=machine.vram_gb,
-                    vcpus=machine.vcpus,
-                    ram_gib=machine.ram_gib,
-                    interconnect=machine.interconnect,
+                    "gcp",
+                    name,
+                    region,
+                    billing,
+                    **machine.offer_shape(),
                     price_per_hour=to_price(price),
                     currency="USD",
                     source=source,

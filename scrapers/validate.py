@@ -54,3 +54,21 @@ def build_offer(result: ScrapeResult, what: str, **values: Any) -> None:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         result.warn(f"{what} skipped: {where}: {first['msg']}")
+
+
+def build_listed_offer(
+    result: ScrapeResult, provider: str, name: str, region: str, billing: str, **values: Any
+) -> None:
+    """:func:`build_offer` of a provider's instance type ``name`` (also its offer key) sold in
+    ``region`` at ``billing``; a skipped row is reported as ``"<provider> <name> <region>
+    <billing>"``."""
+    build_offer(
+        result,
+        f"{provider} {name} {region} {billing}",
+        provider=provider,
+        offer_key=name,
+        instance_type=name,
+        region=region,
+        billing=billing,
+        **values,
+    )

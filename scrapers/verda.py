@@ -34,7 +34,7 @@ from scrapers.base import Scraper, ScrapeResult
 from scrapers.http import Http, ScraperError
 from scrapers.records import positive, to_price
 from scrapers.settings import ScraperSettings
-from scrapers.validate import build_offer, validate_payload, validate_rows
+from scrapers.validate import build_listed_offer, validate_payload, validate_rows
 
 DOCS_URL = "https://api.datacrunch.io/v1/docs"
 _COUNT = re.compile(r"^\s*\d+\s*x\s*", re.IGNORECASE)
@@ -121,14 +121,12 @@ def parse_offers(types: Any, on_demand: Any, spot: Any, *, source: str) -> Scrap
         total = t.gpu_memory.size_in_gigabytes
         for billing, price in (("on_demand", t.price_per_hour), ("spot", t.spot_price)):
             for location in where[billing].get(t.instance_type, []):
-                build_offer(
+                build_listed_offer(
                     result,
-                    f"verda {t.instance_type} {location} {billing}",
-                    provider="verda",
-                    offer_key=t.instance_type,
-                    instance_type=t.instance_type,
-                    region=location,
-                    billing=billing,
+                    "verda",
+                    t.instance_type,
+                    location,
+                    billing,
                     gpu_name_raw=label,
                     gpu_count=count,
                     vram_gib_per_gpu=positive(total / count) if total else None,

@@ -8,18 +8,14 @@ from typing import Any
 
 import pytest
 
+from tests.unit.helpers import LLAMA_7B_SHAPE
+
 pytestmark = pytest.mark.db
 
 #: U-9's LLaMA-7B LoRA (tloen/alpaca-lora) as ../shared/real_runs/time_cases.json writes it
 LLAMA7B_LORA: dict[str, Any] = {
     "architecture": "transformer_decoder",
-    "params": 6_738_415_616,
-    "layers": 32,
-    "hidden_size": 4096,
-    "heads": 32,
-    "kv_heads": 32,
-    "ffn_hidden_size": 11008,
-    "vocab_size": 32000,
+    **LLAMA_7B_SHAPE,
     "method": "lora",
     "lora_rank": 16,
     "precision": "fp16_amp",

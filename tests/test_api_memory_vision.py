@@ -91,15 +91,7 @@ def test_bad_vision_fields_are_4xx_naming_the_field(client: Any, field: str, val
 
 def test_max_micro_batch_size_is_a_batch_whose_own_verdict_is_low(client: Any) -> None:
     def est(**over: Any) -> dict[str, Any]:
-        r = client.post(
-            "/v1/estimate",
-            json={
-                "workload": {"preset": "llama3-8b-lora", **over},
-                "hardware": {"gpu": "A100 80GB SXM4"},
-            },
-        )
-        assert r.status_code == 200, r.text
-        return r.json()["estimate"]
+        return dict(estimate(client, {"preset": "llama3-8b-lora", **over}, "A100 80GB SXM4"))
 
     most = est()["max_micro_batch_size"]
     at, above = est(micro_batch_size=most), est(micro_batch_size=most + 1)

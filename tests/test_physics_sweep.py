@@ -22,8 +22,17 @@ from app.model.mfu import credible_max
 from app.model.pooled import PooledData, family
 from app.model.stacks import Stack
 from app.model.throughput import ThroughputModel
-from app.model.types import Architecture, Method, Precision, Situation, Workload
+from app.model.types import (
+    Architecture,
+    GpuSpec,
+    Method,
+    Precision,
+    Situation,
+    ThroughputEstimate,
+    Workload,
+)
 from app.settings import PROJECT_ROOT
+from tests.unit.helpers import LLAMA_7B_SHAPE
 
 PRECISIONS = (Precision.BF16_AMP, Precision.FP8, Precision.FP32)
 COUNTS = (1, 8)
@@ -32,9 +41,8 @@ COUNTS = (1, 8)
 #: 7B QLoRA, a 27M decoder pre-training from scratch
 SHAPES = {
     "llama2-7b-lora": {
-        "params": 6738415616, "layers": 32, "hidden_size": 4096, "heads": 32, "kv_heads": 32,
-        "ffn_hidden_size": 11008, "vocab_size": 32000, "method": Method.LORA, "seq_len": 512,
-        "micro_batch_size": 2, "gradient_checkpointing": True,
+        **LLAMA_7B_SHAPE, "method": Method.LORA, "seq_len": 512, "micro_batch_size": 2,
+        "gradient_checkpointing": True,
     },
     "deepseek-1.3b-full": {
         "params": 1346471936, "layers": 24, "hidden_size": 2048, "heads": 16, "kv_heads": 16,
@@ -255,6 +263,17 @@ def test_fp32_transformer_never_faster_than_16_bit_on_tensor_cores(name: str) ->
     assert checked >= len(_gpus()) // 2, (name, checked)
 
 
+def _llama_lora_fp32_and_tf32() -> tuple[Workload, GpuSpec, ThroughputEstimate, ThroughputEstimate]:
+    """The custom Llama-2 7B LoRA under HF Trainer, its A100 SXM4 80GB, and its estimates
+    there at fp32 and at tf32 (one GPU)."""
+    fields = SHAPES["llama2-7b-lora"]
+    w = Workload(architecture=Architecture.TRANSFORMER_DECODER, stack=Stack.HF_TRAINER, **fields)  # type: ignore[arg-type]
+    gpu = _ds().catalog["A100 SXM4 80GB"]
+    fp32 = _model(replace(w, precision=Precision.FP32)).estimate(gpu, 1)
+    tf32 = _model(replace(w, precision=Precision.TF32)).estimate(gpu, 1)
+    return w, gpu, fp32, tf32
+
+
 def test_fp32_without_tf32_runs_its_matmuls_at_the_fp32_rate() -> None:
     # PyTorch >= 1.12 multiplies fp32 matrices in full fp32 unless TF32 is enabled; the same
     # custom Llama-2 7B LoRA under HF Trainer (TrainingArguments.tf32 None keeps PyTorch's
@@ -263,12 +282,7 @@ def test_fp32_without_tf32_runs_its_matmuls_at_the_fp32_rate() -> None:
     # e16) of the TF32 step (k = 312 / 156 = 2) and takes R times longer, 1 / (e·R + 1 − e)
     from app.model.throughput.rates import width_efficiency
 
-    ds = _ds()
-    fields = SHAPES["llama2-7b-lora"]
-    w = Workload(architecture=Architecture.TRANSFORMER_DECODER, stack=Stack.HF_TRAINER, **fields)  # type: ignore[arg-type]
-    gpu = ds.catalog["A100 SXM4 80GB"]
-    fp32 = _model(replace(w, precision=Precision.FP32)).estimate(gpu, 1)
-    tf32 = _model(replace(w, precision=Precision.TF32)).estimate(gpu, 1)
+    w, gpu, fp32, tf32 = _llama_lora_fp32_and_tf32()
     e16 = width_efficiency(replace(w, precision=Precision.FP32))
     e = 2 * e16 / (2 * e16 + 1 - e16)
     expected = 1 / (e * 8.0 + 1 - e)
@@ -315,12 +329,7 @@ def test_an_unverified_stack_keeps_the_tf32_rate_and_says_so(
     from app.model.throughput import checks
 
     monkeypatch.delitem(checks.FP32_MATMUL_TF32, Stack.HF_TRAINER)
-    ds = _ds()
-    fields = SHAPES["llama2-7b-lora"]
-    w = Workload(architecture=Architecture.TRANSFORMER_DECODER, stack=Stack.HF_TRAINER, **fields)  # type: ignore[arg-type]
-    gpu = ds.catalog["A100 SXM4 80GB"]
-    fp32 = _model(replace(w, precision=Precision.FP32)).estimate(gpu, 1)
-    tf32 = _model(replace(w, precision=Precision.TF32)).estimate(gpu, 1)
+    _, _, fp32, tf32 = _llama_lora_fp32_and_tf32()
     assert fp32.samples_per_s == pytest.approx(tf32.samples_per_s, rel=1e-9)
     assert any("TF32 default of stack hf_trainer is unverified" in n for n in fp32.notes)
 

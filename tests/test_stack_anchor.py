@@ -16,16 +16,11 @@ from app.model.stacks import (
     preset_stack,
     stack_factor,
 )
+from tests.unit.helpers import LLAMA_7B_SHAPE
 
 LLAMA7B = {
     "architecture": "transformer_decoder",
-    "params": 6738415616,
-    "layers": 32,
-    "hidden_size": 4096,
-    "heads": 32,
-    "kv_heads": 32,
-    "ffn_hidden_size": 11008,
-    "vocab_size": 32000,
+    **LLAMA_7B_SHAPE,
     "method": "lora",
     "seq_len": 512,
     "micro_batch_size": 2,

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from app.interface.schemas import EvidenceOut, WorkloadIn, described_as
+from app.interface.schemas import EvidenceOut, Page, WorkloadIn, described_as
 
 
 class GpuOut(BaseModel):
@@ -118,13 +118,8 @@ class BenchmarkOut(BaseModel):
     submitted: bool = Field(description="sent by a gpucost bench run, not published")
 
 
-class BenchmarkPage(BaseModel):
-    """A page of measurements."""
-
-    items: list[BenchmarkOut] = Field(description="the measurements of this page, by id")
-    total: int = Field(description="measurements matching the filters")
-    limit: int = Field(description="page size asked for")
-    offset: int = Field(description="measurements skipped before this page")
+class BenchmarkPage(Page[BenchmarkOut]):
+    """A page of measurements, by id."""
 
 
 class WorkloadPresetOut(WorkloadIn):

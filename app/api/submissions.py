@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session
 
 from app.api.params import ResourceController, reject_unknown_query
 from app.interface.deps import error_answer, error_responses
+from app.interface.schemas import Page
 from app.model.types import Precision
 from app.services.reference import ReferenceData
 from app.services.submissions import (
@@ -169,13 +170,8 @@ class SubmissionEventOut(BaseModel):
     detail: str | None = Field(description="why, in words")
 
 
-class SubmissionEventPage(BaseModel):
+class SubmissionEventPage(Page[SubmissionEventOut]):
     """A page of the audit trail, newest first."""
-
-    items: list[SubmissionEventOut] = Field(description="the entries of this page")
-    total: int = Field(description="entries matching")
-    limit: int = Field(description="page size asked for")
-    offset: int = Field(description="entries skipped")
 
 
 class SubmissionsController(ResourceController):

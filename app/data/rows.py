@@ -269,20 +269,26 @@ class OfferRow(SeedRow):
     price_kind: str = ""
 
 
-class LinkRow(SeedRow):
-    """``link_bandwidth.csv``: one quantity of one link class (see
-    :func:`app.model.comm.link_table` for the quantities and their units)."""
+class MeasuredRow(SeedRow):
+    """A row of a measured quantity: besides its ``source``, the ``units`` the source states
+    it in, the ``system`` it was measured on, the date it was seen and notes (all optional)."""
 
-    link_class: str
-    quantity: str
-    value: Float
     units: OptText = None
     system: OptText = None
     seen_on: OptDate = None
     notes: OptText = None
 
 
-class Int8SpeedRow(SeedRow):
+class LinkRow(MeasuredRow):
+    """``link_bandwidth.csv``: one quantity of one link class (see
+    :func:`app.model.comm.link_table` for the quantities and their units)."""
+
+    link_class: str
+    quantity: str
+    value: Float
+
+
+class Int8SpeedRow(MeasuredRow):
     """``int8_matmul_speed.csv``: the measured speed of bitsandbytes' LLM.int8() matmul
     relative to a 16-bit one at one model dimension (see
     :func:`app.model.int8_base.int8_speed_table`)."""
@@ -291,10 +297,6 @@ class Int8SpeedRow(SeedRow):
     ffn_dim: OptInt = None
     speed_vs_fp16: Float
     method: str
-    units: OptText = None
-    system: OptText = None
-    seen_on: OptDate = None
-    notes: OptText = None
 
 
 class LauncherRow(SeedRow):

@@ -45,6 +45,9 @@ from app.model.types import (
 )
 from app.price_age import AGE_TIERS_DAYS, PriceKind, PriceTier
 
+#: the row type of a :class:`Page`
+RowT = typing.TypeVar("RowT", bound=BaseModel)
+
 #: numeric constraint → the OpenAPI keyword that states it
 BOUND_KEYWORDS = {
     "gt": "exclusiveMinimum",
@@ -1069,13 +1072,19 @@ class OfferOut(BaseModel):
     _gpu_count = field_serializer("gpu_count")(lambda self, v: gpu_count_out(v))
 
 
-class OfferPage(BaseModel):
+class Page(BaseModel, typing.Generic[RowT]):
+    """One page of a listing (``/v1/offers``, ``/v1/benchmarks``, the submissions' audit
+    trail): its rows, how many match in all, and the paging asked for."""
+
+    items: list[RowT] = Field(description="the rows of this page")
+    total: int = Field(description="rows matching the filters")
+    limit: int = Field(description="page size asked for")
+    offset: int = Field(description="rows skipped before this page")
+
+
+class OfferPage(Page[OfferOut]):
     """A page of offers."""
 
-    items: list[OfferOut] = Field(description="the offers of this page")
-    total: int = Field(description="offers matching the filters")
-    limit: int = Field(description="page size asked for")
-    offset: int = Field(description="offers skipped before this page")
     gpus_matched: list[str] | None = Field(
         default=None, description=GPUS_MATCHED_TEXT, examples=[["A100 SXM4 80GB", "A100 PCIe 80GB"]]
     )

@@ -6,7 +6,7 @@ import datetime as dt
 import itertools
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from sqlalchemy.orm import Session
@@ -57,6 +57,9 @@ from app.services.runnable import host_cannot_run
 from app.services.snapshot import offer_snapshot
 from app.services.submitted import SubmittedRun, combine_runs, moved, workload_key
 from app.services.workloads import WorkloadError
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
 class HardwareError(ValueError):
@@ -333,8 +336,8 @@ class ConfigEstimates:
                 gpu_count,
                 model.estimate(gpu, gpu_count, interconnect, fabric=fabric),
             )
-            if catalog and len(self._tp) < self.max_entries:
-                self._tp[key] = tp
+            if catalog:
+                self._keep(self._tp, key, tp)
         return tp
 
     def _model_for(self, gpu: GpuSpec) -> tuple[bool, ThroughputModel]:
@@ -369,8 +372,8 @@ class ConfigEstimates:
                 hit = (tp.samples_per_s, tp.samples_per_s_low, tp.samples_per_s_high)
             else:
                 hit = offload_rates(self.w, gpu, gpu_count, total, low, high)
-            if catalog and len(self._rates) < self.max_entries:
-                self._rates[key] = hit
+            if catalog:
+                self._keep(self._rates, key, hit)
         return hit
 
     def memory_risk(self, vram_gib: float, gpu_count: float, gpu: str | None = None) -> OomRisk:
@@ -380,14 +383,9 @@ class ConfigEstimates:
         risk = self._risk.get(key)
         if risk is None:
             risk = model_of(self.ref).memory_risk_at(
-                self.w,
-                vram_gib,
-                gpu_count,
-                gpu=gpu,
-                peaks=self._peaks if len(self._peaks) < self.max_entries * 16 else None,
+                self.w, vram_gib, gpu_count, gpu=gpu, peaks=self._shared_peaks()
             )
-            if len(self._risk) < self.max_entries:
-                self._risk[key] = risk
+            self._keep(self._risk, key, risk)
         return risk
 
     def memory(
@@ -406,11 +404,20 @@ class ConfigEstimates:
                 gpu_count,
                 with_fixes=with_fixes,
                 gpu=gpu,
-                peaks=self._peaks if len(self._peaks) < self.max_entries * 16 else None,
+                peaks=self._shared_peaks(),
             )
-            if len(self._mem) < self.max_entries:
-                self._mem[key] = mem
+            self._keep(self._mem, key, mem)
         return mem
+
+    def _shared_peaks(self) -> dict[tuple[int, int], MemoryBreakdown] | None:
+        """The breakdowns :meth:`memory` and :meth:`memory_risk` share (``peaks``), or None
+        once it holds 16 × :attr:`max_entries` of them (then none more are kept)."""
+        return self._peaks if len(self._peaks) < self.max_entries * 16 else None
+
+    def _keep(self, store: dict[_K, _V], key: _K, value: _V) -> None:
+        """Keep ``value`` under ``key`` while ``store`` holds under :attr:`max_entries`."""
+        if len(store) < self.max_entries:
+            store[key] = value
 
 
 def config_estimates(

@@ -50,6 +50,10 @@ def warning_label(w: WarningOut, lang: str) -> str:
     def n(key: str) -> str:
         return num(_value(v, key), 3, lang)
 
+    def scaling() -> str:
+        """The predicted multi-GPU efficiency as a percentage (0 when not given)."""
+        return num((_value(v, "predicted_efficiency") or 0) * 100, 2, lang)
+
     labels: dict[str, Callable[[], str]] = {
         "oom": lambda: _("OOM: {peak} of {usable} GiB").format(
             peak=n("peak_memory_gib"), usable=n("usable_vram_gib")
@@ -78,16 +82,12 @@ def warning_label(w: WarningOut, lang: str) -> str:
         "fp8_unsupported": lambda: _("no FP8 on this GPU"),
         "fp8_quantised_base": lambda: _("no FP8 path for a 4-bit base"),
         "tf32_unsupported": lambda: _("no TF32 on this GPU"),
-        "no_nvlink": lambda: _("no NVLink: {eff} % scaling").format(
-            eff=num((_value(v, "predicted_efficiency") or 0) * 100, 2, lang)
-        ),
+        "no_nvlink": lambda: _("no NVLink: {eff} % scaling").format(eff=scaling()),
         "nvlink_unavailable": lambda: _("no NVLink on this GPU"),
         "fp8_transformer_only": lambda: _("FP8 in transformer layers only"),
         "fp8_gain_unmeasured": lambda: _("FP8 gain not measured"),
         "fp8_gain_extrapolated": lambda: _("FP8 gain extrapolated"),
-        "pcie_host_bridge": lambda: _("PCIe host bridge: {eff} % scaling").format(
-            eff=num((_value(v, "predicted_efficiency") or 0) * 100, 2, lang)
-        ),
+        "pcie_host_bridge": lambda: _("PCIe host bridge: {eff} % scaling").format(eff=scaling()),
         "data_loader_bound": lambda: _("CPU-bound data loading"),
         "vcpus_unlisted": lambda: _("vCPUs not listed"),
         "slow_disk": lambda: _("slow disk"),

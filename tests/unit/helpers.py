@@ -136,6 +136,19 @@ def bench_point(
     )
 
 
+#: LLaMA-7B / Llama-2-7B's shape (meta-llama/Llama-2-7b-hf config.json: 32 layers, hidden 4096,
+#: 32 heads with as many KV heads, FFN 11008, vocabulary 32,000; 6,738,415,616 parameters) in
+#: plain numbers, which a request body and a :class:`Workload` both take
+LLAMA_7B_SHAPE: dict[str, int] = {
+    "params": 6_738_415_616,
+    "layers": 32,
+    "hidden_size": 4096,
+    "heads": 32,
+    "kv_heads": 32,
+    "ffn_hidden_size": 11008,
+    "vocab_size": 32000,
+}
+
 LLAMA3_8B = {
     "architecture": Architecture.TRANSFORMER_DECODER,
     "params": 8_030_261_248,

@@ -110,7 +110,7 @@ def test_comm_over_its_parts_is_comm_estimate_and_its_efficiency_alone() -> None
         (0.0, 3.5, 900.0),
     ):
         topo = topology(gpu, n, link)
-        parts = comm_over(
+        args = (
             topo,
             step_traffic(w, topo.gpus),
             bus_bandwidth(gpu, topo),
@@ -118,16 +118,9 @@ def test_comm_over_its_parts_is_comm_estimate_and_its_efficiency_alone() -> None
             rate,
             cal,
         )
+        parts = comm_over(*args)
         assert parts == comm_estimate(w, gpu, topo, rate, cal=cal)
-        efficiency = comm_efficiency(
-            topo,
-            step_traffic(w, topo.gpus),
-            bus_bandwidth(gpu, topo),
-            w.micro_batch_size * max(w.grad_accum_steps, 1),
-            rate,
-            cal,
-        )
-        assert efficiency == parts.efficiency
+        assert comm_efficiency(*args) == parts.efficiency
 
 
 def test_bytes_per_step_by_strategy() -> None:

@@ -16,20 +16,14 @@ from app.model.int8_base import int8_base_time, int8_matmul_speed, int8_speed_ta
 from app.model.throughput import estimate_throughput
 from app.model.types import Architecture, BaseDtype, GpuSpec, Method, Precision, Workload
 from app.settings import PROJECT_ROOT
-from tests.unit.helpers import A100_80_SXM, RTX_4090
+from tests.unit.helpers import A100_80_SXM, LLAMA_7B_SHAPE, RTX_4090
 
 SEED = PROJECT_ROOT / "seed_data"
 
 #: U-9's LLaMA-7B LoRA (tloen/alpaca-lora): the shape of ../shared/real_runs/time_cases.json
 LLAMA7B_LORA = Workload(
     architecture=Architecture.TRANSFORMER_DECODER,
-    params=6_738_415_616,
-    layers=32,
-    hidden_size=4096,
-    heads=32,
-    kv_heads=32,
-    ffn_hidden_size=11008,
-    vocab_size=32000,
+    **LLAMA_7B_SHAPE,
     method=Method.LORA,
     lora_rank=16,
     precision=Precision.FP16_AMP,

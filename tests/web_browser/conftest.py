@@ -77,3 +77,11 @@ def browser_page(base_url: str) -> Iterator[tuple[object, list[str]]]:
             yield page, problems
         finally:
             browser.close()
+
+
+@pytest.fixture
+def home(base_url: str, browser_page: tuple[Any, list[str]]) -> tuple[Any, list[str]]:
+    """The browser page opened on the rank form (``/``), with its problems so far."""
+    page, problems = browser_page
+    page.goto(f"{base_url}/")
+    return page, problems

@@ -25,9 +25,8 @@ def pick_preset(page: Page, slug: str) -> None:
     page.click(f"label.pick:has(#preset-{slug})")
 
 
-def test_rank_page_preset_to_offer(base_url: str, browser_page: tuple[Page, list[str]]) -> None:
-    page, problems = browser_page
-    page.goto(f"{base_url}/")
+def test_rank_page_preset_to_offer(base_url: str, home: tuple[Page, list[str]]) -> None:
+    page, problems = home
     pick_preset(page, "resnet50-imagenet")
     # the preset's values fill the fields as values (not faint placeholders)
     assert page.input_value("#f-micro_batch_size") == "256"
@@ -195,9 +194,8 @@ def test_long_rankings_fit_a_laptop_window(
     assert not problems, problems
 
 
-def test_empty_form_says_what_to_pick(base_url: str, browser_page: tuple[Page, list[str]]) -> None:
-    page, problems = browser_page
-    page.goto(f"{base_url}/")
+def test_empty_form_says_what_to_pick(home: tuple[Page, list[str]]) -> None:
+    page, problems = home
     page.click("#submit")
     box = page.locator("#pick-workload")
     box.wait_for(state="visible", timeout=5000)
@@ -208,11 +206,8 @@ def test_empty_form_says_what_to_pick(base_url: str, browser_page: tuple[Page, l
     assert not problems, problems
 
 
-def test_preset_search_filters_the_picker(
-    base_url: str, browser_page: tuple[Page, list[str]]
-) -> None:
-    page, problems = browser_page
-    page.goto(f"{base_url}/")
+def test_preset_search_filters_the_picker(home: tuple[Page, list[str]]) -> None:
+    page, problems = home
     page.fill("#preset-search", "llama 3 8b qlora")
     shown = page.locator(".pick:visible .pick-name").all_inner_texts()
     assert shown == ["Llama 3.1 8B QLoRA fine-tune"], shown
@@ -264,9 +259,8 @@ def test_config_json_fills_the_model_in_one_step(
     assert not problems, problems
 
 
-def test_api_viewer_renders_offline(base_url: str, browser_page: tuple[Page, list[str]]) -> None:
-    page, problems = browser_page
-    page.goto(f"{base_url}/")
+def test_api_viewer_renders_offline(home: tuple[Page, list[str]]) -> None:
+    page, problems = home
     page.click("header.top nav a[href='/schema/swagger']")
     page.wait_for_selector(".swagger-ui .opblock", timeout=20000)
     assert page.locator(".swagger-ui .opblock").count() >= 10

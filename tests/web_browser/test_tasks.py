@@ -67,10 +67,9 @@ def expected_figures(e: dict[str, Any], currency: str) -> dict[str, Any]:
 
 
 def test_cheapest_offer_that_fits_llama3_8b_qlora_3_epochs(
-    base_url: str, browser_page: tuple[Page, list[str]]
+    base_url: str, home: tuple[Page, list[str]]
 ) -> None:
-    page, problems = browser_page
-    page.goto(f"{base_url}/")
+    page, problems = home
     act = Actions(page)
     act.type("#preset-search", "llama 3 8b qlora")
     act.click("label.pick:has(#preset-llama3-8b-qlora)")
@@ -100,11 +99,8 @@ def test_cheapest_offer_that_fits_llama3_8b_qlora_3_epochs(
     assert not problems, problems
 
 
-def test_8xa100_against_8xh100_for_gpt2_124m(
-    base_url: str, browser_page: tuple[Page, list[str]]
-) -> None:
-    page, problems = browser_page
-    page.goto(f"{base_url}/")
+def test_8xa100_against_8xh100_for_gpt2_124m(base_url: str, home: tuple[Page, list[str]]) -> None:
+    page, problems = home
     act = Actions(page)
     act.click("label.pick:has(#preset-gpt2-124m-pretrain)")
     act.click(".chip[data-gpu='A100']")
@@ -136,10 +132,9 @@ def test_8xa100_against_8xh100_for_gpt2_124m(
 
 
 def test_resnet50_on_imagenet_under_a_cny_budget(
-    base_url: str, browser_page: tuple[Page, list[str]]
+    base_url: str, home: tuple[Page, list[str]]
 ) -> None:
-    page, problems = browser_page
-    page.goto(f"{base_url}/")
+    page, problems = home
     act = Actions(page)
     act.click("label.pick:has(#preset-resnet50-imagenet)")
     act.choose("#f-currency", "CNY")
