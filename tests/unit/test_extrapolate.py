@@ -15,7 +15,7 @@ from app.model.calibration import load_calibration
 from app.model.flops import flops_peak_tflops
 from app.model.pooled import PooledData
 from app.model.throughput import ThroughputModel
-from app.model.throughput.extrapolate import FORMS, choose_forms, form_log_rates
+from app.model.throughput.extrapolate import FORMS, NEAR, choose_forms, form_log_rates, nearest_k
 from app.model.types import Precision, Situation
 from app.settings import PROJECT_ROOT
 
@@ -58,6 +58,41 @@ def test_anchored_forms_carry_the_nearest_measured_gpu_by_peak_and_bandwidth(
     assert rates["ratio:1"] == pytest.approx(anchor + peak)
     assert rates["ratio:0.5"] == pytest.approx(anchor + 0.5 * (bw + peak))
     assert set(rates) == set(FORMS)
+
+
+def test_near_forms_average_the_ratio_form_over_the_three_nearest_anchors(
+    ds: Dataset, no_hopper: PooledData
+) -> None:
+    h100 = ds.catalog["H100 SXM 80GB"]
+    level = no_hopper.level_of(GROUP, None, False)
+    assert level is not None
+    refs = nearest_k(no_hopper, GROUP, h100, Precision.BF16_AMP, "Hopper")
+    # |ln peak ratio| + |ln bandwidth ratio| to H100 SXM (312 vs 989.5 TFLOP/s bf16 for all
+    # four A100s; 2039, 1935, 1555, 1555 GB/s vs 3350): the three nearest are A100s, by
+    # bandwidth, the 1555 GB/s tie broken by name
+    assert NEAR == 3
+    assert [g.name for g in refs[:4]] == [
+        "A100 SXM4 80GB",
+        "A100 PCIe 80GB",
+        "A100 PCIe 40GB",
+        "A100 SXM4 40GB",
+    ]
+    got = form_log_rates(no_hopper, GROUP, h100, Precision.BF16_AMP, 256, level)
+    assert got is not None
+    rates, ref = got
+    assert ref.name == "A100 SXM4 80GB"
+    peak = math.log(989.5 / 312)  # dense bf16 TFLOP/s, H100 SXM over A100 (seed catalog)
+    carried = []
+    for g in refs[:3]:
+        anchor = no_hopper.predict(GROUP, g, Precision.BF16_AMP, 256, level)[0]
+        carried.append((anchor, math.log(3350 / g.memory_bandwidth_gbs)))
+    assert rates["near:0"] == pytest.approx(sum(a + bw for a, bw in carried) / 3)
+    assert rates["near:1"] == pytest.approx(sum(a + peak for a, _ in carried) / 3)
+    assert rates["near:0.25"] == pytest.approx(
+        sum(a + 0.25 * peak + 0.75 * bw for a, bw in carried) / 3
+    )
+    # one anchor: the ratio forms stand on the nearest alone
+    assert rates["ratio:0"] == pytest.approx(carried[0][0] + carried[0][1])
 
 
 def test_the_served_path_uses_the_calibrations_form_only_where_extrapolated(

@@ -16,7 +16,11 @@ level and micro-batch):
   own architecture terms, as a sibling of the same generation would);
 * ``ratio:f``: the anchor × (peak ratio)^f × (bandwidth ratio)^(1−f), peak the dense datasheet
   peak at the precision (:func:`app.model.flops.flops_peak_tflops`), f ∈ 0, ¼, ½, ¾, 1
-  (``ratio:0`` is the bandwidth-ratio baseline of the issue).
+  (``ratio:0`` is the bandwidth-ratio baseline of the issue);
+* ``near:f``: ``ratio:f`` averaged in log rate over the :data:`NEAR` nearest measured GPUs
+  of other architectures (:func:`nearest_k`), so one anchor's own noise (an odd row of one
+  suite, a board's quirk) does not set the answer alone: with one anchor, its residual
+  carries over whole.
 
 :func:`choose_forms` picks one per family by leave-one-architecture-out *on the data it is
 given* (a cross-validation fold's training rows, or all rows for the served calibration): every
@@ -39,7 +43,23 @@ from app.model.pooled import FamilyFit, Group, Level, PooledData, rate_class
 from app.model.types import GpuSpec, Precision
 
 #: The candidate forms (module docstring), ``pooled`` first (it wins ties).
-FORMS = ("pooled", "sibling", "ratio:0", "ratio:0.25", "ratio:0.5", "ratio:0.75", "ratio:1")
+FORMS = (
+    "pooled",
+    "sibling",
+    "ratio:0",
+    "ratio:0.25",
+    "ratio:0.5",
+    "ratio:0.75",
+    "ratio:1",
+    "near:0",
+    "near:0.25",
+    "near:0.5",
+    "near:0.75",
+    "near:1",
+)
+#: Anchors the ``near`` forms average over (the nearest measured GPUs of other
+#: architectures): fixed before any figure was measured, not tuned (docs/accuracy.md)
+NEAR = 3
 
 
 def arch_terms(fit: FamilyFit, group: Group, arch: str, cls: str) -> float:
@@ -71,13 +91,21 @@ def at_class(gpu: GpuSpec, precision: Precision, cls: str) -> Precision | None:
 def nearest_measured(
     data: PooledData, group: Group, gpu: GpuSpec, precision: Precision, skip_arch: str
 ) -> GpuSpec | None:
-    """The GPU nearest ``gpu`` in specs (module docstring) with own rows of ``group`` at the
-    rate class ``gpu`` runs ``precision`` at (:func:`at_class`), of an architecture other
-    than ``skip_arch``."""
+    """The nearest of :func:`nearest_k`, ``None`` without one."""
+    found = nearest_k(data, group, gpu, precision, skip_arch)
+    return found[0] if found else None
+
+
+def nearest_k(
+    data: PooledData, group: Group, gpu: GpuSpec, precision: Precision, skip_arch: str
+) -> list[GpuSpec]:
+    """The GPUs with own rows of ``group`` at the rate class ``gpu`` runs ``precision`` at
+    (:func:`at_class`), of an architecture other than ``skip_arch``, nearest ``gpu`` in specs
+    (module docstring) first (ties by name)."""
     fam = data.family_of(group)
     fit = data.fit(fam) if fam else None
     if fit is None:
-        return None
+        return []
     cls = rate_class(gpu, precision)
     found = []
     for (g, name), res in fit.residual.items():
@@ -87,7 +115,33 @@ def nearest_measured(
         there = at_class(spec, precision, cls)
         if there is not None and any(pc == cls for pc, _, _ in res):
             found.append((_distance(spec, gpu, precision, there), name, spec))
-    return min(found, key=lambda t: (t[0], t[1]))[2] if found else None
+    return [t[2] for t in sorted(found, key=lambda t: (t[0], t[1]))]
+
+
+def _carried(
+    data: PooledData,
+    fit: FamilyFit,
+    group: Group,
+    gpu: GpuSpec,
+    precision: Precision,
+    batch: float | None,
+    level: Level,
+    ref: GpuSpec,
+) -> tuple[float, float, float, float]:
+    """(ln rate of anchor ``ref`` with its own rows' correction, the pooled model's spec
+    slopes from ``ref`` to ``gpu``, ln peak ratio, ln bandwidth ratio) of ``group``."""
+    cls = rate_class(gpu, precision)
+    there = at_class(ref, precision, cls) or precision
+    own_free = data.predict(group, gpu, precision, batch, level, own=False)[0]
+    anchor = data.predict(group, ref, there, batch, level)[0]
+    ref_free = data.predict(group, ref, there, batch, level, own=False)[0]
+    slopes = own_free - arch_terms(fit, group, gpu.architecture, cls)
+    slopes -= ref_free - arch_terms(fit, group, ref.architecture, cls)
+    peak = math.log(flops_peak_tflops(gpu, precision) / flops_peak_tflops(ref, there))
+    bw = peak
+    if gpu.memory_bandwidth_gbs and ref.memory_bandwidth_gbs:
+        bw = math.log(gpu.memory_bandwidth_gbs / ref.memory_bandwidth_gbs)
+    return float(anchor), float(slopes), peak, bw
 
 
 def form_log_rates(
@@ -100,34 +154,28 @@ def form_log_rates(
 ) -> tuple[dict[str, float], GpuSpec] | None:
     """ln units/s per GPU of ``group`` on ``gpu`` by every form of :data:`FORMS` with
     ``gpu``'s architecture unmeasured in ``data``, and the anchor GPU (the ``pooled`` form is
-    the pooled model without ``gpu``'s own correction); ``None`` without an anchor."""
+    the pooled model without ``gpu``'s own correction; the ``near`` forms average the ratio
+    form over the :data:`NEAR` nearest anchors); ``None`` without an anchor."""
     fam = data.family_of(group)
     fit = data.fit(fam) if fam else None
     if fit is None:
         return None
-    ref = data.kept(  # kept: every workload of the group asks again (a new micro-batch)
-        ("nearest_measured", group, gpu.name, precision),
+    refs = data.kept(  # kept: every workload of the group asks again (a new micro-batch)
+        ("nearest_k", group, gpu.name, precision),
         gpu,
-        lambda: nearest_measured(data, group, gpu, precision, gpu.architecture),
+        lambda: nearest_k(data, group, gpu, precision, gpu.architecture)[:NEAR],
     )
-    if ref is None:
+    if not refs:
         return None
-    cls = rate_class(gpu, precision)
-    there = at_class(ref, precision, cls) or precision
+    carried = [_carried(data, fit, group, gpu, precision, batch, level, r) for r in refs]
     own_free = data.predict(group, gpu, precision, batch, level, own=False)[0]
-    anchor = data.predict(group, ref, there, batch, level)[0]
-    ref_free = data.predict(group, ref, there, batch, level, own=False)[0]
-    slopes = own_free - arch_terms(fit, group, gpu.architecture, cls)
-    slopes -= ref_free - arch_terms(fit, group, ref.architecture, cls)
-    peak = math.log(flops_peak_tflops(gpu, precision) / flops_peak_tflops(ref, there))
-    bw = peak
-    if gpu.memory_bandwidth_gbs and ref.memory_bandwidth_gbs:
-        bw = math.log(gpu.memory_bandwidth_gbs / ref.memory_bandwidth_gbs)
-    out = {"pooled": float(own_free), "sibling": float(anchor + slopes)}
+    anchor, slopes = carried[0][:2]
+    out = {"pooled": float(own_free), "sibling": anchor + slopes}
     for form in FORMS[2:]:
-        f = float(form.split(":")[1])
-        out[form] = float(anchor + f * peak + (1 - f) * bw)
-    return out, ref
+        kind, f = form.split(":")[0], float(form.split(":")[1])
+        use = carried if kind == "near" else carried[:1]
+        out[form] = statistics.fmean(a + f * p + (1 - f) * b for a, _, p, b in use)
+    return out, refs[0]
 
 
 def without_arch(data: PooledData, fam: str, arch: str) -> PooledData:
