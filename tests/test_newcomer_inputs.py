@@ -39,3 +39,35 @@ def test_a_misspelt_preset_names_the_closest_slugs(client: Any) -> None:
     far = client.post("/v1/estimate", json={"workload": {"preset": "zzz"}, "hardware": RTX4090})
     assert far.status_code == 400
     assert "known: alexnet-imagenet-tf, " in far.json()["extra"][0]["message"]
+
+
+@pytest.mark.parametrize(("typed", "kind"), [("Spot", "spot"), ("on-demand", "on_demand")])
+def test_a_billing_kind_in_any_case_filters_as_its_word(client: Any, typed: str, kind: str) -> None:
+    """``"billing": "Spot"`` was a 400 while every workload word took any case; it ranks the
+    same offers as ``spot``, in the body, the query string and the page alike."""
+    body = {"workload": {"preset": "resnet50-imagenet"}, "limit": 200}
+    typed_ids = [
+        row["offer"]["id"]
+        for row in client.post("/v1/rank", json={**body, "filters": {"billing": typed}}).json()[
+            "results"
+        ]
+    ]
+    word = client.post("/v1/rank", json={**body, "filters": {"billing": kind}}).json()
+    assert typed_ids == [row["offer"]["id"] for row in word["results"]]
+    assert typed_ids and {row["offer"]["billing"] for row in word["results"]} == {kind}
+    query = client.get("/v1/rank", params={"preset": "resnet50-imagenet", "billing": typed})
+    assert query.status_code == 200
+    assert (
+        client.get("/", params={"preset": "resnet50-imagenet", "billing": typed}).status_code == 200
+    )
+
+
+def test_an_unknown_billing_kind_names_the_four(client: Any) -> None:
+    r = client.post(
+        "/v1/rank",
+        json={"workload": {"preset": "resnet50-imagenet"}, "filters": {"billing": "hourly"}},
+    )
+    assert r.status_code == 400
+    [entry] = r.json()["extra"]
+    assert entry["key"] == "filters.billing"
+    assert "'on_demand', 'spot', 'reserved_1y' or 'reserved_3y'" in entry["message"]

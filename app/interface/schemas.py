@@ -439,6 +439,19 @@ def gpu_count_out(count: float) -> float | int:
     return int(count) if float(count).is_integer() else count
 
 
+def billing_word(text: str) -> str:
+    """A billing kind as people write it: any case, ``-`` or a space for ``_`` (``Spot``,
+    ``on-demand``, ``On Demand`` and ``reserved-1y`` are ``spot``, ``on_demand`` and
+    ``reserved_1y``: the rule :class:`app.model.vocabulary.AsWritten` applies to the workload's
+    words). Other text is returned as written, for the enum to refuse naming the four kinds."""
+    word = text.strip().lower().replace("-", "_").replace(" ", "_")
+    return word if word in typing.get_args(Billing) else text
+
+
+def _billing_word(value: object) -> object:
+    return billing_word(value) if isinstance(value, str) else value
+
+
 def _upper_currency(value: object) -> object:
     """Currency codes in any case (``cny`` → ``CNY``); only ASCII is upper-cased, so what is
     accepted is exactly :data:`CURRENCY_PATTERN` (``"ßa".upper()`` would be ``"SSA"``)."""
@@ -512,6 +525,7 @@ class EstimateRequest(SpotIn):
     )
 
     _currency = field_validator("currency", mode="before")(_upper_currency)
+    _billing = field_validator("billing", mode="before")(_billing_word)
 
 
 class OfferFilters(BaseModel):
@@ -589,6 +603,7 @@ class OfferFilters(BaseModel):
     )
 
     _gpu_count_whole = field_validator("gpu_count")(lambda v: whole_gpu_count(v))
+    _billing = field_validator("billing", mode="before")(_billing_word)
 
 
 class RankRequest(SpotIn):

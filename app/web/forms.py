@@ -6,11 +6,12 @@ URL of the page and of its JSON twin.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from app.interface.schemas import billing_word
 from app.model.rank import SORT_KEYS
 from app.model.types import WORKLOAD_INPUTS
 from app.web.i18n import N_
@@ -412,8 +413,14 @@ SELECT_ENUMS: dict[str, type[Enum]] = {
 
 #: The filter selects the API reads in any case, as it reads them: a currency code upper-cased
 #: (``cny`` is ``CNY``: ``app.interface.schemas._upper_currency``), a provider slug compared in
-#: lower case (``Lambda`` is ``lambda``: ``app.services.offers``). ASCII only, as there.
-SELECT_CASES = {"currency": str.upper, "provider": str.lower}
+#: lower case (``Lambda`` is ``lambda``: ``app.services.offers``), a billing kind in any case
+#: and ``-`` for ``_`` (``Spot``, ``on-demand``: ``app.interface.schemas.billing_word``).
+#: ASCII only, as there.
+SELECT_CASES: dict[str, Callable[[str], str]] = {
+    "currency": str.upper,
+    "provider": str.lower,
+    "billing": billing_word,
+}
 
 
 def canonical_choices(raw: Mapping[str, str]) -> dict[str, str]:
