@@ -71,3 +71,36 @@ def test_an_unknown_billing_kind_names_the_four(client: Any) -> None:
     [entry] = r.json()["extra"]
     assert entry["key"] == "filters.billing"
     assert "'on_demand', 'spot', 'reserved_1y' or 'reserved_3y'" in entry["message"]
+
+
+@pytest.mark.parametrize("count", ["8x", "8", "x8"])
+def test_a_gpu_count_written_as_text_says_how_to_write_it(client: Any, count: str) -> None:
+    """``"gpu_count": "8x"`` got "Input should be a valid number" and the page's
+    ``gpu_count=8x`` "a number written as a decimal, e.g. 1.5": a GPU count of 1.5 is itself
+    refused. Both now say a number of GPUs, e.g. 8."""
+    body = {
+        "workload": {"preset": "llama3-8b-lora"},
+        "hardware": {"gpu": "H100 SXM", "gpu_count": count},
+    }
+    r = client.post("/v1/estimate", json=body)
+    assert r.status_code == 400
+    [entry] = r.json()["extra"]
+    assert entry["key"] == "hardware.gpu_count"
+    assert "a number of GPUs written as digits, e.g. 8 (not 8x)" in entry["message"]
+    if count != "8":
+        q = client.get("/v1/rank", params={"preset": "llama3-8b-lora", "gpu_count": count})
+        assert q.status_code == 400
+        assert q.json()["extra"] == [
+            {
+                "key": "gpu_count",
+                "message": "must be a number of GPUs written as digits, e.g. 8 (not 8x); "
+                "below 1 a share of one card, e.g. 0.5",
+            }
+        ]
+    f = client.post(
+        "/v1/rank",
+        json={"workload": {"preset": "llama3-8b-lora"}, "filters": {"min_gpu_count": count}},
+    )
+    assert f.status_code == 400
+    assert f.json()["extra"][0]["key"] == "filters.min_gpu_count"
+    assert "e.g. 8 (not 8x)" in f.json()["extra"][0]["message"]

@@ -131,7 +131,7 @@ def strict_query(request: Request[Any, Any, Any]) -> None:
         kind = scalar_kind(field.annotation)
         texts = request.query_params.getall(key)
         reasons = (
-            space_error(t) or (query_text_error(t, kind) if kind is not None else None)
+            space_error(t) or (query_text_error(t, kind, key) if kind is not None else None)
             for t in texts
         )
         if (why := next((r for r in reasons if r), None)) is not None:

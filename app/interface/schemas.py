@@ -409,12 +409,29 @@ class HardwareIn(BaseModel):
 
     _gpu_count = field_serializer("gpu_count")(lambda self, v: gpu_count_out(v))
     _gpu_count_whole = field_validator("gpu_count")(lambda v: whole_gpu_count(v))
+    _gpu_count_number = field_validator("gpu_count", mode="before")(lambda v: gpu_count_number(v))
 
     @field_validator("interconnect", mode="before")
     @classmethod
     def _interconnect(cls, value: object) -> object:
         """Any case; ``sxm`` (a board form some listings give) reads as ``nvlink``."""
         return (interconnect_label(value) or value) if isinstance(value, str) else value
+
+
+#: What a GPU count must be, where a generic number rule would mislead (its example, 1.5, is
+#: itself refused as a GPU count: :func:`whole_gpu_count`), in a body and a query string alike.
+GPU_COUNT_TEXT = (
+    "must be a number of GPUs written as digits, e.g. 8 (not 8x); below 1 a share of one "
+    "card, e.g. 0.5"
+)
+
+
+def gpu_count_number(value: object) -> object:
+    """A GPU count in a body must be a JSON number; text (``"8x"``, ``"8"``) is refused with
+    :data:`GPU_COUNT_TEXT` rather than pydantic's bare "Input should be a valid number"."""
+    if isinstance(value, str):
+        raise ValueError(f"{value!r}: {GPU_COUNT_TEXT}")
+    return value
 
 
 def whole_gpu_count(count: float | None) -> float | None:
@@ -603,6 +620,9 @@ class OfferFilters(BaseModel):
     )
 
     _gpu_count_whole = field_validator("gpu_count")(lambda v: whole_gpu_count(v))
+    _gpu_count_number = field_validator("gpu_count", "min_gpu_count", mode="before")(
+        gpu_count_number
+    )
     _billing = field_validator("billing", mode="before")(_billing_word)
 
 
