@@ -104,3 +104,54 @@ def test_a_gpu_count_written_as_text_says_how_to_write_it(client: Any, count: st
     assert f.status_code == 400
     assert f.json()["extra"][0]["key"] == "filters.min_gpu_count"
     assert "e.g. 8 (not 8x)" in f.json()["extra"][0]["message"]
+
+
+def _gpu_reason(client: Any, hardware: dict[str, Any]) -> str:
+    r = client.post(
+        "/v1/estimate", json={"workload": {"preset": "llama3-8b-lora"}, "hardware": hardware}
+    )
+    assert r.status_code == 400
+    [entry] = r.json()["extra"]
+    assert entry["key"] == "hardware.gpu"
+    return str(entry["message"])
+
+
+def test_an_ambiguous_gpu_says_which_field_tells_the_boards_apart(client: Any) -> None:
+    """``A100-80G`` is SXM4 or PCIe; the 400 said "name one of them" without saying that
+    ``interconnect`` nvswitch or pcie picks one (``nvlink`` does not: PCIe cards take bridges),
+    or that ``vram_gib`` picks a size."""
+    assert _gpu_reason(client, {"gpu": "A100-80G"}) == (
+        "GPU 'A100-80G' is ambiguous: could be A100 SXM4 80GB or A100 PCIe 80GB; name one of "
+        "them, or give interconnect (nvswitch: the SXM board, pcie: the PCIe card)"
+    )
+    assert _gpu_reason(client, {"gpu": "A100"}).endswith(
+        "name one of them, or give interconnect (nvswitch: the SXM board, pcie: the PCIe card) "
+        "or vram_gib"
+    )
+    # the size given, only the board is left to say
+    assert _gpu_reason(client, {"gpu": "A100", "vram_gib": 80}).endswith(
+        "or give interconnect (nvswitch: the SXM board, pcie: the PCIe card)"
+    )
+    # and what the hint says works
+    ok = client.post(
+        "/v1/estimate",
+        json={
+            "workload": {"preset": "llama3-8b-lora"},
+            "hardware": {"gpu": "A100-80G", "interconnect": "nvswitch"},
+        },
+    )
+    assert ok.json()["hardware"]["gpu"] == "A100 SXM4 80GB"
+
+
+@pytest.mark.parametrize(
+    ("typed", "count", "name"),
+    [("8x H100", 8, "H100"), ("H100 x8", 8, "H100"), ("4×4090", 4, "4090")],
+)
+def test_a_count_written_into_the_gpu_name_says_where_it_goes(
+    client: Any, typed: str, count: int, name: str
+) -> None:
+    """``"gpu": "8x H100"`` was "unknown GPU '8x H100'"."""
+    assert _gpu_reason(client, {"gpu": typed}) == (
+        f"unknown GPU {typed!r}: the count goes in gpu_count ({count}), the name alone in gpu "
+        f"({name!r})"
+    )
