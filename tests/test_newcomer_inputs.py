@@ -155,3 +155,19 @@ def test_a_count_written_into_the_gpu_name_says_where_it_goes(
         f"unknown GPU {typed!r}: the count goes in gpu_count ({count}), the name alone in gpu "
         f"({name!r})"
     )
+
+
+def test_the_offers_billing_filter_reads_any_case_and_names_the_kinds(client: Any) -> None:
+    """``GET /v1/offers?billing=Spot`` was "Invalid enum value 'Spot'", naming no kind."""
+    spot = client.get("/v1/offers", params={"billing": "spot", "limit": 1000}).json()
+    typed = client.get("/v1/offers", params={"billing": "Spot", "limit": 1000}).json()
+    assert typed["total"] == spot["total"] > 0
+    assert [o["id"] for o in typed["items"]] == [o["id"] for o in spot["items"]]
+    bad = client.get("/v1/offers", params={"billing": "hourly"})
+    assert bad.status_code == 400
+    assert bad.json()["extra"] == [
+        {
+            "key": "billing",
+            "message": "Input should be 'on_demand', 'spot', 'reserved_1y' or 'reserved_3y'",
+        }
+    ]
