@@ -73,7 +73,7 @@ def test_an_unknown_billing_kind_names_the_four(client: Any) -> None:
     assert "'on_demand', 'spot', 'reserved_1y' or 'reserved_3y'" in entry["message"]
 
 
-@pytest.mark.parametrize("count", ["8x", "8", "x8"])
+@pytest.mark.parametrize("count", ["8x", "x8", "8 GPUs"])
 def test_a_gpu_count_written_as_text_says_how_to_write_it(client: Any, count: str) -> None:
     """``"gpu_count": "8x"`` got "Input should be a valid number" and the page's
     ``gpu_count=8x`` "a number written as a decimal, e.g. 1.5": a GPU count of 1.5 is itself
@@ -87,16 +87,15 @@ def test_a_gpu_count_written_as_text_says_how_to_write_it(client: Any, count: st
     [entry] = r.json()["extra"]
     assert entry["key"] == "hardware.gpu_count"
     assert "a number of GPUs written as digits, e.g. 8 (not 8x)" in entry["message"]
-    if count != "8":
-        q = client.get("/v1/rank", params={"preset": "llama3-8b-lora", "gpu_count": count})
-        assert q.status_code == 400
-        assert q.json()["extra"] == [
-            {
-                "key": "gpu_count",
-                "message": "must be a number of GPUs written as digits, e.g. 8 (not 8x); "
-                "below 1 a share of one card, e.g. 0.5",
-            }
-        ]
+    q = client.get("/v1/rank", params={"preset": "llama3-8b-lora", "gpu_count": count})
+    assert q.status_code == 400
+    assert q.json()["extra"] == [
+        {
+            "key": "gpu_count",
+            "message": "must be a number of GPUs written as digits, e.g. 8 (not 8x); "
+            "below 1 a share of one card, e.g. 0.5",
+        }
+    ]
     f = client.post(
         "/v1/rank",
         json={"workload": {"preset": "llama3-8b-lora"}, "filters": {"min_gpu_count": count}},
@@ -104,6 +103,24 @@ def test_a_gpu_count_written_as_text_says_how_to_write_it(client: Any, count: st
     assert f.status_code == 400
     assert f.json()["extra"][0]["key"] == "filters.min_gpu_count"
     assert "e.g. 8 (not 8x)" in f.json()["extra"][0]["message"]
+
+
+def test_a_gpu_count_as_digits_still_filters_in_a_query_string(client: Any) -> None:
+    """``gpu_count=8`` in a query string (the page, ``GET /v1/rank``) is a number; in a body
+    ``"8"`` stays the strict 400 it was (a body writes a JSON number)."""
+    q = client.get("/v1/rank", params={"preset": "resnet50-imagenet", "gpu_count": "8"})
+    assert q.status_code == 200
+    assert q.json()["results"] and {x["offer"]["gpu_count"] for x in q.json()["results"]} == {8}
+    assert (
+        client.get("/", params={"preset": "resnet50-imagenet", "gpu_count": "8"}).status_code == 200
+    )
+    body = {
+        "workload": {"preset": "resnet50-imagenet"},
+        "hardware": {"gpu": "RTX 4090", "gpu_count": "8"},
+    }
+    r = client.post("/v1/estimate", json=body)
+    assert r.status_code == 400
+    assert r.json()["extra"][0]["key"] == "hardware.gpu_count"
 
 
 def _gpu_reason(client: Any, hardware: dict[str, Any]) -> str:
@@ -171,3 +188,14 @@ def test_the_offers_billing_filter_reads_any_case_and_names_the_kinds(client: An
             "message": "Input should be 'on_demand', 'spot', 'reserved_1y' or 'reserved_3y'",
         }
     ]
+
+
+def test_the_page_recaps_a_preset_typed_in_another_case_as_the_preset(client: Any) -> None:
+    """``/?preset=Llama3-8B-LoRA`` ranked (the API reads it) but recapped "Custom workload",
+    the form empty; the page reads the preset as the API does."""
+    typed = client.get("/", params={"preset": "Llama3-8B-LoRA", "gpu": "RTX 4090"})
+    slug = client.get("/", params={"preset": "llama3-8b-lora", "gpu": "RTX 4090"})
+    assert typed.status_code == slug.status_code == 200
+    assert "Llama 3.1 8B LoRA fine-tune" in typed.text
+    assert "Custom workload ·" not in typed.text
+    assert 'id="preset-llama3-8b-lora" checked' in typed.text

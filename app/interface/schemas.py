@@ -6,6 +6,7 @@ default. Enumerated values are lower-case snake_case and appear in the OpenAPI s
 
 from __future__ import annotations
 
+import re
 import typing
 from typing import Any, Literal
 
@@ -426,10 +427,16 @@ GPU_COUNT_TEXT = (
 )
 
 
+#: A number as text (the query strings' form, read by the lax validation of flat parameters).
+_NUMBER_TEXT = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+
 def gpu_count_number(value: object) -> object:
-    """A GPU count in a body must be a JSON number; text (``"8x"``, ``"8"``) is refused with
-    :data:`GPU_COUNT_TEXT` rather than pydantic's bare "Input should be a valid number"."""
-    if isinstance(value, str):
+    """A GPU count written as text that is no number (``"8x"``, ``"8 GPUs"``) is refused with
+    :data:`GPU_COUNT_TEXT` rather than pydantic's bare "Input should be a valid number". A
+    number as text (``"8"``) passes on: the query strings' lax validation reads it, and a
+    body's strict one refuses it as before (a body writes a JSON number)."""
+    if isinstance(value, str) and not _NUMBER_TEXT.fullmatch(value):
         raise ValueError(f"{value!r}: {GPU_COUNT_TEXT}")
     return value
 

@@ -59,6 +59,7 @@ __all__ = [
     "PresetLike",
     "build_workload",
     "preset_meta",
+    "preset_slug",
     "resolve",
 ]
 
@@ -165,13 +166,19 @@ def _find_preset(
     slug = given.get("preset")
     if slug is None:
         return None
-    preset = presets.get(slug)
-    if preset is None:
-        by_word = {_preset_word(s): p for s, p in presets.items()}
-        preset = by_word.get(_preset_word(slug))
-    if preset is None:
+    found = preset_slug(slug, presets)
+    if found is None:
         raise JobError(f"{prefix}.preset", _unknown_preset(slug, presets))
-    return preset
+    return presets[found]
+
+
+def preset_slug(typed: str, presets: Mapping[str, PresetLike]) -> str | None:
+    """The slug of the preset ``typed`` names, in any case and with ``_``, ``.`` or spaces
+    for ``-`` (:func:`_preset_word`); ``None`` when it names none. The one reading of a preset
+    name: the API's ``workload.preset`` and the pages' ``preset`` parameter."""
+    if typed in presets:
+        return typed
+    return next((s for s in presets if _preset_word(s) == _preset_word(typed)), None)
 
 
 def _preset_word(slug: str) -> str:

@@ -9,12 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.interface.schemas import billing_word
+from app.model.job import preset_slug
 from app.model.rank import SORT_KEYS
 from app.model.types import WORKLOAD_INPUTS
 from app.web.i18n import N_
+
+if TYPE_CHECKING:
+    from app.services.reference import ReferenceData
 
 
 @dataclass(frozen=True, slots=True)
@@ -421,6 +425,15 @@ SELECT_CASES: dict[str, Callable[[str], str]] = {
     "provider": str.lower,
     "billing": billing_word,
 }
+
+
+def with_preset_slug(raw: dict[str, str], ref: ReferenceData) -> dict[str, str]:
+    """``raw`` with its ``preset`` written as the slug it names (``Llama3-8B-LoRA`` →
+    ``llama3-8b-lora``: :func:`app.model.job.preset_slug`, the API's reading), so the page
+    recaps, fills and links the preset the answer is about; a name that is no preset is left
+    as written, for the ranking's 400 to name."""
+    slug = preset_slug(raw.get("preset") or "", ref.presets)
+    return {**raw, "preset": slug} if slug else raw
 
 
 def canonical_choices(raw: Mapping[str, str]) -> dict[str, str]:
