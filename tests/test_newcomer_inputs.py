@@ -85,8 +85,11 @@ def test_a_gpu_count_written_as_text_says_how_to_write_it(client: Any, count: st
     r = client.post("/v1/estimate", json=body)
     assert r.status_code == 400
     [entry] = r.json()["extra"]
-    assert entry["key"] == "hardware.gpu_count"
-    assert "a number of GPUs written as digits, e.g. 8 (not 8x)" in entry["message"]
+    assert entry == {
+        "key": "hardware.gpu_count",
+        "message": f"{count!r}: must be a number of GPUs written as digits, e.g. 8 (not 8x); "
+        "below 1 a share of one card, e.g. 0.5",
+    }
     q = client.get("/v1/rank", params={"preset": "llama3-8b-lora", "gpu_count": count})
     assert q.status_code == 400
     assert q.json()["extra"] == [
@@ -199,3 +202,22 @@ def test_the_page_recaps_a_preset_typed_in_another_case_as_the_preset(client: An
     assert "Llama 3.1 8B LoRA fine-tune" in typed.text
     assert "Custom workload ·" not in typed.text
     assert 'id="preset-llama3-8b-lora" checked' in typed.text
+
+
+def test_a_validators_reason_comes_without_pydantics_value_error_prefix(client: Any) -> None:
+    """Reasons a validator raises read as written, not "Value error, must be a count: …"."""
+    r = client.post(
+        "/v1/estimate",
+        json={"workload": {"preset": "llama3-8b-lora", "params": "7 billion"}, "hardware": RTX4090},
+    )
+    assert r.json()["extra"] == [
+        {"key": "workload.params", "message": "must be a count: 7B, 25.6M, 8e9, 1,281,167"}
+    ]
+    q = client.get("/v1/rank", params={"preset": "llama3-8b-lora", "gpu_count": "1.5"})
+    assert q.json()["extra"] == [
+        {
+            "key": "gpu_count",
+            "message": "1.5 GPUs: a count of 1 or more must be whole (fractions only below 1, "
+            "a slice of one card)",
+        }
+    ]

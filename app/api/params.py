@@ -27,7 +27,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from app.interface.counts import GRAMMARS, Grammar
 from app.interface.deps import DEPENDENCIES
-from app.interface.field_names import unknown_field
+from app.interface.field_names import reason, unknown_field
 from app.interface.query import (
     COUNT_PARAMS,
     OFFER_PARAMS,
@@ -75,7 +75,10 @@ def bad_model_params(exc: PydanticValidationError) -> ValidationException:
     the API's 400 naming each field (its location, dotted) with pydantic's reason."""
     return bad_params(
         ParamError(
-            [(".".join(map(str, e["loc"])), e["msg"]) for e in exc.errors(include_url=False)]
+            [
+                (".".join(map(str, e["loc"])), reason(e["msg"]))
+                for e in exc.errors(include_url=False)
+            ]
         )
     )
 

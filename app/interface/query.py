@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from app.interface.counts import GRAMMARS, parse_count
-from app.interface.field_names import unknown_field
+from app.interface.field_names import reason, unknown_field
 from app.interface.schemas import (
     GPU_COUNT_TEXT,
     OfferFilters,
@@ -204,7 +204,7 @@ def _validate(model: type[M], values: dict[str, Any], errors: list[tuple[str, st
     except ValidationError as exc:
         for e in exc.errors(include_url=False):
             key = str(e["loc"][0]) if e["loc"] else "request"
-            errors.append((key, e["msg"]))
+            errors.append((key, reason(e["msg"])))
         return None
 
 
