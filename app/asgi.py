@@ -118,6 +118,14 @@ def _validation_error(request: Request, exc: ValidationException) -> Response[di
             f"Invalid body: {message}",
             [{"key": "body", "message": message}],
         )
+    # a validator's ValueError reads as written, without pydantic's "Value error, "
+    # (app.interface.field_names.reason: the same for bodies the handlers validate)
+    extra = [
+        {**e, "message": e["message"].removeprefix("Value error, ")}
+        if isinstance(e, dict) and isinstance(e.get("message"), str)
+        else e
+        for e in extra
+    ]
     keys = detail_keys(extra)
     detail = exc.detail if not keys else f"{exc.detail} ({keys})"
     return error_answer(HTTP_400_BAD_REQUEST, detail, extra)

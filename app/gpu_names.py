@@ -154,6 +154,22 @@ class ParsedName:
     form: str | None
 
 
+#: A GPU count written into a GPU name, as listings title machines: ``8x H100``, ``8 x A100``,
+#: ``H100 x8``, ``4×4090``. The count and the name apart (group 1 or 4 the count).
+_COUNT_IN_NAME = re.compile(r"^\s*(\d+)\s*[x×*]\s*(.+?)\s*$|^\s*(.+?)\s*[x×*]\s*(\d+)\s*$", re.I)
+
+
+def _count_in_name(raw: str) -> str:
+    """What to write instead when ``raw`` (a name no catalog model has) holds a GPU count
+    (:data:`_COUNT_IN_NAME`): ``": the count goes in gpu_count (8), the name alone in gpu
+    ('H100')"``; ``""`` otherwise."""
+    m = _COUNT_IN_NAME.match(raw)
+    if m is None:
+        return ""
+    count, name = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+    return f": the count goes in gpu_count ({int(count)}), the name alone in gpu ({name!r})"
+
+
 def form_hint(interconnect: str | None) -> str | None:
     """The board form an offer's interconnect label implies, for :meth:`GpuNameNormaliser.match`:
     ``sxm`` for NVSwitch/SXM boards, ``pcie`` for PCIe, else ``None`` (``nvlink`` bridges exist
@@ -545,10 +561,11 @@ class GpuNameNormaliser:
         if identity.status == "ambiguous":
             raise LabelError(
                 f"GPU {raw!r} is ambiguous: could be {' or '.join(identity.candidates)}; "
-                "name one of them"
+                "name one of them",
+                tuple(identity.candidates),
             )
         if identity.match is None:
-            raise LabelError(f"unknown GPU {raw!r}")
+            raise LabelError(f"unknown GPU {raw!r}{_count_in_name(raw)}")
         chosen = identity.match.canonical_name
         if vram_gib or stated is None or not identity.match.vram_mismatch:
             return LabelGpu(chosen, None, identity.note)
@@ -590,7 +607,12 @@ class LabelGpu:
 
 
 class LabelError(ValueError):
-    """A GPU label that names no catalog model, several, or a VRAM none of them has."""
+    """A GPU label that names no catalog model, several, or a VRAM none of them has;
+    ``candidates`` are the catalog models an ambiguous label leaves open (else empty)."""
+
+    def __init__(self, reason: str, candidates: tuple[str, ...] = ()):
+        super().__init__(reason)
+        self.candidates = candidates
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy.orm import Session
 
 from app.hf_config import HFConfigError, parse_hf_config
-from app.interface.field_names import detail_keys, name_unknown_fields
+from app.interface.field_names import detail_keys, name_unknown_fields, reason
 from app.interface.query import (
     OfferQuery,
     ParamError,
@@ -138,7 +138,7 @@ def validation_error(
     extra: list[dict[str, Any]] = []
     errors: list[Any] = exc.errors(include_url=False, include_input=False)
     for e in name_unknown_fields(model, errors) if model is not None else errors:
-        entry: dict[str, Any] = {"message": e["msg"].split(" - ", maxsplit=1)[0]}
+        entry: dict[str, Any] = {"message": reason(e["msg"])}
         if e["loc"]:
             entry["key"] = ".".join(str(part) for part in e["loc"])
         extra.append(entry)

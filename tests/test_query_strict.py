@@ -12,6 +12,11 @@ from app.interface.query import query_text_error
 
 INTEGER = "must be a whole number written as digits, e.g. 1000 (no _, +, spaces or exponent)"
 NUMBER = "must be a number written as a decimal, e.g. 1.5, 40 or 2e-3"
+#: a GPU count's own reason (1.5 GPUs is refused: the number rule's example would mislead)
+GPUS = (
+    "must be a number of GPUs written as digits, e.g. 8 (not 8x); below 1 a share of one "
+    "card, e.g. 0.5"
+)
 BOOLEAN = "must be true or false"
 RANK = "/v1/rank?preset=resnet50-imagenet&gpu=A100&"
 
@@ -32,7 +37,7 @@ RANK = "/v1/rank?preset=resnet50-imagenet&gpu=A100&"
         ("/v1/offers?min_vram_gib=4_0", NUMBER),
         ("/v1/offers?min_vram_gib=inf", NUMBER),
         ("/v1/offers?min_vram_gib=%2040", "must not begin or end with whitespace"),
-        ("/v1/offers?gpu_count=1_0", NUMBER),
+        ("/v1/offers?gpu_count=1_0", GPUS),
         ("/v1/benchmarks?limit=1_0", INTEGER),
         ("/v1/benchmarks?offset=%2B1", INTEGER),
         # flat workload, filter and option parameters (pydantic's lax mode took all of these)
@@ -43,7 +48,7 @@ RANK = "/v1/rank?preset=resnet50-imagenet&gpu=A100&"
         (RANK + "available_only=0", BOOLEAN),
         (RANK + "epochs=1_0", NUMBER),
         (RANK + "limit=0x10", INTEGER),
-        (RANK + "gpu_count=1_0", NUMBER),
+        (RANK + "gpu_count=1_0", GPUS),
         (RANK + "max_total_hours=1e_3", NUMBER),
         ("/v1/offers/1?preset=resnet50-imagenet&packed=on", BOOLEAN),
         ("/v1/offers/1?preset=resnet50-imagenet&lora_rank=1_6", INTEGER),

@@ -4,6 +4,7 @@ offer's price history. The launch file of an offer is :mod:`app.api.launch`.
 
 from __future__ import annotations
 
+import typing
 from dataclasses import asdict
 from typing import Annotated, Any
 
@@ -72,7 +73,20 @@ GpuCount = Annotated[float | None, _gpus("gpu_count")]
 MinGpuCount = Annotated[float | None, _gpus("min_gpu_count")]
 ProviderSlug = Annotated[str | None, _text("provider")]
 Region = Annotated[str | None, _text("region")]
-BillingKind = Annotated[Billing | None, _flag("billing")]
+#: Text, read by :class:`OfferFilters` as the body's ``billing`` is (any case, ``-`` for
+#: ``_``: ``Spot``, ``on-demand``); the document still lists the four kinds. Declared as the
+#: enum, Litestar refused ``Spot`` with "Invalid enum value 'Spot'", naming none of them.
+BillingKind = Annotated[
+    str | None,
+    QueryParameter(
+        description=field_doc(OfferFilters, "billing"),
+        schema_extra={
+            "one_of": None,
+            "type": ["null", "string"],
+            "enum": [*typing.get_args(Billing), None],
+        },
+    ),
+]
 MaxPrice = Annotated[
     float | None,
     query_param(
@@ -158,7 +172,7 @@ class OffersController(ResourceController):
                 min_gpu_count=min_gpu_count,
                 provider=provider,
                 region=region,
-                billing=billing,
+                billing=typing.cast(Billing | None, billing),
                 max_price_per_hour=max_price_per_hour,
                 available_only=available_only,
                 include_suspect=include_suspect,

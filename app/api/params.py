@@ -27,7 +27,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from app.interface.counts import GRAMMARS, Grammar
 from app.interface.deps import DEPENDENCIES
-from app.interface.field_names import unknown_field
+from app.interface.field_names import reason, unknown_field
 from app.interface.query import (
     COUNT_PARAMS,
     OFFER_PARAMS,
@@ -75,7 +75,10 @@ def bad_model_params(exc: PydanticValidationError) -> ValidationException:
     the API's 400 naming each field (its location, dotted) with pydantic's reason."""
     return bad_params(
         ParamError(
-            [(".".join(map(str, e["loc"])), e["msg"]) for e in exc.errors(include_url=False)]
+            [
+                (".".join(map(str, e["loc"])), reason(e["msg"]))
+                for e in exc.errors(include_url=False)
+            ]
         )
     )
 
@@ -131,7 +134,7 @@ def strict_query(request: Request[Any, Any, Any]) -> None:
         kind = scalar_kind(field.annotation)
         texts = request.query_params.getall(key)
         reasons = (
-            space_error(t) or (query_text_error(t, kind) if kind is not None else None)
+            space_error(t) or (query_text_error(t, kind, key) if kind is not None else None)
             for t in texts
         )
         if (why := next((r for r in reasons if r), None)) is not None:

@@ -20,6 +20,14 @@ from app.model.types import unwrap_optional
 CLOSE_ENOUGH = 0.6
 
 
+def reason(msg: str) -> str:
+    """pydantic's message of one error as a 400 gives it: without the ``Value error, ``
+    pydantic puts before the text of a validator's ``ValueError`` (``'8x': must be a number of
+    GPUs …``, not ``Value error, '8x': …``), and without what follows ``" - "`` (pydantic's
+    context after the reason)."""
+    return msg.removeprefix("Value error, ").split(" - ", maxsplit=1)[0]
+
+
 def unknown_field(name: str, known: Iterable[str], what: str = "field") -> str:
     """Why ``name`` is refused: ``unknown field; did you mean ram_gib?`` (the nearest of
     ``known``), or ``unknown field`` when none is close."""

@@ -21,8 +21,14 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from app.interface.counts import GRAMMARS, parse_count
-from app.interface.field_names import unknown_field
-from app.interface.schemas import OfferFilters, RankedOfferOut, RankRequest, WorkloadIn
+from app.interface.field_names import reason, unknown_field
+from app.interface.schemas import (
+    GPU_COUNT_TEXT,
+    OfferFilters,
+    RankedOfferOut,
+    RankRequest,
+    WorkloadIn,
+)
 from app.model.types import Interconnect, unwrap_optional
 from app.model.vocabulary import parse_version
 from app.services.estimates import offer_interconnect
@@ -85,16 +91,23 @@ def space_error(text: str) -> str | None:
     return SURROUNDING_SPACE if text != text.strip() else None
 
 
-def query_text_error(text: str, kind: type) -> str | None:
+def query_text_error(text: str, kind: type, name: str = "") -> str | None:
     """Why ``text`` is not a ``kind`` (``bool``, ``int`` or ``float``) as a query string writes
-    it (:data:`BOOLEAN_TEXTS`, ``_INTEGER_TEXT``, ``_NUMBER_TEXT``); ``None`` when it is."""
+    it (:data:`BOOLEAN_TEXTS`, ``_INTEGER_TEXT``, ``_NUMBER_TEXT``); ``None`` when it is. The
+    parameter ``name``, where given, may have a reason of its own (:data:`_PARAM_TEXTS`: a GPU
+    count is not "e.g. 1.5")."""
+    why = None
     if kind is bool and text not in BOOLEAN_TEXTS:
-        return "must be true or false"
+        why = "must be true or false"
     if kind is int and not _INTEGER_TEXT.fullmatch(text):
-        return "must be a whole number written as digits, e.g. 1000 (no _, +, spaces or exponent)"
+        why = "must be a whole number written as digits, e.g. 1000 (no _, +, spaces or exponent)"
     if kind is float and not _NUMBER_TEXT.fullmatch(text):
-        return "must be a number written as a decimal, e.g. 1.5, 40 or 2e-3"
-    return None
+        why = "must be a number written as a decimal, e.g. 1.5, 40 or 2e-3"
+    return _PARAM_TEXTS.get(name, why) if why is not None else None
+
+
+#: Query parameters whose refusal says more than their type's rule.
+_PARAM_TEXTS = {"gpu_count": GPU_COUNT_TEXT, "min_gpu_count": GPU_COUNT_TEXT}
 
 
 def _missing(r: RankedOfferOut) -> None:
@@ -191,7 +204,7 @@ def _validate(model: type[M], values: dict[str, Any], errors: list[tuple[str, st
     except ValidationError as exc:
         for e in exc.errors(include_url=False):
             key = str(e["loc"][0]) if e["loc"] else "request"
-            errors.append((key, e["msg"]))
+            errors.append((key, reason(e["msg"])))
         return None
 
 
@@ -226,7 +239,7 @@ def _strict(params: dict[str, str], errors: list[tuple[str, str]]) -> dict[str, 
     out = {}
     for key, text in params.items():
         kind = _FLAT_KINDS.get(key)
-        why = query_text_error(text, kind) if kind is not None else None
+        why = query_text_error(text, kind, key) if kind is not None else None
         if why is None:
             out[key] = text
         else:

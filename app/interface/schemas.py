@@ -6,6 +6,7 @@ default. Enumerated values are lower-case snake_case and appear in the OpenAPI s
 
 from __future__ import annotations
 
+import re
 import typing
 from typing import Any, Literal
 
@@ -412,12 +413,35 @@ class HardwareIn(BaseModel):
 
     _gpu_count = field_serializer("gpu_count")(lambda self, v: gpu_count_out(v))
     _gpu_count_whole = field_validator("gpu_count")(lambda v: whole_gpu_count(v))
+    _gpu_count_number = field_validator("gpu_count", mode="before")(lambda v: gpu_count_number(v))
 
     @field_validator("interconnect", mode="before")
     @classmethod
     def _interconnect(cls, value: object) -> object:
         """Any case; ``sxm`` (a board form some listings give) reads as ``nvlink``."""
         return (interconnect_label(value) or value) if isinstance(value, str) else value
+
+
+#: What a GPU count must be, where a generic number rule would mislead (its example, 1.5, is
+#: itself refused as a GPU count: :func:`whole_gpu_count`), in a body and a query string alike.
+GPU_COUNT_TEXT = (
+    "must be a number of GPUs written as digits, e.g. 8 (not 8x); below 1 a share of one "
+    "card, e.g. 0.5"
+)
+
+
+#: A number as text (the query strings' form, read by the lax validation of flat parameters).
+_NUMBER_TEXT = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+
+
+def gpu_count_number(value: object) -> object:
+    """A GPU count written as text that is no number (``"8x"``, ``"8 GPUs"``) is refused with
+    :data:`GPU_COUNT_TEXT` rather than pydantic's bare "Input should be a valid number". A
+    number as text (``"8"``) passes on: the query strings' lax validation reads it, and a
+    body's strict one refuses it as before (a body writes a JSON number)."""
+    if isinstance(value, str) and not _NUMBER_TEXT.fullmatch(value):
+        raise ValueError(f"{value!r}: {GPU_COUNT_TEXT}")
+    return value
 
 
 def whole_gpu_count(count: float | None) -> float | None:
@@ -440,6 +464,19 @@ def gpu_count_out(count: float) -> float | int:
     """A GPU count as JSON gives it: whole counts as integers (``8``, not ``8.0``), so a
     fraction appears only where an offer or a request has one (``0.5``: half a card)."""
     return int(count) if float(count).is_integer() else count
+
+
+def billing_word(text: str) -> str:
+    """A billing kind as people write it: any case, ``-`` or a space for ``_`` (``Spot``,
+    ``on-demand``, ``On Demand`` and ``reserved-1y`` are ``spot``, ``on_demand`` and
+    ``reserved_1y``: the rule :class:`app.model.vocabulary.AsWritten` applies to the workload's
+    words). Other text is returned as written, for the enum to refuse naming the four kinds."""
+    word = text.strip().lower().replace("-", "_").replace(" ", "_")
+    return word if word in typing.get_args(Billing) else text
+
+
+def _billing_word(value: object) -> object:
+    return billing_word(value) if isinstance(value, str) else value
 
 
 def _upper_currency(value: object) -> object:
@@ -515,6 +552,7 @@ class EstimateRequest(SpotIn):
     )
 
     _currency = field_validator("currency", mode="before")(_upper_currency)
+    _billing = field_validator("billing", mode="before")(_billing_word)
 
 
 class OfferFilters(BaseModel):
@@ -592,6 +630,10 @@ class OfferFilters(BaseModel):
     )
 
     _gpu_count_whole = field_validator("gpu_count")(lambda v: whole_gpu_count(v))
+    _gpu_count_number = field_validator("gpu_count", "min_gpu_count", mode="before")(
+        gpu_count_number
+    )
+    _billing = field_validator("billing", mode="before")(_billing_word)
 
 
 class RankRequest(SpotIn):

@@ -14,6 +14,8 @@ Pure: no database, HTTP or framework; a bad combination raises
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import fields as dc_fields
 from dataclasses import replace
@@ -57,6 +59,7 @@ __all__ = [
     "PresetLike",
     "build_workload",
     "preset_meta",
+    "preset_slug",
     "resolve",
 ]
 
@@ -163,11 +166,36 @@ def _find_preset(
     slug = given.get("preset")
     if slug is None:
         return None
-    preset = presets.get(slug)
-    if preset is None:
-        known = ", ".join(sorted(presets))
-        raise JobError(f"{prefix}.preset", f"unknown preset {slug!r}; known: {known}")
-    return preset
+    found = preset_slug(slug, presets)
+    if found is None:
+        raise JobError(f"{prefix}.preset", _unknown_preset(slug, presets))
+    return presets[found]
+
+
+def preset_slug(typed: str, presets: Mapping[str, PresetLike]) -> str | None:
+    """The slug of the preset ``typed`` names, in any case and with ``_``, ``.`` or spaces
+    for ``-`` (:func:`_preset_word`); ``None`` when it names none. The one reading of a preset
+    name: the API's ``workload.preset`` and the pages' ``preset`` parameter."""
+    if typed in presets:
+        return typed
+    return next((s for s in presets if _preset_word(s) == _preset_word(typed)), None)
+
+
+def _preset_word(slug: str) -> str:
+    """A preset slug as people type it: any case, ``_``, ``.`` or spaces for ``-``
+    (``Llama3-8B-LoRA``, ``llama3 8b lora`` and ``llama3_8b_lora`` are ``llama3-8b-lora``)."""
+    return re.sub(r"[\s_.-]+", "-", slug.strip().lower())
+
+
+def _unknown_preset(slug: str, presets: Mapping[str, PresetLike]) -> str:
+    """Why ``slug`` names no preset: the closest slugs when some are close (difflib's
+    ratio ≥ 0.6), else every known slug."""
+    close = difflib.get_close_matches(_preset_word(slug), sorted(presets), n=3)
+    if close:
+        named = " or ".join(repr(c) for c in close)
+        listed = f"all {len(presets)}: GET /v1/workloads"
+        return f"unknown preset {slug!r}; did you mean {named}? ({listed})"
+    return f"unknown preset {slug!r}; known: {', '.join(sorted(presets))}"
 
 
 def _packed_count(merged: Mapping[str, Any]) -> bool:
@@ -379,4 +407,5 @@ def resolve(
     _check_shape(workload, given, base, prefix)
     _check_estimable(workload, prefix)
     reference = _build(base, preset, True) if preset is not None and not matches else None
-    return workload, reference, {"preset": given.get("preset"), **merged}
+    slug = preset.slug if preset is not None else None
+    return workload, reference, {"preset": slug, **merged}

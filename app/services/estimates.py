@@ -77,6 +77,22 @@ def offer_interconnect(label: str | None) -> Interconnect | None:
     return interconnect_class(label)
 
 
+def _telling_apart(candidates: tuple[str, ...], ref: ReferenceData, h: dict[str, Any]) -> str:
+    """The fields that would pick one of an ambiguous name's ``candidates`` and are not given
+    in ``h`` (``HardwareIn`` values): ``interconnect`` when the boards differ (``nvswitch``
+    picks the SXM board, ``pcie`` the PCIe card; ``nvlink`` does not: PCIe cards take NVLink
+    bridges, :func:`app.gpu_names.form_hint`), ``vram_gib`` when the memory sizes do; ``""``
+    when none would."""
+    gpus = [ref.gpus[c] for c in candidates if c in ref.gpus]
+    forms = {g.form_factor for g in gpus}
+    ways = []
+    if len(forms) > 1 and form_hint(h.get("interconnect")) is None:
+        ways.append("interconnect (nvswitch: the SXM board, pcie: the PCIe card)")
+    if len({g.vram_gib for g in gpus}) > 1 and h.get("vram_gib") is None:
+        ways.append("vram_gib")
+    return f", or give {' or '.join(ways)}" if ways else ""
+
+
 def hardware_from_input(h: dict[str, Any], ref: ReferenceData) -> Hardware:
     """Build core hardware from ``HardwareIn`` values.
 
@@ -104,7 +120,8 @@ def hardware_from_input(h: dict[str, Any], ref: ReferenceData) -> Hardware:
                 gpu_count=h.get("gpu_count") or 1,
             )
         except LabelError as exc:
-            raise HardwareError("hardware.gpu", str(exc)) from None
+            reason = str(exc) + _telling_apart(exc.candidates, ref, h)
+            raise HardwareError("hardware.gpu", reason) from None
         canonical, vram = label.canonical_name, vram or label.vram_gib
     return Hardware(
         gpu=ref.gpus[canonical],

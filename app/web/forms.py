@@ -6,14 +6,19 @@ URL of the page and of its JSON twin.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from app.interface.schemas import billing_word
+from app.model.job import preset_slug
 from app.model.rank import SORT_KEYS
 from app.model.types import WORKLOAD_INPUTS
 from app.web.i18n import N_
+
+if TYPE_CHECKING:
+    from app.services.reference import ReferenceData
 
 
 @dataclass(frozen=True, slots=True)
@@ -412,8 +417,23 @@ SELECT_ENUMS: dict[str, type[Enum]] = {
 
 #: The filter selects the API reads in any case, as it reads them: a currency code upper-cased
 #: (``cny`` is ``CNY``: ``app.interface.schemas._upper_currency``), a provider slug compared in
-#: lower case (``Lambda`` is ``lambda``: ``app.services.offers``). ASCII only, as there.
-SELECT_CASES = {"currency": str.upper, "provider": str.lower}
+#: lower case (``Lambda`` is ``lambda``: ``app.services.offers``), a billing kind in any case
+#: and ``-`` for ``_`` (``Spot``, ``on-demand``: ``app.interface.schemas.billing_word``).
+#: ASCII only, as there.
+SELECT_CASES: dict[str, Callable[[str], str]] = {
+    "currency": str.upper,
+    "provider": str.lower,
+    "billing": billing_word,
+}
+
+
+def with_preset_slug(raw: dict[str, str], ref: ReferenceData) -> dict[str, str]:
+    """``raw`` with its ``preset`` written as the slug it names (``Llama3-8B-LoRA`` →
+    ``llama3-8b-lora``: :func:`app.model.job.preset_slug`, the API's reading), so the page
+    recaps, fills and links the preset the answer is about; a name that is no preset is left
+    as written, for the ranking's 400 to name."""
+    slug = preset_slug(raw.get("preset") or "", ref.presets)
+    return {**raw, "preset": slug} if slug else raw
 
 
 def canonical_choices(raw: Mapping[str, str]) -> dict[str, str]:

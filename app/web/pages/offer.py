@@ -25,7 +25,7 @@ from app.services.offers import FilterError
 from app.services.workloads import WorkloadError
 from app.web import charts
 from app.web.format import money_short
-from app.web.forms import BILLING_LABELS, canonical_choices
+from app.web.forms import BILLING_LABELS, canonical_choices, with_preset_slug
 from app.web.i18n import N_, translations
 from app.web.pages.common import (
     FIELD_LABELS,
@@ -91,7 +91,9 @@ class OfferPageController(PageController):
         """One offer: details, the estimate explained, price history."""
         session, ref, settings = env.session, env.ref, env.settings
         language = page_language(request)
-        raw = canonical_choices({k: v for k, v in raw_query(request).items() if k != "lang"})
+        raw = with_preset_slug(
+            canonical_choices({k: v for k, v in raw_query(request).items() if k != "lang"}), ref
+        )
         form = given(raw)
         errors: list[tuple[str, str]] = [("lang", language.error)] if language.error else []
         try:

@@ -34,6 +34,7 @@ from app.web.forms import (
     all_form_fields,
     canonical_choices,
     preset_form_values,
+    with_preset_slug,
 )
 from app.web.i18n import translations
 from app.web.listing import link
@@ -88,8 +89,11 @@ class RankPageController(PageController):
             return Redirect(twin, status_code=HTTP_303_SEE_OTHER)
         language = page_language(request)
         _ = translations(language.lang).gettext
-        asked = canonical_choices(
-            {k: v for k, v in raw_query(request).items() if k not in PAGE_PARAMS}
+        asked = with_preset_slug(
+            canonical_choices(
+                {k: v for k, v in raw_query(request).items() if k not in PAGE_PARAMS}
+            ),
+            ref,
         )
         base = ref.presets.get(raw_query(request).get("base", ""))
         raw = strip_preset_values(asked, base, all_form_fields())
