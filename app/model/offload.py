@@ -60,7 +60,8 @@ def offload_slowed(
 ) -> ThroughputEstimate:
     """``tp`` with the PCIe transfers of :func:`offload_bytes_per_step` added to every
     optimizer step: ``rate' = S / (S / rate + t)`` with ``S`` the samples of one step on all
-    GPUs and ``t`` the transfer time; ``tp`` itself without ``cpu_offload``."""
+    GPUs and ``t`` the transfer time; ``tp`` itself without ``cpu_offload``. Its ``mfu`` and
+    ``hfu`` shrink by the same factor (the step's FLOPs are unchanged, its time is longer)."""
     n = max(int(gpu_count), 1)
     seconds = offload_bytes_per_step(w, n) / host_link_bytes_per_s(gpu)
     if seconds <= 0:
@@ -68,16 +69,22 @@ def offload_slowed(
     rates = offload_rates(
         w, gpu, gpu_count, tp.samples_per_s, tp.samples_per_s_low, tp.samples_per_s_high
     )
+    # utilisation is FLOPs over time: the transfers lengthen the step, not the FLOPs
+    kept = rates[0] / tp.samples_per_s if tp.samples_per_s > 0 else 1.0
+    mfu = tp.mfu * kept if tp.mfu is not None else None
+    hfu = tp.hfu * kept if tp.hfu is not None else None
     note = (
         f"cpu_offload: {offload_bytes_per_step(w, n) / 1e9:.1f} GB over PCIe per GPU and "
         f"optimizer step ({seconds:.2f} s at {host_link_bytes_per_s(gpu) / 1e9:.0f} GB/s) "
-        "added to the step time"
+        "added to the step time" + (f"; implied MFU {mfu:.2f} with them" if mfu is not None else "")
     )
     return replace(
         tp,
         samples_per_s=rates[0],
         samples_per_s_low=rates[1],
         samples_per_s_high=rates[2],
+        mfu=mfu,
+        hfu=hfu,
         notes=(*tp.notes, note),
     )
 
