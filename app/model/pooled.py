@@ -417,6 +417,25 @@ class PooledData:
         """Every usable measurement of ``group`` (all GPU counts)."""
         return self.by_group.get(group, [])
 
+    @_memoise
+    def _rows_by_config(self, group: Group) -> dict[tuple[str, float | None], list[BenchmarkPoint]]:
+        """:meth:`rows` of ``group`` by (GPU, GPU count) and by (GPU, ``None``): all counts,
+        each list in :meth:`rows` order."""
+        index: dict[tuple[str, float | None], list[BenchmarkPoint]] = {}
+        for p in self.rows(group):
+            index.setdefault((p.gpu, p.gpu_count), []).append(p)
+            index.setdefault((p.gpu, None), []).append(p)
+        return index
+
+    def rows_on(
+        self, group: Group, gpu: str, gpu_count: float | None = None
+    ) -> list[BenchmarkPoint]:
+        """The rows of :meth:`rows` measured on ``gpu_count`` × ``gpu`` (``None``: any count),
+        in the same order (indexed once per group and shared by every workload estimated from
+        this data: a ranking asks for hundreds of configurations, each new workload again)."""
+        index: dict[tuple[str, float | None], list[BenchmarkPoint]] = self._rows_by_config(group)
+        return index.get((gpu, gpu_count), [])
+
     def own_rows_at(
         self, group: Group, gpu: str, suite: str, precision: Precision, batch: float
     ) -> list[BenchmarkPoint]:

@@ -82,7 +82,10 @@ class PooledSituations:
         #: by (GPU, suite): the extrapolated fp8 gain over bf16_amp the fp8 rule left and
         #: whether it held the answer (:meth:`PhysicalChecks._fp8_bounded`)
         self._fp8: dict[tuple[str, str | None], tuple[float, bool]] = {}
-        self._by_gpu: dict[str, list[BenchmarkPoint]] | None = None
+        #: ThroughputModel._served_as_measured by (precision, software)
+        self._as_measured: dict[
+            tuple[Precision, str | None], tuple[tuple[str, str], Level] | None
+        ] = {}
         #: measured efficiency (``None``: not measured) with the GPU spec, by (GPU, count,
         #: link, precision, the fabric's GPUs per machine and network)
         self._eta: dict[tuple[Any, ...], tuple[GpuSpec, float | None]] = {}
