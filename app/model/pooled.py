@@ -96,15 +96,21 @@ DEFAULT_B0_WORK: dict[str, float] = {Family.TRANSFORMER: 1024.0 * 1024.0}
 _T = TypeVar("_T")
 
 
+#: a value no memoised query returns (``None`` is one they do)
+_MISSING = object()
+
+
 def _memoise(method):  # type: ignore[no-untyped-def]
     """Memoise a :class:`PooledData` query on its arguments (GPU specs by name)."""
     name = method.__name__
 
     def wrapper(self, *args):  # type: ignore[no-untyped-def]
-        key = (name, *(a.name if isinstance(a, GpuSpec) else a for a in args))
-        if key not in self._cache:
-            self._cache[key] = method(self, *args)
-        return self._cache[key]
+        key = (name, *[a.name if isinstance(a, GpuSpec) else a for a in args])
+        cache = self._cache
+        hit = cache.get(key, _MISSING)
+        if hit is _MISSING:
+            hit = cache[key] = method(self, *args)
+        return hit
 
     wrapper.__doc__ = method.__doc__
     wrapper.__name__ = name
@@ -444,10 +450,8 @@ class PooledData:
         mean is the measurement of that configuration (the ``measured`` situation)."""
         return [
             p
-            for p in self.rows(group)
-            if p.gpu == gpu
-            and p.gpu_count == 1
-            and suite_of(p) == suite
+            for p in self.rows_on(group, gpu, 1)
+            if suite_of(p) == suite
             and p.precision == precision
             and p.batch_size_per_gpu is not None
             and float(p.batch_size_per_gpu) == batch

@@ -316,11 +316,10 @@ class PooledSituations:
         if here:
             mean = statistics.fmean(p.throughput_total for p in here)
             return mean / units, Situation.MEASURED, ""
+        on_gpu = self.data.rows_on(group, gpu.name)  # the group's rows of this GPU, in order
         own = [
-            p
-            for p in self.data.rows(group)
-            if p.gpu == gpu.name and precision_class(p.precision) == precision_class(precision)
-        ] or [p for p in self.data.rows(group) if p.gpu == gpu.name]
+            p for p in on_gpu if precision_class(p.precision) == precision_class(precision)
+        ] or list(on_gpu)
         singles = [p for p in own if p.gpu_count == 1]
         shown = singles or own
         # the rows at the served level where there are any (the residual the model uses)
