@@ -213,6 +213,7 @@ async def _run_wrk(
     return result
 
 
+@contextlib.contextmanager
 def serve(url: str, workers: int) -> Iterator[str]:
     """``gpucost serve --workers N`` on ``url`` and a free loopback port; yields its base URL."""
     port = free_port()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from app.model.run_warnings import CANNOT_RUN
@@ -56,3 +57,48 @@ def test_every_blocked_offer_ranks_last_and_off_the_frontier(client: Any) -> Non
     ]
     ranks_blocked = [x["rank"] for x in results if _blocked(x)]
     assert ranks_ok and ranks_blocked and max(ranks_ok) < min(ranks_blocked)
+
+
+def test_blocked_rows_are_each_offer_judged_alone(seeded_url: str) -> None:
+    # host_cannot_run reads the snapshot's machines once per version and judges each distinct
+    # machine per workload: every row must be what the rules give that offer on its own
+    import math
+
+    from app.db.session import create_engine_from_url, create_session_factory
+    from app.model.host import disk_needed_gb
+    from app.model.run_warnings import ram_needed_gib
+    from app.services.estimates import offer_hardware
+    from app.services.reference_cache import ReferenceCache
+    from app.services.runnable import _driver_blocks, host_cannot_run
+    from app.services.snapshot import offer_snapshot
+    from app.services.workloads import resolve_workload
+    from tests.conftest import SEED_DIR
+
+    engine = create_engine_from_url(seeded_url)
+    factory = create_session_factory(engine)
+    try:
+        ref = ReferenceCache(factory, SEED_DIR).get()
+        with factory() as session:
+            snap = offer_snapshot(session, ref)
+            rows = np.arange(len(snap), dtype=np.intp)
+            offers = snap.by_id(snap.columns["id"].tolist())
+        w, _, _ = resolve_workload({"preset": "llama3-8b-lora", "seq_len": "4k"}, ref)
+        blocked = host_cannot_run(w, snap, rows, ref)
+        needed = disk_needed_gb(w)["needed_gb"]
+        alone = []
+        for offer_id in snap.columns["id"].tolist():
+            offer = offers[offer_id]
+            if offer.gpu_model_id is None or offer.gpu_model_id not in ref.gpu_names_by_id:
+                alone.append(bool(offer.disk_gb and 0 < offer.disk_gb < needed))
+                continue
+            hw = offer_hardware(offer, ref)
+            ram = offer.ram_gib
+            alone.append(
+                bool(offer.disk_gb and not math.isnan(offer.disk_gb) and 0 < offer.disk_gb < needed)
+                or bool(ram and ram > 0 and ram < ram_needed_gib(w, hw))
+                or _driver_blocks(w, hw, offer.max_cuda)
+            )
+        assert blocked.tolist() == alone
+        assert 0 < sum(alone) < len(alone)  # some offers blocked (8 GiB of RAM), most not
+    finally:
+        engine.dispose()

@@ -248,3 +248,42 @@ def test_an_sxm_estimate_is_the_same_fresh_and_after_its_pcie_twin(factory: Any)
             assert before.estimate(card, n) == card_alone, (card.name, n)
             checked += 1
         assert checked == 3 * len(pairs)
+
+
+def test_multi_gpu_rows_are_indexed_once_and_their_efficiency_shared_by_workloads(
+    factory: Any,
+) -> None:
+    # A new micro-batch per request builds a new throughput model; the measured rows of each
+    # (GPU, count) and the measured efficiencies read nothing of the micro-batch, so they are
+    # indexed and kept on the data (PooledData.rows_on / kept), not rescanned per workload.
+    ref = _fresh_reference(factory)
+    models = [
+        model_of(ref).throughput_model(w, reference=reference)
+        for w, reference, _ in (
+            resolve_workload(given, ref)
+            for given in (
+                {"preset": "resnet50-imagenet"},
+                {"preset": "resnet50-imagenet", "micro_batch_size": 64},
+            )
+        )
+    ]
+    group = models[0]._group_at(None)
+    rows = models[0].data.rows(group)
+    assert group == ("ResNet-50 v1.5", "full") and len(rows) == 280
+    for gpu, count in {(p.gpu, p.gpu_count) for p in rows}:
+        assert models[0].data.rows_on(group, gpu, count) == [
+            p for p in rows if p.gpu == gpu and p.gpu_count == count
+        ]
+        assert models[0].data.rows_on(group, gpu) == [p for p in rows if p.gpu == gpu]
+    assert len(models[0].data.rows_on(group, "A100 SXM4 80GB", 8)) == 6
+    a100 = ref.gpus["A100 SXM4 80GB"]
+    prec = models[0].w.precision
+    # 8 x A100 SXM4 80GB over NVLink, ResNet-50: measured 0.904 of the 1-GPU rate per GPU
+    # (MultiGpu._eta_at's docstring); the same figure from either workload's model
+    first = models[0]._measured_eta(a100, 8, Interconnect.NVLINK, prec)
+    assert first == pytest.approx(0.9038, abs=1e-4)
+    assert models[1]._measured_eta(a100, 8, Interconnect.NVLINK, prec) == first
+    assert models[1]._measured_eta_now(a100, 8, Interconnect.NVLINK, prec) == first
+    assert models[1]._measured_eta(a100, 4, Interconnect.NVLINK, prec) == pytest.approx(
+        0.9661, abs=1e-4
+    )

@@ -96,15 +96,21 @@ DEFAULT_B0_WORK: dict[str, float] = {Family.TRANSFORMER: 1024.0 * 1024.0}
 _T = TypeVar("_T")
 
 
+#: a value no memoised query returns (``None`` is one they do)
+_MISSING = object()
+
+
 def _memoise(method):  # type: ignore[no-untyped-def]
     """Memoise a :class:`PooledData` query on its arguments (GPU specs by name)."""
     name = method.__name__
 
     def wrapper(self, *args):  # type: ignore[no-untyped-def]
-        key = (name, *(a.name if isinstance(a, GpuSpec) else a for a in args))
-        if key not in self._cache:
-            self._cache[key] = method(self, *args)
-        return self._cache[key]
+        key = (name, *[a.name if isinstance(a, GpuSpec) else a for a in args])
+        cache = self._cache
+        hit = cache.get(key, _MISSING)
+        if hit is _MISSING:
+            hit = cache[key] = method(self, *args)
+        return hit
 
     wrapper.__doc__ = method.__doc__
     wrapper.__name__ = name
@@ -417,6 +423,25 @@ class PooledData:
         """Every usable measurement of ``group`` (all GPU counts)."""
         return self.by_group.get(group, [])
 
+    @_memoise
+    def _rows_by_config(self, group: Group) -> dict[tuple[str, float | None], list[BenchmarkPoint]]:
+        """:meth:`rows` of ``group`` by (GPU, GPU count) and by (GPU, ``None``): all counts,
+        each list in :meth:`rows` order."""
+        index: dict[tuple[str, float | None], list[BenchmarkPoint]] = {}
+        for p in self.rows(group):
+            index.setdefault((p.gpu, p.gpu_count), []).append(p)
+            index.setdefault((p.gpu, None), []).append(p)
+        return index
+
+    def rows_on(
+        self, group: Group, gpu: str, gpu_count: float | None = None
+    ) -> list[BenchmarkPoint]:
+        """The rows of :meth:`rows` measured on ``gpu_count`` × ``gpu`` (``None``: any count),
+        in the same order (indexed once per group and shared by every workload estimated from
+        this data: a ranking asks for hundreds of configurations, each new workload again)."""
+        index: dict[tuple[str, float | None], list[BenchmarkPoint]] = self._rows_by_config(group)
+        return index.get((gpu, gpu_count), [])
+
     def own_rows_at(
         self, group: Group, gpu: str, suite: str, precision: Precision, batch: float
     ) -> list[BenchmarkPoint]:
@@ -425,10 +450,8 @@ class PooledData:
         mean is the measurement of that configuration (the ``measured`` situation)."""
         return [
             p
-            for p in self.rows(group)
-            if p.gpu == gpu
-            and p.gpu_count == 1
-            and suite_of(p) == suite
+            for p in self.rows_on(group, gpu, 1)
+            if suite_of(p) == suite
             and p.precision == precision
             and p.batch_size_per_gpu is not None
             and float(p.batch_size_per_gpu) == batch

@@ -11,6 +11,8 @@ and the driver's CUDA against the job and the GPU
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from app.model.host import disk_needed_gb
@@ -35,40 +37,79 @@ def host_cannot_run(
 
 def _every_row(w: Workload, snap: OfferSnapshot, ref: ReferenceData) -> np.ndarray:
     """:func:`host_cannot_run` of every row of ``snap``."""
-    rows = np.arange(len(snap), dtype=np.intp)
-    if not len(rows):
+    if not len(snap):
         return np.zeros(0, dtype=bool)
-    cols = snap.columns
-    # disk: system + data (NaN when neither is listed: OfferRow.disk_gb)
-    system, data = cols["system_disk_gb"][rows], cols["data_disk_gb"][rows]
-    listed = ~(np.isnan(system) & np.isnan(data))
-    disk = np.where(listed, np.nan_to_num(system) + np.nan_to_num(data), np.nan)
+    host = snap.cached("host_columns", None, lambda: _host_columns(snap, ref))
     with np.errstate(invalid="ignore"):
-        blocked = (disk > 0) & (disk < disk_needed_gb(w)["needed_gb"])
-    # host RAM against the need of each configuration (GPU, count, listed VRAM)
-    used, config_of = np.unique(snap.config[rows], return_inverse=True)
-    config_of = config_of.reshape(-1)
-    hardware = [_hardware(snap.configs[i], ref) for i in used.tolist()]
+        blocked = (host.disk > 0) & (host.disk < disk_needed_gb(w)["needed_gb"])
+    # host RAM against the need of each distinct machine (GPU, count, listed VRAM)
     need = np.array(
-        [0.0 if hw is None else ram_needed_gib(w, hw) for hw in hardware], dtype=np.float64
+        [0.0 if hw is None else ram_needed_gib(w, hw) for hw in host.hardware], dtype=np.float64
     ).reshape(-1)
-    ram = cols["ram_gib"][rows]
     with np.errstate(invalid="ignore"):
-        blocked |= (ram > 0) & (ram < need[config_of])
-    # the driver: once per (configuration, listed max CUDA)
-    versions, version_codes = snap.codes("max_cuda")
-    pairs, pair_of = np.unique(
-        config_of.astype(np.int64) * len(versions) + version_codes[rows], return_inverse=True
-    )
+        blocked |= (host.ram > 0) & (host.ram < need[host.hardware_of])
+    # the driver: once per (machine, listed max CUDA)
     driver = np.array(
         [
-            _driver_blocks(w, hardware[p // len(versions)], versions[p % len(versions)])
-            for p in pairs.tolist()
+            _driver_blocks(
+                w, host.hardware[p // len(host.versions)], host.versions[p % len(host.versions)]
+            )
+            for p in host.pairs.tolist()
         ],
         dtype=bool,
     ).reshape(-1)
-    blocked |= driver[pair_of.reshape(-1)]
+    blocked |= driver[host.pair_of]
     return np.asarray(blocked, dtype=bool)
+
+
+@dataclass(frozen=True, slots=True)
+class _HostColumns:
+    """What :func:`host_cannot_run` reads of a snapshot's rows, whatever the workload (kept
+    per version: a new workload per request re-reads none of it): the disk (system + data,
+    GB; NaN when neither is listed, as :attr:`app.services.offers.OfferRow.disk_gb`), host
+    RAM (GiB), the distinct machines (GPU, count, listed VRAM: all the host's needs depend on;
+    ``None`` without a catalog GPU) and each row's index among them, the listed max CUDA
+    versions, and the distinct (machine, version) pairs with each row's index among them."""
+
+    disk: np.ndarray
+    ram: np.ndarray
+    hardware: list[Hardware | None]
+    hardware_of: np.ndarray
+    versions: tuple[str | None, ...]
+    pairs: np.ndarray
+    pair_of: np.ndarray
+
+
+def _host_columns(snap: OfferSnapshot, ref: ReferenceData) -> _HostColumns:
+    """:class:`_HostColumns` of every row of ``snap``."""
+    cols = snap.columns
+    system, data = cols["system_disk_gb"], cols["data_disk_gb"]
+    listed = ~(np.isnan(system) & np.isnan(data))
+    disk = np.where(listed, np.nan_to_num(system) + np.nan_to_num(data), np.nan)
+    used, config_of = np.unique(snap.config, return_inverse=True)
+    machines: dict[tuple[int | None, float, float | None], int] = {}
+    hardware: list[Hardware | None] = []
+    machine_of_config = []
+    for i in used.tolist():
+        gpu_id, count, _, listed_vram, _ = snap.configs[i]
+        at = machines.setdefault((gpu_id, count, listed_vram), len(machines))
+        if at == len(hardware):
+            hardware.append(_hardware(snap.configs[i], ref))
+        machine_of_config.append(at)
+    hardware_of = np.array(machine_of_config, dtype=np.intp).reshape(-1)[config_of.reshape(-1)]
+    versions, version_codes = snap.codes("max_cuda")
+    pairs, pair_of = np.unique(
+        hardware_of.astype(np.int64) * len(versions) + version_codes, return_inverse=True
+    )
+    return _HostColumns(
+        disk=disk,
+        ram=cols["ram_gib"],
+        hardware=hardware,
+        hardware_of=hardware_of,
+        versions=tuple(versions),
+        pairs=pairs,
+        pair_of=pair_of.reshape(-1),
+    )
 
 
 def _driver_blocks(w: Workload, hw: Hardware | None, max_cuda: str | None) -> bool:

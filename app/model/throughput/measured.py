@@ -82,7 +82,10 @@ class PooledSituations:
         #: by (GPU, suite): the extrapolated fp8 gain over bf16_amp the fp8 rule left and
         #: whether it held the answer (:meth:`PhysicalChecks._fp8_bounded`)
         self._fp8: dict[tuple[str, str | None], tuple[float, bool]] = {}
-        self._by_gpu: dict[str, list[BenchmarkPoint]] | None = None
+        #: ThroughputModel._served_as_measured by (precision, software)
+        self._as_measured: dict[
+            tuple[Precision, str | None], tuple[tuple[str, str], Level] | None
+        ] = {}
         #: measured efficiency (``None``: not measured) with the GPU spec, by (GPU, count,
         #: link, precision, the fabric's GPUs per machine and network)
         self._eta: dict[tuple[Any, ...], tuple[GpuSpec, float | None]] = {}
@@ -313,11 +316,10 @@ class PooledSituations:
         if here:
             mean = statistics.fmean(p.throughput_total for p in here)
             return mean / units, Situation.MEASURED, ""
+        on_gpu = self.data.rows_on(group, gpu.name)  # the group's rows of this GPU, in order
         own = [
-            p
-            for p in self.data.rows(group)
-            if p.gpu == gpu.name and precision_class(p.precision) == precision_class(precision)
-        ] or [p for p in self.data.rows(group) if p.gpu == gpu.name]
+            p for p in on_gpu if precision_class(p.precision) == precision_class(precision)
+        ] or list(on_gpu)
         singles = [p for p in own if p.gpu_count == 1]
         shown = singles or own
         # the rows at the served level where there are any (the residual the model uses)

@@ -192,10 +192,8 @@ class ThroughputModel(MultiGpu):
         batch = self._batch()
         rows = [
             p
-            for p in self.data.rows(group)
-            if p.gpu == gpu.name
-            and p.gpu_count == n
-            and suite_of(p) == level.suite
+            for p in self.data.rows_on(group, gpu.name, n)
+            if suite_of(p) == level.suite
             and p.precision == prec
             and p.batch_size_per_gpu is not None
             and float(p.batch_size_per_gpu) == batch
@@ -221,6 +219,13 @@ class ThroughputModel(MultiGpu):
         ``None``) with a measured group usable at ``prec``, no 8-bit base, and no stack factor
         between the rows and the stack asked; (its group, the served software level) or
         ``None``."""
+        key = (prec, software)
+        if key not in self._as_measured:
+            self._as_measured[key] = self._as_measured_now(prec, software)
+        return self._as_measured[key]
+
+    def _as_measured_now(self, prec: Precision, software: str | None) -> tuple[Group, Level] | None:
+        """:meth:`_served_as_measured`, computed (it is kept per precision and software)."""
         if not self.groups or self.reference is not None:
             return None
         if not self._usable(prec, software) or int8_base_time(self.w) is not None:

@@ -62,14 +62,12 @@ class MultiGpu(PhysicalChecks):
     def _gpu_rows(self, gpu_name: str) -> list[BenchmarkPoint]:
         """The ranking group's measurements on ``gpu_name`` (:meth:`_group_at` without a
         software level: the group every GPU's single-GPU rate stands on, so a measured
-        multi-GPU efficiency is a ratio inside that group; indexed on first use: a ranking asks
-        for hundreds of GPU-count/link configurations of the same GPUs)."""
-        if self._by_gpu is None:
-            index: dict[str, list[BenchmarkPoint]] = {}
-            for p in self.data.rows(self._group_at(None)) if self.groups else ():
-                index.setdefault(p.gpu, []).append(p)
-            self._by_gpu = index
-        return self._by_gpu.get(gpu_name, [])
+        multi-GPU efficiency is a ratio inside that group; indexed once per group on the data,
+        :meth:`app.model.pooled.PooledData.rows_on`: a ranking asks for hundreds of
+        GPU-count/link configurations of the same GPUs, each new workload again)."""
+        if not self.groups:
+            return []
+        return self.data.rows_on(self._group_at(None), gpu_name)
 
     def single_gpu(
         self, gpu: GpuSpec, precision: Precision | None = None, software: str | None = None
@@ -112,9 +110,18 @@ class MultiGpu(PhysicalChecks):
         self, gpu: GpuSpec, n: int, link: Interconnect | None, precision: Precision
     ) -> float | None:
         """Median measured efficiency of ``n`` × ``gpu`` (multi-GPU per-GPU rate ÷ the same
-        suite's 1-GPU rate at the same precision, batch where possible)."""
+        suite's 1-GPU rate at the same precision, batch where possible; kept on the data per
+        group, GPU, count, link and precision, the only things it reads: shared by every
+        workload of the group, so a new micro-batch does not measure them again)."""
         if not self.groups or self.reference is not None:
             return None
+        key = ("measured_eta", self._group_at(None), gpu.name, n, link, precision)
+        return self.data.kept(key, gpu, lambda: self._measured_eta_now(gpu, n, link, precision))
+
+    def _measured_eta_now(
+        self, gpu: GpuSpec, n: int, link: Interconnect | None, precision: Precision
+    ) -> float | None:
+        """:meth:`_measured_eta`, computed."""
         rows = self._gpu_rows(gpu.name)
         indexed = self._singles_of.get(gpu.name)
         if indexed is None:  # the GPU counts measured, the 1-GPU rows by (suite, precision)
