@@ -155,8 +155,12 @@ class ParsedName:
 
 
 #: A GPU count written into a GPU name, as listings title machines: ``8x H100``, ``8 x A100``,
-#: ``H100 x8``, ``4×4090``. The count and the name apart (group 1 or 4 the count).
-_COUNT_IN_NAME = re.compile(r"^\s*(\d+)\s*[x×*]\s*(.+?)\s*$|^\s*(.+?)\s*[x×*]\s*(\d+)\s*$", re.I)
+#: ``H100 x8``, ``H100x8``, ``4×4090``, ``RTX A6000 x 2``. The count and the name apart (group 1
+#: or 4 the count, up to three digits). A trailing ``x`` counts only after a space or a digit, so
+#: the X of ``RTX 2080``, ``GTX 1080``, ``Radeon RX 7900`` or ``MI300X`` is never read as one.
+_COUNT_IN_NAME = re.compile(
+    r"^\s*(\d{1,3})\s*[x×*]\s*(\S.*?)\s*$|^\s*(.+?)(?:\s+|(?<=\d))[x×*]\s*(\d{1,3})\s*$", re.I
+)
 
 
 def _count_in_name(raw: str) -> str:

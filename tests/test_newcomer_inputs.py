@@ -165,7 +165,13 @@ def test_an_ambiguous_gpu_says_which_field_tells_the_boards_apart(client: Any) -
 
 @pytest.mark.parametrize(
     ("typed", "count", "name"),
-    [("8x H100", 8, "H100"), ("H100 x8", 8, "H100"), ("4×4090", 4, "4090")],
+    [
+        ("8x H100", 8, "H100"),
+        ("H100 x8", 8, "H100"),
+        ("H100x8", 8, "H100"),
+        ("4×4090", 4, "4090"),
+        ("RTX A6000 x 2", 2, "RTX A6000"),
+    ],
 )
 def test_a_count_written_into_the_gpu_name_says_where_it_goes(
     client: Any, typed: str, count: int, name: str
@@ -175,6 +181,15 @@ def test_a_count_written_into_the_gpu_name_says_where_it_goes(
         f"unknown GPU {typed!r}: the count goes in gpu_count ({count}), the name alone in gpu "
         f"({name!r})"
     )
+
+
+@pytest.mark.parametrize("typed", ["GTX 1060", "Radeon RX 6600", "RTX 2070"])
+def test_the_x_of_a_gpu_name_is_no_count(client: Any, typed: str) -> None:
+    """The X of RTX/GTX/RX before a model number was read as a count ("the count goes in
+    gpu_count (2080), the name alone in gpu ('RT')"): an unknown name is only unknown."""
+    reason = _gpu_reason(client, {"gpu": typed})  # cards the catalog does not hold
+    assert reason.startswith(f"unknown GPU {typed!r}")
+    assert "gpu_count" not in reason
 
 
 def test_the_offers_billing_filter_reads_any_case_and_names_the_kinds(client: Any) -> None:
