@@ -138,7 +138,7 @@ def validation_error(
     extra: list[dict[str, Any]] = []
     errors: list[Any] = exc.errors(include_url=False, include_input=False)
     for e in name_unknown_fields(model, errors) if model is not None else errors:
-        entry: dict[str, Any] = {"message": reason(e["msg"])}
+        entry: dict[str, Any] = {"message": reason(e)}
         if e["loc"]:
             entry["key"] = ".".join(str(part) for part in e["loc"])
         extra.append(entry)

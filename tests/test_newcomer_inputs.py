@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from app.interface.field_names import reason
+
 pytestmark = pytest.mark.db
 
 RTX4090 = {"gpu": "RTX 4090"}
@@ -236,3 +238,14 @@ def test_a_validators_reason_comes_without_pydantics_value_error_prefix(client: 
             "a slice of one card)",
         }
     ]
+
+
+def test_a_reason_keeps_the_value_as_written_with_a_dash_in_it() -> None:
+    """A validator's reason quoting a value with " - " in it was cut there (``'8``), as
+    pydantic's own messages are cut before their context. Bodies Litestar validates itself
+    are still cut there (litestar/_signature/model.py ``_build_error_message``)."""
+    raised = ValueError("'8 - 2': must be a number of GPUs")
+    error = {"type": "value_error", "msg": f"Value error, {raised}", "ctx": {"error": raised}}
+    assert reason(error) == "'8 - 2': must be a number of GPUs"
+    own = {"type": "int_parsing", "msg": "Input should be a valid integer - more context"}
+    assert reason(own) == "Input should be a valid integer"

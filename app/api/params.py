@@ -76,7 +76,7 @@ def bad_model_params(exc: PydanticValidationError) -> ValidationException:
     return bad_params(
         ParamError(
             [
-                (".".join(map(str, e["loc"])), reason(e["msg"]))
+                (".".join(map(str, e["loc"])), reason(e))
                 for e in exc.errors(include_url=False)
             ]
         )

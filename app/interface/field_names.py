@@ -9,7 +9,7 @@ len(b)), M the matching characters: ``ram_gb`` and ``ram_gib`` 2·6 / 13 = 0.92)
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -20,12 +20,15 @@ from app.model.types import unwrap_optional
 CLOSE_ENOUGH = 0.6
 
 
-def reason(msg: str) -> str:
-    """pydantic's message of one error as a 400 gives it: without the ``Value error, ``
-    pydantic puts before the text of a validator's ``ValueError`` (``'8x': must be a number of
-    GPUs …``, not ``Value error, '8x': …``), and without what follows ``" - "`` (pydantic's
-    context after the reason)."""
-    return msg.removeprefix("Value error, ").split(" - ", maxsplit=1)[0]
+def reason(error: Mapping[str, Any]) -> str:
+    """One pydantic error (an item of ``errors()``) as a 400 gives its reason: a validator's
+    ``ValueError`` as it was raised, whole (``'8x': must be a number of GPUs …``, not
+    ``Value error, '8x': …``; a value the user wrote with `` - `` in it stays whole), and
+    pydantic's own messages without what follows ``" - "`` (its context after the reason)."""
+    raised = error.get("ctx", {}).get("error") if error.get("type") == "value_error" else None
+    if raised is not None:
+        return str(raised)
+    return str(error["msg"]).removeprefix("Value error, ").split(" - ", maxsplit=1)[0]
 
 
 def unknown_field(name: str, known: Iterable[str], what: str = "field") -> str:

@@ -204,7 +204,7 @@ def _validate(model: type[M], values: dict[str, Any], errors: list[tuple[str, st
     except ValidationError as exc:
         for e in exc.errors(include_url=False):
             key = str(e["loc"][0]) if e["loc"] else "request"
-            errors.append((key, reason(e["msg"])))
+            errors.append((key, reason(e)))
         return None
 
 
