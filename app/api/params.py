@@ -75,10 +75,7 @@ def bad_model_params(exc: PydanticValidationError) -> ValidationException:
     the API's 400 naming each field (its location, dotted) with pydantic's reason."""
     return bad_params(
         ParamError(
-            [
-                (".".join(map(str, e["loc"])), reason(e))
-                for e in exc.errors(include_url=False)
-            ]
+            [(".".join(map(str, e["loc"])), reason(e)) for e in exc.errors(include_url=False)]
         )
     )
 
