@@ -64,6 +64,7 @@ from pathlib import Path
 
 from app.model.flops import matmul_params, matmul_width, transformer_flops
 from app.model.memory_dtypes import base_dtype
+from app.model.memory_states import embedding_params
 from app.model.types import Architecture, BaseDtype, Method, Workload
 from app.resources import seed_dir
 
@@ -140,14 +141,16 @@ OUTSIDE = (
 
 
 def _int8_params(w: Workload) -> float:
-    """Parameters of the base held in int8: :func:`matmul_params` less a decoder's LM head
-    (``vocab_size × hidden_size``), which transformers' bitsandbytes integration keeps in
-    16 bits (``get_keys_to_not_convert``: the output embedding is never converted)."""
+    """Parameters of the base held in int8: :func:`matmul_params` less a decoder's input
+    embedding and LM head (:func:`app.model.memory_states.embedding_params`, ``2 × vocab_size
+    × hidden_size``, the memory model's count of the same 16-bit tables): bitsandbytes
+    replaces only ``nn.Linear`` layers, and transformers' integration keeps the output
+    embedding in 16 bits (``get_keys_to_not_convert``)."""
     n = float(matmul_params(w))
-    if w.architecture == Architecture.TRANSFORMER_DECODER and w.vocab_size and w.hidden_size:
-        head = float(w.vocab_size * w.hidden_size)
-        if head < n:
-            return n - head
+    if w.architecture == Architecture.TRANSFORMER_DECODER:
+        tables = float(embedding_params(w))
+        if 0 < tables < n:
+            return n - tables
     return n
 
 
@@ -216,9 +219,10 @@ def int8_base_time(w: Workload) -> Int8Time | None:
 def int8_dequant_seconds(w: Workload, bandwidth_gbs: float) -> float:
     """Seconds one micro-batch's backward spends rebuilding the int8 base's 16-bit weights:
     :data:`DEQUANT_BYTES_PER_PARAM` × the int8 parameters (:func:`_int8_params`) over
-    ``bandwidth_gbs`` (GB/s, the datasheet memory bandwidth). LLaMA-7B (6,607,343,616 int8
-    parameters: 6,738,415,616 less the 32,000 × 4,096 LM head) on an RTX 3090 (936 GB/s):
-    11 × 6.607e9 / 936e9 = 0.0777 s.
+    ``bandwidth_gbs`` (GB/s, the datasheet memory bandwidth). LLaMA-7B (6,476,271,616 int8
+    parameters: 6,738,415,616 less the 32,000 × 4,096 input embedding and LM head; its 65
+    RMSNorm weights, 266,240, stay counted) on an RTX 3090 (936 GB/s):
+    11 × 6.476e9 / 936e9 = 0.0761 s.
 
     Raises:
         ValueError: ``bandwidth_gbs`` is not positive.
@@ -239,7 +243,7 @@ def int8_rate(
     :func:`int8_base_time` plus :func:`int8_dequant_seconds` (only where the factor applies:
     a transformer width, and a memory bandwidth to take it at):
     ``rate' = b / (b / rate · factor + t_dequant)``. U-9's LLaMA-7B LoRA at micro-batch 8 on
-    an RTX 3090: 8 / (8 / rate · 1.1575 + 0.0777).
+    an RTX 3090: 8 / (8 / rate · 1.1544 + 0.0761).
     """
     t = int8_base_time(w)
     if t is None:
