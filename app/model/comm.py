@@ -331,11 +331,15 @@ def bus_bandwidth(gpu: GpuSpec, topo: Topology) -> tuple[float, float]:
 class StepTraffic:
     """Bytes each GPU puts on the link per optimizer step (nccl-tests bus bytes: an
     all-reduce of S bytes moves 2(n-1)/n·S, an all-gather or reduce-scatter (n-1)/n·S),
-    the collective calls that takes, and the share of compute it can hide behind."""
+    the collective calls that takes, and the share of compute it can hide behind;
+    ``exposed_bytes`` and ``exposed_calls`` of them run where no compute is left to hide
+    behind (ZeRO-2's parameter all-gather after the optimizer step)."""
 
     bus_bytes: float
     calls: int
     hideable: float
+    exposed_bytes: float = 0.0
+    exposed_calls: int = 0
 
 
 def _wire_bytes(w: Workload) -> tuple[float, float]:
@@ -371,9 +375,10 @@ def step_traffic(w: Workload, n: int) -> StepTraffic:
     * DDP, ZeRO-1: all-reduce of the gradients once per optimizer step, 2(n-1)/n · G, hidden
       only behind the last micro-batch's backward (accumulation runs the others under PyTorch
       ``DistributedDataParallel.no_sync``, as HF Accelerate does): BACKWARD_SHARE / grad_accum.
-    * ZeRO-2: gradients reduce-scattered every micro-batch, (n-1)/n · G each, and the updated
-      trainable parameters all-gathered once per step; hideable behind each backward only
-      (DeepSpeed's ``overlap_comm`` overlaps the gradient reduction with the backward pass).
+    * ZeRO-2: gradients reduce-scattered every micro-batch, (n-1)/n · G each, hideable behind
+      each backward (DeepSpeed's ``overlap_comm`` overlaps the gradient reduction with the
+      backward pass), and the updated trainable parameters all-gathered once per step after
+      the optimizer step, outside any backward: exposed in full.
     * ZeRO-3, FSDP: every micro-batch all-gathers the parameters for the forward and again for
       the backward pass and reduce-scatters the gradients: (n-1)/n · (2P + G) per micro-batch
       (no amortisation over gradient accumulation), hideable behind the whole step (prefetch).
@@ -390,7 +395,8 @@ def step_traffic(w: Workload, n: int) -> StepTraffic:
     if w.sharding == Sharding.ZERO2:
         trainable = grad / _wire_bytes(w)[0] * param_b
         traffic = share * (micro * grad + trainable)
-        return StepTraffic(traffic, (micro + 1) * buckets, BACKWARD_SHARE)
+        gather = share * trainable
+        return StepTraffic(traffic, (micro + 1) * buckets, BACKWARD_SHARE, gather, buckets)
     params = float(w.params) * param_b
     units = w.layers or max(math.ceil(params / DDP_BUCKET_BYTES), 1)
     return StepTraffic(micro * share * (2 * params + grad), micro * 3 * units, 1.0)
@@ -491,5 +497,6 @@ def _step_times(
     busbw, latency = link
     t_step = samples_per_step / per_gpu_samples_per_s
     t_comm = traffic.bus_bytes / busbw + traffic.calls * latency if traffic.bus_bytes else 0.0
-    exposed = max(0.0, t_comm - cal.comm_overlap * traffic.hideable * t_step)
+    t_fixed = traffic.exposed_bytes / busbw + traffic.exposed_calls * latency
+    exposed = t_fixed + max(0.0, t_comm - t_fixed - cal.comm_overlap * traffic.hideable * t_step)
     return loss * t_step / (t_step + exposed), t_step, t_comm, exposed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 
 import pytest
 
@@ -222,6 +223,29 @@ def test_accumulation_hides_the_all_reduce_behind_the_last_micro_batch_only() ->
     assert step_traffic(zero2, 8).hideable == pytest.approx(2 / 3)
     fsdp = dataclasses.replace(accum, sharding=Sharding.FSDP)
     assert step_traffic(fsdp, 8).hideable == 1.0
+
+
+def test_zero2_exposes_its_parameter_gather_after_the_step() -> None:
+    # ZeRO-2 all-gathers the updated 16-bit parameters after the optimizer step, outside any
+    # backward: 7/8 x 7e9 x 2 B = 12.25 GB in ceil(14e9 / 25 MiB) = 535 calls, never hidden;
+    # the 16-bit gradients' reduce-scatter (the same bytes) hides behind 2/3 of the step
+    cal = load_calibration()
+    topo = topology(A100_PCIE, 8, Interconnect.PCIE)
+    zero2 = dataclasses.replace(BIG, sharding=Sharding.ZERO2)
+    traffic = step_traffic(zero2, 8)
+    assert traffic.exposed_bytes == pytest.approx(7 / 8 * 14e9)
+    assert traffic.exposed_calls == math.ceil(14e9 / 25 / 2**20) == 535
+    busbw, latency = 0.762 * 31.5e9, 42e-6
+    gather = 7 / 8 * 14e9 / busbw + 535 * latency
+    scatter = 7 / 8 * 14e9 / busbw + 535 * latency
+    t_step = 16.0  # 4 samples at 0.25 samples/s
+    exposed = gather + max(0.0, scatter - cal.comm_overlap * 2 / 3 * t_step)
+    loss = (1 - cal.scaling_loss_per_doubling) ** 3
+    got = comm_estimate(dataclasses.replace(zero2, micro_batch_size=4), A100_PCIE, topo, 0.25)
+    assert got.efficiency == pytest.approx(loss * t_step / (t_step + exposed))
+    # the same bytes under ZeRO-1 hide behind the backward (one all-reduce): never slower
+    zero1 = dataclasses.replace(zero2, sharding=Sharding.ZERO1, micro_batch_size=4)
+    assert comm_estimate(zero1, A100_PCIE, topo, 0.25).efficiency > got.efficiency * 0.9
 
 
 def _eta(topo: Topology, gpu: GpuSpec = A100_PCIE) -> float:
