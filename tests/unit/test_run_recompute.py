@@ -144,6 +144,57 @@ def test_pooled_rows_stand_at_their_presets_checkpointing() -> None:
     assert lora_row.throughput_total == pytest.approx(353 * 64 * expected)
 
 
+def test_the_same_network_measured_under_another_label_decides_alone() -> None:
+    # nanoGPT's GPT-2 124M preset has no measured rows; llm.c's GPT-2 124M (the same 12
+    # layers × 768, 12 heads, FFN 3,072, vocabulary 50,304) has, so the FLOPs model borrows
+    # that network's rate alone, not a mean over every other decoder's
+    from app.calibrate.dataset import load_dataset
+    from app.calibrate.validate import served_data
+    from app.model.throughput import ThroughputModel
+    from app.model.throughput.flops_model import same_network
+
+    ds = load_dataset(SEED)
+    nanogpt = ds.presets["gpt2-124m-pretrain"].workload()
+    llmc = ds.presets["gpt2-124m-pretrain-llmc"].workload()
+    assert same_network(nanogpt, llmc)
+    assert (nanogpt.params, llmc.params) == (124_373_760, 124_475_904)  # 0.08 % apart
+    assert not same_network(nanogpt, replace(llmc, layers=24))
+    assert not same_network(nanogpt, replace(llmc, params=2 * 124_475_904))
+    # Transformer-XL large with its adaptive softmax is not Lambda's full-softmax run of it
+    txl = ds.presets["transformer-xl-large-wt103"].workload()
+    assert not same_network(txl, ds.presets["transformer-xl-large-wt103-lambda"].workload())
+    assert not same_network(replace(nanogpt, kv_heads=None), replace(llmc, kv_heads=None))
+    model = ThroughputModel(
+        nanogpt, catalog=ds.catalog, flops_table=ds.flops_table, data=served_data(ds, ds.points)
+    )
+    _, situation, _, notes = model.single_gpu(ds.catalog["A100 SXM4 80GB"])
+    assert situation.value == "flops_model"
+    assert "from 1 measured transformer workload(s): GPT-2 124M" in notes[0]
+
+
+def test_a_donors_rate_is_held_to_the_hardware_bound() -> None:
+    # the FLOPs model borrows the FLOP rate a GPU executes: a donor without checkpointing is
+    # held to its cell's highest HFU (transformer ≥20B 16-bit: 0.7523, llm-foundry's MPT-30B
+    # with AC, whose MFU is 0.5642), not to the MFU checkpointed runs keep
+    from app.model.calibration import load_calibration
+    from app.model.throughput.rates import credible_rate
+    from tests.unit.helpers import A100_80_SXM as A100
+
+    cal = load_calibration()
+    mfu_max, hfu_max = cal.mfu_range["transformer|>=20B|16"][2:4]
+    both = credible_rate(LLAMA2_70B, A100, Precision.BF16_AMP, cal)
+    hardware = credible_rate(LLAMA2_70B, A100, Precision.BF16_AMP, cal, hardware=True)
+    assert both is not None and hardware is not None
+    assert hardware[0] / both[0] == pytest.approx(hfu_max / mfu_max)  # 0.7523 / 0.5642
+    flops = training_flops_per_sample(LLAMA2_70B)
+    assert hardware[0] * flops == pytest.approx(hfu_max * 312e12)
+    # with full checkpointing the two bounds are one (HFU = 4/3 MFU here, 0.7523 ≈ 4/3 × 0.5642)
+    full = RunRecompute(True).of(LLAMA2_70B)
+    hw_full = credible_rate(full, A100, Precision.BF16_AMP, cal, hardware=True)
+    assert hw_full is not None
+    assert hw_full[0] * training_flops_per_sample(full) == pytest.approx(hfu_max * 312e12)
+
+
 def test_the_granularity_departs_from_the_preset_only_where_it_recomputes() -> None:
     from app.model.job import resolve
     from tests.unit.helpers import LLAMA3_8B, preset_reference
