@@ -209,3 +209,23 @@ def test_the_granularity_departs_from_the_preset_only_where_it_recomputes() -> N
     off = preset_reference("llama", {**LLAMA3_8B, "gradient_checkpointing": False}).presets
     w, reference, _ = resolve({"preset": "llama", "checkpoint_granularity": "selective"}, off)
     assert reference is None and w.matches_preset
+
+
+def test_the_same_network_unmeasured_at_fp8_stands_at_its_16_bit_rate() -> None:
+    # llm.c measured GPT-2 124M at bf16 only: nanoGPT's preset at fp8 keeps that network's
+    # 16-bit rate (fp8's gain unmeasured for it) rather than a mean over other fp8 decoders,
+    # which had put it below its own bf16 answer on an L4
+    from app.calibrate.dataset import load_dataset
+    from app.calibrate.validate import served_data
+    from app.model.throughput import ThroughputModel
+
+    ds = load_dataset(SEED)
+    nanogpt = ds.presets["gpt2-124m-pretrain"].workload()
+    model = ThroughputModel(
+        nanogpt, catalog=ds.catalog, flops_table=ds.flops_table, data=served_data(ds, ds.points)
+    )
+    l4 = ds.catalog["L4"]
+    bf16 = model.flops_rate(nanogpt, l4, Precision.BF16_AMP)
+    fp8 = model.flops_rate(replace(nanogpt, precision=Precision.FP8), l4, Precision.FP8)
+    assert fp8[0] == bf16[0]
+    assert fp8[3][-1] == "this network was not measured at fp8: estimated at bf16_amp's rate"

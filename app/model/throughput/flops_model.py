@@ -251,12 +251,13 @@ class FlopsModel(PooledSituations):
         slope = self.cal.intensity_slope.get(fam, 0.0)
         own = _Own(w, fam, flops, own_i, own_weighted, slope)
         logs, weights, labels, by_intensity = self._donor_rates(own, gpu, precision)
-        if not logs and precision == Precision.FP8:
-            # no donor measured at fp8: its gain is unmeasured for this family, so the fp8
-            # job stands at the 16-bit donors' rate (as a measured workload does:
-            # stand_in_precision)
+        if precision == Precision.FP8 and (not logs or self._twin_unmeasured(own, labels)):
+            # no donor measured at fp8 (or the same network, which decides at 16 bits, not
+            # at fp8): its gain is unmeasured here, so the fp8 job stands at the 16-bit
+            # donors' rate (as a measured workload does: stand_in_precision)
             rate, situation, evidence, notes = self.flops_rate(w, gpu, Precision.BF16_AMP)
-            note = "no workload of its kind was measured at fp8: estimated at bf16_amp's rate"
+            what = "this network was not" if logs else "no workload of its kind was"
+            note = f"{what} measured at fp8: estimated at bf16_amp's rate"
             return rate, situation, evidence, (*notes, note)
         if logs:
             rate_flops, note = _donor_mean(own, logs, weights, labels, by_intensity)
@@ -276,6 +277,17 @@ class FlopsModel(PooledSituations):
         if w.method == Method.QLORA:
             rate /= self.cal.qlora_slowdown
         return rate, Situation.FLOPS_MODEL, (), (note,)
+
+    def _twin_unmeasured(self, own: _Own, labels: list[str]) -> bool:
+        """Whether a donor is this very network (:func:`same_network`) but none of the
+        donors rated (``labels``) is: the network was measured, not at the asked precision."""
+        twins = {
+            label
+            for (label, method), _ in self.donors(own.w, own.fam, own.own_i)
+            if (d := self.data.workloads.get((label, method))) is not None
+            and same_network(d, own.w)
+        }
+        return bool(twins) and not twins.intersection(labels)
 
     def donors(
         self, w: Workload, fam: str, own_i: float | None
