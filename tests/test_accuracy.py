@@ -158,5 +158,5 @@ def test_held_out_rows_keep_the_checkpointing_their_source_states(ds) -> None:  
 
     assert ds.presets["mpt-7b-pretrain"].fields["gradient_checkpointing"] is True
     rows = [p for p in ds.points if p.workload == "MPT-7B" and p.gpu_count == 512]
-    assert rows and all(ds.checkpointing[p.id] is False for p in rows)
+    assert rows and all(ds.checkpointing[p.id].on is False for p in rows)
     assert all(row_workload(ds, p).gradient_checkpointing is False for p in rows)  # type: ignore[union-attr]

@@ -443,15 +443,15 @@ def test_suspect_measurement_is_not_served_as_measured(client: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    ("preset", "benchmark_id", "tokens_per_s"),
+    ("preset", "benchmark_id", "tokens_per_s", "within"),
     [
-        ("llama32-3b-full", 2739, 6960),
-        ("llama32-3b-lora", 2740, 8210),
-        ("llama32-3b-qlora", 2741, 8035),
+        ("llama32-3b-full", 2739, 6960, 0.2),
+        ("llama32-3b-lora", 2740, 8210, 0.1),
+        ("llama32-3b-qlora", 2741, 8035, 0.1),
     ],
 )
 def test_unstated_a100_variant_measurements_stand_for_their_preset(
-    client: Any, preset: str, benchmark_id: int, tokens_per_s: float
+    client: Any, preset: str, benchmark_id: int, tokens_per_s: float, within: float
 ) -> None:
     # torchtune's Llama 3.2 3B table ran on "A100 (variant not stated)" (60 GiB in one row:
     # an 80GB board; both 80GB boards compute alike). Main called the workload never measured.
@@ -460,8 +460,12 @@ def test_unstated_a100_variant_measurements_stand_for_their_preset(
     assert benchmark_id in [x["benchmark_id"] for x in e["evidence"]]
     assert not any("never measured" in n for n in e["notes"])
     # the full preset's group also holds the table's seven other technique combinations
-    # (2091-9174 tok/s): within 10 % of the preset's own row
-    assert e["samples_per_s"] * 4096 == pytest.approx(tokens_per_s, rel=0.1)
+    # (2,091-9,174 tok/s), each at the preset's checkpointing (on): the four rows the table
+    # runs without it stand at 3/4 of their rate (2,091 and 7,075 without compile or chunked
+    # cross-entropy → 1,568 and 5,306; 8,998 and 9,174 → 6,749 and 6,881, in line with the
+    # four rows with it, 6,960-7,309), so the first two pull the group 17 % below the preset's
+    # own row; the adapter presets' groups are their one row each
+    assert e["samples_per_s"] * 4096 == pytest.approx(tokens_per_s, rel=within)
 
 
 MULTI_PRESETS = ["resnet50-imagenet", "bert-base-squad", "gpt2-124m-pretrain", "llama3-8b-lora"]

@@ -18,6 +18,7 @@ from app.data.load import (
     read_memory_cases,
 )
 from app.model.evidence import flops_table
+from app.model.flops import RunRecompute
 from app.model.job import build_workload
 from app.model.stacks import published_run_stack
 from app.model.types import BenchmarkPoint, GpuSpec, Workload
@@ -47,10 +48,10 @@ class Dataset:
     label_presets: dict[tuple[str, str], Preset]
     flops_table: dict[tuple[str, str], tuple[str, float, float, int | None]]
     memory_cases: list[dict[str, str]]
-    #: benchmark id → whether the run used activation checkpointing, where its source states
-    #: it (llm-foundry's benchmark tables have the column;
+    #: benchmark id → the activation checkpointing the run used, where its source states it
+    #: (llm-foundry's and torchtitan's benchmark tables have the column;
     #: see :func:`app.data.load.stated_checkpointing`)
-    checkpointing: dict[int, bool] = field(default_factory=dict)
+    checkpointing: dict[int, RunRecompute] = field(default_factory=dict)
     #: benchmark id → whether the run used ``torch.compile``, where its notes state it
     #: (``torch.compile True/False``: :func:`stated_compile`)
     compiled: dict[int, bool] = field(default_factory=dict)
@@ -122,7 +123,9 @@ def row_workload(ds: Dataset, p: BenchmarkPoint) -> Workload | None:
     if p.batch_size_per_gpu:
         overrides["micro_batch_size"] = p.batch_size_per_gpu
     if p.id in ds.checkpointing:
-        overrides["gradient_checkpointing"] = ds.checkpointing[p.id]
+        stated = ds.checkpointing[p.id]
+        overrides["gradient_checkpointing"] = stated.on
+        overrides["checkpoint_granularity"] = stated.granularity.value
     w = preset.workload(**overrides)
     return Workload(
         **{

@@ -145,7 +145,7 @@ def served_data(
     """What the served path sees when the data set is ``points`` (as ReferenceData builds it),
     multi-GPU rows placed with ``cal`` (default: the served calibration)."""
     presets = [(p.fields, p.meta) for p in ds.presets.values()]
-    return throughput_data(points, ds.catalog, presets, cal=cal)
+    return throughput_data(points, ds.catalog, presets, cal=cal, recompute=ds.checkpointing)
 
 
 def served_residual(
@@ -171,6 +171,8 @@ def served_residual(
     ``rerange``, its low-high range under another calibration's range factors (the nested
     ranges of :mod:`app.calibrate.nested`)."""
     w = api_workload(ds, r, w)
+    if reference is None:
+        w, reference = api_reference(ds, w)
     model = ThroughputModel(
         w,
         catalog=ds.catalog,
@@ -226,6 +228,23 @@ def api_workload(ds: Dataset, r: BenchmarkPoint, w: Workload) -> Workload:
     return replace(w, benchmark_workloads=tuple(labels))
 
 
+def api_reference(ds: Dataset, w: Workload) -> tuple[Workload, Workload | None]:
+    """``w`` and its reference as the API resolves them (:func:`app.model.job.resolve`): a
+    row that ran with another activation checkpointing than its preset's
+    (:attr:`Dataset.checkpointing`: llm-foundry's MPT-3B without it, the preset with it) is
+    a job departing from the preset, carried from the preset's estimate by its FLOPs
+    (``derived``), as a user stating that checkpointing is served."""
+    preset = ds.presets.get(w.preset) if w.preset else None
+    if preset is None:
+        return w, None
+    base = preset.workload()
+    if base.gradient_checkpointing == w.gradient_checkpointing and (
+        not w.gradient_checkpointing or base.checkpoint_granularity == w.checkpoint_granularity
+    ):
+        return w, None
+    return replace(w, matches_preset=False), base
+
+
 def _held_out(
     ds: Dataset,
     folds: dict[str, list[BenchmarkPoint]],
@@ -262,15 +281,18 @@ def _with_nested_form(
     ``extrapolated`` rows predicted again by the forms :func:`choose_forms` picks on the
     fold's training ``data`` alone (leave-one-architecture-out inside the fold), for the
     families of those rows: the form is never chosen on the rows it is scored on. The
-    situation does not depend on the form, so the other rows stand."""
-    ext = [r for r in res if r.basis == Situation.EXTRAPOLATED.value]
+    situation does not depend on the form, so the other rows stand, except ``derived`` ones,
+    whose preset's estimate may be extrapolated (a row that ran without the preset's
+    checkpointing: :func:`api_reference`): they are predicted again too."""
+    again = (Situation.EXTRAPOLATED.value, Situation.DERIVED.value)
+    ext = [r for r in res if r.basis in again]
     fams = {family(w.architecture) for r in ext if (w := row_workload(ds, r.row)) is not None}
     forms = choose_forms(data, fams) if fams else {}
     if all(form == "pooled" for form in forms.values()):
         return res
     nested = replace(fold, extrapolation_form=forms)
     redo = {r.row.id: r for r in _held_out_rows(ds, [r.row for r in ext], train, data, nested)}
-    return [redo.get(r.row.id, r) if r.basis == Situation.EXTRAPOLATED.value else r for r in res]
+    return [redo.get(r.row.id, r) if r.basis in again else r for r in res]
 
 
 def _held_out_rows(

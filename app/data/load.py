@@ -31,7 +31,8 @@ from app.data.rows import (
     read_rows,
 )
 from app.fields import same_named
-from app.model.types import BenchmarkPoint, GpuSpec, Precision
+from app.model.flops import RunRecompute
+from app.model.types import BenchmarkPoint, CheckpointGranularity, GpuSpec, Precision
 
 
 def read_gpus(seed_dir: Path) -> list[GpuRow]:
@@ -91,14 +92,38 @@ def read_benchmarks(seed_dir: Path) -> list[BenchmarkRow]:
     ]
 
 
-def stated_checkpointing(notes: str) -> bool | None:
+#: How sources word a run's activation checkpointing, lower-cased, first match wins:
+#: llm-foundry's table column (scripts/train/benchmarking/README.md, ``activation
+#: checkpointing True/False``, quoted so in the notes, also by torchtune's technique rows);
+#: torchtitan's docs/performance.md column (``activation checkpointing: full / selective op /
+#: selective layer / no``), its benchmarks/llama3_h100_202412_torchtitan.md table captions
+#: (``Full / Selective activation checkpointing.``: the Llama 3 train_configs' selective mode
+#: is op-level) and benchmarks/asyncTP_llama3_h100_2025-06_torchtitan.md (``full AC``, ``per
+#: op SAC``). ``selective layer`` (every second block fully checkpointed, ac_freq 2) recomputes
+#: half a forward; it is read as op-level selective, whose recompute is 36–37 % of a Llama
+#: forward's matmuls (:func:`app.model.flops.selective_recompute_params`): within 4 % of its
+#: training FLOPs.
+CHECKPOINTING_WORDS: tuple[tuple[str, RunRecompute], ...] = (
+    ("activation checkpointing true", RunRecompute(True)),
+    ("activation checkpointing false", RunRecompute(False)),
+    ("activation checkpointing: full", RunRecompute(True)),
+    ("activation checkpointing: selective", RunRecompute(True, CheckpointGranularity.SELECTIVE)),
+    ("activation checkpointing: no", RunRecompute(False)),
+    ("without activation checkpointing", RunRecompute(False)),
+    ("full activation checkpointing", RunRecompute(True)),
+    ("selective activation checkpointing", RunRecompute(True, CheckpointGranularity.SELECTIVE)),
+    ("full ac,", RunRecompute(True)),
+    ("per op sac", RunRecompute(True, CheckpointGranularity.SELECTIVE)),
+)
+
+
+def stated_checkpointing(notes: str) -> RunRecompute | None:
     """Activation checkpointing of a benchmark run as its notes quote the source
-    (``activation checkpointing True/False``: the column of llm-foundry's
-    scripts/train/benchmarking/README.md tables); ``None`` when not stated."""
-    if "activation checkpointing True" in notes:
-        return True
-    if "activation checkpointing False" in notes:
-        return False
+    (:data:`CHECKPOINTING_WORDS`); ``None`` when not stated."""
+    text = notes.lower()
+    for words, recompute in CHECKPOINTING_WORDS:
+        if words in text:
+            return recompute
     return None
 
 
@@ -120,11 +145,11 @@ def benchmark_point(row: object, point_id: int, gpu: str) -> BenchmarkPoint:
     return BenchmarkPoint(id=point_id, gpu=gpu, **values)
 
 
-def load_points(seed_dir: Path) -> tuple[list[BenchmarkPoint], dict[int, bool]]:
+def load_points(seed_dir: Path) -> tuple[list[BenchmarkPoint], dict[int, RunRecompute]]:
     """The measurements of known scope (ids: positions in :func:`read_benchmarks`, from 1),
     and by id the activation checkpointing of runs whose notes state it."""
     points: list[BenchmarkPoint] = []
-    checkpointing: dict[int, bool] = {}
+    checkpointing: dict[int, RunRecompute] = {}
     for i, row in enumerate(read_benchmarks(seed_dir), start=1):
         if row.throughput_scope == "unknown":
             continue

@@ -9,13 +9,15 @@ Moved from ``app/services/presets.py`` (issue 31): the service
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from app.model.calibration import Calibration
+from app.model.flops import RunRecompute
 from app.model.job import build_workload
 from app.model.pooled import PooledData
 from app.model.throughput import family, label_workloads, training_flops_per_sample
-from app.model.types import BenchmarkPoint, GpuSpec, Method
+from app.model.types import BenchmarkPoint, GpuSpec, Method, Workload
 
 #: (benchmark label, method) → (family, training FLOPs per published unit, FLOPs per sample,
 #: parameters)
@@ -48,24 +50,65 @@ def flops_table(presets: list[tuple[dict[str, Any], dict[str, Any]]]) -> FlopsTa
     return table
 
 
+def at_preset_recompute(
+    points: Sequence[BenchmarkPoint],
+    workloads: Mapping[tuple[str, str], Workload],
+    recompute: Mapping[int, RunRecompute],
+) -> list[BenchmarkPoint]:
+    """``points`` with each rate whose run states its activation checkpointing
+    (``recompute``, by point id) carried to its preset's: the GPU executes the same FLOP rate
+    either way, so ``rate × F(run) / F(preset)``, F the training FLOPs per sample with the
+    recompute (:func:`training_flops_per_sample`, at the row's sequence length). torchtitan's
+    Llama 2 70B on 64 A100s, 353 tokens/s per GPU with full checkpointing (8N + 16·L·h·s per
+    token), stands for the preset without it (6N + 12·L·h·s) at 353 × 4/3 = 470.7. A point
+    without a stated setting, a preset or a FLOPs count stays as published."""
+    out: list[BenchmarkPoint] = []
+    for p in points:
+        stated = recompute.get(p.id)
+        w = workloads.get((p.workload, p.method)) or workloads.get((p.workload, "full"))
+        if (
+            stated is None
+            or w is None
+            or (
+                stated.on == w.gradient_checkpointing
+                and (not stated.on or stated.granularity == w.checkpoint_granularity)
+            )
+        ):
+            out.append(p)
+            continue
+        if p.seq_len and w.seq_len:
+            w = replace(w, seq_len=p.seq_len)
+        run, preset = training_flops_per_sample(stated.of(w)), training_flops_per_sample(w)
+        if not run or not preset:
+            out.append(p)
+            continue
+        out.append(replace(p, throughput_total=p.throughput_total * run / preset))
+    return out
+
+
 def throughput_data(
     points: Sequence[BenchmarkPoint],
     catalog: Mapping[str, GpuSpec],
     presets: list[tuple[dict[str, Any], dict[str, Any]]],
     cal: Calibration | None = None,
+    recompute: Mapping[int, RunRecompute] | None = None,
 ) -> PooledData:
     """The pooled-model data of ``points``: each measured (label, method) tied to the first
-    preset standing for it (its architecture picks the family); multi-GPU rows placed with
+    preset standing for it (its architecture picks the family); rates measured with another
+    activation checkpointing than their preset's carried to the preset's
+    (:func:`at_preset_recompute`, ``recompute`` by point id); multi-GPU rows placed with
     ``cal``'s multi-GPU constants (default: the served calibration)."""
-    workloads = [
-        build_workload(values, meta, True)
-        for values, meta in presets
-        if meta.get("benchmark_workloads") and "architecture" in values
-    ]
+    workloads = label_workloads(
+        [
+            build_workload(values, meta, True)
+            for values, meta in presets
+            if meta.get("benchmark_workloads") and "architecture" in values
+        ]
+    )
     return PooledData(
-        points,
+        at_preset_recompute(points, workloads, recompute or {}),
         catalog,
-        label_workloads(workloads),
+        workloads,
         {k: v[0] for k, v in flops_table(presets).items()},
         cal=cal,
     )

@@ -9,10 +9,12 @@ arXiv:2001.08361, §2.1: ``N ≈ 12·L·h²``).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 
 from app.model.memory import transformer_tokens
 from app.model.types import (
     Architecture,
+    CheckpointGranularity,
     GpuSpec,
     Method,
     Precision,
@@ -129,18 +131,61 @@ def flops_peak_tflops(gpu: GpuSpec, precision: Precision) -> float:
     return peak_tflops(gpu, precision)
 
 
+def selective_recompute_params(w: Workload) -> int | None:
+    """Weights op-level selective checkpointing multiplies each token by a second time:
+    torchtitan's policy (``selective_ac_option = "op"``, pytorch/torchtitan
+    ``torchtitan/distributed/activation_checkpoint.py``, earlier ``parallelize_llama.py``:
+    "save output of all ops in save list, except every second mm", its mm count starting
+    afresh in each block) recomputes the even-numbered of a Llama block's seven matmuls in
+    order (q, k, v, o, w1, w3, w2): k ``h·kv_dim``, o ``h²`` and w3 ``h·ffn`` per layer; the
+    attention kernel's output is saved, so no attention FLOPs are recomputed (the saved
+    copies are :func:`app.model.memory_activations.selective_saved_copies`). Llama 2 70B
+    (L 80, h 8,192, kv_dim 1,024, ffn 28,672): 80 × 310,378,496 = 24.8 G, 36 % of its
+    68.98 G. ``None`` without ``layers`` and ``hidden_size``."""
+    h, layers = w.hidden_size, w.layers
+    if not h or not layers:
+        return None
+    heads = w.heads or 1
+    kv_dim = h * (w.kv_heads or heads) // heads
+    ffn = w.ffn_hidden_size or 4 * h
+    return layers * (h * kv_dim + h * h + h * ffn)
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecompute:
+    """The activation checkpointing a measured run used, as its source states it: a rate
+    measured with recompute is counted at the FLOPs its GPU executed
+    (:func:`training_flops_per_sample` of :meth:`of`), whatever the preset's own set-up."""
+
+    on: bool
+    granularity: CheckpointGranularity = CheckpointGranularity.FULL
+
+    def of(self, w: Workload) -> Workload:
+        """``w`` with this checkpointing."""
+        return replace(w, gradient_checkpointing=self.on, checkpoint_granularity=self.granularity)
+
+
 def transformer_flops(w: Workload) -> tuple[float, float]:
     """``(matmul, attention)`` training FLOPs per sample of a transformer with ``params``
-    (:func:`training_flops_per_sample`): ``k·N·s`` (+ ``2·N·s`` with checkpointing) and
-    ``12·L·h·s²`` (+ ``4·L·h·s²``)."""
+    (:func:`training_flops_per_sample`): ``k·N·s`` (+ ``2·N·s`` with full checkpointing,
+    + ``2·R·s`` with selective, R = :func:`selective_recompute_params`) and ``12·L·h·s²``
+    (+ ``4·L·h·s²`` with full checkpointing)."""
     s = transformer_tokens(w)
     attention = (w.layers or 0) * (w.hidden_size or 0) * s
     k = 4.0 if w.method in (Method.LORA, Method.QLORA) else 6.0
     n = matmul_params(w)
     matmul, attn = k * n, 12.0 * attention
     if w.gradient_checkpointing:
-        matmul += 2 * n
-        attn += 4 * attention
+        selective = (
+            selective_recompute_params(w)
+            if w.checkpoint_granularity == CheckpointGranularity.SELECTIVE
+            else None
+        )
+        if selective is not None:
+            matmul += 2 * min(selective, n)
+        else:
+            matmul += 2 * n
+            attn += 4 * attention
     return matmul * s, attn * s
 
 
@@ -149,8 +194,9 @@ def training_flops_per_sample(w: Workload) -> float | None:
 
     Transformers: per token ``k·N + 12·L·h·s`` (PaLM appendix B: 6N plus attention), with
     N = :func:`matmul_params`, k = 6 for full training, 4 for LoRA/QLoRA (no weight
-    gradients of the frozen base, §4.1), plus one extra forward (2N + 4·L·h·s) with
-    activation checkpointing. Other families: ``3 × forward GFLOPs`` (+1 forward with
+    gradients of the frozen base, §4.1), plus one extra forward (2N + 4·L·h·s) with full
+    activation checkpointing, its recomputed matmuls only with selective
+    (:func:`selective_recompute_params`). Other families: ``3 × forward GFLOPs`` (+1 forward with
     checkpointing). Without a published forward cost a non-transformer has no FLOPs estimate
     (``6 × params`` would undercount convolutions, which reuse each weight at every pixel,
     by two orders of magnitude).

@@ -295,13 +295,20 @@ def _same(a: Any, b: Any, key: str, architecture: Any = None) -> bool:
         return (a or Method.FULL) == (b or Method.FULL)
     if key == "gradient_checkpointing":
         return bool(a) == bool(b)
+    if key == "checkpoint_granularity":
+        full = CheckpointGranularity.FULL
+        return CheckpointGranularity(a or full) == CheckpointGranularity(b or full)
     return bool(a == b)
 
 
 def _matches(base: Mapping[str, Any], merged: Mapping[str, Any]) -> bool:
     """Whether no :data:`THROUGHPUT_FIELDS` value departs from the preset's."""
     arch = merged.get("architecture")
-    return all(_same(merged.get(k), base.get(k), k, arch) for k in THROUGHPUT_FIELDS)
+    keys = THROUGHPUT_FIELDS
+    if not merged.get("gradient_checkpointing") and not base.get("gradient_checkpointing"):
+        # the granularity of a recompute neither runs changes nothing
+        keys = tuple(k for k in keys if k != "checkpoint_granularity")
+    return all(_same(merged.get(k), base.get(k), k, arch) for k in keys)
 
 
 def _count_culprit(

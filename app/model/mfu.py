@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from app.model.calibration import Calibration, load_calibration
-from app.model.flops import flops_peak_tflops, training_flops_per_sample
+from app.model.flops import RunRecompute, flops_peak_tflops, training_flops_per_sample
 from app.model.types import BenchmarkPoint, GpuSpec, Precision, Workload
 from app.model.vocabulary import Family, mfu_class
 
@@ -164,7 +164,7 @@ def implausible_mfu_reason(fam: str, mfu: float) -> str | None:
 
 
 def row_utilisation(
-    p: BenchmarkPoint, w: Workload, gpu: GpuSpec, recompute: bool | None = None
+    p: BenchmarkPoint, w: Workload, gpu: GpuSpec, recompute: RunRecompute | None = None
 ) -> tuple[float, float] | None:
     """(MFU, HFU) per GPU of a measured row ``p`` of preset ``w`` on ``gpu``, as published
     (a multi-GPU row keeps its scaling loss). A row at another sequence length than the
@@ -174,7 +174,7 @@ def row_utilisation(
     units = w.units_per_sample or 1.0
     w = replace(w, precision=p.precision)
     if recompute is not None:
-        w = replace(w, gradient_checkpointing=recompute)
+        w = recompute.of(w)
     if p.seq_len and w.seq_len and p.seq_len != w.seq_len:
         if not p.throughput_unit.startswith("tokens"):
             return None

@@ -204,7 +204,8 @@ INPUTS: dict[str, dict[str, InputSpec]] = {
     "checkpoint_granularity": _given(
         FieldGroup.TRAINING,
         "with gradient_checkpointing: full (block inputs only) or selective "
-        "(op level, as torchtitan: matmul outputs saved, the rest recomputed)",
+        "(op level, as torchtitan: every second matmul's output saved, the rest recomputed)",
+        throughput=True,
     ),
     "base_dtype": _given(
         FieldGroup.TRAINING,

@@ -19,12 +19,19 @@ from typing import Any, TypeVar
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.data.load import SeedPreset, benchmark_point, load_extra_aliases, stored_gpu_spec
+from app.data.load import (
+    SeedPreset,
+    benchmark_point,
+    load_extra_aliases,
+    stated_checkpointing,
+    stored_gpu_spec,
+)
 from app.db.models import CurrencyRate, GpuModel, ThroughputBenchmark, WorkloadPreset
 from app.db.seed import build_normaliser
 from app.fields import same_named
 from app.gpu_names import GpuIdentity, GpuMatch, GpuNameNormaliser, LabelError
 from app.model.evidence import flops_table, throughput_data
+from app.model.flops import RunRecompute
 from app.model.pooled import PooledData
 from app.model.types import BenchmarkPoint, GpuSpec, Precision
 from app.services.submitted import SUBMITTED, ConfigKey, SubmittedRun
@@ -202,6 +209,8 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
     gpu_rows = list(session.scalars(select(GpuModel).order_by(GpuModel.id)))
     names = {g.id: g.canonical_name for g in gpu_rows}
     points = []
+    #: the activation checkpointing each run states (app.data.load.stated_checkpointing)
+    recompute: dict[int, RunRecompute] = {}
     # published rows only: submitted rows never enter the model (app/services/submitted.py)
     for b in session.scalars(
         select(ThroughputBenchmark).where(
@@ -212,6 +221,9 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
             continue
         gpu = names.get(b.gpu_model_id, "") if b.gpu_model_id else ""
         points.append(benchmark_point(b, b.id, gpu))
+        stated = stated_checkpointing(b.notes or "")
+        if stated is not None:
+            recompute[b.id] = stated
     runs: dict[ConfigKey, list[SubmittedRun]] = {}
     for run in submitted_runs(session, names):
         runs.setdefault(run.key, []).append(run)
@@ -243,5 +255,5 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
         rate_sources=rate_sources,
         submitted={k: tuple(v) for k, v in runs.items()},
         flops_table=table,
-        throughput_data=throughput_data(points, gpus, pairs),
+        throughput_data=throughput_data(points, gpus, pairs, recompute=recompute),
     )

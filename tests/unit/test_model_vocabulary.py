@@ -146,7 +146,8 @@ def test_situation_basis_and_range() -> None:
 
 def test_field_lists_come_from_the_field_metadata() -> None:
     shape = "architecture params layers hidden_size heads kv_heads ffn_hidden_size vocab_size"
-    more = "seq_len image_size method gradient_checkpointing forward_gflops_per_sample"
+    more = "seq_len image_size method gradient_checkpointing checkpoint_granularity"
+    more += " forward_gflops_per_sample"
     assert set(THROUGHPUT_FIELDS) == {*shape.split(), *more.split(), "lookup_params"}
     assert REQUIRED_WITHOUT_PRESET == ("architecture", "params", "samples_per_epoch")
     grouped = [name for names in FIELD_GROUPS.values() for name in names]

@@ -11,6 +11,7 @@ from typing import NamedTuple
 from app.model.calibration import Calibration
 from app.model.flops import (
     flops_peak_tflops,
+    matmul_params,
     training_flops_per_sample,
 )
 from app.model.pooled import DEFAULT_B0, DEFAULT_B0_WORK, batch_work_per_sample
@@ -69,6 +70,39 @@ def method_shift(own: Method, donor_method: str) -> float:
     return math.log(ADAPTER_RATE) if mine else -math.log(ADAPTER_RATE)
 
 
+#: The shape fields that fix a transformer's network: two workloads equal in all of them
+#: (none unset) and in their multiplied parameters run the same matmuls per token.
+NETWORK_FIELDS = (
+    "architecture",
+    "layers",
+    "hidden_size",
+    "heads",
+    "kv_heads",
+    "ffn_hidden_size",
+    "vocab_size",
+)
+
+#: How far two counts of one network's multiplied parameters may differ (relative): what
+#: embedding padding and tied or task heads move (nanoGPT's GPT-2 124M preset 124,373,760
+#: against llm.c's 124,475,904: 0.08 %), not another output layer (Transformer-XL large with
+#: its adaptive softmax, 285 M, against Lambda's full-softmax run of it, 520 M)
+SAME_NETWORK_TOLERANCE = 0.01
+
+
+def same_network(a: Workload, b: Workload) -> bool:
+    """Whether ``a`` and ``b`` are one transformer network: every field of
+    :data:`NETWORK_FIELDS` given and equal and their multiplied parameters
+    (:func:`app.model.flops.matmul_params`) within :data:`SAME_NETWORK_TOLERANCE` (e.g.
+    nanoGPT's and llm.c's GPT-2 124M presets: 12 layers, width 768, 12 heads, FFN 3,072,
+    vocabulary 50,304). Sequence, micro-batch, method and precision may differ: the FLOPs
+    model moves a donor's rate to those."""
+    values = [(getattr(a, f), getattr(b, f)) for f in NETWORK_FIELDS]
+    if not all(x is not None and x == y for x, y in values):
+        return False
+    na, nb = matmul_params(a), matmul_params(b)
+    return na > 0 and nb > 0 and abs(na - nb) <= SAME_NETWORK_TOLERANCE * max(na, nb)
+
+
 def donor_weight(
     fam: str,
     entry: tuple[str, float, float, int | None],
@@ -109,9 +143,11 @@ def _held(
     units_per_s: float, donor: Workload, gpu: GpuSpec, precision: Precision, cal: Calibration
 ) -> float:
     """A donor's predicted rate (its published units/s) under the smooth credible bound of
-    :meth:`ThroughputModel._credible`, at the donor's own shape."""
+    :meth:`ThroughputModel._credible`, at the donor's own shape, in hardware FLOPs (the HFU
+    bound: :func:`credible_rate` ``hardware``): the FLOPs model borrows the FLOP rate the GPU
+    executes; the job's own MFU bound is applied to its answer."""
     units = donor.units_per_sample or 1.0
-    bound = credible_rate(replace(donor, precision=precision), gpu, precision, cal)
+    bound = credible_rate(replace(donor, precision=precision), gpu, precision, cal, hardware=True)
     if bound is None or units_per_s <= 0:
         return units_per_s
     rate, k = units_per_s / units, CREDIBLE_SHARPNESS
@@ -164,21 +200,24 @@ class FlopsModel(PooledSituations):
         self, own: _Own, gpu: GpuSpec, precision: Precision
     ) -> tuple[list[float], list[float], list[str], bool]:
         """Each usable donor's log FLOP rate on ``gpu`` (:meth:`_donor_log_rate`), its weight
-        and label, in :meth:`donors` order; and whether any was moved by forward intensity."""
-        logs: list[float] = []
-        weights: list[float] = []
-        labels: list[str] = []
-        by_intensity = False
+        and label, in :meth:`donors` order; and whether any was moved by forward intensity.
+        Where a usable donor is this very network (:func:`same_network`: another preset's
+        measured label of the same shape, e.g. llm.c's GPT-2 124M for nanoGPT's preset) only
+        such donors are kept: their rate is this network's, not a neighbour's."""
+        found: list[tuple[float, float, bool, str, bool]] = []
         for (label, method), entry in self.donors(own.w, own.fam, own.own_i):
-            found = self._donor_log_rate(own, label, method, entry, gpu, precision)
-            if found is None:
+            rated = self._donor_log_rate(own, label, method, entry, gpu, precision)
+            if rated is None:
                 continue
-            y, weight, moved = found
-            by_intensity = by_intensity or moved
-            logs.append(y)
-            weights.append(weight)
-            labels.append(label)
-        return logs, weights, labels, by_intensity
+            donor = self.data.workloads.get((label, method))
+            twin = donor is not None and same_network(donor, own.w)
+            found.append((*rated, label, twin))
+        if any(f[4] for f in found):
+            found = [f for f in found if f[4]]
+        logs = [f[0] for f in found]
+        weights = [f[1] for f in found]
+        labels = [f[3] for f in found]
+        return logs, weights, labels, any(f[2] for f in found)
 
     def flops_rate(self, w: Workload, gpu: GpuSpec, precision: Precision) -> SingleGpu:
         """Per-GPU samples/s from FLOPs per sample (``flops_model`` situation).
@@ -212,12 +251,13 @@ class FlopsModel(PooledSituations):
         slope = self.cal.intensity_slope.get(fam, 0.0)
         own = _Own(w, fam, flops, own_i, own_weighted, slope)
         logs, weights, labels, by_intensity = self._donor_rates(own, gpu, precision)
-        if not logs and precision == Precision.FP8:
-            # no donor measured at fp8: its gain is unmeasured for this family, so the fp8
-            # job stands at the 16-bit donors' rate (as a measured workload does:
-            # stand_in_precision)
+        if precision == Precision.FP8 and (not logs or self._twin_unmeasured(own, labels)):
+            # no donor measured at fp8 (or the same network, which decides at 16 bits, not
+            # at fp8): its gain is unmeasured here, so the fp8 job stands at the 16-bit
+            # donors' rate (as a measured workload does: stand_in_precision)
             rate, situation, evidence, notes = self.flops_rate(w, gpu, Precision.BF16_AMP)
-            note = "no workload of its kind was measured at fp8: estimated at bf16_amp's rate"
+            what = "this network was not" if logs else "no workload of its kind was"
+            note = f"{what} measured at fp8: estimated at bf16_amp's rate"
             return rate, situation, evidence, (*notes, note)
         if logs:
             rate_flops, note = _donor_mean(own, logs, weights, labels, by_intensity)
@@ -237,6 +277,17 @@ class FlopsModel(PooledSituations):
         if w.method == Method.QLORA:
             rate /= self.cal.qlora_slowdown
         return rate, Situation.FLOPS_MODEL, (), (note,)
+
+    def _twin_unmeasured(self, own: _Own, labels: list[str]) -> bool:
+        """Whether a donor is this very network (:func:`same_network`) but none of the
+        donors rated (``labels``) is: the network was measured, not at the asked precision."""
+        twins = {
+            label
+            for (label, method), _ in self.donors(own.w, own.fam, own.own_i)
+            if (d := self.data.workloads.get((label, method))) is not None
+            and same_network(d, own.w)
+        }
+        return bool(twins) and not twins.intersection(labels)
 
     def donors(
         self, w: Workload, fam: str, own_i: float | None
