@@ -99,11 +99,15 @@ def test_llm_leave_one_gpu_out_meets_target(numbers) -> None:  # type: ignore[no
 def test_unmet_targets_do_not_get_worse(numbers) -> None:  # type: ignore[no-untyped-def]
     # the honest figures of docs/accuracy.md (API level, issue 23), rounded up: a change
     # that worsens them fails
-    assert numbers["logo_p90"] <= 0.33  # 32.9 %
+    assert numbers["logo_p90"] <= 0.331  # 33.0 %
     assert numbers["loao_median"] <= 0.146  # 14.5 %
-    # the tail and the per-workload view, which the row median hides (21.1 %, 37.4 %, 23.4 %)
+    # the tail and the per-workload view, which the row median hides (20.9 %, 39.6 %, 23.4 %).
+    # lowo_p90 was 36.7 % before the torchtitan rows were carried to their preset's
+    # checkpointing (titan23): the corrected LLM rows move the pooled fit's shared GPU terms
+    # (the H100's ~3.5 % lower), and BERT-base held out, whose donors are BERT-large rows,
+    # follows them; the data fix stays, and this guard holds the new figure
     assert numbers["lowo_mean"] <= 0.22
-    assert numbers["lowo_p90"] <= 0.38
+    assert numbers["lowo_p90"] <= 0.40
     assert numbers["lowo_workload_median"] <= 0.24
 
 
