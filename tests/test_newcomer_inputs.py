@@ -146,9 +146,10 @@ def test_an_ambiguous_gpu_says_which_field_tells_the_boards_apart(client: Any) -
         "GPU 'A100-80G' is ambiguous: could be A100 SXM4 80GB or A100 PCIe 80GB; name one of "
         "them, or give interconnect (nvswitch: the SXM board, pcie: the PCIe card)"
     )
+    # two boards x two sizes: neither field alone picks one, both together do
     assert _gpu_reason(client, {"gpu": "A100"}).endswith(
         "name one of them, or give interconnect (nvswitch: the SXM board, pcie: the PCIe card) "
-        "or vram_gib"
+        "and vram_gib"
     )
     # the size given, only the board is left to say
     assert _gpu_reason(client, {"gpu": "A100", "vram_gib": 80}).endswith(
@@ -249,3 +250,11 @@ def test_a_reason_keeps_the_value_as_written_with_a_dash_in_it() -> None:
     assert reason(error) == "'8 - 2': must be a number of GPUs"
     own = {"type": "int_parsing", "msg": "Input should be a valid integer - more context"}
     assert reason(own) == "Input should be a valid integer"
+
+
+def test_an_ambiguous_gpu_suggests_no_field_that_would_leave_two(client: Any) -> None:
+    """``RTX 6000`` (seed_data/gpu_aliases.csv: Quadro RTX 6000 24 GB, RTX A6000 48 GB, RTX 6000
+    Ada 48 GB) was told "give vram_gib", but 48 still leaves two cards: only naming one does."""
+    reason = _gpu_reason(client, {"gpu": "RTX 6000"})
+    assert reason.startswith("GPU 'RTX 6000' is ambiguous")
+    assert reason.endswith("name one of them")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, cast
 
@@ -78,19 +79,33 @@ def offer_interconnect(label: str | None) -> Interconnect | None:
 
 
 def _telling_apart(candidates: tuple[str, ...], ref: ReferenceData, h: dict[str, Any]) -> str:
-    """The fields that would pick one of an ambiguous name's ``candidates`` and are not given
-    in ``h`` (``HardwareIn`` values): ``interconnect`` when the boards differ (``nvswitch``
+    """The fields, not given in ``h`` (``HardwareIn`` values), that would pick exactly one of
+    an ambiguous name's ``candidates``: ``interconnect`` where the boards differ (``nvswitch``
     picks the SXM board, ``pcie`` the PCIe card; ``nvlink`` does not: PCIe cards take NVLink
-    bridges, :func:`app.gpu_names.form_hint`), ``vram_gib`` when the memory sizes do; ``""``
-    when none would."""
+    bridges, :func:`app.gpu_names.form_hint`), ``vram_gib`` where the memory sizes do, each
+    alone if it settles it, else both together ("A100": two boards × two sizes); ``""`` when
+    no such field would ("RTX 6000": two 48 GB cards of the same board)."""
     gpus = [ref.gpus[c] for c in candidates if c in ref.gpus]
-    forms = {g.form_factor for g in gpus}
-    ways = []
-    if len(forms) > 1 and form_hint(h.get("interconnect")) is None:
-        ways.append("interconnect (nvswitch: the SXM board, pcie: the PCIe card)")
-    if len({g.vram_gib for g in gpus}) > 1 and h.get("vram_gib") is None:
-        ways.append("vram_gib")
-    return f", or give {' or '.join(ways)}" if ways else ""
+
+    def settles(key: Callable[[GpuSpec], object]) -> bool:
+        return len(gpus) > 1 and len({key(g) for g in gpus}) == len(gpus)
+
+    board = "interconnect (nvswitch: the SXM board, pcie: the PCIe card)"
+    board_open = form_hint(h.get("interconnect")) is None
+    size_open = h.get("vram_gib") is None
+    alone = [
+        text
+        for text, key, open_ in (
+            (board, lambda g: g.form_factor, board_open),
+            ("vram_gib", lambda g: g.vram_gib, size_open),
+        )
+        if open_ and settles(key)
+    ]
+    if alone:
+        return f", or give {' or '.join(alone)}"
+    if board_open and size_open and settles(lambda g: (g.form_factor, g.vram_gib)):
+        return f", or give {board} and vram_gib"
+    return ""
 
 
 def hardware_from_input(h: dict[str, Any], ref: ReferenceData) -> Hardware:
