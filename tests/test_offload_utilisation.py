@@ -1,6 +1,6 @@
 """An offloaded run's utilisation is its FLOPs over its whole step, transfers included
 (newcomer report, 2026-12-04: ``llama31-70b-full`` on one H100 SXM reported MFU 0.361 at
-105 tokens/s, which implies 0.045)."""
+105 tokens/s, which implies 0.047)."""
 
 from __future__ import annotations
 
