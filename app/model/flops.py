@@ -79,6 +79,17 @@ def matmul_params(w: Workload) -> int:
     return n
 
 
+def _block_dims(w: Workload) -> tuple[int, int, int, int] | None:
+    """``(layers, hidden, kv_dim, ffn)`` of a transformer block: ``kv_dim = hidden ×
+    kv_heads / heads`` (grouped-query attention), ``ffn`` 4 × hidden when not given; ``None``
+    without ``layers`` and ``hidden_size``."""
+    h, layers = w.hidden_size, w.layers
+    if not h or not layers:
+        return None
+    heads = w.heads or 1
+    return layers, h, h * (w.kv_heads or heads) // heads, w.ffn_hidden_size or 4 * h
+
+
 def dit_token_params(w: Workload) -> int | None:
     """Weights every token of a diffusion transformer is multiplied by, from its shape:
     per layer q and o ``2·h²``, k and v ``2·h·kv_heads·(h / heads)`` and a two-matrix MLP
@@ -93,12 +104,10 @@ def dit_token_params(w: Workload) -> int | None:
     layer; Flux's 19 double + 38 single blocks (black-forest-labs/flux ``model.py``,
     h 3,072): 57 layers of 12·h², 6.45 G per token of its 11.9 B parameters.
     """
-    h, layers = w.hidden_size, w.layers
-    if not h or not layers:
+    dims = _block_dims(w)
+    if dims is None:
         return None
-    heads = w.heads or 1
-    kv_dim = h * (w.kv_heads or heads) // heads
-    ffn = w.ffn_hidden_size or 4 * h
+    layers, h, kv_dim, ffn = dims
     return layers * (2 * h * h + 2 * h * kv_dim + 2 * h * ffn)
 
 
@@ -142,12 +151,10 @@ def selective_recompute_params(w: Workload) -> int | None:
     copies are :func:`app.model.memory_activations.selective_saved_copies`). Llama 2 70B
     (L 80, h 8,192, kv_dim 1,024, ffn 28,672): 80 × 310,378,496 = 24.8 G, 36 % of its
     68.98 G. ``None`` without ``layers`` and ``hidden_size``."""
-    h, layers = w.hidden_size, w.layers
-    if not h or not layers:
+    dims = _block_dims(w)
+    if dims is None:
         return None
-    heads = w.heads or 1
-    kv_dim = h * (w.kv_heads or heads) // heads
-    ffn = w.ffn_hidden_size or 4 * h
+    layers, h, kv_dim, ffn = dims
     return layers * (h * kv_dim + h * h + h * ffn)
 
 

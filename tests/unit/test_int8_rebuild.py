@@ -13,20 +13,15 @@ from app.model.int8_base import (
 )
 from app.model.types import Architecture, BaseDtype, Method, Precision
 from app.model.workload import Workload
+from tests.unit.helpers import LLAMA_7B_SHAPE
 
-N = 6_738_415_616
+N = LLAMA_7B_SHAPE["params"]
 
 
 def llama7b(**extra: object) -> Workload:
     fields: dict[str, object] = {
         "architecture": Architecture.TRANSFORMER_DECODER,
-        "params": N,
-        "layers": 32,
-        "hidden_size": 4096,
-        "heads": 32,
-        "kv_heads": 32,
-        "ffn_hidden_size": 11008,
-        "vocab_size": 32000,
+        **LLAMA_7B_SHAPE,
         "method": Method.LORA,
         "lora_rank": 16,
         "precision": Precision.FP16_AMP,
