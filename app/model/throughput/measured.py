@@ -86,11 +86,6 @@ class PooledSituations:
         self._as_measured: dict[
             tuple[Precision, str | None], tuple[tuple[str, str], Level] | None
         ] = {}
-        #: measured efficiency (``None``: not measured) with the GPU spec, by (GPU, count,
-        #: link, precision, the fabric's GPUs per machine and network)
-        self._eta: dict[tuple[Any, ...], tuple[GpuSpec, float | None]] = {}
-        #: modelled efficiency with the GPU spec, by the same key and the per-GPU rate
-        self._eta_model: dict[tuple[Any, ...], tuple[GpuSpec, float]] = {}
         #: memoised per instance (``w``, ``reference`` and the data never change on it)
         self._bases: dict[Precision, Workload] = {}
         self._groups_at: dict[str | None, tuple[str, str]] = {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
+from typing import cast
 
 from app.model.comm import (
     NO_FABRIC,
@@ -40,6 +41,10 @@ from app.model.types import (
 #: :meth:`MultiGpu.scaled` part way: (lowest efficiency so far and whether it was measured,
 #: the best total, whether that total is modelled, its basis)
 _Best = tuple[tuple[float, bool], float, bool, MultiGpuBasis]
+#: :func:`app.model.multigpu.link_cost`'s answer: the topology and (bus bandwidth, latency)
+_LinkCost = tuple[Topology, tuple[float, float]]
+#: :meth:`MultiGpu._link_parts`: the measured efficiency, else ``None`` and the link's cost
+_Link = tuple[float | None, _LinkCost | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,42 +195,59 @@ class MultiGpu(PhysicalChecks):
             traffic = self._traffic[(prec, topo.gpus)] = step_traffic(w, topo.gpus)
         return topo, traffic, cost, w.micro_batch_size * max(w.grad_accum_steps, 1), per_gpu
 
-    def _link_eta(
-        self,
-        gpu: GpuSpec,
-        n: int,
-        link: Interconnect | None,
-        precision: Precision,
-        per_gpu: float,
-        fabric: Fabric = NO_FABRIC,
-    ) -> tuple[float, bool]:
-        """Efficiency of ``n`` × ``gpu`` over ``link`` at ``per_gpu`` samples/s per GPU in
-        machines as ``fabric`` states them: the measured median where this count was measured
-        on this link (with a stated fabric only when the count fits one machine; memoised
-        without the rate, which it does not depend on), else the model of
-        :mod:`app.model.multigpu` at that rate (memoised with it: a PCIe card asks for its
-        SXM twin's efficiency at the card's rate, :meth:`_eta_at`, and the twin's own
-        estimate at its own rate must not get that one); and whether it was measured."""
-        key = (gpu.name, n, link, precision, fabric.node_gpus, fabric.network_gbps)
-        hit = self._eta.get(key)
-        if hit is None or hit[0] is not gpu:
-            measured = None
-            # a measured count stands for a stated fabric only inside one machine
-            if (
-                fabric is NO_FABRIC
-                or fabric == NO_FABRIC
-                or n <= (fabric.node_gpus or gpus_per_node(gpu))
-            ):
-                measured = self._measured_eta(gpu, n, link, precision)
-            hit = self._eta[key] = (gpu, measured)
-        if hit[1] is not None:
-            return hit[1], True
-        mkey = (*key, per_gpu)
-        modelled = self._eta_model.get(mkey)
-        if modelled is None or modelled[0] is not gpu:
-            parts = self._comm_parts(gpu, n, link, precision, per_gpu, fabric)
-            modelled = self._eta_model[mkey] = (gpu, comm_efficiency(*parts, self.cal))
-        return modelled[1], False
+    def _link_parts(
+        self, gpu: GpuSpec, n: int, link: Interconnect | None, precision: Precision, fabric: Fabric
+    ) -> _Link:
+        """What the efficiency of ``n`` × ``gpu`` over ``link`` in machines as ``fabric``
+        states them takes that no workload's micro-batch changes: the measured median where
+        this count was measured on this link (with a stated fabric only when the count fits
+        one machine), else ``None`` with the link model's topology and (bus bandwidth,
+        latency) (:func:`app.model.multigpu.link_cost`)."""
+        # a measured count stands for a stated fabric only inside one machine
+        if (
+            fabric is NO_FABRIC
+            or fabric == NO_FABRIC
+            or n <= (fabric.node_gpus or gpus_per_node(gpu))
+        ):
+            measured = self._measured_eta(gpu, n, link, precision)
+            if measured is not None:
+                return measured, None
+        return None, link_cost(
+            gpu, n, link, node_gpus=fabric.node_gpus, network_gbps=fabric.network_gbps
+        )
+
+    def _eta_plan(
+        self, gpu: GpuSpec, n: int, link: Interconnect | None, precision: Precision, fabric: Fabric
+    ) -> tuple[_Link, ...]:
+        """The links :meth:`_eta_at` compares, in its order, each as :meth:`_link_parts`:
+        ``link`` itself; NVLink where ``gpu`` has it and ``link`` is another (a slower link
+        never faster); the SXM twin's NVLink for a PCIe card
+        (:func:`app.model.comm.board_twin`). Kept on the data per measured group (``None``
+        where no measured efficiency is read), GPU, count, link, precision and fabric: none
+        depends on the workload's micro-batch, so a new micro-batch reads them again."""
+        twin = board_twin(gpu, self._twin_index())
+        group = self._group_at(None) if self.groups and self.reference is None else None
+        key = (
+            "eta_plan",
+            group,
+            gpu.name,
+            n,
+            link,
+            precision,
+            fabric.node_gpus,
+            fabric.network_gbps,
+        )
+
+        def plan() -> tuple[GpuSpec | None, tuple[_Link, ...]]:
+            links = [self._link_parts(gpu, n, link, precision, fabric)]
+            if link != Interconnect.NVLINK and gpu.nvlink:
+                links.append(self._link_parts(gpu, n, Interconnect.NVLINK, precision, fabric))
+            if twin is not None:
+                links.append(self._link_parts(twin, n, Interconnect.NVLINK, precision, fabric))
+            return twin, tuple(links)
+
+        kept = self.data.kept(key, gpu, plan)
+        return kept[1] if kept[0] is twin else plan()[1]
 
     def _eta_at(
         self,
@@ -241,25 +263,37 @@ class MultiGpu(PhysicalChecks):
         GPU has NVLink (the PCIe model gave 8 × A100 SXM4 0.956 on ResNet-50 against the
         measured NVLink 0.904), and a PCIe card at its SXM twin's
         (:func:`app.model.comm.board_twin`: 8 × A100 PCIe 80GB came out faster than the
-        measured 8 × A100 SXM4 80GB). Returns the efficiency and whether it was measured
-        (memoised: :meth:`scaled` asks for every count up to each configuration's)."""
+        measured 8 × A100 SXM4 80GB); each link's the measured median where measured, else the
+        model of :mod:`app.model.multigpu` at ``per_gpu`` samples/s per GPU
+        (:meth:`_eta_plan`). Returns the efficiency and whether it was measured (memoised:
+        :meth:`scaled` asks for every count up to each configuration's)."""
         key = (gpu.name, n, link, precision, per_gpu, fabric.node_gpus, fabric.network_gbps)
         hit = self._etas_at.get(key)
         if hit is not None and hit[0] is gpu:
             return hit[1]
-        e = self._link_eta(gpu, n, link, precision, per_gpu, fabric)
-        if link != Interconnect.NVLINK and gpu.nvlink:
-            fast = self._link_eta(gpu, n, Interconnect.NVLINK, precision, per_gpu, fabric)
-            if fast[0] < e[0]:
-                e = fast
-        twin = board_twin(gpu, self._twin_index())
-        if twin is not None:
-            # a PCIe card never scales better than its SXM twin (same chip, faster link)
-            board = self._link_eta(twin, n, Interconnect.NVLINK, precision, per_gpu, fabric)
-            if board[0] < e[0]:
-                e = board
+        e: tuple[float, bool] | None = None
+        for measured, parts in self._eta_plan(gpu, n, link, precision, fabric):
+            if measured is not None:
+                here = (measured, True)
+            else:
+                here = (self._modelled_eta(cast(_LinkCost, parts), precision, per_gpu), False)
+            if e is None or here[0] < e[0]:
+                e = here
+        assert e is not None
         self._etas_at[key] = (gpu, e)
         return e
+
+    def _modelled_eta(self, parts: _LinkCost, precision: Precision, per_gpu: float) -> float:
+        """:func:`app.model.comm.comm_efficiency` of the workload at ``precision`` and
+        ``per_gpu`` samples/s per GPU over a :func:`app.model.multigpu.link_cost`
+        (bytes per step memoised per precision and count)."""
+        topo, cost = parts
+        w = self._w_at(precision)
+        traffic = self._traffic.get((precision, topo.gpus))
+        if traffic is None:
+            traffic = self._traffic[(precision, topo.gpus)] = step_traffic(w, topo.gpus)
+        samples = w.micro_batch_size * max(w.grad_accum_steps, 1)
+        return comm_efficiency(topo, traffic, cost, samples, per_gpu, self.cal)
 
     def _counts_upto(
         self,
