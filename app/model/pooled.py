@@ -99,6 +99,10 @@ _T = TypeVar("_T")
 #: a value no memoised query returns (``None`` is one they do)
 _MISSING = object()
 
+#: :meth:`PooledData.kept` empties the data's memo when it holds this many answers (each a
+#: few hundred bytes; a ranking of one measured group keeps a few thousand)
+KEPT_SIZE = 65536
+
 
 def _memoise(method):  # type: ignore[no-untyped-def]
     """Memoise a :class:`PooledData` query on its arguments (GPU specs by name)."""
@@ -179,6 +183,8 @@ class PooledData:
         hit = cast(tuple[GpuSpec, _T] | None, self._cache.get(key))
         if hit is None or hit[0] is not gpu:
             hit = (gpu, make())
+            if len(self._cache) >= KEPT_SIZE:
+                self._cache.clear()  # what-if requests may ask for any count and network
             self._cache[key] = hit
         return hit[1]
 
