@@ -91,6 +91,8 @@ class PooledSituations:
         self._groups_at: dict[str | None, tuple[str, str]] = {}
         self._ws: dict[Precision, Workload] = {}
         self._twins: dict[str, GpuSpec] | None = None
+        #: each GPU spec's board twin (MultiGpu._board_of), by name
+        self._boards: dict[str, tuple[GpuSpec, GpuSpec | None]] = {}
         self._stacks: dict[tuple[str | None, Precision | None], str | None] = {}
         self._comms: dict[tuple[Any, ...], tuple[GpuSpec, CommEstimate]] = {}
         #: bytes per step of the workload at a precision over a GPU count (app.model.comm)

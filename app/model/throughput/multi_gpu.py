@@ -88,6 +88,14 @@ class MultiGpu(PhysicalChecks):
             self._twins = twin_index(self.catalog)
         return self._twins
 
+    def _board_of(self, gpu: GpuSpec) -> GpuSpec | None:
+        """:func:`app.model.comm.board_twin` of ``gpu`` in :meth:`_twin_index`, memoised per
+        GPU spec (every count of every configuration asks)."""
+        hit = self._boards.get(gpu.name)
+        if hit is None or hit[0] is not gpu:
+            hit = self._boards[gpu.name] = (gpu, board_twin(gpu, self._twin_index()))
+        return hit[1]
+
     def board_cap(
         self, gpu: GpuSpec, precision: Precision, software: str | None, per_gpu: float
     ) -> tuple[float, str | None]:
@@ -225,7 +233,7 @@ class MultiGpu(PhysicalChecks):
         (:func:`app.model.comm.board_twin`). Kept on the data per measured group (``None``
         where no measured efficiency is read), GPU, count, link, precision and fabric: none
         depends on the workload's micro-batch, so a new micro-batch reads them again."""
-        twin = board_twin(gpu, self._twin_index())
+        twin = self._board_of(gpu)
         group = self._group_at(None) if self.groups and self.reference is None else None
         key = (
             "eta_plan",
