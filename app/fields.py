@@ -39,11 +39,19 @@ def same_named(target: type[T], *sources: object, **given: Any) -> T:
         pydantic.ValidationError: a pydantic target refuses a value.
     """
     values: dict[str, Any] = {}
-    for name in field_names(target):
+    names = _NAMES.get(target)
+    if names is None:
+        names = _NAMES[target] = tuple(field_names(target))
+    for name in names:
         if name in given:
             values[name] = given[name]
             continue
-        source = next((s for s in sources if hasattr(s, name)), None)
-        if source is not None:
-            values[name] = getattr(source, name)
+        for source in sources:
+            if hasattr(source, name):
+                values[name] = getattr(source, name)
+                break
     return target(**values)
+
+
+#: :func:`field_names` by target type (a ranking answer builds hundreds of records)
+_NAMES: dict[type[Any], tuple[str, ...]] = {}
