@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from app.model.comm import board_twin, twin_index
+from app.model.comm import NO_FABRIC, board_twin, twin_index
+from app.model.multigpu import multi_gpu_efficiency
 from app.model.types import Interconnect
 from app.services.estimates import (
     ConfigEstimates,
@@ -287,3 +288,41 @@ def test_multi_gpu_rows_are_indexed_once_and_their_efficiency_shared_by_workload
     assert models[1]._measured_eta(a100, 4, Interconnect.NVLINK, prec) == pytest.approx(
         0.9661, abs=1e-4
     )
+
+
+def test_multi_gpu_link_plans_are_shared_by_workloads_and_model_as_the_comm_model(
+    factory: Any,
+) -> None:
+    # MultiGpu._eta_plan keeps on the data what no micro-batch changes (each compared link's
+    # measured median, else its topology and bus bandwidth/latency): a second workload reads
+    # the very same plan, and its modelled efficiency is the comm model's at its own rate.
+    ref = _fresh_reference(factory)
+    models = [
+        model_of(ref).throughput_model(w, reference=reference)
+        for w, reference, _ in (
+            resolve_workload(given, ref)
+            for given in (
+                {"preset": "resnet50-imagenet"},
+                {"preset": "resnet50-imagenet", "micro_batch_size": 64},
+            )
+        )
+    ]
+    prec = models[0].w.precision
+    assert models[0].w.micro_batch_size == 256
+    card, board = ref.gpus["A100 PCIe 80GB"], ref.gpus["A100 SXM4 80GB"]
+    plans = [m._eta_plan(card, 8, Interconnect.PCIE, prec, NO_FABRIC) for m in models]
+    assert plans[0] is plans[1]
+    # the card's own PCIe link, its NVLink bridge, then its SXM twin's measured NVLink 0.904
+    assert [measured is None for measured, _ in plans[0]][:-1] == [True] * (len(plans[0]) - 1)
+    assert plans[0][-1][0] == pytest.approx(0.9038, abs=1e-4)
+    # default micro-batch: the card's PCIe model 0.956 is capped at the twin's measured 0.904;
+    # micro-batch 64: a quarter of the step to hide the same all-reduce in, the model's 0.896
+    expected = [(0.9557, 0.9038, True), (0.8957, 0.8957, False)]
+    for m, (own_expected, eta_expected, measured_expected) in zip(models, expected, strict=True):
+        per_gpu = m.single_gpu(card, prec)[0]
+        eta, measured = m._eta_at(card, 8, Interconnect.PCIE, prec, per_gpu)
+        own = multi_gpu_efficiency(m.w, card, 8, Interconnect.PCIE, per_gpu, cal=m.cal)
+        assert own == pytest.approx(own_expected, abs=1e-4)
+        assert (eta, measured) == (min(own, plans[0][-1][0]), measured_expected)
+        assert eta == pytest.approx(eta_expected, abs=1e-4)
+        assert m._eta_at(board, 8, Interconnect.NVLINK, prec, per_gpu) == (plans[0][-1][0], True)
