@@ -139,19 +139,25 @@ def donor_weight(
     return 1.0 / (0.25 + abs(math.log(donor_x / own_x)))
 
 
-def _held(
-    units_per_s: float, donor: Workload, gpu: GpuSpec, precision: Precision, cal: Calibration
-) -> float:
-    """A donor's predicted rate (its published units/s) under the smooth credible bound of
-    :meth:`ThroughputModel._credible`, at the donor's own shape, in hardware FLOPs (the HFU
-    bound: :func:`credible_rate` ``hardware``): the FLOPs model borrows the FLOP rate the GPU
-    executes; the job's own MFU bound is applied to its answer."""
-    units = donor.units_per_sample or 1.0
+def _hfu_bound(
+    donor: Workload, gpu: GpuSpec, precision: Precision, cal: Calibration
+) -> float | None:
+    """The per-GPU samples/s ``donor`` may reach on ``gpu`` at ``precision`` under the HFU
+    bound of ``cal`` (:func:`credible_rate` ``hardware``), at the donor's own shape: the FLOPs
+    model borrows the FLOP rate the GPU executes; the job's own MFU bound is applied to its
+    answer. ``None`` without a FLOPs count."""
     bound = credible_rate(replace(donor, precision=precision), gpu, precision, cal, hardware=True)
+    return None if bound is None else bound[0]
+
+
+def _held_to(units_per_s: float, donor: Workload, bound: float | None) -> float:
+    """``units_per_s`` of ``donor`` (its published units/s) held to ``bound`` (samples/s per
+    GPU) by the smooth credible bound of :meth:`ThroughputModel._credible`."""
+    units = donor.units_per_sample or 1.0
     if bound is None or units_per_s <= 0:
         return units_per_s
     rate, k = units_per_s / units, CREDIBLE_SHARPNESS
-    return float(rate / (1.0 + (rate / bound[0]) ** k) ** (1.0 / k) * units)
+    return float(rate / (1.0 + (rate / bound) ** k) ** (1.0 / k) * units)
 
 
 class _Own(NamedTuple):
@@ -331,6 +337,19 @@ class FlopsModel(PooledSituations):
             candidates = with_i or candidates
         return candidates
 
+    def _donor_bound(
+        self, label: str, method: str, gpu: GpuSpec, precision: Precision
+    ) -> float | None:
+        """:func:`_hfu_bound` of the donor ``(label, method)``, kept on the data for this
+        calibration (the entry holds ``self.cal``, so its ``id`` names no other while kept):
+        every job the donor lends to asks the same bound again."""
+        cal, donor = self.cal, self.data.workloads[(label, method)]
+        return self.data.kept(
+            ("donor_bound", label, method, precision, id(cal)),
+            gpu,
+            lambda: (cal, _hfu_bound(donor, gpu, precision, cal)),
+        )[1]
+
     def _donor_log_rate(
         self,
         own: _Own,
@@ -363,7 +382,9 @@ class FlopsModel(PooledSituations):
         if donor is not None:
             # the donor's own rate held to what runs of its kind reach on this GPU (a
             # suite measured on H100s only extrapolates to an A100 at up to 1.6× its peak)
-            y = math.log(_held(math.exp(y), donor, gpu, precision, self.cal))
+            y = math.log(
+                _held_to(math.exp(y), donor, self._donor_bound(label, method, gpu, precision))
+            )
         # the donor's saturated rate, by the same law _batch_factor re-applies
         y -= self._work_batch_term(found[0], donor)
         # a full-training donor's rate carried to an adapter job (or back)
