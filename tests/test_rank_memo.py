@@ -251,14 +251,10 @@ def test_an_sxm_estimate_is_the_same_fresh_and_after_its_pcie_twin(factory: Any)
         assert checked == 3 * len(pairs)
 
 
-def test_multi_gpu_rows_are_indexed_once_and_their_efficiency_shared_by_workloads(
-    factory: Any,
-) -> None:
-    # A new micro-batch per request builds a new throughput model; the measured rows of each
-    # (GPU, count) and the measured efficiencies read nothing of the micro-batch, so they are
-    # indexed and kept on the data (PooledData.rows_on / kept), not rescanned per workload.
-    ref = _fresh_reference(factory)
-    models = [
+def _resnet50_models(ref: Any) -> list[Any]:
+    """Throughput models of ResNet-50 at its preset's micro-batch and at 64 (two workloads
+    of one measured group), as two requests build them."""
+    return [
         model_of(ref).throughput_model(w, reference=reference)
         for w, reference, _ in (
             resolve_workload(given, ref)
@@ -268,6 +264,16 @@ def test_multi_gpu_rows_are_indexed_once_and_their_efficiency_shared_by_workload
             )
         )
     ]
+
+
+def test_multi_gpu_rows_are_indexed_once_and_their_efficiency_shared_by_workloads(
+    factory: Any,
+) -> None:
+    # A new micro-batch per request builds a new throughput model; the measured rows of each
+    # (GPU, count) and the measured efficiencies read nothing of the micro-batch, so they are
+    # indexed and kept on the data (PooledData.rows_on / kept), not rescanned per workload.
+    ref = _fresh_reference(factory)
+    models = _resnet50_models(ref)
     group = models[0]._group_at(None)
     rows = models[0].data.rows(group)
     assert group == ("ResNet-50 v1.5", "full") and len(rows) == 280
@@ -297,16 +303,7 @@ def test_multi_gpu_link_plans_are_shared_by_workloads_and_model_as_the_comm_mode
     # measured median, else its topology and bus bandwidth/latency): a second workload reads
     # the very same plan, and its modelled efficiency is the comm model's at its own rate.
     ref = _fresh_reference(factory)
-    models = [
-        model_of(ref).throughput_model(w, reference=reference)
-        for w, reference, _ in (
-            resolve_workload(given, ref)
-            for given in (
-                {"preset": "resnet50-imagenet"},
-                {"preset": "resnet50-imagenet", "micro_batch_size": 64},
-            )
-        )
-    ]
+    models = _resnet50_models(ref)
     prec = models[0].w.precision
     assert models[0].w.micro_batch_size == 256
     card, board = ref.gpus["A100 PCIe 80GB"], ref.gpus["A100 SXM4 80GB"]
