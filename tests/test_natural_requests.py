@@ -588,6 +588,59 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]] = [
         H100,
         {"same_as": {**QLORA_50K, "precision": "bf16_amp", "sharding": "zero2"}},
     ),
+    # a dtype written as torch names it: no recipe trains fp16 weights without fp32 masters
+    (
+        "precision torch.float16",
+        {**RESNET, "precision": "torch.float16"},
+        H100,
+        {"same_as": {**RESNET, "precision": "fp16_amp"}},
+    ),
+    # --- fields named as the tools people copy them from name them ------------------------
+    # (app/interface/field_names.py SYNONYMS): values unlike the preset's, so a name read
+    # wrongly, or not at all, changes the figures
+    (
+        "HF TrainingArguments' names",
+        {
+            "preset": "llama3-8b-lora",
+            "per_device_train_batch_size": 3,
+            "gradient_accumulation_steps": 5,
+            "num_train_epochs": 2,
+            "max_seq_length": "1k",
+        },
+        H100,
+        {
+            "same_as": {
+                "preset": "llama3-8b-lora",
+                "micro_batch_size": 3,
+                "grad_accum_steps": 5,
+                "epochs": 2,
+                "seq_len": 1024,
+            }
+        },
+    ),
+    # a config.json's names for the custom decoder's shape, GQA's key/value heads included
+    (
+        "config.json's names",
+        {
+            **{k: v for k, v in CUSTOM.items() if k not in ("layers", "heads")},
+            "num_hidden_layers": 32,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "tokens_per_epoch": 10**8,
+        },
+        H100,
+        {
+            "heads": 32,
+            "kv_heads": 8,
+            "same_as": {**CUSTOM, "kv_heads": 8, "tokens_per_epoch": 10**8},
+        },
+    ),
+    (
+        "one field under two names",
+        {"preset": "llama3-8b-lora", "seq_len": 2048, "max_seq_length": 4096},
+        H100,
+        {"status": 400, "key": "workload", "says": "seq_len and max_seq_length both give"},
+    ),
     (
         "precision mixed",
         {**RESNET, "precision": "mixed"},
@@ -785,3 +838,23 @@ def test_an_offer_filter_never_swaps_a_stated_vram(client: Any) -> None:
     assert r.status_code == 400 and "GeForce RTX 4060 (8 GB)" in r.text, r.text
     ok = client.get("/v1/offers", params={"gpu": "3090-24G", "limit": 1}).json()
     assert ok["gpus_matched"] == ["GeForce RTX 3090"]
+
+
+def test_a_query_string_takes_the_names_other_tools_use(client: Any) -> None:
+    r = client.get(
+        "/v1/rank",
+        params={"preset": "llama3-8b-lora", "gradient_accumulation_steps": "3", "limit": "1"},
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["workload"]["grad_accum_steps"] == 3
+    r = client.get(
+        "/v1/rank",
+        params={"preset": "llama3-8b-lora", "seq_len": "2048", "cutoff_len": "4k", "limit": "1"},
+    )
+    assert r.status_code == 400, r.text
+    assert r.json()["extra"] == [
+        {
+            "key": "request",
+            "message": "seq_len and cutoff_len both give seq_len, with different values",
+        }
+    ]

@@ -1,4 +1,5 @@
-"""Unknown request fields named with the field meant: one rule for bodies and query strings.
+"""Unknown request fields named with the field meant, and the names other tools give our
+fields read as ours: one rule for bodies and query strings.
 
 A request model forbids unknown fields (``extra="forbid"``), so a typo is a 400; the answer
 says the field is unknown and, when one is close, which known field was meant: ``ram_gb``
@@ -18,6 +19,67 @@ from app.model.types import unwrap_optional
 
 #: :func:`difflib.get_close_matches`' default: below it a name is no likely typo of another
 CLOSE_ENOUGH = 0.6
+
+#: A workload field's name in the tools people copy their settings from → ours. Keys are
+#: lower case with ``_`` for ``-`` (Megatron's ``--micro-batch-size`` is ``micro_batch_size``).
+#: Sources, seen 2026-12-05: transformers ``TrainingArguments``
+#: (src/transformers/training_args.py) and model configs (``LlamaConfig``, ``GPT2Config``);
+#: axolotl's config reference (docs/config.qmd: ``sequence_len``, ``lora_r``, ``num_epochs``);
+#: LLaMA-Factory's ``DataArguments.cutoff_len``; TRL's ``SFTConfig.max_seq_length``;
+#: torchtune's recipes (``max_seq_len``, ``enable_activation_checkpointing``); Megatron-LM's
+#: arguments (megatron/training/arguments.py: ``--num-layers``, ``--seq-length``,
+#: ``--num-query-groups``); nanoGPT's ``block_size``. Names meaning something else in some
+#: tool (``batch_size``: per device in torchtune, global in others) are left out.
+SYNONYMS: dict[str, str] = {
+    "per_device_train_batch_size": "micro_batch_size",
+    "micro_batch": "micro_batch_size",
+    "gradient_accumulation_steps": "grad_accum_steps",
+    "num_train_epochs": "epochs",
+    "num_epochs": "epochs",
+    "optim": "optimizer",
+    "enable_activation_checkpointing": "gradient_checkpointing",
+    "activation_checkpointing": "gradient_checkpointing",
+    "lora_r": "lora_rank",
+    "sequence_len": "seq_len",
+    "seq_length": "seq_len",
+    "max_seq_length": "seq_len",
+    "max_seq_len": "seq_len",
+    "cutoff_len": "seq_len",
+    "block_size": "seq_len",
+    "num_hidden_layers": "layers",
+    "num_layers": "layers",
+    "n_layer": "layers",
+    "num_attention_heads": "heads",
+    "n_head": "heads",
+    "num_key_value_heads": "kv_heads",
+    "num_query_groups": "kv_heads",
+    "n_embd": "hidden_size",
+    "intermediate_size": "ffn_hidden_size",
+    "n_inner": "ffn_hidden_size",
+}
+
+
+def our_names(given: Mapping[str, Any], known: Iterable[str]) -> tuple[dict[str, Any], list[str]]:
+    """``given`` with each key that is a :data:`SYNONYMS` name of a ``known`` field renamed
+    to it (``gradient_accumulation_steps`` → ``grad_accum_steps``), other keys, known or not,
+    as they are (an unknown one is refused later, by name); and why each field given under
+    two names with different values is refused (``seq_len`` 2048 and ``max_seq_length``
+    4096: ``seq_len and max_seq_length both give seq_len, with different values``; the
+    first-written value is kept)."""
+    fields = set(known)
+    out: dict[str, Any] = {}
+    written: dict[str, str] = {}
+    clashes: list[str] = []
+    for key, value in given.items():
+        name = key if key in fields else SYNONYMS.get(key.lower().lstrip("-").replace("-", "_"))
+        if name not in fields:
+            name = key
+        if name in out and out[name] != value:
+            clashes.append(f"{written[name]} and {key} both give {name}, with different values")
+            continue
+        out[name] = value
+        written.setdefault(name, key)
+    return out, clashes
 
 
 def reason(error: Mapping[str, Any]) -> str:

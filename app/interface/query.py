@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from app.interface.counts import GRAMMARS, parse_count
-from app.interface.field_names import reason, unknown_field
+from app.interface.field_names import our_names, reason, unknown_field
 from app.interface.schemas import (
     GPU_COUNT_TEXT,
     OfferFilters,
@@ -185,6 +185,8 @@ def _clean(
     raw: Mapping[str, str], allowed: tuple[str, ...], errors: list[tuple[str, str]]
 ) -> dict[str, str]:
     given = {k: v for k, v in raw.items() if isinstance(v, str) and v}
+    given, clashes = our_names(given, allowed)
+    errors.extend(("request", why) for why in clashes)
     for key, text in given.items():
         if key not in allowed:
             errors.append((key, unknown_field(key, allowed, "parameter")))

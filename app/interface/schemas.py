@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from app.interface.counts import COUNT, GRAMMARS, Grammar, count_value
+from app.interface.field_names import our_names
 from app.model.shape import SHAPE_PARAM_FIELDS
 from app.model.types import (
     VERSION_PATTERN,
@@ -240,6 +241,21 @@ class CountsIn(BaseModel):
     @classmethod
     def _count(cls, value: object, info: ValidationInfo) -> object:
         return count_value(value, GRAMMARS[info.field_name or ""])
+
+    @model_validator(mode="before")
+    @classmethod
+    def _our_names(cls, data: object) -> object:
+        """Fields named as other tools name them (:data:`~app.interface.field_names.SYNONYMS`:
+        ``gradient_accumulation_steps``, ``max_seq_length``) read as ours.
+
+        Raises:
+            ValueError: a field given under two names with different values."""
+        if not isinstance(data, dict):
+            return data
+        named, clashes = our_names(data, cls.model_fields)
+        if clashes:
+            raise ValueError("; ".join(clashes))
+        return named
 
 
 # --- WorkloadIn: written by tools/gen_workload_in.py from WORKLOAD_INPUTS; do not edit ---

@@ -45,6 +45,17 @@ ALIASES: dict[str, dict[str, str]] = {
         "torch.bfloat16": "bf16",
         "float32": "fp32",
         "torch.float32": "fp32",
+        # 16-bit floats as dtypes: no recipe trains with fp16 weights and no fp32 master copy
+        # (updates below fp16's resolution vanish: Micikevicius et al., "Mixed Precision
+        # Training", https://arxiv.org/abs/1710.03740, section 3.1), so fp16 is autocast
+        "float16": "fp16_amp",
+        "torch.float16": "fp16_amp",
+        "half": "fp16_amp",
+        "16": "fp16_amp",  # Lightning precision=16 (before 2.0): "16-mixed"
+        "32": "fp32",  # Lightning precision=32, "32-true"
+        "32_true": "fp32",
+        "bf16_true": "bf16",  # Lightning precision="bf16-true": weights and states in bf16
+        "float8": "fp8",
     },
     "BaseDtype": {
         # transformers/PEFT: from_pretrained(load_in_8bit=True) or
