@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from app.model.comm import NO_FABRIC, board_twin, twin_index
-from app.model.multigpu import multi_gpu_efficiency
+from app.model.multigpu import multi_gpu_comm
 from app.model.types import Interconnect
 from app.services.estimates import (
     ConfigEstimates,
@@ -318,7 +318,7 @@ def test_multi_gpu_link_plans_are_shared_by_workloads_and_model_as_the_comm_mode
     for m, (own_expected, eta_expected, measured_expected) in zip(models, expected, strict=True):
         per_gpu = m.single_gpu(card, prec)[0]
         eta, measured = m._eta_at(card, 8, Interconnect.PCIE, prec, per_gpu)
-        own = multi_gpu_efficiency(m.w, card, 8, Interconnect.PCIE, per_gpu, cal=m.cal)
+        own = multi_gpu_comm(m.w, card, 8, Interconnect.PCIE, per_gpu, cal=m.cal).efficiency
         assert own == pytest.approx(own_expected, abs=1e-4)
         assert (eta, measured) == (min(own, plans[0][-1][0]), measured_expected)
         assert eta == pytest.approx(eta_expected, abs=1e-4)

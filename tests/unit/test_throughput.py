@@ -10,7 +10,7 @@ import pytest
 from app.calibrate.baselines import blend_speedup
 from app.model.calibration import load_calibration
 from app.model.flops import matmul_params, peak_tflops
-from app.model.multigpu import multi_gpu_efficiency
+from app.model.multigpu import multi_gpu_comm
 from app.model.pooled import PooledData, rate_class
 from app.model.throughput import (
     ThroughputModel,
@@ -221,12 +221,14 @@ def test_multi_gpu_efficiency_hand_worked() -> None:
     t_comm = 2 * 7 / 8 * 4e9 / busbw + 153 * 42e-6
     exposed = max(0.0, t_comm - load_calibration().comm_overlap * 2 / 3 * 0.32)
     loss = (1 - load_calibration().scaling_loss_per_doubling) ** 3
-    eta = multi_gpu_efficiency(w, gpu, 8, Interconnect.PCIE, 100.0)
+    eta = multi_gpu_comm(w, gpu, 8, Interconnect.PCIE, 100.0).efficiency
     assert eta == pytest.approx(loss * 0.32 / (0.32 + exposed))
     # a 30-second step hides the 0.3 s all-reduce entirely (overlap > 0.05): the loss alone
     if load_calibration().comm_overlap > 0.05:
-        assert multi_gpu_efficiency(w, gpu, 8, Interconnect.PCIE, 32 / 30) == pytest.approx(loss)
-    assert multi_gpu_efficiency(w, gpu, 1, Interconnect.PCIE, 100.0) == 1.0
+        assert multi_gpu_comm(w, gpu, 8, Interconnect.PCIE, 32 / 30).efficiency == pytest.approx(
+            loss
+        )
+    assert multi_gpu_comm(w, gpu, 1, Interconnect.PCIE, 100.0).efficiency == 1.0
 
 
 def test_multi_gpu_measured_row_is_used_for_same_count() -> None:
