@@ -149,8 +149,10 @@ LLAMA_7B_SHAPE: dict[str, int] = {
     "vocab_size": 32000,
 }
 
-LLAMA3_8B = {
-    "architecture": Architecture.TRANSFORMER_DECODER,
+#: Llama 3 8B's shape (meta-llama/Meta-Llama-3-8B config.json: 32 layers, hidden 4096, 32
+#: heads over 8 KV heads, FFN 14336, vocabulary 128,256; Meta's published count 8,030,261,248
+#: parameters, norms included, no biases) in plain numbers
+LLAMA3_8B_SHAPE: dict[str, int] = {
     "params": 8_030_261_248,
     "layers": 32,
     "hidden_size": 4096,
@@ -158,6 +160,11 @@ LLAMA3_8B = {
     "kv_heads": 8,
     "ffn_hidden_size": 14336,
     "vocab_size": 128256,
+}
+
+LLAMA3_8B = {
+    "architecture": Architecture.TRANSFORMER_DECODER,
+    **LLAMA3_8B_SHAPE,
     "seq_len": 2048,
     "micro_batch_size": 2,
     "samples_per_epoch": 51760,
