@@ -11,6 +11,7 @@ import pytest
 from app.model.calibration import load_calibration
 from app.model.comm import (
     LinkClass,
+    StepComm,
     Topology,
     board_twin,
     bus_bandwidth,
@@ -111,17 +112,16 @@ def test_comm_over_its_parts_is_comm_estimate_and_its_efficiency_alone() -> None
         (0.0, 3.5, 900.0),
     ):
         topo = topology(gpu, n, link)
-        args = (
+        step = StepComm(
             topo,
             step_traffic(w, topo.gpus),
             bus_bandwidth(gpu, topo),
             w.micro_batch_size * max(w.grad_accum_steps, 1),
             rate,
-            cal,
         )
-        parts = comm_over(*args)
+        parts = comm_over(step, cal)
         assert parts == comm_estimate(w, gpu, topo, rate, cal=cal)
-        assert comm_efficiency(*args) == parts.efficiency
+        assert comm_efficiency(step, cal) == parts.efficiency
 
 
 def test_bytes_per_step_by_strategy() -> None:

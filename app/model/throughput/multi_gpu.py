@@ -12,7 +12,7 @@ from app.model.comm import (
     NO_FABRIC,
     CommEstimate,
     Fabric,
-    StepTraffic,
+    StepComm,
     Topology,
     board_twin,
     comm_efficiency,
@@ -177,7 +177,7 @@ class MultiGpu(PhysicalChecks):
         key = (gpu.name, n, link, prec, per_gpu, fabric.node_gpus, fabric.network_gbps)
         hit = self._comms.get(key)
         if hit is None or hit[0] is not gpu:
-            comm = comm_over(*self._comm_parts(gpu, n, link, prec, per_gpu, fabric), self.cal)
+            comm = comm_over(self._comm_parts(gpu, n, link, prec, per_gpu, fabric), self.cal)
             hit = self._comms[key] = (gpu, comm)
         return hit[1]
 
@@ -189,8 +189,8 @@ class MultiGpu(PhysicalChecks):
         prec: Precision,
         per_gpu: float,
         fabric: Fabric,
-    ) -> tuple[Topology, StepTraffic, tuple[float, float], float, float]:
-        """:func:`app.model.comm.comm_over`'s arguments but the calibration (what
+    ) -> StepComm:
+        """:func:`app.model.comm.comm_over`'s parts (what
         :func:`app.model.multigpu.multi_gpu_comm` computes from): the parts that depend on the
         GPU, count and link alone (:func:`app.model.multigpu.link_cost`) or on the workload
         and count alone (bytes per step, memoised per precision and count)."""
@@ -201,7 +201,8 @@ class MultiGpu(PhysicalChecks):
         traffic = self._traffic.get((prec, topo.gpus))
         if traffic is None:
             traffic = self._traffic[(prec, topo.gpus)] = step_traffic(w, topo.gpus)
-        return topo, traffic, cost, w.micro_batch_size * max(w.grad_accum_steps, 1), per_gpu
+        samples = w.micro_batch_size * max(w.grad_accum_steps, 1)
+        return StepComm(topo, traffic, cost, samples, per_gpu)
 
     def _link_parts(
         self, gpu: GpuSpec, n: int, link: Interconnect | None, precision: Precision, fabric: Fabric
@@ -301,7 +302,7 @@ class MultiGpu(PhysicalChecks):
         if traffic is None:
             traffic = self._traffic[(precision, topo.gpus)] = step_traffic(w, topo.gpus)
         samples = w.micro_batch_size * max(w.grad_accum_steps, 1)
-        return comm_efficiency(topo, traffic, cost, samples, per_gpu, self.cal)
+        return comm_efficiency(StepComm(topo, traffic, cost, samples, per_gpu), self.cal)
 
     def _counts_upto(
         self,
