@@ -86,15 +86,21 @@ DLE_MEASURED: dict[str, Any] = {
     "stack": Stack.NVIDIA_DLE,
 }
 
+#: BERT-base uncased on SQuAD in plain numbers (seed_data/workloads.csv bert-base-squad: 12
+#: layers, hidden 768, 12 heads, 109,483,778 parameters with the span head, 384 tokens)
+BERT_SQUAD_SHAPE: dict[str, int] = {
+    "params": 109_483_778,
+    "layers": 12,
+    "hidden_size": 768,
+    "heads": 12,
+    "seq_len": 384,
+}
+
 #: BERT-base uncased fine-tuning on SQuAD (seq 384, micro-batch 320, fp16 AMP): the
 #: NVIDIA Deep Learning Examples suite's measured rows (seed_data/benchmarks.csv)
 BERT = Workload(
     architecture=Architecture.TRANSFORMER_ENCODER,
-    params=109_483_778,
-    layers=12,
-    hidden_size=768,
-    heads=12,
-    seq_len=384,
+    **BERT_SQUAD_SHAPE,
     micro_batch_size=320,
     precision=Precision.FP16_AMP,
     samples_per_epoch=87599,
