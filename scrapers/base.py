@@ -153,6 +153,23 @@ def keyed_json_fetch(
     return fetch
 
 
+def keyed_scraper(
+    slug: str,
+    name: str,
+    homepage_url: str,
+    kind: str,
+    docs_url: str,
+    *,
+    path: str,
+    parse: ParseFn,
+    header: str = "Authorization",
+) -> Scraper:
+    """The :class:`Scraper` of a provider answered by one GET with its API key in a header:
+    :func:`keyed_json_fetch` of ``path`` and ``parse``, skipped while the key is not set."""
+    fetch = keyed_json_fetch(slug, path, parse, header)
+    return Scraper(slug, name, homepage_url, kind, docs_url, fetch, needs_api_key=True)
+
+
 async def fetch_pages(
     http: Http,
     url: str,

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, RootModel
 
-from scrapers.base import Scraper, ScrapeResult, keyed_json_fetch
+from scrapers.base import ScrapeResult, keyed_scraper
 from scrapers.records import to_price
 from scrapers.validate import build_offer, validate_payload, validate_rows
 
@@ -86,17 +86,14 @@ def parse_plans(payload: Any, *, source: str) -> ScrapeResult:
 
 
 #: GET the configurations with the key in header ``api-key`` and parse them.
-fetch_offers = keyed_json_fetch(
-    "fluidstack", "/list_available_configurations", parse_plans, "api-key"
+SCRAPER = keyed_scraper(
+    "fluidstack",
+    "FluidStack",
+    "https://www.fluidstack.io",
+    "cloud",
+    DOCS_URL,
+    path="/list_available_configurations",
+    parse=parse_plans,
+    header="api-key",
 )
-
-
-SCRAPER = Scraper(
-    slug="fluidstack",
-    name="FluidStack",
-    homepage_url="https://www.fluidstack.io",
-    kind="cloud",
-    docs_url=DOCS_URL,
-    fetch=fetch_offers,
-    needs_api_key=True,
-)
+fetch_offers = SCRAPER.fetch

@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from scrapers.base import Scraper, ScrapeResult, keyed_json_fetch
+from scrapers.base import ScrapeResult, keyed_scraper
 from scrapers.records import positive, to_price
 from scrapers.validate import build_offer, validate_payload, validate_rows
 
@@ -160,15 +160,13 @@ def parse_offers(payload: Any, *, source: str) -> ScrapeResult:
 
 
 #: GET ``/instance-types`` with ``Authorization: Bearer <key>`` and parse it.
-fetch_offers = keyed_json_fetch("lambda", "/instance-types", parse_offers)
-
-
-SCRAPER = Scraper(
-    slug="lambda",
-    name="Lambda",
-    homepage_url="https://lambda.ai",
-    kind="cloud",
-    docs_url=DOCS_URL,
-    fetch=fetch_offers,
-    needs_api_key=True,
+SCRAPER = keyed_scraper(
+    "lambda",
+    "Lambda",
+    "https://lambda.ai",
+    "cloud",
+    DOCS_URL,
+    path="/instance-types",
+    parse=parse_offers,
 )
+fetch_offers = SCRAPER.fetch

@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from scrapers.base import Scraper, ScrapeResult, keyed_json_fetch
+from scrapers.base import ScrapeResult, keyed_scraper
 from scrapers.records import positive, to_price
 from scrapers.validate import build_offer, validate_payload, validate_rows
 
@@ -127,15 +127,14 @@ def parse_types(payload: Any, *, source: str) -> ScrapeResult:
 
 
 #: GET ``/instances/types`` with the key in header ``X-API-KEY`` and parse it.
-fetch_offers = keyed_json_fetch("shadeform", "/instances/types", parse_types, "X-API-KEY")
-
-
-SCRAPER = Scraper(
-    slug="shadeform",
-    name="Shadeform",
-    homepage_url="https://www.shadeform.ai",
-    kind="marketplace",
-    docs_url=DOCS_URL,
-    fetch=fetch_offers,
-    needs_api_key=True,
+SCRAPER = keyed_scraper(
+    "shadeform",
+    "Shadeform",
+    "https://www.shadeform.ai",
+    "marketplace",
+    DOCS_URL,
+    path="/instances/types",
+    parse=parse_types,
+    header="X-API-KEY",
 )
+fetch_offers = SCRAPER.fetch

@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scrapers.base import Scraper, ScrapeResult, keyed_json_fetch
+from scrapers.base import ScrapeResult, keyed_scraper
 from scrapers.records import positive, to_price
 from scrapers.validate import build_offer, validate_payload, validate_rows
 
@@ -154,15 +154,13 @@ def parse_locations(payload: Any, *, source: str) -> ScrapeResult:
 
 
 #: GET ``/locations`` with ``Authorization: Bearer <key>`` and parse it.
-fetch_offers = keyed_json_fetch("tensordock", "/locations", parse_locations)
-
-
-SCRAPER = Scraper(
-    slug="tensordock",
-    name="TensorDock",
-    homepage_url="https://www.tensordock.com",
-    kind="marketplace",
-    docs_url=DOCS_URL,
-    fetch=fetch_offers,
-    needs_api_key=True,
+SCRAPER = keyed_scraper(
+    "tensordock",
+    "TensorDock",
+    "https://www.tensordock.com",
+    "marketplace",
+    DOCS_URL,
+    path="/locations",
+    parse=parse_locations,
 )
+fetch_offers = SCRAPER.fetch

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from app.model.comm import NO_FABRIC, board_twin, twin_index
-from app.model.multigpu import multi_gpu_efficiency
+from app.model.multigpu import multi_gpu_comm
+from app.model.throughput.multi_gpu import Span
 from app.model.types import Interconnect
 from app.services.estimates import (
     ConfigEstimates,
@@ -317,9 +318,10 @@ def test_multi_gpu_link_plans_are_shared_by_workloads_and_model_as_the_comm_mode
     expected = [(0.9557, 0.9038, True), (0.8957, 0.8957, False)]
     for m, (own_expected, eta_expected, measured_expected) in zip(models, expected, strict=True):
         per_gpu = m.single_gpu(card, prec)[0]
-        eta, measured = m._eta_at(card, 8, Interconnect.PCIE, prec, per_gpu)
-        own = multi_gpu_efficiency(m.w, card, 8, Interconnect.PCIE, per_gpu, cal=m.cal)
+        eta, measured = m._eta_at(Span(card, Interconnect.PCIE, prec, per_gpu), 8)
+        own = multi_gpu_comm(m.w, card, 8, Interconnect.PCIE, per_gpu, cal=m.cal).efficiency
         assert own == pytest.approx(own_expected, abs=1e-4)
         assert (eta, measured) == (min(own, plans[0][-1][0]), measured_expected)
         assert eta == pytest.approx(eta_expected, abs=1e-4)
-        assert m._eta_at(board, 8, Interconnect.NVLINK, prec, per_gpu) == (plans[0][-1][0], True)
+        nvlink = Span(board, Interconnect.NVLINK, prec, per_gpu)
+        assert m._eta_at(nvlink, 8) == (plans[0][-1][0], True)

@@ -22,6 +22,8 @@ import csv
 import re
 from pathlib import Path
 
+from scrapers import SCRAPERS
+
 SEEN_ON = "2026-11-29"  # the date these rows were read from the team's shared catalog
 
 # Benchmark GPU label -> catalog canonical name. None: ambiguous, left unmapped.
@@ -77,48 +79,51 @@ PUBLISHED_ON = {
     "nvidia_dle": "2024-04-04",
 }
 
-PROVIDERS = {
-    # published provider name -> (slug, display name, homepage, kind)
-    "Lambda": ("lambda", "Lambda", "https://lambda.ai", "cloud"),
-    "AWS": ("aws", "Amazon Web Services", "https://aws.amazon.com", "cloud"),
-    "Google Cloud": ("gcp", "Google Cloud", "https://cloud.google.com", "cloud"),
-    "Azure": ("azure", "Microsoft Azure", "https://azure.microsoft.com", "cloud"),
-    "RunPod": ("runpod", "RunPod", "https://www.runpod.io", "cloud"),
-    "Vast.ai": ("vast", "Vast.ai", "https://vast.ai", "marketplace"),
-    "Hyperstack": ("hyperstack", "Hyperstack", "https://www.hyperstack.cloud", "cloud"),
-    "Nebius": ("nebius", "Nebius", "https://nebius.com", "cloud"),
-    "Verda (formerly DataCrunch)": (
-        "verda",
-        "Verda (formerly DataCrunch)",
-        "https://verda.com",
-        "cloud",
-    ),
-    "OCI": ("oci", "Oracle Cloud Infrastructure", "https://www.oracle.com/cloud", "cloud"),
-    "Cudo Compute": ("cudo", "Cudo Compute", "https://www.cudocompute.com", "cloud"),
-    "Paperspace": ("paperspace", "Paperspace", "https://www.paperspace.com", "cloud"),
-    "DigitalOcean": ("digitalocean", "DigitalOcean", "https://www.digitalocean.com", "cloud"),
-    "Vultr": ("vultr", "Vultr", "https://www.vultr.com", "cloud"),
-    "恒源云 (gpushare.com)": (
-        "gpushare",
-        "恒源云 (gpushare.com)",
-        "https://gpushare.com",
-        "marketplace",
-    ),
-    "算家云": ("suanjiayun", "算家云", None, "marketplace"),
-    "矩池云 (matpool.com)": (
-        "matpool",
-        "矩池云 (matpool.com)",
-        "https://matpool.com",
-        "marketplace",
-    ),
-    "晨涧云": ("chenjianyun", "晨涧云", None, "marketplace"),
-    "优云智算 (UCloud Compshare)": (
-        "compshare",
-        "优云智算 (UCloud Compshare)",
-        None,
-        "marketplace",
-    ),
+#: Provider name as the shared data publishes it -> seed slug, in the order providers.csv
+#: lists them. The name, homepage and kind of a provider gpucost scrapes are its scraper's
+#: (``scrapers.SCRAPERS``, one definition); of the others, :data:`UNSCRAPED`'s.
+PUBLISHED_AS = {
+    "Lambda": "lambda",
+    "AWS": "aws",
+    "Google Cloud": "gcp",
+    "Azure": "azure",
+    "RunPod": "runpod",
+    "Vast.ai": "vast",
+    "Hyperstack": "hyperstack",
+    "Nebius": "nebius",
+    "Verda (formerly DataCrunch)": "verda",
+    "OCI": "oci",
+    "Cudo Compute": "cudo",
+    "Paperspace": "paperspace",
+    "DigitalOcean": "digitalocean",
+    "Vultr": "vultr",
+    "恒源云 (gpushare.com)": "gpushare",
+    "算家云": "suanjiayun",
+    "矩池云 (matpool.com)": "matpool",
+    "晨涧云": "chenjianyun",
+    "优云智算 (UCloud Compshare)": "compshare",
 }
+
+#: slug -> (display name, homepage or None, kind) of the published providers no scraper covers
+UNSCRAPED = {
+    "paperspace": ("Paperspace", "https://www.paperspace.com", "cloud"),
+    "digitalocean": ("DigitalOcean", "https://www.digitalocean.com", "cloud"),
+    "gpushare": ("恒源云 (gpushare.com)", "https://gpushare.com", "marketplace"),
+    "suanjiayun": ("算家云", None, "marketplace"),
+    "matpool": ("矩池云 (matpool.com)", "https://matpool.com", "marketplace"),
+    "chenjianyun": ("晨涧云", None, "marketplace"),
+    "compshare": ("优云智算 (UCloud Compshare)", None, "marketplace"),
+}
+
+
+def provider_of(slug: str) -> tuple[str, str | None, str]:
+    """(display name, homepage or None, kind) of the provider ``slug``: its scraper's where
+    gpucost scrapes it, else :data:`UNSCRAPED`'s."""
+    scraper = SCRAPERS.get(slug)
+    if scraper is None:
+        return UNSCRAPED[slug]
+    return scraper.name, scraper.homepage_url, scraper.kind
+
 
 BILLING = {
     "on_demand": "on_demand",
@@ -412,7 +417,7 @@ def import_offers(shared: Path, out: Path) -> None:
         w = csv.DictWriter(f, fieldnames=cols)
         w.writeheader()
         for r in src:
-            slug = PROVIDERS[r["provider"]][0]
+            slug = PUBLISHED_AS[r["provider"]]
             count = float(r["gpu_count"])
             published = float(r["price_per_hour"])
             note = r["price_unit_note"]
@@ -460,7 +465,8 @@ def import_offers(shared: Path, out: Path) -> None:
     with (out / "providers.csv").open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["slug", "name", "homepage_url", "kind", "source"])
-        for published, (slug, name, home, kind) in PROVIDERS.items():
+        for published, slug in PUBLISHED_AS.items():
+            name, home, kind = provider_of(slug)
             w.writerow(
                 [
                     slug,

@@ -42,7 +42,6 @@ from app.model.memory import (
 from app.model.multigpu import (
     effective_interconnect,
     multi_gpu_comm,
-    multi_gpu_efficiency,
 )
 from app.model.pooled import PooledData, family, suite_of
 from app.model.throughput import (
@@ -697,9 +696,9 @@ def _width_rows(ds: Dataset, cal: Calibration) -> _WidthRows:
             link = effective_interconnect(
                 gpu, Interconnect(p.interconnect) if p.interconnect else None
             )
-            per_gpu /= multi_gpu_efficiency(
+            per_gpu /= multi_gpu_comm(
                 w, gpu, p.gpu_count, link, per_gpu, micro_batch=p.batch_size_per_gpu, cal=cal
-            )
+            ).efficiency
         matmul, attention = transformer_flops(w)
         cond = (w.architecture, p.gpu, suite_of(p), p.precision, p.gpu_count)
         net = (matmul, attention, width)
@@ -723,7 +722,7 @@ def width_pairs(
     different networks (:func:`network_key`; a sample is a sequence), workloads in
     ``exclude`` left out. A multi-GPU row's per-GPU rate
     is divided by the modelled data-parallel efficiency
-    (:func:`app.model.multigpu.multi_gpu_efficiency`, as the pooled model places it), so
+    (:func:`app.model.multigpu.multi_gpu_comm`, as the pooled model places it), so
     the communication cost of a bigger model is not read as a width effect (with ``cal``'s
     multi-GPU constants, default the served calibration). ``points``: the rows to pair
     (default every row; a fold passes its training rows)."""

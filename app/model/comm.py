@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from app.model.calibration import Calibration, load_calibration
 from app.model.memory import lora_trainable_params
@@ -433,69 +434,60 @@ def comm_estimate(
     if topo.gpus <= 1 or per_gpu_samples_per_s <= 0:
         return CommEstimate(1.0, topo, 0.0, 0.0, 0.0, 0.0)
     batch = micro_batch if micro_batch is not None else w.micro_batch_size
-    return comm_over(
+    step = StepComm(
         topo,
         step_traffic(w, topo.gpus),
         bus_bandwidth(gpu, topo),
         batch * max(w.grad_accum_steps, 1),
         per_gpu_samples_per_s,
-        cal,
     )
+    return comm_over(step, cal)
 
 
-def comm_over(
-    topo: Topology,
-    traffic: StepTraffic,
-    link: tuple[float, float],
-    samples_per_step: float,
-    per_gpu_samples_per_s: float,
-    cal: Calibration,
-) -> CommEstimate:
-    """:func:`comm_estimate` from its parts: ``traffic`` (:func:`step_traffic` over
-    ``topo.gpus``), ``link`` (:func:`bus_bandwidth` of ``topo``) and ``samples_per_step``
-    (micro-batch × gradient accumulation), so a caller holding them does the arithmetic only."""
-    n = topo.gpus
-    if n <= 1 or per_gpu_samples_per_s <= 0:
+class StepComm(NamedTuple):
+    """What one optimizer step's communication is computed from (:func:`comm_estimate`'s
+    parts): the :class:`Topology`, its :class:`StepTraffic` (:func:`step_traffic` over
+    ``topo.gpus``), the link's (bus bandwidth B/s, latency s) (:func:`bus_bandwidth` of
+    ``topo``), samples per step (micro-batch × gradient accumulation) and samples/s per GPU."""
+
+    topo: Topology
+    traffic: StepTraffic
+    link: tuple[float, float]
+    samples_per_step: float
+    per_gpu_samples_per_s: float
+
+
+def comm_over(step: StepComm, cal: Calibration) -> CommEstimate:
+    """:func:`comm_estimate` from its parts, so a caller holding them does the arithmetic
+    only."""
+    topo = step.topo
+    if topo.gpus <= 1 or step.per_gpu_samples_per_s <= 0:
         return CommEstimate(1.0, topo, 0.0, 0.0, 0.0, 0.0)
-    eta, t_step, t_comm, exposed = _step_times(
-        n, traffic, link, samples_per_step, per_gpu_samples_per_s, cal
-    )
+    eta, t_step, t_comm, exposed = _step_times(step, cal)
     return CommEstimate(
         efficiency=eta,
         topology=topo,
-        bytes_per_step=traffic.bus_bytes,
-        busbw_gbs=link[0] / 1e9,
+        bytes_per_step=step.traffic.bus_bytes,
+        busbw_gbs=step.link[0] / 1e9,
         comm_s=t_comm,
         comm_time_share=exposed / (t_step + exposed),
     )
 
 
-def comm_efficiency(
-    topo: Topology,
-    traffic: StepTraffic,
-    link: tuple[float, float],
-    samples_per_step: float,
-    per_gpu_samples_per_s: float,
-    cal: Calibration,
-) -> float:
+def comm_efficiency(step: StepComm, cal: Calibration) -> float:
     """:func:`comm_over`'s ``efficiency`` alone (no :class:`CommEstimate` built)."""
-    if topo.gpus <= 1 or per_gpu_samples_per_s <= 0:
+    if step.topo.gpus <= 1 or step.per_gpu_samples_per_s <= 0:
         return 1.0
-    return _step_times(topo.gpus, traffic, link, samples_per_step, per_gpu_samples_per_s, cal)[0]
+    return _step_times(step, cal)[0]
 
 
-def _step_times(
-    n: int,
-    traffic: StepTraffic,
-    link: tuple[float, float],
-    samples_per_step: float,
-    per_gpu_samples_per_s: float,
-    cal: Calibration,
-) -> tuple[float, float, float, float]:
-    """(η, t_compute, t_comm, exposed) of a step over ``n`` > 1 GPUs (module docstring)."""
-    loss = (1.0 - cal.scaling_loss_per_doubling) ** math.log2(n)
-    busbw, latency = link
-    t_step = samples_per_step / per_gpu_samples_per_s
+def _step_times(step: StepComm, cal: Calibration) -> tuple[float, float, float, float]:
+    """(η, t_compute, t_comm, exposed) of a step over ``step.topo.gpus`` > 1 GPUs (module
+    docstring)."""
+    traffic = step.traffic
+    loss = (1.0 - cal.scaling_loss_per_doubling) ** math.log2(step.topo.gpus)
+    busbw, latency = step.link
+    t_step = step.samples_per_step / step.per_gpu_samples_per_s
     t_comm = traffic.bus_bytes / busbw + traffic.calls * latency if traffic.bus_bytes else 0.0
     t_fixed = traffic.exposed_bytes / busbw + traffic.exposed_calls * latency
     exposed = t_fixed + max(0.0, t_comm - t_fixed - cal.comm_overlap * traffic.hideable * t_step)

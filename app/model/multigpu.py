@@ -27,7 +27,6 @@ __all__ = [
     "link_class",
     "link_cost",
     "multi_gpu_comm",
-    "multi_gpu_efficiency",
     "multi_gpu_summary",
 ]
 
@@ -98,41 +97,16 @@ def multi_gpu_comm(
     cal: Calibration | None = None,
 ) -> CommEstimate:
     """:func:`app.model.comm.comm_estimate` over the :func:`app.model.comm.topology` of
-    ``gpu_count`` × ``gpu`` listed with ``interconnect``, with ``cal``'s constants."""
-    topo = topology(gpu, gpu_count, interconnect, node_gpus=node_gpus, network_gbps=network_gbps)
-    return comm_estimate(w, gpu, topo, per_gpu_samples_per_s, micro_batch=micro_batch, cal=cal)
-
-
-def multi_gpu_efficiency(
-    w: Workload,
-    gpu: GpuSpec,
-    gpu_count: float,
-    interconnect: Interconnect | None,
-    per_gpu_samples_per_s: float,
-    *,
-    micro_batch: float | None = None,
-    node_gpus: int | None = None,
-    network_gbps: float | None = None,
-    cal: Calibration | None = None,
-) -> float:
-    """Data-parallel scaling efficiency η in (0, 1] (1 for one GPU): :func:`multi_gpu_comm`
-    with ``cal``'s constants (default: the served calibration).
+    ``gpu_count`` × ``gpu`` listed with ``interconnect``, with ``cal``'s constants (default:
+    the served calibration); its ``efficiency`` is the data-parallel scaling efficiency η in
+    (0, 1] (1 for one GPU).
 
     ``micro_batch`` overrides the workload's micro-batch (the harness uses a benchmark's);
     ``node_gpus`` (GPUs per machine) and ``network_gbps`` (Gbit/s per machine) where the
     offer or the request states them (else :func:`app.model.comm.topology`'s defaults).
     """
-    return multi_gpu_comm(
-        w,
-        gpu,
-        gpu_count,
-        interconnect,
-        per_gpu_samples_per_s,
-        micro_batch=micro_batch,
-        node_gpus=node_gpus,
-        network_gbps=network_gbps,
-        cal=cal,
-    ).efficiency
+    topo = topology(gpu, gpu_count, interconnect, node_gpus=node_gpus, network_gbps=network_gbps)
+    return comm_estimate(w, gpu, topo, per_gpu_samples_per_s, micro_batch=micro_batch, cal=cal)
 
 
 def multi_gpu_summary(
@@ -155,7 +129,7 @@ def multi_gpu_summary(
     ``efficiency`` is the one the answer uses: where it was measured, the communication share
     is what the measurement leaves after the per-doubling loss, ``1 − η / (1 − κ)^log2(n)``
     (else the model's exposed share); κ and the overlap are ``cal``'s. ``node_gpus`` and
-    ``network_gbps`` as :func:`multi_gpu_efficiency`.
+    ``network_gbps`` as :func:`multi_gpu_comm`.
     """
     cal = cal or load_calibration()
     if comm is None:

@@ -53,7 +53,7 @@ from typing import TypeVar, cast
 
 from app.model.calibration import Calibration, load_calibration
 from app.model.mfu import implausible_mfu_reason, row_utilisation
-from app.model.multigpu import effective_interconnect, multi_gpu_efficiency
+from app.model.multigpu import effective_interconnect, multi_gpu_comm
 from app.model.pooled_fit import RIDGE as RIDGE
 from app.model.pooled_fit import _fit_family, _linear, _overhead_batches
 from app.model.pooled_rows import FamilyFit as FamilyFit
@@ -231,7 +231,7 @@ class PooledData:
                 per_gpu = p.throughput_total / p.gpu_count
                 units = w.units_per_sample or 1.0
                 wp = replace(w, precision=p.precision)
-                eta = multi_gpu_efficiency(
+                eta = multi_gpu_comm(
                     wp,
                     gpu,
                     p.gpu_count,
@@ -239,7 +239,7 @@ class PooledData:
                     per_gpu / units,
                     micro_batch=p.batch_size_per_gpu,
                     cal=self.cal,
-                )
+                ).efficiency
                 chosen.append(replace(p, gpu_count=1, throughput_total=per_gpu / eta))
         for p in chosen:
             if p.throughput_total <= 0:

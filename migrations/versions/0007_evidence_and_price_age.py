@@ -10,13 +10,13 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from app.migrations.ops import PK, drop_table
+
 
 revision = '0007_evidence_and_price_age'
 down_revision = '0006_vram_gib'
 branch_labels = None
 depends_on = None
-
-PK = sa.BigInteger().with_variant(sa.Integer(), 'sqlite')
 
 
 def upgrade() -> None:
@@ -70,10 +70,8 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    op.drop_index('ix_submission_event_at', table_name='submission_event')
-    op.drop_index('ix_submission_event_submitter', table_name='submission_event')
-    op.drop_table('submission_event')
-    op.drop_table('revoked_submitter')
+    drop_table('submission_event', 'ix_submission_event_at', 'ix_submission_event_submitter')
+    drop_table('revoked_submitter')
     with op.batch_alter_table('throughput_benchmark', schema=None) as batch_op:
         batch_op.drop_column('corroborated_at')
         batch_op.drop_column('corroborated_by')

@@ -9,13 +9,13 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
+from app.migrations.ops import PK, create_index, drop_table
+
 
 revision = '0008_watches'
 down_revision = '0007_evidence_and_price_age'
 branch_labels = None
 depends_on = None
-
-PK = sa.BigInteger().with_variant(sa.Integer(), 'sqlite')
 
 
 def upgrade() -> None:
@@ -31,8 +31,7 @@ def upgrade() -> None:
         sa.Column('last_checked_at', sa.DateTime(timezone=True), nullable=True),
         sa.PrimaryKeyConstraint('id', name=op.f('pk_watch')),
     )
-    with op.batch_alter_table('watch', schema=None) as batch_op:
-        batch_op.create_index(batch_op.f('ix_watch_owner'), ['owner'], unique=False)
+    create_index('watch', op.f('ix_watch_owner'), ['owner'])
     op.create_table(
         'watch_match',
         sa.Column('id', PK, nullable=False),
@@ -65,15 +64,10 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(['watch_id'], ['watch.id'], name=op.f('fk_watch_event_watch_id_watch'), ondelete='CASCADE'),
         sa.PrimaryKeyConstraint('id', name=op.f('pk_watch_event')),
     )
-    with op.batch_alter_table('watch_event', schema=None) as batch_op:
-        batch_op.create_index('ix_watch_event_watch_id_created_at', ['watch_id', 'created_at'], unique=False)
+    create_index('watch_event', 'ix_watch_event_watch_id_created_at', ['watch_id', 'created_at'])
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('watch_event', schema=None) as batch_op:
-        batch_op.drop_index('ix_watch_event_watch_id_created_at')
-    op.drop_table('watch_event')
-    op.drop_table('watch_match')
-    with op.batch_alter_table('watch', schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f('ix_watch_owner'))
-    op.drop_table('watch')
+    drop_table('watch_event', 'ix_watch_event_watch_id_created_at')
+    drop_table('watch_match')
+    drop_table('watch', op.f('ix_watch_owner'))

@@ -86,15 +86,21 @@ DLE_MEASURED: dict[str, Any] = {
     "stack": Stack.NVIDIA_DLE,
 }
 
+#: BERT-base uncased on SQuAD in plain numbers (seed_data/workloads.csv bert-base-squad: 12
+#: layers, hidden 768, 12 heads, 109,483,778 parameters with the span head, 384 tokens)
+BERT_SQUAD_SHAPE: dict[str, int] = {
+    "params": 109_483_778,
+    "layers": 12,
+    "hidden_size": 768,
+    "heads": 12,
+    "seq_len": 384,
+}
+
 #: BERT-base uncased fine-tuning on SQuAD (seq 384, micro-batch 320, fp16 AMP): the
 #: NVIDIA Deep Learning Examples suite's measured rows (seed_data/benchmarks.csv)
 BERT = Workload(
     architecture=Architecture.TRANSFORMER_ENCODER,
-    params=109_483_778,
-    layers=12,
-    hidden_size=768,
-    heads=12,
-    seq_len=384,
+    **BERT_SQUAD_SHAPE,
     micro_batch_size=320,
     precision=Precision.FP16_AMP,
     samples_per_epoch=87599,
@@ -149,8 +155,10 @@ LLAMA_7B_SHAPE: dict[str, int] = {
     "vocab_size": 32000,
 }
 
-LLAMA3_8B = {
-    "architecture": Architecture.TRANSFORMER_DECODER,
+#: Llama 3 8B's shape (meta-llama/Meta-Llama-3-8B config.json: 32 layers, hidden 4096, 32
+#: heads over 8 KV heads, FFN 14336, vocabulary 128,256; Meta's published count 8,030,261,248
+#: parameters, norms included, no biases) in plain numbers
+LLAMA3_8B_SHAPE: dict[str, int] = {
     "params": 8_030_261_248,
     "layers": 32,
     "hidden_size": 4096,
@@ -158,6 +166,11 @@ LLAMA3_8B = {
     "kv_heads": 8,
     "ffn_hidden_size": 14336,
     "vocab_size": 128256,
+}
+
+LLAMA3_8B = {
+    "architecture": Architecture.TRANSFORMER_DECODER,
+    **LLAMA3_8B_SHAPE,
     "seq_len": 2048,
     "micro_batch_size": 2,
     "samples_per_epoch": 51760,

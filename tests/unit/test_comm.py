@@ -11,6 +11,7 @@ import pytest
 from app.model.calibration import load_calibration
 from app.model.comm import (
     LinkClass,
+    StepComm,
     Topology,
     board_twin,
     bus_bandwidth,
@@ -22,7 +23,7 @@ from app.model.comm import (
     topology,
     twin_index,
 )
-from app.model.multigpu import link_cost, multi_gpu_efficiency
+from app.model.multigpu import link_cost, multi_gpu_comm
 from app.model.types import GpuSpec, Interconnect, Method, Precision, Sharding
 from tests.unit.helpers import A100_80_SXM, GPT2, MI300X, RTX_4090
 
@@ -111,17 +112,16 @@ def test_comm_over_its_parts_is_comm_estimate_and_its_efficiency_alone() -> None
         (0.0, 3.5, 900.0),
     ):
         topo = topology(gpu, n, link)
-        args = (
+        step = StepComm(
             topo,
             step_traffic(w, topo.gpus),
             bus_bandwidth(gpu, topo),
             w.micro_batch_size * max(w.grad_accum_steps, 1),
             rate,
-            cal,
         )
-        parts = comm_over(*args)
+        parts = comm_over(step, cal)
         assert parts == comm_estimate(w, gpu, topo, rate, cal=cal)
-        assert comm_efficiency(*args) == parts.efficiency
+        assert comm_efficiency(step, cal) == parts.efficiency
 
 
 def test_bytes_per_step_by_strategy() -> None:
@@ -272,13 +272,13 @@ def test_efficiency_is_never_above_one(gpu: GpuSpec, sharding: Sharding) -> None
     w = dataclasses.replace(BIG, sharding=sharding, grad_accum_steps=2)
     for n in (1, 2, 3, 4, 8, 16, 32, 256):
         for rate in (0.01, 2.0, 1e4):
-            assert 0 < multi_gpu_efficiency(w, gpu, n, Interconnect.NVLINK, rate) <= 1
+            assert 0 < multi_gpu_comm(w, gpu, n, Interconnect.NVLINK, rate).efficiency <= 1
 
 
 def test_sxm_never_slower_than_pcie_of_the_same_chip() -> None:
     for n in (2, 4, 8, 16):
-        sxm = multi_gpu_efficiency(BIG, A100_80_SXM, n, None, 2.0)
-        pcie = multi_gpu_efficiency(BIG, A100_PCIE, n, Interconnect.PCIE, 2.0)
+        sxm = multi_gpu_comm(BIG, A100_80_SXM, n, None, 2.0).efficiency
+        pcie = multi_gpu_comm(BIG, A100_PCIE, n, Interconnect.PCIE, 2.0).efficiency
         assert sxm >= pcie, n
 
 

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from app.hf_config import HFConfigError, parse_hf_config
+from tests.unit.helpers import LLAMA3_8B_SHAPE
 
 #: meta-llama/Meta-Llama-3-8B config.json (the fields that matter), as published on the Hub
 LLAMA3_8B = {
@@ -40,17 +41,12 @@ GPT2 = {
 
 def test_llama3_8b_fields_and_exact_parameter_count() -> None:
     parsed = parse_hf_config(json.dumps(LLAMA3_8B))
+    # the shape and Meta's published count for Llama 3 8B: 8,030,261,248 (norms included,
+    # no biases)
     assert parsed.fields == {
         "architecture": "transformer_decoder",
-        "layers": 32,
-        "hidden_size": 4096,
-        "heads": 32,
-        "kv_heads": 8,
-        "ffn_hidden_size": 14336,
-        "vocab_size": 128256,
+        **LLAMA3_8B_SHAPE,
         "max_positions": 8192,
-        # Meta's published count for Llama 3 8B: 8,030,261,248 (norms included, no biases)
-        "params": 8_030_261_248,
     }
 
 

@@ -83,14 +83,13 @@ def test_zero_stages_divide_states_by_data_parallel_degree() -> None:
         assert s.weights + s.gradients + s.optimizer == pytest.approx(per_param * 1e9), stage
 
 
+def _llama3_8b_adapters(method: Method, **fields: Any) -> Workload:
+    """Llama 3 8B with rank-8 ``method`` adapters in pure bf16, ``fields`` added."""
+    return Workload(**LLAMA3_8B, precision=Precision.BF16, method=method, lora_rank=8, **fields)
+
+
 def test_qlora_base_is_nf4_except_embeddings() -> None:
-    w = Workload(
-        **LLAMA3_8B,
-        precision=Precision.BF16,
-        method=Method.QLORA,
-        lora_rank=8,
-        stack=Stack.TORCHTUNE,
-    )
+    w = _llama3_8b_adapters(Method.QLORA, stack=Stack.TORCHTUNE)
     emb = 2 * 128256 * 4096  # untied input embedding + LM head stay bf16 (torchtune)
     pt = lora_trainable_params(w)
     overhead = 1 + load_calibration().memory.qlora_overhead
@@ -331,13 +330,7 @@ def test_high_risk_lists_fixes_that_fit() -> None:
 
 
 def test_fsdp_full_model_init_keeps_the_full_model() -> None:
-    w = Workload(
-        **LLAMA3_8B,
-        precision=Precision.BF16,
-        method=Method.LORA,
-        lora_rank=8,
-        sharding=Sharding.FSDP,
-    )
+    w = _llama3_8b_adapters(Method.LORA, sharding=Sharding.FSDP)
     lazy = estimate_memory(w, vram_gib=40, gpu_count=2)
     eager = estimate_memory(dataclasses.replace(w, full_model_init=True), vram_gib=40, gpu_count=2)
     # every rank keeps the full bf16 model it loaded next to its shard: + 2P bytes
@@ -349,7 +342,7 @@ def test_fsdp_full_model_init_keeps_the_full_model() -> None:
 
 def test_llama3_8b_full_does_not_fit_24gb_but_qlora_does() -> None:
     full = Workload(**LLAMA3_8B, precision=Precision.BF16_AMP)
-    qlora = Workload(**LLAMA3_8B, precision=Precision.BF16, method=Method.QLORA, lora_rank=8)
+    qlora = _llama3_8b_adapters(Method.QLORA)
     assert estimate_memory(full, vram_gib=24).oom_risk == OomRisk.HIGH
     assert estimate_memory(qlora, vram_gib=24).oom_risk != OomRisk.HIGH
 

@@ -12,19 +12,15 @@ from app.model.enums import BaseDtype
 from app.model.memory import activation_bytes_per_sample, frozen_base_bytes
 from app.model.stacks import Stack
 from app.model.types import Architecture, Attention, Method, Precision, Workload
-from tests.unit.helpers import LLAMA3_8B
+from tests.unit.helpers import BERT_SQUAD_SHAPE, LLAMA3_8B
 
 #: BERT-base uncased fine-tuned on SQuAD at 384 tokens (seed_data/workloads.csv
 #: bert-base-squad): 12 layers, hidden 768, 12 heads, FFN 3072, fp16 autocast, eager attention.
 BERT_BASE = Workload(
     architecture=Architecture.TRANSFORMER_ENCODER,
-    params=109_483_778,
-    layers=12,
-    hidden_size=768,
-    heads=12,
+    **BERT_SQUAD_SHAPE,
     ffn_hidden_size=3072,
     vocab_size=30522,
-    seq_len=384,
     precision=Precision.FP16_AMP,
     attention=Attention.EAGER,
     samples_per_epoch=87599,

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import pytest
 
 from app.calibrate.baselines import blend_speedup
 from app.model.calibration import load_calibration
 from app.model.flops import matmul_params, peak_tflops
-from app.model.multigpu import multi_gpu_efficiency
+from app.model.multigpu import multi_gpu_comm
 from app.model.pooled import PooledData, rate_class
 from app.model.throughput import (
     ThroughputModel,
@@ -60,15 +61,17 @@ def test_blend_speedup_hand_worked() -> None:
     )
 
 
-def _gpu(name: str, arch: str, peak: float, bw: float) -> GpuSpec:
+def _card(name: str, arch: str, vram_gib: float, bw: float, **fields: Any) -> GpuSpec:
+    """A made-up GPU: ``vram_gib`` GiB at ``bw`` GB/s, ``fields`` (peaks, market) added."""
     return GpuSpec(
-        name=name,
-        architecture=arch,
-        vram_gib=24,
-        memory_bandwidth_gbs=bw,
-        fp32_tflops=peak / 8,
-        tf32_tflops=peak / 2,
-        fp16_fp32acc_tflops=peak,
+        name=name, architecture=arch, vram_gib=vram_gib, memory_bandwidth_gbs=bw, **fields
+    )
+
+
+def _gpu(name: str, arch: str, peak: float, bw: float) -> GpuSpec:
+    """A 24 GiB card whose mixed-precision peak is ``peak`` TFLOPS (fp32 1/8, tf32 1/2)."""
+    return _card(
+        name, arch, 24, bw, fp32_tflops=peak / 8, tf32_tflops=peak / 2, fp16_fp32acc_tflops=peak
     )
 
 
@@ -201,13 +204,7 @@ def test_flops_model_transfers_achieved_flops_of_other_workloads() -> None:
 def test_multi_gpu_efficiency_hand_worked() -> None:
     # 1e9 params, fp32 grads (4 B) = 4e9 B over 8 GPUs on PCIe P2P; t_step = 32 / 100 = 0.32 s;
     # exposed = t_comm - overlap * backward share (2/3) * 0.32; eta = 0.32 / (0.32 + exposed)
-    gpu = GpuSpec(
-        name="X",
-        architecture="Ampere",
-        vram_gib=48,
-        memory_bandwidth_gbs=768,
-        market="professional",
-    )
+    gpu = _card("X", "Ampere", 48, 768, market="professional")
     w = Workload(
         architecture=Architecture.CNN,
         params=1_000_000_000,
@@ -221,12 +218,14 @@ def test_multi_gpu_efficiency_hand_worked() -> None:
     t_comm = 2 * 7 / 8 * 4e9 / busbw + 153 * 42e-6
     exposed = max(0.0, t_comm - load_calibration().comm_overlap * 2 / 3 * 0.32)
     loss = (1 - load_calibration().scaling_loss_per_doubling) ** 3
-    eta = multi_gpu_efficiency(w, gpu, 8, Interconnect.PCIE, 100.0)
+    eta = multi_gpu_comm(w, gpu, 8, Interconnect.PCIE, 100.0).efficiency
     assert eta == pytest.approx(loss * 0.32 / (0.32 + exposed))
     # a 30-second step hides the 0.3 s all-reduce entirely (overlap > 0.05): the loss alone
     if load_calibration().comm_overlap > 0.05:
-        assert multi_gpu_efficiency(w, gpu, 8, Interconnect.PCIE, 32 / 30) == pytest.approx(loss)
-    assert multi_gpu_efficiency(w, gpu, 1, Interconnect.PCIE, 100.0) == 1.0
+        assert multi_gpu_comm(w, gpu, 8, Interconnect.PCIE, 32 / 30).efficiency == pytest.approx(
+            loss
+        )
+    assert multi_gpu_comm(w, gpu, 1, Interconnect.PCIE, 100.0).efficiency == 1.0
 
 
 def test_multi_gpu_measured_row_is_used_for_same_count() -> None:
@@ -286,13 +285,7 @@ def test_departing_from_preset_scales_by_flops() -> None:
 def test_a_gpu_without_16_bit_units_runs_mixed_precision_at_its_fp32_rate() -> None:
     # GeForce Pascal: no tensor cores, fp16 arithmetic at 1/64 rate; the catalog lists no
     # 16-bit figure, so mixed precision runs its matmuls in fp32
-    pascal = GpuSpec(
-        name="pascal",
-        architecture="Pascal",
-        vram_gib=11,
-        memory_bandwidth_gbs=484,
-        fp32_tflops=11.3,
-    )
+    pascal = _card("pascal", "Pascal", 11, 484, fp32_tflops=11.3)
     assert rate_class(pascal, Precision.FP16_AMP) == "32"
     assert rate_class(pascal, Precision.FP32) == "32"
     assert rate_class(A100_80_SXM, Precision.FP16_AMP) == "16"

@@ -22,7 +22,7 @@ from app.model.types import Architecture, Precision, Situation, Workload
 from app.services.reference import ReferenceData
 from app.services.workloads import WorkloadError, resolve_workload
 from app.settings import PROJECT_ROOT
-from tests.unit.helpers import A100_80_SXM, preset_reference
+from tests.unit.helpers import A100_80_SXM, BERT_SQUAD_SHAPE, preset_reference
 from tests.unit.test_throughput import BERT, point
 
 #: Transformer-XL base as DLE builds it (workloads.csv): 191,950,298 parameters, of which the
@@ -144,12 +144,8 @@ def test_lookup_params_0_is_a_change_for_an_encoder_not_for_a_decoder() -> None:
     # an encoder's unset lookup_params means its vocab × hidden table; 0 means none
     bert = {
         "architecture": "transformer_encoder",
-        "params": 109_483_778,
-        "layers": 12,
-        "hidden_size": 768,
-        "heads": 12,
+        **BERT_SQUAD_SHAPE,
         "vocab_size": 30_522,
-        "seq_len": 384,
         "samples_per_epoch": 88_641,
     }
     ref = preset_reference("bert", bert)

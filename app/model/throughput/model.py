@@ -143,7 +143,8 @@ class ThroughputModel(MultiGpu):
         prec, interconnect, single, (per_gpu, _) = self._per_gpu(
             gpu, gpu_count, interconnect, precision or self.w.precision, software
         )
-        total, model = self.scaled_total(gpu, gpu_count, interconnect, prec, per_gpu, fabric)
+        scaled = self.scaled(gpu, gpu_count, interconnect, prec, per_gpu, fabric, summary=False)
+        total, model = scaled.total, scaled.model
         situation = single[1]
         found = self.measured_total(gpu, gpu_count, interconnect, prec, software, fabric)
         if found is not None:

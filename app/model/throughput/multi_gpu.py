@@ -12,7 +12,7 @@ from app.model.comm import (
     NO_FABRIC,
     CommEstimate,
     Fabric,
-    StepTraffic,
+    StepComm,
     Topology,
     board_twin,
     comm_efficiency,
@@ -59,6 +59,25 @@ class Scaled:
     basis: MultiGpuBasis | None = None
     summary: MultiGpuSummary | None = None
     notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """GPUs of one model at ``per_gpu`` samples/s each over ``link`` at ``prec``, in machines
+    as ``fabric`` states them (GPUs and network per machine): what the efficiency of any count
+    of them depends on besides the count."""
+
+    gpu: GpuSpec
+    link: Interconnect | None
+    prec: Precision
+    per_gpu: float
+    fabric: Fabric = NO_FABRIC
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        """The span by value, the GPU by name (a memo hit also needs the very spec object)."""
+        f = self.fabric
+        return (self.gpu.name, self.link, self.prec, self.per_gpu, f.node_gpus, f.network_gbps)
 
 
 class MultiGpu(PhysicalChecks):
@@ -162,46 +181,32 @@ class MultiGpu(PhysicalChecks):
             ratios.append(p.throughput_total / p.gpu_count / single)
         return min(statistics.median(ratios), 1.0) if ratios else None
 
-    def _comm(
-        self,
-        gpu: GpuSpec,
-        n: float,
-        link: Interconnect | None,
-        prec: Precision,
-        per_gpu: float,
-        fabric: Fabric = NO_FABRIC,
-    ) -> CommEstimate:
-        """:func:`app.model.multigpu.multi_gpu_comm` of the workload at ``prec`` in machines as
-        ``fabric`` states them (memoised: the efficiency of ``n`` GPUs and the answer's summary
-        ask for the same one)."""
-        key = (gpu.name, n, link, prec, per_gpu, fabric.node_gpus, fabric.network_gbps)
+    def _comm(self, span: Span, n: float) -> CommEstimate:
+        """:func:`app.model.multigpu.multi_gpu_comm` of ``n`` GPUs of ``span`` for the
+        workload at its precision (memoised: the efficiency of ``n`` GPUs and the answer's
+        summary ask for the same one)."""
+        key = (*span.key, n)
         hit = self._comms.get(key)
-        if hit is None or hit[0] is not gpu:
-            comm = comm_over(*self._comm_parts(gpu, n, link, prec, per_gpu, fabric), self.cal)
-            hit = self._comms[key] = (gpu, comm)
+        if hit is None or hit[0] is not span.gpu:
+            comm = comm_over(self._comm_parts(span, n), self.cal)
+            hit = self._comms[key] = (span.gpu, comm)
         return hit[1]
 
-    def _comm_parts(
-        self,
-        gpu: GpuSpec,
-        n: float,
-        link: Interconnect | None,
-        prec: Precision,
-        per_gpu: float,
-        fabric: Fabric,
-    ) -> tuple[Topology, StepTraffic, tuple[float, float], float, float]:
-        """:func:`app.model.comm.comm_over`'s arguments but the calibration (what
+    def _comm_parts(self, span: Span, n: float) -> StepComm:
+        """:func:`app.model.comm.comm_over`'s parts (what
         :func:`app.model.multigpu.multi_gpu_comm` computes from): the parts that depend on the
         GPU, count and link alone (:func:`app.model.multigpu.link_cost`) or on the workload
         and count alone (bytes per step, memoised per precision and count)."""
+        prec, fabric = span.prec, span.fabric
         w = self._w_at(prec)
         topo, cost = link_cost(
-            gpu, n, link, node_gpus=fabric.node_gpus, network_gbps=fabric.network_gbps
+            span.gpu, n, span.link, node_gpus=fabric.node_gpus, network_gbps=fabric.network_gbps
         )
         traffic = self._traffic.get((prec, topo.gpus))
         if traffic is None:
             traffic = self._traffic[(prec, topo.gpus)] = step_traffic(w, topo.gpus)
-        return topo, traffic, cost, w.micro_batch_size * max(w.grad_accum_steps, 1), per_gpu
+        samples = w.micro_batch_size * max(w.grad_accum_steps, 1)
+        return StepComm(topo, traffic, cost, samples, span.per_gpu)
 
     def _link_parts(
         self, gpu: GpuSpec, n: int, link: Interconnect | None, precision: Precision, fabric: Fabric
@@ -257,16 +262,9 @@ class MultiGpu(PhysicalChecks):
         kept = self.data.kept(key, gpu, plan)
         return kept[1] if kept[0] is twin else plan()[1]
 
-    def _eta_at(
-        self,
-        gpu: GpuSpec,
-        n: int,
-        link: Interconnect | None,
-        precision: Precision,
-        per_gpu: float,
-        fabric: Fabric = NO_FABRIC,
-    ) -> tuple[float, bool]:
-        """Efficiency of ``n`` × ``gpu`` over ``link``, a slower link never faster: PCIe (or an
+    def _eta_at(self, span: Span, n: int) -> tuple[float, bool]:
+        """Efficiency of ``n`` GPUs of ``span`` (``n`` × ``gpu`` over ``link``), a slower link
+        never faster: PCIe (or an
         unlisted link) is capped at NVLink's efficiency for the same GPU and count where the
         GPU has NVLink (the PCIe model gave 8 × A100 SXM4 0.956 on ResNet-50 against the
         measured NVLink 0.904), and a PCIe card at its SXM twin's
@@ -275,20 +273,20 @@ class MultiGpu(PhysicalChecks):
         model of :mod:`app.model.multigpu` at ``per_gpu`` samples/s per GPU
         (:meth:`_eta_plan`). Returns the efficiency and whether it was measured (memoised:
         :meth:`scaled` asks for every count up to each configuration's)."""
-        key = (gpu.name, n, link, precision, per_gpu, fabric.node_gpus, fabric.network_gbps)
+        key = (*span.key, n)
         hit = self._etas_at.get(key)
-        if hit is not None and hit[0] is gpu:
+        if hit is not None and hit[0] is span.gpu:
             return hit[1]
         e: tuple[float, bool] | None = None
-        for measured, parts in self._eta_plan(gpu, n, link, precision, fabric):
+        for measured, parts in self._eta_plan(span.gpu, n, span.link, span.prec, span.fabric):
             if measured is not None:
                 here = (measured, True)
             else:
-                here = (self._modelled_eta(cast(_LinkCost, parts), precision, per_gpu), False)
+                here = (self._modelled_eta(cast(_LinkCost, parts), span.prec, span.per_gpu), False)
             if e is None or here[0] < e[0]:
                 e = here
         assert e is not None
-        self._etas_at[key] = (gpu, e)
+        self._etas_at[key] = (span.gpu, e)
         return e
 
     def _modelled_eta(self, parts: _LinkCost, precision: Precision, per_gpu: float) -> float:
@@ -301,46 +299,26 @@ class MultiGpu(PhysicalChecks):
         if traffic is None:
             traffic = self._traffic[(precision, topo.gpus)] = step_traffic(w, topo.gpus)
         samples = w.micro_batch_size * max(w.grad_accum_steps, 1)
-        return comm_efficiency(topo, traffic, cost, samples, per_gpu, self.cal)
+        return comm_efficiency(StepComm(topo, traffic, cost, samples, per_gpu), self.cal)
 
-    def _counts_upto(
-        self,
-        gpu: GpuSpec,
-        link: Interconnect | None,
-        prec: Precision,
-        per_gpu: float,
-        fabric: Fabric,
-        m: int,
-    ) -> tuple[_Best, bool]:
-        """:meth:`scaled`'s state after using 2..``m`` GPUs (``m`` < 2: the start) and whether
-        the link grows with the count; the states of every count are kept per (GPU, link,
-        precision, rate, fabric), so each configuration of a GPU adds only its own count."""
-        key = (gpu.name, link, prec, per_gpu, fabric.node_gpus, fabric.network_gbps)
-        hit = self._count_states.get(key)
-        if hit is None or hit[0] is not gpu:
+    def _counts_upto(self, span: Span, m: int) -> tuple[_Best, bool]:
+        """:meth:`scaled`'s state after using 2..``m`` GPUs of ``span`` (``m`` < 2: the
+        start) and whether the link grows with the count; the states of every count are kept
+        per span (GPU, link, precision, rate, fabric), so each configuration of a GPU adds only
+        its own count."""
+        hit = self._count_states.get(span.key)
+        if hit is None or hit[0] is not span.gpu:
             # no count beats one GPU: the link model said so (measured rows never scale below 1)
-            start: _Best = ((1.0, False), per_gpu, False, "model")
-            hit = self._count_states[key] = (gpu, [start], link_grows_with_count(gpu, link))
+            start: _Best = ((1.0, False), span.per_gpu, False, "model")
+            grows = link_grows_with_count(span.gpu, span.link)
+            hit = self._count_states[span.key] = (span.gpu, [start], grows)
         _, states, grows = hit
         while len(states) < m:
             k = len(states) + 1
-            states.append(
-                self._with_count(states[-1], gpu, k, k, link, prec, per_gpu, fabric, grows)
-            )
+            states.append(self._with_count(states[-1], span, k, k, grows))
         return states[max(m, 1) - 1], grows
 
-    def _with_count(
-        self,
-        state: _Best,
-        gpu: GpuSpec,
-        k: int,
-        scale: float,
-        link: Interconnect | None,
-        prec: Precision,
-        per_gpu: float,
-        fabric: Fabric,
-        grows: bool,
-    ) -> _Best:
+    def _with_count(self, state: _Best, span: Span, k: int, scale: float, grows: bool) -> _Best:
         """``state`` (the lowest efficiency so far, the best total, whether it is modelled, its
         basis) after also trying ``k`` GPUs counted as ``scale``.
 
@@ -349,11 +327,11 @@ class MultiGpu(PhysicalChecks):
         only where the link grows with the count (an Infinity Fabric mesh adds a link per
         peer); the total never falls: the best of using 2..n (a tie goes to the larger)."""
         lowest, best_total, best_model, best_basis = state
-        here = self._eta_at(gpu, k, link, prec, per_gpu, fabric)
+        here = self._eta_at(span, k)
         if (here[1] or not grows) and here[0] < lowest[0]:
             lowest = here
         e, measured = (lowest if lowest[0] < here[0] else here) if grows else lowest
-        total_k = per_gpu * scale * e
+        total_k = span.per_gpu * scale * e
         if total_k >= best_total:
             return lowest, total_k, not measured, "measured" if measured else "model"
         return lowest, best_total, best_model, best_basis
@@ -366,38 +344,27 @@ class MultiGpu(PhysicalChecks):
         prec: Precision,
         per_gpu: float,
         fabric: Fabric = NO_FABRIC,
+        *,
+        summary: bool = True,
     ) -> Scaled:
         """``n`` × ``gpu`` at ``per_gpu`` samples/s each over ``interconnect``, in machines as
         ``fabric`` states them (GPUs and network per machine): the best total of using 2..n
         GPUs, each count at the lowest efficiency of the counts up to it (:meth:`_eta_at`);
-        fractional counts below one scale linearly."""
+        fractional counts below one scale linearly. ``summary`` False: without the answer's
+        :class:`MultiGpuSummary` (what ranking needs of every configuration: the same steps,
+        so the same figures)."""
         if not n > 1:
             return Scaled(per_gpu * n)
         link, notes = self._link_used(gpu, interconnect)
-        total, eta, best_model, best_basis = self._best_total(gpu, n, link, prec, per_gpu, fabric)
-        w_prec = self._w_at(prec)
-        comm = self._comm(gpu, n, link, prec, per_gpu, fabric)
-        summary = multi_gpu_summary(
-            w_prec, gpu, n, link, per_gpu, min(eta, 1.0), cal=self.cal, comm=comm
+        span = Span(gpu, link, prec, per_gpu, fabric)
+        total, eta, best_model, best_basis = self._best_total(span, n)
+        if not summary:
+            return Scaled(total, eta, best_model, best_basis, None, notes)
+        comm = self._comm(span, n)
+        told = multi_gpu_summary(
+            self._w_at(prec), gpu, n, link, per_gpu, min(eta, 1.0), cal=self.cal, comm=comm
         )
-        return Scaled(total, eta, best_model, best_basis, summary, notes)
-
-    def scaled_total(
-        self,
-        gpu: GpuSpec,
-        n: float,
-        interconnect: Interconnect | None,
-        prec: Precision,
-        per_gpu: float,
-        fabric: Fabric = NO_FABRIC,
-    ) -> tuple[float, bool]:
-        """:meth:`scaled`'s ``total`` and ``model`` alone (no summary, no notes): the same
-        steps, so the same figures."""
-        if not n > 1:
-            return per_gpu * n, False
-        link, _ = self._link_used(gpu, interconnect)
-        total, _, best_model, _ = self._best_total(gpu, n, link, prec, per_gpu, fabric)
-        return total, best_model
+        return Scaled(total, eta, best_model, best_basis, told, notes)
 
     def _link_used(
         self, gpu: GpuSpec, interconnect: Interconnect | None
@@ -409,21 +376,14 @@ class MultiGpu(PhysicalChecks):
             return Interconnect.PCIE, (note,)
         return interconnect, ()
 
-    def _best_total(
-        self,
-        gpu: GpuSpec,
-        n: float,
-        link: Interconnect | None,
-        prec: Precision,
-        per_gpu: float,
-        fabric: Fabric,
-    ) -> tuple[float, float, bool, MultiGpuBasis]:
-        """(total, efficiency, modelled, basis) of ``n`` > 1 GPUs over ``link``: the best of
-        using 2..n-1 GPUs (kept per GPU, link, precision and rate), then n."""
+    def _best_total(self, span: Span, n: float) -> tuple[float, float, bool, MultiGpuBasis]:
+        """(total, efficiency, modelled, basis) of ``n`` > 1 GPUs of ``span``: the best of
+        using 2..n-1 GPUs (kept per span), then n."""
         m = int(n)
-        best, grows = self._counts_upto(gpu, link, prec, per_gpu, fabric, m - 1)
+        best, grows = self._counts_upto(span, m - 1)
         if m >= 2:
-            best = self._with_count(best, gpu, m, n, link, prec, per_gpu, fabric, grows)
+            best = self._with_count(best, span, m, n, grows)
         _, total, best_model, best_basis = best
+        per_gpu = span.per_gpu
         eta = total / (per_gpu * n) if per_gpu > 0 else 1.0
         return total, eta, best_model, best_basis
