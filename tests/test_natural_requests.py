@@ -635,6 +635,25 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]] = [
             "same_as": {**CUSTOM, "kv_heads": 8, "tokens_per_epoch": 10**8},
         },
     ),
+    # TrainingArguments(bf16=True): autocast in bf16, not the preset's pure bf16
+    (
+        "HF's bf16 flag",
+        {"preset": "llama3-8b-lora", "bf16": True},
+        H100,
+        {"same_as": {"preset": "llama3-8b-lora", "precision": "bf16_amp"}},
+    ),
+    (
+        "HF's bf16 flag against a precision",
+        {"preset": "llama3-8b-lora", "bf16": True, "precision": "fp32"},
+        H100,
+        {"status": 400, "key": "workload", "says": "bf16 and precision both give precision"},
+    ),
+    (
+        "HF's fp16 flag set false",
+        {"preset": "llama3-8b-lora", "fp16": False},
+        H100,
+        {"status": 400, "key": "workload", "says": "fp16: False names no precision"},
+    ),
     (
         "one field under two names",
         {"preset": "llama3-8b-lora", "seq_len": 2048, "max_seq_length": 4096},

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from app.model.types import unwrap_optional
+from app.model.vocabulary import Precision
 
 #: :func:`difflib.get_close_matches`' default: below it a name is no likely typo of another
 CLOSE_ENOUGH = 0.6
@@ -59,25 +60,69 @@ SYNONYMS: dict[str, str] = {
 }
 
 
+#: Hugging Face ``TrainingArguments``' precision flags (``bf16=True``: autocast in bfloat16
+#: with fp32 master weights; ``fp16=True`` the same in float16) → our field and its value.
+FLAGS: dict[str, tuple[str, str]] = {
+    "bf16": ("precision", "bf16_amp"),
+    "fp16": ("precision", "fp16_amp"),
+}
+
+
+def _as_ours(key: str, value: Any, fields: set[str]) -> tuple[str, Any]:
+    """``key: value`` as our field and value: a known field as it is, a :data:`SYNONYMS` name
+    renamed, a true :data:`FLAGS` flag as its field's value; anything else as it is.
+
+    Raises:
+        ValueError: a :data:`FLAGS` flag set false (it names no precision)."""
+    if key in fields:
+        return key, value
+    word = key.lower().lstrip("-").replace("-", "_")
+    if word in FLAGS and FLAGS[word][0] in fields:
+        if value is True or value == "true":
+            return FLAGS[word]
+        raise ValueError(f"{key}: {value!r} names no precision; give precision instead")
+    name = SYNONYMS.get(word, key)
+    return (name, value) if name in fields else (key, value)
+
+
+def _same(name: str, a: Any, b: Any) -> bool:
+    """Whether two values of field ``name`` say the same (a precision as any of its words:
+    ``BF16-AMP`` is ``bf16_amp``)."""
+    if name == "precision" and isinstance(a, str) and isinstance(b, str):
+        return Precision(a) == Precision(b) if _is(a) and _is(b) else a == b
+    return bool(a == b)
+
+
+def _is(word: str) -> bool:
+    try:
+        Precision(word)
+    except ValueError:
+        return False
+    return True
+
+
 def our_names(given: Mapping[str, Any], known: Iterable[str]) -> tuple[dict[str, Any], list[str]]:
     """``given`` with each key that is a :data:`SYNONYMS` name of a ``known`` field renamed
-    to it (``gradient_accumulation_steps`` → ``grad_accum_steps``), other keys, known or not,
-    as they are (an unknown one is refused later, by name); and why each field given under
-    two names with different values is refused (``seq_len`` 2048 and ``max_seq_length``
-    4096: ``seq_len and max_seq_length both give seq_len, with different values``; the
-    first-written value is kept)."""
+    to it (``gradient_accumulation_steps`` → ``grad_accum_steps``) and each true
+    :data:`FLAGS` flag written as its field (``bf16: true`` → ``precision: bf16_amp``),
+    other keys, known or not, as they are (an unknown one is refused later, by name); and
+    why each field given under two names with different values is refused (``seq_len``
+    2048 and ``max_seq_length`` 4096: ``seq_len and max_seq_length both give seq_len, with
+    different values``; the first-written value is kept), or a flag set false."""
     fields = set(known)
     out: dict[str, Any] = {}
     written: dict[str, str] = {}
     clashes: list[str] = []
-    for key, value in given.items():
-        name = key if key in fields else SYNONYMS.get(key.lower().lstrip("-").replace("-", "_"))
-        if name not in fields:
-            name = key
-        if name in out and out[name] != value:
+    for key, given_value in given.items():
+        try:
+            name, value = _as_ours(key, given_value, fields)
+        except ValueError as exc:
+            clashes.append(str(exc))
+            continue
+        if name in out and not _same(name, out[name], value):
             clashes.append(f"{written[name]} and {key} both give {name}, with different values")
             continue
-        out[name] = value
+        out.setdefault(name, value)
         written.setdefault(name, key)
     return out, clashes
 
