@@ -8,12 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
-from sqlalchemy import func, select
 
-from app.db.migrate import setup_lock, upgrade
-from app.db.models import GpuModel
-from app.db.seed import SeedError, seed_all
-from app.db.session import create_engine_from_url, create_session_factory
 from app.settings import get_settings
 
 if TYPE_CHECKING:
@@ -28,6 +23,9 @@ console = Console(stderr=True)
 
 
 def _seed(url: str, seed_dir_override: str | None = None) -> int:
+    from app.db.migrate import setup_lock
+    from app.db.session import create_engine_from_url
+
     settings = get_settings()
     seed_dir = settings.seed_dir if seed_dir_override is None else seed_dir_override
     engine = create_engine_from_url(url)
@@ -40,6 +38,10 @@ def _seed(url: str, seed_dir_override: str | None = None) -> int:
 
 def _seed_locked(engine: Engine, seed_dir: str | Path) -> int:
     """Migrate and seed (the caller holds :func:`app.db.migrate.setup_lock`)."""
+    from app.db.migrate import upgrade
+    from app.db.seed import seed_all
+    from app.db.session import create_session_factory
+
     upgrade(engine)  # seeding an unmigrated database would fail: migrate first
     with create_session_factory(engine)() as session, session.begin():
         report = seed_all(session, seed_dir)  # type: ignore[arg-type]
@@ -76,7 +78,11 @@ class _Cli(click.Group):
 def ensure_database(engine: Engine, seed_dir: str | Path) -> None:
     """Migrate the database to head and load the seed data into an empty one (``serve`` and
     the commands that answer from the local database), under the setup lock."""
-    from app.db.migrate import revisions
+    from sqlalchemy import func, select
+
+    from app.db.migrate import revisions, setup_lock, upgrade
+    from app.db.models import GpuModel
+    from app.db.session import create_session_factory
 
     current, head = revisions(engine)
     with create_session_factory(engine)() as session:
@@ -117,6 +123,9 @@ def db() -> None:
 @click.argument("revision", default="head")
 def db_upgrade(revision: str) -> None:
     """Apply Alembic migrations up to REVISION (default: head)."""
+    from app.db.migrate import setup_lock, upgrade
+    from app.db.session import create_engine_from_url
+
     engine = create_engine_from_url(get_settings().database_url)
     try:
         with setup_lock(engine):
@@ -132,6 +141,8 @@ def seed() -> None:
 
     Applies pending migrations first.
     """
+    from app.db.seed import SeedError
+
     try:
         _seed(get_settings().database_url)
     except SeedError as exc:
@@ -157,6 +168,8 @@ def serve(host: str, port: int, workers: int) -> None:
     at once on one fresh PostgreSQL database do it once, one after the other.
     """
     import uvicorn
+
+    from app.db.session import create_engine_from_url
 
     settings = get_settings()
     engine = create_engine_from_url(settings.database_url)
@@ -218,6 +231,7 @@ def refresh(providers: tuple[str, ...], dry_run: bool, accept_shrink: tuple[str,
     from sqlalchemy.exc import OperationalError
 
     from app.db.migrate import revisions
+    from app.db.session import create_engine_from_url, create_session_factory
     from app.services.refresh import (
         RefreshLockedError,
         RefreshOptions,
@@ -511,6 +525,7 @@ def _review(action: Any) -> Any:
     """Run ``action(session, ref, now)`` in one transaction on a freshly loaded reference."""
     import datetime as dt
 
+    from app.db.session import create_engine_from_url, create_session_factory
     from app.services.reference import load_reference
 
     settings = get_settings()
@@ -577,6 +592,7 @@ def submissions_events(submitter: str | None, limit: int) -> None:
     GET /v1/submissions/events)."""
     import json
 
+    from app.db.session import create_engine_from_url, create_session_factory
     from app.services.submissions import list_events
 
     settings = get_settings()
