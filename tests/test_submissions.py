@@ -137,6 +137,7 @@ def test_a_row_far_off_the_estimate_is_held_and_never_moves_it(api: Any) -> None
         "hardware": {"gpu": "GeForce RTX 3090", "gpu_count": 2, "interconnect": "pcie"},
     }
     before = api.post("/v1/estimate", json=req).json()["estimate"]
+    kept = api.app.state.reference.get()
     # Lambda measured 1751 images/s on 2 RTX 3090s: 20000 is more than 10× that
     r = api.post(
         "/v1/benchmarks",
@@ -153,6 +154,9 @@ def test_a_row_far_off_the_estimate_is_held_and_never_moves_it(api: Any) -> None
     after = api.post("/v1/estimate", json=req).json()["estimate"]
     assert after["samples_per_s"] == before["samples_per_s"]
     assert row["id"] not in [e["benchmark_id"] for e in after["evidence"]]
+    # a held row changes nothing the estimates read: the reload kept the data and its memo
+    now = api.app.state.reference.get()
+    assert now.reference_version > kept.reference_version and now.memo is kept.memo
 
 
 def test_a_cpu_run_is_stored_held(api: Any) -> None:
