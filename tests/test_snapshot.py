@@ -45,6 +45,13 @@ def factory(url: str) -> Iterator[Any]:
     engine.dispose()
 
 
+@pytest.fixture(scope="module")
+def cache(factory: Any) -> ReferenceCache:
+    """One worker's cache for the read-only tests: the reference data and offers loaded once,
+    the version checked on every ``get()`` (a write by a test before is read again)."""
+    return ReferenceCache(factory, SEED_DIR, poll_s=0)
+
+
 @pytest.mark.parametrize(
     ("filters", "currency"),
     [
@@ -63,10 +70,10 @@ def factory(url: str) -> Iterator[Any]:
     ],
 )
 def test_snapshot_filters_as_the_sql_does(
-    factory: Any, filters: dict[str, Any], currency: str
+    factory: Any, cache: ReferenceCache, filters: dict[str, Any], currency: str
 ) -> None:
     """Same offers, same order, same rows (every field), same totals as the SQL queries."""
-    ref = ReferenceCache(factory, SEED_DIR).get()
+    ref = cache.get()
     assert ref.offers is not None
     with factory() as session:
         sql = select_offers(session, filters, ref, currency=currency)
@@ -80,9 +87,9 @@ def test_snapshot_filters_as_the_sql_does(
             ) == (page, total)
 
 
-def test_price_trust_columns_are_price_age_per_offer(factory: Any) -> None:
+def test_price_trust_columns_are_price_age_per_offer(cache: ReferenceCache) -> None:
     """The ranking's price-trust columns, on arrays, are :func:`price_age` of each offer."""
-    ref = ReferenceCache(factory, SEED_DIR).get()
+    ref = cache.get()
     snap = ref.offers
     index = snap.matching({"available_only": False}, ref)
     for now in (dt.datetime(2026, 12, 3, tzinfo=dt.UTC), dt.datetime(2027, 6, 1, tzinfo=dt.UTC)):

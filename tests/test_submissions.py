@@ -107,6 +107,9 @@ def test_a_plausible_row_is_stored_accepted_with_provenance_and_is_idempotent(ap
 
 
 def test_the_accepted_row_is_evidence_marked_submitted(api: Any) -> None:
+    from app.services.estimates import model_of
+
+    held = api.app.state.reference.get()
     r = api.post("/v1/benchmarks", json=body("run-3090-rn50-ev", 900.0), headers=BOB)
     assert r.status_code == 201 and r.json()["status"] == "accepted"
     est = api.post(
@@ -121,6 +124,11 @@ def test_the_accepted_row_is_evidence_marked_submitted(api: Any) -> None:
     mine = [e for e in evidence if e["submitted"]]
     assert mine and all(e["source"] == "submitted" for e in mine)
     assert all(not e["submitted"] for e in evidence if e["source"] != "submitted")
+    # the reload read the submitted run and kept the published measurements and the model
+    # on them (app.services.reference.load_reference): a submission never enters the model
+    now = api.app.state.reference.get()
+    assert now.reference_version > held.reference_version and now.submitted != held.submitted
+    assert now.throughput_data is held.throughput_data and model_of(now) is model_of(held)
 
 
 def test_a_row_far_off_the_estimate_is_held_and_never_moves_it(api: Any) -> None:
@@ -129,6 +137,7 @@ def test_a_row_far_off_the_estimate_is_held_and_never_moves_it(api: Any) -> None
         "hardware": {"gpu": "GeForce RTX 3090", "gpu_count": 2, "interconnect": "pcie"},
     }
     before = api.post("/v1/estimate", json=req).json()["estimate"]
+    kept = api.app.state.reference.get()
     # Lambda measured 1751 images/s on 2 RTX 3090s: 20000 is more than 10× that
     r = api.post(
         "/v1/benchmarks",
@@ -145,6 +154,9 @@ def test_a_row_far_off_the_estimate_is_held_and_never_moves_it(api: Any) -> None
     after = api.post("/v1/estimate", json=req).json()["estimate"]
     assert after["samples_per_s"] == before["samples_per_s"]
     assert row["id"] not in [e["benchmark_id"] for e in after["evidence"]]
+    # a held row changes nothing the estimates read: the reload kept the data and its memo
+    now = api.app.state.reference.get()
+    assert now.reference_version > kept.reference_version and now.memo is kept.memo
 
 
 def test_a_cpu_run_is_stored_held(api: Any) -> None:

@@ -35,6 +35,7 @@ from app.model.calibration import Calibration, load_calibration
 from app.model.memory import (
     GIB,
     SLACK,
+    MemoryBreakdown,
     MemoryParams,
     estimate_memory,
     peak_memory_bytes,
@@ -184,10 +185,32 @@ def with_memory(params: MemoryParams) -> Calibration:
     return replace(SERVED, memory=params)
 
 
-def predict_metric_gib(case: Case, params: MemoryParams) -> float:
-    """The model's figure in the case's metric, GiB."""
-    cal = with_memory(params)
-    b = peak_memory_bytes(case.workload, case.gpu_count, case.workload.micro_batch_size, cal)
+class Peaks:
+    """The model's memory breakdown of each (case, constants) asked, kept for one fit or one
+    cross-validation: the folds and the grids revisit the same pairs (leave-one-source-out
+    asks 160,047 times for 38,763 pairs). Holds the cases it was asked about (keyed by
+    identity, so an id is never reused while kept)."""
+
+    def __init__(self) -> None:
+        self._breakdowns: dict[tuple[int, MemoryParams], MemoryBreakdown] = {}
+        self._cases: dict[int, Case] = {}
+
+    def of(self, case: Case, params: MemoryParams) -> MemoryBreakdown:
+        """:func:`peak_memory_bytes` of ``case`` at its micro-batch with ``params``."""
+        key = (id(case), params)
+        b = self._breakdowns.get(key)
+        if b is None:
+            w = case.workload
+            b = peak_memory_bytes(w, case.gpu_count, w.micro_batch_size, with_memory(params))
+            self._breakdowns[key] = b
+            self._cases[id(case)] = case
+        return b
+
+
+def predict_metric_gib(case: Case, params: MemoryParams, peaks: Peaks | None = None) -> float:
+    """The model's figure in the case's metric, GiB (``peaks``: breakdowns kept between
+    calls)."""
+    b = (peaks or Peaks()).of(case, params)
     if case.metric in ("alloc", "active"):
         return b.allocated_gib
     if case.metric == "reserved":
@@ -195,41 +218,42 @@ def predict_metric_gib(case: Case, params: MemoryParams) -> float:
     return b.total_gib
 
 
-def log_utilization(case: Case, params: MemoryParams) -> float | None:
+def log_utilization(case: Case, params: MemoryParams, peaks: Peaks | None = None) -> float | None:
     """log(predicted peak / usable VRAM), ``None`` without a known GPU size."""
     if not case.vram_gib:
         return None
-    cal = with_memory(params)
-    b = peak_memory_bytes(case.workload, case.gpu_count, case.workload.micro_batch_size, cal)
+    b = (peaks or Peaks()).of(case, params)
     return math.log(max(b.total_gib, 1e-9) / usable_vram_gib(case.vram_gib, case.gpu))
 
 
-def _size_loss(cases: list[Case], params: MemoryParams) -> float:
+def _size_loss(cases: list[Case], params: MemoryParams, peaks: Peaks) -> float:
     errs = [
-        abs(math.log(max(predict_metric_gib(c, params), 1e-6) / c.observed_gib))
+        abs(math.log(max(predict_metric_gib(c, params, peaks), 1e-6) / c.observed_gib))
         for c in cases
         if c.observed_gib
     ]
     return statistics.median(errs) if errs else 0.0
 
 
-def _informed(cases: list[Case], params: MemoryParams, name: str, grid: list[float]) -> list[Case]:
+def _informed(
+    cases: list[Case], params: MemoryParams, name: str, grid: list[float], peaks: Peaks
+) -> list[Case]:
     """The cases whose prediction moves by more than ``SENSITIVITY`` across ``name``'s grid:
     each constant is fitted on the cases that inform it."""
     lo = replace(params, **{name: grid[0]})
     hi = replace(params, **{name: grid[-1]})
     out = []
     for c in cases:
-        a, b = predict_metric_gib(c, lo), predict_metric_gib(c, hi)
+        a, b = predict_metric_gib(c, lo, peaks), predict_metric_gib(c, hi, peaks)
         if abs(math.log(max(b, 1e-9) / max(a, 1e-9))) > SENSITIVITY:
             out.append(c)
     return out
 
 
-def _fit_oom(cases: list[Case], params: MemoryParams) -> MemoryParams:
+def _fit_oom(cases: list[Case], params: MemoryParams, peaks: Peaks) -> MemoryParams:
     points = []
     for c in cases:
-        x = log_utilization(c, params)
+        x = log_utilization(c, params, peaks)
         if x is not None:
             points.append((x, 1 if c.outcome == "oom" else 0))
     n_oom = sum(y for _, y in points)
@@ -239,13 +263,7 @@ def _fit_oom(cases: list[Case], params: MemoryParams) -> MemoryParams:
     best: tuple[float, float, float] | None = None
     for scale in OOM_SCALES:
         for center in OOM_CENTERS:
-            ll = 0.0
-            for x, y in points:
-                z = max(min((x - center) / scale, 60.0), -60.0)
-                # robust logistic: a LABEL_NOISE share of cases may be mislabelled or
-                # mis-specified, so one outlier cannot drag the boundary
-                p = LABEL_NOISE + (1 - 2 * LABEL_NOISE) / (1.0 + math.exp(-z))
-                ll += (math.log(p) / n_oom) if y else (math.log(1 - p) / n_fit)
+            ll = _log_likelihood(points, center, scale, n_oom, n_fit)
             # weak priors: a 10 % logistic width (log-normal, sd 1) and the boundary at the
             # usable VRAM (centre 0, sd CENTER_PRIOR_SD in log-utilisation)
             ll -= 0.01 * (math.log(scale / 0.1)) ** 2
@@ -258,17 +276,42 @@ def _fit_oom(cases: list[Case], params: MemoryParams) -> MemoryParams:
     return replace(params, oom_center=best[1], oom_scale=best[2])
 
 
-def fit_params(cases: Iterable[Case], prior: MemoryParams = PRIOR) -> MemoryParams:
-    """Fitted constants for ``cases`` (in-scope ones only), starting from ``prior``."""
+def _log_likelihood(
+    points: list[tuple[float, int]], center: float, scale: float, n_oom: int, n_fit: int
+) -> float:
+    """The OOM labels' log-likelihood under a robust logistic boundary at ``center`` (log
+    utilisation) of width ``scale``, each class weighted by its count: a LABEL_NOISE share of
+    cases may be mislabelled or mis-specified, so one outlier cannot drag the boundary. (The
+    innermost loop of the fit: z clipped to ±60 by comparisons, the functions bound once.)"""
+    exp, log = math.exp, math.log
+    noise, spread = LABEL_NOISE, 1 - 2 * LABEL_NOISE
+    ll = 0.0
+    for x, y in points:
+        z = (x - center) / scale
+        if z > 60.0:
+            z = 60.0
+        elif z < -60.0:
+            z = -60.0
+        p = noise + spread / (1.0 + exp(-z))
+        ll += (log(p) / n_oom) if y else (log(1 - p) / n_fit)
+    return ll
+
+
+def fit_params(
+    cases: Iterable[Case], prior: MemoryParams = PRIOR, peaks: Peaks | None = None
+) -> MemoryParams:
+    """Fitted constants for ``cases`` (in-scope ones only), starting from ``prior``
+    (``peaks``: breakdowns kept between fits of the same cases)."""
+    peaks = peaks or Peaks()
     train = [c for c in cases if c.in_scope]
     sized = [c for c in train if c.observed_gib]
     params = prior
     for _ in range(2):
         for name, grid in GRIDS.items():
-            informed = _informed(sized, params, name, grid)
+            informed = _informed(sized, params, name, grid, peaks)
             if not informed:
                 continue
-            scores = [(_size_loss(informed, replace(params, **{name: v})), v) for v in grid]
+            scores = [(_size_loss(informed, replace(params, **{name: v}), peaks), v) for v in grid]
             best_loss = min(s for s, _ in scores)
             # among (near-)ties keep the value closest to the prior
             prior_value = getattr(prior, name)
@@ -277,7 +320,7 @@ def fit_params(cases: Iterable[Case], prior: MemoryParams = PRIOR) -> MemoryPara
                 key=lambda v: abs(v - prior_value),
             )
             params = replace(params, **{name: value})
-    return _fit_oom(train, params)
+    return _fit_oom(train, params, peaks)
 
 
 @dataclass(frozen=True)
@@ -304,7 +347,7 @@ class CaseResult:
         return self.predicted_gib < self.case.observed_gib
 
 
-def predict_case(case: Case, params: MemoryParams) -> CaseResult:
+def predict_case(case: Case, params: MemoryParams, peaks: Peaks | None = None) -> CaseResult:
     """Predict ``case`` with ``params``: figure in its metric, risk on its GPU."""
     risk = prob = None
     if case.vram_gib:
@@ -317,7 +360,7 @@ def predict_case(case: Case, params: MemoryParams) -> CaseResult:
             gpu=case.gpu,
         )
         risk, prob = est.oom_risk.value, est.oom_probability
-    return CaseResult(case, predict_metric_gib(case, params), risk, prob)
+    return CaseResult(case, predict_metric_gib(case, params, peaks), risk, prob)
 
 
 def leave_one_source_out(cases: list[Case]) -> list[CaseResult]:
@@ -325,11 +368,12 @@ def leave_one_source_out(cases: list[Case]) -> list[CaseResult]:
     out-of-scope cases predicted with constants fitted on all in-scope cases."""
     groups = sorted({c.group for c in cases if c.in_scope})
     out: list[CaseResult] = []
+    peaks = Peaks()  # the folds share most (case, constants) pairs
     for g in groups:
-        params = fit_params([c for c in cases if c.group != g])
-        out += [predict_case(c, params) for c in cases if c.group == g and c.in_scope]
-    full = fit_params(cases)
-    out += [predict_case(c, full) for c in cases if not c.in_scope]
+        params = fit_params([c for c in cases if c.group != g], peaks=peaks)
+        out += [predict_case(c, params, peaks) for c in cases if c.group == g and c.in_scope]
+    full = fit_params(cases, peaks=peaks)
+    out += [predict_case(c, full, peaks) for c in cases if not c.in_scope]
     return out
 
 

@@ -49,7 +49,14 @@ from app.price_age import SEED_PRICE_KINDS
 
 log = logging.getLogger(__name__)
 
-__all__ = ["SeedError", "SeedReport", "build_normaliser", "load_extra_aliases", "seed_all"]
+__all__ = [
+    "SeedError",
+    "SeedReport",
+    "build_normaliser",
+    "catalog_gpus",
+    "load_extra_aliases",
+    "seed_all",
+]
 
 
 @dataclass
@@ -132,17 +139,19 @@ def seed_gpus(session: Session, seed_dir: Path, report: SeedReport) -> dict[str,
     return by_name
 
 
+def catalog_gpus(gpus: list[GpuModel]) -> tuple[CatalogGpu, ...]:
+    """What the name normaliser reads of ORM GPU rows, in catalog order (id order)."""
+    return tuple(
+        CatalogGpu(g.canonical_name, g.vram_gib, g.form_factor, tuple(g.aliases or ()))
+        for g in sorted(gpus, key=lambda g: g.id)
+    )
+
+
 def build_normaliser(
     gpus: list[GpuModel], extra_aliases: Mapping[str, str | Sequence[str]]
 ) -> GpuNameNormaliser:
     """Normaliser over ORM GPU rows (catalog order = id order)."""
-    return GpuNameNormaliser(
-        (
-            CatalogGpu(g.canonical_name, g.vram_gib, g.form_factor, tuple(g.aliases or ()))
-            for g in sorted(gpus, key=lambda g: g.id)
-        ),
-        extra_aliases,
-    )
+    return GpuNameNormaliser(catalog_gpus(gpus), extra_aliases)
 
 
 def _bench_key(row: BenchmarkRow) -> str:

@@ -326,29 +326,27 @@ class _Block:
         return rows
 
     def positions(self, at: np.ndarray) -> list[tuple[int, int]]:
-        """(row, 0-based position in this block's order) of positions ``at``: the rows with a
-        smaller primary value counted (by comparison for a few, else in one sort), ties at
-        equal value ranked on the full key (NaN sorts after every number)."""
+        """(row, 0-based position in this block's order) of positions ``at``: for a few, the
+        rows with a smaller primary value counted and the ties at equal value ranked on the
+        full key (NaN sorts after every number); for more, every row's position from one sort
+        on the full key (the same positions: that sort puts NaN last too)."""
         if len(at) == 0:
             return []
+        if len(at) > 16:
+            n = len(self.v)
+            rank = np.empty(n, dtype=np.int64)
+            rank[self._order(np.arange(n))] = np.arange(n)
+            return [(int(self.idx[p]), int(rank[p])) for p in at.tolist()]
         nan = np.isnan(self.v)
         numbers = len(self.v) - int(np.count_nonzero(nan))
-        ordered: tuple[np.ndarray, np.ndarray] | None = None
-        if len(at) > 16:
-            order = np.argsort(self.v, kind="stable")
-            ordered = (order, self.v[order])
         out = []
         for p in at.tolist():
             vp = self.v[p]
             if np.isnan(vp):
                 lo, ties = numbers, np.flatnonzero(nan)
-            elif ordered is None:
+            else:
                 lo = int(np.count_nonzero(self.v < vp))
                 ties = np.flatnonzero(self.v == vp)
-            else:
-                lo = int(np.searchsorted(ordered[1], vp, side="left"))
-                hi = int(np.searchsorted(ordered[1], vp, side="right"))
-                ties = ordered[0][lo:hi]
             pos = lo + int(np.flatnonzero(self._order(ties) == p)[0])
             out.append((int(self.idx[p]), pos))
         return out

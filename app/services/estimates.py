@@ -53,7 +53,7 @@ from app.services.offers import (
     OfferRow,
     select_offers_by_id,
 )
-from app.services.reference import ReferenceData
+from app.services.reference import PUBLISHED_MODEL_KEY, ReferenceData
 from app.services.runnable import host_cannot_run
 from app.services.snapshot import offer_snapshot
 from app.services.submitted import SubmittedRun, combine_runs, moved, workload_key
@@ -222,7 +222,7 @@ def model_of(ref: ReferenceData) -> Model:
         evidence = Measurements(data.points, data.gpus, data.flops_table, data.throughput_data)
         return Model(evidence, load_calibration())
 
-    return ref.memo.get_or_make(("model",), make)
+    return ref.memo.get_or_make(PUBLISHED_MODEL_KEY, make)
 
 
 def price_in(

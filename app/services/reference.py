@@ -27,9 +27,9 @@ from app.data.load import (
     stored_gpu_spec,
 )
 from app.db.models import CurrencyRate, GpuModel, ThroughputBenchmark, WorkloadPreset
-from app.db.seed import build_normaliser
+from app.db.seed import catalog_gpus
 from app.fields import same_named
-from app.gpu_names import GpuIdentity, GpuMatch, GpuNameNormaliser, LabelError
+from app.gpu_names import CatalogGpu, GpuIdentity, GpuMatch, GpuNameNormaliser, LabelError
 from app.model.evidence import flops_table, throughput_data
 from app.model.flops import RunRecompute
 from app.model.pooled import PooledData
@@ -45,8 +45,9 @@ class Memo:
     """A bounded, thread-safe memo of values derived from one :class:`ReferenceData`.
 
     Lives on the reference data it derives from (:attr:`ReferenceData.memo`), so a reload
-    (new catalog, benchmarks or submissions) starts with an empty memo: what it holds is
-    always what computing afresh from that reference data gives. Least recently used entries
+    (new catalog, benchmarks or submissions) starts with an empty memo, but for the model
+    of the same published tables (:meth:`carry`): what it holds is always what computing
+    afresh from that reference data gives. Least recently used entries
     go first past ``max_entries``. Two threads asking for a missing key at once may both
     compute it; the values are equal, and the first one stored is kept.
     """
@@ -70,13 +71,47 @@ class Memo:
                 self._items.popitem(last=False)
         return value
 
+    def carry(self, other: Memo, key: Hashable) -> None:
+        """Hold ``other``'s value under ``key`` too, if it has one (a value derived only from
+        what both memos' data have in common: :data:`PUBLISHED_MODEL_KEY`)."""
+        with other._lock:
+            if key not in other._items:
+                return
+            value = other._items[key]
+        with self._lock:
+            self._items.setdefault(key, value)
+
     def __len__(self) -> int:
         return len(self._items)
+
+
+#: the memo key of the model built on the published measurements alone
+#: (:func:`app.services.estimates.model_of`): carried to the data of a later version whose
+#: :class:`Published` tables are the same (:func:`load_reference`)
+PUBLISHED_MODEL_KEY = ("model",)
 
 
 #: a workload preset: its flat field values and the measurements it stands for (the seed's
 #: type: the stored row holds the same fields)
 Preset = SeedPreset
+
+
+@dataclass(frozen=True, slots=True)
+class Published:
+    """What the model reads of the reference tables (:func:`read_published`), compared
+    between two versions to keep what derives from it (:func:`load_reference`)."""
+
+    #: the accepted published measurements of known scope (submitted rows never enter)
+    points: tuple[BenchmarkPoint, ...]
+    #: by point id, the activation checkpointing its run states
+    recompute: dict[int, RunRecompute]
+    gpus: dict[str, GpuSpec]
+    #: GPU id → catalog name
+    names: dict[int, str]
+    #: the name normaliser's catalog rows and the seed's extra aliases
+    catalog: tuple[CatalogGpu, ...]
+    aliases: dict[str, list[str]]
+    presets: dict[str, Preset]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +148,9 @@ class ReferenceData:
     #: typed ``Any`` here because that module builds on this one); ``None`` when loaded without
     #: them (then services read the offers from their session)
     offers: Any = field(default=None, compare=False, repr=False)
+    #: what :func:`load_reference` read of the tables the model reads (``None``: not loaded
+    #: from a database)
+    published: Published | None = field(default=None, compare=False, repr=False)
 
     def without_offers(self) -> ReferenceData:
         """This data without :attr:`offers`, sharing :attr:`memo`: what a value kept in the
@@ -204,8 +242,49 @@ def submitted_runs(session: Session, names: dict[int, str]) -> list[SubmittedRun
     ]
 
 
-def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
-    """Read the reference tables into pure types."""
+def load_reference(
+    session: Session, seed_dir: Path, held: ReferenceData | None = None
+) -> ReferenceData:
+    """Read the reference tables into pure types.
+
+    ``held``: the data of an earlier version (without offers). When what the model reads
+    (:class:`Published`: GPU catalog, published measurements, presets, GPU names) is the same,
+    its objects and everything derived from them (the pooled data with its fits, the FLOPs
+    table, the name normaliser, the model memoised on them) are kept instead of rebuilt: a
+    submission, a revoke or a rate touches none of it. When the submitted runs and the rates
+    are the same too, ``held`` itself is returned, memo and all (a held submission moves no
+    answer)."""
+    read = read_published(session, seed_dir)
+    rates, rate_sources = read_rates(session)
+    runs: dict[ConfigKey, list[SubmittedRun]] = {}
+    for run in submitted_runs(session, read.names):
+        runs.setdefault(run.key, []).append(run)
+    submitted = {k: tuple(v) for k, v in runs.items()}
+    if held is not None and held.published == read:
+        if (held.rates, held.rate_sources, held.submitted) == (rates, rate_sources, submitted):
+            return held
+        out = replace(held, rates=rates, rate_sources=rate_sources, submitted=submitted)
+        out.memo.carry(held.memo, PUBLISHED_MODEL_KEY)
+        return out
+    pairs = [(p.fields, p.meta) for p in read.presets.values()]
+    return ReferenceData(
+        gpus=read.gpus,
+        gpu_names_by_id=read.names,
+        gpu_ids_by_name={v: k for k, v in read.names.items()},
+        normaliser=GpuNameNormaliser(read.catalog, read.aliases),
+        points=read.points,
+        presets=read.presets,
+        rates=rates,
+        rate_sources=rate_sources,
+        submitted=submitted,
+        flops_table=flops_table(pairs),
+        throughput_data=throughput_data(read.points, read.gpus, pairs, recompute=read.recompute),
+        published=read,
+    )
+
+
+def read_published(session: Session, seed_dir: Path) -> Published:
+    """The GPU catalog, the published measurements and the presets as stored now."""
     gpu_rows = list(session.scalars(select(GpuModel).order_by(GpuModel.id)))
     names = {g.id: g.canonical_name for g in gpu_rows}
     points = []
@@ -224,9 +303,6 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
         stated = stated_checkpointing(b.notes or "")
         if stated is not None:
             recompute[b.id] = stated
-    runs: dict[ConfigKey, list[SubmittedRun]] = {}
-    for run in submitted_runs(session, names):
-        runs.setdefault(run.key, []).append(run)
     presets = {
         p.slug: same_named(
             Preset,
@@ -236,24 +312,24 @@ def load_reference(session: Session, seed_dir: Path) -> ReferenceData:
         )
         for p in session.scalars(select(WorkloadPreset).order_by(WorkloadPreset.slug))
     }
+    return Published(
+        points=tuple(points),
+        recompute=recompute,
+        gpus={g.canonical_name: stored_gpu_spec(g) for g in gpu_rows},
+        names=names,
+        catalog=catalog_gpus(gpu_rows),
+        aliases=load_extra_aliases(seed_dir),
+        presets=presets,
+    )
+
+
+def read_rates(
+    session: Session,
+) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], tuple[dt.date, str]]]:
+    """The latest exchange rate per (base, quote), and the day and source of each."""
     rates: dict[tuple[str, str], float] = {}
     rate_sources: dict[tuple[str, str], tuple[dt.date, str]] = {}
     for r in session.scalars(select(CurrencyRate).order_by(CurrencyRate.seen_on)):
         rates[(r.base, r.quote)] = float(r.rate)
         rate_sources[(r.base, r.quote)] = (r.seen_on, r.source)
-    pairs = [(p.fields, p.meta) for p in presets.values()]
-    table = flops_table(pairs)
-    gpus = {g.canonical_name: stored_gpu_spec(g) for g in gpu_rows}
-    return ReferenceData(
-        gpus=gpus,
-        gpu_names_by_id=names,
-        gpu_ids_by_name={v: k for k, v in names.items()},
-        normaliser=build_normaliser(gpu_rows, load_extra_aliases(seed_dir)),
-        points=tuple(points),
-        presets=presets,
-        rates=rates,
-        rate_sources=rate_sources,
-        submitted={k: tuple(v) for k, v in runs.items()},
-        flops_table=table,
-        throughput_data=throughput_data(points, gpus, pairs, recompute=recompute),
-    )
+    return rates, rate_sources

@@ -3,11 +3,13 @@
 A worker checks ``catalog_version`` (one tiny ``SELECT``) at most every ``poll_s`` seconds,
 on the first request after that interval; when the version moved it reads the new version's
 reference data (only when ``reference_version`` moved too: otherwise it keeps the data and
-its memoised estimates) and offers (only the rows written since the version held,
-:func:`app.services.snapshot_build.update_snapshot`, when the reference data stayed), and
-swaps them in at once. A request takes one :class:`ReferenceData` and reads everything from it, so
-no answer mixes two versions. The read is checked: the version is read again after the
-offers, and the read is repeated when a write committed in between.
+its memoised estimates; and when only submitted runs or rates moved, :func:`load_reference`
+keeps the published measurements and the model built on them) and offers (only the rows
+written since the version held, :func:`app.services.snapshot_build.update_snapshot`, when
+the reference data stayed), and swaps them in at once. A request takes one
+:class:`ReferenceData` and reads everything from it, so no answer mixes two versions. The read
+is checked: the version is read again after the offers, and the read is repeated when a write
+committed in between.
 """
 
 from __future__ import annotations
@@ -154,11 +156,12 @@ class ReferenceCache:
                     held = self._data
                     self._data = self._load(version)
                     self.loads += 1
-                    if held is None or held.reference_version != self._data.reference_version:
+                    if held is None or held.points is not self._data.points:
                         # new reference data: thousands of long-lived objects; keep the cyclic
                         # GC from rescanning them on every request (unfrozen first, so the
-                        # previous data's cycles can go). An offers-only version adds few
-                        # tracked objects (numpy columns, strings): no full collection then.
+                        # previous data's cycles can go). An offers-only version, or one whose
+                        # published tables are the same (a submission: load_reference keeps
+                        # the held objects) adds few tracked objects: no full collection then.
                         freeze_long_lived(collect_first=True)
                     if self._data.offers is None or self._data.offers.built == "full":
                         return_free_memory()  # a merge frees little
@@ -180,7 +183,8 @@ class ReferenceCache:
                         else update_snapshot(session, ref, held.offers, version[0])
                     )
                 else:
-                    ref = load_reference(session, self._seed_dir)
+                    kept = held.without_offers() if held is not None else None
+                    ref = load_reference(session, self._seed_dir, kept)
                     offers = build_snapshot(session, ref, version[0])
                 after = read_version(session)
             if after == version:

@@ -31,7 +31,8 @@ def slow_cache(
         loading.set()
         time.sleep(LOAD_S)
         loaded.set()
-        return SimpleNamespace(version=v[0], reference_version=v[1], offers=None)
+        # points: what the cache compares to tell new reference data (a new object each load)
+        return SimpleNamespace(version=v[0], reference_version=v[1], offers=None, points=[v[0]])
 
     cache._read_version = lambda: (version[0], version[0])  # type: ignore[method-assign]
     cache._load = load  # type: ignore[method-assign]
