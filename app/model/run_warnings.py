@@ -100,7 +100,8 @@ def hardware_warnings(
 ) -> list[RunWarning]:
     """Bottlenecks and mismatches of ``w`` on ``hw``, each with a stable code and its numbers.
 
-    Codes: ``oom``, ``oom_possible``, ``disk_too_small``, ``ram_short``, ``cuda_too_old``,
+    Codes: ``oom``, ``oom_possible``, ``disk_too_small``, ``ram_short``, ``ram_unlisted``,
+    ``cuda_too_old``,
     ``no_nvlink``, ``nvlink_unavailable`` (:func:`app.model.compat.interconnect_warning`),
     ``pcie_host_bridge``, ``data_loader_bound``, ``fp8_gain_unmeasured`` (fp8 asked for a
     workload measured at 16-bit only: ``tp`` stands at that rate,
@@ -215,11 +216,12 @@ def _disk_warnings(w: Workload, hw: Hardware) -> list[RunWarning]:
 
 def _ram_warnings(w: Workload, hw: Hardware) -> list[RunWarning]:
     """Host RAM short of, in turn: the states offloaded to it, the model in fp32, a gathered
-    checkpoint of sharded training, the GPUs' memory (the first that applies)."""
-    if not hw.ram_gib:
-        return []
-    ram = hw.ram_gib
+    checkpoint of sharded training, the GPUs' memory (the first that applies); with no RAM
+    stated, :func:`_ram_unlisted`."""
     offload_gib, model_fp32_gib, ckpt_gib, total_vram = _ram_needs(w, hw)
+    if not hw.ram_gib:
+        return _ram_unlisted(offload_gib, max(offload_gib, model_fp32_gib, ckpt_gib), total_vram)
+    ram = hw.ram_gib
     if ram < offload_gib:
         message = (
             f"out of memory on the host: the states offloaded to CPU RAM (master "
@@ -257,6 +259,30 @@ def _ram_warnings(w: Workload, hw: Hardware) -> list[RunWarning]:
             )
         ]
     return []
+
+
+def _ram_unlisted(offload_gib: float, needed_gib: float, total_vram: float) -> list[RunWarning]:
+    """No host RAM stated for a job that offloads states to the CPU (``offload_gib`` > 0) and
+    needs more host RAM (``needed_gib``: :func:`ram_needed_gib`, the ``ram_short`` rule) than
+    the machine's GPU memory (``total_vram``, GiB), the size host RAM usually at least
+    matches (``ram_below_vram``): ``ram_unlisted``, naming the need, so a machine that lists
+    no RAM is not read as one that has enough."""
+    if offload_gib <= 0 or needed_gib <= total_vram:
+        return []
+    message = (
+        "the host RAM is not stated (hardware.ram_gib; the offer lists none): this job "
+        f"offloads training states to the CPU and needs {needed_gib:.1f} GiB of host RAM, "
+        f"more than the {total_vram:g} GiB of GPU memory that host RAM usually at least "
+        "matches; with less it cannot run"
+    )
+    return [
+        warn(
+            WarningCode.RAM_UNLISTED,
+            message,
+            needed_gib=round(needed_gib, 2),
+            gpu_memory_gib=round(total_vram, 2),
+        )
+    ]
 
 
 def _ram_needs(w: Workload, hw: Hardware) -> tuple[float, float, float, float]:
