@@ -66,7 +66,7 @@ def test_blocked_rows_are_each_offer_judged_alone(seeded_url: str) -> None:
 
     from app.db.session import create_engine_from_url, create_session_factory
     from app.model.host import disk_needed_gb
-    from app.model.run_warnings import ram_needed_gib
+    from app.model.host_ram import ram_needed_gib
     from app.services.estimates import offer_hardware
     from app.services.reference_cache import ReferenceCache
     from app.services.runnable import _driver_blocks, host_cannot_run
