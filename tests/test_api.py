@@ -580,6 +580,26 @@ def test_torchtune_8b_single_device_fits_a_4090_and_fixes_are_listed(client: Any
     assert any(f["changes"].get("method") == "qlora" for f in fixes)
 
 
+def test_memory_fixes_never_turn_pre_training_into_fine_tuning(client: Any) -> None:
+    # Llama 2 70B pre-training (NeMo) on 64 H100s: 454 GiB/GPU without TP/PP, high risk; only
+    # QLoRA (adapters on a frozen NF4 base: another job) would fit, so nothing is proposed
+    body = {
+        "workload": {"preset": "llama2-70b-pretrain", "samples_per_epoch": 100000},
+        "hardware": {"gpu": "H100 SXM", "gpu_count": 64},
+    }
+    e = post(client, "/v1/estimate", body).json()["estimate"]
+    assert e["oom_risk"] == "high" and e["peak_memory_gib"] > 400
+    assert e["memory_fixes"] == []
+    # 13B pre-training on 64 H100s (108 GiB/GPU): a fix of how it runs stays
+    body = {
+        "workload": {"preset": "llama2-13b-pretrain", "samples_per_epoch": 100000},
+        "hardware": {"gpu": "H100 SXM", "gpu_count": 64},
+    }
+    e = post(client, "/v1/estimate", body).json()["estimate"]
+    assert e["oom_risk"] == "high"
+    assert [f["changes"] for f in e["memory_fixes"]] == [{"gradient_checkpointing": "true"}]
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [
