@@ -318,6 +318,30 @@ def test_bad_rank_input_is_400(client: Any, body: dict, key: str) -> None:
     assert key in {e["key"] for e in r.json()["extra"]}
 
 
+def test_a_field_sent_in_the_wrong_part_of_the_request_says_where_it_goes(client: Any) -> None:
+    hw = {"gpu": "RTX 4090", "price_per_hour": 1.2}
+    r = post(client, "/v1/estimate", {"workload": {"preset": "llama3-8b-lora"}, "hardware": hw})
+    assert r.status_code == 400
+    assert r.json()["extra"] == [
+        {
+            "message": "unknown field in hardware; price_per_hour goes at the top level of the "
+            "request",
+            "key": "hardware.price_per_hour",
+        }
+    ]
+    # at the top level it is taken: 1.2 USD/h
+    body = {"workload": {"preset": "llama3-8b-lora"}, "hardware": {"gpu": "RTX 4090"}}
+    r = post(client, "/v1/estimate", {**body, "price_per_hour": 1.2})
+    e = r.json()["estimate"]
+    assert e["cost_per_epoch"] == pytest.approx(1.2 * e["epoch_hours"], rel=1e-6)
+    # a hardware field inside the workload is sent to hardware
+    r = post(
+        client, "/v1/estimate", {**body, "workload": {"preset": "llama3-8b-lora", "gpu": "L4"}}
+    )
+    [error] = r.json()["extra"]
+    assert error["message"] == "unknown field in workload; gpu goes in hardware (hardware.gpu)"
+
+
 @pytest.mark.parametrize("raw", [b"not json", b"[]", b"null", b'{"workload": 5}', b"{"])
 def test_malformed_bodies_are_4xx_never_500(client: Any, raw: bytes) -> None:
     for path in ("/v1/estimate", "/v1/rank"):
