@@ -305,7 +305,10 @@ def test_bad_estimate_input_is_400_naming_the_field(client: Any, body: dict, key
         ({"workload": {"preset": "resnet50-imagenet"}, "sort": "cheapest"}, "sort"),
         ({"workload": {"preset": "resnet50-imagenet"}, "limit": 0}, "limit"),
         ({"workload": {"preset": "resnet50-imagenet"}, "currency": "JPY"}, "currency"),
-        ({"workload": {"preset": "resnet50-imagenet"}, "filters": {"gpu": "Z9000"}}, "gpu"),
+        (
+            {"workload": {"preset": "resnet50-imagenet"}, "filters": {"gpu": "Z9000"}},
+            "filters.gpu",
+        ),
         (
             {"workload": {"preset": "resnet50-imagenet"}, "filters": {"max_price": 3}},
             "filters.max_price",
@@ -316,6 +319,23 @@ def test_bad_rank_input_is_400(client: Any, body: dict, key: str) -> None:
     r = post(client, "/v1/rank", body)
     assert r.status_code == 400, r.text
     assert key in {e["key"] for e in r.json()["extra"]}
+
+
+def test_a_bad_gpu_filter_is_named_where_it_was_sent_with_the_count_hint(client: Any) -> None:
+    body = {"workload": {"preset": "llama3-8b-lora"}, "filters": {"gpu": "8x H100"}}
+    r = post(client, "/v1/rank", body)
+    assert r.status_code == 400
+    [error] = r.json()["extra"]
+    assert error["key"] == "filters.gpu"
+    assert error["message"] == (
+        "unknown GPU '8x H100': the count goes in gpu_count (8), the name alone in gpu ('H100')"
+    )
+    # the flat twin names it flat, as its parameter
+    r = client.get("/v1/rank", params={"preset": "llama3-8b-lora", "gpu": "8x H100"})
+    assert r.status_code == 400 and [e["key"] for e in r.json()["extra"]] == ["gpu"]
+    # and 'H100' alone, as the hint says, is a filter that ranks (every H100)
+    body["filters"] = {"gpu": "H100", "gpu_count": 8}
+    assert post(client, "/v1/rank", body).status_code == 200
 
 
 def test_a_field_sent_in_the_wrong_part_of_the_request_says_where_it_goes(client: Any) -> None:
