@@ -163,7 +163,7 @@ _COUNT_IN_NAME = re.compile(
 )
 
 
-def _count_in_name(raw: str) -> str:
+def count_in_name(raw: str) -> str:
     """What to write instead when ``raw`` (a name no catalog model has) holds a GPU count
     (:data:`_COUNT_IN_NAME`): ``": the count goes in gpu_count (8), the name alone in gpu
     ('H100')"``; ``""`` otherwise."""
@@ -569,7 +569,7 @@ class GpuNameNormaliser:
                 tuple(identity.candidates),
             )
         if identity.match is None:
-            raise LabelError(f"unknown GPU {raw!r}{_count_in_name(raw)}")
+            raise LabelError(f"unknown GPU {raw!r}{count_in_name(raw)}")
         chosen = identity.match.canonical_name
         if vram_gib or stated is None or not identity.match.vram_mismatch:
             return LabelGpu(chosen, None, identity.note)

@@ -305,7 +305,10 @@ def test_bad_estimate_input_is_400_naming_the_field(client: Any, body: dict, key
         ({"workload": {"preset": "resnet50-imagenet"}, "sort": "cheapest"}, "sort"),
         ({"workload": {"preset": "resnet50-imagenet"}, "limit": 0}, "limit"),
         ({"workload": {"preset": "resnet50-imagenet"}, "currency": "JPY"}, "currency"),
-        ({"workload": {"preset": "resnet50-imagenet"}, "filters": {"gpu": "Z9000"}}, "gpu"),
+        (
+            {"workload": {"preset": "resnet50-imagenet"}, "filters": {"gpu": "Z9000"}},
+            "filters.gpu",
+        ),
         (
             {"workload": {"preset": "resnet50-imagenet"}, "filters": {"max_price": 3}},
             "filters.max_price",
@@ -316,6 +319,47 @@ def test_bad_rank_input_is_400(client: Any, body: dict, key: str) -> None:
     r = post(client, "/v1/rank", body)
     assert r.status_code == 400, r.text
     assert key in {e["key"] for e in r.json()["extra"]}
+
+
+def test_a_bad_gpu_filter_is_named_where_it_was_sent_with_the_count_hint(client: Any) -> None:
+    body = {"workload": {"preset": "llama3-8b-lora"}, "filters": {"gpu": "8x H100"}}
+    r = post(client, "/v1/rank", body)
+    assert r.status_code == 400
+    [error] = r.json()["extra"]
+    assert error["key"] == "filters.gpu"
+    assert error["message"] == (
+        "unknown GPU '8x H100': the count goes in gpu_count (8), the name alone in gpu ('H100')"
+    )
+    # the flat twin names it flat, as its parameter
+    r = client.get("/v1/rank", params={"preset": "llama3-8b-lora", "gpu": "8x H100"})
+    assert r.status_code == 400 and [e["key"] for e in r.json()["extra"]] == ["gpu"]
+    # and 'H100' alone, as the hint says, is a filter that ranks (every H100)
+    body["filters"] = {"gpu": "H100", "gpu_count": 8}
+    assert post(client, "/v1/rank", body).status_code == 200
+
+
+def test_a_field_sent_in_the_wrong_part_of_the_request_says_where_it_goes(client: Any) -> None:
+    hw = {"gpu": "RTX 4090", "price_per_hour": 1.2}
+    r = post(client, "/v1/estimate", {"workload": {"preset": "llama3-8b-lora"}, "hardware": hw})
+    assert r.status_code == 400
+    assert r.json()["extra"] == [
+        {
+            "message": "unknown field in hardware; price_per_hour goes at the top level of the "
+            "request",
+            "key": "hardware.price_per_hour",
+        }
+    ]
+    # at the top level it is taken: 1.2 USD/h
+    body = {"workload": {"preset": "llama3-8b-lora"}, "hardware": {"gpu": "RTX 4090"}}
+    r = post(client, "/v1/estimate", {**body, "price_per_hour": 1.2})
+    e = r.json()["estimate"]
+    assert e["cost_per_epoch"] == pytest.approx(1.2 * e["epoch_hours"], rel=1e-6)
+    # a hardware field inside the workload is sent to hardware
+    r = post(
+        client, "/v1/estimate", {**body, "workload": {"preset": "llama3-8b-lora", "gpu": "L4"}}
+    )
+    [error] = r.json()["extra"]
+    assert error["message"] == "unknown field in workload; gpu goes in hardware (hardware.gpu)"
 
 
 @pytest.mark.parametrize("raw", [b"not json", b"[]", b"null", b'{"workload": 5}', b"{"])
@@ -580,6 +624,26 @@ def test_torchtune_8b_single_device_fits_a_4090_and_fixes_are_listed(client: Any
     assert any(f["changes"].get("method") == "qlora" for f in fixes)
 
 
+def test_memory_fixes_never_turn_pre_training_into_fine_tuning(client: Any) -> None:
+    # Llama 2 70B pre-training (NeMo) on 64 H100s: 454 GiB/GPU without TP/PP, high risk; only
+    # QLoRA (adapters on a frozen NF4 base: another job) would fit, so nothing is proposed
+    body = {
+        "workload": {"preset": "llama2-70b-pretrain", "samples_per_epoch": 100000},
+        "hardware": {"gpu": "H100 SXM", "gpu_count": 64},
+    }
+    e = post(client, "/v1/estimate", body).json()["estimate"]
+    assert e["oom_risk"] == "high" and e["peak_memory_gib"] > 400
+    assert e["memory_fixes"] == []
+    # 13B pre-training on 64 H100s (108 GiB/GPU): a fix of how it runs stays
+    body = {
+        "workload": {"preset": "llama2-13b-pretrain", "samples_per_epoch": 100000},
+        "hardware": {"gpu": "H100 SXM", "gpu_count": 64},
+    }
+    e = post(client, "/v1/estimate", body).json()["estimate"]
+    assert e["oom_risk"] == "high"
+    assert [f["changes"] for f in e["memory_fixes"]] == [{"gradient_checkpointing": "true"}]
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [
@@ -685,3 +749,20 @@ def test_one_vocabulary_lowercase_currency_and_offer_interconnect(client: Any) -
     hw = {"gpu": "H100 SXM", "gpu_count": 8, "interconnect": "infiniband"}
     r = post(client, "/v1/estimate", {**body, "hardware": hw})
     assert r.status_code == 400 and "hardware.interconnect" in r.text, r.text[:300]
+
+
+def test_the_flops_model_note_says_which_donors_were_measured_on_the_gpu(client: Any) -> None:
+    # no benchmark row was taken on a T4: the one donor's rate there is its own estimate
+    assert client.get("/v1/benchmarks", params={"gpu": "T4"}).json()["total"] == 0
+    body = {"workload": {"preset": "llama3-8b-lora"}, "hardware": {"gpu": "T4"}}
+    e = post(client, "/v1/estimate", body).json()["estimate"]
+    [note] = [n for n in e["notes"] if n.startswith("FLOPs model")]
+    assert "from 1 measured transformer workload(s): Llama 3 8B; none of them was" in note
+    assert "none of them was measured on this GPU" in note
+    # the RTX 4090 has ResNet-50 v1.5 rows, the other CNN donors of SD 1.5's UNet none
+    rows = client.get("/v1/benchmarks", params={"gpu": "RTX 4090", "limit": 500}).json()
+    assert "ResNet-50 v1.5" in {x["workload"] for x in rows["items"]}
+    body = {"workload": {"preset": "sd15-unet-finetune"}, "hardware": {"gpu": "RTX 4090"}}
+    e = post(client, "/v1/estimate", body).json()["estimate"]
+    [note] = [n for n in e["notes"] if n.startswith("FLOPs model")]
+    assert "; measured on this GPU: ResNet-50 v1.5; the others' rates here are" in note

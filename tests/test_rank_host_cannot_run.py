@@ -33,12 +33,41 @@ def test_too_small_disk_is_off_the_frontier(client: Any) -> None:
     # it ranks after every runnable offer
     runnable = [x["rank"] for x in results if not _blocked(x)]
     assert runnable and guide["rank"] > max(runnable)
-    # the runnable offer it dominated on cost at the same hours is back on the frontier:
-    # gpushare's RTX 3090 price index, 0.0431 USD/epoch (the guide's is 0.0426)
-    gpushare = next(x for x in results if x["offer"]["provider"] == "gpushare")
+    # ranked by sort alone (every offer a choice), the runnable offer it dominated on cost at
+    # the same hours is back on the frontier: gpushare's RTX 3090 price index, 0.0431
+    # USD/epoch (the guide's is 0.0426)
+    body = {
+        "workload": {"preset": "resnet50-imagenet"},
+        "filters": {"gpu": "RTX 3090"},
+        "bookable_fresh_first": False,
+    }
+    gpushare = next(x for x in _rank(client, body) if x["offer"]["provider"] == "gpushare")
     assert gpushare["estimate"]["cost_per_epoch"] == pytest.approx(0.0431, abs=0.0002)
     assert guide["estimate"]["cost_per_epoch"] < gpushare["estimate"]["cost_per_epoch"]
     assert gpushare["pareto_optimal"] is True
+
+
+def test_a_price_index_knocks_no_bookable_offer_off_the_frontier(client: Any) -> None:
+    # Llama 3 8B LoRA on RTX 4090s: suanjiayun's price index (not bookable) takes the same
+    # 0.83 h per epoch as runpod's cheapest bookable offer at about half its cost (0.146 vs
+    # 0.281 USD), so over every offer it would dominate runpod's; by default the frontier,
+    # like the answer's picks, is drawn over the bookable offers: the cheapest pick is on
+    # it, the price index is not
+    body = {"workload": {"preset": "llama3-8b-lora"}, "filters": {"gpu": "4090"}, "limit": 10}
+    r = client.post("/v1/rank", json=body).json()
+    rows = {x["offer"]["id"]: x for x in r["results"]}
+    picked = rows[r["answer"]["cheapest_offer_id"]]
+    index = next(x for x in r["results"] if x["offer"]["provider"] == "suanjiayun")
+    assert index["offer"]["bookable"] is False and picked["offer"]["bookable"] is True
+    assert index["estimate"]["epoch_hours"] == pytest.approx(picked["estimate"]["epoch_hours"])
+    assert index["estimate"]["cost_per_epoch"] < 0.6 * picked["estimate"]["cost_per_epoch"]
+    assert picked["pareto_optimal"] is True and index["pareto_optimal"] is False
+    assert all(x["offer"]["bookable"] for x in r["results"] if x["pareto_optimal"])
+    # ranked by sort alone, the price index is a choice like any other and dominates it
+    r = client.post("/v1/rank", json={**body, "bookable_fresh_first": False}).json()
+    rows = {x["offer"]["id"]: x for x in r["results"]}
+    assert rows[index["offer"]["id"]]["pareto_optimal"] is True
+    assert rows[picked["offer"]["id"]]["pareto_optimal"] is False
 
 
 def test_every_blocked_offer_ranks_last_and_off_the_frontier(client: Any) -> None:
@@ -66,7 +95,7 @@ def test_blocked_rows_are_each_offer_judged_alone(seeded_url: str) -> None:
 
     from app.db.session import create_engine_from_url, create_session_factory
     from app.model.host import disk_needed_gb
-    from app.model.run_warnings import ram_needed_gib
+    from app.model.host_ram import ram_needed_gib
     from app.services.estimates import offer_hardware
     from app.services.reference_cache import ReferenceCache
     from app.services.runnable import _driver_blocks, host_cannot_run

@@ -389,3 +389,41 @@ def test_tokens_per_epoch_on_an_image_workload_is_a_400(client: Any) -> None:
         },
     )
     assert r.status_code == 400 and "cuda_only_libraries" in r.text
+
+
+def test_an_offloading_job_without_stated_ram_is_told_the_host_ram_it_needs(client: Any) -> None:
+    # torchtune's 70B full fine-tune offloads FSDP's bf16 parameters, gradients and AdamW's
+    # two bf16 moments to the CPU: 2 + 2 + 4 = 8 B x 70,553,706,496 parameters = 525.7 GiB of
+    # host RAM, far above one 24 GB card's memory; with no RAM stated the answer names it
+    need = 70_553_706_496 * 8 / 2**30
+    e = estimate(client, {"preset": "llama31-70b-full"}, {"gpu": "RTX 4090", "gpu_count": 1})
+    w = warning(e, "ram_unlisted")
+    assert w["values"]["needed_gib"] == pytest.approx(need, abs=0.01)
+    assert w["values"]["gpu_memory_gib"] == 24 and "525.7 GiB" in w["message"]
+    # the same rule as ram_short, which a stated 64 GiB gets with the same need
+    hw = {"gpu": "RTX 4090", "gpu_count": 1, "ram_gib": 64}
+    e = estimate(client, {"preset": "llama31-70b-full"}, hw)
+    assert warning(e, "ram_short")["values"]["needed_gib"] == pytest.approx(need, abs=0.01)
+    assert "ram_unlisted" not in codes(e)
+    # 8 x 80 GB of GPU memory (640 GiB) is more than the need: no caveat
+    e = estimate(client, {"preset": "llama31-70b-full"}, {"gpu": "H100 SXM", "gpu_count": 8})
+    assert "ram_unlisted" not in codes(e)
+    # nothing offloaded (8B LoRA): no caveat either, though the fp32 model (29.9 GiB) is
+    # above the card's 24 GB
+    e = estimate(client, {"preset": "llama3-8b-lora"}, {"gpu": "RTX 4090", "gpu_count": 1})
+    assert "ram_unlisted" not in codes(e)
+
+
+def test_rank_offers_listing_no_ram_get_the_offloading_jobs_host_need(client: Any) -> None:
+    r = client.post("/v1/rank", json={"workload": {"preset": "llama31-70b-full"}, "limit": 400})
+    assert r.status_code == 200, r.text
+    unlisted = [x for x in r.json()["results"] if not x["offer"].get("ram_gib")]
+    small = [x for x in unlisted if x["estimate"]["peak_memory_gib"] is not None]
+    flagged = [x for x in small if "ram_unlisted" in codes(x["estimate"])]
+    assert flagged
+    for x in flagged:
+        w = warning(x["estimate"], "ram_unlisted")
+        assert w["values"]["needed_gib"] > w["values"]["gpu_memory_gib"]
+    for x in r.json()["results"]:
+        if x["offer"].get("ram_gib"):
+            assert "ram_unlisted" not in codes(x["estimate"])

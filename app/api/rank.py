@@ -43,7 +43,7 @@ class RankController(ResourceController):
 
         Each result carries the offer, its price in ``currency`` and the estimate;
         ``pareto_optimal`` marks offers no other fitting offer beats on both cost per epoch and
-        epoch time.
+        epoch time (no other bookable one, when any is bookable and ``bookable_fresh_first``).
         """
         return rank_json(data, session, ref, settings)
 

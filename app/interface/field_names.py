@@ -167,9 +167,28 @@ def name_unknown_fields(model: type[BaseModel], errors: list[Any]) -> list[Any]:
     for e in errors:
         holder = model_at(model, e.get("loc", ())) if e.get("type") == "extra_forbidden" else None
         if holder is not None and e["loc"]:
-            e = {**e, "msg": unknown_field(str(e["loc"][-1]), holder.model_fields)}
+            name = str(e["loc"][-1])
+            where = field_home(model, name, tuple(map(str, e["loc"][:-1])))
+            msg = unknown_field(name, holder.model_fields) if where is None else where
+            e = {**e, "msg": msg}
         out.append(e)
     return out
+
+
+def field_home(model: type[BaseModel], name: str, sent_in: tuple[str, ...]) -> str | None:
+    """Where ``name``, unknown in the part of ``model`` at ``sent_in``, is a field: the top
+    level of the request or one of its parts (``workload``, ``hardware``, ``filters``):
+    ``unknown field in hardware; price_per_hour goes at the top level of the request``.
+    ``None`` when it is a field of none of them (or of the part it was sent in)."""
+    here = ".".join(sent_in) or "the request"
+    if sent_in and name in model.model_fields:
+        return f"unknown field in {here}; {name} goes at the top level of the request"
+    for part, info in model.model_fields.items():
+        inner = unwrap_optional(info.annotation)
+        nested = isinstance(inner, type) and issubclass(inner, BaseModel)
+        if nested and (part,) != sent_in and name in inner.model_fields:
+            return f"unknown field in {here}; {name} goes in {part} ({part}.{name})"
+    return None
 
 
 def detail_keys(extra: Sequence[Any]) -> str:

@@ -31,6 +31,7 @@ from app.interface.schemas import (
     MultiGpuOut,
     OfferDetailResponse,
     OfferDetailsOut,
+    OfferFilters,
     OfferOut,
     PricePointOut,
     RankAnswerOut,
@@ -53,6 +54,7 @@ from app.services.estimates import (
 )
 from app.services.offer_detail import offer_extras
 from app.services.offers import (
+    FilterError,
     OfferRow,
     resolve_gpu_list,
     vram_gib,
@@ -207,6 +209,24 @@ def rank_response(
 
 
 def _rank_response(
+    data: RankRequest,
+    session: Session,
+    ref: ReferenceData,
+    settings: Settings,
+    order: str | None,
+) -> RankResponse:
+    """:func:`_ranked` with a bad filter named where the body has it (``filters.gpu``, as an
+    estimate names ``hardware.gpu``; flat query parameters drop the prefix again:
+    :func:`app.interface.query.flat_field`)."""
+    try:
+        return _ranked(data, session, ref, settings, order)
+    except FilterError as exc:
+        if exc.field in OfferFilters.model_fields:
+            raise FilterError(f"filters.{exc.field}", exc.reason) from None
+        raise
+
+
+def _ranked(
     data: RankRequest,
     session: Session,
     ref: ReferenceData,

@@ -1153,7 +1153,11 @@ class RankedOfferOut(BaseModel):
 
     rank: int = Field(description="position in the full ranking, 1 = best")
     pareto_optimal: bool = Field(
-        description="on the cost/time Pareto frontier (nothing is both cheaper and faster)"
+        description="on the cost/time Pareto frontier (nothing is both cheaper and faster) of "
+        "the offers that fit and can run; with bookable_fresh_first (the default) drawn over "
+        "the bookable ones when any is, as the answer's picks are, so a price index that "
+        "cannot be rented never knocks a bookable offer off it (and is itself on it only "
+        "when no offer is bookable)"
     )
     offer: OfferOut = Field(description="the offer")
     price_per_hour: float | None = Field(
@@ -1178,7 +1182,9 @@ class RankAnswerOut(BaseModel):
     unable to run the job, or none priced)."""
 
     cheapest_offer_id: int | None = Field(
-        default=None, description="the lowest cost per epoch of the offers that fit"
+        default=None,
+        description="the lowest cost per epoch of the offers that fit; always one marked "
+        "pareto_optimal (the frontier is drawn over the same offers)",
     )
     fastest_offer_id: int | None = Field(
         default=None, description="the shortest epoch of the offers that fit and have a price"

@@ -234,11 +234,22 @@ def spot_expected_hours(hours: float, a: SpotAssumptions) -> float:
         return math.inf
 
 
+def _instead_of(expected: float, plain: float, decimals: int, unit: str) -> str:
+    """``expected`` against ``plain`` in a sentence: ``0.102 h instead of 0.100 h``, with
+    ``decimals`` decimals or up to four more until the two read differently, or ``about the
+    same 0.1 h`` when they still read the same."""
+    for d in range(decimals, decimals + 5):
+        new, old = f"{expected:,.{d}f}", f"{plain:,.{d}f}"
+        if new != old:
+            return f"{new}{unit} instead of {old}{unit}"
+    return f"about the same {plain:,.{decimals}f}{unit}"
+
+
 def _spot_warning(
     hours: float, expected: float, price: float | None, currency: str, a: SpotAssumptions
 ) -> RunWarning:
     extra = (
-        f" and {expected * price:,.2f} {currency} instead of {hours * price:,.2f}"
+        f" and {_instead_of(expected * price, hours * price, 2, ' ' + currency)}"
         if (price is not None and math.isfinite(expected))
         else ""
     )
@@ -247,7 +258,7 @@ def _spot_warning(
         "spot offer: the provider can stop the instance at any time. With "
         f"{a.interruptions_per_hour:g} interruptions per hour, a checkpoint every "
         f"{a.checkpoint_interval_hours:g} h and {a.restart_hours:g} h per restart, the run "
-        f"is expected to take {expected:,.1f} h instead of {hours:,.1f} h{extra}",
+        f"is expected to take {_instead_of(expected, hours, 1, ' h')}{extra}",
         total_hours=round(hours, 4),
         expected_total_hours=round(expected, 4),
         interruptions_per_hour=a.interruptions_per_hour,

@@ -174,6 +174,7 @@ class WarningCode(StrEnum):
     DISK_TOO_SMALL = "disk_too_small"
     RAM_SHORT = "ram_short"
     RAM_BELOW_VRAM = "ram_below_vram"
+    RAM_UNLISTED = "ram_unlisted"
     CUDA_TOO_OLD = "cuda_too_old"
     CUDA_BUILD_TOO_OLD_FOR_GPU = "cuda_build_too_old_for_gpu"
     CUDA_BUILD_TOO_NEW_FOR_GPU = "cuda_build_too_new_for_gpu"

@@ -91,15 +91,31 @@ HIGH_RISK_PROBABILITY = 0.5
 LOW_RISK_PROBABILITY = 0.1
 
 
+def offloaded_bytes_per_param(w: Workload) -> float:
+    """Host RAM per trained parameter under ``cpu_offload``, bytes: the weights the optimizer
+    updates, their gradients and the optimizer states (:func:`optimizer_state_bytes`), at the
+    dtype the optimizer step runs in on the CPU.
+
+    Mixed precision and fp32 (ZeRO-Offload, arXiv:2101.06840 §4.1: the fp32 parameters,
+    momentum and variance, 12 B with Adam, and the gradients live on the CPU; DeepSpeed's CPU
+    partition keeps the gradients in fp32 too): 4 + 4 + states = 16 B with AdamW. Pure ``bf16``
+    (torchtune ``dtype: bf16`` with ``fsdp_cpu_offload``: FSDP moves the sharded bf16
+    parameters and gradients to the CPU, and the optimizer makes its states there in the
+    parameters' dtype): 2 + 2 + bf16 states = 8 B with AdamW, the bytes per parameter of the
+    pure-bf16 note (:func:`app.model.memory_notes.memory_notes`)."""
+    pure_bf16 = w.precision == Precision.BF16
+    moments_at = Precision.BF16 if pure_bf16 else Precision.FP32
+    master = 2.0 if pure_bf16 else 4.0
+    return master + master + optimizer_state_bytes(w.optimizer, moments_at)
+
+
 def host_offload_bytes(w: Workload, gpu_count: int) -> float:
     """Host RAM the training states moved off the GPUs need, bytes, summed over the machine's
     ``gpu_count`` GPUs (each GPU's shard lives in the same host).
 
-    ``cpu_offload`` (ZeRO-Offload, FSDP CPU offload): fp32 master weights (4 B), fp32 gradients
-    (4 B) and the optimizer states (:func:`optimizer_state_bytes` at fp32) of every trained
-    parameter (ZeRO-Offload paper arXiv:2101.06840 §4: "fp32 parameters, gradients and
-    optimizer states on CPU"), plus the frozen base under ZeRO-3/FSDP, whose parameter
-    offload moves it too; paged 8-bit AdamW: its 2 B states per trained parameter, which
+    ``cpu_offload``: :func:`offloaded_bytes_per_param` of every trained parameter (16 B with
+    AdamW in mixed precision, 8 B in pure bf16), plus the frozen base under ZeRO-3/FSDP, whose
+    parameter offload moves it too; paged 8-bit AdamW: its 2 B states per trained parameter, which
     unified memory evicts to host RAM under pressure; ``activation_offloading``: the
     checkpointed layer inputs of every GPU (:func:`offloaded_activation_bytes`). Never less
     with offloading than without.
@@ -112,7 +128,7 @@ def host_offload_bytes(w: Workload, gpu_count: int) -> float:
     if w.optimizer == Optimizer.PAGED_ADAMW_8BIT:
         host += 2.0 * trained
     if w.cpu_offload:
-        host += trained * (4.0 + 4.0 + optimizer_state_bytes(w.optimizer, Precision.FP32))
+        host += trained * offloaded_bytes_per_param(w)
         if lora and w.sharding in (Sharding.ZERO3, Sharding.FSDP):
             host += frozen_base_bytes(w)
     if w.activation_offloading and w.gradient_checkpointing:
@@ -465,6 +481,7 @@ __all__ = [
     "memory_risk",
     "model_state_bytes",
     "offloaded_activation_bytes",
+    "offloaded_bytes_per_param",
     "oom_probability",
     "oom_risk",
     "optimizer_state_bytes",

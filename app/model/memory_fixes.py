@@ -66,9 +66,10 @@ def _fsdp_fixes(w: Workload, gpu_count: int) -> list[tuple[str, dict[str, object
 
 
 def _method_fixes(w: Workload) -> list[tuple[str, dict[str, object]]]:
-    """For a transformer: torchtune's single-device full fine-tune recipe, then LoRA and
-    QLoRA adapters on the base in its default dtype (16-bit for LoRA, NF4 for QLoRA:
-    :func:`app.model.memory_dtypes.base_dtype`)."""
+    """For a transformer: torchtune's single-device full fine-tune recipe, then, for a job
+    that is not pre-training (its measured group, ``benchmark_method``, is not
+    ``pretrain``), LoRA and QLoRA adapters on the base in its default dtype (16-bit for
+    LoRA, NF4 for QLoRA: :func:`app.model.memory_dtypes.base_dtype`)."""
     out: list[tuple[str, dict[str, object]]] = []
     transformer = w.architecture in (
         Architecture.TRANSFORMER_ENCODER,
@@ -93,6 +94,10 @@ def _method_fixes(w: Workload) -> list[tuple[str, dict[str, object]]]:
                 },
             )
         )
+    if w.benchmark_method == "pretrain":
+        # pre-training trains every weight from scratch: adapters on a frozen base are
+        # another job, not a fix of this one
+        return out
     if transformer and w.method == Method.FULL:
         out.append(("LoRA", {"method": Method.LORA, "lora_rank": w.lora_rank or 8}))
     if transformer and w.method != Method.QLORA:

@@ -213,7 +213,8 @@ def rank_candidates(
     hour, then offer id. With the price-trust columns of
     :class:`CandidateColumns`, offers that cannot be rented as listed come after the bookable
     ones, and an old or undated price after every fresh one of its GPU model and count. The
-    Pareto frontier is computed over all offers that fit and have a price; with ``limit`` only
+    Pareto frontier is computed over all offers that fit and have a price (only the bookable
+    ones when any is: :func:`_frontier_pool`); with ``limit`` only
     the first ``limit`` ranked offers are returned.
 
     Raises:
@@ -277,7 +278,8 @@ def rank_columns(
     fits = np.flatnonzero(~oom_high & ~blocked)
     oom = np.array([], dtype=np.int64) if drop_oom else np.flatnonzero(oom_high)
     pareto = np.zeros(len(cols.offer_id), dtype=bool)
-    pareto[fits] = _pareto_flags(cols.cost_per_epoch[fits], cols.epoch_hours[fits])
+    front = _frontier_pool(cols, fits)
+    pareto[front] = _pareto_flags(cols.cost_per_epoch[front], cols.epoch_hours[front])
     fit_blocks = _blocks(cols, value, fits)
     blocks = fit_blocks + _blocks(cols, value, np.flatnonzero(blocked)) + _blocks(cols, value, oom)
     total = sum(len(b.idx) for b in blocks)
@@ -299,6 +301,18 @@ def rank_columns(
         before += len(b.idx)
     extra.sort(key=lambda t: t[1])
     return top, extra
+
+
+def _frontier_pool(cols: CandidateColumns, fits: np.ndarray) -> np.ndarray:
+    """The offers the Pareto frontier is drawn over: those that fit and can run (``fits``),
+    only the bookable ones where ``cols`` marks some ``unbookable`` and any fitting offer is
+    bookable: an offer that cannot be rented as listed (a price index) is no choice, so it
+    knocks no rentable offer off the frontier (the answer's picks come from the same pool:
+    :func:`app.interface.responses.answer_picks`)."""
+    if cols.unbookable is None:
+        return fits
+    bookable = fits[~_flag(cols.unbookable, fits)]
+    return bookable if len(bookable) else fits
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,13 +19,11 @@ from app.model.compat import (
 )
 from app.model.host import (
     HOST_BRIDGE_MEASURED_SPEEDUPS,
-    checkpoint_gb,
     disk_needed_gb,
     disk_read_rate,
-    gathered_checkpoint_gib,
     host_bridge_efficiency,
 )
-from app.model.memory import host_offload_bytes, vram_per_gpu_gib
+from app.model.host_ram import ram_warnings
 from app.model.multigpu import effective_interconnect, gradient_bytes
 from app.model.types import (
     GpuSpec,
@@ -100,7 +98,8 @@ def hardware_warnings(
 ) -> list[RunWarning]:
     """Bottlenecks and mismatches of ``w`` on ``hw``, each with a stable code and its numbers.
 
-    Codes: ``oom``, ``oom_possible``, ``disk_too_small``, ``ram_short``, ``cuda_too_old``,
+    Codes: ``oom``, ``oom_possible``, ``disk_too_small``, ``ram_short``, ``ram_unlisted``,
+    ``cuda_too_old``,
     ``no_nvlink``, ``nvlink_unavailable`` (:func:`app.model.compat.interconnect_warning`),
     ``pcie_host_bridge``, ``data_loader_bound``, ``fp8_gain_unmeasured`` (fp8 asked for a
     workload measured at 16-bit only: ``tp`` stands at that rate,
@@ -115,7 +114,7 @@ def hardware_warnings(
         *_gpu_warnings(w, hw, tp),
         *_memory_warnings(memory),
         *_disk_warnings(w, hw),
-        *_ram_warnings(w, hw),
+        *ram_warnings(w, hw),
         *_cuda_warnings(w, hw),
         *_link_warnings(w, hw, tp),
         *_slow_disk_warnings(w, hw, tp),
@@ -211,80 +210,6 @@ def _disk_warnings(w: Workload, hw: Hardware) -> list[RunWarning]:
             )
         ]
     return []
-
-
-def _ram_warnings(w: Workload, hw: Hardware) -> list[RunWarning]:
-    """Host RAM short of, in turn: the states offloaded to it, the model in fp32, a gathered
-    checkpoint of sharded training, the GPUs' memory (the first that applies)."""
-    if not hw.ram_gib:
-        return []
-    ram = hw.ram_gib
-    offload_gib, model_fp32_gib, ckpt_gib, total_vram = _ram_needs(w, hw)
-    if ram < offload_gib:
-        message = (
-            f"out of memory on the host: the states offloaded to CPU RAM (master "
-            f"weights, gradients, optimizer states, paged or offloaded activations) "
-            f"need {offload_gib:.1f} GiB but the offer has {ram:g} GiB"
-        )
-        return [_ram_short(ram, offload_gib, message)]
-    if ram < model_fp32_gib:
-        message = (
-            f"{ram:g} GiB of host RAM is less than the {model_fp32_gib:.1f} GiB "
-            "needed to load the model in fp32 (and to gather it for a checkpoint)"
-        )
-        return [_ram_short(ram, model_fp32_gib, message)]
-    if ram < ckpt_gib:
-        message = (
-            f"{ram:g} GiB of host RAM is less than the {ckpt_gib:.1f} GiB of a "
-            "full checkpoint (weights + optimizer state), which sharded training "
-            "gathers in one process's RAM to save it"
-        )
-        return [_ram_short(ram, ckpt_gib, message, checkpoint_gb=round(checkpoint_gb(w), 2))]
-    if ram < total_vram:
-        # advice, not a blocker: the job's own host needs (above) fit
-        message = (
-            f"{ram:g} GiB of host RAM is less than the {total_vram:g} GiB of GPU "
-            "memory: pinned staging buffers, data-loader workers and checkpoint saving "
-            "usually want host RAM at least the size of the GPUs' memory, so loading or "
-            "saving may be slow; the job's own host needs fit"
-        )
-        return [
-            warn(
-                WarningCode.RAM_BELOW_VRAM,
-                message,
-                ram_gib=ram,
-                needed_gib=round(total_vram, 2),
-            )
-        ]
-    return []
-
-
-def _ram_needs(w: Workload, hw: Hardware) -> tuple[float, float, float, float]:
-    """Host RAM (GiB) ``w`` needs on ``hw`` (its RAM aside), in the order
-    :func:`_ram_warnings` checks them: the states offloaded to it
-    (:func:`app.model.memory.host_offload_bytes`), the model in fp32 (4 bytes per
-    parameter), a gathered checkpoint of sharded training
-    (:func:`app.model.host.gathered_checkpoint_gib`), the GPUs' memory."""
-    offload_gib = host_offload_bytes(w, max(math.floor(hw.gpu_count), 1)) / 2**30
-    model_fp32_gib = (w.params or 0) * 4 / 2**30
-    ckpt_gib = gathered_checkpoint_gib(w, hw)
-    total_vram = hw.gpu_count * vram_per_gpu_gib(hw.gpu.vram_gib, hw.vram_gib_per_gpu, hw.gpu_count)
-    return offload_gib, model_fp32_gib, ckpt_gib, total_vram
-
-
-def ram_needed_gib(w: Workload, hw: Hardware) -> float:
-    """The least host RAM (GiB) with which ``w`` on ``hw`` gets no ``ram_short`` warning: an
-    offer whose listed RAM (``hw.ram_gib``, ignored here) is below it cannot run the job
-    (:func:`_ram_warnings`, the same needs: the offloaded states, the model in fp32, a
-    gathered checkpoint; RAM below the GPUs' memory is advice, ``ram_below_vram``)."""
-    return max(_ram_needs(w, hw)[:3])
-
-
-def _ram_short(ram_gib: float, needed_gib: float, message: str, **more: object) -> RunWarning:
-    """A ``ram_short`` warning: ``ram_gib`` on offer, ``needed_gib`` (rounded) needed."""
-    return warn(
-        WarningCode.RAM_SHORT, message, ram_gib=ram_gib, needed_gib=round(needed_gib, 2), **more
-    )
 
 
 def _cuda_warnings(w: Workload, hw: Hardware) -> list[RunWarning]:

@@ -337,7 +337,7 @@ SITUATION_TEXT = {
     Situation.SIBLING: "scaled from measurements on a GPU of the same architecture",
     Situation.EXTRAPOLATED: "extrapolated from measurements on other GPU architectures",
     Situation.FLOPS_MODEL: "FLOPs model: this workload was never measured; FLOP rate of "
-    "similar measured workloads on this GPU",
+    "similar measured workloads as estimated for this GPU",
     Situation.DERIVED: "derived from the preset's estimate by the ratio of training FLOPs, "
     "each weighted by the time it takes (a wider model's matmuls reach a higher share of "
     "the peak)",

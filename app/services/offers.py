@@ -23,7 +23,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, aliased
 
 from app.db.models import GpuModel, InstanceOffer, Provider, RefreshRun, as_utc, utcnow
-from app.gpu_names import LabelError, form_hint
+from app.gpu_names import LabelError, count_in_name, form_hint
 from app.model.cost import UnknownCurrencyError, conversion_steps, convert
 from app.model.memory import vram_per_gpu_gib
 from app.price_age import BOOKABLE_KINDS, TIERS, PriceAge, price_age
@@ -249,7 +249,8 @@ def resolve_gpu_list(ref: ReferenceData, text: str) -> list[str]:
         names.update(dict.fromkeys(found))
     if unknown or not parts:
         shown = ", ".join(repr(u) for u in unknown) or repr(text)
-        raise FilterError("gpu", _label_reason(ref, unknown) or f"unknown GPU {shown}")
+        hint = count_in_name(unknown[0]) if len(unknown) == 1 else ""
+        raise FilterError("gpu", _label_reason(ref, unknown) or f"unknown GPU {shown}{hint}")
     return list(names)
 
 

@@ -4,7 +4,7 @@ snapshot's rows at once, for the ranking (:func:`app.services.estimates.rank_off
 The rules are the answer's warnings' own (:mod:`app.model.run_warnings`, codes in
 :data:`~app.model.run_warnings.CANNOT_RUN`), evaluated once per distinct value instead of
 once per offer: ``disk_too_small`` (the disk needed, :func:`app.model.host.disk_needed_gb`),
-``ram_short`` (:func:`app.model.run_warnings.ram_needed_gib`, per hardware configuration)
+``ram_short`` (:func:`app.model.host_ram.ram_needed_gib`, per hardware configuration)
 and the driver's CUDA against the job and the GPU
 (:func:`app.model.run_warnings.cuda_warnings`, per configuration and driver).
 """
@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.model.host import disk_needed_gb
-from app.model.run_warnings import cannot_run, cuda_warnings, ram_needed_gib
+from app.model.host_ram import ram_needed_gib
+from app.model.run_warnings import cannot_run, cuda_warnings
 from app.model.types import Hardware, Workload
 from app.services.reference import ReferenceData
 from app.services.snapshot import OfferSnapshot
@@ -125,7 +126,7 @@ def _hardware(
     config: tuple[int | None, float, str | None, float | None, float | None], ref: ReferenceData
 ) -> Hardware | None:
     """The GPU, count and listed VRAM of a snapshot configuration (what the host needs of
-    :func:`app.model.run_warnings.ram_needed_gib` depend on); ``None`` when its GPU is not in
+    :func:`app.model.host_ram.ram_needed_gib` depend on); ``None`` when its GPU is not in
     the catalog."""
     gpu_id, count, _, listed_vram, _ = config
     if gpu_id is None or gpu_id not in ref.gpu_names_by_id:

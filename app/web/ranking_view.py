@@ -26,7 +26,7 @@ MAX_PINS = 4
 #: model's one list, :data:`app.model.run_warnings.CANNOT_RUN`.
 BLOCKERS = frozenset(code.value for code in CANNOT_RUN)
 #: Warning codes that say a listing leaves a fact out (a neutral mark, not a fault).
-DATA_GAPS = frozenset({"vcpus_unlisted"})
+DATA_GAPS = frozenset({"vcpus_unlisted", "ram_unlisted"})
 
 
 def warning_level(code: str) -> str:
@@ -90,6 +90,9 @@ def warning_label(w: WarningOut, lang: str) -> str:
         "pcie_host_bridge": lambda: _("PCIe host bridge: {eff} % scaling").format(eff=scaling()),
         "data_loader_bound": lambda: _("CPU-bound data loading"),
         "vcpus_unlisted": lambda: _("vCPUs not listed"),
+        "ram_unlisted": lambda: _("RAM not listed: needs {needed} GiB").format(
+            needed=n("needed_gib")
+        ),
         "slow_disk": lambda: _("slow disk"),
         "epoch_tokens_padded": lambda: _("epoch counts padded tokens"),
         "spot_interruptible": lambda: _("spot: ~{hours} expected").format(

@@ -321,3 +321,22 @@ def test_offers_that_cannot_run_rank_after_every_runnable_one() -> None:
     # without the column, 2 leads both orders and is the whole frontier's cheap end
     top, _ = rank_columns(cols)
     assert [cs[i].offer_id for i, _, _ in top][:2] == [2, 1]
+
+
+def test_spot_warning_shows_the_two_figures_apart_when_they_differ() -> None:
+    from app.model.cost import SpotAssumptions, _spot_warning, spot_expected_hours
+
+    a = SpotAssumptions()
+    # 0.1 h of work, no whole checkpoint segment: e^(0.05·0.25)·(e^(0.05·0.1) − 1)/0.05
+    # = 1.012578 × 0.100250 = 0.10151 h; at 1.90 USD/h 0.19288 USD against 0.19
+    expected = spot_expected_hours(0.1, a)
+    assert expected == pytest.approx(0.10151, abs=1e-5)
+    w = _spot_warning(0.1, expected, 1.9, "USD", a)
+    assert "take 0.102 h instead of 0.100 h" in w.message
+    assert "0.193 USD instead of 0.190 USD" in w.message
+    # long runs keep one decimal: 10 h = 10 segments of 1.012578 × (e^0.05 − 1)/0.05 = 1.03832
+    w = _spot_warning(10.0, spot_expected_hours(10.0, a), None, "USD", a)
+    assert "take 10.4 h instead of 10.0 h" in w.message
+    # no interruptions: the same time, said so
+    w = _spot_warning(0.1, 0.1, 1.9, "USD", a)
+    assert "about the same 0.1 h and about the same 0.19 USD" in w.message

@@ -76,6 +76,10 @@ def test_offloading_never_lowers_host_ram_needed(method: Method, optimizer: Opti
     # full fine-tune with ZeRO-Offload: fp32 master + fp32 grads + AdamW's two fp32 moments
     full = dataclasses.replace(LLAMA_7B, cpu_offload=True, sharding=Sharding.ZERO2)
     assert host_offload_bytes(full, 8) == pytest.approx(16 * 6_738_415_616)
+    # pure bf16 (torchtune dtype bf16 + fsdp_cpu_offload): bf16 weights, gradients and AdamW's
+    # two bf16 moments, 2 + 2 + 4 = 8 B, the pure-bf16 note's bytes per parameter
+    pure = dataclasses.replace(full, precision=Precision.BF16, sharding=Sharding.FSDP)
+    assert host_offload_bytes(pure, 8) == pytest.approx(8 * 6_738_415_616)
 
 
 @pytest.mark.parametrize("sharding", [Sharding.FSDP, Sharding.ZERO3])

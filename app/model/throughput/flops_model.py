@@ -175,10 +175,32 @@ class _Own(NamedTuple):
     slope: float
 
 
+def _where_measured(labels: list[str], here: list[str]) -> str:
+    """Which donors (``labels``) were measured on the GPU (``here``), for the note: a donor
+    measured elsewhere only lends its own estimate on this GPU."""
+    if not here:
+        return (
+            "; none of them was measured on this GPU: each one's rate here is its own "
+            "estimate carried from other GPUs"
+        )
+    if len(here) == len(labels):
+        return "; each measured on this GPU"
+    return (
+        f"; measured on this GPU: {', '.join(here)}; the others' rates here are their "
+        "estimates carried from other GPUs"
+    )
+
+
 def _donor_mean(
-    own: _Own, logs: list[float], weights: list[float], labels: list[str], by_intensity: bool
+    own: _Own,
+    logs: list[float],
+    weights: list[float],
+    labels: list[str],
+    by_intensity: bool,
+    here: list[str],
 ) -> tuple[float, str]:
-    """The donors' weighted geometric-mean FLOP/s, back to ``own``'s FLOP/s, and its note."""
+    """The donors' weighted geometric-mean FLOP/s, back to ``own``'s FLOP/s, and its note
+    (which donors, ``here`` those measured on this GPU)."""
     _w, fam, flops, own_i, own_weighted, slope = own
     # time-weighted FLOP/s over the donors, back to this workload's FLOP/s
     rate_flops = (
@@ -189,6 +211,7 @@ def _donor_mean(
     note = (
         f"{SITUATION_TEXT[Situation.FLOPS_MODEL]}: {rate_flops / 1e12:.1f} TFLOP/s "
         f"from {len(labels)} measured {fam} workload(s): {', '.join(labels)}"
+        f"{_where_measured(labels, here)}"
     )
     if by_intensity and own_i is not None:
         note += (
@@ -266,7 +289,8 @@ class FlopsModel(PooledSituations):
             note = f"{what} measured at fp8: estimated at bf16_amp's rate"
             return rate, situation, evidence, (*notes, note)
         if logs:
-            rate_flops, note = _donor_mean(own, logs, weights, labels, by_intensity)
+            here = self._measured_on(own, labels, gpu)
+            rate_flops, note = _donor_mean(own, logs, weights, labels, by_intensity, here)
         else:
             rate_flops = achieved_flops_prior(gpu, fam, precision, self.cal)
             peak = flops_peak_tflops(gpu, precision) * 1e12
@@ -283,6 +307,15 @@ class FlopsModel(PooledSituations):
         if w.method == Method.QLORA:
             rate /= self.cal.qlora_slowdown
         return rate, Situation.FLOPS_MODEL, (), (note,)
+
+    def _measured_on(self, own: _Own, labels: list[str], gpu: GpuSpec) -> list[str]:
+        """The donors among ``labels`` with a measurement on ``gpu`` (any GPU count)."""
+        out: list[str] = []
+        for (label, method), _ in self.donors(own.w, own.fam, own.own_i):
+            found = self.data.groups((label,), method) if label in labels else []
+            if found and self.data.rows_on(found[0], gpu.name) and label not in out:
+                out.append(label)
+        return out
 
     def _twin_unmeasured(self, own: _Own, labels: list[str]) -> bool:
         """Whether a donor is this very network (:func:`same_network`) but none of the
