@@ -63,14 +63,21 @@ _FIELDS = tuple(f.name for f in fields(OfferRow))
 #: seconds a cached answer (a rank, the providers banner) is served: prices age with the
 #: clock (``age_days``, the age tiers), so an answer of one version is re-made after this
 ANSWER_TTL_S = 60.0
-#: answers kept per snapshot and kind: (most entries, or most bytes for answers kept encoded
-#: as JSON). A rank answer of 50 results is ~250 kB of JSON and some MB as objects, so
-#: objects are kept for a few requests (the pages'), encoded answers up to 32 MiB (the API's).
+
+
+def _nbytes(value: Any) -> float:
+    return float(value.nbytes)
+
+
+#: answers kept per snapshot and kind: (most entries, or most bytes where a size is given).
+#: A rank answer of 50 results is ~280 kB of JSON and some MB as objects, so objects are kept
+#: for a few requests (the pages'), encoded answers up to 16 MiB (the API's: ~55 answers).
 CACHE_LIMITS: dict[str, tuple[int, Callable[[Any], float] | None]] = {
     "rank": (16, None),
-    "rank_json": (32 * 2**20, len),
-    # per workload, its estimates of each hardware configuration (~1,000 small tuples)
-    "configs": (64, None),
+    "rank_json": (16 * 2**20, len),
+    # per workload, its figures of each hardware configuration (a ConfigTable: 26 bytes per
+    # configuration, ~22 KiB for the ~840 configurations of 100,000 offers)
+    "configs": (4 * 2**20, _nbytes),
 }
 #: the limit of any other kind (the providers' coverage, the banner: one per setting)
 DEFAULT_LIMIT: tuple[int, Callable[[Any], float] | None] = (8, None)
@@ -330,16 +337,17 @@ class OfferSnapshot:
         return value
 
     def carry_estimates(self, held: OfferSnapshot) -> None:
-        """Keep ``held``'s per-workload estimates of each configuration (kind ``configs``,
-        keyed by index into :attr:`configs`) for this snapshot, when its configurations
-        extend ``held``'s and the reference data is the same (an estimate depends on nothing
-        else): the first rank after a price change does not re-estimate."""
+        """Keep ``held``'s per-workload figures of each configuration (kind ``configs``,
+        :class:`app.services.config_table.ConfigTable` rows by index into :attr:`configs`)
+        for this snapshot, when its configurations extend ``held``'s and the reference data
+        is the same (an estimate depends on nothing else): the first rank after a price
+        change does not re-estimate."""
         if self.configs[: len(held.configs)] != held.configs:
             raise ValueError("configurations of the two snapshots differ")
         with held._lock:
             kept = list(held._caches.get("configs", {}).items())
         for key, table in kept:  # a new cache (each snapshot's is guarded by its own lock)
-            self.cached("configs", key, partial(_same, table))
+            self.cached("configs", key, partial(table.extended, len(self.configs)))
 
     def cached_answers(self) -> dict[str, int]:
         """Answers held in the snapshot's caches now, per kind (``rank_json``: bytes)."""
@@ -348,10 +356,6 @@ class OfferSnapshot:
                 kind: int(c.currsize) if CACHE_LIMITS.get(kind, DEFAULT_LIMIT)[1] else len(c)
                 for kind, c in self._caches.items()
             }
-
-
-def _same(value: T) -> T:
-    return value
 
 
 def offer_snapshot(session: Session, ref: ReferenceData) -> OfferSnapshot:
