@@ -350,12 +350,14 @@ class OfferSnapshot:
             self.cached("configs", key, partial(table.extended, len(self.configs)))
 
     def cached_answers(self) -> dict[str, int]:
-        """Answers held in the snapshot's caches now, per kind (``rank_json``: bytes)."""
-        with self._lock:
-            return {
-                kind: int(c.currsize) if CACHE_LIMITS.get(kind, DEFAULT_LIMIT)[1] else len(c)
-                for kind, c in self._caches.items()
-            }
+        """Answers held in the snapshot's caches now, per kind (in bytes where the kind is
+        bounded by bytes: ``rank_json``, ``configs``). Read without the snapshot's lock (a
+        copy of the kinds, then each cache's size: single reads under the GIL), so
+        ``/healthz`` never waits for a handler thread that holds it."""
+        return {
+            kind: int(c.currsize) if CACHE_LIMITS.get(kind, DEFAULT_LIMIT)[1] else len(c)
+            for kind, c in list(self._caches.items())
+        }
 
 
 def offer_snapshot(session: Session, ref: ReferenceData) -> OfferSnapshot:
