@@ -139,6 +139,8 @@ class OfferSnapshot:
     nbytes: int = 0
     _caches: dict[str, TTLCache[Hashable, Any]] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: (kind, key) → the value a thread is making now (:meth:`cached`)
+    _making: dict[tuple[str, Hashable], _Making] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return len(self.columns["id"])
@@ -323,7 +325,10 @@ class OfferSnapshot:
     def cached(self, kind: str, key: Hashable, make: Callable[[], T]) -> T:
         """The value of ``make()`` for ``key``, kept on this snapshot for
         :data:`ANSWER_TTL_S` seconds (at most :data:`CACHE_LIMITS` per ``kind``, least
-        recently used first out). Two threads missing at once may both make it."""
+        recently used first out). One thread makes a missing value; another asking for it
+        meanwhile waits for that one (a kept rank answer expiring under 20 connections had
+        both handler threads rank the same request, and the event loop, ``/healthz``,
+        waited for the GIL behind both), and asks again only if that one failed."""
         with self._lock:
             cache = self._caches.get(kind)
             if cache is None:
@@ -331,10 +336,26 @@ class OfferSnapshot:
                 cache = self._caches[kind] = TTLCache(size, ANSWER_TTL_S, getsizeof=sizeof)
             if key in cache:
                 return cache[key]  # type: ignore[no-any-return]
-        value = make()
-        with self._lock:
-            cache[key] = value
-        return value
+            making = self._making.get((kind, key))
+            if making is None:
+                making = self._making[(kind, key)] = _Making()
+                mine = True
+            else:
+                mine = False
+        if not mine:
+            making.done.wait()
+            value = making.value
+            # the other thread failed: ask again (this thread may be the one to make it)
+            return self.cached(kind, key, make) if value is _UNSET else value
+        try:
+            value = making.value = make()
+            with self._lock:
+                cache[key] = value
+            return value
+        finally:
+            with self._lock:
+                self._making.pop((kind, key), None)
+            making.done.set()
 
     def carry_estimates(self, held: OfferSnapshot) -> None:
         """Keep ``held``'s per-workload figures of each configuration (kind ``configs``,
@@ -358,6 +379,20 @@ class OfferSnapshot:
             kind: int(c.currsize) if CACHE_LIMITS.get(kind, DEFAULT_LIMIT)[1] else len(c)
             for kind, c in list(self._caches.items())
         }
+
+
+class _Making:
+    """A value one thread is making for :meth:`OfferSnapshot.cached`: ``done`` is set when it
+    finished (``value`` is the value, or ``_UNSET`` when making it raised)."""
+
+    __slots__ = ("done", "value")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.value: Any = _UNSET
+
+
+_UNSET = object()
 
 
 def offer_snapshot(session: Session, ref: ReferenceData) -> OfferSnapshot:

@@ -65,3 +65,62 @@ def test_the_snapshot_keeps_tables_up_to_its_byte_bound() -> None:
     assert made == [0]  # the oldest went first
     snap.cached("configs", fits + 2, lambda: made.append(1) or ConfigTable(size))  # type: ignore[func-returns-value]
     assert made == [0]  # the newest stayed
+
+
+def test_a_value_asked_by_two_threads_at_once_is_made_once() -> None:
+    import threading
+
+    snap = _snapshot()
+    started, release = threading.Event(), threading.Event()
+    made: list[str] = []
+
+    def slow() -> str:
+        made.append("made")
+        started.set()
+        release.wait(5)
+        return "answer"
+
+    got: list[str] = []
+    first = threading.Thread(target=lambda: got.append(snap.cached("rank_json", "k", slow)))
+    first.start()
+    assert started.wait(5)
+    second = threading.Thread(target=lambda: got.append(snap.cached("rank_json", "k", slow)))
+    second.start()
+    second.join(0.2)
+    assert second.is_alive()  # waits for the first thread's value instead of making it
+    release.set()
+    first.join(5)
+    second.join(5)
+    assert got == ["answer", "answer"] and made == ["made"]
+
+
+def test_a_failed_make_is_made_again_by_the_thread_that_waited() -> None:
+    import threading
+
+    snap = _snapshot()
+    started, release = threading.Event(), threading.Event()
+
+    def failing() -> str:
+        started.set()
+        release.wait(5)
+        raise ValueError("bad input")
+
+    errors: list[str] = []
+
+    def ask() -> None:
+        try:
+            snap.cached("rank_json", "k", failing)
+        except ValueError as exc:
+            errors.append(str(exc))
+
+    first = threading.Thread(target=ask)
+    first.start()
+    assert started.wait(5)
+    got: list[str] = []
+    second = threading.Thread(target=lambda: got.append(snap.cached("rank_json", "k", lambda: "x")))
+    second.start()
+    release.set()
+    first.join(5)
+    second.join(5)
+    assert errors == ["bad input"] and got == ["x"]
+    assert snap.cached("rank_json", "k", lambda: "y") == "x"  # kept
