@@ -53,6 +53,7 @@ from app.interface.deps import error_answer
 from app.interface.field_names import detail_keys, name_unknown_fields
 from app.operations import OperationError, field_error, validate_body
 from app.services.estimates import HardwareError
+from app.services.heap import tune_malloc
 from app.services.offers import FilterError
 from app.services.reference_cache import ReferenceCache
 from app.services.workloads import WorkloadError
@@ -234,6 +235,7 @@ def create_app(
         session_factory: inject a factory (tests); by default one is built from
             ``settings.database_url``.
     """
+    tune_malloc()  # glibc heap settings for serving, before the server's threads allocate
     settings = settings or get_settings()
     engine = None
     if session_factory is None:

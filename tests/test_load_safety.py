@@ -178,6 +178,39 @@ def test_healthz_answers_a_fresh_result_at_once_and_a_hung_probe_as_slow(seeded_
         assert len(calls) == 1  # the hung probe was the only one started meanwhile
 
 
+def test_healthz_answers_the_last_result_while_its_background_probe_runs(seeded_url: str) -> None:
+    """Past ``healthz_fresh_s`` a poll does not wait for the probe a poll started in the
+    background: it answers the last result at once until that probe has run longer than
+    ``healthz_timeout_s`` (then ``slow``)."""
+    app = create_app(Settings(database_url=seeded_url, healthz_timeout_s=1.0, healthz_fresh_s=0.4))
+    probe = app.state.db_probe
+    calls: list[float] = []
+    real_ping = probe._ping
+
+    def hung_ping() -> str:
+        calls.append(time.monotonic())
+        time.sleep(2.0)
+        return real_ping()
+
+    with TestClient(app) as client:
+        assert client.get("/healthz").json()["database"] == "ok"
+        probe._ping = hung_ping
+        time.sleep(0.25)
+        assert client.get("/healthz").status_code == 200  # past half: a probe starts behind
+        for _ in range(50):
+            if calls:
+                break
+            time.sleep(0.01)
+        time.sleep(max(0.0, calls[0] + 0.3 - time.monotonic()))  # the result is now stale
+        r = client.get("/healthz")
+        # the last result, at once (the probe has run ~0.3 s of its 1 s timeout)
+        assert r.status_code == 200 and r.json()["database"] == "ok"
+        assert r.json()["latency_ms"] < 250 and len(calls) == 1
+        time.sleep(max(0.0, calls[0] + 1.2 - time.monotonic()))
+        assert client.get("/healthz").json()["database"] == "slow"
+        probe._ping = real_ping
+
+
 def test_statement_timeout_applies_to_server_sessions(seeded_url: str) -> None:
     from sqlalchemy import text
 

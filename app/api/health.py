@@ -41,8 +41,11 @@ class DatabaseProbe:
 
     A result younger than ``fresh_s`` seconds is answered at once (the event loop only: no
     thread to wait for while the handler threads hold the GIL), and past half of that age a
-    new probe starts in the background; a probe in flight for longer than ``timeout_s`` is
-    ``slow`` whatever the last result said.
+    new probe starts in the background; while that probe is in flight, the last result is
+    still the answer, until the probe has run for longer than ``timeout_s``: then the answer
+    is ``slow`` whatever the last result said. So with polls closer than ``fresh_s / 2`` (a
+    load balancer's) no poll waits for a probe thread; only the first one, and one after a
+    pause longer than ``fresh_s``, does.
     """
 
     def __init__(self, engine: Engine, timeout_s: float, *, fresh_s: float = 0.0):
@@ -89,6 +92,8 @@ class DatabaseProbe:
             if now - self._last[1] >= self.fresh_s / 2:
                 self._start()  # in the background: this answer does not wait for it
             return self._last[0]
+        if self._last is not None and running and self.fresh_s > 0:
+            return self._last[0]  # the probe begun in the background: not slow yet
         inflight = self._start()
         wait_s = self.timeout_s - (time.monotonic() - self._started)
         try:

@@ -295,7 +295,7 @@ def rank_json(
     order: str | None = None,
 ) -> Response[RankResponse]:
     """:func:`rank_response` encoded as JSON (the API's answer): the encoded bytes are kept
-    per (request, ``order``) with the offers of ``ref``'s catalog version (at most 32 MiB of
+    per (request, ``order``) with the offers of ``ref``'s catalog version (at most 16 MiB of
     answers, each at most 60 s: :data:`app.services.snapshot.CACHE_LIMITS`), so a repeated
     request costs neither the ranking nor the encoding (~3 ms for 50 results).
 

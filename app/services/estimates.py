@@ -7,6 +7,7 @@ import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, TypeVar, cast
 
 import numpy as np
@@ -47,6 +48,7 @@ from app.model.types import (
     Workload,
     interconnect_class,
 )
+from app.services.config_table import ConfigTable
 from app.services.heap import freeze_long_lived
 from app.services.offers import (
     FilterError,
@@ -606,19 +608,14 @@ def rank_offers(
     # offers); per offer only array operations: the price, the data-loader cap and the epoch
     # time, then the ranking on columns.
     used, config_of_row = _codes(snap.config[rows], len(snap.configs))
-    # per configuration of this snapshot: ((samples/s, low, high), OOM risk, (VRAM, count,
-    # card), (GPU, count, link)), kept for later requests of the workload on the same version
-    table = snap.cached("configs", (w, reference), dict)
-    made = [i for i in used.tolist() if i not in table]
-    for i in made:
-        table[i] = _config_estimate(est, ref, snap.configs[i])
+    # per configuration of this snapshot: (samples/s, low, high) and the OOM risk, kept as
+    # columns for later requests of the workload on the same version
+    table = snap.cached("configs", (w, reference), partial(ConfigTable, len(snap.configs)))
+    made = table.missing(used)
     if made:
+        table.put(made, [_config_estimate(est, ref, snap.configs[i]) for i in made])
         _freeze_estimates()
-    per_config = [table[i] for i in used.tolist()]
-    config_est = [None if c is None else c[:2] for c in per_config]
-    config_mem_key = [(0.0, 0.0, None) if c is None else c[2] for c in per_config]
-    config_hw = [None if c is None else c[3] for c in per_config]
-    known = np.array([c is not None for c in config_est], dtype=bool).reshape(-1)
+    known = table.known(used)
     estimable = np.flatnonzero(known[config_of_row])
     ids_all = snap.columns["id"][rows]
     skipped = ids_all[~known[config_of_row]].tolist()
@@ -635,9 +632,7 @@ def rank_offers(
             prices[currencies == k] *= rate
     # samples/s: the configuration's, capped by the data loader of the offer's vCPUs (the
     # scalar rules of app.model.cost applied once per distinct value)
-    config_rate = np.array(
-        [c[0][0] if c is not None else 0.0 for c in config_est], dtype=np.float64
-    ).reshape(-1)
+    config_rate, config_low, config_high = (table.rates[used, k] for k in range(3))
     # the distinct vCPU counts of the whole version (a sort of every row, kept per version)
     distinct_vcpus, vcpu_codes = snap.cached(
         "vcpu_codes", None, lambda: np.unique(snap.columns["vcpus"], return_inverse=True)
@@ -652,13 +647,6 @@ def rank_offers(
     ).reshape(-1)
     # the data-loader cap, hours and cost by the one rule every answer's figures use
     # (app.model.epoch_cost; combine() gives the rows shown the same numbers)
-    config_low, config_high = (
-        np.array(
-            [c[0][k] if c is not None else 0.0 for c in config_est],
-            dtype=np.float64,
-        ).reshape(-1)
-        for k in (1, 2)
-    )
     rates = served_rates(
         config_rate[config_of],
         config_low[config_of],
@@ -684,7 +672,7 @@ def rank_offers(
         ).reshape(-1)
     over_budget = len(estimable) - len(keep)
     cfg = config_of[keep]
-    cfg_oom = np.array([c is not None and c[1] == OomRisk.HIGH for c in config_est], dtype=bool)
+    cfg_oom = table.oom_high(used)
     # the GPU cannot run the job's software as asked (QLoRA's bitsandbytes on ROCm): ranked
     # after every runnable offer, never on the frontier (one answer per GPU model)
     config_gpus = [snap.configs[i][0] for i in used.tolist()]
@@ -715,12 +703,11 @@ def rank_offers(
     prepared = {}
     for i, _, _ in (*top, *below):
         j = int(keep[i])
-        _, risk = cast(tuple[tuple[float, ...], OomRisk], config_est[config_of[j]])
+        config = int(used[config_of[j]])
+        hw, (vram, count, card) = _config_hardware(ref, snap.configs[config])
         # the full throughput estimate, whose figures are the rates ranked
-        tp = est.throughput(
-            *cast(tuple[GpuSpec, float, Interconnect | None, Fabric], config_hw[config_of[j]])
-        )
-        vram, count, card = config_mem_key[config_of[j]]
+        tp = est.throughput(*hw)
+        risk = table.risk_of(config)
         # the full memory estimate (its largest micro-batch; the fixes where the risk is high)
         mem = est.memory(vram, count, with_fixes=risk == OomRisk.HIGH, gpu=card)
         price = None if math.isnan(prices[j]) else float(prices[j])
@@ -792,37 +779,36 @@ def _codes(values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
     return used, index[values]
 
 
+def _config_hardware(
+    ref: ReferenceData,
+    config: tuple[int | None, float, str | None, float | None, float | None],
+) -> tuple[tuple[GpuSpec, float, Interconnect | None, Fabric], tuple[float, float, str]]:
+    """The (GPU, count, link, fabric) and the (VRAM per GPU, GPU count, card name) of one
+    hardware configuration of a snapshot (GPU model id, count, interconnect label, listed
+    VRAM, the stated network between machines in Gbit/s, used when the GPUs span several
+    machines: :class:`app.model.comm.Fabric`) whose GPU is in the catalog."""
+    gpu_id, count, interconnect, listed_vram, network_gbps = config
+    gpu = ref.gpus[ref.gpu_names_by_id[cast(int, gpu_id)]]
+    link = offer_interconnect(interconnect)
+    fabric = NO_FABRIC if network_gbps is None else Fabric(None, network_gbps)
+    vram = vram_per_gpu_gib(gpu.vram_gib, listed_vram, count)
+    return (gpu, count, link, fabric), (vram, count, gpu.name)
+
+
 def _config_estimate(
     est: ConfigEstimates,
     ref: ReferenceData,
     config: tuple[int | None, float, str | None, float | None, float | None],
-) -> (
-    tuple[
-        tuple[float, ...],
-        OomRisk,
-        tuple[float, float, str | None],
-        tuple[GpuSpec, float, Interconnect | None, Fabric],
-    ]
-    | None
-):
-    """The throughput's (samples/s, low, high) (:meth:`ConfigEstimates.rates`), the OOM risk
-    band (:meth:`ConfigEstimates.memory_risk`), the (VRAM per GPU, GPU count, card name) and
-    the (GPU, count, link, fabric) of one hardware configuration (GPU model id, count,
-    interconnect label, listed VRAM, the stated network between machines in Gbit/s, used when
-    the GPUs span several machines: :class:`app.model.comm.Fabric`): the full estimates
-    (throughput; memory with its micro-batch search and fixes) are made only for the offers
-    shown. ``None`` when the GPU is not in the catalog (no estimate: the offer is listed with
-    a reason)."""
-    gpu_id, count, interconnect, listed_vram, network_gbps = config
-    if gpu_id is None:
+) -> tuple[tuple[float, ...], OomRisk] | None:
+    """The throughput's (samples/s, low, high) (:meth:`ConfigEstimates.rates`) and the OOM
+    risk band (:meth:`ConfigEstimates.memory_risk`) of one hardware configuration
+    (:func:`_config_hardware`): the full estimates (throughput; memory with its micro-batch
+    search and fixes) are made only for the offers shown. ``None`` when the GPU is not in the
+    catalog (no estimate: the offer is listed with a reason)."""
+    if config[0] is None:
         return None
-    gpu = ref.gpus[ref.gpu_names_by_id[gpu_id]]
-    link = offer_interconnect(interconnect)
-    fabric = NO_FABRIC if network_gbps is None else Fabric(None, network_gbps)
-    rates = est.rates(gpu, count, link, fabric)
-    vram = vram_per_gpu_gib(gpu.vram_gib, listed_vram, count)
-    risk = est.memory_risk(vram, count, gpu=gpu.name)
-    return rates, risk, (vram, count, gpu.name), (gpu, count, link, fabric)
+    hw, (vram, count, card) = _config_hardware(ref, config)
+    return est.rates(*hw), est.memory_risk(vram, count, gpu=card)
 
 
 def _within_budget(total_hours: float, price: float | None, spot: bool, budget: Budget) -> bool:

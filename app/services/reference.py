@@ -41,6 +41,16 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+#: values a :class:`ReferenceData`'s memo keeps: the estimator and the per-workload
+#: estimates of the workloads asked last (:func:`app.services.estimates.config_estimates`:
+#: ~1.1 MiB each for the ~840 hardware configurations of 100,000 offers, most of it the
+#: multi-GPU model's memo; 64 of them grew a worker by ~100 MiB). A workload's ranking
+#: figures per configuration outlive its entry here, as columns with the offers
+#: (:class:`app.services.config_table.ConfigTable`), so a workload asked again re-makes only
+#: the full estimates of the offers it shows.
+MEMO_ENTRIES = 16
+
+
 class Memo:
     """A bounded, thread-safe memo of values derived from one :class:`ReferenceData`.
 
@@ -52,7 +62,7 @@ class Memo:
     compute it; the values are equal, and the first one stored is kept.
     """
 
-    def __init__(self, max_entries: int = 64):
+    def __init__(self, max_entries: int = MEMO_ENTRIES):
         self.max_entries = max_entries
         self._items: OrderedDict[Hashable, Any] = OrderedDict()
         self._lock = threading.Lock()

@@ -63,14 +63,21 @@ _FIELDS = tuple(f.name for f in fields(OfferRow))
 #: seconds a cached answer (a rank, the providers banner) is served: prices age with the
 #: clock (``age_days``, the age tiers), so an answer of one version is re-made after this
 ANSWER_TTL_S = 60.0
-#: answers kept per snapshot and kind: (most entries, or most bytes for answers kept encoded
-#: as JSON). A rank answer of 50 results is ~250 kB of JSON and some MB as objects, so
-#: objects are kept for a few requests (the pages'), encoded answers up to 32 MiB (the API's).
+
+
+def _nbytes(value: Any) -> float:
+    return float(value.nbytes)
+
+
+#: answers kept per snapshot and kind: (most entries, or most bytes where a size is given).
+#: A rank answer of 50 results is ~280 kB of JSON and some MB as objects, so objects are kept
+#: for a few requests (the pages'), encoded answers up to 16 MiB (the API's: ~55 answers).
 CACHE_LIMITS: dict[str, tuple[int, Callable[[Any], float] | None]] = {
     "rank": (16, None),
-    "rank_json": (32 * 2**20, len),
-    # per workload, its estimates of each hardware configuration (~1,000 small tuples)
-    "configs": (64, None),
+    "rank_json": (16 * 2**20, len),
+    # per workload, its figures of each hardware configuration (a ConfigTable: 26 bytes per
+    # configuration, ~22 KiB for the ~840 configurations of 100,000 offers)
+    "configs": (4 * 2**20, _nbytes),
 }
 #: the limit of any other kind (the providers' coverage, the banner: one per setting)
 DEFAULT_LIMIT: tuple[int, Callable[[Any], float] | None] = (8, None)
@@ -132,6 +139,8 @@ class OfferSnapshot:
     nbytes: int = 0
     _caches: dict[str, TTLCache[Hashable, Any]] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: (kind, key) → the value a thread is making now (:meth:`cached`)
+    _making: dict[tuple[str, Hashable], _Making] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return len(self.columns["id"])
@@ -316,7 +325,10 @@ class OfferSnapshot:
     def cached(self, kind: str, key: Hashable, make: Callable[[], T]) -> T:
         """The value of ``make()`` for ``key``, kept on this snapshot for
         :data:`ANSWER_TTL_S` seconds (at most :data:`CACHE_LIMITS` per ``kind``, least
-        recently used first out). Two threads missing at once may both make it."""
+        recently used first out). One thread makes a missing value; another asking for it
+        meanwhile waits for that one (a kept rank answer expiring under 20 connections had
+        both handler threads rank the same request, and the event loop, ``/healthz``,
+        waited for the GIL behind both), and asks again only if that one failed."""
         with self._lock:
             cache = self._caches.get(kind)
             if cache is None:
@@ -324,34 +336,63 @@ class OfferSnapshot:
                 cache = self._caches[kind] = TTLCache(size, ANSWER_TTL_S, getsizeof=sizeof)
             if key in cache:
                 return cache[key]  # type: ignore[no-any-return]
-        value = make()
-        with self._lock:
-            cache[key] = value
-        return value
+            making = self._making.get((kind, key))
+            if making is None:
+                making = self._making[(kind, key)] = _Making()
+                mine = True
+            else:
+                mine = False
+        if not mine:
+            making.done.wait()
+            value = making.value
+            # the other thread failed: ask again (this thread may be the one to make it)
+            return self.cached(kind, key, make) if value is _UNSET else value
+        try:
+            value = making.value = make()
+            with self._lock:
+                cache[key] = value
+            return value
+        finally:
+            with self._lock:
+                self._making.pop((kind, key), None)
+            making.done.set()
 
     def carry_estimates(self, held: OfferSnapshot) -> None:
-        """Keep ``held``'s per-workload estimates of each configuration (kind ``configs``,
-        keyed by index into :attr:`configs`) for this snapshot, when its configurations
-        extend ``held``'s and the reference data is the same (an estimate depends on nothing
-        else): the first rank after a price change does not re-estimate."""
+        """Keep ``held``'s per-workload figures of each configuration (kind ``configs``,
+        :class:`app.services.config_table.ConfigTable` rows by index into :attr:`configs`)
+        for this snapshot, when its configurations extend ``held``'s and the reference data
+        is the same (an estimate depends on nothing else): the first rank after a price
+        change does not re-estimate."""
         if self.configs[: len(held.configs)] != held.configs:
             raise ValueError("configurations of the two snapshots differ")
         with held._lock:
             kept = list(held._caches.get("configs", {}).items())
         for key, table in kept:  # a new cache (each snapshot's is guarded by its own lock)
-            self.cached("configs", key, partial(_same, table))
+            self.cached("configs", key, partial(table.extended, len(self.configs)))
 
     def cached_answers(self) -> dict[str, int]:
-        """Answers held in the snapshot's caches now, per kind (``rank_json``: bytes)."""
-        with self._lock:
-            return {
-                kind: int(c.currsize) if CACHE_LIMITS.get(kind, DEFAULT_LIMIT)[1] else len(c)
-                for kind, c in self._caches.items()
-            }
+        """Answers held in the snapshot's caches now, per kind (in bytes where the kind is
+        bounded by bytes: ``rank_json``, ``configs``). Read without the snapshot's lock (a
+        copy of the kinds, then each cache's size: single reads under the GIL), so
+        ``/healthz`` never waits for a handler thread that holds it."""
+        return {
+            kind: int(c.currsize) if CACHE_LIMITS.get(kind, DEFAULT_LIMIT)[1] else len(c)
+            for kind, c in list(self._caches.items())
+        }
 
 
-def _same(value: T) -> T:
-    return value
+class _Making:
+    """A value one thread is making for :meth:`OfferSnapshot.cached`: ``done`` is set when it
+    finished (``value`` is the value, or ``_UNSET`` when making it raised)."""
+
+    __slots__ = ("done", "value")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.value: Any = _UNSET
+
+
+_UNSET = object()
 
 
 def offer_snapshot(session: Session, ref: ReferenceData) -> OfferSnapshot:
