@@ -140,6 +140,23 @@ def test_full_fine_tune_not_faster_than_lora_of_the_same_recipe(client: Any) -> 
     assert full["tokens_per_s"] < lora["tokens_per_s"]
 
 
+def test_lora_rank_costs_its_adapter_flops(client: Any) -> None:
+    # newcomer finding #9: rank had no effect; ranks up to 153 keep the measured LoRA rate,
+    # rank 1,024 adds 8 x 871 x 2,621,440 FLOPs a token (with recompute) to Llama 3.1 8B's
+    # 52.48 GFLOPs: 52.48 / 70.74 = 0.742 of the rate
+    def rate(rank: int) -> float:
+        body = {
+            "workload": {"preset": "llama3-8b-lora", "lora_rank": rank},
+            "hardware": {"gpu": "A100 SXM4 80GB"},
+        }
+        return float(_estimate(client, body)["tokens_per_s"])
+
+    rates = [rate(r) for r in (8, 64, 256, 1024)]
+    assert rates == sorted(rates, reverse=True)
+    assert rates[1] == rates[0]
+    assert rates[3] / rates[0] == pytest.approx(52_476_534_784 / 70_742_728_704, rel=0.01)
+
+
 def test_nanogpt_preset_defaults_to_its_compiled_loop(client: Any) -> None:
     # karpathy/nanoGPT train.py compiles by default (compile = True): a tuned-class stack,
     # not the eager plain loop (×0.786)
