@@ -130,14 +130,18 @@ def test_torchtune_full_presets_default_to_torchtune(client: Any, preset: str) -
         assert ratio == pytest.approx(0.786, rel=0.05)
 
 
-def test_full_fine_tune_not_faster_than_lora_of_the_same_recipe(client: Any) -> None:
-    # Llama 3.1 8B, torchtune, one A100: full trains 8N a token with recompute, LoRA 6N; was
-    # full 3,395 vs LoRA 2,733 tokens/s while full defaulted to torchtitan
-    hw = {"gpu": "A100 SXM4 80GB"}
+@pytest.mark.parametrize("gpu", ["A100 SXM4 80GB", "H100 SXM 80GB", "RTX 4090"])
+def test_full_fine_tune_not_faster_than_lora_of_the_same_recipe(client: Any, gpu: str) -> None:
+    # Llama 3.1 8B, torchtune: full trains 8N a token with recompute, LoRA 6N; torchtune's
+    # measured pair (Llama 3.2 3B, one A100) has LoRA 8,210 vs full 7,301 tokens/s, 1.12x.
+    # Was full 3,395 vs LoRA 2,733 on an A100 (full defaulted to torchtitan), and full 3 %
+    # faster on an H100 with both on torchtune (the LoRA preset could not borrow its own
+    # network's full-training rows)
+    hw = {"gpu": gpu}
     full = _estimate(client, {"workload": {"preset": "llama3-8b-full"}, "hardware": hw})
     lora = _estimate(client, {"workload": {"preset": "llama3-8b-lora"}, "hardware": hw})
     assert full["stack"] == lora["stack"] == "torchtune"
-    assert full["tokens_per_s"] < lora["tokens_per_s"]
+    assert 1.05 < lora["tokens_per_s"] / full["tokens_per_s"] < 1.34
 
 
 def test_lora_rank_costs_its_adapter_flops(client: Any) -> None:
