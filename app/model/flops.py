@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, replace
 
 from app.model.memory import transformer_tokens
+from app.model.memory_states import lora_trainable_params
 from app.model.types import (
     Architecture,
     CheckpointGranularity,
@@ -174,14 +175,15 @@ class RunRecompute:
 
 def transformer_flops(w: Workload) -> tuple[float, float]:
     """``(matmul, attention)`` training FLOPs per sample of a transformer with ``params``
-    (:func:`training_flops_per_sample`): ``k·N·s`` (+ ``2·N·s`` with full checkpointing,
+    (:func:`training_flops_per_sample`): ``(k·N + 6·A)·s`` (A = :func:`adapter_params`;
+    + ``2·(N + A)·s`` with full checkpointing,
     + ``2·R·s`` with selective, R = :func:`selective_recompute_params`) and ``12·L·h·s²``
     (+ ``4·L·h·s²`` with full checkpointing)."""
     s = transformer_tokens(w)
     attention = (w.layers or 0) * (w.hidden_size or 0) * s
     k = 4.0 if w.method in (Method.LORA, Method.QLORA) else 6.0
-    n = matmul_params(w)
-    matmul, attn = k * n, 12.0 * attention
+    n, adapters = matmul_params(w), adapter_params(w)
+    matmul, attn = k * n + 6.0 * adapters, 12.0 * attention
     if w.gradient_checkpointing:
         selective = (
             selective_recompute_params(w)
@@ -191,9 +193,38 @@ def transformer_flops(w: Workload) -> tuple[float, float]:
         if selective is not None:
             matmul += 2 * min(selective, n)
         else:
-            matmul += 2 * n
+            matmul += 2 * (n + adapters)
             attn += 4 * attention
     return matmul * s, attn * s
+
+
+#: Rank below which a LoRA adapter's matmuls are bandwidth-bound on the GPU of the measured
+#: LoRA-vs-full pair (:data:`app.model.throughput.flops_model.ADAPTER_RATE`, an A100 80GB):
+#: per token an adapted ``d_in → d_out`` linear's adapter does ``6·r·(d_in + d_out)`` FLOPs and
+#: moves about ``6·(d_in + d_out)`` bytes of 16-bit activations (``x`` in, ``B·A·x`` out,
+#: forward and the two backward products), an intensity of ``r`` FLOPs per byte, against the
+#: GPU's ridge of 312 TFLOP/s dense bf16 over 2,039 GB/s = 153 FLOPs per byte
+#: (seed_data/gpus.csv, A100 SXM4 80GB).
+ADAPTER_RIDGE_RANK = 153
+
+
+def adapter_params(w: Workload) -> float:
+    """LoRA/QLoRA adapter parameters whose FLOPs add time beyond the measured LoRA rate (0 for
+    other methods): ``A·max(0, r − R)/r`` with ``A = r × Σ(d_in + d_out)`` over the adapted
+    linears, the modules and rank the memory model counts
+    (:func:`app.model.memory_states.lora_trainable_params`: a decoder's seven linears, rank 8
+    when none is given), and ``R`` = :data:`ADAPTER_RIDGE_RANK`. An adapter costs ``6·r·(d_in
+    + d_out)`` FLOPs per token in training (LoRA, arXiv:2106.09685: the forward ``x·A·B`` is
+    ``2·r·(d_in + d_out)``; the backward, input and adapter-weight gradients, twice that), but
+    below the ridge rank its time is the activation traffic, the same at every rank, which
+    the LoRA-vs-full pair (rank 64) already holds; above it each further rank costs its
+    FLOPs at the matmul rate. Llama 3.1 8B: ``Σ(d_in + d_out)`` = 32 × 81,920 = 2,621,440;
+    rank 8 or 64: 0; rank 1,024: 871 × 2,621,440 = 2,283,274,240 (``6·`` that = 13.7 GFLOPs
+    per token, 43 % of ``4N``)."""
+    if w.method not in (Method.LORA, Method.QLORA):
+        return 0.0
+    rank = w.lora_rank or 8
+    return lora_trainable_params(w) * max(0, rank - ADAPTER_RIDGE_RANK) / rank
 
 
 def training_flops_per_sample(w: Workload) -> float | None:
@@ -201,7 +232,8 @@ def training_flops_per_sample(w: Workload) -> float | None:
 
     Transformers: per token ``k·N + 12·L·h·s`` (PaLM appendix B: 6N plus attention), with
     N = :func:`matmul_params`, k = 6 for full training, 4 for LoRA/QLoRA (no weight
-    gradients of the frozen base, §4.1), plus one extra forward (2N + 4·L·h·s) with full
+    gradients of the frozen base, §4.1) plus ``6·A`` for the adapters above the ridge rank
+    (:func:`adapter_params`), plus one extra forward (2N + 4·L·h·s, + 2A) with full
     activation checkpointing, its recomputed matmuls only with selective
     (:func:`selective_recompute_params`). Other families: ``3 × forward GFLOPs`` (+1 forward with
     checkpointing). Without a published forward cost a non-transformer has no FLOPs estimate

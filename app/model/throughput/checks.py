@@ -154,12 +154,15 @@ class PhysicalChecks(FlopsModel):
         return SOURCE_STACK.get(self.measured_source(software, precision) or "")
 
     def stack(self, software: str | None = None, precision: Precision | None = None) -> Stack:
-        """The stack the answer assumes: the workload's, else the stack of the preset's own
-        measured rows, else its recipe's, else :data:`app.model.stacks.DEFAULT_STACK`."""
+        """The stack the answer assumes: the workload's, else its preset's recipe's (what
+        users of the preset run, issue 23; rows of its label may come from another source:
+        torchtitan's pre-training runs stand for torchtune's Llama 3.1 full fine-tunes), else
+        the stack of the measured rows the estimate stands on, else the recipe of the preset
+        the job is derived from, else :data:`app.model.stacks.DEFAULT_STACK`."""
         return (
             self.w.stack
-            or self.measured_stack(software, precision)
             or self.w.recipe_stack
+            or self.measured_stack(software, precision)
             or (self.reference.recipe_stack if self.reference is not None else None)
             or DEFAULT_STACK
         )

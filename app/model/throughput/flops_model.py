@@ -332,14 +332,17 @@ class FlopsModel(PooledSituations):
         self, w: Workload, fam: str, own_i: float | None
     ) -> list[tuple[tuple[str, str], tuple[str, float, float, int | None]]]:
         """The FLOPs table's entries ``w`` may borrow a FLOP rate from: measured workloads of
-        its family (not its own), for a transformer those of its attention kernel and
+        its family (not its own labels at its own method: its network measured in another
+        method lends, moved by :func:`method_shift`, as it does to the same job without a
+        preset; a LoRA preset of Llama 3.1 8B borrows its full-training rows' rate at
+        :data:`ADAPTER_RATE`), for a transformer those of its attention kernel and
         architecture where there are any, for a workload with a forward intensity
         (``own_i``) those that have one where there are any."""
-        own = set(w.benchmark_workloads)
+        own = {(label, w.benchmark_method or w.method.value) for label in w.benchmark_workloads}
         candidates = [
             (key, entry)
             for key, entry in sorted(self.flops_table.items())
-            if entry[0] == fam and key[0] not in own
+            if entry[0] == fam and key not in own
         ]
         if fam == Family.TRANSFORMER:
             # an attention kernel like the workload's first (eager attention materialises
