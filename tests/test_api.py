@@ -752,12 +752,13 @@ def test_one_vocabulary_lowercase_currency_and_offer_interconnect(client: Any) -
 
 
 def test_the_flops_model_note_says_which_donors_were_measured_on_the_gpu(client: Any) -> None:
-    # no benchmark row was taken on a T4: the one donor's rate there is its own estimate
+    # no benchmark row was taken on a T4: each donor's rate there is its own estimate (two
+    # measured Llama 3.1 8B labels, named once with their count)
     assert client.get("/v1/benchmarks", params={"gpu": "T4"}).json()["total"] == 0
     body = {"workload": {"preset": "llama3-8b-lora"}, "hardware": {"gpu": "T4"}}
     e = post(client, "/v1/estimate", body).json()["estimate"]
     [note] = [n for n in e["notes"] if n.startswith("FLOPs model")]
-    assert "from 1 measured transformer workload(s): Llama 3 8B; none of them was" in note
+    assert "from 3 measured transformer workload(s): Llama 3 8B, Llama 3.1 8B ×2; none of" in note
     assert "none of them was measured on this GPU" in note
     # the RTX 4090 has ResNet-50 v1.5 rows, the other CNN donors of SD 1.5's UNet none
     rows = client.get("/v1/benchmarks", params={"gpu": "RTX 4090", "limit": 500}).json()

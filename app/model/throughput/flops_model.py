@@ -5,6 +5,7 @@ the same family reach on the GPU, donors weighted by similarity.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -191,6 +192,13 @@ def _where_measured(labels: list[str], here: list[str]) -> str:
     )
 
 
+def _named(labels: list[str]) -> str:
+    """Donor names for a note, each once, in order, with how many donors share it (two
+    measured labels of one network, different tasks: ``Llama 3.1 8B ×2``)."""
+    counts = Counter(labels)
+    return ", ".join(f"{n} ×{counts[n]}" if counts[n] > 1 else n for n in counts)
+
+
 def _donor_mean(
     own: _Own,
     logs: list[float],
@@ -210,7 +218,7 @@ def _donor_mean(
     )
     note = (
         f"{SITUATION_TEXT[Situation.FLOPS_MODEL]}: {rate_flops / 1e12:.1f} TFLOP/s "
-        f"from {len(labels)} measured {fam} workload(s): {', '.join(labels)}"
+        f"from {len(labels)} measured {fam} workload(s): {_named(labels)}"
         f"{_where_measured(labels, here)}"
     )
     if by_intensity and own_i is not None:
