@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -26,6 +27,28 @@ RANK = {"workload": {"preset": "resnet50-imagenet"}, "limit": 3}
 def small_pool(url: str, **extra: Any) -> Settings:
     values: dict[str, Any] = {"db_pool_size": 2, "db_max_overflow": 0, "db_pool_timeout_s": 5.0}
     return Settings(database_url=url, **(values | extra))
+
+
+def hang(probe: Any, seconds: float) -> tuple[list[float], Callable[[], str], Callable[[], str]]:
+    """A ping for ``probe`` that sleeps ``seconds`` before the real one: the start time of
+    each of its calls, the hanging ping, and the real ping to put back."""
+    calls: list[float] = []
+    real_ping = probe._ping
+
+    def hung_ping() -> str:
+        calls.append(time.monotonic())
+        time.sleep(seconds)
+        return real_ping()
+
+    return calls, hung_ping, real_ping
+
+
+def first_call(calls: list[float]) -> None:
+    """Wait up to 0.5 s for a probe thread started behind an answer to begin."""
+    for _ in range(50):
+        if calls:
+            return
+        time.sleep(0.01)
 
 
 def _burst(app: Any, n: int, *, oversubscribe: bool) -> list[int]:
@@ -141,14 +164,7 @@ def test_healthz_answers_a_fresh_result_at_once_and_a_hung_probe_as_slow(seeded_
     ``healthz_timeout_s`` the answer is ``slow``, and the next fresh result is ``ok`` again."""
     app = create_app(Settings(database_url=seeded_url, healthz_timeout_s=0.3, healthz_fresh_s=1.0))
     probe = app.state.db_probe
-    calls: list[float] = []
-    real_ping = probe._ping
-
-    def hung_ping() -> str:
-        calls.append(time.monotonic())
-        time.sleep(1.5)
-        return real_ping()
-
+    calls, hung_ping, real_ping = hang(probe, 1.5)
     with TestClient(app) as client:
         assert client.get("/healthz").json()["database"] == "ok"  # probed: nothing held yet
         probe._ping = hung_ping
@@ -157,10 +173,7 @@ def test_healthz_answers_a_fresh_result_at_once_and_a_hung_probe_as_slow(seeded_
         assert r.status_code == 200 and r.json()["latency_ms"] < 250 and calls == []
         time.sleep(0.6)
         assert client.get("/healthz").status_code == 200  # past half: a probe starts behind
-        for _ in range(50):  # its thread starts after the answer went out
-            if calls:
-                break
-            time.sleep(0.01)
+        first_call(calls)  # its thread starts after the answer went out
         assert len(calls) == 1
         time.sleep(0.5)  # the probe has run longer than the timeout
         r = client.get("/healthz")
@@ -184,23 +197,13 @@ def test_healthz_answers_the_last_result_while_its_background_probe_runs(seeded_
     ``healthz_timeout_s`` (then ``slow``)."""
     app = create_app(Settings(database_url=seeded_url, healthz_timeout_s=1.0, healthz_fresh_s=0.4))
     probe = app.state.db_probe
-    calls: list[float] = []
-    real_ping = probe._ping
-
-    def hung_ping() -> str:
-        calls.append(time.monotonic())
-        time.sleep(2.0)
-        return real_ping()
-
+    calls, hung_ping, real_ping = hang(probe, 2.0)
     with TestClient(app) as client:
         assert client.get("/healthz").json()["database"] == "ok"
         probe._ping = hung_ping
         time.sleep(0.25)
         assert client.get("/healthz").status_code == 200  # past half: a probe starts behind
-        for _ in range(50):
-            if calls:
-                break
-            time.sleep(0.01)
+        first_call(calls)
         time.sleep(max(0.0, calls[0] + 0.3 - time.monotonic()))  # the result is now stale
         r = client.get("/healthz")
         # the last result, at once (the probe has run ~0.3 s of its 1 s timeout)

@@ -88,17 +88,17 @@ def _as_ours(key: str, value: Any, fields: set[str]) -> tuple[str, Any]:
 def _same(name: str, a: Any, b: Any) -> bool:
     """Whether two values of field ``name`` say the same (a precision as any of its words:
     ``BF16-AMP`` is ``bf16_amp``)."""
-    if name == "precision" and isinstance(a, str) and isinstance(b, str):
-        return Precision(a) == Precision(b) if _is(a) and _is(b) else a == b
-    return bool(a == b)
+    return bool(_word(name, a) == _word(name, b))
 
 
-def _is(word: str) -> bool:
-    try:
-        Precision(word)
-    except ValueError:
-        return False
-    return True
+def _word(name: str, value: Any) -> Any:
+    """``value`` as the member it names when ``name`` is ``precision`` and it names one."""
+    if name == "precision" and isinstance(value, str):
+        try:
+            return Precision(value)
+        except ValueError:
+            return value
+    return value
 
 
 def our_names(given: Mapping[str, Any], known: Iterable[str]) -> tuple[dict[str, Any], list[str]]:

@@ -18,9 +18,10 @@ def ram_warnings(w: Workload, hw: Hardware) -> list[RunWarning]:
     """Host RAM short of, in turn: the states offloaded to it, the model in fp32, a gathered
     checkpoint of sharded training, the GPUs' memory (the first that applies); with no RAM
     stated, :func:`_ram_unlisted`."""
-    offload_gib, model_fp32_gib, ckpt_gib, total_vram = _ram_needs(w, hw)
+    needs = _ram_needs(w, hw)
+    offload_gib, model_fp32_gib, ckpt_gib, total_vram = needs
     if not hw.ram_gib:
-        return _ram_unlisted(offload_gib, max(offload_gib, model_fp32_gib, ckpt_gib), total_vram)
+        return _ram_unlisted(offload_gib, _needed(needs), total_vram)
     ram = hw.ram_gib
     if ram < offload_gib:
         message = (
@@ -91,7 +92,13 @@ def ram_needed_gib(w: Workload, hw: Hardware) -> float:
     offer whose listed RAM (``hw.ram_gib``, ignored here) is below it cannot run the job
     (:func:`ram_warnings`, the same needs: the offloaded states, the model in fp32, a
     gathered checkpoint; RAM below the GPUs' memory is advice, ``ram_below_vram``)."""
-    return max(_ram_needs(w, hw)[:3])
+    return _needed(_ram_needs(w, hw))
+
+
+def _needed(needs: tuple[float, float, float, float]) -> float:
+    """The ``ram_short`` rule on :func:`_ram_needs`: the largest of the offloaded states, the
+    model in fp32 and a gathered checkpoint (GiB; the GPUs' memory is advice only)."""
+    return max(needs[:3])
 
 
 def _ram_short(ram_gib: float, needed_gib: float, message: str, **more: object) -> RunWarning:

@@ -235,26 +235,27 @@ class FlopsModel(PooledSituations):
 
     def _donor_rates(
         self, own: _Own, gpu: GpuSpec, precision: Precision
-    ) -> tuple[list[float], list[float], list[str], bool]:
+    ) -> tuple[list[float], list[float], list[tuple[str, str]], bool]:
         """Each usable donor's log FLOP rate on ``gpu`` (:meth:`_donor_log_rate`), its weight
-        and label, in :meth:`donors` order; and whether any was moved by forward intensity.
+        and ``(label, method)``, in :meth:`donors` order; and whether any was moved by forward
+        intensity.
         Where a usable donor is this very network (:func:`same_network`: another preset's
         measured label of the same shape, e.g. llm.c's GPT-2 124M for nanoGPT's preset) only
         such donors are kept: their rate is this network's, not a neighbour's."""
-        found: list[tuple[float, float, bool, str, bool]] = []
+        found: list[tuple[float, float, bool, tuple[str, str], bool]] = []
         for (label, method), entry in self.donors(own.w, own.fam, own.own_i):
             rated = self._donor_log_rate(own, label, method, entry, gpu, precision)
             if rated is None:
                 continue
             donor = self.data.workloads.get((label, method))
             twin = donor is not None and same_network(donor, own.w)
-            found.append((*rated, label, twin))
+            found.append((*rated, (label, method), twin))
         if any(f[4] for f in found):
             found = [f for f in found if f[4]]
         logs = [f[0] for f in found]
         weights = [f[1] for f in found]
-        labels = [f[3] for f in found]
-        return logs, weights, labels, any(f[2] for f in found)
+        keys = [f[3] for f in found]
+        return logs, weights, keys, any(f[2] for f in found)
 
     def flops_rate(self, w: Workload, gpu: GpuSpec, precision: Precision) -> SingleGpu:
         """Per-GPU samples/s from FLOPs per sample (``flops_model`` situation).
@@ -287,7 +288,8 @@ class FlopsModel(PooledSituations):
         ) or flops
         slope = self.cal.intensity_slope.get(fam, 0.0)
         own = _Own(w, fam, flops, own_i, own_weighted, slope)
-        logs, weights, labels, by_intensity = self._donor_rates(own, gpu, precision)
+        logs, weights, keys, by_intensity = self._donor_rates(own, gpu, precision)
+        labels = [label for label, _ in keys]
         if precision == Precision.FP8 and (not logs or self._twin_unmeasured(own, labels)):
             # no donor measured at fp8 (or the same network, which decides at 16 bits, not
             # at fp8): its gain is unmeasured here, so the fp8 job stands at the 16-bit
@@ -297,7 +299,7 @@ class FlopsModel(PooledSituations):
             note = f"{what} measured at fp8: estimated at bf16_amp's rate"
             return rate, situation, evidence, (*notes, note)
         if logs:
-            here = self._measured_on(own, labels, gpu)
+            here = self._measured_on(keys, gpu)
             rate_flops, note = _donor_mean(own, logs, weights, labels, by_intensity, here)
         else:
             rate_flops = achieved_flops_prior(gpu, fam, precision, self.cal)
@@ -316,11 +318,12 @@ class FlopsModel(PooledSituations):
             rate /= self.cal.qlora_slowdown
         return rate, Situation.FLOPS_MODEL, (), (note,)
 
-    def _measured_on(self, own: _Own, labels: list[str], gpu: GpuSpec) -> list[str]:
-        """The donors among ``labels`` with a measurement on ``gpu`` (any GPU count)."""
+    def _measured_on(self, keys: list[tuple[str, str]], gpu: GpuSpec) -> list[str]:
+        """The labels of the rated donors (``keys``, :meth:`_donor_rates`) with a measurement
+        on ``gpu`` (any GPU count), each once."""
         out: list[str] = []
-        for (label, method), _ in self.donors(own.w, own.fam, own.own_i):
-            found = self.data.groups((label,), method) if label in labels else []
+        for label, method in keys:
+            found = self.data.groups((label,), method)
             if found and self.data.rows_on(found[0], gpu.name) and label not in out:
                 out.append(label)
         return out
